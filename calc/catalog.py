@@ -1,0 +1,103 @@
+"""Model and GPU catalogs, read from the data files in ``calc/data`` (each with its sources).
+
+Models: ``calc/data/models/*.json`` are Hugging Face ``config.json`` files with ``_id``,
+``_name`` and ``_source`` keys. GPUs: ``calc/data/gpus.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+from calc.hf_config import ConfigError, arch_from_hf_config, parse_config_text
+from calc.inputs import GPUSpec, ModelArch
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+
+
+class CatalogError(ValueError):
+    """An unknown model or GPU id."""
+
+
+@lru_cache(maxsize=1)
+def _models() -> dict[str, ModelArch]:
+    out: dict[str, ModelArch] = {}
+    for path in sorted((DATA_DIR / "models").glob("*.json")):
+        cfg = json.loads(path.read_text())
+        arch = arch_from_hf_config(cfg, model_id=cfg.get("_id", path.stem))
+        out[arch.id] = arch
+    return out
+
+
+@lru_cache(maxsize=1)
+def _model_files() -> dict[str, dict]:
+    return {json.loads(p.read_text()).get("_id", p.stem): json.loads(p.read_text())
+            for p in sorted((DATA_DIR / "models").glob("*.json"))}
+
+
+def model_ids() -> list[str]:
+    """Catalog model ids (Hugging Face repo ids)."""
+    return list(_models())
+
+
+def list_models() -> list[ModelArch]:
+    return list(_models().values())
+
+
+def model_config_json(model_id: str) -> dict:
+    """The raw ``config.json`` (with its ``_source``) of a catalog model."""
+    return dict(_model_files()[get_model(model_id).id])
+
+
+def get_model(name_or_path: str) -> ModelArch:
+    """A catalog model by Hugging Face id (case-insensitive), short name or file stem, or a
+    path to a ``config.json``.
+
+    >>> get_model("META-LLAMA/llama-2-7b-hf").name
+    'Llama-2-7B'
+    """
+    key = name_or_path.strip().lower()
+    for arch in _models().values():
+        if key in (arch.id.lower(), arch.name.lower(), arch.id.split("/")[-1].lower()):
+            return arch
+    path = Path(name_or_path)
+    if path.suffix == ".json" or path.is_file():
+        try:
+            text = path.read_bytes()
+        except OSError as exc:
+            raise CatalogError(f"cannot read model config file {name_or_path!r}: {exc.strerror}") from None
+        return parse_config_text(text, model_id=path.stem)
+    raise CatalogError(f"unknown model {name_or_path!r}; catalog ids: {', '.join(model_ids())}; "
+                       "or give a path to a config.json")
+
+
+@lru_cache(maxsize=1)
+def _gpus() -> dict[str, GPUSpec]:
+    data = json.loads((DATA_DIR / "gpus.json").read_text())
+    return {g["id"]: GPUSpec(**g) for g in data["gpus"]}
+
+
+def gpu_ids() -> list[str]:
+    return list(_gpus())
+
+
+def list_gpus() -> list[GPUSpec]:
+    return list(_gpus().values())
+
+
+def get_gpu(gpu_id: str) -> GPUSpec:
+    """A catalog GPU by id (case-insensitive).
+
+    >>> get_gpu("A100-80GB").hbm_bw_bytes_per_s
+    2039000000000.0
+    """
+    gpus = _gpus()
+    key = gpu_id.strip().lower()
+    if key in gpus:
+        return gpus[key]
+    raise CatalogError(f"unknown GPU {gpu_id!r}; catalog ids: {', '.join(gpus)}")
+
+
+__all__ = ["CatalogError", "ConfigError", "get_gpu", "get_model", "gpu_ids", "list_gpus", "list_models",
+           "model_config_json", "model_ids", "parse_config_text"]

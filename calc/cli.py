@@ -1,0 +1,185 @@
+"""Command line: ``python -m calc {memory,estimate,models,gpus}`` with vLLM's flag names.
+
+Bad input exits with status 2 and one line on stderr naming the field; no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Sequence
+
+import numpy as np
+from pydantic import ValidationError
+
+from calc.catalog import CatalogError, get_gpu, get_model, list_gpus, list_models
+from calc.hf_config import ConfigError
+from calc.inputs import Efficiency, ServingConfig, describe_validation_error
+from calc.params import param_counts
+from calc.precision import DTYPES, KV_CACHE_DTYPES, QUANTIZATIONS
+from calc.scenario import memory_for, resolve_serving
+from calc.units import GB, GiB
+
+
+class UsageError(Exception):
+    """A command-line value that cannot be used."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, no usage dump
+        raise UsageError(message)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    return value
+
+
+def _concurrency(text: str) -> int | None:
+    return None if text.strip().lower() == "max" else _positive_int(text)
+
+
+def _add_engine_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", required=True, help="catalog id (e.g. meta-llama/Llama-3.1-8B) or path to config.json")
+    p.add_argument("--gpu", required=True, help="GPU id, see `python -m calc gpus`")
+    p.add_argument("--tensor-parallel-size", "-tp", type=_positive_int, default=1)
+    p.add_argument("--dtype", choices=DTYPES + ("fp16", "bf16", "fp32", "half"), default="auto")
+    p.add_argument("--quantization", "-q", choices=QUANTIZATIONS, default="none")
+    p.add_argument("--kv-cache-dtype", choices=KV_CACHE_DTYPES, default="auto")
+    p.add_argument("--gpu-memory-utilization", type=float, default=0.9)
+    p.add_argument("--block-size", type=_positive_int, default=16)
+    p.add_argument("--max-model-len", type=_positive_int, default=None)
+    p.add_argument("--max-num-seqs", type=_positive_int, default=None)
+    p.add_argument("--max-num-batched-tokens", type=_positive_int, default=None)
+    p.add_argument("--format", choices=("table", "json"), default="table")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m calc", description="LLM inference memory and performance calculator")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    m = sub.add_parser("memory", help="per-GPU memory stack, KV pool and maximum concurrency")
+    _add_engine_args(m)
+    m.add_argument("--concurrency", type=_positive_int, default=1, help="requests held at once")
+    m.add_argument("--context-len", type=_positive_int, default=None, help="tokens per request (default max_model_len)")
+    for name in ("models", "gpus"):
+        s = sub.add_parser(name, help=f"list the {name} catalog")
+        s.add_argument("--format", choices=("table", "json"), default="table")
+    from calc.cli_estimate import add_estimate_parser  # noqa: PLC0415 (keeps the module small)
+
+    add_estimate_parser(sub)
+    return parser
+
+
+def _dtype(value: str) -> str:
+    return {"fp16": "float16", "half": "float16", "bf16": "bfloat16", "fp32": "float32"}.get(value, value)
+
+
+def serving_from_args(args: argparse.Namespace, **load: Any) -> ServingConfig:
+    return ServingConfig(
+        tensor_parallel_size=args.tensor_parallel_size, dtype=_dtype(args.dtype), quantization=args.quantization,
+        kv_cache_dtype=args.kv_cache_dtype, gpu_memory_utilization=args.gpu_memory_utilization,
+        block_size=args.block_size, max_model_len=args.max_model_len, max_num_seqs=args.max_num_seqs,
+        max_num_batched_tokens=args.max_num_batched_tokens, **load)
+
+
+def _plain(x: Any) -> Any:
+    a = np.asarray(x)
+    return a.item() if a.ndim == 0 else a.tolist()
+
+
+def memory_report(args: argparse.Namespace) -> dict[str, Any]:
+    arch, gpu = get_model(args.model), get_gpu(args.gpu)
+    serving = serving_from_args(args, concurrency=args.concurrency)
+    rs = resolve_serving(arch, gpu, serving)
+    if args.context_len is not None and args.context_len > rs.max_model_len:
+        raise UsageError(f"--context-len {args.context_len} must be <= max_model_len {rs.max_model_len}")
+    r = memory_for(arch, gpu, serving, Efficiency(), concurrency=args.concurrency, context_tokens=args.context_len)
+    p = param_counts(arch)
+    out = {
+        "model": arch.id, "gpu": gpu.id, "tensor_parallel_size": serving.tensor_parallel_size,
+        "attention": arch.attention_kind, "params_total": p.total, "params_active": p.active,
+        "max_model_len": rs.max_model_len, "max_num_seqs": rs.max_num_seqs,
+        "max_num_batched_tokens": rs.max_num_batched_tokens, "block_size": serving.block_size,
+        "gpu_memory_utilization": serving.gpu_memory_utilization,
+        "usable_memory_bytes": r.usable_memory_bytes, "budget_bytes": r.budget_bytes,
+        "weights_bytes": r.weights_bytes, "weights_total_bytes": r.weights_bytes * serving.tensor_parallel_size,
+        "activation_bytes": r.activation_bytes, "overhead_bytes": r.overhead_bytes,
+        "kv_pool_bytes": r.kv_pool_bytes, "kv_bytes_per_token": r.kv_bytes_per_token,
+        "context_len": r.context_tokens, "kv_bytes_per_request": r.kv_bytes_per_request,
+        "num_blocks": r.num_blocks, "kv_pool_tokens": r.kv_pool_tokens,
+        "max_concurrency": r.max_concurrency, "max_concurrency_at_context_len": r.max_concurrency_at_context,
+        "concurrency": r.concurrency, "kv_in_use_bytes": r.kv_in_use_bytes,
+        "paged_waste_bytes_per_request": r.paged_waste_bytes,
+        "contiguous_waste_bytes_per_request": r.contiguous_waste_bytes,
+        "contiguous_max_sequences": r.contiguous_max_sequences,
+        "fits": r.fits, "concurrency_fits": r.concurrency_fits,
+    }
+    return {k: _plain(v) for k, v in out.items()}
+
+
+def _fmt(key: str, value: Any) -> str:
+    if key.endswith("_bytes") or key.endswith("_bytes_per_request") or key == "kv_bytes_per_token":
+        v = float(value)
+        if abs(v) >= 2**30:
+            return f"{v / GiB:,.2f} GiB ({v / GB:,.2f} GB)"
+        return f"{v / 2**20:,.2f} MiB ({v:,.0f} B)"
+    if isinstance(value, float):
+        return f"{value:,.4g}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)
+
+
+def print_table(d: dict[str, Any], out=sys.stdout) -> None:
+    width = max(len(k) for k in d)
+    for k, v in d.items():
+        print(f"{k:<{width}}  {_fmt(k, v)}", file=out)
+
+
+def catalog_report(kind: str) -> list[dict[str, Any]]:
+    if kind == "models":
+        rows = []
+        for a in list_models():
+            p = param_counts(a)
+            rows.append({"id": a.id, "name": a.name, "attention": a.attention_kind, "params_total": p.total,
+                         "params_active": p.active, "num_hidden_layers": a.num_hidden_layers,
+                         "num_key_value_heads": a.num_key_value_heads, "max_position_embeddings": a.max_position_embeddings,
+                         "moe": a.moe is not None, "sliding_window": a.sliding_window, "source": a.source})
+        return rows
+    return [g.model_dump() for g in list_gpus()]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command in ("models", "gpus"):
+            rows = catalog_report(args.command)
+            if args.format == "json":
+                print(json.dumps(rows, indent=1))
+            else:
+                cols = (["id", "attention", "params_total", "params_active", "max_position_embeddings"]
+                        if args.command == "models" else
+                        ["id", "usable_memory_bytes", "hbm_bw_bytes_per_s", "bf16_flops_per_s", "fp8_flops_per_s"])
+                for r in rows:
+                    print("  ".join(f"{_fmt(c, r[c])}" if c != "id" else f"{r[c]:<32}" for c in cols))
+            return 0
+        if args.command == "memory":
+            report = memory_report(args)
+        else:
+            from calc.cli_estimate import run_estimate  # noqa: PLC0415
+
+            return run_estimate(args)
+        if args.format == "json":
+            print(json.dumps(report))
+        else:
+            print_table(report)
+        return 0
+    except ValidationError as exc:
+        print(f"error: {describe_validation_error(exc)}", file=sys.stderr)
+    except (UsageError, CatalogError, ConfigError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+    return 2

@@ -1,0 +1,210 @@
+"""GPU memory model (physics.md A2, A4, A5). One function per formula; all broadcast.
+
+Conventions: bytes, per GPU (per tensor-parallel rank) unless a name says otherwise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _plain(x):
+    return x.item() if np.ndim(x) == 0 and hasattr(x, "item") else x
+
+
+def kv_heads_per_rank(*, num_kv_heads, tensor_parallel_size):
+    """KV heads held by one rank: max(1, H_kv // TP). When TP exceeds H_kv, vLLM replicates
+    the KV heads ("We will replicate the KV heads in the case where the number of KV heads is
+    smaller than the tensor parallel size"), so per-GPU KV stops shrinking.
+
+    >>> kv_heads_per_rank(num_kv_heads=8, tensor_parallel_size=16)
+    1
+    >>> kv_heads_per_rank(num_kv_heads=[32, 8], tensor_parallel_size=4).tolist()
+    [8, 2]
+    """
+    return _plain(np.maximum(1, np.floor_divide(num_kv_heads, tensor_parallel_size)))
+
+
+def kv_bytes_per_token(*, num_layers, num_kv_heads, head_dim, bytes_per_element):
+    """KV cache per token = 2 (K and V) · L · H_kv · d · b_kv   (MHA/GQA/MQA).
+
+    Llama-2-7B FP16: 2·32·32·128·2 = 524,288 B (512 KiB); Llama-3.1-8B: 2·32·8·128·2 = 131,072 B.
+
+    >>> kv_bytes_per_token(num_layers=32, num_kv_heads=32, head_dim=128, bytes_per_element=2)
+    524288
+    """
+    return _plain(2 * np.asarray(num_layers) * num_kv_heads * head_dim * bytes_per_element)
+
+
+def mla_kv_bytes_per_token(*, num_layers, kv_lora_rank, qk_rope_head_dim, bytes_per_element):
+    """MLA caches one latent of r_kv plus one rotary key of d_rope per token per layer, shared
+    by all heads and replicated on every TP rank: L · (r_kv + d_rope) · b_kv.
+
+    DeepSeek-V3 BF16: 61·(512 + 64)·2 = 70,272 B.
+
+    >>> mla_kv_bytes_per_token(num_layers=61, kv_lora_rank=512, qk_rope_head_dim=64, bytes_per_element=2)
+    70272
+    """
+    return _plain(np.asarray(num_layers) * (kv_lora_rank + qk_rope_head_dim) * bytes_per_element)
+
+
+def blocks_for_tokens(*, tokens, block_size):
+    """Paged KV blocks a sequence of ``tokens`` needs: ceil(tokens / block_size).
+
+    >>> blocks_for_tokens(tokens=[16, 17, 2048], block_size=16).tolist()
+    [1, 2, 128]
+    """
+    return _plain(-np.floor_divide(-np.asarray(tokens), block_size))
+
+
+def sliding_window_kv_tokens(*, context_tokens, sliding_window, max_num_batched_tokens, block_size):
+    """Tokens a sliding-window layer keeps for one sequence, rounded to whole blocks:
+    min(blocks(S), blocks(W − 1 + max_num_batched_tokens) + 1) · block_size.
+
+    vLLM V1 ``SlidingWindowSpec.max_memory_usage_bytes``: the window plus one step's new
+    tokens, and +1 block because the window need not start on a block boundary.
+
+    >>> sliding_window_kv_tokens(context_tokens=32768, sliding_window=4096, max_num_batched_tokens=2048, block_size=16)
+    6160
+    """
+    need = blocks_for_tokens(tokens=context_tokens, block_size=block_size)
+    cap = blocks_for_tokens(tokens=np.asarray(sliding_window) - 1 + max_num_batched_tokens, block_size=block_size) + 1
+    return _plain(np.minimum(need, cap) * np.asarray(block_size))
+
+
+def kv_bytes_per_sequence(*, context_tokens, kv_bytes_per_token_full, kv_bytes_per_token_sliding=0,
+                          sliding_window=1, max_num_batched_tokens=8192, block_size=16):
+    """Paged KV of one sequence: full-attention layers hold every token; sliding-window layers
+    hold at most their window (see :func:`sliding_window_kv_tokens`); both round up to blocks.
+
+    ``kv_bytes_per_token_full`` / ``_sliding`` are the per-token bytes summed over the layers of
+    each kind. Llama-2-7B at 4096 tokens: 256 blocks · 16 · 524,288 B = 2 GiB.
+
+    >>> kv_bytes_per_sequence(context_tokens=4096, kv_bytes_per_token_full=524288) / 2**30
+    2.0
+    """
+    full_tokens = blocks_for_tokens(tokens=context_tokens, block_size=block_size) * np.asarray(block_size)
+    sw_tokens = sliding_window_kv_tokens(context_tokens=context_tokens, sliding_window=sliding_window,
+                                         max_num_batched_tokens=max_num_batched_tokens, block_size=block_size)
+    return _plain(full_tokens * np.asarray(kv_bytes_per_token_full, dtype=float)
+                  + sw_tokens * np.asarray(kv_bytes_per_token_sliding, dtype=float))
+
+
+def activation_peak_bytes(*, tokens, hidden_size, ffn_intermediate_per_token, num_heads, num_kv_heads, head_dim,
+                          tensor_parallel_size, activation_bytes, live_hidden_buffers, max_num_seqs, vocab_size):
+    """Peak of vLLM's profiling forward pass over T = max_num_batched_tokens (physics.md A4):
+
+        T · (3·I/TP + (H_q + 2·H_kv)·d/TP + k_h·h) · b_act  +  max_num_seqs · V · 4 B
+
+    The first term is the gate/up output and activated product of the MLP (I per token, 3 live
+    buffers), the fused QKV output, and k_h live hidden-size buffers (residual, norm output,
+    attention output); the second is the sampler's FP32 logits. Llama-3-8B, T = 8192, k_h = 4,
+    256 sequences: ≈ 1.12 GiB (vLLM logged 1.26 GiB).
+
+    >>> round(activation_peak_bytes(tokens=8192, hidden_size=4096, ffn_intermediate_per_token=14336,
+    ...     num_heads=32, num_kv_heads=8, head_dim=128, tensor_parallel_size=1, activation_bytes=2,
+    ...     live_hidden_buffers=4, max_num_seqs=256, vocab_size=128256) / 2**30, 2)
+    1.12
+    """
+    per_token = (3 * np.asarray(ffn_intermediate_per_token) / tensor_parallel_size
+                 + (np.asarray(num_heads) + 2 * np.asarray(num_kv_heads)) * head_dim / tensor_parallel_size
+                 + np.asarray(live_hidden_buffers) * hidden_size)
+    return _plain(np.asarray(tokens) * per_token * activation_bytes + np.asarray(max_num_seqs) * vocab_size * 4.0)
+
+
+def runtime_overhead_bytes(*, tensor_parallel_size, non_torch_overhead_bytes, nccl_overhead_bytes):
+    """Memory outside PyTorch's allocator that vLLM subtracts (its "non-torch increase"):
+    cuBLAS/attention workspaces, plus NCCL buffers when TP > 1. The CUDA context itself is
+    created before vLLM's baseline snapshot and lives in the (1 − utilization) reserve.
+    vLLM logs: 1.79 GiB (TP 1) → 3.58 GiB (TP 2) for Llama-3-8B on H100 (PR #10511).
+
+    >>> runtime_overhead_bytes(tensor_parallel_size=[1, 2], non_torch_overhead_bytes=1.0, nccl_overhead_bytes=2.0).tolist()
+    [1.0, 3.0]
+    """
+    return _plain(np.asarray(non_torch_overhead_bytes, dtype=float)
+                  + np.where(np.asarray(tensor_parallel_size) > 1, nccl_overhead_bytes, 0.0))
+
+
+def kv_pool_bytes(*, usable_memory_bytes, gpu_memory_utilization, weights_bytes, activation_bytes, overhead_bytes):
+    """vLLM's KV cache budget per GPU:
+    usable × gpu_memory_utilization − weights − activation peak − runtime overhead.
+    Negative means the model does not fit (kept as data, not clipped).
+
+    Llama-3-8B on H100 (PR #10511 log): 79.22 × 0.9 − 14.96 − 1.26 − 1.79 = 53.29 GiB.
+
+    >>> round(kv_pool_bytes(usable_memory_bytes=79.22, gpu_memory_utilization=0.9, weights_bytes=14.96,
+    ...     activation_bytes=1.26, overhead_bytes=1.79), 2)
+    53.29
+    """
+    return _plain(np.asarray(usable_memory_bytes, dtype=float) * gpu_memory_utilization
+                  - weights_bytes - activation_bytes - overhead_bytes)
+
+
+def num_kv_blocks(*, kv_pool_bytes, block_size, kv_bytes_per_token):
+    """Blocks vLLM allocates: floor(pool / (block_size · KV bytes per token)), 0 if the pool is negative.
+
+    The 7B MHA log: 56.18 GiB / (16 · 512 KiB) = 7191 blocks ("# cuda blocks: 7191").
+
+    >>> num_kv_blocks(kv_pool_bytes=56.18 * 2**30, block_size=16, kv_bytes_per_token=524288)
+    7191
+    """
+    block_bytes = np.asarray(block_size) * np.asarray(kv_bytes_per_token, dtype=float)
+    return _plain(np.floor(np.maximum(kv_pool_bytes, 0.0) / block_bytes).astype(np.int64))
+
+
+def max_concurrency(*, num_blocks, max_model_len, block_size):
+    """vLLM's "Maximum concurrency for {max_model_len} tokens per request":
+    num_blocks / ceil(max_model_len / block_size)  (V1 ``get_max_concurrency_for_kv_cache_config``).
+
+    >>> round(max_concurrency(num_blocks=7191, max_model_len=4096, block_size=16), 2)
+    28.09
+    """
+    return _plain(np.asarray(num_blocks) / blocks_for_tokens(tokens=max_model_len, block_size=block_size))
+
+
+def paged_waste_bytes(*, tokens, block_size, kv_bytes_per_token):
+    """Internal fragmentation of paged KV: the unfilled tail of the last block,
+    (ceil(n / block_size) · block_size − n) · KV bytes per token (< 1 block per sequence).
+
+    >>> paged_waste_bytes(tokens=1000, block_size=16, kv_bytes_per_token=2)
+    16
+    """
+    n = np.asarray(tokens)
+    return _plain((blocks_for_tokens(tokens=n, block_size=block_size) * np.asarray(block_size) - n) * kv_bytes_per_token)
+
+
+def contiguous_waste_bytes(*, tokens, max_model_len, kv_bytes_per_token):
+    """Waste of contiguous pre-allocation (pre-vLLM servers reserve max_model_len per sequence):
+    (max_model_len − n) · KV bytes per token.
+
+    >>> contiguous_waste_bytes(tokens=1000, max_model_len=4096, kv_bytes_per_token=2)
+    6192
+    """
+    return _plain((np.asarray(max_model_len) - np.asarray(tokens)) * kv_bytes_per_token)
+
+
+def contiguous_max_sequences(*, kv_pool_bytes, max_model_len, kv_bytes_per_token):
+    """Sequences that fit when each reserves max_model_len contiguously: floor(pool / (len · KV/token)).
+
+    >>> contiguous_max_sequences(kv_pool_bytes=2**30 * 10, max_model_len=4096, kv_bytes_per_token=524288)
+    5
+    """
+    return _plain(np.floor(np.maximum(kv_pool_bytes, 0.0) / (np.asarray(max_model_len) * kv_bytes_per_token)).astype(np.int64))
+
+
+def weights_per_gpu_bytes(*, sharded_weight_bytes, replicated_weight_bytes, kv_proj_bytes_per_head,
+                          num_kv_heads, tensor_parallel_size):
+    """Weights one rank holds under tensor parallelism:
+    sharded / TP + replicated + KV-projection bytes per KV head · max(1, H_kv // TP).
+
+    Attention (by heads), MLP (by columns), embedding and LM head (by vocabulary) shard;
+    norms replicate; when TP > H_kv every rank keeps one whole KV head's W_k and W_v.
+    Llama-3-8B BF16, TP 2: 16.06 GB / 2 = 7.48 GiB (vLLM PR #10511).
+
+    >>> weights_per_gpu_bytes(sharded_weight_bytes=100.0, replicated_weight_bytes=1.0,
+    ...     kv_proj_bytes_per_head=2.0, num_kv_heads=8, tensor_parallel_size=[1, 16]).tolist()
+    [117.0, 9.25]
+    """
+    return _plain(np.asarray(sharded_weight_bytes, dtype=float) / tensor_parallel_size + replicated_weight_bytes
+                  + np.asarray(kv_proj_bytes_per_head, dtype=float)
+                  * kv_heads_per_rank(num_kv_heads=num_kv_heads, tensor_parallel_size=tensor_parallel_size))

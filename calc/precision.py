@@ -1,0 +1,107 @@
+"""Precisions: bytes per stored element and which tensor-core rate a format computes at.
+
+Weights: ``dtype`` (the unquantized activation/compute dtype, vLLM ``--dtype``) and
+``quantization`` (vLLM ``--quantization``). KV cache: ``kv_cache_dtype`` (vLLM
+``--kv-cache-dtype``). Sources: ``shared/reference/physics.md`` A2 and A7.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+Dtype = Literal["auto", "float32", "float16", "bfloat16", "fp32", "fp16", "bf16"]
+Quantization = Literal["none", "fp8", "int8", "awq", "gptq", "nf4"]
+KVCacheDtype = Literal["auto", "fp16", "bf16", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "int8"]
+
+DTYPES: tuple[str, ...] = ("auto", "float16", "bfloat16", "float32")
+QUANTIZATIONS: tuple[str, ...] = ("none", "fp8", "int8", "awq", "gptq", "nf4")
+KV_CACHE_DTYPES: tuple[str, ...] = ("auto", "fp16", "bf16", "fp8", "int8")
+
+_DTYPE_ALIASES = {"fp32": "float32", "fp16": "float16", "half": "float16", "bf16": "bfloat16"}
+
+
+def canonical_dtype(dtype: str) -> str:
+    """Map vLLM's dtype spellings to one name; ``auto`` means the checkpoint's 16-bit dtype.
+
+    >>> canonical_dtype("fp16"), canonical_dtype("auto")
+    ('float16', 'bfloat16')
+    """
+    d = _DTYPE_ALIASES.get(dtype, dtype)
+    return "bfloat16" if d == "auto" else d
+
+
+def activation_bytes(dtype: str) -> float:
+    """Bytes per activation / unquantized weight element for ``dtype`` (vLLM ``--dtype``).
+
+    >>> activation_bytes("float16"), activation_bytes("float32")
+    (2.0, 4.0)
+    """
+    return 4.0 if canonical_dtype(dtype) == "float32" else 2.0
+
+
+# Bits per quantized *linear-layer* weight, metadata included (physics.md A7):
+#  fp8 / int8: 8 bits, per-channel or per-tensor scales are negligible.
+#  awq / gptq, group 128: 4 bits + FP16 scale/128 + 4-bit zero/128 = 4 + 16/128 + 4/128 = 4.15625.
+#  nf4 (bitsandbytes, QLoRA double quantization): 4 + 8/64 + 32/(64*256) = 4.126953125.
+QUANT_BITS_PER_WEIGHT: dict[str, float] = {
+    "fp8": 8.0,
+    "int8": 8.0,
+    "awq": 4.0 + 16.0 / 128 + 4.0 / 128,
+    "gptq": 4.0 + 16.0 / 128 + 4.0 / 128,
+    "nf4": 4.0 + 8.0 / 64 + 32.0 / (64 * 256),
+}
+
+
+def linear_weight_bytes_per_param(*, dtype: str, quantization: str) -> float:
+    """Bytes per parameter of the quantizable linear layers (attention and MLP matrices).
+
+    Embeddings, the LM head and norms stay in ``dtype`` (vLLM keeps lm_head unquantized).
+
+    >>> linear_weight_bytes_per_param(dtype="bfloat16", quantization="none")
+    2.0
+    >>> round(linear_weight_bytes_per_param(dtype="float16", quantization="awq"), 4)  # 4.15625 bits
+    0.5195
+    """
+    if quantization == "none":
+        return activation_bytes(dtype)
+    return QUANT_BITS_PER_WEIGHT[quantization] / 8.0
+
+
+def kv_bytes_per_element(*, kv_cache_dtype: str, dtype: str) -> float:
+    """Bytes per cached K or V element. ``auto`` follows the model dtype.
+
+    FP8 KV uses per-layer k/v scales (negligible); INT8 KV is counted at 1 byte
+    (per-head scales ignored). physics.md A2.
+
+    >>> kv_bytes_per_element(kv_cache_dtype="auto", dtype="float16"), kv_bytes_per_element(kv_cache_dtype="fp8", dtype="float16")
+    (2.0, 1.0)
+    """
+    if kv_cache_dtype == "auto":
+        return activation_bytes(dtype)
+    if kv_cache_dtype in ("fp16", "bf16", "float16", "bfloat16"):
+        return 2.0
+    if kv_cache_dtype in ("fp8", "fp8_e4m3", "fp8_e5m2", "int8"):
+        return 1.0
+    raise ValueError(f"kv_cache_dtype {kv_cache_dtype!r} is not one of {KV_CACHE_DTYPES}")
+
+
+def compute_precision(*, dtype: str, quantization: str, gpu_has_fp8: bool, gpu_has_int8: bool) -> str:
+    """Which tensor-core rate the linear layers run at: ``fp16``, ``bf16``, ``fp8``, ``int8`` or ``tf32``.
+
+    W4A16 (awq/gptq/nf4) dequantizes to 16-bit in the kernel, so it computes at the 16-bit rate.
+    FP8 W8A8 needs FP8 tensor cores (Ada, Hopper, Blackwell, CDNA3); elsewhere vLLM runs FP8
+    checkpoints weight-only (W8A16 Marlin), at the 16-bit rate. INT8 W8A8 uses INT8 tensor cores.
+    ``float32`` is counted at the TF32 rate (an optimistic assumption: strict FP32 is slower).
+
+    >>> compute_precision(dtype="float16", quantization="fp8", gpu_has_fp8=False, gpu_has_int8=True)
+    'fp16'
+    >>> compute_precision(dtype="bfloat16", quantization="fp8", gpu_has_fp8=True, gpu_has_int8=True)
+    'fp8'
+    """
+    d = canonical_dtype(dtype)
+    sixteen = "fp16" if d == "float16" else ("tf32" if d == "float32" else "bf16")
+    if quantization == "fp8" and gpu_has_fp8:
+        return "fp8"
+    if quantization == "int8" and gpu_has_int8:
+        return "int8"
+    return sixteen

@@ -1,0 +1,243 @@
+"""Compose the formulas into results for one scenario (model × GPU × engine options).
+
+The pydantic inputs are turned into plain numbers once (:func:`model_numbers`); the composite
+functions (:func:`memory_model`) take only numbers, so the same call evaluates one
+configuration or a million (every argument broadcasts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from calc import memory as mem
+from calc.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
+from calc.params import ParamCounts, param_counts
+from calc.precision import activation_bytes, kv_bytes_per_element, linear_weight_bytes_per_param
+
+BIG_GPU_BYTES = 70 * 2**30
+
+
+def default_max_num_batched_tokens(gpu: GPUSpec) -> int:
+    """vLLM V1 ``vllm serve`` default: 8192 on GPUs with ≥ 70 GiB that are not A100, else 2048
+    (``get_batch_defaults``; "Setting large max_num_batched_tokens for A100 reduces throughput")."""
+    return 8192 if gpu.usable_memory_bytes >= BIG_GPU_BYTES and not gpu.id.startswith("a100") else 2048
+
+
+def default_max_num_seqs(gpu: GPUSpec) -> int:
+    """vLLM V1 ``vllm serve`` default: 1024 on GPUs with ≥ 70 GiB that are not A100, else 256."""
+    return 1024 if gpu.usable_memory_bytes >= BIG_GPU_BYTES and not gpu.id.startswith("a100") else 256
+
+
+@dataclass(frozen=True)
+class ResolvedServing:
+    """Engine options with vLLM's defaults filled in for this model and GPU."""
+
+    max_model_len: int
+    max_num_seqs: int
+    max_num_batched_tokens: int
+
+
+def resolve_serving(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig) -> ResolvedServing:
+    return ResolvedServing(
+        max_model_len=serving.max_model_len or arch.max_position_embeddings,
+        max_num_seqs=serving.max_num_seqs or default_max_num_seqs(gpu),
+        max_num_batched_tokens=serving.max_num_batched_tokens or default_max_num_batched_tokens(gpu),
+    )
+
+
+@dataclass(frozen=True)
+class ModelNumbers:
+    """The numbers of one architecture at one precision that the formulas need (whole model)."""
+
+    params: ParamCounts
+    linear_bytes_per_param: float
+    activation_bytes: float
+    kv_bytes_per_element: float
+    sharded_weight_bytes: float  # split across TP ranks
+    replicated_weight_bytes: float  # on every rank (norms)
+    kv_proj_bytes_per_head: float  # W_k + W_v of one KV head, all layers (replicated when TP > H_kv)
+    num_kv_heads: int  # 1 for MLA (one latent "head", replicated)
+    kv_bytes_per_token_per_head_full: float  # all full-attention layers
+    kv_bytes_per_token_per_head_sliding: float  # all sliding-window layers
+    sliding_window: int
+    ffn_intermediate_per_token: int
+
+    @property
+    def weights_total_bytes(self) -> float:
+        return self.sharded_weight_bytes + self.replicated_weight_bytes + self.kv_proj_bytes_per_head * self.num_kv_heads
+
+
+def model_numbers(arch: ModelArch, *, dtype: str = "auto", quantization: str = "none",
+                  kv_cache_dtype: str = "auto") -> ModelNumbers:
+    """Whole-model byte counts at the chosen precisions (see :mod:`calc.precision`)."""
+    p = param_counts(arch)
+    b_lin = linear_weight_bytes_per_param(dtype=dtype, quantization=quantization)
+    b_act = activation_bytes(dtype)
+    b_kv = kv_bytes_per_element(kv_cache_dtype=kv_cache_dtype, dtype=dtype)
+    n_sw = arch.num_sliding_layers
+    n_full = arch.num_hidden_layers - n_sw
+    if arch.mla is not None:
+        kv_heads = 1
+        per_head_full = mem.mla_kv_bytes_per_token(num_layers=n_full, kv_lora_rank=arch.mla.kv_lora_rank,
+                                                   qk_rope_head_dim=arch.mla.qk_rope_head_dim, bytes_per_element=b_kv)
+        per_head_sw = 0.0
+    else:
+        kv_heads = arch.num_key_value_heads
+        per_head_full = mem.kv_bytes_per_token(num_layers=n_full, num_kv_heads=1, head_dim=arch.head_dim,
+                                               bytes_per_element=b_kv)
+        per_head_sw = mem.kv_bytes_per_token(num_layers=n_sw, num_kv_heads=1, head_dim=arch.head_dim,
+                                             bytes_per_element=b_kv)
+    ffn = arch.intermediate_size
+    if arch.moe is not None:
+        moe_ffn = arch.moe.experts_per_token * arch.moe.expert_intermediate_size + arch.moe.shared_expert_intermediate_size
+        ffn = max(ffn if arch.moe.first_dense_layers else 0, moe_ffn)
+    return ModelNumbers(
+        params=p,
+        linear_bytes_per_param=b_lin,
+        activation_bytes=b_act,
+        kv_bytes_per_element=b_kv,
+        sharded_weight_bytes=(p.linear - p.kv_projection) * b_lin + (p.embedding + p.lm_head) * b_act,
+        replicated_weight_bytes=p.norms * b_act,
+        kv_proj_bytes_per_head=p.kv_projection * b_lin / kv_heads,
+        num_kv_heads=kv_heads,
+        kv_bytes_per_token_per_head_full=float(per_head_full),
+        kv_bytes_per_token_per_head_sliding=float(per_head_sw),
+        sliding_window=arch.sliding_window or 1,
+        ffn_intermediate_per_token=ffn,
+    )
+
+
+@dataclass(frozen=True)
+class MemoryResult:
+    """Per-GPU memory of a scenario (arrays broadcast over the inputs). Bytes unless named."""
+
+    usable_memory_bytes: np.ndarray
+    budget_bytes: np.ndarray  # usable × gpu_memory_utilization
+    reserved_bytes: np.ndarray  # usable × (1 − gpu_memory_utilization)
+    weights_bytes: np.ndarray  # per GPU
+    activation_bytes: np.ndarray
+    overhead_bytes: np.ndarray
+    kv_pool_bytes: np.ndarray  # may be negative: then nothing fits
+    kv_bytes_per_token: np.ndarray  # per GPU, full-attention layers (+ sliding layers while inside the window)
+    kv_bytes_per_request: np.ndarray  # per GPU, one request of context_tokens, whole blocks
+    num_blocks: np.ndarray
+    kv_pool_tokens: np.ndarray
+    max_concurrency: np.ndarray  # vLLM's figure for max_model_len tokens per request
+    max_concurrency_at_context: np.ndarray  # whole requests of context_tokens that fit
+    concurrency: np.ndarray
+    context_tokens: np.ndarray
+    kv_in_use_bytes: np.ndarray  # min(concurrency, what fits) requests
+    kv_free_bytes: np.ndarray  # pool not in use
+    fits: np.ndarray  # weights + activations + overhead fit, and one max_model_len request fits
+    concurrency_fits: np.ndarray  # fits and all `concurrency` requests of context_tokens fit at once
+    paged_waste_bytes: np.ndarray  # per request
+    contiguous_waste_bytes: np.ndarray  # per request, reserving max_model_len
+    contiguous_max_sequences: np.ndarray
+
+
+def memory_model(*, usable_memory_bytes, gpu_memory_utilization, tensor_parallel_size,
+                 sharded_weight_bytes, replicated_weight_bytes, kv_proj_bytes_per_head, num_kv_heads,
+                 kv_bytes_per_token_per_head_full, kv_bytes_per_token_per_head_sliding, sliding_window,
+                 hidden_size, ffn_intermediate_per_token, num_heads, head_dim, vocab_size, activation_bytes,
+                 max_model_len, max_num_seqs, max_num_batched_tokens, block_size,
+                 non_torch_overhead_bytes, nccl_overhead_bytes, live_hidden_buffers,
+                 concurrency, context_tokens) -> MemoryResult:
+    """The whole per-GPU memory stack; every argument broadcasts (one config or millions)."""
+    tp = np.asarray(tensor_parallel_size)
+    kvh = mem.kv_heads_per_rank(num_kv_heads=num_kv_heads, tensor_parallel_size=tp)
+    weights = mem.weights_per_gpu_bytes(sharded_weight_bytes=sharded_weight_bytes,
+                                        replicated_weight_bytes=replicated_weight_bytes,
+                                        kv_proj_bytes_per_head=kv_proj_bytes_per_head,
+                                        num_kv_heads=num_kv_heads, tensor_parallel_size=tp)
+    act = mem.activation_peak_bytes(tokens=max_num_batched_tokens, hidden_size=hidden_size,
+                                    ffn_intermediate_per_token=ffn_intermediate_per_token, num_heads=num_heads,
+                                    num_kv_heads=num_kv_heads, head_dim=head_dim, tensor_parallel_size=tp,
+                                    activation_bytes=activation_bytes, live_hidden_buffers=live_hidden_buffers,
+                                    max_num_seqs=max_num_seqs, vocab_size=vocab_size)
+    overhead = mem.runtime_overhead_bytes(tensor_parallel_size=tp, non_torch_overhead_bytes=non_torch_overhead_bytes,
+                                          nccl_overhead_bytes=nccl_overhead_bytes)
+    usable = np.asarray(usable_memory_bytes, dtype=float)
+    pool = mem.kv_pool_bytes(usable_memory_bytes=usable, gpu_memory_utilization=gpu_memory_utilization,
+                             weights_bytes=weights, activation_bytes=act, overhead_bytes=overhead)
+    kv_full = np.asarray(kv_bytes_per_token_per_head_full) * kvh
+    kv_sw = np.asarray(kv_bytes_per_token_per_head_sliding) * kvh
+    kv_tok = kv_full + kv_sw
+    # Paged block accounting uses the per-token size of all layers (vLLM's uniform page size).
+    blocks = mem.num_kv_blocks(kv_pool_bytes=pool, block_size=block_size, kv_bytes_per_token=kv_tok)
+    per_request = mem.kv_bytes_per_sequence(context_tokens=context_tokens, kv_bytes_per_token_full=kv_full,
+                                            kv_bytes_per_token_sliding=kv_sw, sliding_window=sliding_window,
+                                            max_num_batched_tokens=max_num_batched_tokens, block_size=block_size)
+    per_max = mem.kv_bytes_per_sequence(context_tokens=max_model_len, kv_bytes_per_token_full=kv_full,
+                                        kv_bytes_per_token_sliding=kv_sw, sliding_window=sliding_window,
+                                        max_num_batched_tokens=max_num_batched_tokens, block_size=block_size)
+    block_bytes = np.asarray(block_size) * kv_tok
+    pool_used = blocks * block_bytes
+    max_conc = pool_used / per_max
+    conc_at_ctx = np.floor(pool_used / per_request).astype(np.int64)
+    c = np.asarray(concurrency)
+    in_use = np.minimum(c, conc_at_ctx) * per_request
+    fits = (pool > 0) & (max_conc >= 1.0)
+    return MemoryResult(
+        usable_memory_bytes=usable,
+        budget_bytes=usable * gpu_memory_utilization,
+        reserved_bytes=usable * (1.0 - np.asarray(gpu_memory_utilization)),
+        weights_bytes=np.asarray(weights, dtype=float),
+        activation_bytes=np.asarray(act, dtype=float),
+        overhead_bytes=np.asarray(overhead, dtype=float),
+        kv_pool_bytes=np.asarray(pool, dtype=float),
+        kv_bytes_per_token=np.asarray(kv_tok, dtype=float),
+        kv_bytes_per_request=np.asarray(per_request, dtype=float),
+        num_blocks=np.asarray(blocks),
+        kv_pool_tokens=np.asarray(blocks) * np.asarray(block_size),
+        max_concurrency=np.asarray(max_conc, dtype=float),
+        max_concurrency_at_context=conc_at_ctx,
+        concurrency=c,
+        context_tokens=np.asarray(context_tokens),
+        kv_in_use_bytes=np.asarray(in_use, dtype=float),
+        kv_free_bytes=np.maximum(np.asarray(pool, dtype=float), 0.0) - in_use,
+        fits=np.asarray(fits),
+        concurrency_fits=np.asarray(fits & (c <= conc_at_ctx)),
+        paged_waste_bytes=np.asarray(mem.paged_waste_bytes(tokens=context_tokens, block_size=block_size,
+                                                           kv_bytes_per_token=kv_tok), dtype=float),
+        contiguous_waste_bytes=np.asarray(mem.contiguous_waste_bytes(tokens=context_tokens, max_model_len=max_model_len,
+                                                                     kv_bytes_per_token=kv_tok), dtype=float),
+        contiguous_max_sequences=np.asarray(mem.contiguous_max_sequences(kv_pool_bytes=pool, max_model_len=max_model_len,
+                                                                         kv_bytes_per_token=kv_tok)),
+    )
+
+
+def memory_for(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingConfig(),
+               efficiency: Efficiency = Efficiency(), *, concurrency=None, context_tokens=None) -> MemoryResult:
+    """Memory stack of a scenario. ``concurrency`` / ``context_tokens`` may be arrays (a sweep);
+    they default to ``serving.concurrency`` (1 when None) and ``max_model_len``.
+
+    >>> from calc.catalog import get_gpu, get_model
+    >>> r = memory_for(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"), ServingConfig(max_model_len=8192))
+    >>> round(float(r.weights_bytes) / 2**30, 2)   # vLLM logs "model weights take 14.96GiB"
+    14.96
+    """
+    n = model_numbers(arch, dtype=serving.dtype, quantization=serving.quantization, kv_cache_dtype=serving.kv_cache_dtype)
+    rs = resolve_serving(arch, gpu, serving)
+    if concurrency is None:
+        concurrency = serving.concurrency or 1
+    if context_tokens is None:
+        context_tokens = rs.max_model_len
+    head_dim = arch.head_dim if arch.mla is None else arch.mla.qk_nope_head_dim + arch.mla.qk_rope_head_dim
+    kv_heads_act = arch.num_key_value_heads if arch.mla is None else arch.num_attention_heads
+    return memory_model(
+        usable_memory_bytes=gpu.usable_memory_bytes, gpu_memory_utilization=serving.gpu_memory_utilization,
+        tensor_parallel_size=serving.tensor_parallel_size, sharded_weight_bytes=n.sharded_weight_bytes,
+        replicated_weight_bytes=n.replicated_weight_bytes, kv_proj_bytes_per_head=n.kv_proj_bytes_per_head,
+        num_kv_heads=n.num_kv_heads, kv_bytes_per_token_per_head_full=n.kv_bytes_per_token_per_head_full,
+        kv_bytes_per_token_per_head_sliding=n.kv_bytes_per_token_per_head_sliding, sliding_window=n.sliding_window,
+        hidden_size=arch.hidden_size, ffn_intermediate_per_token=n.ffn_intermediate_per_token,
+        num_heads=arch.num_attention_heads, head_dim=head_dim, vocab_size=arch.vocab_size,
+        activation_bytes=n.activation_bytes, max_model_len=rs.max_model_len, max_num_seqs=rs.max_num_seqs,
+        max_num_batched_tokens=rs.max_num_batched_tokens, block_size=serving.block_size,
+        non_torch_overhead_bytes=efficiency.non_torch_overhead_bytes,
+        nccl_overhead_bytes=efficiency.nccl_overhead_bytes,
+        live_hidden_buffers=efficiency.activation_live_hidden_buffers,
+        concurrency=concurrency, context_tokens=context_tokens,
+    )
