@@ -10,7 +10,7 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from calc.hf_config import ConfigError, arch_from_hf_config, parse_config_text
+from calc.hf_config import MAX_CONFIG_BYTES, ConfigError, arch_from_hf_config, parse_config_text
 from calc.inputs import GPUSpec, ModelArch
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -64,7 +64,8 @@ def get_model(name_or_path: str) -> ModelArch:
     path = Path(name_or_path)
     if path.suffix == ".json" or path.is_file():
         try:
-            text = path.read_bytes()
+            with path.open("rb") as f:  # read at most one byte past the limit: size-checked there
+                text = f.read(MAX_CONFIG_BYTES + 1)
         except OSError as exc:
             raise CatalogError(f"cannot read model config file {name_or_path!r}: {exc.strerror}") from None
         return parse_config_text(text, model_id=path.stem)

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from calc.catalog import CatalogError, get_gpu, get_model, list_gpus, list_models
 from calc.hf_config import ConfigError
-from calc.inputs import Efficiency, ServingConfig, describe_validation_error
+from calc.inputs import Efficiency, ModelArch, ServingConfig, describe_validation_error
 from calc.params import param_counts
 from calc.precision import DTYPES, KV_CACHE_DTYPES, QUANTIZATIONS
 from calc.scenario import memory_for, resolve_serving
@@ -91,12 +91,31 @@ def _plain(x: Any) -> Any:
     return a.item() if a.ndim == 0 else a.tolist()
 
 
+def check_tensor_parallel(arch: ModelArch, tensor_parallel_size: int) -> None:
+    """vLLM refuses a TP size that does not divide the attention heads ("Total number of attention
+    heads (32) must be divisible by tensor parallel size (3)"), or one that neither divides nor is
+    a multiple of the KV heads; so does the calculator (one-line :class:`UsageError`).
+    """
+    tp, heads, kv = tensor_parallel_size, arch.num_attention_heads, arch.num_key_value_heads
+    if heads % tp:
+        raise UsageError(f"--tensor-parallel-size {tp} must divide num_attention_heads ({heads}) of {arch.name}")
+    if arch.mla is None and kv % tp and tp % kv:
+        raise UsageError(f"--tensor-parallel-size {tp} must divide num_key_value_heads ({kv}) of {arch.name} "
+                         "or be a multiple of it")
+
+
 def memory_report(args: argparse.Namespace) -> dict[str, Any]:
     arch, gpu = get_model(args.model), get_gpu(args.gpu)
-    serving = serving_from_args(args, concurrency=args.concurrency)
+    if args.max_model_len is not None and args.max_model_len < 2:
+        raise UsageError(f"--max-model-len must be at least 2 (one prompt and one output token) (got {args.max_model_len})")
+    # The memory command's load is --concurrency requests of --context-len tokens; the prompt and
+    # output lengths of ServingConfig do not enter, so keep them minimal (they must fit max_model_len).
+    serving = serving_from_args(args, concurrency=args.concurrency, input_len=1, output_len=1)
+    check_tensor_parallel(arch, serving.tensor_parallel_size)
     rs = resolve_serving(arch, gpu, serving)
-    if args.context_len is not None and args.context_len > rs.max_model_len:
-        raise UsageError(f"--context-len {args.context_len} must be <= max_model_len {rs.max_model_len}")
+    if args.context_len is not None and not 1 <= args.context_len <= rs.max_model_len:
+        raise UsageError(f"--context-len must be between 1 and max_model_len ({rs.max_model_len:,}) "
+                         f"(got {args.context_len})")
     r = memory_for(arch, gpu, serving, Efficiency(), concurrency=args.concurrency, context_tokens=args.context_len)
     p = param_counts(arch)
     out = {

@@ -1,14 +1,138 @@
-"""``python -m calc estimate`` (filled in with the serving model)."""
+"""``python -m calc estimate``: closed-loop TTFT / TPOT / throughput with vLLM's flag names, one
+scenario from flags or many from ``--batch FILE`` (one JSON object of snake_case options per
+line in, one JSON result per line out)."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import sys
+from typing import Any
+
+from pydantic import ValidationError
+
+from calc.catalog import CatalogError, get_gpu, get_model
+from calc.estimate import estimate
+from calc.hf_config import ConfigError
+from calc.inputs import Efficiency, ServingConfig, describe_validation_error
+
+BATCH_KEYS = ("model", "gpu", "tensor_parallel_size", "dtype", "quantization", "kv_cache_dtype", "input_len",
+              "output_len", "concurrency", "max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill",
+              "gpu_memory_utilization", "block_size", "max_model_len")
 
 
 def add_estimate_parser(sub) -> None:
-    e = sub.add_parser("estimate", help="TTFT, TPOT and throughput of a closed-loop load")
-    e.add_argument("--batch", default=None)
+    from calc.cli import _add_engine_args, _concurrency, _positive_int  # noqa: PLC0415 (circular at import)
+
+    e = sub.add_parser("estimate", help="TTFT, TPOT and throughput of a closed-loop load (C clients)")
+    _add_engine_args(e)
+    for action in e._actions:  # --batch FILE replaces --model/--gpu
+        if action.dest in ("model", "gpu"):
+            action.required = False
+    e.add_argument("--input-len", type=_positive_int, default=None, help="prompt tokens per request")
+    e.add_argument("--output-len", type=_positive_int, default=None, help="generated tokens per request")
+    e.add_argument("--concurrency", type=_concurrency, default=1, help="clients C, or 'max' (as many as fit)")
+    e.add_argument("--enable-chunked-prefill", action=argparse.BooleanOptionalAction, default=True)
+    e.add_argument("--batch", metavar="FILE", help="JSON lines of options ('-' = stdin); one JSON result per line")
+
+
+def _number(x: Any) -> Any:
+    v = x.item() if hasattr(x, "item") else x
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+def estimate_record(options: dict[str, Any]) -> dict[str, Any]:
+    """Run one scenario given snake_case options; raises ValueError/ValidationError on bad input."""
+    from calc.cli import UsageError, check_tensor_parallel  # noqa: PLC0415
+
+    unknown = sorted(set(options) - set(BATCH_KEYS))
+    if unknown:
+        raise UsageError(f"unknown option(s) {', '.join(unknown)}; allowed: {', '.join(BATCH_KEYS)}")
+    for key in ("model", "gpu", "input_len", "output_len"):
+        if options.get(key) is None:
+            raise UsageError(f"{key} is required")
+    if not isinstance(options["model"], str) or not isinstance(options["gpu"], str):
+        raise UsageError("model and gpu must be strings")
+    arch, gpu = get_model(options["model"]), get_gpu(options["gpu"])
+    conc = options.get("concurrency", 1)
+    if isinstance(conc, str) and conc.strip().lower() == "max":
+        conc = None
+    fields = {k: v for k, v in options.items() if k not in ("model", "gpu") and v is not None}
+    fields["concurrency"] = conc
+    serving = ServingConfig(**fields)
+    check_tensor_parallel(arch, serving.tensor_parallel_size)
+    est = estimate(arch, gpu, serving, Efficiency())
+    s, m = est.serving, est.memory
+    out = {
+        "model": arch.id, "gpu": gpu.id, "tensor_parallel_size": serving.tensor_parallel_size,
+        "input_len": serving.input_len, "output_len": serving.output_len,
+        "ttft_s": s.ttft_s, "tpot_s": s.tpot_s, "itl_s": s.itl_s, "e2e_latency_s": s.e2e_latency_s,
+        "output_tokens_per_s": s.output_tokens_per_s, "total_tokens_per_s": s.total_tokens_per_s,
+        "requests_per_s": s.requests_per_s, "concurrency": s.concurrency, "running": s.running,
+        "waiting": s.waiting, "limited_by": s.limited_by, "max_concurrency": s.max_concurrency,
+        "fits": s.fits, "weights_bytes": m.weights_bytes, "kv_bytes_per_token": m.kv_bytes_per_token,
+        "kv_pool_bytes": m.kv_pool_bytes, "mfu": s.mfu, "mbu": s.mbu, "decode_bound": s.decode_bound,
+        "prefill_bound": s.prefill_bound, "decode_step_s": s.decode_step_s,
+        "max_num_seqs": est.max_num_seqs, "max_num_batched_tokens": est.max_num_batched_tokens,
+        "enable_chunked_prefill": serving.enable_chunked_prefill, "max_model_len": est.max_model_len,
+    }
+    return {k: _number(v) for k, v in out.items()}
+
+
+def _args_to_options(args: argparse.Namespace) -> dict[str, Any]:
+    from calc.cli import UsageError, _dtype  # noqa: PLC0415
+
+    if args.model is None or args.gpu is None:
+        raise UsageError("--model and --gpu are required (or --batch FILE)")
+    if args.input_len is None or args.output_len is None:
+        raise UsageError("--input-len and --output-len are required")
+    return {"model": args.model, "gpu": args.gpu, "tensor_parallel_size": args.tensor_parallel_size,
+            "dtype": _dtype(args.dtype), "quantization": args.quantization, "kv_cache_dtype": args.kv_cache_dtype,
+            "input_len": args.input_len, "output_len": args.output_len,
+            "concurrency": "max" if args.concurrency is None else args.concurrency,
+            "max_num_seqs": args.max_num_seqs, "max_num_batched_tokens": args.max_num_batched_tokens,
+            "enable_chunked_prefill": args.enable_chunked_prefill,
+            "gpu_memory_utilization": args.gpu_memory_utilization, "block_size": args.block_size,
+            "max_model_len": args.max_model_len}
 
 
 def run_estimate(args: argparse.Namespace) -> int:
-    raise NotImplementedError
+    from calc.cli import UsageError, print_table  # noqa: PLC0415
+
+    if args.batch is None:
+        record = estimate_record(_args_to_options(args))
+        if args.format == "json":
+            print(json.dumps(record))
+        else:
+            print_table(record)
+        return 0
+    try:
+        fh = sys.stdin if args.batch == "-" else open(args.batch, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read --batch file {args.batch!r}: {exc.strerror}") from None
+    failures = 0
+    with fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                options = json.loads(line)
+                if not isinstance(options, dict):
+                    raise UsageError("each line must be a JSON object")
+                print(json.dumps(estimate_record(options)))
+            except json.JSONDecodeError as exc:
+                failures += 1
+                print(json.dumps({"line": lineno, "error": f"not valid JSON: {exc.msg}"}))
+            except ValidationError as exc:
+                failures += 1
+                print(json.dumps({"line": lineno, "error": describe_validation_error(exc)}))
+            except (UsageError, CatalogError, ConfigError, ValueError, TypeError) as exc:
+                failures += 1
+                print(json.dumps({"line": lineno, "error": str(exc)}))
+    if failures:
+        print(f"error: {failures} line(s) of {args.batch} failed; see the 'error' records", file=sys.stderr)
+        return 2
+    return 0

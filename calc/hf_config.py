@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from calc.inputs import MLAConfig, ModelArch, MoEConfig, describe_validation_error
+from calc.inputs import ModelArch, describe_validation_error
 
 # model_type -> short description of what is understood about it.
 SUPPORTED_MODEL_TYPES: dict[str, str] = {
@@ -36,24 +36,53 @@ class ConfigError(ValueError):
 
 
 def _int(cfg: dict[str, Any], key: str, default: Any = ...) -> int:
-    value = cfg.get(key, default)
+    """An integer field; ``null`` counts as absent when there is a default. The range is checked
+    by :class:`ModelArch` (its error names the allowed range)."""
+    value = cfg.get(key)
+    if value is None:
+        value = default
     if value is ...:
         raise ConfigError(f"config.json field '{key}' is missing")
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"config.json field '{key}' must be a positive integer (got {value!r})")
+        raise ConfigError(f"config.json field '{key}' must be a positive integer (got {_short(value)})")
     return value
 
 
+def _bool(cfg: dict[str, Any], key: str, default: bool) -> bool:
+    value = cfg.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise ConfigError(f"config.json field '{key}' must be true or false (got {_short(value)})")
+    return value
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def parse_config_text(text: str | bytes, *, model_id: str = "custom") -> ModelArch:
-    """Parse the text of a ``config.json``; size-limited, JSON object required."""
-    if len(text) > MAX_CONFIG_BYTES:
+    """Parse the text of a ``config.json``; size-limited (in bytes), JSON object required.
+
+    Every failure is a :class:`ConfigError` with a one-line message.
+
+    >>> parse_config_text('[1, 2]')
+    Traceback (most recent call last):
+    ...
+    calc.hf_config.ConfigError: config.json must be a JSON object (got a list)
+    """
+    size = len(text.encode("utf-8", "surrogatepass")) if isinstance(text, str) else len(text)
+    if size > MAX_CONFIG_BYTES:
         raise ConfigError(f"config.json is larger than {MAX_CONFIG_BYTES:,} bytes")
     try:
         cfg = json.loads(text)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"config.json is not valid JSON: {exc}") from None
+    except RecursionError:  # e.g. '[[[[...' nested deeper than Python's recursion limit
+        raise ConfigError("config.json is not valid JSON: nested too deeply") from None
     if not isinstance(cfg, dict):
-        raise ConfigError("config.json must be a JSON object")
+        raise ConfigError(f"config.json must be a JSON object (got a {type(cfg).__name__})")
     return arch_from_hf_config(cfg, model_id=model_id)
 
 
@@ -68,9 +97,9 @@ def arch_from_hf_config(cfg: dict[str, Any], *, model_id: str | None = None) -> 
     (128, 'GQA')
     """
     model_type = cfg.get("model_type")
-    if model_type not in SUPPORTED_MODEL_TYPES:
+    if not isinstance(model_type, str) or model_type not in SUPPORTED_MODEL_TYPES:
         supported = ", ".join(sorted(SUPPORTED_MODEL_TYPES))
-        raise ConfigError(f"config.json model_type {model_type!r} is not supported; supported: {supported}")
+        raise ConfigError(f"config.json model_type {_short(model_type)} is not supported; supported: {supported}")
     mid = str(cfg.get("_id") or model_id or cfg.get("_name_or_path") or "custom")
     name = str(cfg.get("_name") or mid.split("/")[-1])
     h = _int(cfg, "hidden_size")
@@ -94,27 +123,27 @@ def arch_from_hf_config(cfg: dict[str, Any], *, model_id: str | None = None) -> 
         head_dim=head_dim,
         intermediate_size=_int(cfg, "intermediate_size"),
         vocab_size=_int(cfg, "vocab_size"),
-        tie_word_embeddings=bool(cfg.get("tie_word_embeddings", model_type in ("gemma", "gemma2"))),
-        qkv_bias=bool(cfg.get("attention_bias", model_type in ("qwen2", "qwen2_moe"))),
+        tie_word_embeddings=_bool(cfg, "tie_word_embeddings", model_type in ("gemma", "gemma2")),
+        qkv_bias=_bool(cfg, "attention_bias", model_type in ("qwen2", "qwen2_moe")),
         norms_per_layer=4 if model_type == "gemma2" else 2,
         max_position_embeddings=_int(cfg, "max_position_embeddings", 4096),
         source=str(cfg.get("_source", "user-supplied config.json")),
     )
     window = cfg.get("sliding_window")
-    use_window = cfg.get("use_sliding_window", True) and window is not None
+    use_window = _bool(cfg, "use_sliding_window", True) and window is not None
     if model_type in ("mistral", "gemma2") and use_window:
         fields["sliding_window"] = _int(cfg, "sliding_window")
         # Gemma 2 alternates local (sliding) and global layers; Mistral slides on every layer.
         fields["num_sliding_layers"] = (layers + 1) // 2 if model_type == "gemma2" else layers
     if model_type == "mixtral":
-        fields["moe"] = MoEConfig(
+        fields["moe"] = dict(
             num_experts=_int(cfg, "num_local_experts"),
             experts_per_token=_int(cfg, "num_experts_per_tok"),
             expert_intermediate_size=fields["intermediate_size"],
         )
     elif model_type in ("qwen2_moe", "qwen3_moe"):
         shared = _int(cfg, "shared_expert_intermediate_size", 0)
-        fields["moe"] = MoEConfig(
+        fields["moe"] = dict(
             num_experts=_int(cfg, "num_experts"),
             experts_per_token=_int(cfg, "num_experts_per_tok"),
             expert_intermediate_size=_int(cfg, "moe_intermediate_size"),
@@ -123,7 +152,7 @@ def arch_from_hf_config(cfg: dict[str, Any], *, model_id: str | None = None) -> 
         )
     elif model_type in ("deepseek_v2", "deepseek_v3"):
         q_lora = cfg.get("q_lora_rank") or 0
-        fields["mla"] = MLAConfig(
+        fields["mla"] = dict(
             q_lora_rank=_int({"q_lora_rank": q_lora}, "q_lora_rank"),
             kv_lora_rank=_int(cfg, "kv_lora_rank"),
             qk_nope_head_dim=_int(cfg, "qk_nope_head_dim"),
@@ -132,7 +161,7 @@ def arch_from_hf_config(cfg: dict[str, Any], *, model_id: str | None = None) -> 
         )
         n_shared = _int(cfg, "n_shared_experts", 0)
         moe_i = _int(cfg, "moe_intermediate_size")
-        fields["moe"] = MoEConfig(
+        fields["moe"] = dict(
             num_experts=_int(cfg, "n_routed_experts"),
             experts_per_token=_int(cfg, "num_experts_per_tok"),
             expert_intermediate_size=moe_i,

@@ -8,9 +8,10 @@ Inside ``calc`` the formulas take plain numbers or NumPy arrays, never these mod
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from calc.precision import DTYPES, KV_CACHE_DTYPES, QUANTIZATIONS
 
@@ -143,6 +144,12 @@ class GPUSpec(_Frozen):
 MAX_GPUS = 1024
 
 
+def _dtype_alias(value: object) -> object:
+    """Accept vLLM's short spellings (fp16, half, bf16, fp32) for ``dtype``."""
+    aliases = {"fp16": "float16", "half": "float16", "bf16": "bfloat16", "fp32": "float32", "float": "float32"}
+    return aliases.get(value, value) if isinstance(value, str) else value
+
+
 class ServingConfig(_Frozen):
     """vLLM engine options (names and defaults as ``vllm serve``), plus the load.
 
@@ -152,7 +159,7 @@ class ServingConfig(_Frozen):
     """
 
     tensor_parallel_size: Annotated[int, Field(ge=1, le=MAX_GPUS)] = 1
-    dtype: Literal[DTYPES] = "auto"  # type: ignore[valid-type]
+    dtype: Annotated[Literal[DTYPES], BeforeValidator(_dtype_alias)] = "auto"  # type: ignore[valid-type]
     quantization: Literal[QUANTIZATIONS] = "none"  # type: ignore[valid-type]
     kv_cache_dtype: Literal[KV_CACHE_DTYPES] = "auto"  # type: ignore[valid-type]
     gpu_memory_utilization: Annotated[float, Field(gt=0.0, le=1.0)] = 0.9
@@ -178,35 +185,120 @@ class ServingConfig(_Frozen):
 class Efficiency(_Frozen):
     """Achievable fractions of the datasheet peaks and fixed costs: explicit, named assumptions.
 
-    Defaults and their evidence: ``calc/efficiency.py`` and ``bench/calibration_report.py``.
+    The same defaults serve every scenario; they were chosen from the sources below and checked
+    against the 49 published measurements in ``bench/data`` (``bench/calibration_report.py``:
+    median |error| ≈ 10 % on the high/medium-confidence rows; a grid of plausible values around
+    these defaults stays within 9–11 %, so they are not a knife-edge fit). Descriptions double as
+    UI tooltips.
     """
 
-    hbm_bw_fraction: Annotated[float, Field(gt=0.0, le=1.0)] = 0.80
-    prefill_flops_fraction: Annotated[float, Field(gt=0.0, le=1.0)] = 0.70
-    decode_flops_fraction: Annotated[float, Field(gt=0.0, le=1.0)] = 0.55
-    gemm_half_saturation_tokens: Annotated[float, Field(ge=0.0, le=100_000.0)] = 64.0
-    step_overhead_s: Annotated[float, Field(ge=0.0, le=1.0)] = 1.0e-3
-    allreduce_latency_s: Annotated[float, Field(ge=0.0, le=1.0)] = 10.0e-6
-    interconnect_bw_fraction: Annotated[float, Field(gt=0.0, le=1.0)] = 0.70
-    non_torch_overhead_bytes: Annotated[float, Field(ge=0.0, le=1e12)] = 1.0 * 2**30
-    nccl_overhead_bytes: Annotated[float, Field(ge=0.0, le=1e12)] = 1.8 * 2**30
-    activation_live_hidden_buffers: Annotated[float, Field(ge=0.0, le=64.0)] = 4.0
+    hbm_bw_fraction: Annotated[float, Field(gt=0.0, le=1.0, description=(
+        "Achievable fraction of datasheet HBM bandwidth for weight/KV streaming. Sources: kipply "
+        "(FasterTransformer matmuls 'up to about 90%', end-to-end 76%), Databricks MBU 55-60% "
+        "end-to-end; calibration rows pm-057..059 (LMDeploy batch-1 TPOT)."))] = 0.80
+    prefill_flops_fraction: Annotated[float, Field(gt=0.0, le=1.0, description=(
+        "Achievable fraction of dense tensor-core peak for large prefill GEMMs and prefill "
+        "attention. Sources: kipply 72% (MLP) / 54% (attention proj.) at 512 tokens; PaLM "
+        "prefill MFU 76%; TensorRT-LLM 2048-token TTFT rows."))] = 0.70
+    decode_flops_fraction: Annotated[float, Field(gt=0.0, le=1.0, description=(
+        "Achievable fraction of peak in decode-only steps (GEMMs at large batch, paged "
+        "attention). Matters only once decode turns compute-bound (large batches)."))] = 0.60
+    gemm_half_saturation_tokens: Annotated[float, Field(ge=0.0, le=100_000.0, description=(
+        "Rows per GPU (tokens / TP) at which a GEMM reaches half its achievable rate "
+        "(tile/wave quantization). Sarathi-Serve: prefill throughput saturates near 512 "
+        "tokens; TRT-LLM 128-token TTFT rows."))] = 64.0
+    step_overhead_s: Annotated[float, Field(ge=0.0, le=1.0, description=(
+        "Fixed time per engine step: scheduling, sampling, kernel launches (CPU side)."))] = 1.5e-3
+    allreduce_latency_s: Annotated[float, Field(ge=0.0, le=1.0, description=(
+        "Latency term alpha of one all-reduce (two per layer under TP). kipply measured 40-50 us "
+        "of communication per layer (13B, TP 2, A100); Databricks TP 1/2/4 TTFT rows."))] = 30.0e-6
+    interconnect_bw_fraction: Annotated[float, Field(gt=0.0, le=1.0, description=(
+        "Achievable fraction of the one-direction link bandwidth in the ring all-reduce "
+        "(NCCL bus bandwidth)."))] = 0.70
+    non_torch_overhead_bytes: Annotated[float, Field(ge=0.0, le=1e12, description=(
+        "Memory outside PyTorch vLLM subtracts (cuBLAS/attention workspaces). vLLM logs: "
+        "0.16 GiB and 1.79 GiB at TP 1 (physics.md A4); default 1 GiB."))] = 1.0 * 2**30
+    nccl_overhead_bytes: Annotated[float, Field(ge=0.0, le=1e12, description=(
+        "Extra non-torch memory for NCCL buffers when TP > 1 (vLLM log: 1.79 -> 3.58 GiB "
+        "at TP 2)."))] = 1.8 * 2**30
+    activation_live_hidden_buffers: Annotated[float, Field(ge=0.0, le=64.0, description=(
+        "Hidden-size activation buffers alive at the profiling peak (residual, norm output, "
+        "attention output); physics.md A4 suggests 2-4."))] = 4.0
+
+
+_RANGE_KEYS = (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), ("exclusiveMaximum", "<"))
+
+
+@lru_cache(maxsize=None)
+def _schema(model_name: str) -> dict:
+    model = {m.__name__: m for m in (ServingConfig, Efficiency, ModelArch, MoEConfig, MLAConfig, GPUSpec)}.get(model_name)
+    return model.model_json_schema() if model is not None else {}
+
+
+def _field_schema(schema: dict, loc: tuple) -> dict:
+    """The JSON-schema node of the field at ``loc`` (nested models and Optional unwrapped)."""
+    defs = schema.get("$defs", {})
+
+    def resolve(node: dict) -> dict:
+        if "$ref" in node:
+            return resolve(defs.get(node["$ref"].split("/")[-1], {}))
+        for option in node.get("anyOf", ()):
+            if option.get("type") != "null":
+                return resolve(option)
+        return node
+
+    node = schema
+    for part in loc:
+        node = resolve(node).get("properties", {}).get(str(part))
+        if node is None:
+            return {}
+    return resolve(node)
+
+
+def allowed_range(model_name: str, loc: tuple) -> str:
+    """The numeric range a field allows, e.g. ``0 < gpu_memory_utilization <= 1``; '' if none.
+
+    >>> allowed_range("ServingConfig", ("tensor_parallel_size",))
+    '1 <= tensor_parallel_size <= 1024'
+    >>> allowed_range("ModelArch", ("moe", "experts_per_token"))
+    '1 <= moe.experts_per_token <= 256'
+    """
+    node = _field_schema(_schema(model_name), loc)
+    bounds = {op: node[key] for key, op in _RANGE_KEYS if key in node}
+    if not bounds:
+        return ""
+    name = ".".join(str(p) for p in loc)
+    fmt = lambda v: f"{v:g}" if isinstance(v, float) else str(v)  # noqa: E731
+    low = next((f"{fmt(v)} {'<=' if op == '>=' else '<'} " for op, v in bounds.items() if op in (">=", ">")), "")
+    high = next((f" {op} {fmt(v)}" for op, v in bounds.items() if op in ("<=", "<")), "")
+    return f"{low}{name}{high}"
 
 
 def describe_validation_error(err: ValidationError) -> str:
-    """One line per problem: ``field: message (got value)``.
+    """One line for all problems: ``field: message (got value); allowed: range``, joined by '; '.
+
+    Numeric fields add the full allowed range from the model's constraints, so both bounds are
+    named even when only one was violated. Cross-field rules name their fields in the message.
 
     >>> try:
     ...     ServingConfig(gpu_memory_utilization=1.5)
     ... except ValidationError as e:
     ...     print(describe_validation_error(e))
-    gpu_memory_utilization: Input should be less than or equal to 1 (got 1.5)
+    gpu_memory_utilization: Input should be less than or equal to 1 (got 1.5); allowed: 0 < gpu_memory_utilization <= 1
+    >>> try:
+    ...     ServingConfig(block_size=7)
+    ... except ValidationError as e:
+    ...     print(describe_validation_error(e))
+    block_size: Input should be 1, 8, 16, 32, 64 or 128 (got 7)
     """
     lines = []
     for e in err.errors():
-        loc = ".".join(str(p) for p in e.get("loc", ())) or "input"
+        loc_parts = tuple(e.get("loc", ()))
+        loc = ".".join(str(p) for p in loc_parts)
         msg = e.get("msg", "invalid value").removeprefix("Value error, ")
         got = e.get("input")
         shown = "" if isinstance(got, dict) or e.get("type") == "value_error" else f" (got {got!r})"
-        lines.append(f"{loc}: {msg}{shown}")
+        rng = allowed_range(err.title, loc_parts) if loc_parts and e.get("type") != "value_error" else ""
+        allowed = f"; allowed: {rng}" if rng else ""
+        lines.append(f"{loc}: {msg}{shown}{allowed}" if loc else f"{msg}{shown}")
     return "; ".join(lines)

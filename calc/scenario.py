@@ -143,8 +143,16 @@ def memory_model(*, usable_memory_bytes, gpu_memory_utilization, tensor_parallel
                  hidden_size, ffn_intermediate_per_token, num_heads, head_dim, vocab_size, activation_bytes,
                  max_model_len, max_num_seqs, max_num_batched_tokens, block_size,
                  non_torch_overhead_bytes, nccl_overhead_bytes, live_hidden_buffers,
-                 concurrency, context_tokens) -> MemoryResult:
-    """The whole per-GPU memory stack; every argument broadcasts (one config or millions)."""
+                 concurrency, context_tokens, activation_num_kv_heads=None) -> MemoryResult:
+    """The whole per-GPU memory stack; every argument broadcasts (one config or millions).
+
+    ``num_kv_heads`` is the number of *cached* KV heads (1 for MLA: one latent, replicated);
+    ``activation_num_kv_heads`` the K/V heads the profiling forward pass materializes (for MLA
+    the decompressed per-head keys and values, i.e. ``num_attention_heads``); it defaults to
+    ``num_kv_heads``, which is right for MHA/GQA/MQA.
+    """
+    if activation_num_kv_heads is None:
+        activation_num_kv_heads = num_kv_heads
     tp = np.asarray(tensor_parallel_size)
     kvh = mem.kv_heads_per_rank(num_kv_heads=num_kv_heads, tensor_parallel_size=tp)
     weights = mem.weights_per_gpu_bytes(sharded_weight_bytes=sharded_weight_bytes,
@@ -153,7 +161,7 @@ def memory_model(*, usable_memory_bytes, gpu_memory_utilization, tensor_parallel
                                         num_kv_heads=num_kv_heads, tensor_parallel_size=tp)
     act = mem.activation_peak_bytes(tokens=max_num_batched_tokens, hidden_size=hidden_size,
                                     ffn_intermediate_per_token=ffn_intermediate_per_token, num_heads=num_heads,
-                                    num_kv_heads=num_kv_heads, head_dim=head_dim, tensor_parallel_size=tp,
+                                    num_kv_heads=activation_num_kv_heads, head_dim=head_dim, tensor_parallel_size=tp,
                                     activation_bytes=activation_bytes, live_hidden_buffers=live_hidden_buffers,
                                     max_num_seqs=max_num_seqs, vocab_size=vocab_size)
     overhead = mem.runtime_overhead_bytes(tensor_parallel_size=tp, non_torch_overhead_bytes=non_torch_overhead_bytes,
@@ -239,5 +247,5 @@ def memory_for(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingCo
         non_torch_overhead_bytes=efficiency.non_torch_overhead_bytes,
         nccl_overhead_bytes=efficiency.nccl_overhead_bytes,
         live_hidden_buffers=efficiency.activation_live_hidden_buffers,
-        concurrency=concurrency, context_tokens=context_tokens,
+        concurrency=concurrency, context_tokens=context_tokens, activation_num_kv_heads=kv_heads_act,
     )

@@ -1,0 +1,116 @@
+"""Calibration report: predicted vs measured for every row of the published measurements.
+
+    .venv/bin/python bench/calibration_report.py [--all] [--csv OUT]
+
+Every row runs with the SAME efficiency defaults (calc.inputs.Efficiency()); nothing is tuned
+per row or per source. Compared metrics are the row's ``comparable_metrics``. Error = predicted /
+measured − 1. By default the summary covers high + medium confidence rows (the fit set);
+``--all`` adds the low rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from calc.catalog import get_gpu, get_model  # noqa: E402
+from calc.estimate import estimate  # noqa: E402
+from calc.inputs import Efficiency, ServingConfig  # noqa: E402
+
+CSV_PATH = ROOT / "bench" / "data" / "calibration_measurements.csv"
+METRICS = ("ttft_s", "tpot_s", "itl_s", "e2e_latency_s", "output_tokens_per_s", "total_tokens_per_s", "requests_per_s")
+GROUP = {"ttft_s": "TTFT", "tpot_s": "TPOT/ITL", "itl_s": "TPOT/ITL", "e2e_latency_s": "E2E",
+         "output_tokens_per_s": "throughput", "total_tokens_per_s": "throughput", "requests_per_s": "throughput"}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    row_id: str
+    source: str
+    regime: str
+    confidence: str
+    metric: str
+    measured: float
+    predicted: float
+
+    @property
+    def error(self) -> float:
+        return self.predicted / self.measured - 1.0
+
+
+def _opt_int(v: str) -> int | None:
+    return int(v) if v.strip() else None
+
+
+def serving_for_row(row: dict) -> ServingConfig:
+    chunked = row["enable_chunked_prefill"].strip().lower()
+    return ServingConfig(
+        tensor_parallel_size=int(row["tensor_parallel_size"] or 1), dtype=row["dtype"] or "auto",
+        quantization=row["quantization"] or "none", kv_cache_dtype=row["kv_cache_dtype"] or "auto",
+        gpu_memory_utilization=float(row["gpu_memory_utilization"] or 0.9),
+        max_model_len=_opt_int(row["max_model_len"]), max_num_seqs=_opt_int(row["max_num_seqs"]),
+        max_num_batched_tokens=_opt_int(row["max_num_batched_tokens"]),
+        enable_chunked_prefill=chunked != "false" if chunked else True,
+        input_len=int(row["input_len"]), output_len=int(row["output_len"]),
+        concurrency=_opt_int(row["concurrency"]))
+
+
+def compare(rows: list[dict], efficiency: Efficiency = Efficiency()) -> list[Comparison]:
+    out = []
+    for row in rows:
+        est = estimate(get_model(row["model"]), get_gpu(row["gpu"]), serving_for_row(row), efficiency)
+        for metric in row["comparable_metrics"].split():
+            predicted = float(getattr(est.serving, metric))
+            out.append(Comparison(row["id"], row["source"], row["regime"], row["confidence"], metric,
+                                  float(row[metric]), predicted))
+    return out
+
+
+def load_rows(include_low: bool = False) -> list[dict]:
+    with open(CSV_PATH, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    return [r for r in rows if include_low or r["confidence"] in ("high", "medium")]
+
+
+def summarize(comps: list[Comparison]) -> dict[str, float]:
+    """Median absolute error per metric group and over all compared metrics."""
+    groups: dict[str, list[float]] = {}
+    for c in comps:
+        groups.setdefault(GROUP[c.metric], []).append(abs(c.error))
+    summary = {g: statistics.median(v) for g, v in sorted(groups.items())}
+    summary["all"] = statistics.median(abs(c.error) for c in comps)
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    ap.add_argument("--all", action="store_true", help="include low-confidence rows")
+    ap.add_argument("--csv", help="write the comparison table to this CSV file")
+    args = ap.parse_args(argv)
+    comps = compare(load_rows(args.all))
+    print(f"{'row':<10} {'source':<26} {'regime':<15} {'conf':<6} {'metric':<20} {'measured':>11} {'predicted':>11} {'error':>8}")
+    for c in comps:
+        print(f"{c.row_id:<10} {c.source[:26]:<26} {c.regime:<15} {c.confidence:<6} {c.metric:<20} "
+              f"{c.measured:>11.4g} {c.predicted:>11.4g} {c.error:>+8.1%}")
+    print()
+    for group, err in summarize(comps).items():
+        n = sum(1 for c in comps if group == "all" or GROUP[c.metric] == group)
+        print(f"median |error| {group:<11} {err:6.1%}  (n={n})")
+    if args.csv:
+        with open(args.csv, "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(["row", "source", "regime", "confidence", "metric", "measured", "predicted", "error"])
+            for c in comps:
+                w.writerow([c.row_id, c.source, c.regime, c.confidence, c.metric, c.measured, c.predicted, c.error])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""Compose the performance model for a scenario: pydantic inputs → :class:`EngineNumbers` →
+closed-loop :class:`ServingResult`, beside the memory stack.
+
+Any of ``concurrency``, ``input_len``, ``output_len``, ``max_num_seqs``,
+``max_num_batched_tokens`` may be an array: one call yields a whole frontier or grid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from calc.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
+from calc.memory import kv_heads_per_rank
+from calc.precision import compute_precision
+from calc.scenario import MemoryResult, ModelNumbers, memory_for, model_numbers, resolve_serving
+from calc.serving import EngineNumbers, ServingResult, closed_loop
+
+
+def engine_numbers(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingConfig(),
+                   efficiency: Efficiency = Efficiency(), numbers: ModelNumbers | None = None) -> EngineNumbers:
+    """Per-GPU operator sizes under TP and the GPU's peaks at the precision the kernels use."""
+    n = numbers or model_numbers(arch, dtype=serving.dtype, quantization=serving.quantization,
+                                 kv_cache_dtype=serving.kv_cache_dtype)
+    p = n.params
+    tp = serving.tensor_parallel_size
+    L, h = arch.num_hidden_layers, arch.hidden_size
+    kvh = kv_heads_per_rank(num_kv_heads=n.num_kv_heads, tensor_parallel_size=tp)
+    if arch.mla is None:
+        o_total = L * arch.num_attention_heads * arch.head_dim * h
+        q_o_width = arch.num_attention_heads * arch.head_dim / tp
+        pair_dec = pair_pf = 4.0 * arch.num_attention_heads / tp * arch.head_dim * L
+    else:
+        m = arch.mla
+        o_total = L * arch.num_attention_heads * m.v_head_dim * h
+        q_o_width = arch.num_attention_heads * (m.qk_nope_head_dim + m.qk_rope_head_dim) / tp
+        # Decode (absorbed): scores over the latent + rope key, values over the latent.
+        pair_dec = 2.0 * arch.num_attention_heads / tp * (2 * m.kv_lora_rank + m.qk_rope_head_dim) * L
+        pair_pf = 2.0 * arch.num_attention_heads / tp * (m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim) * L
+    qkv_total = p.attention - o_total
+    qkv_rank = (qkv_total - p.kv_projection) / tp + p.kv_projection / n.num_kv_heads * kvh
+    moe = arch.moe
+    mlp_width = arch.intermediate_size / tp
+    if moe is not None:
+        mlp_width = (moe.experts_per_token * moe.expert_intermediate_size + moe.shared_expert_intermediate_size) / tp
+    precision = compute_precision(dtype=serving.dtype, quantization=serving.quantization,
+                                  gpu_has_fp8=gpu.fp8_flops_per_s is not None, gpu_has_int8=gpu.int8_ops_per_s is not None)
+    attn_precision = "fp16" if precision in ("fp8", "int8") else precision
+    return EngineNumbers(
+        num_layers=L, hidden_size=h, vocab_per_rank=arch.vocab_size / tp,
+        qkv_params=qkv_rank, o_params=o_total / tp, mlp_dense_params=p.dense_mlp / tp,
+        expert_params=p.experts / tp, shared_expert_params=p.shared_experts_and_router / tp,
+        num_experts=moe.num_experts if moe else 1, experts_per_token=moe.experts_per_token if moe else 0,
+        linear_bytes_per_param=n.linear_bytes_per_param, activation_bytes=n.activation_bytes,
+        kv_bytes_per_token=(n.kv_bytes_per_token_per_head_full + n.kv_bytes_per_token_per_head_sliding) * kvh,
+        attn_flops_per_pair_decode=pair_dec, attn_flops_per_pair_prefill=pair_pf, q_o_width=q_o_width,
+        mlp_width=mlp_width, active_params_per_token=p.active - p.embedding,
+        peak_flops_per_s=gpu.peak_flops_per_s(precision), attention_peak_flops_per_s=gpu.peak_flops_per_s(attn_precision),
+        hbm_bw_bytes_per_s=gpu.hbm_bw_bytes_per_s, link_bw_bytes_per_s=gpu.interconnect_bw_bytes_per_s * efficiency.interconnect_bw_fraction,
+        tensor_parallel_size=tp, hbm_bw_fraction=efficiency.hbm_bw_fraction,
+        prefill_flops_fraction=efficiency.prefill_flops_fraction, decode_flops_fraction=efficiency.decode_flops_fraction,
+        gemm_half_saturation_tokens=efficiency.gemm_half_saturation_tokens, step_overhead_s=efficiency.step_overhead_s,
+        allreduce_latency_s=efficiency.allreduce_latency_s)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Memory stack and closed-loop performance of one scenario (arrays where inputs were)."""
+
+    memory: MemoryResult
+    serving: ServingResult
+    engine: EngineNumbers
+    max_model_len: int
+    max_num_seqs: np.ndarray
+    max_num_batched_tokens: np.ndarray
+
+
+def estimate(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingConfig(),
+             efficiency: Efficiency = Efficiency(), *, concurrency=None, input_len=None, output_len=None,
+             max_num_seqs=None, max_num_batched_tokens=None, enable_chunked_prefill=None) -> Estimate:
+    """Closed-loop TTFT/TPOT/throughput of ``serving`` (overridable by arrays for sweeps).
+
+    ``concurrency`` None takes ``serving.concurrency``; where that is None (``--concurrency max``)
+    the engine runs as many requests as fit.
+
+    >>> from calc.catalog import get_gpu, get_model
+    >>> r = estimate(get_model("meta-llama/Llama-2-7b-hf"), get_gpu("a100-80gb"),
+    ...              ServingConfig(dtype="float16", input_len=128, output_len=128, concurrency=1))
+    >>> bool(r.serving.decode_bound == "memory")
+    True
+    """
+    rs = resolve_serving(arch, gpu, serving)
+    eng = engine_numbers(arch, gpu, serving, efficiency)
+    mem = memory_for(arch, gpu, serving, efficiency, concurrency=1, context_tokens=rs.max_model_len)
+    conc = concurrency if concurrency is not None else (serving.concurrency if serving.concurrency else np.nan)
+    seqs = np.asarray(max_num_seqs if max_num_seqs is not None else rs.max_num_seqs)
+    mnbt = np.asarray(max_num_batched_tokens if max_num_batched_tokens is not None else rs.max_num_batched_tokens)
+    chunked = serving.enable_chunked_prefill if enable_chunked_prefill is None else enable_chunked_prefill
+    inp = serving.input_len if input_len is None else input_len
+    out = serving.output_len if output_len is None else output_len
+    # Without chunked prefill a whole prompt must fit one step (vLLM requires budget ≥ max_model_len).
+    mnbt = np.where(np.asarray(chunked), mnbt, np.maximum(mnbt, np.asarray(inp)))
+    res = closed_loop(eng, input_len=inp, output_len=out, concurrency=conc, max_num_seqs=seqs,
+                      max_num_batched_tokens=mnbt, enable_chunked_prefill=chunked,
+                      kv_capacity_tokens=mem.kv_pool_tokens, fits=mem.fits)
+    return Estimate(memory=mem, serving=res, engine=eng, max_model_len=rs.max_model_len,
+                    max_num_seqs=seqs, max_num_batched_tokens=mnbt)
