@@ -187,8 +187,8 @@ class Efficiency(_Frozen):
 
     The same defaults serve every scenario; they were chosen from the sources below and checked
     against the 49 published measurements in ``bench/data`` (``bench/calibration_report.py``:
-    median |error| ≈ 10 % on the high/medium-confidence rows; a grid of plausible values around
-    these defaults stays within 9–11 %, so they are not a knife-edge fit). Descriptions double as
+    median |error| ≈ 7 % on the high/medium-confidence rows; a grid of plausible values around
+    these defaults stays within 7–11 %, so they are not a knife-edge fit). Descriptions double as
     UI tooltips.
     """
 
@@ -202,16 +202,23 @@ class Efficiency(_Frozen):
         "prefill MFU 76%; TensorRT-LLM 2048-token TTFT rows."))] = 0.70
     decode_flops_fraction: Annotated[float, Field(gt=0.0, le=1.0, description=(
         "Achievable fraction of peak in decode-only steps (GEMMs at large batch, paged "
-        "attention). Matters only once decode turns compute-bound (large batches)."))] = 0.60
+        "attention). Matters only once decode turns compute-bound (large batches); the "
+        "TensorRT-LLM large-batch rows (pm-008, pm-011) sit near 0.7."))] = 0.70
     gemm_half_saturation_tokens: Annotated[float, Field(ge=0.0, le=100_000.0, description=(
         "Rows per GPU (tokens / TP) at which a GEMM reaches half its achievable rate "
         "(tile/wave quantization). Sarathi-Serve: prefill throughput saturates near 512 "
         "tokens; TRT-LLM 128-token TTFT rows."))] = 64.0
     step_overhead_s: Annotated[float, Field(ge=0.0, le=1.0, description=(
         "Fixed time per engine step: scheduling, sampling, kernel launches (CPU side)."))] = 1.5e-3
+    request_overhead_s: Annotated[float, Field(ge=0.0, le=10.0, description=(
+        "Fixed latency per request outside the engine steps: tokenization, API server and "
+        "scheduler hand-off, first-token sampling/detokenization (the course's pitfall 4, "
+        "CPU-side overhead). Added once to TTFT and end-to-end latency. Batch-1 TTFT rows of "
+        "short prompts (pm-001, pm-003, pm-057) put it at a few ms."))] = 2.0e-3
     allreduce_latency_s: Annotated[float, Field(ge=0.0, le=1.0, description=(
         "Latency term alpha of one all-reduce (two per layer under TP). kipply measured 40-50 us "
-        "of communication per layer (13B, TP 2, A100); Databricks TP 1/2/4 TTFT rows."))] = 30.0e-6
+        "of communication per layer (13B, TP 2, A100), i.e. 20-25 us per all-reduce; the 2023 "
+        "Databricks TP 1/2/4 TTFT rows imply far more; 50 us sits between."))] = 50.0e-6
     interconnect_bw_fraction: Annotated[float, Field(gt=0.0, le=1.0, description=(
         "Achievable fraction of the one-direction link bandwidth in the ring all-reduce "
         "(NCCL bus bandwidth)."))] = 0.70
@@ -297,7 +304,9 @@ def describe_validation_error(err: ValidationError) -> str:
         loc = ".".join(str(p) for p in loc_parts)
         msg = e.get("msg", "invalid value").removeprefix("Value error, ")
         got = e.get("input")
-        shown = "" if isinstance(got, dict) or e.get("type") == "value_error" else f" (got {got!r})"
+        got_text = repr(got)
+        got_text = got_text if len(got_text) <= 60 else got_text[:57] + "..."
+        shown = "" if isinstance(got, dict) or e.get("type") == "value_error" else f" (got {got_text})"
         rng = allowed_range(err.title, loc_parts) if loc_parts and e.get("type") != "value_error" else ""
         allowed = f"; allowed: {rng}" if rng else ""
         lines.append(f"{loc}: {msg}{shown}{allowed}" if loc else f"{msg}{shown}")

@@ -16,17 +16,18 @@ import numpy as np
 from calc.roofline import OPERATORS, OpCosts
 
 
-def gemm_efficiency(*, tokens, max_fraction, half_saturation_tokens, tensor_parallel_size=1):
-    """Achievable fraction of peak FLOP/s for a matmul with M = ``tokens`` rows on one rank:
-    η · x / (x + M_½) with x = M / TP. A GEMM fills the GPU with M × N_rank output tiles and
-    tensor parallelism divides N_rank by TP, so the same M gives TP× fewer tiles per GPU
-    (tile / wave quantization). With M_½ = 128: 50 % of η at M = 128, 94 % at M = 2048 (TP 1).
+def gemm_efficiency(*, tokens, max_fraction, half_saturation_tokens):
+    """Achievable fraction of peak FLOP/s for a matmul with M = ``tokens`` rows:
+    η · M / (M + M_½). Small-M GEMMs leave tensor cores idle (tile padding, too few tiles to
+    fill every SM); the compute time 2·P·M / (peak·η(M)) = 2·P·(M + M_½) / (peak·η) is that of
+    M + M_½ rows, which is below the weight-streaming time for decode-sized M, so decode stays
+    memory-bound as it should. With M_½ = 64: 50 % of η at M = 64, 97 % of η at M = 2048.
 
-    >>> round(float(gemm_efficiency(tokens=2048, max_fraction=0.7, half_saturation_tokens=128)), 3)
-    0.659
+    >>> round(float(gemm_efficiency(tokens=2048, max_fraction=0.7, half_saturation_tokens=64)), 3)
+    0.679
     """
-    x = np.asarray(tokens, dtype=float) / np.asarray(tensor_parallel_size, dtype=float)
-    return max_fraction * x / (x + half_saturation_tokens + 1e-30)
+    m = np.asarray(tokens, dtype=float)
+    return max_fraction * m / (m + half_saturation_tokens + 1e-30)
 
 
 def allreduce_time_s(*, tensor_parallel_size, bytes_per_allreduce, link_bw_bytes_per_s, latency_s):
@@ -91,8 +92,7 @@ def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, atten
     p_share = np.divide(np.asarray(prefill_tokens, dtype=float), n, out=np.zeros(np.broadcast(n, prefill_tokens).shape),
                         where=n > 0) if np.ndim(n) or np.ndim(prefill_tokens) else (float(prefill_tokens) / float(n) if n > 0 else 0.0)
     eta = p_share * prefill_flops_fraction + (1.0 - p_share) * decode_flops_fraction
-    gemm_eta = gemm_efficiency(tokens=np.maximum(n, 1.0), max_fraction=eta, half_saturation_tokens=gemm_half_saturation_tokens,
-                               tensor_parallel_size=tensor_parallel_size)
+    gemm_eta = gemm_efficiency(tokens=np.maximum(n, 1.0), max_fraction=eta, half_saturation_tokens=gemm_half_saturation_tokens)
     bw = np.asarray(hbm_bw_bytes_per_s, dtype=float) * hbm_bw_fraction
     comp, memt, opt = {}, {}, {}
     for op in OPERATORS:

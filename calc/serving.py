@@ -60,6 +60,7 @@ class EngineNumbers:
     gemm_half_saturation_tokens: object
     step_overhead_s: object
     allreduce_latency_s: object
+    request_overhead_s: object = 0.0
 
     def index(self, i) -> "EngineNumbers":
         """The same numbers at index ``i`` of every array field (scalars stay)."""
@@ -174,7 +175,8 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
     t_chunk = pf_chunk.step_s
     t_pf = np.where(chunked, k * np.maximum(t_chunk - np.where(R > 1, base, 0.0), 0.0), t_pf_whole / n_pf)
     wait_inflight = np.where(R > 1, 0.5 * t_dec, 0.0)
-    ttft_service = np.where(chunked, k * t_chunk, t_pf_whole) + wait_inflight
+    ttft_service = (np.where(chunked, k * t_chunk, t_pf_whole) + wait_inflight
+                    + np.asarray(e.request_overhead_s, dtype=float))
 
     # Closed form of X = R / (S + m·a / y) with y = 1 − X·T_pf·f (f = (R − 1)/R, m = O − 1,
     # a = T_dec, S = TTFT_service): S·y² + (R·T_pf·f + m·a − S)·y − m·a = 0, positive root.
