@@ -153,7 +153,8 @@ def _fmt(key: str, value: Any) -> str:
     return str(value)
 
 
-def print_table(d: dict[str, Any], out=sys.stdout) -> None:
+def print_table(d: dict[str, Any], out=None) -> None:
+    out = sys.stdout if out is None else out  # looked up per call, so redirection (capsys) works
     width = max(len(k) for k in d)
     for k, v in d.items():
         print(f"{k:<{width}}  {_fmt(k, v)}", file=out)

@@ -70,19 +70,21 @@ def parse_config_text(text: str | bytes, *, model_id: str = "custom") -> ModelAr
     >>> parse_config_text('[1, 2]')
     Traceback (most recent call last):
     ...
-    calc.hf_config.ConfigError: config.json must be a JSON object (got a list)
+    calc.hf_config.ConfigError: config.json must be a JSON object (got an array)
     """
-    size = len(text.encode("utf-8", "surrogatepass")) if isinstance(text, str) else len(text)
+    # A str has at least one byte per character: only encode (to count bytes) when that can matter.
+    size = len(text.encode("utf-8", "surrogatepass")) if isinstance(text, str) and len(text) <= MAX_CONFIG_BYTES else len(text)
     if size > MAX_CONFIG_BYTES:
         raise ConfigError(f"config.json is larger than {MAX_CONFIG_BYTES:,} bytes")
     try:
         cfg = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"config.json is not valid JSON: {exc}") from None
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, integers over 4300 digits
+        raise ConfigError(f"config.json is not valid JSON: {str(exc).splitlines()[0][:200]}") from None
     except RecursionError:  # e.g. '[[[[...' nested deeper than Python's recursion limit
         raise ConfigError("config.json is not valid JSON: nested too deeply") from None
     if not isinstance(cfg, dict):
-        raise ConfigError(f"config.json must be a JSON object (got a {type(cfg).__name__})")
+        kind = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}.get(type(cfg), "null")
+        raise ConfigError(f"config.json must be a JSON object (got {kind})")
     return arch_from_hf_config(cfg, model_id=model_id)
 
 

@@ -12,6 +12,19 @@ def _plain(x):
     return x.item() if np.ndim(x) == 0 and hasattr(x, "item") else x
 
 
+MAX_COUNT = 2**53  # counts (blocks, sequences) saturate here (exact in float64; times a block size still fits int64)
+
+
+def floor_count(x):
+    """floor(x) as int64 for a count, clipped to [0, MAX_COUNT] so that absurd sizes (a 1e25-byte
+    GPU, a 1-byte request) give a huge count instead of an int64 overflow.
+
+    >>> floor_count([-3.0, 2.7, 1e30]).tolist() == [0, 2, 2**53]
+    True
+    """
+    return _plain(np.floor(np.clip(np.asarray(x, dtype=float), 0.0, float(MAX_COUNT))).astype(np.int64))
+
+
 def kv_heads_per_rank(*, num_kv_heads, tensor_parallel_size):
     """KV heads held by one rank: max(1, H_kv // TP). When TP exceeds H_kv, vLLM replicates
     the KV heads ("We will replicate the KV heads in the case where the number of KV heads is
@@ -149,7 +162,7 @@ def num_kv_blocks(*, kv_pool_bytes, block_size, kv_bytes_per_token):
     7191
     """
     block_bytes = np.asarray(block_size) * np.asarray(kv_bytes_per_token, dtype=float)
-    return _plain(np.floor(np.maximum(kv_pool_bytes, 0.0) / block_bytes).astype(np.int64))
+    return floor_count(np.maximum(kv_pool_bytes, 0.0) / block_bytes)
 
 
 def max_concurrency(*, num_blocks, max_model_len, block_size):
@@ -189,7 +202,7 @@ def contiguous_max_sequences(*, kv_pool_bytes, max_model_len, kv_bytes_per_token
     >>> contiguous_max_sequences(kv_pool_bytes=2**30 * 10, max_model_len=4096, kv_bytes_per_token=524288)
     5
     """
-    return _plain(np.floor(np.maximum(kv_pool_bytes, 0.0) / (np.asarray(max_model_len) * kv_bytes_per_token)).astype(np.int64))
+    return floor_count(np.maximum(kv_pool_bytes, 0.0) / (np.asarray(max_model_len) * np.asarray(kv_bytes_per_token, dtype=float)))
 
 
 def weights_per_gpu_bytes(*, sharded_weight_bytes, replicated_weight_bytes, kv_proj_bytes_per_head,

@@ -183,7 +183,7 @@ def memory_model(*, usable_memory_bytes, gpu_memory_utilization, tensor_parallel
     block_bytes = np.asarray(block_size) * kv_tok
     pool_used = blocks * block_bytes
     max_conc = pool_used / per_max
-    conc_at_ctx = np.floor(pool_used / per_request).astype(np.int64)
+    conc_at_ctx = np.asarray(mem.floor_count(pool_used / per_request))
     c = np.asarray(concurrency)
     in_use = np.minimum(c, conc_at_ctx) * per_request
     fits = (pool > 0) & (max_conc >= 1.0)

@@ -1,0 +1,224 @@
+"""calc.cli: `python -m calc memory | models | gpus` with vLLM's flag names.
+
+Bad input exits 2 with one line on stderr naming the field, and no traceback."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from calc.catalog import model_config_json
+from calc.cli import main
+from calc.inputs import Efficiency
+from tests.conftest import ROOT
+
+LLAMA31_8B = ["--model", "meta-llama/Llama-3.1-8B", "--gpu", "h100-sxm", "--max-model-len", "8192"]
+
+
+def run_json(capsys, *argv):
+    assert main(["memory", *argv, "--format", "json"]) == 0
+    out = capsys.readouterr()
+    assert out.err == ""
+    return json.loads(out.out)
+
+
+def run_error(capsys, *argv) -> str:
+    rc = main(list(argv))
+    out = capsys.readouterr()
+    assert rc == 2
+    assert out.out == ""
+    lines = out.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in out.err
+    return lines[0]
+
+
+class TestMemoryCommand:
+    def test_json_keys_carry_units(self, capsys):
+        d = run_json(capsys, *LLAMA31_8B)
+        for key in ("weights_bytes", "kv_bytes_per_token", "kv_pool_bytes", "max_concurrency", "fits",
+                    "activation_bytes", "overhead_bytes", "budget_bytes", "usable_memory_bytes", "num_blocks"):
+            assert key in d
+        assert isinstance(d["fits"], bool)
+
+    def test_llama31_8b_h100(self, capsys):
+        d = run_json(capsys, *LLAMA31_8B)
+        assert d["weights_bytes"] == 16_060_522_496           # 8,030,261,248 params * 2 B
+        assert d["kv_bytes_per_token"] == 131_072             # 2 * 32 * 8 * 128 * 2 B
+        # The CLI uses the library's calibrated defaults: read them rather than copy them.
+        eff = Efficiency()
+        # activation (T = 8192, 1024 seqs): 8192 * (3*14336 + (32 + 2*8)*128 + k_h*4096) * 2 B + 1024 * 128,256 * 4 B
+        act = 8192 * (43_008 + 6_144 + eff.activation_live_hidden_buffers * 4096) * 2 + 525_336_576
+        # pool = usable 85,029,615,043 * 0.9 - weights - activation - non-torch overhead
+        pool = 85_029_615_043 * 0.9 - 16_060_522_496 - act - eff.non_torch_overhead_bytes
+        assert d["activation_bytes"] == pytest.approx(act)
+        assert d["kv_pool_bytes"] == pytest.approx(pool, abs=1)
+        assert d["num_blocks"] == int(pool // 2_097_152)      # 16 tokens * 131,072 B = 2 MiB per block
+        assert d["max_concurrency"] == pytest.approx(d["num_blocks"] / 512)  # 512 blocks per 8192-token request
+        assert d["fits"] is True and d["attention"] == "GQA" and d["params_total"] == 8_030_261_248
+
+    def test_tensor_parallel(self, capsys):
+        # TP2: 16,060,522,496 / 2 + 266,240 norm params * 2 B / 2 = 8,030,527,488; KV 4 heads per rank = 65,536 B
+        d = run_json(capsys, *LLAMA31_8B, "--tensor-parallel-size", "2")
+        assert (d["weights_bytes"], d["kv_bytes_per_token"], d["tensor_parallel_size"]) == (8_030_527_488, 65_536, 2)
+        assert run_json(capsys, *LLAMA31_8B, "-tp", "2")["weights_bytes"] == 8_030_527_488
+
+    def test_precisions(self, capsys):
+        assert run_json(capsys, *LLAMA31_8B, "--kv-cache-dtype", "fp8")["kv_bytes_per_token"] == 65_536
+        # FP8 linear layers: 6,979,321,856 * 1 B + 2,101,878,784 B (embedding, LM head, norms at 2 B)
+        assert run_json(capsys, *LLAMA31_8B, "--quantization", "fp8")["weights_bytes"] == 9_081_200_640
+        # AWQ: 6,979,321,856 * 0.51953125 + 2,101,878,784
+        assert run_json(capsys, *LLAMA31_8B, "-q", "awq", "--dtype", "fp16")["weights_bytes"] == 3_625_975_808 + 2_101_878_784
+
+    def test_utilization_and_block_size(self, capsys):
+        d = run_json(capsys, *LLAMA31_8B, "--gpu-memory-utilization", "0.5", "--block-size", "32")
+        assert d["budget_bytes"] == pytest.approx(85_029_615_043 * 0.5)
+        assert d["block_size"] == 32 and d["kv_pool_tokens"] == d["num_blocks"] * 32
+
+    def test_batched_tokens_set_the_activation_peak(self, capsys):
+        # T = 2048: 2048 * (43,008 + 6,144 + k_h * 4096) * 2 B + logits 1024 * 128,256 * 4 B = 525,336,576
+        # (k_h = 4 today: 2048 * 65,536 * 2 = 268,435,456)
+        k_h = Efficiency().activation_live_hidden_buffers
+        d = run_json(capsys, *LLAMA31_8B, "--max-num-batched-tokens", "2048")
+        assert d["activation_bytes"] == pytest.approx(2048 * (43_008 + 6_144 + k_h * 4096) * 2 + 525_336_576)
+
+    def test_concurrency_and_context(self, capsys):
+        # 1000 tokens -> 63 blocks * 16 * 131,072 = 132,120,576 B per request; waste 8 tokens = 1,048,576 B
+        d = run_json(capsys, *LLAMA31_8B, "--concurrency", "10", "--context-len", "1000")
+        assert d["kv_bytes_per_request"] == 132_120_576
+        assert d["kv_in_use_bytes"] == 10 * 132_120_576
+        assert d["paged_waste_bytes_per_request"] == 1_048_576
+        assert d["concurrency_fits"] is True
+
+    def test_short_max_model_len_is_fine(self, capsys):
+        assert run_json(capsys, "--model", "meta-llama/Llama-3.1-8B", "--gpu", "h100-sxm",
+                        "--max-model-len", "512")["max_model_len"] == 512
+
+    def test_does_not_fit_is_data(self, capsys):
+        d = run_json(capsys, "--model", "meta-llama/Llama-3.1-405B", "--gpu", "l4")
+        assert d["fits"] is False and d["kv_pool_bytes"] < 0 and d["num_blocks"] == 0
+
+    def test_case_insensitive_model_id(self, capsys):
+        assert run_json(capsys, "--model", "META-LLAMA/LLAMA-3.1-8B", "--gpu", "H100-SXM",
+                        "--max-model-len", "8192")["model"] == "meta-llama/Llama-3.1-8B"
+
+    def test_config_json_path(self, capsys, tmp_path):
+        cfg = {k: v for k, v in model_config_json("meta-llama/Llama-3.1-8B").items() if not k.startswith("_")}
+        path = tmp_path / "config.json"
+        path.write_text(json.dumps(cfg))
+        d = run_json(capsys, "--model", str(path), "--gpu", "h100-sxm", "--max-model-len", "8192")
+        assert (d["model"], d["weights_bytes"], d["kv_bytes_per_token"]) == ("config", 16_060_522_496, 131_072)
+
+    def test_table(self, capsys):
+        assert main(["memory", *LLAMA31_8B]) == 0
+        out = capsys.readouterr().out
+        assert "weights_bytes" in out and "14.96 GiB (16.06 GB)" in out and "kv_bytes_per_token" in out
+
+
+class TestCatalogCommands:
+    def test_models_json(self, capsys):
+        assert main(["models", "--format", "json"]) == 0
+        rows = json.loads(capsys.readouterr().out)
+        assert len(rows) == 12
+        by_id = {r["id"]: r for r in rows}
+        assert by_id["meta-llama/Llama-2-7b-hf"]["params_total"] == 6_738_415_616
+        assert by_id["deepseek-ai/DeepSeek-V3"]["attention"] == "MLA"
+
+    def test_gpus_json(self, capsys):
+        assert main(["gpus", "--format", "json"]) == 0
+        rows = json.loads(capsys.readouterr().out)
+        assert len(rows) == 17
+        h100 = next(r for r in rows if r["id"] == "h100-sxm")
+        assert (h100["bf16_flops_per_s"], h100["hbm_bw_bytes_per_s"]) == (989.4e12, 3.35e12)
+        assert next(r for r in rows if r["id"] == "a100-80gb")["fp8_flops_per_s"] is None
+
+    @pytest.mark.parametrize("command, expected", [("models", "meta-llama/Llama-2-7b-hf"), ("gpus", "mi325x")])
+    def test_tables(self, capsys, command, expected):
+        assert main([command]) == 0
+        assert expected in capsys.readouterr().out
+
+
+class TestBadInput:
+    def test_bad_model_id(self, capsys):
+        assert run_error(capsys, "memory", "--model", "gpt-5", "--gpu", "h100-sxm").startswith(
+            "error: unknown model 'gpt-5'; catalog ids:")
+
+    def test_bad_gpu(self, capsys):
+        assert run_error(capsys, "memory", "--model", "meta-llama/Llama-3.1-8B", "--gpu", "h800").startswith(
+            "error: unknown GPU 'h800'; catalog ids:")
+
+    def test_utilization_above_one(self, capsys):
+        assert run_error(capsys, "memory", *LLAMA31_8B, "--gpu-memory-utilization", "1.5") == (
+            "error: gpu_memory_utilization: Input should be less than or equal to 1 (got 1.5); "
+            "allowed: 0 < gpu_memory_utilization <= 1")
+
+    def test_block_size_7(self, capsys):
+        assert run_error(capsys, "memory", *LLAMA31_8B, "--block-size", "7") == \
+            "error: block_size: Input should be 1, 8, 16, 32, 64 or 128 (got 7)"
+
+    def test_tp_0(self, capsys):
+        assert run_error(capsys, "memory", *LLAMA31_8B, "--tensor-parallel-size", "0") == (
+            "error: tensor_parallel_size: Input should be greater than or equal to 1 (got 0); "
+            "allowed: 1 <= tensor_parallel_size <= 1024")
+
+    def test_tp_must_divide_heads(self, capsys):
+        assert run_error(capsys, "memory", *LLAMA31_8B, "-tp", "3") == \
+            "error: --tensor-parallel-size 3 must divide num_attention_heads (32) of Llama-3.1-8B"
+
+    def test_tp_must_divide_kv_heads_or_be_a_multiple(self, capsys):
+        # Qwen2.5-7B: 28 query heads, 4 KV heads; TP 7 divides 28 but neither divides nor is a multiple of 4
+        assert run_error(capsys, "memory", "--model", "Qwen/Qwen2.5-7B", "--gpu", "h100-sxm", "-tp", "7") == (
+            "error: --tensor-parallel-size 7 must divide num_key_value_heads (4) of Qwen2.5-7B or be a multiple of it")
+
+    def test_garbage_config_path(self, capsys, tmp_path):
+        path = tmp_path / "config.json"
+        path.write_text("this is not json {")
+        assert run_error(capsys, "memory", "--model", str(path), "--gpu", "h100-sxm").startswith(
+            "error: config.json is not valid JSON")
+
+    def test_missing_config_path(self, capsys, tmp_path):
+        assert "cannot read model config file" in run_error(
+            capsys, "memory", "--model", str(tmp_path / "nope.json"), "--gpu", "h100-sxm")
+
+    def test_unsupported_config(self, capsys, tmp_path):
+        path = tmp_path / "config.json"
+        path.write_text(json.dumps({"model_type": "gpt2", "n_embd": 768}))
+        assert "model_type 'gpt2' is not supported; supported: deepseek_v2" in run_error(
+            capsys, "memory", "--model", str(path), "--gpu", "h100-sxm")
+
+    def test_context_longer_than_max_model_len(self, capsys):
+        assert run_error(capsys, "memory", *LLAMA31_8B, "--context-len", "9000") == \
+            "error: --context-len must be between 1 and max_model_len (8,192) (got 9000)"
+
+    def test_context_zero(self, capsys):
+        assert "--context-len must be between 1 and max_model_len" in run_error(
+            capsys, "memory", *LLAMA31_8B, "--context-len", "0")
+
+    def test_not_a_number(self, capsys):
+        assert run_error(capsys, "memory", *LLAMA31_8B, "--block-size", "big") == \
+            "error: argument --block-size: expected a whole number, got 'big'"
+
+    def test_bad_choice(self, capsys):
+        assert run_error(capsys, "memory", *LLAMA31_8B, "--kv-cache-dtype", "fp4").startswith(
+            "error: argument --kv-cache-dtype: invalid choice: 'fp4'")
+
+    def test_missing_argument(self, capsys):
+        assert run_error(capsys, "memory", "--model", "meta-llama/Llama-3.1-8B") == \
+            "error: the following arguments are required: --gpu"
+
+    def test_unknown_command(self, capsys):
+        assert run_error(capsys, "frobnicate").startswith("error: argument command: invalid choice: 'frobnicate'")
+
+
+class TestSubprocess:
+    def test_python_m_calc(self):
+        proc = subprocess.run([sys.executable, "-m", "calc", "memory", *LLAMA31_8B, "--format", "json"],
+                              cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["weights_bytes"] == 16_060_522_496
+
+    def test_error_exit_code_and_one_line(self):
+        proc = subprocess.run([sys.executable, "-m", "calc", "memory", *LLAMA31_8B, "--block-size", "7"],
+                              cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2 and proc.stdout == ""
+        assert proc.stderr.splitlines() == ["error: block_size: Input should be 1, 8, 16, 32, 64 or 128 (got 7)"]

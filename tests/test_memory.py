@@ -1,0 +1,413 @@
+"""calc.memory and the memory composition in calc.scenario (physics.md A2, A4, A5).
+
+Expected values are arithmetic written out in comments, or figures from vLLM startup logs:
+- vllm PR #10511 (Meta-Llama-3-8B, H100, util 0.90): total 79.22 GiB, "model weights take 14.96GiB",
+  TP2 7.48 GiB per rank, activation peak 1.26 GiB, non-torch 1.79 GiB, KV cache 53.29 GiB.
+- kubernetes-sigs/gateway-api-inference-extension PR #550 (7B MHA, H100): weights 12.55 GiB,
+  KV 56.18 GiB, "# cuda blocks: 7191".
+"""
+
+import numpy as np
+import pytest
+
+from calc import memory as mem
+from calc.catalog import get_gpu, get_model
+from calc.inputs import Efficiency, ServingConfig
+from calc.scenario import (default_max_num_batched_tokens, default_max_num_seqs, memory_for, memory_model,
+                           model_numbers, resolve_serving)
+from calc.units import GiB, MiB
+
+LLAMA2_7B = "meta-llama/Llama-2-7b-hf"
+LLAMA31_8B = "meta-llama/Llama-3.1-8B"
+LLAMA2_70B = "meta-llama/Llama-2-70b-hf"
+MIXTRAL = "mistralai/Mixtral-8x7B-v0.1"
+DEEPSEEK_V3 = "deepseek-ai/DeepSeek-V3"
+
+
+class TestFloorCount:
+    def test_floor_and_clip(self):
+        # negative -> 0, 2.7 -> 2, an absurd 1e30 saturates at 2^53 instead of overflowing int64
+        assert mem.floor_count(np.array([-3.0, 2.7, 1e30])).tolist() == [0, 2, 2**53]
+        assert mem.floor_count(7.9) == 7
+
+    def test_absurd_gpu_gives_a_huge_block_count(self):
+        # 1e25 B / 16 B per block = 6.25e23 blocks > 2^53: saturates
+        assert mem.num_kv_blocks(kv_pool_bytes=1e25, block_size=16, kv_bytes_per_token=1) == 2**53
+
+
+class TestKvHeadsPerRank:
+    def test_splits_then_replicates(self):
+        # 8 KV heads over TP 1, 2, 4, 8 -> 8, 4, 2, 1; TP 16 cannot split a head: still 1 per rank
+        got = mem.kv_heads_per_rank(num_kv_heads=8, tensor_parallel_size=np.array([1, 2, 4, 8, 16]))
+        assert got.tolist() == [8, 4, 2, 1, 1]
+
+    def test_scalar_in_scalar_out(self):
+        assert mem.kv_heads_per_rank(num_kv_heads=32, tensor_parallel_size=4) == 8
+
+
+class TestKvBytesPerToken:
+    @pytest.mark.parametrize("layers, kv_heads, expected", [
+        (32, 32, 524_288),  # Llama-2-7B MHA: 2 * 32 layers * 32 kv heads * 128 head_dim * 2 B = 524,288 (512 KiB)
+        (40, 40, 819_200),  # Llama-2-13B MHA: 2 * 40 * 40 * 128 * 2 = 819,200 (800 KiB, the vLLM paper's 800 KB)
+        (32, 8, 131_072),   # Llama-3.1-8B / Mixtral GQA-8: 2 * 32 * 8 * 128 * 2 = 131,072 (128 KiB)
+        (80, 8, 327_680),   # Llama-2-70B GQA-8: 2 * 80 * 8 * 128 * 2 = 327,680 (320 KiB)
+    ])
+    def test_known_models(self, layers, kv_heads, expected):
+        assert mem.kv_bytes_per_token(num_layers=layers, num_kv_heads=kv_heads, head_dim=128, bytes_per_element=2) == expected
+
+    def test_fp8_halves(self):
+        # 2 * 32 * 8 * 128 * 1 B = 65,536
+        assert mem.kv_bytes_per_token(num_layers=32, num_kv_heads=8, head_dim=128, bytes_per_element=1) == 65_536
+
+    def test_broadcast(self):
+        got = mem.kv_bytes_per_token(num_layers=32, num_kv_heads=np.array([1, 8, 32]), head_dim=128, bytes_per_element=2)
+        assert got.tolist() == [16_384, 131_072, 524_288]  # 2*32*128*2 = 16,384 per KV head
+
+    @pytest.mark.parametrize("model_id, expected", [
+        (LLAMA2_7B, 524_288), (LLAMA31_8B, 131_072), (LLAMA2_70B, 327_680), (MIXTRAL, 131_072),
+        (DEEPSEEK_V3, 70_272),  # MLA: 61 layers * (512 latent + 64 rope) * 2 B = 70,272
+    ])
+    def test_catalog_models(self, model_id, expected):
+        n = model_numbers(get_model(model_id), dtype="bfloat16")
+        assert n.kv_bytes_per_token_per_head_full * n.num_kv_heads == expected
+
+
+class TestMlaKvBytesPerToken:
+    def test_deepseek_v3(self):
+        # 61 * (512 + 64) * 2 B = 70,272 B (~68.6 KiB) vs MHA-equivalent 61 * 128 * (192 + 128) * 2 = 4,997,120
+        assert mem.mla_kv_bytes_per_token(num_layers=61, kv_lora_rank=512, qk_rope_head_dim=64, bytes_per_element=2) == 70_272
+
+    def test_fp8(self):
+        # 61 * 576 * 1 B = 35,136
+        assert mem.mla_kv_bytes_per_token(num_layers=61, kv_lora_rank=512, qk_rope_head_dim=64, bytes_per_element=1) == 35_136
+
+
+class TestBlocksForTokens:
+    def test_ceil(self):
+        # ceil(0/16)=0, ceil(1/16)=1, ceil(16/16)=1, ceil(17/16)=2, ceil(2048/16)=128
+        assert mem.blocks_for_tokens(tokens=np.array([0, 1, 16, 17, 2048]), block_size=16).tolist() == [0, 1, 1, 2, 128]
+
+    def test_broadcast_over_block_size(self):
+        # 4097 tokens: ceil(4097/8)=513, ceil(4097/16)=257, ceil(4097/32)=129
+        assert mem.blocks_for_tokens(tokens=4097, block_size=np.array([8, 16, 32])).tolist() == [513, 257, 129]
+
+
+class TestSlidingWindowKvTokens:
+    def test_capped_at_window_plus_step(self):
+        # need ceil(32768/16) = 2048 blocks; cap ceil((4096 - 1 + 2048)/16) + 1 = 384 + 1 = 385 blocks = 6,160 tokens
+        assert mem.sliding_window_kv_tokens(context_tokens=32768, sliding_window=4096, max_num_batched_tokens=2048,
+                                            block_size=16) == 6160
+
+    def test_short_context_is_not_capped(self):
+        # 1000 tokens -> ceil(1000/16) = 63 blocks = 1,008 tokens
+        assert mem.sliding_window_kv_tokens(context_tokens=1000, sliding_window=4096, max_num_batched_tokens=2048,
+                                            block_size=16) == 1008
+
+
+class TestKvBytesPerSequence:
+    def test_llama2_7b_4096_is_2_gib(self):
+        # 4096/16 = 256 blocks * 16 tokens * 524,288 B = 2,147,483,648 B = 2 GiB exactly
+        assert mem.kv_bytes_per_sequence(context_tokens=4096, kv_bytes_per_token_full=524_288) == 2_147_483_648
+
+    def test_rounds_up_to_a_block(self):
+        # 4097 tokens -> 257 blocks * 16 * 524,288 = 2,155,872,256
+        assert mem.kv_bytes_per_sequence(context_tokens=4097, kv_bytes_per_token_full=524_288) == 2_155_872_256
+
+    def test_llama2_70b_2048_tokens(self):
+        # the course's "1.4 GB": 128 blocks * 16 * 327,680 B = 671,088,640 B = 0.67 GB (0.625 GiB)
+        assert mem.kv_bytes_per_sequence(context_tokens=2048, kv_bytes_per_token_full=327_680) == 671_088_640
+
+    def test_mistral_sliding_window(self):
+        # Mistral-7B-v0.1: every layer slides (W = 4096); 32K context, 2048-token steps:
+        # 6,160 tokens (see TestSlidingWindowKvTokens) * 131,072 B = 807,403,520 B, not 32768 * 131,072 = 4.29 GB
+        n = model_numbers(get_model("mistralai/Mistral-7B-v0.1"))
+        got = mem.kv_bytes_per_sequence(context_tokens=32768, kv_bytes_per_token_full=0.0,
+                                        kv_bytes_per_token_sliding=n.kv_bytes_per_token_per_head_sliding * n.num_kv_heads,
+                                        sliding_window=n.sliding_window, max_num_batched_tokens=2048, block_size=16)
+        assert got == 807_403_520
+
+    def test_broadcast(self):
+        got = mem.kv_bytes_per_sequence(context_tokens=np.array([16, 32]), kv_bytes_per_token_full=np.array([[1.0], [2.0]]))
+        assert got.tolist() == [[16.0, 32.0], [32.0, 64.0]]
+
+
+class TestActivationPeakBytes:
+    KW = dict(tokens=8192, hidden_size=4096, ffn_intermediate_per_token=14336, num_heads=32, num_kv_heads=8,
+              head_dim=128, activation_bytes=2, live_hidden_buffers=4, max_num_seqs=256, vocab_size=128256)
+
+    def test_llama3_8b(self):
+        # per token: 3*14336 + (32 + 2*8)*128 + 4*4096 = 43,008 + 6,144 + 16,384 = 65,536 elements
+        # 8192 tokens * 65,536 * 2 B = 1,073,741,824; logits 256 * 128,256 * 4 B = 131,334,144
+        # = 1,205,075,968 B = 1.12 GiB (vLLM logged 1.26 GiB)
+        assert mem.activation_peak_bytes(tensor_parallel_size=1, **self.KW) == 1_205_075_968
+
+    def test_tp2_shards_mlp_and_qkv_not_hidden(self):
+        # per token: 43,008/2 + 6,144/2 + 16,384 = 40,960 -> 8192 * 40,960 * 2 = 671,088,640 + 131,334,144
+        assert mem.activation_peak_bytes(tensor_parallel_size=2, **self.KW) == 802_422_784
+
+
+class TestRuntimeOverheadBytes:
+    def test_nccl_only_with_tp(self):
+        # vLLM PR #10511: non-torch 1.79 GiB at TP1, 3.58 GiB at TP2 (NCCL buffers added)
+        got = mem.runtime_overhead_bytes(tensor_parallel_size=np.array([1, 2, 8]), non_torch_overhead_bytes=1.79 * GiB,
+                                         nccl_overhead_bytes=1.79 * GiB)
+        assert (got / GiB).round(2).tolist() == [1.79, 3.58, 3.58]
+
+
+class TestKvPoolBytes:
+    def test_vllm_log_llama3_8b(self):
+        # 79.22 GiB * 0.9 - 14.96 - 1.26 - 1.79 = 71.298 - 18.01 = 53.288 -> "53.29 GiB" (vllm PR #10511)
+        got = mem.kv_pool_bytes(usable_memory_bytes=79.22 * GiB, gpu_memory_utilization=0.9, weights_bytes=14.96 * GiB,
+                                activation_bytes=1.26 * GiB, overhead_bytes=1.79 * GiB)
+        assert round(got / GiB, 2) == 53.29
+
+    def test_negative_is_kept(self):
+        # 10 * 0.5 - 8 - 0 - 0 = -3: does not fit, reported as data, not clipped
+        assert mem.kv_pool_bytes(usable_memory_bytes=10, gpu_memory_utilization=0.5, weights_bytes=8,
+                                 activation_bytes=0, overhead_bytes=0) == -3.0
+
+
+class TestNumKvBlocks:
+    def test_vllm_log_7b_mha(self):
+        # block = 16 tokens * 524,288 B = 8 MiB; 56.18 GiB / 8 MiB = 56.18 * 128 = 7191.04 -> "# cuda blocks: 7191"
+        assert mem.num_kv_blocks(kv_pool_bytes=56.18 * GiB, block_size=16, kv_bytes_per_token=524_288) == 7191
+
+    def test_llama3_8b_pool(self):
+        # 53.29 GiB / (16 * 131,072 B = 2 MiB) = 53.29 * 512 = 27,284.48 -> 27,284 blocks
+        assert mem.num_kv_blocks(kv_pool_bytes=53.29 * GiB, block_size=16, kv_bytes_per_token=131_072) == 27_284
+
+    def test_negative_pool_is_zero_blocks(self):
+        assert mem.num_kv_blocks(kv_pool_bytes=np.array([-5.0, 0.0]), block_size=16, kv_bytes_per_token=2).tolist() == [0, 0]
+
+
+class TestMaxConcurrency:
+    def test_vllm_formula(self):
+        # 7191 blocks / ceil(4096/16) = 7191 / 256 = 28.09x
+        assert round(mem.max_concurrency(num_blocks=7191, max_model_len=4096, block_size=16), 2) == 28.09
+
+    def test_partial_last_block_counts_whole(self):
+        # 7191 / ceil(4097/16) = 7191 / 257 = 27.98x
+        assert round(mem.max_concurrency(num_blocks=7191, max_model_len=4097, block_size=16), 2) == 27.98
+
+
+class TestPagedWasteBytes:
+    def test_tail_of_last_block(self):
+        # 1000 tokens: 63 blocks = 1008 slots, 8 empty * 131,072 B = 1,048,576
+        assert mem.paged_waste_bytes(tokens=1000, block_size=16, kv_bytes_per_token=131_072) == 1_048_576
+
+    def test_exact_multiple_wastes_nothing(self):
+        # the course's examples: 2048 and 4096 tokens are whole blocks of 16
+        assert mem.paged_waste_bytes(tokens=np.array([2048, 4096]), block_size=16, kv_bytes_per_token=327_680).tolist() == [0, 0]
+
+
+class TestContiguousWasteBytes:
+    def test_reserves_max_model_len(self):
+        # (4096 - 1000) * 131,072 = 405,798,912
+        assert mem.contiguous_waste_bytes(tokens=1000, max_model_len=4096, kv_bytes_per_token=131_072) == 405_798_912
+
+
+class TestContiguousMaxSequences:
+    def test_whole_reservations(self):
+        # 10 GiB / (4096 * 512 KiB = 2 GiB) = 5
+        assert mem.contiguous_max_sequences(kv_pool_bytes=10 * GiB, max_model_len=4096, kv_bytes_per_token=524_288) == 5
+
+    def test_negative_pool(self):
+        assert mem.contiguous_max_sequences(kv_pool_bytes=-1.0, max_model_len=4096, kv_bytes_per_token=2) == 0
+
+
+class TestWeightsPerGpuBytes:
+    def test_formula(self):
+        # sharded 100 / 16 + replicated 1 + 2 B per KV head * max(1, 8 // 16) = 6.25 + 1 + 2 = 9.25
+        assert mem.weights_per_gpu_bytes(sharded_weight_bytes=100.0, replicated_weight_bytes=1.0,
+                                         kv_proj_bytes_per_head=2.0, num_kv_heads=8, tensor_parallel_size=16) == 9.25
+
+    def test_llama2_70b_tp8_and_tp16(self):
+        # Llama-2-70B FP16, in parameters: norms 80*2*8192 + 8192 = 1,318,912 (replicated);
+        # W_k+W_v 80 * 2*8192*8*128 = 1,342,177,280 (167,772,160 per KV head); sharded = 68,976,648,192
+        # - 1,318,912 - 1,342,177,280 = 67,633,152,000.
+        # TP8:  (67,633,152,000/8 + 1,318,912 + 1 head * 167,772,160) * 2 B = 17,246,470,144
+        # TP16: (67,633,152,000/16 + 1,318,912 + 1 head * 167,772,160) * 2 B = 8,792,326,144 (KV heads replicated)
+        n = model_numbers(get_model(LLAMA2_70B), dtype="float16")
+        got = mem.weights_per_gpu_bytes(sharded_weight_bytes=n.sharded_weight_bytes,
+                                        replicated_weight_bytes=n.replicated_weight_bytes,
+                                        kv_proj_bytes_per_head=n.kv_proj_bytes_per_head, num_kv_heads=n.num_kv_heads,
+                                        tensor_parallel_size=np.array([8, 16]))
+        assert got.tolist() == [17_246_470_144, 8_792_326_144]
+
+
+class TestModelNumbers:
+    @pytest.mark.parametrize("model_id, expected", [
+        (LLAMA2_7B, 13_476_831_232),      # 6,738,415,616 params * 2 B (vLLM log: 12.55 GiB)
+        (LLAMA31_8B, 16_060_522_496),     # 8,030,261,248 * 2 B = 14.96 GiB (vLLM log "14.96GiB")
+        (LLAMA2_70B, 137_953_296_384),    # 68,976,648,192 * 2 B
+        (MIXTRAL, 93_405_585_408),        # 46,702,792,704 * 2 B (all experts resident)
+        (DEEPSEEK_V3, 1_342_052_838_400), # 671,026,419,200 * 2 B
+    ])
+    def test_16_bit_weights(self, model_id, expected):
+        assert model_numbers(get_model(model_id), dtype="bfloat16").weights_total_bytes == expected
+
+    def test_deepseek_v3_fp8(self):
+        # embedding + LM head 2 * 129,280*7168 = 1,853,358,080 and norms 61*2*7168 + 7168 = 881,664 stay BF16;
+        # linear = 671,026,419,200 - 1,853,358,080 - 881,664 = 669,172,179,456 at 1 B
+        # = 669,172,179,456 + (1,853,358,080 + 881,664) * 2 = 672,880,658,944 B
+        n = model_numbers(get_model(DEEPSEEK_V3), dtype="bfloat16", quantization="fp8")
+        assert n.weights_total_bytes == 672_880_658_944
+
+    def test_mla_is_one_replicated_head(self):
+        n = model_numbers(get_model(DEEPSEEK_V3))
+        assert n.num_kv_heads == 1 and n.kv_bytes_per_token_per_head_full == 70_272
+
+    def test_gemma2_splits_full_and_sliding_layers(self):
+        # 42 layers: 21 sliding + 21 full, 8 KV heads of 256: 2 * 21 * 256 * 2 B = 21,504 per head per kind
+        n = model_numbers(get_model("google/gemma-2-9b"))
+        assert (n.kv_bytes_per_token_per_head_full, n.kv_bytes_per_token_per_head_sliding) == (21_504, 21_504)
+        assert n.sliding_window == 4096
+
+
+class TestDefaults:
+    @pytest.mark.parametrize("gpu_id, tokens, seqs", [
+        ("h100-sxm", 8192, 1024), ("h200", 8192, 1024), ("mi300x", 8192, 1024),
+        ("a100-80gb", 2048, 256),  # A100 excluded on purpose (vLLM PR #17885)
+        ("l4", 2048, 256), ("rtx-4090", 2048, 256),
+    ])
+    def test_vllm_batch_defaults(self, gpu_id, tokens, seqs):
+        gpu = get_gpu(gpu_id)
+        assert (default_max_num_batched_tokens(gpu), default_max_num_seqs(gpu)) == (tokens, seqs)
+
+    def test_resolve_serving_uses_model_context(self):
+        rs = resolve_serving(get_model(LLAMA2_7B), get_gpu("h100-sxm"), ServingConfig())
+        assert (rs.max_model_len, rs.max_num_seqs, rs.max_num_batched_tokens) == (4096, 1024, 8192)
+
+
+class TestMemoryModel:
+    """A tiny scenario in round numbers, every field by hand."""
+
+    KW = dict(usable_memory_bytes=1000.0, gpu_memory_utilization=0.9, tensor_parallel_size=2,
+              sharded_weight_bytes=200.0, replicated_weight_bytes=10.0, kv_proj_bytes_per_head=5.0, num_kv_heads=4,
+              kv_bytes_per_token_per_head_full=1.0, kv_bytes_per_token_per_head_sliding=0.0, sliding_window=1,
+              hidden_size=2, ffn_intermediate_per_token=4, num_heads=4, head_dim=1, vocab_size=2, activation_bytes=1.0,
+              max_model_len=10, max_num_seqs=1, max_num_batched_tokens=4, block_size=4,
+              non_torch_overhead_bytes=6.0, nccl_overhead_bytes=10.0, live_hidden_buffers=1.0,
+              concurrency=50, context_tokens=5)
+
+    def test_every_field(self):
+        r = memory_model(**self.KW)
+        assert r.budget_bytes == pytest.approx(900.0)          # 1000 * 0.9
+        assert r.reserved_bytes == pytest.approx(100.0)
+        assert r.weights_bytes == 120.0                         # 200/2 + 10 + 5 * (4 // 2 heads)
+        # activation: 4 tokens * (3*4/2 + (4 + 2*4)*1/2 + 1*2) * 1 B = 4 * 14 = 56; logits 1 * 2 * 4 B = 8
+        assert r.activation_bytes == 64.0
+        assert r.overhead_bytes == 16.0                         # 6 + 10 NCCL (TP 2)
+        assert r.kv_pool_bytes == pytest.approx(700.0)         # 900 - 120 - 64 - 16
+        assert r.kv_bytes_per_token == 2.0                      # 1 B per head * 2 heads per rank
+        assert r.num_blocks == 87                               # floor(700 / (4 tokens * 2 B))
+        assert r.kv_pool_tokens == 348                          # 87 * 4
+        assert r.max_concurrency == pytest.approx(29.0)        # 87*8 B / (ceil(10/4)=3 blocks * 8 B)
+        assert r.kv_bytes_per_request == 16.0                   # ceil(5/4) = 2 blocks * 8 B
+        assert r.max_concurrency_at_context == 43               # floor(696 / 16)
+        assert r.kv_in_use_bytes == 688.0                       # min(50, 43) * 16
+        assert r.kv_free_bytes == pytest.approx(12.0)          # 700 - 688
+        assert r.paged_waste_bytes == 6.0                       # (8 - 5) * 2
+        assert r.contiguous_waste_bytes == 10.0                 # (10 - 5) * 2
+        assert r.contiguous_max_sequences == 35                 # floor(700 / (10 * 2))
+        assert bool(r.fits) and not bool(r.concurrency_fits)    # 50 > 43
+
+    def test_stack_sums_to_budget(self):
+        r = memory_model(**self.KW)
+        assert r.weights_bytes + r.activation_bytes + r.overhead_bytes + r.kv_pool_bytes == pytest.approx(r.budget_bytes)
+
+    def test_broadcast_shapes(self):
+        kw = dict(self.KW, tensor_parallel_size=np.array([1, 2, 4])[:, None], concurrency=np.array([1, 10, 100, 1000]))
+        r = memory_model(**kw)
+        assert r.kv_in_use_bytes.shape == (3, 4) and r.fits.shape == (3, 1)
+        assert r.fits.dtype == bool
+
+    def test_inputs_not_mutated(self):
+        tp = np.array([1, 2, 4])
+        memory_model(**dict(self.KW, tensor_parallel_size=tp))
+        assert tp.tolist() == [1, 2, 4]
+
+
+class TestMemoryFor:
+    H100 = get_gpu("h100-sxm")
+    # The end-to-end checks pin the two memory assumptions they depend on (the library defaults
+    # are calibrated elsewhere and may move): 1 GiB non-torch overhead, 4 live hidden buffers.
+    EFF = Efficiency(non_torch_overhead_bytes=GiB, activation_live_hidden_buffers=4.0)
+
+    def test_llama3_8b_weights_match_vllm_log(self):
+        # 16,060,522,496 B / 2^30 = 14.957 GiB: "model weights take 14.96GiB"
+        r = memory_for(get_model(LLAMA31_8B), self.H100, ServingConfig(max_model_len=8192))
+        assert round(float(r.weights_bytes) / GiB, 2) == 14.96
+
+    def test_llama3_8b_tp2_weights_match_vllm_log(self):
+        # TP2: (16,060,522,496 - norms 266,240*2) / 2 + 266,240*2 = 8,030,527,488 B = 7.479 GiB -> "7.48GiB"
+        r = memory_for(get_model(LLAMA31_8B), self.H100, ServingConfig(max_model_len=8192, tensor_parallel_size=2))
+        assert float(r.weights_bytes) == 8_030_527_488
+        assert round(float(r.weights_bytes) / GiB, 2) == 7.48
+
+    def test_llama3_8b_pool_with_logged_components(self):
+        # The calculator's stack with the log's measured activation / non-torch terms gives the logged pool
+        weights = memory_for(get_model(LLAMA31_8B), self.H100, ServingConfig(max_model_len=8192)).weights_bytes
+        pool = mem.kv_pool_bytes(usable_memory_bytes=79.22 * GiB, gpu_memory_utilization=0.9, weights_bytes=weights,
+                                 activation_bytes=1.26 * GiB, overhead_bytes=1.79 * GiB)
+        assert round(float(pool) / GiB, 2) == 53.29
+
+    def test_7b_mha_blocks_from_logged_pool(self):
+        # 56.18 GiB / (16 * 524,288 B) = 7191 blocks, as logged
+        r = memory_for(get_model(LLAMA2_7B), self.H100, ServingConfig())
+        assert round(float(r.weights_bytes) / GiB, 2) == 12.55  # logged "12.55 GiB"
+        assert mem.num_kv_blocks(kv_pool_bytes=56.18 * GiB, block_size=16, kv_bytes_per_token=r.kv_bytes_per_token) == 7191
+
+    def test_llama2_7b_h100_end_to_end(self):
+        # usable 85,029,615,043 B (79.19 GiB) * 0.9 = 76,526,653,538.7
+        # activation (T = 8192, 1024 seqs): 8192 * (3*11008 + 96*128 + 4*4096 = 61,696) * 2 = 1,010,827,264
+        #   + 1024 * 32,000 * 4 = 131,072,000 -> 1,141,899,264
+        # pool = 76,526,653,538.7 - 13,476,831,232 - 1,141,899,264 - 1 GiB = 60,834,181,218.7
+        # blocks = floor(60,834,181,218.7 / 8 MiB) = floor(7251.9995) = 7251; 7251 / 256 = 28.32x at 4096 tokens
+        r = memory_for(get_model(LLAMA2_7B), self.H100, ServingConfig(), self.EFF)
+        assert float(r.activation_bytes) == 1_141_899_264
+        assert float(r.kv_pool_bytes) == pytest.approx(60_834_181_218.7, abs=1)
+        assert int(r.num_blocks) == 7251
+        assert float(r.max_concurrency) == pytest.approx(7251 / 256)
+        assert int(r.max_concurrency_at_context) == 28
+
+    def test_kv_per_gpu_under_tp(self):
+        # Llama-2-70B: 327,680 B/token whole model; TP 8 -> 1 head per rank = 40,960; TP 16 replicates: 40,960
+        r = memory_for(get_model(LLAMA2_70B), get_gpu("h100-sxm"), ServingConfig(tensor_parallel_size=8))
+        r16 = memory_for(get_model(LLAMA2_70B), get_gpu("h100-sxm"), ServingConfig(tensor_parallel_size=16))
+        assert float(r.kv_bytes_per_token) == float(r16.kv_bytes_per_token) == 40_960
+
+    def test_mla_kv_is_replicated_on_every_rank(self):
+        # DeepSeek-V3 at TP 8 still holds 70,272 B per token on each GPU
+        r = memory_for(get_model(DEEPSEEK_V3), get_gpu("h200"), ServingConfig(tensor_parallel_size=8, max_model_len=8192))
+        assert float(r.kv_bytes_per_token) == 70_272
+
+    def test_fits_is_data(self):
+        # DeepSeek-V3 on 8 x H200: BF16 weights 1.342e12 / 8 = 168 GB > 0.9 * 150 GB: does not fit;
+        # FP8 weights 6.73e11 / 8 = 84 GB: fits
+        arch, h200 = get_model(DEEPSEEK_V3), get_gpu("h200")
+        bf16 = memory_for(arch, h200, ServingConfig(tensor_parallel_size=8, max_model_len=8192))
+        fp8 = memory_for(arch, h200, ServingConfig(tensor_parallel_size=8, max_model_len=8192, quantization="fp8"))
+        assert (bool(bf16.fits), bool(fp8.fits)) == (False, True)
+        assert float(bf16.kv_pool_bytes) < 0 and int(bf16.num_blocks) == 0
+
+    def test_concurrency_sweep_broadcasts(self):
+        # activation 8192 * 65,536 * 2 + 1024 * 128,256 * 4 = 1,599,078,400
+        # pool = 76,526,653,538.7 - 16,060,522,496 - 1,599,078,400 - 1 GiB = 57,793,310,818.7
+        # blocks = floor(pool / 2 MiB) = 27,557; one 8192-token request = 1 GiB = 512 blocks -> 53 requests fit
+        r = memory_for(get_model(LLAMA31_8B), self.H100, ServingConfig(max_model_len=8192), self.EFF,
+                       concurrency=np.array([1, 10, 100, 1000]), context_tokens=8192)
+        assert int(r.num_blocks) == 27_557 and int(r.max_concurrency_at_context) == 53
+        assert (r.kv_in_use_bytes / GiB).tolist() == [1.0, 10.0, 53.0, 53.0]
+        assert r.concurrency_fits.tolist() == [True, True, False, False]
+
+    def test_mla_activation_counts_per_head_keys_and_values(self):
+        # MLA decompresses K and V per head in the profiling pass: the QKV term uses 128 KV heads, not the 1 cached
+        # latent. At TP 8, T = 8192, d = 192: (128 + 2*128) * 192 / 8 = 9,216 elements per token for QKV
+        arch, h200 = get_model(DEEPSEEK_V3), get_gpu("h200")
+        r = memory_for(arch, h200, ServingConfig(tensor_parallel_size=8, max_model_len=8192, quantization="fp8"),
+                       self.EFF)
+        # MLP 3 * max(18432 dense, 8*2048 + 2048 shared = 18,432) / 8 = 6,912; hidden 4 * 7168 = 28,672;
+        # per token 9,216 + 6,912 + 28,672 = 44,800 elements
+        # 8192 * 44,800 * 2 B = 734,003,200; logits 1024 * 129,280 * 4 = 529,530,880
+        assert float(r.activation_bytes) == 734_003_200 + 529_530_880

@@ -1,0 +1,142 @@
+"""calc.params: parameter counts (physics.md A1). Expected values are arithmetic written out here
+or the published totals of the A1 table / model cards, never computed with the code under test."""
+
+import numpy as np
+import pytest
+
+from calc.catalog import get_model, model_ids
+from calc.params import (attention_params_per_layer, gated_mlp_params, mla_attention_params_per_layer,
+                         moe_ffn_params, param_counts)
+
+
+class TestAttentionParamsPerLayer:
+    def test_llama31_8b_gqa(self):
+        # W_q + W_o = 2 * 4096 * 32 * 128 = 33,554,432; W_k + W_v = 2 * 4096 * 8 * 128 = 8,388,608
+        assert attention_params_per_layer(hidden_size=4096, num_heads=32, num_kv_heads=8, head_dim=128) == 41_943_040
+
+    def test_llama2_7b_mha_is_4h2(self):
+        # MHA: 4 * h^2 = 4 * 4096^2 = 67,108,864
+        assert attention_params_per_layer(hidden_size=4096, num_heads=32, num_kv_heads=32, head_dim=128) == 67_108_864
+
+    def test_qwen25_7b_qkv_bias(self):
+        # 2 * 3584 * 28 * 128 = 25,690,112; 2 * 3584 * 4 * 128 = 3,670,016; bias (28 + 2*4) * 128 = 4,608
+        got = attention_params_per_layer(hidden_size=3584, num_heads=28, num_kv_heads=4, head_dim=128, qkv_bias=True)
+        assert got == 25_690_112 + 3_670_016 + 4_608 == 29_364_736
+
+    def test_broadcasts_over_kv_heads(self):
+        # MQA / GQA-8 / MHA at h = 4096: 33,554,432 + 2 * 4096 * 128 * {1, 8, 32}
+        got = attention_params_per_layer(hidden_size=4096, num_heads=32, num_kv_heads=np.array([1, 8, 32]), head_dim=128)
+        assert got.tolist() == [33_554_432 + 1_048_576, 33_554_432 + 8_388_608, 33_554_432 + 33_554_432]
+
+    def test_returns_python_int_for_scalars(self):
+        assert isinstance(attention_params_per_layer(hidden_size=8, num_heads=2, num_kv_heads=1, head_dim=4), int)
+
+
+class TestMlaAttentionParamsPerLayer:
+    def test_deepseek_v3(self):
+        # q_a 7168*1536 = 11,010,048; q_b 1536*128*(128+64) = 37,748,736; q norm 1,536
+        # kv_a 7168*(512+64) = 4,128,768; kv_b 512*128*(128+128) = 16,777,216; kv norm 512
+        # o 128*128*7168 = 117,440,512                      (physics.md A1: 187,107,328)
+        expected = 11_010_048 + 37_748_736 + 1_536 + 4_128_768 + 16_777_216 + 512 + 117_440_512
+        assert expected == 187_107_328
+        assert mla_attention_params_per_layer(hidden_size=7168, num_heads=128, q_lora_rank=1536, kv_lora_rank=512,
+                                              qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128) == expected
+
+    def test_without_query_low_rank(self):
+        # DeepSeek-V2-Lite style (q_lora_rank 0): q = h*H*(d_nope+d_rope) = 2048*16*192 = 6,291,456
+        # kv_a 2048*(512+64) = 1,179,648; kv_b 512*16*(128+128) = 2,097,152; norm 512; o 16*128*2048 = 4,194,304
+        got = mla_attention_params_per_layer(hidden_size=2048, num_heads=16, q_lora_rank=0, kv_lora_rank=512,
+                                             qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)
+        assert got == 6_291_456 + 1_179_648 + 2_097_152 + 512 + 4_194_304
+
+
+class TestGatedMlpParams:
+    def test_llama2_7b(self):
+        # 3 * 4096 * 11008 = 135,266,304 (gate, up, down)
+        assert gated_mlp_params(hidden_size=4096, intermediate_size=11008) == 135_266_304
+
+    def test_broadcast(self):
+        # 3 * 4096 * {11008, 14336} = {135,266,304, 176,160,768}
+        got = gated_mlp_params(hidden_size=4096, intermediate_size=np.array([11008, 14336]))
+        assert got.tolist() == [135_266_304, 176_160_768]
+
+
+class TestMoeFfnParams:
+    def test_mixtral_layer(self):
+        # 8 experts * 3 * 4096 * 14336 = 1,409,286,144; router 4096 * 8 = 32,768
+        assert moe_ffn_params(hidden_size=4096, num_experts=8, expert_intermediate_size=14336) == 1_409_318_912
+
+    def test_deepseek_v3_layer(self):
+        # 256 * 3 * 7168 * 2048 = 11,274,289,152; shared 3 * 7168 * 2048 = 44,040,192;
+        # router 7168 * 256 = 1,835,008; router bias 256
+        got = moe_ffn_params(hidden_size=7168, num_experts=256, expert_intermediate_size=2048,
+                             shared_intermediate_size=2048, router_bias=True)
+        assert got == 11_274_289_152 + 44_040_192 + 1_835_008 + 256
+
+
+# Exact totals from the physics.md A1 table (computed there from the configs with Python) and the
+# figures the model cards / announcements publish, in billions (total, active). Cards round: "70B"
+# is 68.98B for Llama-2-70B and "7B" is 6.74B for Llama-2-7B (3.7 %), so the published check allows 4 %.
+A1_TABLE = {
+    # id: (exact total, exact active, published total B, published active B)
+    "meta-llama/Llama-2-7b-hf": (6_738_415_616, 6_738_415_616, 7, 7),
+    "meta-llama/Llama-2-13b-hf": (13_015_864_320, 13_015_864_320, 13, 13),
+    "meta-llama/Llama-2-70b-hf": (68_976_648_192, 68_976_648_192, 70, 70),
+    "meta-llama/Llama-3.1-8B": (8_030_261_248, 8_030_261_248, 8, 8),
+    "meta-llama/Llama-3.1-70B": (70_553_706_496, 70_553_706_496, 70, 70),
+    "meta-llama/Llama-3.1-405B": (405_853_388_800, 405_853_388_800, 405, 405),
+    "mistralai/Mistral-7B-v0.1": (7_241_732_096, 7_241_732_096, 7.3, 7.3),  # announcement [UNCERTAIN]
+    "mistralai/Mixtral-8x7B-v0.1": (46_702_792_704, 12_879_925_248, 46.7, 12.9),  # [UNCERTAIN]
+    "Qwen/Qwen2.5-7B": (7_615_616_512, 7_615_616_512, 7.61, 7.61),
+    "Qwen/Qwen2.5-72B": (72_706_203_648, 72_706_203_648, 72.7, 72.7),
+    "deepseek-ai/DeepSeek-V3": (671_026_419_200, 37_552_297_472, 671, 37),  # README @9b4e9788, MTP excluded
+    "google/gemma-2-9b": (9_241_705_984, 9_241_705_984, 9.241705984, 9.241705984),  # HF safetensors total
+}
+
+
+class TestParamCounts:
+    def test_every_catalog_model_is_in_the_table(self):
+        assert sorted(A1_TABLE) == sorted(model_ids())
+
+    @pytest.mark.parametrize("model_id", sorted(A1_TABLE))
+    def test_reproduces_published_totals(self, model_id):
+        total, active, published_total_b, published_active_b = A1_TABLE[model_id]
+        p = param_counts(get_model(model_id))
+        assert (p.total, p.active) == (total, active)
+        assert p.total / 1e9 == pytest.approx(published_total_b, rel=0.04)
+        assert p.active / 1e9 == pytest.approx(published_active_b, rel=0.04)
+
+    def test_llama2_7b_by_parts(self):
+        # per layer: attention 4*4096^2 = 67,108,864; MLP 3*4096*11008 = 135,266,304; 2 norms 8,192
+        # 32 layers * 202,383,360 = 6,476,267,520; embedding = LM head = 32000*4096 = 131,072,000; final norm 4,096
+        p = param_counts(get_model("meta-llama/Llama-2-7b-hf"))
+        assert (p.attention, p.dense_mlp, p.norms) == (32 * 67_108_864, 32 * 135_266_304, 32 * 8_192 + 4_096)
+        assert p.embedding == p.lm_head == 131_072_000
+        assert p.total == 6_476_267_520 + 2 * 131_072_000 + 4_096 == 6_738_415_616
+
+    def test_mixtral_active_counts_two_of_eight_experts(self):
+        # one expert: 3*4096*14336 = 176,160,768; 32 layers * 6 unused experts = 192 * 176,160,768 = 33,822,867,456
+        p = param_counts(get_model("mistralai/Mixtral-8x7B-v0.1"))
+        assert p.experts == 32 * 8 * 176_160_768
+        assert p.active_experts == 32 * 2 * 176_160_768
+        assert p.total - p.active == 33_822_867_456
+
+    def test_deepseek_v3_dense_and_moe_layers(self):
+        # 3 dense layers: 3 * 3*7168*18432 = 1,189,085,184; 58 MoE layers * 256 * 3*7168*2048 = 653,908,770,816
+        p = param_counts(get_model("deepseek-ai/DeepSeek-V3"))
+        assert p.dense_mlp == 1_189_085_184
+        assert p.experts == 653_908_770_816
+        # shared expert + router + router bias per MoE layer: 44,040,192 + 1,835,008 + 256 = 45,875,456
+        assert p.shared_experts_and_router == 58 * 45_875_456
+
+    def test_kv_projection_and_linear(self):
+        # Llama-3.1-8B: W_k + W_v = 32 layers * 2*4096*8*128 = 268,435,456
+        # linear = total - embedding - LM head - norms = 8,030,261,248 - 2*525,336,576 - (32*2*4096 + 4096)
+        p = param_counts(get_model("meta-llama/Llama-3.1-8B"))
+        assert p.kv_projection == 268_435_456
+        assert p.linear == 8_030_261_248 - 1_050_673_152 - 266_240 == 6_979_321_856
+
+    def test_tied_embeddings_have_no_lm_head(self):
+        # Gemma-2-9B ties: 256000 * 3584 = 917,504,000 counted once
+        p = param_counts(get_model("google/gemma-2-9b"))
+        assert (p.embedding, p.lm_head) == (917_504_000, 0)
