@@ -228,6 +228,14 @@ class Efficiency(_Frozen):
     nccl_overhead_bytes: Annotated[float, Field(ge=0.0, le=1e12, description=(
         "Extra non-torch memory for NCCL buffers when TP > 1 (vLLM log: 1.79 -> 3.58 GiB "
         "at TP 2)."))] = 1.8 * 2**30
+    cuda_context_bytes: Annotated[float, Field(ge=0.0, le=1e12, description=(
+        "CUDA context and kernel images, created before vLLM's memory snapshot: it lives in "
+        "the (1 - gpu_memory_utilization) reserve, not in vLLM's budget. A few hundred MiB on "
+        "current drivers with lazy module loading [estimate, not from a log]."))] = 0.5 * 2**30
+    cuda_graph_bytes: Annotated[float, Field(ge=0.0, le=1e12, description=(
+        "Memory of the captured CUDA graphs; vLLM logs 'took 0.21 GiB' (Llama-3.2-1B, PR "
+        "#11349), 6-28 MiB per captured size (PRs #22897/#23184). Captured after the KV cache "
+        "is allocated, so it must fit the reserve too."))] = 0.3 * 2**30
     activation_live_hidden_buffers: Annotated[float, Field(ge=0.0, le=64.0, description=(
         "Hidden-size activation buffers alive at the profiling peak (residual, norm output, "
         "attention output); physics.md A4 suggests 2-4."))] = 4.0

@@ -135,6 +135,8 @@ class MemoryResult:
     paged_waste_bytes: np.ndarray  # per request
     contiguous_waste_bytes: np.ndarray  # per request, reserving max_model_len
     contiguous_max_sequences: np.ndarray
+    cuda_context_and_graphs_bytes: np.ndarray  # lives in the reserve (outside vLLM's budget)
+    reserve_ok: np.ndarray  # the (1 − utilization) reserve holds the CUDA context and graphs
 
 
 def memory_model(*, usable_memory_bytes, gpu_memory_utilization, tensor_parallel_size,
@@ -143,7 +145,8 @@ def memory_model(*, usable_memory_bytes, gpu_memory_utilization, tensor_parallel
                  hidden_size, ffn_intermediate_per_token, num_heads, head_dim, vocab_size, activation_bytes,
                  max_model_len, max_num_seqs, max_num_batched_tokens, block_size,
                  non_torch_overhead_bytes, nccl_overhead_bytes, live_hidden_buffers,
-                 concurrency, context_tokens, activation_num_kv_heads=None) -> MemoryResult:
+                 concurrency, context_tokens, activation_num_kv_heads=None,
+                 cuda_context_and_graphs_bytes=0.0) -> MemoryResult:
     """The whole per-GPU memory stack; every argument broadcasts (one config or millions).
 
     ``num_kv_heads`` is the number of *cached* KV heads (1 for MLA: one latent, replicated);
@@ -213,6 +216,8 @@ def memory_model(*, usable_memory_bytes, gpu_memory_utilization, tensor_parallel
                                                                      kv_bytes_per_token=kv_tok), dtype=float),
         contiguous_max_sequences=np.asarray(mem.contiguous_max_sequences(kv_pool_bytes=pool, max_model_len=max_model_len,
                                                                          kv_bytes_per_token=kv_tok)),
+        cuda_context_and_graphs_bytes=np.asarray(cuda_context_and_graphs_bytes, dtype=float),
+        reserve_ok=np.asarray(usable * (1.0 - np.asarray(gpu_memory_utilization)) >= cuda_context_and_graphs_bytes),
     )
 
 
@@ -248,4 +253,5 @@ def memory_for(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingCo
         nccl_overhead_bytes=efficiency.nccl_overhead_bytes,
         live_hidden_buffers=efficiency.activation_live_hidden_buffers,
         concurrency=concurrency, context_tokens=context_tokens, activation_num_kv_heads=kv_heads_act,
+        cuda_context_and_graphs_bytes=efficiency.cuda_context_bytes + efficiency.cuda_graph_bytes,
     )
