@@ -1,7 +1,6 @@
-"""Entry point: page setup and navigation only."""
+"""Entry point: page config, navigation and the shared sidebar. The page list is
+ui.shell.PAGES; the frame is ui.shell.run."""
 
-import streamlit as st
+from ui.shell import run
 
-st.set_page_config(page_title="LLM inference calculator", page_icon="🧮", layout="wide")
-pg = st.navigation([st.Page("pages/memory.py", title="Memory", default=True)])
-pg.run()
+run()

@@ -1,4 +1,73 @@
+"""Memory page: the per-GPU memory stack, where it stops fitting, paged vs contiguous KV."""
+
 import streamlit as st
 
-st.title("Memory")
-st.info("Not yet: the memory page is being built.")
+from calc.scenario import memory_for, model_numbers
+from ui import explain, figures, shell, sweeps, tables
+from ui import format as F
+from ui.controls import SWEEP_CONTEXT
+from ui.state import check_query_params, render_control
+
+sc, t = shell.page()
+for warning in check_query_params((SWEEP_CONTEXT,), t):
+    st.warning(warning)
+s = sc.serving
+st.title(t("mem.title"))
+st.caption(t("mem.intro", model=sc.arch.name, tp=s.tensor_parallel_size, gpu=sc.gpu.name, dtype=s.dtype,
+             quant=s.quantization, kv=s.kv_cache_dtype, ctx=F.integer(sc.context_tokens), block=s.block_size))
+
+r = memory_for(sc.arch, sc.gpu, s, sc.efficiency, concurrency=sc.concurrency, context_tokens=sc.context_tokens)
+fit = int(r.max_concurrency_at_context)
+
+c1, c2, c3, c4, c5 = st.columns(5)
+c1.metric(t("mem.metric.weights"), F.gib(r.weights_bytes), help=F.both(r.weights_bytes), border=True)
+c2.metric(t("mem.metric.kv_token"), F.binary(r.kv_bytes_per_token), help=F.exact_bytes(r.kv_bytes_per_token),
+          border=True)
+c3.metric(t("mem.metric.kv_request"), F.gib(r.kv_bytes_per_request), help=F.both(r.kv_bytes_per_request),
+          border=True)
+c4.metric(t("mem.metric.max_conc"), F.integer(fit), border=True,
+          help=t("mem.metric.max_conc.help", ctx=F.integer(sc.context_tokens), vllm=F.number(r.max_concurrency),
+                 mml=F.integer(sc.resolved.max_model_len)))
+c5.metric(t("mem.metric.in_use", conc=F.integer(sc.concurrency)), F.gib(r.kv_in_use_bytes), border=True,
+          help=t("mem.metric.in_use.help", used=F.both(r.kv_in_use_bytes), pool=F.both(r.kv_pool_bytes)))
+
+if not bool(r.fits):
+    st.error(t("mem.not_fit", budget=F.both(r.budget_bytes)))
+elif not bool(r.concurrency_fits):
+    st.warning(t("mem.conc_not_fit", conc=F.integer(sc.concurrency), ctx=F.integer(sc.context_tokens),
+                 fit=F.integer(fit)))
+
+by_context = render_control(SWEEP_CONTEXT, t)
+if by_context:
+    x = sweeps.context_points(chosen=sc.context_tokens, max_model_len=sc.resolved.max_model_len)
+    sweep = memory_for(sc.arch, sc.gpu, s, sc.efficiency, concurrency=sc.concurrency, context_tokens=x)
+    kind, chosen, x_name = "context", sc.context_tokens, "context_tokens"
+else:
+    x = sweeps.concurrency_points(chosen=sc.concurrency, max_fit=fit)
+    sweep = memory_for(sc.arch, sc.gpu, s, sc.efficiency, concurrency=x, context_tokens=sc.context_tokens)
+    kind, chosen, x_name = "concurrency", sc.concurrency, "concurrency"
+fig = figures.memory_stack_figure(x, kind, sweep, t, chosen=chosen, utilization=s.gpu_memory_utilization)
+st.plotly_chart(fig, key="memory_chart", config={"displaylogo": False})
+st.download_button(t("csv.memory"), data=tables.memory_sweep_csv(x_name, x, sweep), file_name="memory_sweep.csv",
+                   mime="text/csv", key="memory_csv", on_click="ignore")
+
+st.plotly_chart(figures.waste_figure(r, t, block_size=s.block_size, max_model_len=sc.resolved.max_model_len),
+                key="waste_chart", config={"displaylogo": False})
+st.caption(t("waste.caption", mml=F.integer(sc.resolved.max_model_len), block=s.block_size))
+st.download_button(t("csv.waste"), key="waste_csv", on_click="ignore", file_name="paged_vs_contiguous.csv",
+                   mime="text/csv",
+                   data=tables.waste_csv(r, block_size=s.block_size, max_model_len=sc.resolved.max_model_len))
+
+st.subheader(t("why.title"))
+numbers = model_numbers(sc.arch, dtype=s.dtype, quantization=s.quantization, kv_cache_dtype=s.kv_cache_dtype)
+inputs = explain.Inputs(arch=sc.arch, serving=s, resolved=sc.resolved, efficiency=sc.efficiency, numbers=numbers,
+                        result=r, context_tokens=sc.context_tokens)
+for panel in explain.memory_panels(inputs, t):
+    with st.expander(panel.title):
+        st.markdown(f"**{t('why.formula')}**")
+        st.latex(panel.formula)
+        st.markdown(f"**{t('why.values')}**")
+        st.latex(panel.plugged)
+        for note in panel.notes:
+            st.caption(note)
+        st.markdown(f"**{t('why.takeaway')}** {panel.takeaway}")

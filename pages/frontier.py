@@ -1,0 +1,132 @@
+"""Frontier page (course §3.4–3.5): throughput against TPOT and TTFT over a concurrency sweep,
+the SLA region, the best SLA-meeting point, the knee, the KV wall; overlays; the vLLM command."""
+
+import numpy as np
+import streamlit as st
+
+from ui import figures_perf as FP
+from ui import format as F
+from ui import perf_view as V
+from ui import shell, state
+from ui.explain_perf import frontier_panels
+from ui.perf_controls import (CHUNKED, FRONTIER, MAX_OVERLAYS, OVERLAYS, PER_GPU, PRESETS, SLO_TPOT_MS, SLO_TTFT_MS,
+                              Variant, apply_variant, same_as)
+from ui.state import check_query_params, render_control
+from ui.theme import SERIES_COLORS
+from ui.why import render_panels
+
+
+def _preset(name: str | None) -> None:
+    seqs, tokens = PRESETS[name] if name else (None, None)
+    st.session_state["max_num_seqs"], st.session_state["max_num_batched_tokens"] = seqs, tokens
+
+
+sc, t = shell.page()
+for warning in check_query_params(FRONTIER, t):
+    st.warning(warning)
+s = sc.serving
+st.title(t("fr.page_title"))
+st.caption(t("fr.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size, i=F.integer(s.input_len),
+             o=F.integer(s.output_len)))
+
+b1, b2, b3, _ = st.columns([1.2, 1.4, 0.8, 1])
+b1.button(t("fr.preset.low_latency"), on_click=_preset, args=("low_latency",), key="preset_low", help=t("fr.preset.help"))
+b2.button(t("fr.preset.high_throughput"), on_click=_preset, args=("high_throughput",), key="preset_high",
+          help=t("fr.preset.help"))
+b3.button(t("fr.preset.default"), on_click=_preset, args=(None,), key="preset_default", help=t("fr.preset.help"))
+c1, c2 = st.columns(2)
+with c1:
+    ttft_slo_s = render_control(SLO_TTFT_MS, t) / 1000
+with c2:
+    tpot_slo_s = render_control(SLO_TPOT_MS, t) / 1000
+c3, c4, c5 = st.columns([1, 1, 3])
+with c3:
+    chunked = render_control(CHUNKED, t)
+with c4:
+    per_gpu = render_control(PER_GPU, t)
+st.session_state.setdefault(state._RENDERED, {})[OVERLAYS.key] = OVERLAYS  # in the share link
+tokens = c5.multiselect(t("ctl.overlays"), OVERLAYS.choices(), default=list(OVERLAYS.default), key=OVERLAYS.key,
+                        bind="query-params", max_selections=MAX_OVERLAYS, help=t("ctl.overlays.help"),
+                        format_func=lambda tok: V.token_label(tok, t))
+
+base = Variant("", s, sc.gpu, chunked)
+variants = [base]
+for tok in tokens:
+    try:
+        v = apply_variant(base, tok)
+    except ValueError as exc:
+        st.warning(t("fr.overlay_invalid", name=V.token_label(tok, t), reason=str(exc)))
+        continue
+    if not any(same_as(v, w) for w in variants):
+        variants.append(v)
+probes = [V.probe(v, sc.arch, sc.efficiency) for v in variants]
+if not bool(probes[0].serving.fits):
+    m = probes[0].memory
+    st.error(t("perf.not_fit", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size,
+               weights=F.gib(m.weights_bytes), budget=F.gib(m.budget_bytes)))
+else:
+    for v, p in zip(variants[1:], probes[1:]):
+        if not bool(p.serving.fits):
+            st.caption(t("fr.overlay_not_fit", name=V.token_label(v.token, t)))
+    kept = [(v, p) for v, p in zip(variants, probes) if bool(p.serving.fits)]
+    conc = V.sweep_concurrency([p for _, p in kept], sc.concurrency)
+    series = [V.frontier_series(v, sc.arch, sc.efficiency, concurrency=conc, label=V.token_label(v.token, t),
+                                color=SERIES_COLORS[k], ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s,
+                                chosen=sc.concurrency) for k, (v, _) in enumerate(kept)]
+    f = series[0]
+    tp = s.tensor_parallel_size
+    m1, m2, m3 = st.columns(3)
+    m4, m5, m6 = st.columns(3)
+    if f.best >= 0:
+        i = f.best
+        m1.metric(t("fr.metric.best"), F.integer(f.concurrency[i]), border=True, help=t("fr.metric.best.help"))
+        m2.metric(t("fr.metric.x"), f"{F.integer(f.output_tokens_per_s[i])} tok/s", border=True,
+                  help=t("fr.metric.x.help", per_gpu=F.integer(f.output_tokens_per_s_per_gpu[i]), tp=tp,
+                         total=F.integer(f.total_tokens_per_s[i])))
+        cost = "—" if f.cost_per_million_usd is None else f"${F.number(float(f.cost_per_million_usd[i]), 3)}"
+        m3.metric(t("fr.metric.cost"), cost, border=True,
+                  help=t("fr.metric.cost.help") if f.cost_per_million_usd is not None else t("fr.metric.cost.none"))
+        m4.metric(t("fr.metric.ttft"), f"{F.number(float(f.ttft_s[i]) * 1e3, 0)} ms", border=True)
+        m5.metric(t("fr.metric.tpot"), f"{F.number(float(f.tpot_s[i]) * 1e3, 1)} ms", border=True)
+    else:
+        st.warning(t("fr.none_feasible", ttft=F.number(ttft_slo_s * 1e3, 0), tpot=F.number(tpot_slo_s * 1e3, 0),
+                     min_ttft=F.number(float(np.nanmin(f.ttft_s)) * 1e3, 0),
+                     min_tpot=F.number(float(np.nanmin(f.tpot_s)) * 1e3, 1)))
+        m1.metric(t("fr.metric.best"), "—", border=True, help=t("fr.metric.best.help"))
+    m6.metric(t("fr.metric.knee"), F.integer(f.concurrency[f.knee]) if f.knee >= 0 else "—", border=True,
+              help=t("fr.metric.knee.help"))
+
+    st.plotly_chart(FP.frontier_sla_figure(series, t, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, per_gpu=per_gpu),
+                    key="frontier_sla_chart", config={"displaylogo": False})
+    st.caption(t("fr.caption.sla"))
+    st.plotly_chart(FP.frontier_concurrency_figure(series, t, per_gpu=per_gpu, chosen=sc.concurrency),
+                    key="frontier_conc_chart", config={"displaylogo": False})
+    st.caption(t("fr.caption.conc", wall=F.integer(f.engine_limit)))
+    st.download_button(t("csv.frontier"), key="frontier_csv", on_click="ignore", file_name="frontier.csv",
+                       mime="text/csv", data=lambda series=series: V.frontier_csv(series))  # built on click
+
+    st.subheader(t("fr.compare"))
+    st.table([{t("fr.col.scenario"): x.label,
+               t("fr.col.best"): F.integer(x.concurrency[x.best]) if x.best >= 0 else "—",
+               t("fr.col.x"): F.integer(x.output_tokens_per_s[x.best]) if x.best >= 0 else "—",
+               t("fr.col.x_gpu"): F.integer(x.output_tokens_per_s_per_gpu[x.best]) if x.best >= 0 else "—",
+               t("fr.col.knee"): F.integer(x.concurrency[x.knee]) if x.knee >= 0 else "—",
+               t("fr.col.wall"): F.integer(x.engine_limit),
+               t("fr.col.cost"): ("—" if x.cost_per_million_usd is None or x.best < 0
+                                  else f"${F.number(float(x.cost_per_million_usd[x.best]), 3)}")}
+              for x in series], hide_index=True)
+
+    st.subheader(t("fr.cmd.title"))
+    seqs = int(f.concurrency[f.best]) if f.best >= 0 else int(f.max_num_seqs)
+    st.code(V.vllm_command(model_id=sc.arch.id, serving=s, max_model_len=sc.resolved.max_model_len, max_num_seqs=seqs,
+                           max_num_batched_tokens=int(f.max_num_batched_tokens), chunked=chunked), language="bash")
+    st.caption(t("fr.cmd.caption" if f.best >= 0 else "fr.cmd.caption_none", c=F.integer(seqs)))
+
+    st.subheader(t("case.title"))
+    st.caption(t("case.intro", i=F.integer(V.CASE_INPUT), o=F.integer(V.CASE_OUTPUT)))
+    st.table([{t("case.col.metric"): r["metric"], t("case.col.course"): r["course"], t("case.col.calc"): r["calc"],
+               t("case.col.why"): r["why"]} for r in V.case_rows(V.case_study(sc.efficiency), t)], hide_index=True)
+
+    st.subheader(t("why.title"))
+    render_panels(frontier_panels(f, t, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, input_len=s.input_len,
+                                  output_len=s.output_len, price=sc.gpu.price_usd_per_hour, tp=tp), t)

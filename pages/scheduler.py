@@ -1,0 +1,96 @@
+"""Scheduler page (course §3.4): engine steps of a few requests, chunked prefill riding along the
+decodes under the token budget vs whole prefills that stall them; TTFT and TPOT per request."""
+
+import numpy as np
+import streamlit as st
+
+from calc.estimate import engine_numbers
+from calc.scenario import memory_for
+from calc.schedule import mixed_workload, segments, simulate
+from ui import figures_perf as FP
+from ui import format as F
+from ui import perf_view as V
+from ui import shell
+from ui.explain_perf import scheduler_panels
+from ui.perf_controls import (SCHED_BUDGET, SCHED_GAP_MS, SCHED_LONG, SCHED_MAX_SEQS, SCHED_OUTPUT, SCHED_REQUESTS,
+                              SCHED_SHORT, SCHEDULER)
+from ui.state import check_query_params, render_control
+from ui.why import render_panels
+
+sc, t = shell.page()
+for warning in check_query_params(SCHEDULER, t):
+    st.warning(warning)
+s = sc.serving
+st.title(t("sc.page_title"))
+st.caption(t("sc.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size))
+
+c1, c2, c3, c4 = st.columns(4)
+with c1:
+    budget = render_control(SCHED_BUDGET, t)
+    max_seqs = render_control(SCHED_MAX_SEQS, t)
+with c2:
+    n_req = render_control(SCHED_REQUESTS, t)
+    gap_ms = render_control(SCHED_GAP_MS, t)
+with c3:
+    long_p = render_control(SCHED_LONG, t)
+    short_p = render_control(SCHED_SHORT, t)
+with c4:
+    out = render_control(SCHED_OUTPUT, t)
+
+mem = memory_for(sc.arch, sc.gpu, s, sc.efficiency, concurrency=1, context_tokens=sc.context_tokens)
+mml = sc.resolved.max_model_len
+if not bool(mem.fits):
+    st.error(t("perf.not_fit", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size,
+               weights=F.gib(mem.weights_bytes), budget=F.gib(mem.budget_bytes)))
+elif max(long_p, short_p) + out > mml:
+    st.error(t("sc.too_long", p=F.integer(max(long_p, short_p)), o=F.integer(out), mml=F.integer(mml)))
+else:
+    e = engine_numbers(sc.arch, sc.gpu, s, sc.efficiency)
+    reqs = mixed_workload(n_requests=n_req, long_prompt_tokens=long_p, short_prompt_tokens=short_p,
+                          output_tokens=out, arrival_gap_s=gap_ms / 1000)
+    kw = dict(max_num_seqs=max_seqs, max_num_batched_tokens=budget, kv_capacity_tokens=float(mem.kv_pool_tokens))
+    runs = {"chunked": simulate(e, reqs, enable_chunked_prefill=True, **kw),
+            "whole": simulate(e, reqs, enable_chunked_prefill=False, **kw)}
+    if any(r.truncated for r in runs.values()):
+        st.warning(t("sc.truncated"))
+    cols = st.columns(2)
+    for col, (name, r) in zip(cols, runs.items()):
+        other = runs["whole" if name == "chunked" else "chunked"]
+        with col:
+            st.markdown(f"#### {t(f'sc.policy.{name}')}")
+            a, b, c, d = st.columns(4)
+            ms = lambda x: f"{F.number(float(x) * 1e3, 1)} ms"  # noqa: E731
+            a.metric(t("sc.metric.ttft_mean"), ms(np.nanmean(r.ttft_s)), border=True,
+                     delta=ms(np.nanmean(r.ttft_s) - np.nanmean(other.ttft_s)), delta_color="inverse")
+            b.metric(t("sc.metric.ttft_max"), ms(np.nanmax(r.ttft_s)), border=True,
+                     delta=ms(np.nanmax(r.ttft_s) - np.nanmax(other.ttft_s)), delta_color="inverse")
+            c.metric(t("sc.metric.tpot"), ms(np.nanmean(r.tpot_s)), border=True,
+                     delta=ms(np.nanmean(r.tpot_s) - np.nanmean(other.tpot_s)), delta_color="inverse")
+            d.metric(t("sc.metric.gap"), ms(np.nanmax(r.max_itl_s)), border=True,
+                     delta=ms(np.nanmax(r.max_itl_s) - np.nanmax(other.max_itl_s)), delta_color="inverse",
+                     help=t("sc.metric.gap.help"))
+    st.caption(t("sc.delta_caption"))
+    x_max = max(r.makespan_s for r in runs.values()) * 1e3
+    for name, r in runs.items():
+        title = t(f"sc.title.{name}", budget=F.integer(r.token_budget), seqs=max_seqs)
+        st.plotly_chart(FP.schedule_figure(r, segments(r), t, title=title, x_max_ms=x_max), key=f"schedule_{name}",
+                        config={"displaylogo": False})
+        st.caption(t(f"sc.caption.{name}"))
+    st.download_button(t("csv.schedule_steps"), key="schedule_steps_csv", on_click="ignore",
+                       file_name="schedule_steps.csv", mime="text/csv", data=V.schedule_steps_csv(list(runs.values())))
+
+    st.subheader(t("sc.table_title"))
+    ch, wh = runs["chunked"], runs["whole"]
+    ms0 = lambda x: F.number(float(x) * 1e3, 1)  # noqa: E731
+    st.dataframe([{t("sc.col.request"): i + 1, t("sc.col.arrival"): ms0(ch.arrival_s[i]),
+                   t("sc.col.prompt"): F.integer(ch.prompt_tokens[i]), t("sc.col.output"): F.integer(ch.output_tokens[i]),
+                   t("sc.col.ttft_chunked"): ms0(ch.ttft_s[i]), t("sc.col.ttft_whole"): ms0(wh.ttft_s[i]),
+                   t("sc.col.tpot_chunked"): ms0(ch.tpot_s[i]), t("sc.col.tpot_whole"): ms0(wh.tpot_s[i]),
+                   t("sc.col.gap_chunked"): ms0(ch.max_itl_s[i]), t("sc.col.gap_whole"): ms0(wh.max_itl_s[i])}
+                  for i in range(len(reqs))], hide_index=True)
+    st.download_button(t("csv.schedule_requests"), key="schedule_requests_csv", on_click="ignore",
+                       file_name="schedule_requests.csv", mime="text/csv",
+                       data=V.schedule_requests_csv(list(runs.values())))
+
+    st.subheader(t("why.title"))
+    render_panels(scheduler_panels(ch, wh, t), t)

@@ -1,0 +1,48 @@
+"""Helpers for the AppTest page tests (no browser)."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+from streamlit.testing.v1 import AppTest
+
+from conftest import APP
+
+
+def app(query: dict | None = None, *, locale: str | None = None, page: str | None = None) -> AppTest:
+    """A fresh AppTest of app.py, run once (then switched to ``page`` and run again)."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    if locale:
+        at.context = {"locale": locale}
+    at.run()
+    if page:
+        at.switch_page(page).run()
+    return at
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def texts(elements) -> list[str]:
+    return [e.value for e in elements]
+
+
+def plotly_specs(at: AppTest) -> list[dict]:
+    """Plotly charts as their JSON specs (AppTest has no typed accessor; arrays may be base64)."""
+    specs = []
+    for el in at.get("plotly_chart"):
+        specs.append(json.loads(el.proto.spec))
+    return specs
+
+
+def decode(arr):
+    """A plotly array from a spec: a list, or {"bdata": base64, "dtype": ...}."""
+    import numpy as np
+
+    if isinstance(arr, dict) and "bdata" in arr:
+        return np.frombuffer(base64.b64decode(arr["bdata"]), dtype=arr["dtype"]).tolist()
+    return arr

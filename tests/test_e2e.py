@@ -1,0 +1,124 @@
+"""Browser tests: Debian's chromium through pytest-playwright against a real `streamlit run`."""
+
+import re
+
+import pytest
+
+pytest.importorskip("pytest_playwright")
+from playwright.sync_api import Page, expect  # noqa: E402
+
+from ui.i18n import Translator  # noqa: E402
+from ui.shell import PAGES  # noqa: E402
+
+pytestmark = pytest.mark.e2e
+LOAD = 30_000  # ms: first load of a page, server warm-up included
+NAV = [Translator("en")(p.title_key) for p in PAGES]  # our navigation, in order
+NAV_ZH = [Translator("zh")(p.title_key) for p in PAGES]
+assert NAV[:2] == ["Memory", "KV table (course §3.2)"]
+
+
+def metric(page: Page, label: str):
+    return page.get_by_test_id("stMetric").filter(has_text=label).get_by_test_id("stMetricValue")
+
+
+def _label(text: str) -> str:
+    return text.strip().splitlines()[-1].strip()  # drop the icon line
+
+
+def sidebar_nav(page: Page) -> list[str]:
+    return [_label(t) for t in page.get_by_test_id("stSidebar").locator(".st-key-app_nav a").all_inner_texts()]
+
+
+def test_slider_updates_metric_chart_and_url(page: Page, streamlit_url):
+    page.goto(streamlit_url + "/?lang=en")
+    expect(metric(page, "Max concurrency")).to_have_text("57", timeout=LOAD)
+    in_use = metric(page, "KV in use")
+    expect(in_use).to_have_text("16.00 GiB")
+    slider = page.get_by_role("slider", name="Concurrency (requests at once)")
+    slider.focus()
+    for _ in range(4):
+        page.keyboard.press("ArrowRight")
+    expect(slider).to_have_value("20")
+    expect(in_use).to_have_text("20.00 GiB")
+    expect(page).to_have_url(re.compile(r"[?&]concurrency=20"))
+    expect(page.locator(".js-plotly-plot .xtick text").filter(has_text="20 ★")).to_have_count(1)
+    # Beyond what fits: the chart marks it and the page says so.
+    page.keyboard.press("End")
+    expect(slider).to_have_value("1024")
+    expect(page.get_by_test_id("stAlert").filter(has_text="1,024 requests")).to_be_visible()
+    expect(page.locator(".js-plotly-plot .annotation-text").filter(has_text="max 57")).to_have_count(1)
+    # An engine knob: gpu_memory_utilization 0.90 -> 0.50 shrinks the KV pool.
+    page.get_by_test_id("stSidebar").get_by_text("Engine (vLLM)").click()
+    util = page.get_by_role("slider", name="gpu_memory_utilization")
+    util.focus()
+    for _ in range(40):
+        page.keyboard.press("ArrowLeft")
+    expect(util).to_have_value("0.5")
+    expect(metric(page, "Max concurrency")).to_have_text("25")
+    expect(page).to_have_url(re.compile(r"[?&]gpu_memory_utilization=0.5"))
+
+
+def test_copied_link_opens_the_same_view(page: Page, streamlit_url, browser):
+    page.goto(streamlit_url + "/?lang=en&model=meta-llama/Llama-3.1-8B&gpu=h100-sxm&context=8192"
+              "&concurrency=48&kv_cache_dtype=fp8&sweep_context=true")
+    expect(metric(page, "KV cache per token")).to_have_text("64 KiB", timeout=LOAD)
+    page.get_by_test_id("stSidebar").get_by_text("Share and save").click()
+    link = page.get_by_test_id("stSidebar").get_by_test_id("stCode").inner_text().strip()
+    assert link.startswith(streamlit_url) and "concurrency=48" in link
+    values = {lab: metric(page, lab).inner_text() for lab in ("Weights per GPU", "KV cache per request",
+                                                               "Max concurrency", "KV in use")}
+    other = browser.new_context(viewport={"width": 1400, "height": 1800})  # another machine, a new session
+    try:
+        p2 = other.new_page()
+        p2.goto(link)
+        for label, value in values.items():
+            expect(metric(p2, label)).to_have_text(value, timeout=LOAD)
+        expect(p2.get_by_role("slider", name="Concurrency (requests at once)")).to_have_value("48")
+        expect(p2.locator(".js-plotly-plot .g-xtitle").first).to_contain_text("Context length")
+    finally:
+        other.close()
+
+
+def test_page_switch_keeps_shared_state_in_the_url(page: Page, streamlit_url):
+    page.goto(streamlit_url + "/?lang=en&concurrency=40&context=1024")
+    expect(metric(page, "KV cache per request")).to_have_text("0.50 GiB", timeout=LOAD)
+    page.get_by_test_id("stSidebar").get_by_role("link", name=NAV[1]).click()
+    expect(page.locator("h1").first).to_contain_text("Course §3.2", timeout=LOAD)
+    expect(page).to_have_url(re.compile(r"/kv_table\?.*concurrency=40"))
+    expect(page).to_have_url(re.compile(r"[?&]context=1024"))
+    page.get_by_test_id("stSidebar").get_by_role("link", name=NAV[0]).click()
+    expect(metric(page, "KV cache per request")).to_have_text("0.50 GiB", timeout=LOAD)
+    expect(page.get_by_role("slider", name="Concurrency (requests at once)")).to_have_value("40")
+
+
+def test_switch_to_chinese(page: Page, streamlit_url):
+    page.goto(streamlit_url + "/?lang=en")
+    expect(page.locator("h1").first).to_contain_text("GPU memory", timeout=LOAD)
+    page.get_by_test_id("stSidebar").get_by_text("中文").click()
+    expect(page.locator("h1").first).to_contain_text("显存", timeout=LOAD)
+    expect(page).to_have_url(re.compile(r"[?&]lang=zh"))
+    expect(metric(page, "每卡权重")).to_have_text("12.55 GiB")
+    expect(page.locator(".js-plotly-plot .g-ytitle").first).to_contain_text("每卡显存（GiB）")
+    assert sidebar_nav(page) == NAV_ZH and NAV_ZH[:2] == ["显存", "KV 表（课程 §3.2）"]
+
+
+def test_bad_url_parameter_warns_and_falls_back(page: Page, streamlit_url):
+    page.goto(streamlit_url + "/?lang=en&concurrency=abc&gpu=h999")
+    expect(metric(page, "Max concurrency")).to_have_text("57", timeout=LOAD)
+    alerts = page.get_by_test_id("stAlert")
+    expect(alerts.filter(has_text="concurrency=abc")).to_be_visible()
+    expect(alerts.filter(has_text="gpu=h999")).to_be_visible()
+    expect(page.get_by_role("slider", name="Concurrency (requests at once)")).to_have_value("16")
+
+
+def test_deep_link_cold_start_shows_only_our_navigation(page: Page, fresh_streamlit_url):
+    """First request to a fresh server is a deep link to a non-default page: the pages/ folder must
+    not bring Streamlit's automatic page list (app / kv_table / memory)."""
+    page.goto(fresh_streamlit_url + "/kv_table?lang=en&concurrency=32")
+    expect(page.locator("h1").first).to_contain_text("Course §3.2", timeout=LOAD)
+    expect(page.get_by_test_id("stSidebar").locator(".st-key-app_nav a")).to_have_count(len(NAV))
+    assert sidebar_nav(page) == NAV
+    expect(page.get_by_test_id("stSidebarNav")).to_have_count(0)
+    sidebar_links = [_label(t) for t in page.get_by_test_id("stSidebar").locator("a").all_inner_texts()]
+    assert sidebar_links == NAV, sidebar_links
+    expect(page.get_by_role("slider", name="Concurrency (requests at once)")).to_have_value("32")

@@ -1,0 +1,203 @@
+"""AppTest of the memory page and the shared shell (sidebar, URL state, languages, uploads)."""
+
+import json
+
+import pytest
+
+from apptest_helpers import app, decode, metrics, plotly_specs, texts
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+# Llama-2-7B FP16 on one A100 80GB, 2,048-token requests (independent values: vLLM logs 12.55 GiB of
+# weights; 2·32·32·128·2 B = 524,288 B per token; 2,048 × 512 KiB = 1 GiB per request).
+DEFAULT = {"Weights per GPU": "12.55 GiB", "KV cache per token": "512 KiB", "KV cache per request": "1.00 GiB"}
+
+
+def test_defaults_render_without_exception():
+    at = app()
+    assert not at.exception
+    m = metrics(at)
+    assert {k: m[k] for k in DEFAULT} == DEFAULT
+    assert m["Max concurrency"] == "57"
+    assert texts(at.title) == ["GPU memory: weights, KV cache and how many requests fit"]
+    assert len(plotly_specs(at)) == 2
+    assert not at.warning and not at.error
+
+
+def test_sidebar_has_every_shared_control_with_help():
+    at = app()
+    keys = {w.key for w in (*at.sidebar.selectbox, *at.sidebar.number_input, *at.sidebar.slider)}
+    assert {"model", "gpu", "tp", "dtype", "quantization", "kv_cache_dtype", "context", "concurrency",
+            "gpu_memory_utilization", "block_size", "max_model_len", "max_num_seqs", "max_num_batched_tokens",
+            "output_len"} <= keys
+    for w in (*at.sidebar.selectbox, *at.sidebar.number_input, *at.sidebar.slider):
+        assert w.help, w.key
+
+
+@pytest.mark.parametrize("key, widget, value, metric, expected", [
+    ("context", "number_input", 4096, "KV cache per request", "2.00 GiB"),
+    ("context", "number_input", 4096, "Max concurrency", "28"),
+    ("kv_cache_dtype", "selectbox", "fp8", "KV cache per token", "256 KiB"),
+    ("model", "selectbox", "meta-llama/Llama-3.1-8B", "KV cache per token", "128 KiB"),
+    ("tp", "selectbox", 2, "KV cache per token", "256 KiB"),
+    # AWQ: 6.476e9 linear params × 4.15625 bits + 0.262e9 embedding/head params × 2 B = 3.89e9 B = 3.62 GiB
+    ("quantization", "selectbox", "awq", "Weights per GPU", "3.62 GiB"),
+    # H100: 79.19 GiB × 0.9 − 12.55 − 1.06 (activations at vLLM's H100 defaults T=8192, 1024 seqs) − 1.00
+    # = 56.66 GiB of KV → 56 requests of 1 GiB.
+    ("gpu", "selectbox", "h100-sxm", "Max concurrency", "56"),
+    # 79.15 GiB × 0.5 − 12.55 − 0.27 − 1.00 = 25.76 GiB → 25 requests.
+    ("gpu_memory_utilization", "slider", 0.5, "Max concurrency", "25"),
+])
+def test_changing_a_shared_control_changes_the_numbers(key, widget, value, metric, expected):
+    at = app()
+    getattr(at, widget)(key=key).set_value(value).run()
+    assert not at.exception
+    assert metrics(at)[metric] == expected
+
+
+def test_concurrency_beyond_what_fits_warns_and_marks_the_chart():
+    at = app()
+    at.slider(key="concurrency").set_value(64).run()
+    assert any("64 requests of 2,048 tokens do not fit" in w for w in texts(at.warning))
+    spec = plotly_specs(at)[0]
+    assert any("max 57" in a["text"] for a in spec["layout"]["annotations"])
+
+
+@pytest.mark.parametrize("query, named", [
+    ({"concurrency": "abc"}, "concurrency=abc"),
+    ({"concurrency": "5000"}, "integer 1 – 1,024"),
+    ({"gpu": "h999"}, "gpu=h999"),
+    ({"tp": "3"}, "tp=3"),
+    ({"gpu_memory_utilization": "1.7"}, "gpu_memory_utilization=1.7"),
+    ({"sweep_context": "maybe"}, "sweep_context=maybe"),
+    ({"lang": "fr"}, "lang=fr"),
+    ({"model": "custom"}, "model=custom"),
+])
+def test_bad_query_parameters_warn_and_fall_back(query, named):
+    at = app(query)
+    assert not at.exception
+    assert any(named in w for w in texts(at.warning)), texts(at.warning)
+    m = metrics(at)
+    assert {k: m[k] for k in DEFAULT} == DEFAULT
+
+
+def test_good_query_parameters_set_the_view():
+    at = app({"model": "meta-llama/Llama-3.1-8B", "gpu": "h100-sxm", "context": "8192", "concurrency": "64",
+              "kv_cache_dtype": "fp8", "sweep_context": "true"})
+    assert not at.exception and not at.warning
+    assert at.slider(key="concurrency").value == 64
+    m = metrics(at)
+    assert m["KV cache per token"] == "64 KiB" and m["KV cache per request"] == "0.50 GiB"
+    assert "Context length" in plotly_specs(at)[0]["layout"]["xaxis"]["title"]["text"]
+
+
+def test_invalid_combination_keeps_inputs_and_shows_last_valid_scenario():
+    at = app()
+    at.number_input(key="context").set_value(8192).run()  # Llama-2-7B has 4,096 positions
+    assert not at.exception
+    assert any("context: got 8,192, allowed 16 – 4,096" in e for e in texts(at.error))
+    assert at.number_input(key="context").value == 8192  # what the user typed is kept
+    assert metrics(at)["KV cache per request"] == "1.00 GiB"  # last valid scenario
+    at.number_input(key="max_model_len").set_value(16384).run()  # now it is valid
+    assert not at.error and metrics(at)["KV cache per request"] == "4.00 GiB"
+
+
+def test_model_that_does_not_fit_shows_an_error_not_a_crash():
+    at = app({"model": "meta-llama/Llama-2-70b-hf"})
+    assert not at.exception
+    assert any("does not fit" in e for e in texts(at.error))
+
+
+def test_sweep_toggle_switches_the_x_axis():
+    at = app()
+    assert "Concurrency" in plotly_specs(at)[0]["layout"]["xaxis"]["title"]["text"]
+    at.toggle(key="sweep_context").set_value(True).run()
+    spec = plotly_specs(at)[0]
+    assert "Context length" in spec["layout"]["xaxis"]["title"]["text"]
+    assert decode(spec["data"][0]["x"]) == ["256", "512", "1K", "2K", "4K"]
+
+
+def test_why_panels_plug_in_the_values():
+    at = app()
+    latex = " ".join(texts(at.latex))
+    assert "2 \\cdot 32 \\cdot 32 \\cdot 128 \\cdot 2\\,\\text{B} = 524{,}288\\,\\text{B}" in latex
+    assert "\\lceil 2{,}048 / 16 \\rceil" in latex
+    titles = [e.label for e in at.expander]
+    assert "KV cache per token = 512 KiB" in titles
+
+
+def test_chinese_from_url_and_from_browser_locale():
+    for at in (app({"lang": "zh"}), app(locale="zh-CN")):
+        assert not at.exception
+        assert texts(at.title) == ["显存：权重、KV Cache，以及能容纳多少请求"]
+        assert metrics(at)["每卡权重"] == "12.55 GiB"  # same number format in both languages
+        assert at.sidebar.radio(key="ui_lang").value == "zh"
+    at = app({"lang": "zh"})
+    at.sidebar.radio(key="ui_lang").set_value("en").run()
+    assert texts(at.title) == ["GPU memory: weights, KV cache and how many requests fit"]
+    assert at.query_params["lang"] in ("en", ["en"])
+
+
+def test_shared_state_survives_page_switches():
+    at = app()
+    at.slider(key="concurrency").set_value(40).run()
+    at.number_input(key="context").set_value(1024).run()
+    at.switch_page("pages/kv_table.py").run()
+    assert not at.exception
+    at.switch_page("pages/memory.py").run()
+    assert at.slider(key="concurrency").value == 40
+    assert metrics(at)["KV cache per request"] == "0.50 GiB"
+
+
+def test_share_link_and_scenario_round_trip():
+    at = app()
+    at.slider(key="concurrency").set_value(40).run()
+    at.selectbox(key="gpu").set_value("h100-sxm").run()
+    link = texts(at.sidebar.code)[0]
+    assert "concurrency=40" in link and "gpu=h100-sxm" in link and "lang=en" in link
+    from ui.state import default_scenario, scenario_json  # what the download button serves
+    text = scenario_json(default_scenario())
+    data = json.loads(text) | {"controls": json.loads(text)["controls"] | {"concurrency": 99, "context": 1024}}
+    fresh = app()
+    fresh.sidebar.file_uploader(key="scenario_upload").set_value(("s.json", json.dumps(data).encode(),
+                                                                    "application/json")).run()
+    assert not fresh.exception
+    assert any("loaded" in s for s in texts(fresh.success))
+    assert fresh.slider(key="concurrency").value == 99
+    assert fresh.number_input(key="context").value == 1024
+    assert metrics(fresh)["KV cache per request"] == "0.50 GiB"
+
+
+def test_bad_scenario_file_is_rejected_and_nothing_changes():
+    at = app()
+    at.slider(key="concurrency").set_value(40).run()
+    bad = {"format": "llm-inference-calculator/scenario", "version": 1, "controls": {"concurrency": 0}}
+    at.sidebar.file_uploader(key="scenario_upload").set_value(("bad.json", json.dumps(bad).encode(),
+                                                                 "application/json")).run()
+    assert not at.exception
+    assert any("concurrency: got 0, allowed integer 1 – 1,024" in e for e in texts(at.error))
+    assert at.slider(key="concurrency").value == 40
+
+
+TINY = {"model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 32,
+        "num_key_value_heads": 8, "intermediate_size": 8192, "vocab_size": 128256, "max_position_embeddings": 8192}
+
+
+def test_pasted_config_becomes_the_custom_model():
+    at = app()
+    at.text_area(key="config_text").set_value(json.dumps(TINY)).run()
+    at.button(key="config_apply").click().run()
+    assert not at.exception
+    assert at.selectbox(key="model").value == "custom"
+    assert metrics(at)["KV cache per token"] == "32 KiB"  # head_dim 2048/32 = 64: 2·16·8·64·2 B = 32,768 B
+
+
+def test_bad_config_is_rejected_with_the_field_named():
+    at = app()
+    at.text_area(key="config_text").set_value(json.dumps(TINY | {"hidden_size": "big"})).run()
+    at.button(key="config_apply").click().run()
+    assert not at.exception
+    assert any("hidden_size" in e for e in texts(at.error))
+    assert at.selectbox(key="model").value == "meta-llama/Llama-2-7b-hf"
+    at.sidebar.file_uploader(key="config_upload").set_value(("c.json", b"{not json", "application/json")).run()
+    assert any("not valid JSON" in e for e in texts(at.error))

@@ -1,0 +1,50 @@
+"""Translations: both languages have the same keys and the same {placeholders}."""
+
+import string
+
+import pytest
+
+from ui.i18n import EN, LANGS, STRINGS, ZH, Translator, language_from_locale
+
+
+def _fields(text):
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+
+def test_both_languages_have_the_same_keys():
+    assert set(EN) - set(ZH) == set()
+    assert set(ZH) - set(EN) == set()
+    assert tuple(STRINGS) == LANGS
+
+
+@pytest.mark.parametrize("key", sorted(EN))
+def test_placeholders_match(key):
+    assert _fields(EN[key]) == _fields(ZH[key]), key
+
+
+def test_chinese_strings_are_translated():
+    # Labels that are vLLM flag names stay as they are; everything else differs from English.
+    same = {k for k in EN if EN[k] == ZH[k]}
+    assert same <= {"ctl.gpu", "ctl.gpu_memory_utilization", "lang.label", "kv.col.kv_token", "kv.col.kv_at",
+                    "kv.short.kv", "kv.short.kv_total"}, same
+
+
+def test_every_control_has_a_label_and_help_in_both_languages():
+    from ui import controls as C
+    for ctl in C.SHARED + C.PAGE:
+        for lang in LANGS:
+            assert f"ctl.{ctl.key}" in STRINGS[lang]
+            assert f"ctl.{ctl.key}.help" in STRINGS[lang]
+
+
+def test_translator_formats_and_falls_back():
+    t = Translator("zh")
+    assert t("mem.chart.max", value="57") == "最多 57"
+    assert Translator("fr").lang == "en"
+    assert t("no.such.key") == "no.such.key"
+
+
+@pytest.mark.parametrize("locale, lang", [("zh-CN", "zh"), ("zh-TW", "zh"), ("en-US", "en"), ("de", "en"),
+                                          (None, "en"), ("", "en")])
+def test_language_from_locale(locale, lang):
+    assert language_from_locale(locale) == lang

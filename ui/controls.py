@@ -1,0 +1,177 @@
+"""Control specifications: one record per URL-bound widget (key, kind, default, allowed values).
+
+A :class:`Control` knows how to parse an untrusted value (a query-string text or a JSON value
+from an uploaded scenario), how to describe what it allows, and how its value is written in the
+URL. Rendering is in :mod:`ui.state`; nothing here imports streamlit, so it is unit-testable.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Literal
+
+from calc.catalog import gpu_ids, model_ids
+from calc.precision import DTYPES, KV_CACHE_DTYPES, QUANTIZATIONS
+
+Kind = Literal["select", "slider", "number", "toggle", "multi", "multi_int"]
+
+CUSTOM_MODEL = "custom"
+
+
+class ControlValueError(ValueError):
+    """An untrusted value a control cannot take; the message names the field and what it allows."""
+
+    def __init__(self, key: str, raw: Any, allowed: str) -> None:
+        self.key, self.raw, self.allowed = key, raw, allowed
+        super().__init__(f"{key}: got {raw!r}, allowed {allowed}")
+
+
+@dataclass(frozen=True)
+class Control:
+    """One widget whose value lives in the URL (``?key=value``) and in scenario files.
+
+    ``options`` may be a callable (the model list grows with an uploaded config.json).
+    ``optional`` numbers accept empty / null, which means "vLLM's default".
+    """
+
+    key: str
+    kind: Kind
+    default: Any
+    options: tuple[Any, ...] | Callable[[], tuple[Any, ...]] | None = None
+    lo: float | None = None
+    hi: float | None = None
+    step: float | None = None
+    integer: bool = True
+    optional: bool = False
+
+    def choices(self) -> tuple[Any, ...]:
+        opts = self.options() if callable(self.options) else self.options
+        return tuple(opts or ())
+
+    def allowed(self) -> str:
+        """What the control accepts, language-neutral: ``{a, b}`` / ``integer 1 – 1,024``."""
+        if self.kind == "multi":
+            return "a list of {" + ", ".join(str(o) for o in self.choices()) + "}"
+        if self.kind == "multi_int":
+            return f"a list of integers {self.lo:,.0f} – {self.hi:,.0f}"
+        if self.kind == "select":
+            return "{" + ", ".join(str(o) for o in self.choices()) + "}"
+        if self.kind == "toggle":
+            return "{true, false}"
+        lo = f"{self.lo:,.0f}" if self.integer else f"{self.lo:g}"
+        hi = f"{self.hi:,.0f}" if self.integer else f"{self.hi:g}"
+        kind = "integer" if self.integer else "number"
+        empty = " (or empty)" if self.optional else ""
+        return f"{kind} {lo} – {hi}{empty}"
+
+    def parse(self, raw: Any) -> Any:
+        """Validate a query-string text or JSON value; raise :class:`ControlValueError`.
+
+        >>> CONCURRENCY.parse("32"), CONCURRENCY.parse(8)
+        (32, 8)
+        >>> try:
+        ...     CONCURRENCY.parse("0")
+        ... except ControlValueError as e:
+        ...     print(e)
+        concurrency: got '0', allowed integer 1 – 1,024
+        """
+        def bad() -> ControlValueError:
+            return ControlValueError(self.key, raw, self.allowed())
+
+        if self.kind in ("multi", "multi_int"):
+            items = raw if isinstance(raw, (list, tuple)) else [raw]
+            item = (Control(self.key, "select", None, options=self.options) if self.kind == "multi"
+                    else Control(self.key, "number", None, lo=self.lo, hi=self.hi))
+            try:
+                return tuple(item.parse(v) for v in items)
+            except ControlValueError:
+                raise bad() from None
+        if self.kind == "select":
+            for opt in self.choices():
+                if raw == opt or (isinstance(raw, str) and raw == str(opt)):
+                    return opt
+            raise bad()
+        if self.kind == "toggle":
+            if isinstance(raw, bool):
+                return raw
+            if isinstance(raw, str) and raw.lower() in ("true", "false"):
+                return raw.lower() == "true"
+            raise bad()
+        # numbers
+        if raw is None or (isinstance(raw, str) and raw.strip() == ""):
+            if self.optional:
+                return None
+            raise bad()
+        if isinstance(raw, bool):
+            raise bad()
+        try:
+            value = float(raw)
+        except (TypeError, ValueError):
+            raise bad() from None
+        if not math.isfinite(value) or not (self.lo <= value <= self.hi):
+            raise bad()
+        if self.integer:
+            if value != int(value):
+                raise bad()
+            return int(value)
+        return value
+
+    def url_value(self, value: Any) -> str | None:
+        """How the value is written in the query string; None when it is the default (omitted).
+
+        >>> GPU_MEMORY_UTILIZATION.url_value(0.95), GPU_MEMORY_UTILIZATION.url_value(0.9)
+        ('0.95', None)
+        """
+        if value is None or value == self.default:
+            return None
+        if self.kind in ("multi", "multi_int"):
+            if tuple(value) == tuple(self.default):
+                return None
+            return [str(v) for v in value]
+        if self.kind == "toggle":
+            return "true" if value else "false"
+        if isinstance(value, float) and value == int(value):
+            return str(int(value))
+        return str(value)
+
+
+TP_SIZES = (1, 2, 4, 8, 16, 32, 64)
+BLOCK_SIZES = (1, 8, 16, 32, 64, 128)
+
+
+def _model_options() -> tuple[str, ...]:
+    # Replaced at run time by ui.state to append "custom" when a config.json was given.
+    return tuple(model_ids())
+
+
+MODEL = Control("model", "select", "meta-llama/Llama-2-7b-hf", options=_model_options)
+GPU = Control("gpu", "select", "a100-80gb", options=lambda: tuple(gpu_ids()))
+TP = Control("tp", "select", 1, options=TP_SIZES)
+DTYPE = Control("dtype", "select", "float16", options=DTYPES)
+QUANTIZATION = Control("quantization", "select", "none", options=QUANTIZATIONS)
+KV_CACHE_DTYPE = Control("kv_cache_dtype", "select", "auto", options=KV_CACHE_DTYPES)
+CONTEXT = Control("context", "number", 2048, lo=16, hi=10_000_000, step=256)
+CONCURRENCY = Control("concurrency", "slider", 16, lo=1, hi=1024, step=1)
+
+GPU_MEMORY_UTILIZATION = Control("gpu_memory_utilization", "slider", 0.9, lo=0.05, hi=1.0, step=0.01, integer=False)
+BLOCK_SIZE = Control("block_size", "select", 16, options=BLOCK_SIZES)
+MAX_MODEL_LEN = Control("max_model_len", "number", None, lo=16, hi=10_000_000, step=1024, optional=True)
+MAX_NUM_SEQS = Control("max_num_seqs", "number", None, lo=1, hi=65_536, step=8, optional=True)
+MAX_NUM_BATCHED_TOKENS = Control("max_num_batched_tokens", "number", None, lo=16, hi=10_000_000, step=512,
+                                 optional=True)
+OUTPUT_LEN = Control("output_len", "number", 256, lo=1, hi=1_000_000, step=64)
+
+MAIN = (MODEL, GPU, TP, DTYPE, QUANTIZATION, KV_CACHE_DTYPE, CONTEXT, CONCURRENCY)
+ENGINE = (GPU_MEMORY_UTILIZATION, BLOCK_SIZE, MAX_MODEL_LEN, MAX_NUM_SEQS, MAX_NUM_BATCHED_TOKENS, OUTPUT_LEN)
+SHARED = MAIN + ENGINE
+BY_KEY = {c.key: c for c in SHARED}
+
+# Page-level controls (also in the URL; dropped from it when the user leaves their page).
+SWEEP_CONTEXT = Control("sweep_context", "toggle", False)  # memory page: x axis = context length
+KV_MODELS = Control("kv_models", "multi", ("meta-llama/Llama-2-7b-hf", "meta-llama/Llama-2-13b-hf",
+                    "meta-llama/Llama-2-70b-hf", "meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-70B"),
+                    options=lambda: tuple(model_ids()))
+KV_CONTEXTS = Control("kv_contexts", "multi_int", (4096, 32768), lo=16, hi=10_000_000,
+                      options=(1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072))
+PAGE = (SWEEP_CONTEXT, KV_MODELS, KV_CONTEXTS)

@@ -1,0 +1,101 @@
+"""Number formatting for the UI: the same digits and unit symbols in every language.
+
+GiB (2**30 bytes, what nvidia-smi, PyTorch and vLLM print) is shown first, GB (1e9, what
+datasheets print) beside it where both matter. Nothing here computes a model quantity.
+"""
+
+from __future__ import annotations
+
+import math
+
+from calc.units import GB, GiB, KiB, MiB
+
+
+def _finite(x: float) -> bool:
+    return x is not None and math.isfinite(float(x))
+
+
+def gib(n_bytes: float, digits: int = 2) -> str:
+    """``12.55 GiB``."""
+    if not _finite(n_bytes):
+        return "—"
+    return f"{float(n_bytes) / GiB:,.{digits}f} GiB"
+
+
+def gb(n_bytes: float, digits: int = 2) -> str:
+    """``13.48 GB``."""
+    if not _finite(n_bytes):
+        return "—"
+    return f"{float(n_bytes) / GB:,.{digits}f} GB"
+
+
+def binary(n_bytes: float) -> str:
+    """Bytes in the largest binary unit that keeps the number ≥ 1: B, KiB, MiB or GiB.
+
+    >>> binary(524288), binary(1536), binary(3 * 2**30), binary(12)
+    ('512 KiB', '1.50 KiB', '3 GiB', '12 B')
+    """
+    if not _finite(n_bytes):
+        return "—"
+    v = float(n_bytes)
+    for unit, size in (("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
+        if abs(v) >= size:
+            q = v / size
+            return f"{q:,.0f} {unit}" if q == int(q) and abs(q) < 10_000 else f"{q:,.2f} {unit}"
+    return f"{v:,.0f} B"
+
+
+def both(n_bytes: float, digits: int = 2) -> str:
+    """``12.55 GiB (13.48 GB)``: binary and decimal side by side.
+
+    >>> both(13_476_831_232)
+    '12.55 GiB (13.48 GB)'
+    """
+    if not _finite(n_bytes):
+        return "—"
+    if abs(float(n_bytes)) < GiB:
+        return f"{binary(n_bytes)} ({float(n_bytes) / 1e6:,.{digits}f} MB)"
+    return f"{gib(n_bytes, digits)} ({gb(n_bytes, digits)})"
+
+
+def exact_bytes(n_bytes: float) -> str:
+    """``524,288 B``."""
+    if not _finite(n_bytes):
+        return "—"
+    return f"{float(n_bytes):,.0f} B"
+
+
+def integer(n: float) -> str:
+    """``1,024``."""
+    if not _finite(n):
+        return "—"
+    return f"{float(n):,.0f}"
+
+
+def number(x: float, digits: int = 2) -> str:
+    """``28.09``; integers without decimals."""
+    if not _finite(x):
+        return "—"
+    x = float(x)
+    return f"{x:,.0f}" if x == int(x) else f"{x:,.{digits}f}"
+
+
+def tokens_short(n: int) -> str:
+    """``4K`` for 4096, ``128K`` for 131072, else the number: axis labels.
+
+    >>> tokens_short(4096), tokens_short(131072), tokens_short(2050)
+    ('4K', '128K', '2,050')
+    """
+    n = int(n)
+    if n >= 1024 and n % 1024 == 0:
+        return f"{n // 1024:,}K"
+    return f"{n:,}"
+
+
+def params_billions(n: float) -> str:
+    """``6.74 B`` parameters."""
+    return "—" if not _finite(n) else f"{float(n) / 1e9:,.2f} B"
+
+
+def percent(fraction: float, digits: int = 0) -> str:
+    return "—" if not _finite(fraction) else f"{100 * float(fraction):.{digits}f} %"

@@ -1,0 +1,458 @@
+"""Two languages, English and Chinese: one dict of strings per language, the same keys in both.
+
+The language comes from ``?lang=`` in the URL, else the browser locale (``st.context.locale``),
+else English; the sidebar switch changes it and writes it back to the URL (only when it
+changed: it is not a bound widget, see the testing recipe §2.3). It is resolved per session,
+never at import time. Numbers and units are formatted by :mod:`ui.format`, the same in both.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+LANGS = ("en", "zh")
+LANG_NAMES = {"en": "English", "zh": "中文"}
+_WIDGET_KEY = "ui_lang"
+
+EN: dict[str, str] = {
+    "app.title": "LLM inference trade-offs",
+    "nav.memory": "Memory",
+    "nav.kv_table": "KV table (course §3.2)",
+    "lang.label": "Language / 语言",
+    "lang.help": "Interface language. Also set by ?lang=en or ?lang=zh in the URL.",
+    "word.vllm_default": "vLLM default",
+    "word.yes": "yes",
+    "word.no": "no",
+    # sidebar
+    "sidebar.custom_config": "Your own model (config.json)",
+    "sidebar.engine": "Engine (vLLM)",
+    "sidebar.share": "Share and save",
+    "sidebar.model_caption": "{name}: {kind}, {layers} layers, {kv_heads} KV heads, up to {max_len} tokens",
+    "sidebar.gpu_caption": "{name}: {gib} GiB usable, {tbps} TB/s HBM",
+    "ctl.model": "Model",
+    "ctl.model.help": "A catalog model (Hugging Face id) or 'custom' after you upload or paste a config.json. "
+                      "Its architecture sets the weights and the KV cache per token.",
+    "ctl.gpu": "GPU",
+    "ctl.gpu.help": "One accelerator; memory per GPU in GiB (2^30 bytes) as CUDA reports it, datasheet in GB (10^9).",
+    "ctl.tp": "Tensor parallelism (GPUs)",
+    "ctl.tp.help": "vLLM --tensor-parallel-size: number of GPUs that split every layer. "
+                   "Weights and KV heads are divided among them; all numbers are per GPU.",
+    "ctl.dtype": "Weight precision (dtype)",
+    "ctl.dtype.help": "vLLM --dtype: precision of unquantized weights and activations. "
+                      "float16/bfloat16 = 2 bytes per value, float32 = 4 bytes; 'auto' = the checkpoint's 16-bit type.",
+    "ctl.quantization": "Weight quantization",
+    "ctl.quantization.help": "vLLM --quantization: fp8/int8 store linear weights in 1 byte; awq/gptq about 4.16 bits "
+                             "(0.52 bytes) and nf4 about 4.13 bits per weight, scales included. 'none' = dtype.",
+    "ctl.kv_cache_dtype": "KV-cache precision",
+    "ctl.kv_cache_dtype.help": "vLLM --kv-cache-dtype: bytes per cached key/value element. "
+                               "'auto' follows dtype (2 bytes); fp8/int8 = 1 byte, half the KV memory.",
+    "ctl.context": "Context length (tokens per request)",
+    "ctl.context.help": "Tokens held in the KV cache by one request: prompt + generated output, in tokens. "
+                        "At most max_model_len.",
+    "ctl.concurrency": "Concurrency (requests at once)",
+    "ctl.concurrency.help": "Requests whose KV cache is in GPU memory at the same time (running batch), "
+                            "a count of requests.",
+    "ctl.gpu_memory_utilization": "gpu_memory_utilization",
+    "ctl.gpu_memory_utilization.help": "vLLM --gpu-memory-utilization: fraction (0–1) of GPU memory vLLM may use; "
+                                       "the rest is left to other processes. Default 0.90.",
+    "ctl.block_size": "block_size (tokens per KV block)",
+    "ctl.block_size.help": "vLLM --block-size: tokens per PagedAttention block. KV memory is allocated in whole "
+                           "blocks, so a request wastes less than one block.",
+    "ctl.max_model_len": "max_model_len (tokens)",
+    "ctl.max_model_len.help": "vLLM --max-model-len: longest request in tokens (prompt + output). "
+                              "Empty = the model's max_position_embeddings.",
+    "ctl.max_num_seqs": "max_num_seqs (requests)",
+    "ctl.max_num_seqs.help": "vLLM --max-num-seqs: most requests in one batch. Sizes the sampler's buffers in the "
+                             "activation peak. Empty = vLLM's default (1024 on ≥70 GiB GPUs except A100, else 256).",
+    "ctl.max_num_batched_tokens": "max_num_batched_tokens (tokens)",
+    "ctl.max_num_batched_tokens.help": "vLLM --max-num-batched-tokens: most tokens in one forward pass; sets the "
+                                       "activation peak vLLM profiles. Empty = vLLM's default (8192 or 2048).",
+    "ctl.output_len": "Output tokens per request",
+    "ctl.output_len.help": "Tokens generated per request; the prompt is context length − output. Used by the "
+                           "latency pages; memory depends only on the context length.",
+    "ctl.config_upload": "Upload config.json",
+    "ctl.config_upload.help": "A Hugging Face config.json (at most 1 MB). Supported model_type: llama, mistral, "
+                              "mixtral, qwen2, qwen3, qwen2_moe, qwen3_moe, gemma, gemma2, deepseek_v2, deepseek_v3.",
+    "ctl.config_text": "…or paste config.json",
+    "ctl.config_text.help": "The text of a Hugging Face config.json.",
+    "ctl.config_apply": "Use pasted config",
+    "ctl.sweep_context": "Sweep context length instead of concurrency",
+    "ctl.sweep_context.help": "Off: x axis = concurrency at your context length. On: x axis = context length "
+                              "(tokens) at your concurrency.",
+    "share.link_help": "Link to this exact view (copy with the icon at the right):",
+    "share.download": "Download scenario (JSON)",
+    "share.download.help": "All controls as a JSON file; upload it below (or on another machine) to restore them.",
+    "share.upload": "Load scenario (JSON)",
+    "share.upload.help": "A scenario file saved with the button above; every control is restored.",
+    # messages
+    "warn.bad_param": "URL parameter `{key}={raw}` is not valid (allowed: {allowed}); using the default {default}.",
+    "warn.custom_not_in_link": "URL parameter `model=custom`: a custom config.json is not part of a link. "
+                               "Upload it again, or share a scenario file. Using the default {default}.",
+    "msg.invalid_scenario": "These settings cannot be computed: {reason}. Showing the last valid scenario ({model}); "
+                            "your inputs are kept.",
+    "msg.scenario_rejected": "Scenario file not loaded: {reason}",
+    "msg.scenario_loaded": "Scenario {name} loaded: all controls restored.",
+    "msg.config_rejected": "config.json not used: {reason}",
+    "msg.config_loaded": "Custom model {name} loaded (model = custom).",
+    # memory page
+    "mem.title": "GPU memory: weights, KV cache and how many requests fit",
+    "mem.intro": "{model} on {tp} × {gpu}, {dtype} weights ({quant}), KV cache {kv}, context {ctx} tokens, "
+                 "block size {block}. All bytes are per GPU.",
+    "mem.metric.weights": "Weights per GPU",
+    "mem.metric.kv_token": "KV cache per token",
+    "mem.metric.kv_request": "KV cache per request",
+    "mem.metric.max_conc": "Max concurrency",
+    "mem.metric.max_conc.help": "Requests of {ctx} tokens whose KV fits at once. vLLM logs {vllm} for "
+                                "max_model_len = {mml} tokens.",
+    "mem.metric.in_use": "KV in use ({conc} req.)",
+    "mem.metric.in_use.help": "{used} of a KV pool of {pool}.",
+    "mem.not_fit": "The model does not fit: weights + activations + overhead exceed the memory budget "
+                   "({budget}). Add GPUs (tensor parallelism), quantize, or raise gpu_memory_utilization.",
+    "mem.conc_not_fit": "{conc} requests of {ctx} tokens do not fit at once: only {fit} do. vLLM keeps the rest "
+                        "waiting (or preempts), so latency grows.",
+    "mem.chart.title_conc": "Memory per GPU vs concurrency ({ctx} tokens per request)",
+    "mem.chart.title_ctx": "Memory per GPU vs context length ({conc} requests)",
+    "mem.chart.x_conc": "Concurrency (requests)",
+    "mem.chart.x_ctx": "Context length (tokens per request)",
+    "mem.chart.y": "Memory per GPU (GiB)",
+    "mem.chart.capacity": "GPU memory ({value})",
+    "mem.chart.budget": "vLLM budget: × {util} ({value})",
+    "mem.chart.max": "max {value}",
+    "mem.chart.no_fit": "does not fit",
+    "mem.chart.yours": "your setting",
+    "part.weights": "Weights",
+    "part.kv": "KV cache in use",
+    "part.activations": "Activations (peak)",
+    "part.overhead": "Runtime overhead",
+    "part.reserved": "Reserved (1 − utilization)",
+    "part.free": "Free KV pool",
+    "waste.title": "Paged vs contiguous KV cache (block size {block}, {ctx}-token requests)",
+    "waste.left": "Wasted KV per request (MiB)",
+    "waste.right": "Requests that fit in the KV pool",
+    "waste.paged": "Paged (vLLM)",
+    "waste.contiguous": "Contiguous (reserve max_model_len)",
+    "waste.caption": "Contiguous allocation reserves max_model_len = {mml} tokens for every request; paged "
+                     "allocation rounds up to whole blocks of {block} tokens and wastes less than one block.",
+    "csv.memory": "Download chart data (CSV)",
+    "csv.waste": "Download paged vs contiguous data (CSV)",
+    "why.title": "Why this number",
+    "why.formula": "Formula",
+    "why.values": "With your values",
+    "why.takeaway": "Takeaway:",
+    "why.weights": "Weights per GPU = {value}",
+    "why.weights.take": "Every decode step reads all of these bytes from HBM once: this is the memory wall "
+                        "(course §3.1). Quantization and tensor parallelism shrink it.",
+    "why.weights.terms": "W_shard: matrices split across GPUs (attention, MLP, embedding, LM head) = {shard}; "
+                         "W_repl: norms on every GPU = {repl}; W_kv: K/V projections of the KV heads this GPU "
+                         "holds = {kvp}.",
+    "why.kv_token": "KV cache per token = {value}",
+    "why.kv_token.take_mha": "MHA: every attention head caches its own K and V, as in the course's formula.",
+    "why.kv_token.take_gqa": "GQA: only {kv} of {q} heads have their own K and V, so the cache is {ratio}× "
+                             "smaller than the course's MHA formula would say.",
+    "why.kv_token.take_mla": "MLA caches one compressed latent per layer instead of K and V per head.",
+    "why.kv_token.sliding": "{n} of {L} layers use a sliding window of {w} tokens: past the window they stop "
+                            "growing; the per-request number below accounts for it.",
+    "why.kv_request": "KV cache per request = {value}",
+    "why.kv_request.take": "KV grows linearly with context: double the context, double the KV. Paged blocks add "
+                           "less than one block ({block} tokens).",
+    "why.pool": "KV pool = {value}",
+    "why.pool.take": "Whatever the weights, activation peak and runtime leave of the budget holds the KV cache.",
+    "why.max_conc": "Max concurrency = {value}",
+    "why.max_conc.take": "vLLM's own log line reports {vllm} for requests of max_model_len = {mml} tokens; "
+                         "shorter requests fit more.",
+    "why.activations": "Activation peak = {value}",
+    "why.activations.take": "vLLM measures this peak in a profiling run of max_num_batched_tokens tokens; lower "
+                            "max_num_batched_tokens frees memory for KV.",
+    "why.overhead": "Runtime overhead = {value}",
+    "why.overhead.take": "Memory outside PyTorch's allocator (cuBLAS/attention workspaces; NCCL buffers with "
+                         "TP > 1): an assumption from vLLM logs, not a datasheet figure.",
+    "why.waste": "Wasted KV: paged {paged} vs contiguous {contig} per request",
+    "why.waste.take": "Paging wastes less than one block per request; reserving max_model_len wastes everything "
+                      "a request does not use.",
+    # kv table page
+    "kv.title": "Course §3.2: weights and KV cache, printed vs computed",
+    "kv.intro": "The course prints a table of weights and KV cache for 7B/13B/70B models. Here every printed "
+                "number sits beside the value computed from the real config.json, with the reason they differ.",
+    "kv.course_table": "The course's figures",
+    "kv.col.figure": "Figure",
+    "kv.col.section": "Section",
+    "kv.col.model": "Model",
+    "kv.col.printed": "Printed",
+    "kv.col.computed": "Computed",
+    "kv.col.why": "Why they differ",
+    "kv.chart.title": "Printed (hatched) vs computed (solid)",
+    "kv.chart.y": "Bytes (GiB, log scale)",
+    "kv.short.weights": "weights",
+    "kv.short.kv": "KV {ctx}",
+    "kv.short.kv_total": "KV {ctx} ×{n}",
+    "kv.chart.printed": "Printed",
+    "kv.chart.computed": "Computed",
+    "kv.own": "Your own table",
+    "kv.own.intro": "Any catalog models, your context lengths (type your own) and your precisions (weight dtype, "
+                    "quantization and KV-cache precision from the sidebar). Bytes for the whole model (TP = 1).",
+    "ctl.kv_models": "Models",
+    "ctl.kv_models.help": "Catalog models to tabulate (Hugging Face ids).",
+    "ctl.kv_contexts": "Context lengths (tokens)",
+    "ctl.kv_contexts.help": "One column of KV cache per request for each length, in tokens.",
+    "kv.col.weights": "Weights",
+    "kv.col.kv_token": "KV / token",
+    "kv.col.kv_at": "KV @ {ctx}",
+    "kv.col.params": "Parameters",
+    "kv.col.attention": "Attention",
+    "kv.own.note": "Weights {dtype} (quantization {quant}), KV cache {kv}, block size {block} (sidebar). "
+                   "† = longer than the model's context window (max_position_embeddings).",
+    "kv.course_note": "Computed at the course's precision (FP16 weights and KV cache), whole model, exact tokens.",
+    "kv.unavailable": "The course figures are not available yet (calc/course.py is missing); your own table "
+                      "below works.",
+    "csv.kv_course": "Download course comparison (CSV)",
+    "csv.kv_own": "Download your table (CSV)",
+}
+
+ZH: dict[str, str] = {
+    "app.title": "大模型推理权衡",
+    "nav.memory": "显存",
+    "nav.kv_table": "KV 表（课程 §3.2）",
+    "lang.label": "Language / 语言",
+    "lang.help": "界面语言。也可在网址中用 ?lang=en 或 ?lang=zh 设置。",
+    "word.vllm_default": "vLLM 默认值",
+    "word.yes": "是",
+    "word.no": "否",
+    "sidebar.custom_config": "自定义模型（config.json）",
+    "sidebar.engine": "推理引擎（vLLM）",
+    "sidebar.share": "分享与保存",
+    "sidebar.model_caption": "{name}：{kind}，{layers} 层，{kv_heads} 个 KV 头，最长 {max_len} token",
+    "sidebar.gpu_caption": "{name}：可用 {gib} GiB，HBM 带宽 {tbps} TB/s",
+    "ctl.model": "模型",
+    "ctl.model.help": "目录中的模型（Hugging Face ID），或上传/粘贴 config.json 后选择 'custom'。"
+                      "模型结构决定权重大小和每个 token 的 KV Cache。",
+    "ctl.gpu": "GPU",
+    "ctl.gpu.help": "单张加速卡；每卡显存以 GiB（2^30 字节，CUDA 的口径）显示，规格书用 GB（10^9 字节）。",
+    "ctl.tp": "张量并行（GPU 数）",
+    "ctl.tp.help": "vLLM --tensor-parallel-size：把每一层切分到多少张 GPU 上。权重和 KV 头在它们之间均分；"
+                   "所有数字均为每卡数值。",
+    "ctl.dtype": "权重精度（dtype）",
+    "ctl.dtype.help": "vLLM --dtype：未量化权重与激活的精度。float16/bfloat16 每个值 2 字节，float32 为 4 字节；"
+                      "'auto' 即检查点自带的 16 位类型。",
+    "ctl.quantization": "权重量化",
+    "ctl.quantization.help": "vLLM --quantization：fp8/int8 每个线性层权重 1 字节；awq/gptq 约 4.16 比特（0.52 字节），"
+                             "nf4 约 4.13 比特（含缩放因子）。'none' 表示按 dtype 存储。",
+    "ctl.kv_cache_dtype": "KV Cache 精度",
+    "ctl.kv_cache_dtype.help": "vLLM --kv-cache-dtype：每个缓存的 K/V 元素的字节数。'auto' 跟随 dtype（2 字节）；"
+                               "fp8/int8 为 1 字节，KV 显存减半。",
+    "ctl.context": "上下文长度（每请求 token 数）",
+    "ctl.context.help": "单个请求在 KV Cache 中保存的 token 数：提示词 + 生成的输出，单位 token。不超过 max_model_len。",
+    "ctl.concurrency": "并发数（同时处理的请求）",
+    "ctl.concurrency.help": "KV Cache 同时驻留在显存中的请求数（运行中的批次），单位：个请求。",
+    "ctl.gpu_memory_utilization": "gpu_memory_utilization",
+    "ctl.gpu_memory_utilization.help": "vLLM --gpu-memory-utilization：vLLM 可使用的显存比例（0–1），"
+                                       "其余留给其他进程。默认 0.90。",
+    "ctl.block_size": "block_size（每个 KV 块的 token 数）",
+    "ctl.block_size.help": "vLLM --block-size：PagedAttention 每块的 token 数。KV 显存按整块分配，"
+                           "每个请求浪费不到一个块。",
+    "ctl.max_model_len": "max_model_len（token）",
+    "ctl.max_model_len.help": "vLLM --max-model-len：单个请求的最大长度（提示词 + 输出），单位 token。"
+                              "留空 = 模型的 max_position_embeddings。",
+    "ctl.max_num_seqs": "max_num_seqs（请求数）",
+    "ctl.max_num_seqs.help": "vLLM --max-num-seqs：一个批次中最多的请求数，决定激活峰值中采样器缓冲区的大小。"
+                             "留空 = vLLM 默认值（≥70 GiB 且非 A100 的 GPU 为 1024，否则 256）。",
+    "ctl.max_num_batched_tokens": "max_num_batched_tokens（token）",
+    "ctl.max_num_batched_tokens.help": "vLLM --max-num-batched-tokens：一次前向计算最多处理的 token 数，"
+                                       "决定 vLLM 预分析时的激活峰值。留空 = vLLM 默认值（8192 或 2048）。",
+    "ctl.output_len": "每请求输出 token 数",
+    "ctl.output_len.help": "每个请求生成的 token 数；提示词长度 = 上下文长度 − 输出。延迟相关页面会用到；"
+                           "显存只取决于上下文长度。",
+    "ctl.config_upload": "上传 config.json",
+    "ctl.config_upload.help": "Hugging Face 的 config.json（不超过 1 MB）。支持的 model_type：llama、mistral、"
+                              "mixtral、qwen2、qwen3、qwen2_moe、qwen3_moe、gemma、gemma2、deepseek_v2、deepseek_v3。",
+    "ctl.config_text": "……或粘贴 config.json",
+    "ctl.config_text.help": "Hugging Face config.json 的文本内容。",
+    "ctl.config_apply": "使用粘贴的配置",
+    "ctl.sweep_context": "横轴改为上下文长度（而非并发数）",
+    "ctl.sweep_context.help": "关闭：横轴为并发数，上下文长度取你的设置。打开：横轴为上下文长度（token），"
+                              "并发数取你的设置。",
+    "share.link_help": "指向当前视图的链接（点右侧图标复制）：",
+    "share.download": "下载场景（JSON）",
+    "share.download.help": "把所有控件的值保存为 JSON 文件；在下方（或另一台机器上）上传即可恢复。",
+    "share.upload": "加载场景（JSON）",
+    "share.upload.help": "用上面按钮保存的场景文件；所有控件都会恢复。",
+    "warn.bad_param": "网址参数 `{key}={raw}` 无效（允许：{allowed}）；改用默认值 {default}。",
+    "warn.custom_not_in_link": "网址参数 `model=custom`：自定义 config.json 不包含在链接中。请重新上传，"
+                               "或分享场景文件。改用默认值 {default}。",
+    "msg.invalid_scenario": "当前设置无法计算：{reason}。显示上一个有效场景（{model}）；你的输入已保留。",
+    "msg.scenario_rejected": "场景文件未加载：{reason}",
+    "msg.scenario_loaded": "场景 {name} 已加载：所有控件已恢复。",
+    "msg.config_rejected": "config.json 未采用：{reason}",
+    "msg.config_loaded": "自定义模型 {name} 已加载（model = custom）。",
+    "mem.title": "显存：权重、KV Cache，以及能容纳多少请求",
+    "mem.intro": "{model}，{tp} × {gpu}，权重 {dtype}（量化：{quant}），KV Cache {kv}，上下文 {ctx} token，"
+                 "块大小 {block}。所有字节数均为每卡数值。",
+    "mem.metric.weights": "每卡权重",
+    "mem.metric.kv_token": "每 token 的 KV Cache",
+    "mem.metric.kv_request": "每请求的 KV Cache",
+    "mem.metric.max_conc": "最大并发数",
+    "mem.metric.max_conc.help": "KV 能同时容纳的 {ctx} token 请求数。按 max_model_len = {mml} token，"
+                                "vLLM 日志会显示 {vllm}。",
+    "mem.metric.in_use": "已用 KV（{conc} 个请求）",
+    "mem.metric.in_use.help": "KV 池共 {pool}，已用 {used}。",
+    "mem.not_fit": "模型放不下：权重 + 激活 + 运行时开销超过显存预算（{budget}）。可以增加 GPU（张量并行）、"
+                   "量化，或提高 gpu_memory_utilization。",
+    "mem.conc_not_fit": "{conc} 个 {ctx} token 的请求无法同时放下：只能放下 {fit} 个。vLLM 会让其余请求排队"
+                        "（或抢占），延迟随之上升。",
+    "mem.chart.title_conc": "每卡显存随并发数的变化（每请求 {ctx} token）",
+    "mem.chart.title_ctx": "每卡显存随上下文长度的变化（{conc} 个请求）",
+    "mem.chart.x_conc": "并发数（请求）",
+    "mem.chart.x_ctx": "上下文长度（每请求 token 数）",
+    "mem.chart.y": "每卡显存（GiB）",
+    "mem.chart.capacity": "GPU 显存（{value}）",
+    "mem.chart.budget": "vLLM 预算：× {util}（{value}）",
+    "mem.chart.max": "最多 {value}",
+    "mem.chart.no_fit": "放不下",
+    "mem.chart.yours": "你的设置",
+    "part.weights": "权重",
+    "part.kv": "已用 KV Cache",
+    "part.activations": "激活（峰值）",
+    "part.overhead": "运行时开销",
+    "part.reserved": "预留（1 − 利用率）",
+    "part.free": "空闲 KV 池",
+    "waste.title": "分页 vs 连续 KV Cache（块大小 {block}，每请求 {ctx} token）",
+    "waste.left": "每请求浪费的 KV（MiB）",
+    "waste.right": "KV 池能容纳的请求数",
+    "waste.paged": "分页（vLLM）",
+    "waste.contiguous": "连续（按 max_model_len 预留）",
+    "waste.caption": "连续分配为每个请求预留 max_model_len = {mml} 个 token；分页分配按 {block} token "
+                     "的整块向上取整，浪费不到一个块。",
+    "csv.memory": "下载图表数据（CSV）",
+    "csv.waste": "下载分页 vs 连续数据（CSV）",
+    "why.title": "这个数字是怎么来的",
+    "why.formula": "公式",
+    "why.values": "代入你的数值",
+    "why.takeaway": "结论：",
+    "why.weights": "每卡权重 = {value}",
+    "why.weights.take": "每个解码步都要从 HBM 读一遍这些字节：这就是“内存墙”（课程 §3.1）。量化和张量并行可以缩小它。",
+    "why.weights.terms": "W_shard：在 GPU 间切分的矩阵（注意力、MLP、词嵌入、LM head）= {shard}；"
+                         "W_repl：每卡都有的归一化层 = {repl}；W_kv：本卡所持 KV 头的 K/V 投影 = {kvp}。",
+    "why.kv_token": "每 token 的 KV Cache = {value}",
+    "why.kv_token.take_mha": "MHA：每个注意力头都缓存自己的 K 和 V，与课程中的公式一致。",
+    "why.kv_token.take_gqa": "GQA：{q} 个头中只有 {kv} 个拥有自己的 K 和 V，所以缓存比课程的 MHA 公式小 {ratio} 倍。",
+    "why.kv_token.take_mla": "MLA 每层只缓存一个压缩后的潜向量，而不是每个头的 K 和 V。",
+    "why.kv_token.sliding": "{L} 层中有 {n} 层使用 {w} token 的滑动窗口：超过窗口后不再增长；下面的每请求数值已考虑这一点。",
+    "why.kv_request": "每请求的 KV Cache = {value}",
+    "why.kv_request.take": "KV 随上下文线性增长：上下文翻倍，KV 翻倍。分页块带来的额外开销不到一个块（{block} token）。",
+    "why.pool": "KV 池 = {value}",
+    "why.pool.take": "显存预算减去权重、激活峰值和运行时开销后，剩下的全部用来存放 KV Cache。",
+    "why.max_conc": "最大并发数 = {value}",
+    "why.max_conc.take": "vLLM 自己的日志按 max_model_len = {mml} token 的请求报告 {vllm}；更短的请求能放下更多。",
+    "why.activations": "激活峰值 = {value}",
+    "why.activations.take": "vLLM 用 max_num_batched_tokens 个 token 做一次预分析来测量这个峰值；"
+                            "调低 max_num_batched_tokens 可以给 KV 腾出显存。",
+    "why.overhead": "运行时开销 = {value}",
+    "why.overhead.take": "PyTorch 分配器之外的显存（cuBLAS/注意力工作区；TP > 1 时的 NCCL 缓冲区）："
+                         "这是根据 vLLM 日志做的假设，不是规格书数据。",
+    "why.waste": "浪费的 KV：分页 {paged}，连续 {contig}（每请求）",
+    "why.waste.take": "分页每个请求浪费不到一个块；按 max_model_len 预留则浪费请求没用到的全部空间。",
+    "kv.title": "课程 §3.2：权重与 KV Cache，书中数值 vs 计算值",
+    "kv.intro": "课程给出了 7B/13B/70B 模型的权重和 KV Cache 表。这里把每个书中数值与根据真实 config.json "
+                "计算出的数值并列，并说明差异的原因。",
+    "kv.course_table": "课程中的数字",
+    "kv.col.figure": "数字",
+    "kv.col.section": "章节",
+    "kv.col.model": "模型",
+    "kv.col.printed": "书中数值",
+    "kv.col.computed": "计算值",
+    "kv.col.why": "差异原因",
+    "kv.chart.title": "书中数值（斜线）vs 计算值（实心）",
+    "kv.chart.y": "字节数（GiB，对数坐标）",
+    "kv.short.weights": "权重",
+    "kv.short.kv": "KV {ctx}",
+    "kv.short.kv_total": "KV {ctx} ×{n}",
+    "kv.chart.printed": "书中数值",
+    "kv.chart.computed": "计算值",
+    "kv.own": "你自己的表",
+    "kv.own.intro": "任选目录中的模型、你的上下文长度（可自行输入）和精度（侧边栏中的权重 dtype、量化和 KV Cache 精度）。"
+                    "字节数为整个模型（TP = 1）。",
+    "ctl.kv_models": "模型",
+    "ctl.kv_models.help": "要列入表中的目录模型（Hugging Face ID）。",
+    "ctl.kv_contexts": "上下文长度（token）",
+    "ctl.kv_contexts.help": "每个长度一列“每请求 KV Cache”，单位 token。",
+    "kv.col.weights": "权重",
+    "kv.col.kv_token": "KV / token",
+    "kv.col.kv_at": "KV @ {ctx}",
+    "kv.col.params": "参数量",
+    "kv.col.attention": "注意力",
+    "kv.own.note": "权重 {dtype}（量化 {quant}），KV Cache {kv}，块大小 {block}（见侧边栏）。"
+                   "† = 超过模型的上下文窗口（max_position_embeddings）。",
+    "kv.course_note": "按课程的精度计算（权重和 KV Cache 均为 FP16），整个模型，按实际 token 数。",
+    "kv.unavailable": "课程数字暂不可用（calc/course.py 尚不存在）；下方你自己的表可以使用。",
+    "csv.kv_course": "下载课程对比（CSV）",
+    "csv.kv_own": "下载你的表（CSV）",
+}
+
+# Strings of the performance pages (roofline, frontier, scheduler): their own module, merged here.
+from ui import i18n_perf as _perf  # noqa: E402
+
+EN.update(_perf.EN)
+ZH.update(_perf.ZH)
+
+STRINGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}
+
+
+class Translator:
+    """``t("key", **values)``: the string in this language, ``str.format``-ed with the values.
+
+    >>> Translator("zh")("nav.memory"), Translator("en")("mem.chart.max", value=12)
+    ('显存', 'max 12')
+    """
+
+    def __init__(self, lang: str) -> None:
+        self.lang = lang if lang in STRINGS else "en"
+        self._strings = STRINGS[self.lang]
+
+    def __call__(self, msg_id: str, /, **values: Any) -> str:
+        text = self._strings.get(msg_id) or EN.get(msg_id) or msg_id
+        return text.format(**values) if values else text
+
+
+def language_from_locale(locale: str | None) -> str:
+    """``zh-CN`` / ``zh-Hant-TW`` → ``zh``; anything else → ``en``.
+
+    >>> language_from_locale("zh-CN"), language_from_locale("de-DE"), language_from_locale(None)
+    ('zh', 'en', 'en')
+    """
+    return "zh" if (locale or "").lower().startswith("zh") else "en"
+
+
+# ----------------------------------------------------------------------------- streamlit side
+
+def resolve_language() -> tuple[str, list[tuple[str, str]]]:
+    """This session's language (first run: URL, else browser locale) and any warning about ?lang."""
+    import streamlit as st
+
+    warnings: list[tuple[str, str]] = []
+    if _WIDGET_KEY not in st.session_state:
+        raw = st.query_params.get("lang")
+        if raw in LANGS:
+            lang = raw
+        else:
+            lang = language_from_locale(st.context.locale)
+            if raw is not None:
+                warnings.append(("warning", Translator(lang)("warn.bad_param", key="lang", raw=raw,
+                                                             allowed="{en, zh}", default=lang)))
+        st.session_state[_WIDGET_KEY] = lang
+    return st.session_state[_WIDGET_KEY], warnings
+
+
+def current_language() -> str:
+    import streamlit as st
+
+    return st.session_state.get(_WIDGET_KEY, "en")
+
+
+def render_language_switch(t: Translator) -> str:
+    """The language radio; keeps ``?lang=`` in the URL (written only when it differs)."""
+    import streamlit as st
+
+    lang = st.radio(t("lang.label"), LANGS, format_func=LANG_NAMES.__getitem__, key=_WIDGET_KEY,
+                    horizontal=True, help=t("lang.help"))
+    if st.query_params.get("lang") != lang:
+        st.query_params["lang"] = lang
+    return lang

@@ -1,0 +1,104 @@
+"""Page controls of the performance pages (roofline, frontier, scheduler) and the scenario
+variants the frontier overlays. Specs only (the widgets are drawn by :func:`ui.state.render_control`);
+nothing here imports streamlit, so it is unit-testable.
+
+Every key is page-local and bound to the query string; none clashes with the shared sidebar
+(:mod:`ui.controls`). Defaults come from the course: SLA TTFT < 500 ms, TPOT < 50 ms (§3.4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from calc.catalog import get_gpu, gpu_ids
+from calc.frontier import COURSE_TPOT_SLO_S, COURSE_TTFT_SLO_S
+from calc.inputs import GPUSpec, ServingConfig, describe_validation_error
+from ui.controls import Control
+
+# roofline page
+RF_BATCH = Control("rf_batch", "slider", 1, lo=1, hi=1024, step=1)
+ROOFLINE = (RF_BATCH,)
+
+# frontier page
+SLO_TTFT_MS = Control("slo_ttft_ms", "slider", int(COURSE_TTFT_SLO_S * 1000), lo=50, hi=5000, step=50)
+SLO_TPOT_MS = Control("slo_tpot_ms", "slider", int(COURSE_TPOT_SLO_S * 1000), lo=5, hi=500, step=5)
+CHUNKED = Control("chunked_prefill", "toggle", True)
+PER_GPU = Control("per_gpu", "toggle", False)
+MAX_OVERLAYS = 4
+
+# course §3.4 presets: (max_num_seqs, max_num_batched_tokens)
+PRESETS: dict[str, tuple[int, int]] = {"low_latency": (8, 2048), "high_throughput": (256, 8192)}
+
+
+def variant_tokens() -> tuple[str, ...]:
+    """Every variant the user may overlay, as ``kind:value`` tokens (the URL spelling)."""
+    return (("kv:fp8", "kv:auto", "tp:1", "tp:2", "tp:4", "tp:8", "quant:none", "quant:fp8", "quant:awq",
+             "chunked:off", "chunked:on", "preset:low_latency", "preset:high_throughput")
+            + tuple(f"gpu:{g}" for g in gpu_ids()))
+
+
+OVERLAYS = Control("overlays", "multi", ("kv:fp8",), options=variant_tokens)
+FRONTIER = (SLO_TTFT_MS, SLO_TPOT_MS, CHUNKED, PER_GPU, OVERLAYS)
+
+# scheduler page
+SCHED_REQUESTS = Control("sched_requests", "slider", 6, lo=2, hi=8, step=1)
+SCHED_LONG = Control("sched_long_prompt", "slider", 2048, lo=256, hi=16384, step=256)
+SCHED_SHORT = Control("sched_short_prompt", "slider", 128, lo=16, hi=2048, step=16)
+SCHED_OUTPUT = Control("sched_output", "slider", 64, lo=8, hi=512, step=8)
+SCHED_GAP_MS = Control("sched_gap_ms", "slider", 50, lo=0, hi=1000, step=10)
+SCHED_BUDGET = Control("sched_budget", "slider", 512, lo=64, hi=8192, step=64)
+SCHED_MAX_SEQS = Control("sched_max_seqs", "slider", 8, lo=1, hi=16, step=1)
+SCHEDULER = (SCHED_REQUESTS, SCHED_LONG, SCHED_SHORT, SCHED_OUTPUT, SCHED_GAP_MS, SCHED_BUDGET, SCHED_MAX_SEQS)
+
+ALL = ROOFLINE + FRONTIER + SCHEDULER
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One scenario on the frontier: engine options, GPU, chunked prefill, and how it is named."""
+
+    token: str  # "" for your scenario
+    serving: ServingConfig
+    gpu: GPUSpec
+    chunked: bool
+
+
+def apply_variant(base: Variant, token: str) -> Variant:
+    """``base`` with one change; ``ValueError`` (naming the field) if the result is invalid.
+
+    >>> from calc.catalog import get_gpu
+    >>> b = Variant("", ServingConfig(), get_gpu("a100-80gb"), True)
+    >>> v = apply_variant(b, "tp:2"); v.serving.tensor_parallel_size, v.token
+    (2, 'tp:2')
+    >>> apply_variant(b, "preset:low_latency").serving.max_num_seqs
+    8
+    """
+    kind, _, value = token.partition(":")
+    update: dict = {}
+    gpu, chunked = base.gpu, base.chunked
+    if kind == "kv":
+        update["kv_cache_dtype"] = value
+    elif kind == "tp":
+        update["tensor_parallel_size"] = int(value)
+    elif kind == "quant":
+        update["quantization"] = value
+    elif kind == "chunked":
+        chunked = value == "on"
+    elif kind == "preset":
+        update["max_num_seqs"], update["max_num_batched_tokens"] = PRESETS[value]
+    elif kind == "gpu":
+        gpu = get_gpu(value)
+    else:
+        raise ValueError(f"overlays: unknown variant {token!r}")
+    try:
+        serving = ServingConfig(**{**base.serving.model_dump(), **update})
+    except ValidationError as exc:
+        raise ValueError(describe_validation_error(exc)) from None
+    return Variant(token=token, serving=serving, gpu=gpu, chunked=chunked)
+
+
+def same_as(a: Variant, b: Variant) -> bool:
+    """True when two variants compute the same thing (an overlay equal to your scenario)."""
+    return a.serving == b.serving and a.gpu.id == b.gpu.id and a.chunked == b.chunked

@@ -1,0 +1,340 @@
+"""What the performance pages show, gathered from ``calc``: frontier series, the course checks
+(§3.3 MFU, §3.5 case study), the vLLM command line and the CSV behind every chart.
+
+No model maths here: every number comes from a ``calc`` call; this module only selects, labels
+and formats. No streamlit either (unit-testable).
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from calc.catalog import get_gpu, get_model
+from calc.estimate import Estimate, estimate
+from calc.frontier import (best_feasible, concurrency_points, cost_per_million_tokens_usd, knee_index,
+                           sla_feasible)
+from calc.inputs import Efficiency, ModelArch, ServingConfig
+from calc.operators import OperatorTable, RooflineResult
+from calc.scenario import memory_for
+from calc.schedule import PHASE_NAMES, ScheduleResult
+from calc.units import GB
+from ui import format as F
+from ui.perf_controls import Variant
+from ui.tables import to_csv
+
+T = Callable[..., str]
+SWEEP_POINTS = 256
+MIN_SWEEP_TOP = 64
+SWEEP_BEYOND_WALL = 4  # sweep to 4× the engine's limit: the plateau and the queue are visible
+
+
+# ----------------------------------------------------------------------------- frontier
+
+@dataclass(frozen=True)
+class FrontierSeries:
+    """One scenario's concurrency sweep, with its SLA mask, best point, knee and walls."""
+
+    label: str
+    color: str
+    variant: Variant
+    concurrency: np.ndarray  # clients C
+    output_tokens_per_s: np.ndarray  # whole tensor-parallel group
+    output_tokens_per_s_per_gpu: np.ndarray
+    total_tokens_per_s: np.ndarray
+    ttft_s: np.ndarray
+    tpot_s: np.ndarray
+    e2e_s: np.ndarray
+    running: np.ndarray
+    limited_by: np.ndarray
+    mfu: np.ndarray
+    feasible: np.ndarray
+    best: int  # index into the sweep; -1 when no point meets the SLA
+    knee: int
+    kv_wall: float  # sequences of mean context whose KV fits
+    max_num_seqs: float
+    max_num_batched_tokens: float
+    chosen: int  # index of the sidebar's concurrency
+    cost_per_million_usd: np.ndarray | None  # None when the GPU has no price
+    fits: bool
+
+    @property
+    def engine_limit(self) -> float:
+        return float(min(self.kv_wall, self.max_num_seqs))
+
+
+def probe(v: Variant, arch: ModelArch, eff: Efficiency) -> Estimate:
+    """One scalar estimate (as many clients as fit) to learn the variant's walls before sweeping."""
+    return estimate(arch, v.gpu, v.serving, eff, concurrency=np.nan, enable_chunked_prefill=v.chunked)
+
+
+def sweep_concurrency(probes: Sequence[Estimate], chosen: int) -> np.ndarray:
+    """The shared concurrency axis: 1 to 4× the largest engine limit (at least 64), about 256
+    geometric points, plus the sidebar's concurrency."""
+    limits = [float(min(p.serving.max_concurrency, p.max_num_seqs)) for p in probes if bool(p.serving.fits)]
+    top = int(min(max(MIN_SWEEP_TOP, SWEEP_BEYOND_WALL * max(limits, default=0.0)), 1_000_000))
+    return np.union1d(concurrency_points(top=top, n=SWEEP_POINTS), [int(chosen)])
+
+
+def frontier_series(v: Variant, arch: ModelArch, eff: Efficiency, *, concurrency: np.ndarray, label: str, color: str,
+                    ttft_slo_s: float, tpot_slo_s: float, chosen: int) -> FrontierSeries:
+    """One vectorized :func:`calc.estimate.estimate` over the sweep, then the frontier functions."""
+    r = estimate(arch, v.gpu, v.serving, eff, concurrency=concurrency, enable_chunked_prefill=v.chunked)
+    s = r.serving
+    tp = v.serving.tensor_parallel_size
+    ok = sla_feasible(ttft_s=s.ttft_s, tpot_s=s.tpot_s, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s)
+    best, _ = best_feasible(throughput=s.output_tokens_per_s, feasible=ok)
+    knee = knee_index(throughput=s.output_tokens_per_s, latency_s=s.e2e_latency_s)
+    price = v.gpu.price_usd_per_hour
+    cost = None if price is None else cost_per_million_tokens_usd(price_usd_per_gpu_hour=price, num_gpus=tp,
+                                                                  tokens_per_s=s.output_tokens_per_s)
+    n = concurrency.shape[0]
+    return FrontierSeries(
+        label=label, color=color, variant=v, concurrency=np.asarray(concurrency),
+        output_tokens_per_s=s.output_tokens_per_s, output_tokens_per_s_per_gpu=s.output_tokens_per_s / tp,
+        total_tokens_per_s=s.total_tokens_per_s, ttft_s=s.ttft_s, tpot_s=s.tpot_s, e2e_s=s.e2e_latency_s,
+        running=np.broadcast_to(s.running, (n,)), limited_by=np.broadcast_to(s.limited_by, (n,)), mfu=s.mfu,
+        feasible=ok, best=int(best), knee=int(knee), kv_wall=float(np.max(s.max_concurrency)),
+        max_num_seqs=float(np.max(r.max_num_seqs)), max_num_batched_tokens=float(np.max(r.max_num_batched_tokens)),
+        chosen=int(np.searchsorted(concurrency, chosen)), cost_per_million_usd=cost,
+        fits=bool(np.all(s.fits)))
+
+
+def token_label(token: str, t: T) -> str:
+    """Legend text of a variant token: "your scenario" for "", else the one thing that changes."""
+    if not token:
+        return t("fr.series.base")
+    kind, _, value = token.partition(":")
+    if kind == "gpu":
+        return t("fr.variant.gpu", name=get_gpu(value).name)
+    return t(f"fr.variant.{kind}", value=t(f"fr.value.{value}") if kind in ("chunked", "preset") else value)
+
+
+def frontier_csv(series: Sequence[FrontierSeries]) -> str:
+    header = ["scenario", "concurrency", "running", "limited_by", "ttft_ms", "tpot_ms", "e2e_ms", "output_tokens_per_s",
+              "output_tokens_per_s_per_gpu", "total_tokens_per_s", "mfu", "meets_sla", "best", "knee",
+              "usd_per_million_output_tokens"]
+    rows = []
+    for s in series:
+        for i, c in enumerate(s.concurrency):
+            cost = "" if s.cost_per_million_usd is None else _r(s.cost_per_million_usd[i], 4)
+            rows.append([s.label, int(c), _r(s.running[i], 0), str(s.limited_by[i]), _r(s.ttft_s[i] * 1e3, 3),
+                         _r(s.tpot_s[i] * 1e3, 3), _r(s.e2e_s[i] * 1e3, 3), _r(s.output_tokens_per_s[i], 3),
+                         _r(s.output_tokens_per_s_per_gpu[i], 3), _r(s.total_tokens_per_s[i], 3), _r(s.mfu[i], 5),
+                         bool(s.feasible[i]), i == s.best, i == s.knee, cost])
+    return to_csv(header, rows)
+
+
+def _r(x: Any, digits: int) -> Any:
+    x = float(x)
+    return "" if not np.isfinite(x) else round(x, digits)
+
+
+def vllm_command(*, model_id: str, serving: ServingConfig, max_model_len: int, max_num_seqs: int,
+                 max_num_batched_tokens: int, chunked: bool) -> str:
+    """The ``vllm serve`` line of a scenario (one flag per line, ready to paste in a shell).
+
+    >>> print(vllm_command(model_id="meta-llama/Llama-2-7b-hf", serving=ServingConfig(dtype="float16"),
+    ...       max_model_len=4096, max_num_seqs=24, max_num_batched_tokens=2048, chunked=True))
+    vllm serve meta-llama/Llama-2-7b-hf \\
+      --tensor-parallel-size 1 \\
+      --dtype float16 \\
+      --max-model-len 4096 \\
+      --max-num-seqs 24 \\
+      --max-num-batched-tokens 2048 \\
+      --gpu-memory-utilization 0.9 \\
+      --kv-cache-dtype auto \\
+      --enable-chunked-prefill
+    """
+    s = serving
+    flags = [f"--tensor-parallel-size {s.tensor_parallel_size}", f"--dtype {s.dtype}"]
+    if s.quantization != "none":
+        flags.append(f"--quantization {s.quantization}")
+    flags += [f"--max-model-len {max_model_len}", f"--max-num-seqs {max_num_seqs}",
+              f"--max-num-batched-tokens {max_num_batched_tokens}",
+              f"--gpu-memory-utilization {s.gpu_memory_utilization:g}", f"--kv-cache-dtype {s.kv_cache_dtype}"]
+    if s.block_size != 16:
+        flags.append(f"--block-size {s.block_size}")
+    flags.append("--enable-chunked-prefill" if chunked else "--no-enable-chunked-prefill")
+    return " \\\n  ".join([f"vllm serve {shlex.quote(model_id)}"] + flags)
+
+
+# ----------------------------------------------------------------------------- course checks
+
+CASE_MODEL = "meta-llama/Llama-2-7b-hf"
+CASE_GPU = "a100-80gb"
+CASE_INPUT, CASE_OUTPUT = 1792, 256  # "context length 2048": prompt 1,792 + output 256 (our reading)
+CASE_BEFORE = dict(concurrency=16, enable_chunked_prefill=False)
+CASE_AFTER = dict(concurrency=32, enable_chunked_prefill=True, max_num_batched_tokens=512, kv_cache_dtype="fp8")
+# course §3.5, as printed: (before, after)
+CASE_COURSE = {"ttft_ms": (850.0, 420.0), "tpot_ms": (45.0, 52.0), "tokens_per_s": (320.0, 680.0),
+               "memory_gb": (38.0, 41.0)}
+
+
+@dataclass(frozen=True)
+class CaseStudy:
+    """Course §3.5 before/after, computed: Llama-2-7B FP16 on one A100 80GB."""
+
+    before: Estimate
+    after: Estimate
+    memory_before_bytes: float  # weights + activations + overhead + KV of the running requests
+    memory_after_bytes: float
+    budget_bytes: float  # what vLLM preallocates: usable × gpu_memory_utilization
+    bound_tpot_before_s: float  # weights + KV of 16 requests at full bandwidth
+
+
+@lru_cache(maxsize=8)  # fixed inputs: the same for every rerun with the same efficiencies
+def case_study(eff: Efficiency = Efficiency()) -> CaseStudy:
+    arch, gpu = get_model(CASE_MODEL), get_gpu(CASE_GPU)
+    out = []
+    for kw in (CASE_BEFORE, CASE_AFTER):
+        s = ServingConfig(dtype="float16", input_len=CASE_INPUT, output_len=CASE_OUTPUT, **kw)
+        r = estimate(arch, gpu, s, eff)
+        m = memory_for(arch, gpu, s, eff, concurrency=s.concurrency, context_tokens=CASE_INPUT + CASE_OUTPUT)
+        out.append((r, float(m.weights_bytes + m.activation_bytes + m.overhead_bytes + m.kv_in_use_bytes),
+                    float(m.budget_bytes), float(m.weights_bytes), float(m.kv_bytes_per_token)))
+    (b, mb, budget, w, kv_tok), (a, ma, _, _, _) = out
+    # Memory-bandwidth floor of one decode step at 16 requests of mean context I + O/2 (physics.md A3).
+    floor = (w + 16 * (CASE_INPUT + CASE_OUTPUT / 2) * kv_tok) / gpu.hbm_bw_bytes_per_s
+    return CaseStudy(before=b, after=a, memory_before_bytes=mb, memory_after_bytes=ma, budget_bytes=budget,
+                     bound_tpot_before_s=floor)
+
+
+def _pct(new: float, old: float) -> str:
+    return "—" if not (np.isfinite(new) and np.isfinite(old) and old) else f"{100 * (new / old - 1):+.0f} %"
+
+
+def case_rows(c: CaseStudy, t: T) -> list[dict[str, str]]:
+    """The §3.5 table: course says / calculator says / why, one row per metric."""
+    b, a = c.before.serving, c.after.serving
+    calc = {"ttft_ms": (float(b.ttft_s) * 1e3, float(a.ttft_s) * 1e3),
+            "tpot_ms": (float(b.tpot_s) * 1e3, float(a.tpot_s) * 1e3),
+            "tokens_per_s": (float(b.output_tokens_per_s), float(a.output_tokens_per_s)),
+            "memory_gb": (c.memory_before_bytes / GB, c.memory_after_bytes / GB)}
+    units = {"ttft_ms": "ms", "tpot_ms": "ms", "tokens_per_s": "tok/s", "memory_gb": "GB"}
+    why_values = dict(
+        k=int(np.max(a.prefill_chunks)), floor=F.number(c.bound_tpot_before_s * 1e3, 1),
+        little_before=F.integer(16 / 0.045), little_after=F.integer(32 / 0.052),
+        calc_little_before=F.integer(16 / float(b.tpot_s)), calc_little_after=F.integer(32 / float(a.tpot_s)),
+        budget=F.number(c.budget_bytes / GB, 1))
+    rows = []
+    for key, (cb, ca) in CASE_COURSE.items():
+        xb, xa = calc[key]
+        u = units[key]
+        rows.append({
+            "metric": t(f"case.metric.{key}"),
+            "course": f"{F.number(cb, 0)} → {F.number(ca, 0)} {u} ({_pct(ca, cb)})",
+            "calc": f"{F.number(xb, 0)} → {F.number(xa, 0)} {u} ({_pct(xa, xb)})",
+            "why": t(f"case.why.{key}", **why_values),
+            "course_before": cb, "course_after": ca, "calc_before": xb, "calc_after": xa, "key": key,
+        })
+    return rows
+
+
+@dataclass(frozen=True)
+class MfuCheck:
+    """Course §3.3: MFU, throughput and latency at 1 and at 32 concurrent requests."""
+
+    decode_mfu: np.ndarray  # decode step alone at batch 1 and 32 (calc.operators)
+    request_mfu: np.ndarray  # whole requests, prefill included (closed loop, calc.serving)
+    output_tokens_per_s: np.ndarray
+    tpot_s: np.ndarray
+    critical_batch: float
+    input_len: int
+    output_len: int
+
+
+def mfu_rows(m: MfuCheck, t: T) -> list[dict[str, str]]:
+    """Course says / calculator says / why, for the §3.3 claims."""
+    d1, d32 = (float(x) for x in m.decode_mfu)
+    r1, r32 = (float(x) for x in m.request_mfu)
+    x1, x32 = (float(x) for x in m.output_tokens_per_s)
+    l1, l32 = (float(x) * 1e3 for x in m.tpot_s)
+    vals = dict(bstar=F.number(m.critical_batch, 0), cap1=F.percent(1 / m.critical_batch, 2),
+                cap32=F.percent(32 / m.critical_batch, 0), i=F.integer(m.input_len), o=F.integer(m.output_len))
+    return [
+        {"claim": t("mfu.claim.one"), "course": "8–12 %",
+         "calc": t("mfu.calc.mfu", decode=F.percent(d1, 1), request=F.percent(r1, 1)), "why": t("mfu.why.one", **vals)},
+        {"claim": t("mfu.claim.many"), "course": "25–35 %",
+         "calc": t("mfu.calc.mfu", decode=F.percent(d32, 1), request=F.percent(r32, 1)),
+         "why": t("mfu.why.many", **vals)},
+        {"claim": t("mfu.claim.throughput"), "course": "3–5×",
+         "calc": f"{F.number(x32 / x1, 1)}× ({F.integer(x1)} → {F.integer(x32)} tok/s)", "why": t("mfu.why.throughput")},
+        {"claim": t("mfu.claim.latency"), "course": "50 → 200 ms",
+         "calc": f"{F.number(l1, 0)} → {F.number(l32, 0)} ms (TPOT)", "why": t("mfu.why.latency")},
+    ]
+
+
+# ----------------------------------------------------------------------------- roofline tables
+
+def operator_rows(r: RooflineResult) -> list[dict[str, Any]]:
+    """One row per (phase, operator) of a scalar roofline (one batch, one prompt length)."""
+    rows = []
+    for table in (r.decode, r.prefill):
+        for i, op in enumerate(table.operators):
+            row = {"phase": table.phase, "operator": op}
+            for name in ("flops", "weight_bytes", "kv_bytes", "activation_bytes", "bytes", "intensity_flops_per_byte",
+                         "achieved_flops_per_s", "attainable_flops_per_s", "time_s", "time_share"):
+                row[name] = float(np.asarray(getattr(table, name))[i])
+            row["bound"] = str(np.asarray(table.bound)[i])
+            rows.append(row)
+    return rows
+
+
+def operator_display(rows: Sequence[dict[str, Any]], t: T) -> list[dict[str, str]]:
+    """The operator table as the page shows it (translated headers, units in the headers)."""
+    return [{t("op.col.phase"): t(f"phase.{r['phase']}"), t("op.col.operator"): t(f"op.{r['operator']}"),
+             t("op.col.flops"): F.number(r["flops"] / 1e9, 2), t("op.col.weights"): F.number(r["weight_bytes"] / 1e6, 1),
+             t("op.col.kv"): F.number(r["kv_bytes"] / 1e6, 1), t("op.col.act"): F.number(r["activation_bytes"] / 1e6, 1),
+             t("op.col.intensity"): F.number(r["intensity_flops_per_byte"], 1), t("op.col.bound"): t(f"bound.{r['bound']}"),
+             t("op.col.time"): F.number(r["time_s"] * 1e6, 1), t("op.col.share"): F.percent(r["time_share"], 1)}
+            for r in rows]
+
+
+def operator_csv(rows: Sequence[dict[str, Any]], *, batch: int, context_tokens: int, prompt_tokens: int) -> str:
+    header = ["phase", "operator", "decode_batch", "context_tokens", "prompt_tokens", "flops", "weight_bytes",
+              "kv_bytes", "activation_bytes", "bytes", "intensity_flops_per_byte", "achieved_flops_per_s",
+              "attainable_flops_per_s", "bound", "time_s", "time_share"]
+    return to_csv(header, [[r["phase"], r["operator"], batch, context_tokens, prompt_tokens,
+                            *(r[h] for h in header[5:])] for r in rows])
+
+
+def decode_sweep_csv(table: OperatorTable) -> str:
+    """Decode step over a batch sweep: time split, tokens/s, MFU, MBU."""
+    header = ["batch", "step_s", "compute_s", "memory_s", "tokens_per_s", "mfu", "mbu"]
+    b = np.ravel(table.tokens)
+    step = np.ravel(table.step_s)
+    comp, mem = table.compute_s.sum(axis=0), table.memory_s.sum(axis=0)
+    return to_csv(header, [[int(b[i]), float(step[i]), float(comp[i]), float(mem[i]), float(b[i] / step[i]),
+                            float(table.mfu[i]), float(table.mbu[i])] for i in range(b.shape[0])])
+
+
+# ----------------------------------------------------------------------------- scheduler
+
+def schedule_steps_csv(results: Sequence[ScheduleResult]) -> str:
+    n = results[0].tokens.shape[1] if results else 0
+    header = ["policy", "step", "start_ms", "duration_ms", "decode_tokens", "prefill_tokens",
+              *(f"r{i + 1}_tokens" for i in range(n)), *(f"r{i + 1}_phase" for i in range(n))]
+    rows = []
+    for r in results:
+        for j in range(r.start_s.shape[0]):
+            rows.append([r.policy, j + 1, round(float(r.start_s[j]) * 1e3, 4), round(float(r.duration_s[j]) * 1e3, 4),
+                         int(r.decode_tokens[j]), int(r.prefill_tokens[j]), *(int(x) for x in r.tokens[j]),
+                         *(PHASE_NAMES[int(p)] for p in r.phase[j])])
+    return to_csv(header, rows)
+
+
+def schedule_requests_csv(results: Sequence[ScheduleResult]) -> str:
+    header = ["policy", "request", "arrival_ms", "prompt_tokens", "output_tokens", "ttft_ms", "tpot_ms",
+              "max_inter_token_gap_ms", "finish_ms"]
+    rows = []
+    for r in results:
+        for i in range(r.arrival_s.shape[0]):
+            rows.append([r.policy, i + 1, _r(r.arrival_s[i] * 1e3, 3), int(r.prompt_tokens[i]), int(r.output_tokens[i]),
+                         _r(r.ttft_s[i] * 1e3, 3), _r(r.tpot_s[i] * 1e3, 3), _r(r.max_itl_s[i] * 1e3, 3),
+                         _r(r.finish_s[i] * 1e3, 3)])
+    return to_csv(header, rows)

@@ -1,0 +1,96 @@
+"""The tables behind the charts, as CSV text for ``st.download_button`` (exact bytes + GiB)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any, Sequence
+
+import numpy as np
+
+from calc.scenario import MemoryResult
+from calc.units import GiB
+
+MEMORY_COLUMNS = ("weights_bytes", "activation_bytes", "overhead_bytes", "kv_in_use_bytes", "kv_free_bytes",
+                  "reserved_bytes", "usable_memory_bytes", "budget_bytes", "kv_bytes_per_request",
+                  "max_concurrency_at_context", "concurrency_fits")
+
+
+def to_csv(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def memory_sweep_csv(x_name: str, x: Sequence[int], r: MemoryResult) -> str:
+    """One row per sweep point: every memory component in bytes, plus GiB for the bytes."""
+    n = len(x)
+    cols = {c: np.broadcast_to(np.asarray(getattr(r, c)), (n,)) for c in MEMORY_COLUMNS}
+    gib_cols = [c for c in MEMORY_COLUMNS if c.endswith("_bytes") or c.endswith("_request")]
+    header = [x_name, "concurrency" if x_name == "context_tokens" else "context_tokens", *MEMORY_COLUMNS,
+              *(c.replace("_bytes", "_GiB") for c in gib_cols)]
+    other = np.broadcast_to(np.asarray(r.concurrency if x_name == "context_tokens" else r.context_tokens), (n,))
+    rows = []
+    for i in range(n):
+        row = [int(x[i]), int(other[i])]
+        row += [_plain(cols[c][i]) for c in MEMORY_COLUMNS]
+        row += [round(float(cols[c][i]) / GiB, 4) for c in gib_cols]
+        rows.append(row)
+    return to_csv(header, rows)
+
+
+def waste_csv(r: MemoryResult, *, block_size: int, max_model_len: int) -> str:
+    header = ["scheme", "block_size", "max_model_len", "context_tokens", "wasted_bytes_per_request", "requests_fit"]
+    ctx = int(np.max(r.context_tokens))
+    rows = [["paged", block_size, max_model_len, ctx, float(np.max(r.paged_waste_bytes)),
+             int(np.max(r.max_concurrency_at_context))],
+            ["contiguous", block_size, max_model_len, ctx, float(np.max(r.contiguous_waste_bytes)),
+             int(np.max(r.contiguous_max_sequences))]]
+    return to_csv(header, rows)
+
+
+def _plain(v: Any) -> Any:
+    v = np.asarray(v).item()
+    return v
+
+
+def course_rows(figures: Sequence[Any], computed: Sequence[float], t: Any) -> list[dict[str, Any]]:
+    """One row per course figure: labels, printed text, computed value (GB and GiB), reason."""
+    from calc.catalog import get_model
+    from ui import format as F
+
+    lang = t.lang
+    rows = []
+    for i, (fig, value) in enumerate(zip(figures, computed), start=1):
+        what = ("kv.short.weights" if fig.quantity == "weights" else
+                "kv.short.kv_total" if fig.quantity == "kv_total" else "kv.short.kv")
+        ctx = F.tokens_short(fig.context_tokens) if fig.context_tokens else ""
+        rows.append({
+            "short": f"({i}) {get_model(fig.model_id).name.removeprefix('Llama-2-')} "
+                     f"{t(what, ctx=ctx, n=fig.requests)}",
+            "key": fig.key,
+            "section": fig.section,
+            "label": fig.label_zh if lang == "zh" else fig.label_en,
+            "model": fig.model_id,
+            "concept": "weights" if fig.quantity == "weights" else "kv",
+            "printed": fig.printed_text,
+            "printed_bytes": fig.printed_bytes,
+            "computed": F.both(value),
+            "computed_bytes": value,
+            "why": fig.reason_zh if lang == "zh" else fig.reason_en,
+        })
+    return rows
+
+
+def course_csv(rows: Sequence[dict[str, Any]]) -> str:
+    header = ["key", "section", "model", "printed", "printed_bytes", "computed_bytes", "label", "why"]
+    return to_csv(header, [[r[h] for h in header] for r in rows])
+
+
+def own_table_csv(rows: Sequence[dict[str, Any]], contexts: Sequence[int]) -> str:
+    header = ["model", "attention", "params", "weights_bytes", "kv_bytes_per_token",
+              *(f"kv_bytes_at_{c}" for c in contexts)]
+    return to_csv(header, [[r["model"], r["attention"], r["params"], r["weights_bytes"], r["kv_bytes_per_token"],
+                            *r["kv_bytes"]] for r in rows])
