@@ -62,6 +62,23 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+_QUANT_METHODS = {"fp8": "fp8", "awq": "awq", "gptq": "gptq", "bitsandbytes": "nf4"}
+
+
+def checkpoint_quantization(cfg: dict[str, Any]) -> str | None:
+    """The weight format a checkpoint ships in, from ``quantization_config.quant_method``.
+
+    >>> checkpoint_quantization({"quantization_config": {"quant_method": "fp8", "fmt": "e4m3"}})
+    'fp8'
+    >>> checkpoint_quantization({}) is None
+    True
+    """
+    qc = cfg.get("quantization_config")
+    if not isinstance(qc, dict):
+        return None
+    return _QUANT_METHODS.get(str(qc.get("quant_method", "")).lower())
+
+
 def parse_config_text(text: str | bytes, *, model_id: str = "custom") -> ModelArch:
     """Parse the text of a ``config.json``; size-limited (in bytes), JSON object required.
 
@@ -130,6 +147,7 @@ def arch_from_hf_config(cfg: dict[str, Any], *, model_id: str | None = None) -> 
         norms_per_layer=4 if model_type == "gemma2" else 2,
         max_position_embeddings=_int(cfg, "max_position_embeddings", 4096),
         source=str(cfg.get("_source", "user-supplied config.json")),
+        checkpoint_quantization=checkpoint_quantization(cfg),
     )
     window = cfg.get("sliding_window")
     use_window = _bool(cfg, "use_sliding_window", True) and window is not None

@@ -76,6 +76,9 @@ class ModelArch(_Frozen):
     moe: MoEConfig | None = None
     mla: MLAConfig | None = None
     source: str = ""
+    # The quantization a checkpoint ships in (its config.json ``quantization_config``), e.g.
+    # DeepSeek-V3's FP8 weights; vLLM picks it up when --quantization is not given.
+    checkpoint_quantization: Literal["fp8", "int8", "awq", "gptq", "nf4"] | None = None
 
     @model_validator(mode="after")
     def _cross_field(self) -> "ModelArch":

@@ -28,6 +28,7 @@ EN: dict[str, str] = {
     "sidebar.engine": "Engine (vLLM)",
     "sidebar.share": "Share and save",
     "sidebar.model_caption": "{name}: {kind}, {layers} layers, {kv_heads} KV heads, up to {max_len} tokens",
+    "sidebar.checkpoint_quant": "The checkpoint ships {quant} weights (config.json quantization_config): vLLM uses that unless told otherwise; choose it under Weight quantization.",
     "sidebar.gpu_caption": "{name}: {gib} GiB usable, {tbps} TB/s HBM",
     "ctl.model": "Model",
     "ctl.model.help": "A catalog model (Hugging Face id) or 'custom' after you upload or paste a config.json. "
@@ -221,6 +222,7 @@ ZH: dict[str, str] = {
     "sidebar.engine": "推理引擎（vLLM）",
     "sidebar.share": "分享与保存",
     "sidebar.model_caption": "{name}：{kind}，{layers} 层，{kv_heads} 个 KV 头，最长 {max_len} token",
+    "sidebar.checkpoint_quant": "该模型权重以 {quant} 格式发布（config.json 的 quantization_config）：vLLM 默认按此加载；请在“权重量化”中选择它。",
     "sidebar.gpu_caption": "{name}：可用 {gib} GiB，HBM 带宽 {tbps} TB/s",
     "ctl.model": "模型",
     "ctl.model.help": "目录中的模型（Hugging Face ID），或上传/粘贴 config.json 后选择 'custom'。"

@@ -307,9 +307,13 @@ def render_sidebar(t: Translator) -> tuple[Scenario, list[tuple[str, str]]]:
     except (ValueError, KeyError) as exc:
         sc = st.session_state.get(_LAST_GOOD) or default_scenario()
         messages.append(("error", t("msg.invalid_scenario", reason=str(exc), model=sc.arch.name)))
-    caption.caption(t("sidebar.model_caption", name=sc.arch.name, kind=sc.arch.attention_kind,
-                      layers=sc.arch.num_hidden_layers, kv_heads=sc.arch.num_key_value_heads,
-                      max_len=f"{sc.arch.max_position_embeddings:,}"))
+    model_text = t("sidebar.model_caption", name=sc.arch.name, kind=sc.arch.attention_kind,
+                   layers=sc.arch.num_hidden_layers,
+                   kv_heads=sc.arch.num_key_value_heads if sc.arch.mla is None else "1 (latent)",
+                   max_len=f"{sc.arch.max_position_embeddings:,}")
+    if sc.arch.checkpoint_quantization and sc.serving.quantization != sc.arch.checkpoint_quantization:
+        model_text += "  \n" + t("sidebar.checkpoint_quant", quant=sc.arch.checkpoint_quantization.upper())
+    caption.caption(model_text)
     gpu_caption.caption(t("sidebar.gpu_caption", name=sc.gpu.name,
                           gib=f"{sc.gpu.usable_memory_bytes / 2**30:,.1f}",
                           tbps=f"{sc.gpu.hbm_bw_bytes_per_s / 1e12:,.2f}"))
