@@ -20,6 +20,8 @@ from calc.inputs import Efficiency, ServingConfig, describe_validation_error
 BATCH_KEYS = ("model", "gpu", "tensor_parallel_size", "dtype", "quantization", "kv_cache_dtype", "input_len",
               "output_len", "concurrency", "max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill",
               "gpu_memory_utilization", "block_size", "max_model_len")
+NUMERIC_KEYS = ("tensor_parallel_size", "input_len", "output_len", "concurrency", "max_num_seqs",
+                "max_num_batched_tokens", "gpu_memory_utilization", "block_size", "max_model_len")
 
 
 def add_estimate_parser(sub) -> None:
@@ -56,6 +58,9 @@ def estimate_record(options: dict[str, Any]) -> dict[str, Any]:
             raise UsageError(f"{key} is required")
     if not isinstance(options["model"], str) or not isinstance(options["gpu"], str):
         raise UsageError("model and gpu must be strings")
+    flags = [k for k in NUMERIC_KEYS if isinstance(options.get(k), bool)]
+    if flags:  # JSON true/false would otherwise pass as 1/0
+        raise UsageError(f"{', '.join(flags)} must be a number, not true/false")
     arch, gpu = get_model(options["model"]), get_gpu(options["gpu"])
     conc = options.get("concurrency", 1)
     if isinstance(conc, str) and conc.strip().lower() == "max":
@@ -109,13 +114,19 @@ def run_estimate(args: argparse.Namespace) -> int:
         else:
             print_table(record)
         return 0
-    try:
-        fh = sys.stdin if args.batch == "-" else open(args.batch, encoding="utf-8")
+    try:  # bytes: a line that is not UTF-8 is one bad record, not a crash
+        fh = getattr(sys.stdin, "buffer", sys.stdin) if args.batch == "-" else open(args.batch, "rb")
     except OSError as exc:
         raise UsageError(f"cannot read --batch file {args.batch!r}: {exc.strerror}") from None
     failures = 0
     with fh:
-        for lineno, line in enumerate(fh, 1):
+        for lineno, raw in enumerate(fh, 1):
+            try:
+                line = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+            except UnicodeDecodeError:
+                failures += 1
+                print(json.dumps({"line": lineno, "error": "not valid UTF-8 text"}))
+                continue
             if not line.strip():
                 continue
             try:
@@ -126,6 +137,9 @@ def run_estimate(args: argparse.Namespace) -> int:
             except json.JSONDecodeError as exc:
                 failures += 1
                 print(json.dumps({"line": lineno, "error": f"not valid JSON: {exc.msg}"}))
+            except RecursionError:  # e.g. '[[[[...' nested deeper than Python's recursion limit
+                failures += 1
+                print(json.dumps({"line": lineno, "error": "not valid JSON: nested too deeply"}))
             except ValidationError as exc:
                 failures += 1
                 print(json.dumps({"line": lineno, "error": describe_validation_error(exc)}))

@@ -61,7 +61,10 @@ def engine_numbers(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = Servi
         tensor_parallel_size=tp, hbm_bw_fraction=efficiency.hbm_bw_fraction,
         prefill_flops_fraction=efficiency.prefill_flops_fraction, decode_flops_fraction=efficiency.decode_flops_fraction,
         gemm_half_saturation_tokens=efficiency.gemm_half_saturation_tokens, step_overhead_s=efficiency.step_overhead_s,
-        allreduce_latency_s=efficiency.allreduce_latency_s, request_overhead_s=efficiency.request_overhead_s)
+        allreduce_latency_s=efficiency.allreduce_latency_s, request_overhead_s=efficiency.request_overhead_s,
+        sliding_fraction=n.kv_bytes_per_token_per_head_sliding
+        / (n.kv_bytes_per_token_per_head_full + n.kv_bytes_per_token_per_head_sliding),
+        sliding_window=float(arch.sliding_window) if arch.sliding_window else np.inf)
 
 
 @dataclass(frozen=True)

@@ -67,15 +67,41 @@ def critical_batch_size(*, peak_flops_per_s, hbm_bw_bytes_per_s, bytes_per_weigh
     return np.asarray(peak_flops_per_s, dtype=float) * bytes_per_weight / (2.0 * np.asarray(hbm_bw_bytes_per_s))
 
 
-def causal_attention_pairs(*, new_tokens, cached_tokens):
+def causal_attention_pairs(*, new_tokens, cached_tokens, window=np.inf):
     """(query, key) pairs a causal chunk of c new tokens after s cached ones attends:
     c·s + c·(c + 1)/2  (FlashAttention skips the masked half).
 
+    With a sliding window W each query at position p attends min(p, W) keys, so the pairs are
+    F(s + c) − F(s) with F(n) = Σ_{p ≤ n} min(p, W) = w(w + 1)/2 + (n − w)·w, w = min(n, W).
+
     >>> float(causal_attention_pairs(new_tokens=4, cached_tokens=0))
     10.0
+    >>> float(causal_attention_pairs(new_tokens=4, cached_tokens=0, window=2))   # 1 + 2 + 2 + 2
+    7.0
     """
     c = np.asarray(new_tokens, dtype=float)
-    return c * np.asarray(cached_tokens, dtype=float) + c * (c + 1.0) / 2.0
+    s = np.asarray(cached_tokens, dtype=float)
+    if np.all(np.isinf(window)):
+        return c * s + c * (c + 1.0) / 2.0
+
+    def f(n):
+        w = np.minimum(n, window)
+        return w * (w + 1.0) / 2.0 + (n - w) * w
+
+    return f(s + c) - f(s)
+
+
+def windowed_context_tokens(*, context_tokens, sliding_window=np.inf, sliding_fraction=0.0):
+    """Keys one decode token reads, averaged over layers: (1 − φ)·S + φ·min(S, W), where φ is the
+    share of layers (of KV bytes and attention FLOPs: same heads in every layer) that use a
+    sliding window of W tokens. Mistral-7B-v0.1: φ = 1, W = 4096; Gemma-2: φ = 1/2, W = 4096.
+
+    >>> float(windowed_context_tokens(context_tokens=32768, sliding_window=4096, sliding_fraction=0.5))
+    18432.0
+    """
+    s = np.asarray(context_tokens, dtype=float)
+    phi = np.asarray(sliding_fraction, dtype=float)
+    return (1.0 - phi) * s + phi * np.minimum(s, sliding_window)
 
 
 def expected_experts_touched(*, num_experts, experts_per_token, tokens):

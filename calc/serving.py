@@ -2,15 +2,28 @@
 as soon as the previous one returns; steady state of a vLLM-style continuous-batching engine.
 
 Derivation (all quantities per GPU step, broadcast over arrays):
-  R = running sequences = min(C, max_num_seqs, KV capacity at the mean context I + O/2).
+  R = running sequences = min(C, max_num_seqs, KV capacity at the mean context I + O/2 (sliding-
+      window layers hold at most W − 1 + budget tokens),
+      and with chunked prefill the token budget: 1 + (O − 1)·budget/(I + O − 1)).
   T_dec = step time of R decodes at mean context I + O/2.
   Without chunked prefill a new prompt runs as its own step (decodes stall):
       T_pf = T_step(prefill n·I) / n, with n prompts batched (arrivals R/O per step,
       at most max_num_batched_tokens / I).
-  With chunked prefill the prompt rides along the decodes in k = ceil(I / (budget − R)) chunks;
-      its cost is only the extra time of those steps: T_pf = k · (T_step(R−1, c) − T_step(R−1, 0)).
-  Throughput X (requests/s) and TPOT solve the closed loop (a quadratic in y = T_dec / TPOT):
-      TPOT = T_dec / (1 − X · T_pf · (R − 1)/R)          (others' prefills interleave)
+  With chunked prefill the prompt rides along the decodes in k = ceil(I / room) chunks of c = I/k,
+      room = budget − (R − 1)(O − 1)/O (the others' decodes go first); its cost is the extra time
+      of those steps: T_pf = k · (T_step(r_d, c) − T_step(r_d, 0)), with r_d = (R − 1)(O − 1)/(O − 1 + k)
+      of the other sequences decoding (R − 1 for long outputs, none for O = 1).
+  Closed loop, steady state: in one cycle of a request every other running request also
+  completes one, so the others' prompts cost our request D of engine time per cycle
+  (conservation; this keeps utilization ≤ 1). Where D lands depends on the scheduler:
+    unchunked (prefill first): D = (R − n)·T_pf stalls our decode steps (n prompts share our
+      prefill step); with O = 1 there is no decode phase and D queues ahead of our prompt.
+    chunked (decodes first, stall-free): the (R − 1)·k other chunks ride along our O − 1
+      decode steps (several per step when they fit the budget) at the extra time they add;
+      chunks beyond the budget need steps of their own while our prompt waits, so they land
+      in TTFT.
+      S = own prefill steps + ½ T_dec (decode step in flight)
+      TPOT = T_dec + D_tpot / (O − 1),   TTFT_service = S + D_ttft + t_request
       E2E_service = TTFT_service + (O − 1) · TPOT,   X = R / E2E_service
   With C > R, the extra clients wait: E2E = C / X (Little's law), TTFT = wait + TTFT_service.
 TPOT follows vLLM's benchmark definition (E2E − TTFT)/(O − 1); mean ITL equals it here.
@@ -23,7 +36,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from calc.perf import StepTime, step_time
-from calc.roofline import causal_attention_pairs, step_op_costs
+from calc.roofline import causal_attention_pairs, step_op_costs, windowed_context_tokens
 
 
 
@@ -61,6 +74,10 @@ class EngineNumbers:
     step_overhead_s: object
     allreduce_latency_s: object
     request_overhead_s: object = 0.0
+    # Sliding-window attention: share of layers with a window of sliding_window tokens (their KV
+    # reads and attention FLOPs stop growing past the window). 0 / inf: every layer is full.
+    sliding_fraction: object = 0.0
+    sliding_window: object = np.inf
 
     def index(self, i) -> "EngineNumbers":
         """The same numbers at index ``i`` of every array field (scalars stay)."""
@@ -95,24 +112,31 @@ def engine_step(e: EngineNumbers, *, decode_tokens, decode_context_tokens_sum, p
 
 
 def decode_step(e: EngineNumbers, *, batch, context_tokens) -> StepTime:
-    """A pure decode step: ``batch`` sequences each attending ``context_tokens`` keys."""
+    """A pure decode step: ``batch`` sequences each attending ``context_tokens`` keys (fewer in
+    sliding-window layers, see :func:`calc.roofline.windowed_context_tokens`)."""
     b = np.asarray(batch, dtype=float)
-    return engine_step(e, decode_tokens=b, decode_context_tokens_sum=b * context_tokens, prefill_tokens=0.0,
+    ctx = windowed_context_tokens(context_tokens=context_tokens, sliding_window=e.sliding_window,
+                                  sliding_fraction=e.sliding_fraction)
+    return engine_step(e, decode_tokens=b, decode_context_tokens_sum=b * ctx, prefill_tokens=0.0,
                        prefill_attention_pairs=0.0, prefill_cached_tokens=0.0, logits_tokens=b)
 
 
 def prefill_step(e: EngineNumbers, *, prompts, prompt_tokens, decode_batch=0.0, decode_context_tokens=0.0,
                  cached_tokens=0.0) -> StepTime:
     """A step with ``prompts`` chunks of ``prompt_tokens`` new tokens (after ``cached_tokens``
-    already cached) plus ``decode_batch`` decodes riding along."""
+    already cached) plus ``decode_batch`` decodes riding along. Sliding-window layers attend and
+    re-read at most the window."""
     n = np.asarray(prompts, dtype=float)
     c = np.asarray(prompt_tokens, dtype=float)
     d = np.asarray(decode_batch, dtype=float)
-    return engine_step(e, decode_tokens=d, decode_context_tokens_sum=d * decode_context_tokens,
-                       prefill_tokens=n * c,
-                       prefill_attention_pairs=n * causal_attention_pairs(new_tokens=c, cached_tokens=cached_tokens),
-                       prefill_cached_tokens=n * np.asarray(cached_tokens, dtype=float),
-                       logits_tokens=d + n)
+    phi, w = np.asarray(e.sliding_fraction, dtype=float), e.sliding_window
+    pairs = ((1.0 - phi) * causal_attention_pairs(new_tokens=c, cached_tokens=cached_tokens)
+             + phi * causal_attention_pairs(new_tokens=c, cached_tokens=cached_tokens, window=w))
+    dec_ctx = windowed_context_tokens(context_tokens=decode_context_tokens, sliding_window=w, sliding_fraction=phi)
+    cached_read = windowed_context_tokens(context_tokens=cached_tokens, sliding_window=w, sliding_fraction=phi)
+    return engine_step(e, decode_tokens=d, decode_context_tokens_sum=d * dec_ctx,
+                       prefill_tokens=n * c, prefill_attention_pairs=n * pairs,
+                       prefill_cached_tokens=n * cached_read, logits_tokens=d + n)
 
 
 @dataclass(frozen=True)
@@ -129,8 +153,8 @@ class ServingResult:
     concurrency: np.ndarray  # clients C
     running: np.ndarray  # sequences the engine holds at once (R)
     waiting: np.ndarray  # clients queued: C − R
-    limited_by: np.ndarray  # "none" | "max_num_seqs" | "kv_cache"
-    max_concurrency: np.ndarray  # sequences of mean context that fit the KV pool
+    limited_by: np.ndarray  # "none" | "max_num_seqs" | "kv_cache" | "max_num_batched_tokens" (chunked)
+    max_concurrency: np.ndarray  # sequences of mean context I + O/2 that fit the KV pool
     fits: np.ndarray
     mfu: np.ndarray
     mbu: np.ndarray
@@ -151,64 +175,104 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
     budget = np.asarray(max_num_batched_tokens, dtype=float)
     chunked = np.asarray(enable_chunked_prefill, dtype=bool)
     mean_ctx = I + O / 2.0
-    kv_cap = np.floor(np.asarray(kv_capacity_tokens, dtype=float) / np.maximum(mean_ctx, 1.0))
+    m = np.maximum(O - 1.0, 0.0)  # decode steps per request after the first token
+    # KV tokens a running sequence holds: sliding-window layers keep at most W − 1 + budget
+    # (calc.memory.sliding_window_kv_tokens), full layers the whole mean context.
+    kv_per_seq = windowed_context_tokens(context_tokens=np.maximum(mean_ctx, 1.0),
+                                         sliding_window=np.asarray(e.sliding_window, dtype=float) - 1.0 + budget,
+                                         sliding_fraction=e.sliding_fraction)
+    kv_cap = np.floor(np.asarray(kv_capacity_tokens, dtype=float) / kv_per_seq)
     seq_cap = np.asarray(max_num_seqs, dtype=float)
-    cap = np.maximum(np.minimum(seq_cap, kv_cap), 1.0)
+    # With chunked prefill every step, decodes included, shares one token budget. The other
+    # R − 1 prompts must fit the room our O − 1 decode steps leave, (R − 1)·I ≤ (O − 1)·(budget −
+    # (R − 1)), so at most 1 + (O − 1)·budget / (I + O − 1) requests run without queueing for
+    # budget; past that they wait (as for max_num_seqs) and throughput stays at this ceiling.
+    # (With O = 1 there are no decode steps: prompts share full-budget steps, no cap needed.)
+    tok_cap = np.where(chunked & (m > 0), np.floor(1.0 + m * budget / (I + m)), np.inf)
+    cap = np.maximum(np.minimum(np.minimum(seq_cap, kv_cap), tok_cap), 1.0)
     c_in = np.asarray(concurrency, dtype=float)
     C = np.where(np.isnan(c_in) | (c_in <= 0), cap, c_in)
     R = np.minimum(C, cap)
-    limited = np.where(C < cap, "none", np.where(seq_cap <= kv_cap, "max_num_seqs", "kv_cache"))
+    limited = np.where(C < cap, "none", np.where(
+        seq_cap <= np.minimum(kv_cap, tok_cap), "max_num_seqs",
+        np.where(kv_cap <= tok_cap, "kv_cache", "max_num_batched_tokens")))
 
     dec = decode_step(e, batch=R, context_tokens=mean_ctx)
     t_dec = dec.step_s
-    # Unchunked: prompts batched per prefill step.
+    t_req = np.asarray(e.request_overhead_s, dtype=float)  # CPU-side latency, not engine time
+
+    # Unchunked: n prompts batched per prefill step (arrivals R/O per step, at most budget/I).
     n_pf = np.clip(R / np.maximum(O, 1.0), 1.0, np.maximum(np.floor(budget / I), 1.0))
     pf_whole = prefill_step(e, prompts=n_pf, prompt_tokens=I)
     t_pf_whole = pf_whole.step_s
-    # Chunked: k chunks of c tokens beside R − 1 decodes.
-    room = np.maximum(budget - (R - 1.0), 1.0)
+
+    # Chunked: k chunks of c tokens. Each request spends k steps prefilling and O − 1 decoding,
+    # so of the R − 1 others r_d = (R − 1)(O − 1)/(O − 1 + k) decode beside our chunk (all of
+    # them for long outputs, none when O = 1). The prefill room per step is what their decodes
+    # leave, sized with k = 1 (decodes go first): room = budget − (R − 1)(O − 1)/O tokens.
+    room = np.maximum(budget - (R - 1.0) * m / (m + 1.0), 1.0)
     k = np.where(chunked, np.ceil(I / room), 1.0)
     c = I / k
-    pf_chunk = prefill_step(e, prompts=1.0, prompt_tokens=c, decode_batch=R - 1.0, decode_context_tokens=mean_ctx,
-                            cached_tokens=(k - 1.0) / 2.0 * c)
-    base = decode_step(e, batch=R - 1.0, context_tokens=mean_ctx).step_s
-    t_chunk = pf_chunk.step_s
-    t_pf = np.where(chunked, k * np.maximum(t_chunk - np.where(R > 1, base, 0.0), 0.0), t_pf_whole / n_pf)
-    wait_inflight = np.where(R > 1, 0.5 * t_dec, 0.0)
-    ttft_service = (np.where(chunked, k * t_chunk, t_pf_whole) + wait_inflight
-                    + np.asarray(e.request_overhead_s, dtype=float))
+    r_d = (R - 1.0) * m / (m + k)
+    cached = (k - 1.0) / 2.0 * c  # mean tokens of our prompt already cached when a chunk runs
+    own_chunk = prefill_step(e, prompts=1.0, prompt_tokens=c, decode_batch=r_d, decode_context_tokens=mean_ctx,
+                             cached_tokens=cached)
+    t_chunk = own_chunk.step_s
+    base = np.where(r_d > 0, decode_step(e, batch=r_d, context_tokens=mean_ctx).step_s, 0.0)
+    t_pf = np.where(chunked, k * np.maximum(t_chunk - base, 0.0), t_pf_whole / n_pf)  # system time of one prompt
 
-    # Closed form of X = R / (S + m·a / y) with y = 1 − X·T_pf·f (f = (R − 1)/R, m = O − 1,
-    # a = T_dec, S = TTFT_service): S·y² + (R·T_pf·f + m·a − S)·y − m·a = 0, positive root.
-    f = (R - 1.0) / R
-    m = np.maximum(O - 1.0, 0.0)
-    b = R * t_pf * f + m * t_dec - ttft_service
-    y = (-b + np.sqrt(b * b + 4.0 * ttft_service * m * t_dec)) / (2.0 * ttft_service)
-    y = np.where(m > 0, np.clip(y, 1e-6, 1.0), 1.0)
-    tpot = t_dec / y
+    # The step in flight when our prompt arrives is a decode step of others with probability
+    # r_d / (R − 1) = (O − 1)/(O − 1 + k); others' prefill work is counted in full below.
+    wait_inflight = np.where(R > 1, 0.5 * t_dec * m / (m + k), 0.0)
+    own = np.where(chunked, k * t_chunk, t_pf_whole) + wait_inflight  # S: engine time to our first token
+
+    # Conservation per cycle (module docstring): every other running request prefills once.
+    # Unchunked (prefill first): R − n other prompts at T_pf each stall our decode steps; only
+    # with O = 1 (no decode phase) do they queue ahead of our prompt instead.
+    d_unchunked = np.maximum(R - n_pf, 0.0) * t_pf
+    # Chunked (decodes first): the others' (R − 1)·I prompt tokens ride along our O − 1 decode
+    # steps: one chunk of c tokens per step while there are fewer chunks than steps, else
+    # q = (R − 1)·I / (O − 1) tokens per step (vLLM packs tokens, not whole chunks); a riding
+    # step holds R decodes + q prefill tokens. Past q = budget − (R − 1) the rest needs steps of
+    # its own (budget − r_d tokens beside r_d decodes) while our prompt waits: that is TTFT.
+    others_tokens = (R - 1.0) * I
+    riding_steps = np.minimum((R - 1.0) * k, m)
+    room_ride = np.maximum(budget - (R - 1.0), c)  # beside R decodes
+    q = np.clip(others_tokens / np.maximum(m, 1.0), c, room_ride)
+    ride = prefill_step(e, prompts=q / c, prompt_tokens=c, decode_batch=R, decode_context_tokens=mean_ctx,
+                        cached_tokens=cached)
+    room_queue = np.maximum(budget - r_d, c)  # a queue step holds r_d decodes + prefill tokens
+    queue_steps = np.maximum(others_tokens - m * q, 0.0) / room_queue
+    full = prefill_step(e, prompts=room_queue / c, prompt_tokens=c, decode_batch=r_d,
+                        decode_context_tokens=mean_ctx, cached_tokens=cached)
+    d_tpot = np.where(chunked, riding_steps * np.maximum(ride.step_s - t_dec, 0.0), np.where(m > 0, d_unchunked, 0.0))
+    d_ttft = np.where(chunked, queue_steps * full.step_s, np.where(m > 0, 0.0, d_unchunked))
+
+    tpot = t_dec + d_tpot / np.maximum(m, 1.0)
+    ttft_service = own + d_ttft + t_req
     e2e_service = ttft_service + m * tpot
     X = R / e2e_service
     e2e = C / X
     ttft = ttft_service + (e2e - e2e_service)
 
-    # Utilization over the whole timeline: model FLOPs and bytes per request, times X.
-    tp = np.asarray(e.tensor_parallel_size, dtype=float)
-    pf_flops = np.where(chunked, k * pf_chunk.flops - np.where(R > 1, k * decode_step(e, batch=R - 1.0, context_tokens=mean_ctx).flops, 0.0),
-                        pf_whole.flops / n_pf)
-    pf_bytes = np.where(chunked, k * np.maximum(pf_chunk.bytes - np.where(R > 1, decode_step(e, batch=R - 1.0, context_tokens=mean_ctx).bytes, 0.0), 0.0),
-                        pf_whole.bytes / n_pf)
-    req_flops = pf_flops + (O - 1.0) / R * dec.flops  # per GPU
-    req_bytes = pf_bytes + (O - 1.0) / R * dec.bytes
-    # Not clipped: the roofline guarantees ≤ 1 (a property test checks it).
-    mfu = req_flops * X / np.asarray(e.peak_flops_per_s, dtype=float)
-    mbu = req_bytes * X / np.asarray(e.hbm_bw_bytes_per_s, dtype=float)
-    del tp
+    # Utilization: FLOPs and bytes of all engine steps in one cycle (R requests complete), over
+    # the cycle time. Every step obeys its roofline, so MFU, MBU ≤ 1 by construction.
+    def per_cycle(attr: str):
+        decode_part = m * getattr(dec, attr)
+        riders = np.maximum(getattr(ride, attr) - getattr(dec, attr), 0.0)  # chunks added to our decode steps
+        chunked_part = k * getattr(own_chunk, attr) + riding_steps * riders + queue_steps * getattr(full, attr)
+        unchunked_part = getattr(pf_whole, attr) * R / n_pf
+        return decode_part + np.where(chunked, chunked_part, unchunked_part)
+
+    mfu = per_cycle("flops") / e2e_service / np.asarray(e.peak_flops_per_s, dtype=float)
+    mbu = per_cycle("bytes") / e2e_service / np.asarray(e.hbm_bw_bytes_per_s, dtype=float)
     fit = np.asarray(fits, dtype=bool) & (kv_cap >= 1)
     nan = np.where(fit, 1.0, np.nan)
     return ServingResult(
         ttft_s=ttft * nan, tpot_s=tpot * nan, itl_s=tpot * nan, e2e_latency_s=e2e * nan,
         output_tokens_per_s=X * O * nan, total_tokens_per_s=X * (I + O) * nan, requests_per_s=X * nan,
         concurrency=C, running=R, waiting=C - R, limited_by=limited, max_concurrency=kv_cap, fits=fit,
-        mfu=mfu * nan, mbu=mbu * nan, decode_bound=dec.bound, prefill_bound=np.where(chunked, pf_chunk.bound, pf_whole.bound),
+        mfu=mfu * nan, mbu=mbu * nan, decode_bound=dec.bound,
+        prefill_bound=np.where(chunked, own_chunk.bound, pf_whole.bound),
         decode_step_s=t_dec, prefill_time_per_request_s=t_pf, prefill_chunks=k,
         prefill_fraction=np.clip(X * t_pf, 0.0, 1.0))

@@ -1,0 +1,77 @@
+"""Calibration: the calculator, with the default Efficiency and nothing tuned per row, against the
+published measurements in bench/data (bench/calibration_report.py; sources in its README).
+
+Fit set = high + medium confidence rows. Gates: median |error| < 15 % overall and < 20 % per
+metric group; and the three regimes a user leans on most must each be credible (within 25 %):
+batch-1 decode TPOT, large-batch throughput (TensorRT-LLM pm-008/010/011/012) and long-prompt
+TTFT (2048 tokens, pm-002/006). ``pytest -s`` prints the per-row table.
+"""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+
+import calibration_report as cr  # noqa: E402
+
+GROUPS = ("TTFT", "TPOT/ITL", "throughput")
+MAX_THROUGHPUT_ROWS = ("pm-008", "pm-010", "pm-011", "pm-012")
+LONG_PROMPT_TTFT_ROWS = ("pm-002", "pm-006")
+
+
+@pytest.fixture(scope="module")
+def comparisons():
+    comps = cr.compare(cr.load_rows(include_low=False))
+    print(f"\n{'row':<10} {'regime':<15} {'conf':<6} {'metric':<20} {'measured':>11} {'predicted':>11} {'error':>8}")
+    for c in comps:
+        print(f"{c.row_id:<10} {c.regime:<15} {c.confidence:<6} {c.metric:<20} {c.measured:>11.4g} {c.predicted:>11.4g} "
+              f"{c.error:>+8.1%}")
+    for group, err in cr.summarize(comps).items():
+        print(f"median |error| {group:<11} {err:6.1%}")
+    return comps
+
+
+def _rows(comps, ids, metric):
+    got = {c.row_id: c for c in comps if c.row_id in ids and c.metric == metric}
+    assert set(got) == set(ids), f"missing rows {set(ids) - set(got)}"
+    return got.values()
+
+
+def test_fit_set_is_the_high_and_medium_rows(comparisons):
+    assert {c.confidence for c in comparisons} == {"high", "medium"}
+    assert len({c.row_id for c in comparisons}) == 41  # 33 high + 8 medium (data README)
+
+
+def test_every_prediction_is_finite_and_positive(comparisons):
+    bad = [(c.row_id, c.metric, c.predicted) for c in comparisons if not c.predicted > 0]
+    assert not bad
+
+
+def test_median_error_overall(comparisons):
+    assert cr.summarize(comparisons)["all"] < 0.15
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_median_error_per_group(comparisons, group):
+    summary = cr.summarize(comparisons)
+    assert group in summary
+    assert summary[group] < 0.20, f"{group}: median |error| {summary[group]:.1%}"
+
+
+def test_batch1_decode_tpot(comparisons):
+    rows = [c for c in comparisons if c.regime == "decode_bs1" and c.metric == "tpot_s"]
+    assert len(rows) >= 5
+    for c in rows:
+        assert abs(c.error) < 0.25, f"{c.row_id}: TPOT {c.predicted:.4g} s vs {c.measured:.4g} s ({c.error:+.1%})"
+
+
+def test_large_batch_throughput(comparisons):
+    for c in _rows(comparisons, MAX_THROUGHPUT_ROWS, "output_tokens_per_s"):
+        assert abs(c.error) < 0.25, f"{c.row_id}: {c.predicted:.4g} tok/s vs {c.measured:.4g} ({c.error:+.1%})"
+
+
+def test_long_prompt_ttft(comparisons):
+    for c in _rows(comparisons, LONG_PROMPT_TTFT_ROWS, "ttft_s"):
+        assert abs(c.error) < 0.25, f"{c.row_id}: TTFT {c.predicted:.4g} s vs {c.measured:.4g} s ({c.error:+.1%})"

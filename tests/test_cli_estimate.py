@@ -1,0 +1,179 @@
+"""``python -m calc estimate``: vLLM-named flags, JSON/table output, ``--batch`` JSON lines, and
+one-line errors with exit status 2 (never a traceback)."""
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from calc.catalog import get_gpu, get_model
+from calc.cli import main
+from calc.estimate import estimate
+from calc.inputs import ServingConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+MODEL, GPU = "meta-llama/Llama-3.1-8B", "h100-sxm"
+BASE = ["estimate", "--model", MODEL, "--gpu", GPU, "--input-len", "1024", "--output-len", "256"]
+REQUIRED_KEYS = ("ttft_s", "tpot_s", "itl_s", "e2e_latency_s", "output_tokens_per_s", "total_tokens_per_s",
+                 "requests_per_s", "concurrency", "max_concurrency", "fits", "weights_bytes", "kv_bytes_per_token",
+                 "kv_pool_bytes", "mfu", "mbu", "decode_bound")
+
+
+def run_json(capsys, *extra):
+    assert main([*BASE, *extra, "--format", "json"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1
+    return json.loads(out)
+
+
+class TestFlags:
+    def test_json_has_the_documented_keys(self, capsys):
+        d = run_json(capsys, "--concurrency", "16")
+        missing = [k for k in REQUIRED_KEYS if k not in d]
+        assert not missing
+        assert d["concurrency"] == 16 and d["fits"] is True and d["decode_bound"] in ("memory", "compute")
+        assert d["kv_bytes_per_token"] == 131_072  # 2 * 32 * 8 * 128 * 2 B
+        assert d["requests_per_s"] * d["e2e_latency_s"] == pytest.approx(16, rel=1e-9)
+
+    def test_matches_the_library(self, capsys):
+        d = run_json(capsys, "--concurrency", "32", "--max-model-len", "8192", "--no-enable-chunked-prefill")
+        r = estimate(get_model(MODEL), get_gpu(GPU), ServingConfig(input_len=1024, output_len=256, concurrency=32,
+                                                                   max_model_len=8192, enable_chunked_prefill=False))
+        for k in ("ttft_s", "tpot_s", "output_tokens_per_s", "mfu", "mbu"):
+            assert d[k] == pytest.approx(float(getattr(r.serving, k)), rel=1e-12), k
+        assert d["enable_chunked_prefill"] is False
+
+    def test_every_engine_flag_is_accepted(self, capsys):
+        d = run_json(capsys, "--tensor-parallel-size", "2", "--dtype", "bf16", "--quantization", "fp8",
+                     "--kv-cache-dtype", "fp8", "--concurrency", "8", "--max-num-seqs", "64",
+                     "--max-num-batched-tokens", "4096", "--enable-chunked-prefill", "--gpu-memory-utilization", "0.8",
+                     "--block-size", "32", "--max-model-len", "4096")
+        assert d["tensor_parallel_size"] == 2 and d["max_num_seqs"] == 64 and d["max_num_batched_tokens"] == 4096
+        assert d["max_model_len"] == 4096 and d["enable_chunked_prefill"] is True
+        assert d["kv_bytes_per_token"] == 131_072 / 2 / 2  # FP8 cache, 4 of 8 KV heads per rank
+
+    def test_concurrency_max(self, capsys):
+        d = run_json(capsys, "--concurrency", "max", "--max-model-len", "4096", "--max-num-seqs", "4096",
+                     "--no-enable-chunked-prefill")
+        assert d["waiting"] == 0 and d["concurrency"] == d["running"] == d["max_concurrency"]
+        assert d["limited_by"] == "kv_cache"
+
+    def test_concurrency_beyond_max_num_seqs_waits(self, capsys):
+        d = run_json(capsys, "--concurrency", "100", "--max-num-seqs", "40")
+        assert d["running"] == 40 and d["waiting"] == 60 and d["limited_by"] == "max_num_seqs"
+
+    def test_not_fitting_is_data(self, capsys):
+        assert main(["estimate", "--model", "meta-llama/Llama-3.1-405B", "--gpu", "l4", "--input-len", "128",
+                     "--output-len", "128", "--max-model-len", "8192", "--format", "json"]) == 0
+        d = json.loads(capsys.readouterr().out)
+        assert d["fits"] is False
+        for k in ("ttft_s", "tpot_s", "e2e_latency_s", "output_tokens_per_s", "mfu", "mbu"):
+            assert d[k] is None, k  # NaN is written as JSON null
+
+    def test_table_format(self, capsys):
+        assert main([*BASE, "--concurrency", "4"]) == 0
+        out = capsys.readouterr().out
+        for k in ("ttft_s", "tpot_s", "output_tokens_per_s", "weights_bytes", "fits"):
+            assert any(line.startswith(k + " ") for line in out.splitlines()), k
+        assert "GiB" in out
+
+
+BAD_FLAGS = [
+    ["--concurrency", "0"], ["--concurrency", "abc"], ["--input-len", "0"], ["--output-len", "1e3"],
+    ["--gpu", "nope"], ["--model", "no/such-model"], ["--tensor-parallel-size", "3"],
+    ["--gpu-memory-utilization", "1.5"], ["--gpu-memory-utilization", "nan"], ["--block-size", "7"],
+    ["--max-model-len", "100"], ["--dtype", "int3"], ["--quantization", "int2"], ["--kv-cache-dtype", "fp4"],
+    ["--max-num-seqs", "0"], ["--max-num-batched-tokens", "-1"], ["--format", "xml"], ["--bogus", "1"],
+]
+
+
+class TestErrors:
+    @pytest.mark.parametrize("bad", BAD_FLAGS, ids=lambda b: " ".join(b))
+    def test_bad_flag_exits_2_with_one_line(self, capsys, bad):
+        args = list(BASE)
+        for flag in ("--gpu", "--model", "--input-len", "--output-len"):  # replace rather than repeat
+            if bad[0] == flag:
+                i = args.index(flag)
+                del args[i:i + 2]
+        assert main([*args, *bad]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and err.count("\n") == 1, err
+
+    def test_missing_lengths(self, capsys):
+        assert main(["estimate", "--model", MODEL, "--gpu", GPU]) == 2
+        assert "--input-len" in capsys.readouterr().err
+
+    def test_no_traceback_from_the_real_entry_point(self):
+        p = subprocess.run([sys.executable, "-m", "calc", *BASE, "--concurrency", "-3"], cwd=ROOT,
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 2 and "Traceback" not in p.stderr and p.stderr.count("\n") == 1
+        assert "concurrency" in p.stderr
+
+
+GOOD = {"model": MODEL, "gpu": GPU, "input_len": 512, "output_len": 128, "concurrency": 8}
+
+
+class TestBatch:
+    def test_one_result_per_line(self, tmp_path, capsys):
+        lines = [GOOD, {**GOOD, "concurrency": "max", "enable_chunked_prefill": False, "max_model_len": 4096},
+                 {**GOOD, "gpu": "a100-80gb", "tensor_parallel_size": 2, "dtype": "float16"}]
+        f = tmp_path / "in.jsonl"
+        f.write_text("\n".join(json.dumps(x) for x in lines) + "\n\n")  # a blank line is skipped
+        assert main(["estimate", "--batch", str(f)]) == 0
+        out = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+        assert len(out) == 3 and all(all(k in d for k in REQUIRED_KEYS) for d in out)
+        assert out[0]["concurrency"] == 8 and out[2]["tensor_parallel_size"] == 2 and out[2]["gpu"] == "a100-80gb"
+        assert out[1]["waiting"] == 0 and out[1]["enable_chunked_prefill"] is False
+
+    def test_bad_lines_are_reported_and_exit_2(self, tmp_path, capsys):
+        text = "\n".join([
+            json.dumps(GOOD),                                    # 1 ok
+            "not json",                                          # 2
+            "[1, 2]",                                            # 3 not an object
+            json.dumps({**GOOD, "gpu": "nope"}),                 # 4 unknown GPU
+            json.dumps({**GOOD, "input_len": 0}),                # 5 out of range
+            json.dumps({**GOOD, "bogus": 1}),                    # 6 unknown key
+            json.dumps({**GOOD, "input_len": True}),             # 7 a boolean is not a length
+            json.dumps({**GOOD, "tensor_parallel_size": 3}),     # 8 does not divide the heads
+            json.dumps({k: v for k, v in GOOD.items() if k != "gpu"}),  # 9 missing gpu
+            "[" * 100_000,                                       # 10 nested too deeply for json
+            json.dumps({**GOOD, "concurrency": 2}),              # 11 ok
+        ])
+        f = tmp_path / "in.jsonl"
+        f.write_bytes(text.encode() + b"\n\xff\xfe\n")           # 12 not UTF-8
+        assert main(["estimate", "--batch", str(f)]) == 2
+        cap = capsys.readouterr()
+        out = [json.loads(x) for x in cap.out.splitlines()]
+        assert len(out) == 12
+        assert "ttft_s" in out[0] and "ttft_s" in out[10] and out[10]["concurrency"] == 2
+        errors = {d["line"]: d["error"] for d in out if "error" in d}
+        assert sorted(errors) == [2, 3, 4, 5, 6, 7, 8, 9, 10, 12]
+        assert "JSON" in errors[2] and "object" in errors[3] and "nope" in errors[4] and "input_len" in errors[5]
+        assert "bogus" in errors[6] and "input_len" in errors[7] and "tensor-parallel" in errors[8]
+        assert "gpu" in errors[9] and "nested" in errors[10] and "UTF-8" in errors[12]
+        assert cap.err.startswith("error: 10 line(s)") and cap.err.count("\n") == 1
+
+    def test_stdin(self, monkeypatch, capsys):
+        monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(GOOD) + "\n"))
+        assert main(["estimate", "--batch", "-"]) == 0
+        assert json.loads(capsys.readouterr().out)["input_len"] == 512
+
+    def test_missing_file(self, capsys):
+        assert main(["estimate", "--batch", "/no/such/file.jsonl"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: cannot read --batch file") and err.count("\n") == 1
+
+    def test_batch_equals_flags(self, tmp_path, capsys):
+        f = tmp_path / "one.jsonl"
+        f.write_text(json.dumps({**GOOD, "max_model_len": 4096}) + "\n")
+        assert main(["estimate", "--batch", str(f)]) == 0
+        from_batch = json.loads(capsys.readouterr().out)
+        assert main(["estimate", "--model", MODEL, "--gpu", GPU, "--input-len", "512", "--output-len", "128",
+                     "--concurrency", "8", "--max-model-len", "4096", "--format", "json"]) == 0
+        from_flags = json.loads(capsys.readouterr().out)
+        assert from_batch == from_flags
+        assert np.isfinite(from_batch["ttft_s"])

@@ -1,0 +1,151 @@
+"""Invariants of the serving model over catalog models, GPUs, TP sizes, lengths and concurrency
+(hypothesis). Each draws a whole concurrency sweep and evaluates it in one vectorized call.
+
+What the model guarantees, and the one place it does not:
+- TPOT and TTFT never fall as concurrency rises (chunked prefill off).
+- Output throughput never falls as concurrency rises. With chunked prefill it rises until the
+  token-budget, KV or max_num_seqs ceiling and then stays flat, except where one more running
+  sequence pushes the prompt over the step budget (budget - (R - 1) < I: the prompt needs one
+  more chunk, k = ceil(I / (budget - R + 1)) grows). That extra step is real scheduler behaviour
+  (vLLM splits the prompt the same way) and can cost a fraction of a percent; those pairs are
+  excluded, everything else must hold to a relative 1e-9.
+- MFU <= 1 and MBU <= 1 (every step in a cycle obeys its roofline; nothing is clipped).
+- More HBM bandwidth never makes TTFT, TPOT or E2E worse.
+- More GPU memory never lowers throughput, with max_num_seqs and max_num_batched_tokens pinned
+  (more memory runs more sequences, so the same chunk-count exception applies).
+  (vLLM's own defaults jump at 70 GiB from 256 seqs / 2048 tokens to 1024 / 8192; a larger
+  budget makes bigger chunks, and larger max_num_seqs reserves more sampler memory, so with
+  the defaults left free a bigger GPU can serve a little less: that is the defaults, not memory.)
+"""
+
+import os
+import warnings
+
+import numpy as np
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from calc.catalog import get_gpu, get_model, list_gpus, model_ids
+from calc.cli import UsageError, check_tensor_parallel
+from calc.estimate import estimate
+from calc.inputs import ServingConfig
+
+TOL = 1e-9
+GPUS = [g.id for g in list_gpus()]
+# PROPERTY_EXAMPLES=5000 for a deeper search (the default keeps the suite fast)
+SETTINGS = settings(max_examples=int(os.environ.get("PROPERTY_EXAMPLES", "120")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def scenarios(draw, chunked=None, pin_engine=False):
+    arch = get_model(draw(st.sampled_from(model_ids())))
+    gpu = get_gpu(draw(st.sampled_from(GPUS)))
+    tp = draw(st.sampled_from([1, 2, 4, 8]))
+    try:
+        check_tensor_parallel(arch, tp)
+    except UsageError:
+        assume(False)
+    max_len = min(arch.max_position_embeddings, 16384)
+    inp = draw(st.integers(1, max_len - 1))
+    out = draw(st.integers(1, max_len - inp))
+    ch = draw(st.booleans()) if chunked is None else chunked
+    extra = {}
+    if pin_engine:
+        extra = dict(max_num_seqs=draw(st.sampled_from([16, 256, 1024])),
+                     max_num_batched_tokens=draw(st.sampled_from([512, 2048, 8192])))
+    serving = ServingConfig(tensor_parallel_size=tp, input_len=inp, output_len=out, max_model_len=max_len,
+                            enable_chunked_prefill=ch, dtype=draw(st.sampled_from(["auto", "float16"])),
+                            quantization=draw(st.sampled_from(["none", "none", "fp8", "awq"])),
+                            kv_cache_dtype=draw(st.sampled_from(["auto", "fp8"])), **extra)
+    conc = np.unique(np.array(draw(st.lists(st.integers(1, 4096), min_size=2, max_size=12)), dtype=float))
+    return arch, gpu, serving, conc
+
+
+def _run(arch, gpu, serving, conc):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no silent divide-by-zero / invalid-value along the way
+        return estimate(arch, gpu, serving, concurrency=conc)
+
+
+def _never_falls(x, allowed=None):
+    """True where x[i+1] >= x[i] (relative TOL), NaN-free pairs only; ``allowed`` masks pairs."""
+    a, b = x[:-1], x[1:]
+    ok = ~(b < a * (1 - TOL)) | ~np.isfinite(a) | ~np.isfinite(b)
+    if allowed is not None:
+        ok |= ~allowed
+    return bool(ok.all())
+
+
+def _never_rises(x):
+    a, b = x[:-1], x[1:]
+    return bool((~(b > a * (1 + TOL)) | ~np.isfinite(a) | ~np.isfinite(b)).all())
+
+
+@SETTINGS
+@given(scenarios(chunked=False))
+def test_latencies_never_fall_as_concurrency_rises_unchunked(sc):
+    s = _run(*sc).serving
+    assume(s.fits.all())
+    assert _never_falls(s.tpot_s), s.tpot_s
+    assert _never_falls(s.ttft_s), s.ttft_s
+    assert _never_falls(s.e2e_latency_s), s.e2e_latency_s
+
+
+@SETTINGS
+@given(scenarios())
+def test_throughput_never_falls_as_concurrency_rises(sc):
+    s = _run(*sc).serving
+    assume(s.fits.all())
+    same_chunks = s.prefill_chunks[1:] == s.prefill_chunks[:-1]  # see the module docstring
+    assert _never_falls(s.output_tokens_per_s, allowed=same_chunks), (s.output_tokens_per_s, s.prefill_chunks)
+    assert _never_falls(s.requests_per_s, allowed=same_chunks)
+    # past the ceiling nothing changes but the queue
+    capped = s.waiting > 0
+    if capped.sum() >= 2:
+        x = s.output_tokens_per_s[capped]
+        np.testing.assert_allclose(x, x[0], rtol=1e-12)
+
+
+@SETTINGS
+@given(scenarios())
+def test_utilization_at_most_one_and_closed_loop_consistent(sc):
+    s = _run(*sc).serving
+    ok = s.fits
+    assert np.all(s.mfu[ok] <= 1 + TOL), s.mfu
+    assert np.all(s.mbu[ok] <= 1 + TOL), s.mbu
+    assert np.all(s.mfu[ok] > 0) and np.all(s.mbu[ok] > 0)
+    np.testing.assert_allclose((s.requests_per_s * s.e2e_latency_s)[ok], s.concurrency[ok], rtol=1e-9)
+    np.testing.assert_allclose(s.output_tokens_per_s[ok], (s.requests_per_s * sc[2].output_len)[ok], rtol=1e-12)
+    assert np.all(s.ttft_s[ok] > 0) and np.all(s.tpot_s[ok] > 0)
+    assert np.all(s.ttft_s[ok] <= s.e2e_latency_s[ok] * (1 + TOL))
+
+
+@SETTINGS
+@given(scenarios(), st.floats(1.0, 8.0))
+def test_more_bandwidth_is_never_slower(sc, factor):
+    arch, gpu, serving, conc = sc
+    fast = gpu.model_copy(update={"hbm_bw_bytes_per_s": gpu.hbm_bw_bytes_per_s * factor})
+    a, b = _run(arch, gpu, serving, conc).serving, _run(arch, fast, serving, conc).serving
+    for name in ("ttft_s", "tpot_s", "e2e_latency_s"):
+        x, y = getattr(a, name), getattr(b, name)
+        ok = np.isfinite(x)
+        assert np.all(y[ok] <= x[ok] * (1 + TOL)), (name, x, y)
+    ok = np.isfinite(a.output_tokens_per_s)
+    assert np.all(b.output_tokens_per_s[ok] >= a.output_tokens_per_s[ok] * (1 - TOL))
+
+
+@SETTINGS
+@given(scenarios(pin_engine=True), st.floats(1.0, 4.0), st.booleans())
+def test_more_memory_never_lowers_throughput(sc, factor, as_many_as_fit):
+    arch, gpu, serving, conc = sc
+    if as_many_as_fit:
+        conc = np.append(conc, np.nan)  # NaN = "--concurrency max"
+    big = gpu.model_copy(update={"usable_memory_bytes": gpu.usable_memory_bytes * factor,
+                                 "memory_as_sold_bytes": gpu.memory_as_sold_bytes * factor})
+    a, b = _run(arch, gpu, serving, conc), _run(arch, big, serving, conc)
+    assert np.all(b.serving.fits | ~a.serving.fits)  # what fits keeps fitting
+    x = np.where(a.serving.fits, a.serving.output_tokens_per_s, 0.0)
+    y = np.where(b.serving.fits, b.serving.output_tokens_per_s, 0.0)
+    same_chunks = a.serving.prefill_chunks == b.serving.prefill_chunks  # see the module docstring
+    assert np.all((y >= x * (1 - TOL)) | ~same_chunks), (x, y)
+    assert np.all(b.serving.max_concurrency >= a.serving.max_concurrency)
