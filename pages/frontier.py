@@ -46,8 +46,9 @@ with c4:
     per_gpu = render_control(PER_GPU, t)
 st.session_state.setdefault(state._RENDERED, {})[OVERLAYS.key] = OVERLAYS  # in the share link
 tokens = c5.multiselect(t("ctl.overlays"), OVERLAYS.choices(), default=list(OVERLAYS.default), key=OVERLAYS.key,
-                        bind="query-params", max_selections=MAX_OVERLAYS, help=t("ctl.overlays.help"),
-                        format_func=lambda tok: V.token_label(tok, t))
+                        bind="query-params", max_selections=MAX_OVERLAYS, help=t("ctl.overlays.help"))
+# (no format_func: a bound multiselect writes the *displayed* text to the URL, and links must not
+# depend on the language; the tokens kv:fp8, tp:2, gpu:h100-sxm … are the URL spelling)
 
 base = Variant("", s, sc.gpu, chunked)
 variants = [base]

@@ -24,17 +24,20 @@ s = sc.serving
 st.title(t("sc.page_title"))
 st.caption(t("sc.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size))
 
-c1, c2, c3, c4 = st.columns(4)
-with c1:
+row1, row2 = st.columns(4), st.columns(4)
+with row1[0]:
     budget = render_control(SCHED_BUDGET, t)
+with row1[1]:
     max_seqs = render_control(SCHED_MAX_SEQS, t)
-with c2:
+with row1[2]:
     n_req = render_control(SCHED_REQUESTS, t)
+with row1[3]:
     gap_ms = render_control(SCHED_GAP_MS, t)
-with c3:
+with row2[0]:
     long_p = render_control(SCHED_LONG, t)
+with row2[1]:
     short_p = render_control(SCHED_SHORT, t)
-with c4:
+with row2[2]:
     out = render_control(SCHED_OUTPUT, t)
 
 mem = memory_for(sc.arch, sc.gpu, s, sc.efficiency, concurrency=1, context_tokens=sc.context_tokens)
@@ -53,22 +56,21 @@ else:
             "whole": simulate(e, reqs, enable_chunked_prefill=False, **kw)}
     if any(r.truncated for r in runs.values()):
         st.warning(t("sc.truncated"))
-    cols = st.columns(2)
-    for col, (name, r) in zip(cols, runs.items()):
+    ms = lambda x: f"{F.number(float(x) * 1e3, 0)} ms"  # noqa: E731
+    for name, r in runs.items():
         other = runs["whole" if name == "chunked" else "chunked"]
-        with col:
-            st.markdown(f"#### {t(f'sc.policy.{name}')}")
-            a, b, c, d = st.columns(4)
-            ms = lambda x: f"{F.number(float(x) * 1e3, 1)} ms"  # noqa: E731
-            a.metric(t("sc.metric.ttft_mean"), ms(np.nanmean(r.ttft_s)), border=True,
-                     delta=ms(np.nanmean(r.ttft_s) - np.nanmean(other.ttft_s)), delta_color="inverse")
-            b.metric(t("sc.metric.ttft_max"), ms(np.nanmax(r.ttft_s)), border=True,
-                     delta=ms(np.nanmax(r.ttft_s) - np.nanmax(other.ttft_s)), delta_color="inverse")
-            c.metric(t("sc.metric.tpot"), ms(np.nanmean(r.tpot_s)), border=True,
-                     delta=ms(np.nanmean(r.tpot_s) - np.nanmean(other.tpot_s)), delta_color="inverse")
-            d.metric(t("sc.metric.gap"), ms(np.nanmax(r.max_itl_s)), border=True,
-                     delta=ms(np.nanmax(r.max_itl_s) - np.nanmax(other.max_itl_s)), delta_color="inverse",
-                     help=t("sc.metric.gap.help"))
+        st.markdown(f"#### {t(f'sc.policy.{name}')}")
+        a, b, c, d = st.columns(4)
+        a.metric(t("sc.metric.ttft_mean"), ms(np.nanmean(r.ttft_s)), border=True,
+                 delta=ms(np.nanmean(r.ttft_s) - np.nanmean(other.ttft_s)), delta_color="inverse")
+        b.metric(t("sc.metric.ttft_max"), ms(np.nanmax(r.ttft_s)), border=True,
+                 delta=ms(np.nanmax(r.ttft_s) - np.nanmax(other.ttft_s)), delta_color="inverse")
+        c.metric(t("sc.metric.tpot"), f"{F.number(float(np.nanmean(r.tpot_s)) * 1e3, 1)} ms", border=True,
+                 delta=f"{F.number(float(np.nanmean(r.tpot_s) - np.nanmean(other.tpot_s)) * 1e3, 1)} ms",
+                 delta_color="inverse")
+        d.metric(t("sc.metric.gap"), ms(np.nanmax(r.max_itl_s)), border=True,
+                 delta=ms(np.nanmax(r.max_itl_s) - np.nanmax(other.max_itl_s)), delta_color="inverse",
+                 help=t("sc.metric.gap.help"))
     st.caption(t("sc.delta_caption"))
     x_max = max(r.makespan_s for r in runs.values()) * 1e3
     for name, r in runs.items():

@@ -127,8 +127,11 @@ def frontier_panels(s, t: T, *, ttft_slo_s: float, tpot_slo_s: float, input_len:
             t("why.fr.tpot.take")))
         out.append(Panel(
             "ttft", t("why.fr.ttft", value=f"{F.number(ttft * 1e3, 1)} ms"),
-            r"\text{TTFT} = t_{\text{queue}} + t_{\text{prefill}}(I) + t_{\text{interleave}}",
-            f"I = {_n(input_len, 0)}\\;\\text{{tokens}},\\; C = {_n(c, 0)},\\; R = {_n(float(s.running[i]), 0)}"
+            r"\text{TTFT} = t_{\text{queue}} + \underbrace{k \cdot t_{\text{step}}(R, \lceil I/k \rceil)}_{\text{own prefill}}"
+            r" + t_{\text{others' prefills}}",
+            f"I = {_n(input_len, 0)},\\; k = {_n(float(s.prefill_chunks[i]), 0)},\\; "
+            f"t_{{\\text{{step}}}}(R = {_n(float(s.running[i]), 0)}\\text{{ decodes}}) = "
+            f"{_u(float(s.decode_step_s[i]) * 1e3, 'ms', 2)},\\; C - R = {_n(float(s.waiting[i]), 0)}"
             f"\\;\\Rightarrow\\; \\text{{TTFT}} = {_u(ttft * 1e3, 'ms', 1)}",
             t("why.fr.ttft.take")))
         if price is not None and s.cost_per_million_usd is not None:
@@ -168,15 +171,23 @@ def scheduler_panels(chunked: ScheduleResult, whole: ScheduleResult, t: T) -> li
     for r in (chunked, whole):
         name = t(f"sc.policy.{r.policy}")
         i = int(np.nanargmax(r.ttft_s)) if np.isfinite(r.ttft_s).any() else 0
-        steps = np.flatnonzero((r.start_s >= r.arrival_s[i] - 1e-12) & (r.start_s < r.first_token_s[i] - 1e-12))
-        wait = float(r.start_s[steps[0]] - r.arrival_s[i]) if steps.size else 0.0
-        ran = np.flatnonzero(r.tokens[steps, i] > 0) if steps.size else np.array([], dtype=int)
+        ran = np.flatnonzero(r.tokens[:, i] > 0)
+        emitted = np.flatnonzero(r.emits[:, i])
+        if ran.size and emitted.size:
+            first, last = int(ran[0]), int(emitted[0])
+            wait = float(r.start_s[first] - r.arrival_s[i])
+            durs = r.duration_s[first:last + 1] * 1e3
+            steps = (" + ".join(_n(d, 1) for d in durs) if durs.size <= 6
+                     else f"\\textstyle\\sum_{{{durs.size}\\;\\text{{{t('why.sc.steps')}}}}} = {_n(durs.sum(), 1)}")
+            plugged = (f"\\text{{TTFT}}_{{{i + 1}}} = {_u(wait * 1e3, 'ms', 1)} + ({steps})\\,\\text{{ms}}"
+                       f" = {_u(float(r.ttft_s[i]) * 1e3, 'ms', 1)}")
+        else:
+            plugged = r"\text{—}"
         out.append(Panel(
             f"ttft_{r.policy}", t("why.sc.ttft", policy=name, i=i + 1, value=f"{F.number(float(r.ttft_s[i]) * 1e3, 1)} ms"),
-            r"\text{TTFT}_i = \text{first token}_i - \text{arrival}_i = t_{\text{wait}} + \sum_{\text{steps until first token}} t_{\text{step}}",
-            f"{_u(wait * 1e3, 'ms', 2)} + \\sum_{{{steps.size}\\;\\text{{steps}}}} = {_u(float(r.ttft_s[i]) * 1e3, 'ms', 1)}"
-            f"\\quad(\\text{{{t('why.sc.ran')}}}: {ran.size})",
-            t(f"why.sc.ttft.take_{r.policy}")))
+            r"\text{TTFT}_i = \underbrace{t_{\text{first step}} - t_{\text{arrival}}}_{\text{" + t("why.sc.waiting")
+            + r"}} + \sum_{\text{first step}}^{\text{first token}} t_{\text{step}}",
+            plugged, t(f"why.sc.ttft.take_{r.policy}")))
         j = int(np.argmax(r.duration_s)) if r.duration_s.size else 0
         out.append(Panel(
             f"gap_{r.policy}", t("why.sc.gap", policy=name, value=f"{F.number(float(np.nanmax(r.max_itl_s)) * 1e3, 1)} ms"),
@@ -184,6 +195,13 @@ def scheduler_panels(chunked: ScheduleResult, whole: ScheduleResult, t: T) -> li
             f"\\max_j t_{{\\text{{step}},j}} = t_{{{j + 1}}} = {_u(float(r.duration_s[j]) * 1e3, 'ms', 2)}\\;"
             f"(\\text{{{t('sc.col.decode')}}}\\;{int(r.decode_tokens[j])},\\; \\text{{{t('sc.col.prefill')}}}\\;{int(r.prefill_tokens[j])})",
             t(f"why.sc.gap.take_{r.policy}")))
+        tt = r.ttft_s[np.isfinite(r.ttft_s)]
+        out.append(Panel(
+            f"ttft_mean_{r.policy}", t("why.sc.ttft_mean", policy=name, value=f"{F.number(float(np.mean(tt)) * 1e3, 1)} ms"),
+            r"\overline{\text{TTFT}} = \frac{1}{N}\sum_i \text{TTFT}_i",
+            f"\\frac{{{' + '.join(_n(x * 1e3, 0) for x in tt)}}}{{{tt.size}}}\\,\\text{{ms}} = "
+            f"{_u(float(np.mean(tt)) * 1e3, 'ms', 1)}",
+            t(f"why.sc.ttft.take_{r.policy}")))
         tp = r.tpot_s[np.isfinite(r.tpot_s)]
         out.append(Panel(
             f"tpot_{r.policy}", t("why.sc.tpot", policy=name, value=f"{F.number(float(np.mean(tp)) * 1e3, 2) if tp.size else '—'} ms"),

@@ -65,7 +65,7 @@ def log_ticks(lo: float, hi: float, kind: str) -> tuple[list[float], list[str]]:
     >>> log_ticks(3, 600, "125")[1]
     ['5', '10', '20', '50', '100', '200', '500']
     >>> log_ticks(50, 200_000, "125")[1]
-    ['50', '100', '500', '1,000', '5,000', '10,000', '50,000', '100,000']
+    ['100', '1,000', '10,000', '100,000']
     """
     lo, hi = max(float(lo), 1e-12), max(float(hi), float(lo))
     if kind == "pow2":
@@ -74,9 +74,9 @@ def log_ticks(lo: float, hi: float, kind: str) -> tuple[list[float], list[str]]:
         mult = (1, 2, 5) if kind == "125" else (1,)
         vals = [m * 10.0 ** k for k in range(int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi))) + 1) for m in mult]
     vals = [v for v in vals if lo <= v <= hi]
-    if len(vals) > 8 and kind == "125":  # too many for a projector: 1, 5, 10, 50, … then 1, 10, 100, …
+    if len(vals) > 7 and kind == "125":  # too many for a projector: 1, 5, 10, 50, … then 1, 10, 100, …
         vals = [v for v in vals if f"{v:g}"[0] in "15"]
-        if len(vals) > 8:
+        if len(vals) > 5:
             vals = [v for v in vals if f"{v:g}"[0] == "1"]
     while len(vals) > 12:
         vals = vals[::2]
@@ -170,22 +170,24 @@ def roofline_figure(r: RooflineResult, t: T, *, gpu_name: str) -> go.Figure:
         traces.append(tr)
     batch = int(np.ravel(r.decode.tokens)[0])
     prompt = int(np.ravel(r.prefill.tokens)[0])
-    for table, text, pos, dx, dy in ((r.decode, t("rf.legend.decode", batch=F.integer(batch)), "middle right", 2.2, 1.0),
-                                     (r.prefill, t("rf.legend.prefill", prompt=F.integer(prompt)), "bottom center", 1.0,
-                                      1 / 2.6)):
-        # label each cluster at the geometric mean of the operators that take ≥ 5 % of the step
-        main = (np.ravel(table.time_share) >= 0.05) & (np.ravel(table.achieved_flops_per_s) > 0)
-        cx = float(np.exp(np.mean(np.log(np.ravel(table.intensity_flops_per_byte)[main]))))
-        cy = float(np.exp(np.mean(np.log(np.ravel(table.achieved_flops_per_s)[main] / TERA))))
-        traces.append(dict(type="scatter", mode="text", x=[cx * dx], y=[cy * dy], text=[f"<b>{text}</b>"],
-                           textposition=pos, textfont=dict(size=FONT_SIZE, color="#333333"), showlegend=False,
-                           hoverinfo="skip"))
+    annotations = []
+    for table, text, op, ax, ay in ((r.decode, t("rf.legend.decode", batch=F.integer(batch)), "attention", 150, 75),
+                                    (r.prefill, t("rf.legend.prefill", prompt=F.integer(prompt)), "mlp", 0, 95)):
+        # Name each cluster with an arrow: decode at its attention point (always the leftmost: every
+        # sequence reads its own KV), prefill at its MLP point. Annotation x/y on log axes are log10.
+        i = table.operators.index(op)
+        x = float(np.ravel(table.intensity_flops_per_byte[i])[0])
+        y = float(np.ravel(table.achieved_flops_per_s[i])[0]) / TERA
+        annotations.append(dict(x=np.log10(x), y=np.log10(y), text=f"<b>{text}</b>", showarrow=True, arrowhead=2,
+                                arrowwidth=1.5, arrowcolor="#333333", ax=ax, ay=ay,  # (auto anchors: plotly
+                                font=dict(size=FONT_SIZE, color="#333333")))           # skips fixed-anchor arrows)
     traces.append(_legend_marker(t("rf.legend.decode", batch=F.integer(batch)), PHASE_SYMBOL["decode"]))
     traces.append(_legend_marker(t("rf.legend.prefill", prompt=F.integer(prompt)), PHASE_SYMBOL["prefill"]))
     y_lo = lo * bw / TERA
     y_hi = max(roof.peak_flops_per_s for roof in r.roofs) / TERA * 2
     return _fig(traces, _layout(
         t("rf.title", gpu=gpu_name, batch=F.integer(batch), prompt=F.integer(prompt)), height=640, legend_below=False,
+        annotations=annotations,
         xaxis=_axis(t("rf.x"), log=True, range=[np.log10(lo), np.log10(hi)], ticks=(lo, hi, "pow10")),
         yaxis=_axis(t("rf.y"), log=True, range=[np.log10(y_lo), np.log10(y_hi)], ticks=(y_lo, y_hi, "pow10"))))
 
@@ -287,15 +289,18 @@ def frontier_concurrency_figure(series: Sequence, t: T, *, per_gpu: bool, chosen
     traces = []
     for s, y in zip(series, ys):
         traces += _series_traces(s, s.concurrency.astype(float), y, t)
-    for s in series:
+    for k, s in enumerate(series):
         limit = s.engine_limit
         if np.isfinite(limit) and limit >= 1:
             key = "fr.trace.wall_kv" if s.kv_wall <= s.max_num_seqs else "fr.trace.wall_seqs"
-            wall = _vline(limit, 0, y_max, name=t(key, name=s.label, v=F.integer(limit)), color=s.color,
-                          dash="dot", width=2.5, legendgroup=s.label, showlegend=False)
-            wall.update(mode="lines+text", text=["", F.integer(limit)], textposition="top right",
-                        textfont=dict(color=s.color, size=FONT_SIZE - 1))
-            traces.append(wall)
+            name = t(key, name=s.label, v=F.integer(limit))
+            traces.append(_vline(limit, 0, y_max, name=name, color=s.color, dash="dot", width=2.5,
+                                 legendgroup=s.label, showlegend=False))
+            # the wall's value beside it, staggered so walls at the same place stay readable
+            traces.append(dict(type="scatter", mode="text", x=[limit], y=[y_max * (0.96 - 0.065 * k)],
+                               text=[f" {F.integer(limit)}"], textposition="middle right", showlegend=False,
+                               textfont=dict(color=s.color, size=FONT_SIZE - 1), legendgroup=s.label,
+                               hovertemplate=name + NO_HOVER))
     base = series[0]
     if 0 <= base.chosen < base.concurrency.shape[0]:
         c = base.chosen

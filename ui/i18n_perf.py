@@ -22,7 +22,7 @@ EN: dict[str, str] = {
     "op.elementwise": "Norms & elementwise",
     "phase.decode": "Decode",
     "phase.prefill": "Prefill",
-    "phase.queued": "Queued (waiting for a slot)",
+    "phase.queued": "Waiting (not admitted yet)",
     "phase.stalled": "Stalled (running, skipped)",
     "bound.memory": "memory-bound",
     "bound.compute": "compute-bound",
@@ -40,8 +40,9 @@ EN: dict[str, str] = {
     "ctl.per_gpu": "Throughput per GPU",
     "ctl.per_gpu.help": "Divide throughput by the tensor-parallel size: fair when comparing TP 1 with TP 2.",
     "ctl.overlays": "Compare with (up to 4 variants of your scenario)",
-    "ctl.overlays.help": "Each variant changes one thing of the sidebar scenario: KV-cache precision, TP, weight "
-                         "quantization, chunked prefill, a course preset or the GPU.",
+    "ctl.overlays.help": "Each variant changes one thing of the sidebar scenario: kv: KV-cache precision, tp: tensor "
+                         "parallelism, quant: weight quantization, chunked: chunked prefill, preset: a course §3.4 "
+                         "preset (max_num_seqs / max_num_batched_tokens), gpu: the GPU.",
     "ctl.sched_requests": "Requests",
     "ctl.sched_requests.help": "How many requests arrive, one every 'arrival gap'; odd-numbered ones have the long "
                                "prompt, even-numbered ones the short prompt.",
@@ -49,15 +50,15 @@ EN: dict[str, str] = {
     "ctl.sched_long_prompt.help": "Prompt tokens of requests 2, 4, 6, 8.",
     "ctl.sched_short_prompt": "Short prompt (tokens)",
     "ctl.sched_short_prompt.help": "Prompt tokens of requests 1, 3, 5, 7.",
-    "ctl.sched_output": "Output tokens per request",
+    "ctl.sched_output": "Output tokens",
     "ctl.sched_output.help": "Tokens each request generates (the first comes out of its prefill step).",
     "ctl.sched_gap_ms": "Arrival gap (ms)",
     "ctl.sched_gap_ms.help": "Time between two arrivals, in milliseconds.",
-    "ctl.sched_budget": "max_num_batched_tokens (token budget per step)",
-    "ctl.sched_budget.help": "vLLM --max-num-batched-tokens: most tokens one step may process. With chunked prefill "
+    "ctl.sched_budget": "max_num_batched_tokens",
+    "ctl.sched_budget.help": "Token budget per step, vLLM --max-num-batched-tokens: most tokens one step may process. With chunked prefill "
                              "it is the chunk budget; without, vLLM needs it ≥ the longest prompt (raised if not).",
-    "ctl.sched_max_seqs": "max_num_seqs (requests running at once)",
-    "ctl.sched_max_seqs.help": "vLLM --max-num-seqs: requests beyond it wait in the queue.",
+    "ctl.sched_max_seqs": "max_num_seqs",
+    "ctl.sched_max_seqs.help": "Requests running at once, vLLM --max-num-seqs: requests beyond it wait in the queue.",
     # roofline page
     "rf.page_title": "Roofline: why decode is memory-bound and where batching stops paying",
     "rf.intro": "{model} on {tp} × {gpu}, {dtype} weights ({quant}), KV cache {kv}. Decode: each sequence attends "
@@ -267,9 +268,9 @@ EN: dict[str, str] = {
     "why.fr.tpot.take": "TPOT is at least one decode step of R sequences, which is at least the time to stream the "
                         "weights and their KV once; other requests' prompts interleaved with the decodes add to it.",
     "why.fr.ttft": "TTFT at the best point = {value}",
-    "why.fr.ttft.take": "TTFT is the prompt's prefill (compute-bound: FLOPs ÷ achievable FLOP/s), stretched by the "
-                        "decodes it shares steps with, plus waiting for a free slot once clients exceed the engine's "
-                        "limit.",
+    "why.fr.ttft.take": "TTFT is the prompt's own prefill (k steps, each shared with the running decodes; "
+                        "compute-bound), stretched by other requests' prefills interleaved with it, plus waiting for a "
+                        "free slot (C − R clients) once clients exceed the engine's limit.",
     "why.fr.cost": "Cost per million output tokens = {value}",
     "why.fr.cost.take": "Cost falls as throughput rises: the SLA that caps concurrency is also what sets the price.",
     "why.fr.none": "No concurrency meets the SLA",
@@ -367,11 +368,13 @@ EN: dict[str, str] = {
     "sc.x": "Time since the first arrival (ms)",
     "sc.y.tokens": "Tokens",
     "why.sc.ttft": "{policy}: worst TTFT (request {i}) = {value}",
-    "why.sc.ran": "steps with its tokens",
+    "why.sc.steps": "steps",
+    "why.sc.waiting": "waiting",
     "why.sc.ttft.take_chunked": "The prompt only gets the budget the decodes leave, one chunk per step, so a long "
                                 "prompt needs several steps; a request behind it waits for budget.",
     "why.sc.ttft.take_whole": "A waiting prompt runs as soon as a slot is free, in one step: the prompt itself is "
                               "fast, but it may queue behind other whole prompts.",
+    "why.sc.ttft_mean": "{policy}: mean TTFT = {value}",
     "why.sc.gap": "{policy}: worst token gap = {value}",
     "why.sc.gap.take_chunked": "No step is longer than the budget allows, so no running request waits more than one "
                                "(mixed) step for its next token.",
@@ -397,7 +400,7 @@ ZH: dict[str, str] = {
     "op.elementwise": "归一化与逐元素运算",
     "phase.decode": "Decode（解码）",
     "phase.prefill": "Prefill（预填充）",
-    "phase.queued": "排队（等待空位）",
+    "phase.queued": "等待（尚未被调度）",
     "phase.stalled": "停顿（在运行但本步被跳过）",
     "bound.memory": "访存受限",
     "bound.compute": "计算受限",
@@ -408,27 +411,28 @@ ZH: dict[str, str] = {
     "ctl.slo_ttft_ms.help": "TTFT 目标，单位毫秒。课程 §3.4：聊天场景要求 < 500 ms。",
     "ctl.slo_tpot_ms": "SLA：单 Token 延迟（ms）",
     "ctl.slo_tpot_ms.help": "TPOT 目标，单位毫秒。课程 §3.4：聊天场景要求 < 50 ms。",
-    "ctl.chunked_prefill": "分块预填充（Chunked Prefill）",
+    "ctl.chunked_prefill": "分块预填充",
     "ctl.chunked_prefill.help": "vLLM --enable-chunked-prefill（V1 默认开启）：提示词被切成小块，在 max_num_batched_tokens "
                                 "预算内与 Decode 同步执行。",
     "ctl.per_gpu": "按每卡计吞吐",
     "ctl.per_gpu.help": "吞吐除以张量并行数：比较 TP 1 与 TP 2 时更公平。",
     "ctl.overlays": "对比（当前场景的最多 4 个变体）",
-    "ctl.overlays.help": "每个变体只改侧栏场景中的一项：KV Cache 精度、TP、权重量化、分块预填充、课程预设或 GPU。",
+    "ctl.overlays.help": "每个变体只改侧栏场景中的一项：kv：KV Cache 精度；tp：张量并行；quant：权重量化；chunked：分块预填充；"
+                         "preset：课程 §3.4 预设（max_num_seqs / max_num_batched_tokens）；gpu：GPU。",
     "ctl.sched_requests": "请求数",
     "ctl.sched_requests.help": "依次到达的请求个数，间隔为“到达间隔”；奇数号请求用短提示词，偶数号用长提示词。",
     "ctl.sched_long_prompt": "长提示词（token）",
     "ctl.sched_long_prompt.help": "请求 2、4、6、8 的提示词 token 数。",
     "ctl.sched_short_prompt": "短提示词（token）",
     "ctl.sched_short_prompt.help": "请求 1、3、5、7 的提示词 token 数。",
-    "ctl.sched_output": "每个请求的输出 token 数",
+    "ctl.sched_output": "输出 token 数",
     "ctl.sched_output.help": "每个请求生成的 token 数（第一个来自它的预填充步）。",
     "ctl.sched_gap_ms": "到达间隔（ms）",
     "ctl.sched_gap_ms.help": "相邻两个请求到达的时间差，单位毫秒。",
-    "ctl.sched_budget": "max_num_batched_tokens（每步 token 预算）",
+    "ctl.sched_budget": "max_num_batched_tokens（每步预算）",
     "ctl.sched_budget.help": "vLLM --max-num-batched-tokens：一步最多处理的 token 数。开启分块预填充时即分块预算；"
                              "不开启时 vLLM 要求它不小于最长提示词（不足时自动提高）。",
-    "ctl.sched_max_seqs": "max_num_seqs（同时运行的请求数）",
+    "ctl.sched_max_seqs": "max_num_seqs（并发上限）",
     "ctl.sched_max_seqs.help": "vLLM --max-num-seqs：超出的请求在队列中等待。",
     "rf.page_title": "Roofline：为什么 Decode 受限于访存，批处理在哪里不再划算",
     "rf.intro": "{model} 运行在 {tp} × {gpu} 上，权重 {dtype}（{quant}），KV Cache {kv}。Decode：每个序列关注 {ctx} 个 token；"
@@ -616,8 +620,8 @@ ZH: dict[str, str] = {
     "why.fr.tpot.take": "TPOT 至少是 R 个序列的一个 Decode 步，而这至少是把权重及其 KV 读一遍的时间；"
                         "与 Decode 穿插执行的其他请求的提示词还会再加上一些。",
     "why.fr.ttft": "最佳点的 TTFT = {value}",
-    "why.fr.ttft.take": "TTFT 是提示词的预填充时间（计算受限：FLOPs ÷ 可达 FLOP/s），再被共享同一步的 Decode 拉长；"
-                        "客户端数超过引擎上限后，还要加上等待空位的时间。",
+    "why.fr.ttft.take": "TTFT 是提示词自己的预填充（k 步，每步与运行中的 Decode 共享；计算受限），再被穿插执行的其他请求的"
+                        "预填充拉长；客户端数超过引擎上限后，还要加上等待空位的时间（C − R 个客户端在排队）。",
     "why.fr.cost": "每百万输出 token 成本 = {value}",
     "why.fr.cost.take": "吞吐越高成本越低：限制并发的 SLA 同时也决定了价格。",
     "why.fr.none": "没有任何并发满足 SLA",
@@ -699,9 +703,11 @@ ZH: dict[str, str] = {
     "sc.x": "自第一个请求到达起的时间（ms）",
     "sc.y.tokens": "token 数",
     "why.sc.ttft": "{policy}：最差 TTFT（请求 {i}）= {value}",
-    "why.sc.ran": "含其 token 的步数",
+    "why.sc.steps": "步",
+    "why.sc.waiting": "等待",
     "why.sc.ttft.take_chunked": "提示词只能用 Decode 剩下的预算，每步一块，长提示词需要好几步；排在它后面的请求要等预算。",
     "why.sc.ttft.take_whole": "一有空位，等待中的提示词就在一步内整段执行：提示词本身很快，但可能排在其他整段提示词后面。",
+    "why.sc.ttft_mean": "{policy}：平均 TTFT = {value}",
     "why.sc.gap": "{policy}：最长 token 间隔 = {value}",
     "why.sc.gap.take_chunked": "没有哪一步超过预算允许的长度，所以运行中的请求等下一个 token 最多只等一个（混合）步。",
     "why.sc.gap.take_whole": "整段预填充步中没有 Decode：所有运行中的请求都要等它，所以间隔至少是最长的一次预填充。",

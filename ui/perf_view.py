@@ -50,6 +50,9 @@ class FrontierSeries:
     tpot_s: np.ndarray
     e2e_s: np.ndarray
     running: np.ndarray
+    waiting: np.ndarray  # clients queued for a sequence slot: C − R
+    decode_step_s: np.ndarray  # one decode step of the running batch
+    prefill_chunks: np.ndarray  # steps one prompt takes (1 without chunked prefill)
     limited_by: np.ndarray
     mfu: np.ndarray
     feasible: np.ndarray
@@ -97,7 +100,9 @@ def frontier_series(v: Variant, arch: ModelArch, eff: Efficiency, *, concurrency
         label=label, color=color, variant=v, concurrency=np.asarray(concurrency),
         output_tokens_per_s=s.output_tokens_per_s, output_tokens_per_s_per_gpu=s.output_tokens_per_s / tp,
         total_tokens_per_s=s.total_tokens_per_s, ttft_s=s.ttft_s, tpot_s=s.tpot_s, e2e_s=s.e2e_latency_s,
-        running=np.broadcast_to(s.running, (n,)), limited_by=np.broadcast_to(s.limited_by, (n,)), mfu=s.mfu,
+        running=np.broadcast_to(s.running, (n,)), waiting=np.broadcast_to(s.waiting, (n,)),
+        decode_step_s=np.broadcast_to(s.decode_step_s, (n,)), prefill_chunks=np.broadcast_to(s.prefill_chunks, (n,)),
+        limited_by=np.broadcast_to(s.limited_by, (n,)), mfu=s.mfu,
         feasible=ok, best=int(best), knee=int(knee), kv_wall=float(np.max(s.max_concurrency)),
         max_num_seqs=float(np.max(r.max_num_seqs)), max_num_batched_tokens=float(np.max(r.max_num_batched_tokens)),
         chosen=int(np.searchsorted(concurrency, chosen)), cost_per_million_usd=cost,

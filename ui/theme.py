@@ -49,4 +49,4 @@ COLORS.update({
     "feasible": "#117733",  # Tol green: meets the SLA
 })
 # Scenarios overlaid on the frontier: your scenario first (black), then up to four variants.
-SERIES_COLORS: Final[tuple[str, ...]] = ("#000000", "#0072B2", "#E69F00", "#CC79A7", "#56B4E9")
+SERIES_COLORS: Final[tuple[str, ...]] = ("#000000", "#0072B2", "#E69F00", "#CC79A7", "#999933")

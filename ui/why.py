@@ -18,4 +18,4 @@ def render_panels(panels: Sequence[Panel], t: Callable[..., str], where=st) -> N
             st.latex(panel.plugged)
             for note in panel.notes:
                 st.caption(note)
-            st.markdown(f"**{t('why.takeaway')}:** {panel.takeaway}")
+            st.markdown(f"**{t('why.takeaway')}** {panel.takeaway}")

@@ -1,0 +1,109 @@
+"""Benchmark: how long a rerun of each performance page takes (AppTest, no browser), the frontier
+with a 256-point concurrency sweep of your scenario plus four overlaid variants.
+
+    .venv/bin/python bench/bench_perf_pages.py [--runs 15] [--budget-ms 100]
+
+For each page: a warm AppTest session, then ``--runs`` timed reruns with unchanged inputs and
+``--runs`` timed reruns that move a slider (the interactive case: a new value every run). The
+median, p90 and max are printed in milliseconds, with the calc-only time of the frontier's sweep
+for comparison. A rerun is the whole app: the shared sidebar, the page, every chart serialized.
+
+A report, not a test: the exit status is 0 either way; lines over the budget say OVER.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+warnings.filterwarnings("ignore")
+
+import numpy as np  # noqa: E402
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from calc.catalog import get_gpu, get_model  # noqa: E402
+from calc.inputs import Efficiency, ServingConfig  # noqa: E402
+from ui import perf_view as V  # noqa: E402
+from ui.perf_controls import Variant, apply_variant  # noqa: E402
+
+OVERLAYS = ["kv:fp8", "tp:2", "gpu:h100-sxm", "preset:low_latency"]
+PAGES = [  # (page, query, slider key, values the slider alternates between)
+    ("pages/roofline.py", {}, "rf_batch", (16, 32)),
+    ("pages/frontier.py", {"overlays": OVERLAYS}, "slo_tpot_ms", (45, 50)),
+    ("pages/scheduler.py", {}, "sched_budget", (448, 512)),
+]
+
+
+def _stats(samples: list[float]) -> tuple[float, float, float]:
+    s = sorted(samples)
+    return statistics.median(s), s[int(0.9 * (len(s) - 1))], s[-1]
+
+
+def time_page(page: str, query: dict, key: str, values: tuple, runs: int) -> dict[str, tuple[float, float, float]]:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    if "overlays" in query:  # really five scenarios on the charts
+        assert len(at.table[0].value) == 1 + len(query["overlays"]), at.table[0].value
+    for _ in range(3):  # warm-up
+        at.run()
+    plain = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        at.run()
+        plain.append((time.perf_counter() - t0) * 1e3)
+    moved = []
+    for i in range(runs):
+        at.slider(key=key).set_value(values[i % 2])
+        t0 = time.perf_counter()
+        at.run()
+        moved.append((time.perf_counter() - t0) * 1e3)
+    assert not at.exception, at.exception
+    return {"rerun": _stats(plain), "slider": _stats(moved)}
+
+
+def frontier_calc_ms(runs: int) -> tuple[float, float, float, int]:
+    """The frontier's calc work alone: probes + 5 vectorized sweeps + frontier functions."""
+    arch, gpu, eff = get_model("meta-llama/Llama-2-7b-hf"), get_gpu("a100-80gb"), Efficiency()
+    base = Variant("", ServingConfig(dtype="float16", input_len=1792, output_len=256, concurrency=16), gpu, True)
+    variants = [base] + [apply_variant(base, tok) for tok in OVERLAYS]
+    out, n = [], 0
+    for _ in range(runs + 2):
+        t0 = time.perf_counter()
+        probes = [V.probe(v, arch, eff) for v in variants]
+        conc = V.sweep_concurrency(probes, 16)
+        for v in variants:
+            V.frontier_series(v, arch, eff, concurrency=conc, label="", color="#000000", ttft_slo_s=0.5,
+                              tpot_slo_s=0.05, chosen=16)
+        out.append((time.perf_counter() - t0) * 1e3)
+        n = conc.shape[0]
+    return (*_stats(out[2:]), n)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--budget-ms", type=float, default=100.0)
+    args = ap.parse_args()
+    print(f"AppTest reruns, {args.runs} each (ms): median / p90 / max; budget {args.budget_ms:.0f} ms (median)")
+    print(f"{'page':<22}{'case':<10}{'median':>9}{'p90':>9}{'max':>9}")
+    for page, query, key, values in PAGES:
+        for case, (med, p90, mx) in time_page(page, query, key, values, args.runs).items():
+            flag = "OK" if med < args.budget_ms else "OVER"
+            print(f"{Path(page).stem:<22}{case:<10}{med:9.1f}{p90:9.1f}{mx:9.1f}  {flag}")
+    med, p90, mx, n = frontier_calc_ms(args.runs)
+    print(f"frontier calc only: 5 scenarios x {n} concurrency points: median {med:.1f} ms, p90 {p90:.1f}, max {mx:.1f}")
+    print(f"numpy {np.__version__}; cores {len(__import__('os').sched_getaffinity(0))}")
+
+
+if __name__ == "__main__":
+    main()

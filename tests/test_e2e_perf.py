@@ -1,0 +1,78 @@
+"""Browser tests of the performance pages: Debian's chromium through pytest-playwright against a
+real `streamlit run` (fixtures in conftest.py)."""
+
+import re
+
+import pytest
+
+pytest.importorskip("pytest_playwright")
+from playwright.sync_api import Page, expect  # noqa: E402
+
+pytestmark = pytest.mark.e2e
+LOAD = 30_000  # ms: first load of a page, server warm-up included
+BEST = "Best concurrency meeting the SLA"
+
+# The shaded "meets the target" region of each panel, read from the figure plotly drew.
+REGIONS_JS = """() => {
+  const gd = document.querySelectorAll('.js-plotly-plot')[0];
+  return gd.data.filter(t => t.fill === 'toself').map(t => Math.max(...t.x.filter(v => v !== null)));
+}"""
+STAR_JS = """() => {
+  const gd = document.querySelectorAll('.js-plotly-plot')[0];
+  return gd.data.filter(t => t.marker && t.marker.symbol === 'star' && t.x[0] !== null && t.xaxis === 'x')
+                .map(t => [t.x[0], t.y[0]]);
+}"""
+
+
+def metric(page: Page, label: str):
+    return page.get_by_test_id("stMetric").filter(has_text=label).get_by_test_id("stMetricValue")
+
+
+def _fill_path(page: Page) -> str:
+    return page.locator(".js-plotly-plot").first.locator("path.js-fill").first.get_attribute("d")
+
+
+def test_sla_slider_moves_the_shaded_region_and_the_best_point(page: Page, streamlit_url):
+    page.goto(streamlit_url + "/frontier?lang=en&overlays=")
+    best = metric(page, BEST)
+    expect(best).to_have_text(re.compile(r"^\d+$"), timeout=LOAD)
+    page.locator(".js-plotly-plot").first.wait_for(timeout=LOAD)
+    before_best = int(best.inner_text())
+    assert page.evaluate(REGIONS_JS) == [50, 500]
+    before_path = _fill_path(page)
+    before_star = page.evaluate(STAR_JS)
+
+    slider = page.get_by_role("slider", name="SLA: time per output token (ms)")
+    slider.focus()
+    for _ in range(4):  # 50 → 30 ms in steps of 5
+        page.keyboard.press("ArrowLeft")
+    expect(slider).to_have_value("30")
+    expect(best).not_to_have_text(str(before_best), timeout=LOAD)
+    assert int(best.inner_text()) < before_best
+    expect(page).to_have_url(re.compile(r"[?&]slo_tpot_ms=30"))
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot')[0].data"
+                           ".some(t => t.fill === 'toself' && Math.max(...t.x) === 30)", timeout=LOAD)
+    assert page.evaluate(REGIONS_JS) == [30, 500]
+    assert _fill_path(page) != before_path  # the drawn region moved, not only the data
+    after_star = page.evaluate(STAR_JS)
+    assert after_star and after_star[0][0] <= 30 < before_star[0][0]  # the star moved left, inside the target
+    expect(page.get_by_test_id("stMain").get_by_test_id("stCode").first).to_contain_text(f"--max-num-seqs {best.inner_text()}")
+
+
+def test_scheduler_budget_slider_updates_the_timeline(page: Page, streamlit_url):
+    page.goto(streamlit_url + "/scheduler?lang=en")
+    title = page.locator(".js-plotly-plot .gtitle").first
+    expect(title).to_contain_text("budget 512 tokens per step", timeout=LOAD)
+    slider = page.get_by_role("slider", name="max_num_batched_tokens")
+    slider.focus()
+    for _ in range(6):  # 512 → 128 in steps of 64
+        page.keyboard.press("ArrowLeft")
+    expect(slider).to_have_value("128")
+    expect(title).to_contain_text("budget 128 tokens per step", timeout=LOAD)
+    expect(page).to_have_url(re.compile(r"[?&]sched_budget=128"))
+
+
+def test_roofline_batch_deep_link_and_chinese(page: Page, streamlit_url):
+    page.goto(streamlit_url + "/roofline?lang=zh&rf_batch=64")
+    expect(page.get_by_test_id("stMetric").filter(has_text="批量 64").first).to_be_visible(timeout=LOAD)
+    expect(page.locator(".js-plotly-plot .gtitle").first).to_contain_text("批量 64")

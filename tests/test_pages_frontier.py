@@ -1,0 +1,144 @@
+"""AppTest of the frontier page (course §3.4–3.5)."""
+
+import numpy as np
+import pytest
+
+from apptest_helpers import app, decode, metrics, plotly_specs, texts
+from calc.catalog import get_gpu, get_model
+from calc.estimate import estimate
+from calc.frontier import best_feasible, sla_feasible
+from calc.inputs import ServingConfig
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+PAGE = "pages/frontier.py"
+BEST = "Best concurrency meeting the SLA"
+OVERLAYS4 = ["kv:fp8", "tp:2", "gpu:h100-sxm", "preset:low_latency"]
+
+
+def _int(text: str) -> int:
+    return int(text.replace(",", ""))
+
+
+def _sla_trace(spec: dict, name_start: str) -> dict:
+    (tr,) = [tr for tr in spec["data"] if tr.get("name", "").startswith(name_start)]
+    return tr
+
+
+def _expected_best(ttft_s: float, tpot_s: float, chunked: bool = True) -> int:
+    """The page's best point, straight from calc (sidebar defaults: Llama-2-7B FP16, A100 80GB,
+    context 2,048 = 1,792 prompt + 256 output)."""
+    c = np.arange(1, 300)
+    s = estimate(get_model("meta-llama/Llama-2-7b-hf"), get_gpu("a100-80gb"),
+                 ServingConfig(dtype="float16", input_len=1792, output_len=256), concurrency=c,
+                 enable_chunked_prefill=chunked).serving
+    i, _ = best_feasible(throughput=s.output_tokens_per_s,
+                         feasible=sla_feasible(ttft_s=s.ttft_s, tpot_s=s.tpot_s, ttft_slo_s=ttft_s, tpot_slo_s=tpot_s))
+    return int(c[i])
+
+
+def test_defaults_render_without_exception():
+    at = app(page=PAGE)
+    assert not at.exception
+    assert not at.error and not at.warning
+    m = metrics(at)
+    assert _int(m[BEST]) == _expected_best(0.5, 0.05)
+    assert m["Throughput there"].endswith("tok/s")
+    assert float(m["TPOT there"].split()[0]) <= 50
+    specs = plotly_specs(at)
+    assert len(specs) == 2
+    sla = specs[0]
+    # SLA lines at the course's targets, on log latency axes
+    assert decode(_sla_trace(sla, "SLA TPOT")["x"]) == [50, 50]
+    assert decode(_sla_trace(sla, "SLA TTFT")["x"]) == [500, 500]
+    assert sla["layout"]["xaxis"]["type"] == "log" and sla["layout"]["xaxis2"]["type"] == "log"
+    assert "ms" in sla["layout"]["xaxis"]["title"]["text"] and "tokens/s" in sla["layout"]["yaxis"]["title"]["text"]
+    # your scenario + the default overlay (FP8 KV cache)
+    names = {tr.get("name") for tr in specs[1]["data"] if tr.get("showlegend", True) and tr.get("name")}
+    assert {"Your scenario", "KV cache fp8"} <= names
+    code = at.code[0].value
+    assert code.startswith("vllm serve meta-llama/Llama-2-7b-hf") and f"--max-num-seqs {_int(m[BEST])}" in code
+    assert "--enable-chunked-prefill" in code
+    assert len(at.table) == 2  # scenarios side by side, course §3.5 case study
+
+
+@pytest.mark.parametrize("key, value, ttft, tpot", [("slo_tpot_ms", 30, 0.5, 0.03), ("slo_ttft_ms", 150, 0.15, 0.05)])
+def test_tighter_sla_moves_the_best_point(key, value, ttft, tpot):
+    at = app(page=PAGE)
+    before = _int(metrics(at)[BEST])
+    at.slider(key=key).set_value(value).run()
+    assert not at.exception
+    after = _int(metrics(at)[BEST])
+    assert after < before
+    assert after == _expected_best(ttft, tpot)
+    sla = plotly_specs(at)[0]
+    line = _sla_trace(sla, "SLA TPOT" if key == "slo_tpot_ms" else "SLA TTFT")
+    assert decode(line["x"]) == [value, value]
+    region = [tr for tr in sla["data"] if tr.get("fill") == "toself"]
+    assert any(max(decode(r["x"])) == value for r in region)  # the shaded region ends at the target
+
+
+def test_chunked_prefill_off_changes_the_frontier():
+    at = app({"chunked_prefill": "false"}, page=PAGE)
+    assert not at.exception
+    assert _int(metrics(at)[BEST]) == _expected_best(0.5, 0.05, chunked=False)
+    assert "--no-enable-chunked-prefill" in at.code[0].value
+
+
+def test_impossible_sla_says_so():
+    at = app({"slo_tpot_ms": "5"}, page=PAGE)
+    assert not at.exception
+    assert any("No concurrency meets" in w for w in texts(at.warning))
+    assert metrics(at)[BEST] == "—"
+    assert len(plotly_specs(at)) == 2
+
+
+def test_four_overlays():
+    at = app({"overlays": OVERLAYS4}, page=PAGE)
+    assert not at.exception
+    spec = plotly_specs(at)[1]
+    legend = [tr["name"] for tr in spec["data"] if tr.get("showlegend", True) and tr.get("line", {}).get("width") == 5]
+    assert legend == ["Your scenario", "KV cache fp8", "TP = 2", "GPU: NVIDIA H100 SXM5 80GB",
+                      "Preset: low latency (8 / 2048)"]
+    assert len(at.table[0].value) == 5  # one comparison row per scenario
+    # the H100 has a catalog price: a cost column entry that is not "—"
+    rows = at.table[0].value.to_dict("records")
+    assert rows[3]["$ per M output tokens"].startswith("$")
+
+
+def test_preset_button_sets_the_sidebar_engine_options():
+    at = app(page=PAGE)
+    at.button(key="preset_low").click().run()
+    assert not at.exception
+    assert at.number_input(key="max_num_seqs").value == 8
+    assert at.number_input(key="max_num_batched_tokens").value == 2048
+    assert _int(metrics(at)[BEST]) <= 8  # beyond 8 running requests throughput is flat
+    at.button(key="preset_default").click().run()
+    assert at.number_input(key="max_num_seqs").value is None
+
+
+def test_model_that_does_not_fit_shows_a_message_not_a_chart():
+    at = app({"model": "meta-llama/Llama-3.1-405B", "gpu": "l4"}, page=PAGE)
+    assert not at.exception
+    assert any("does not fit" in e for e in texts(at.error))
+    assert plotly_specs(at) == []
+
+
+def test_overlay_that_does_not_fit_is_left_out():
+    at = app({"model": "meta-llama/Llama-3.1-8B", "overlays": ["gpu:l4", "kv:fp8"]}, page=PAGE)
+    assert not at.exception
+    assert any("does not fit" in c for c in texts(at.caption))
+    legend = [tr["name"] for tr in plotly_specs(at)[1]["data"] if tr.get("line", {}).get("width") == 5]
+    assert legend == ["Your scenario", "KV cache fp8"]
+
+
+def test_bad_overlay_in_url_warns():
+    at = app({"overlays": ["nope"]}, page=PAGE)
+    assert not at.exception
+    assert any("overlays" in w for w in texts(at.warning))
+
+
+def test_chinese():
+    at = app({"lang": "zh"}, page=PAGE)
+    assert not at.exception
+    assert "满足 SLA 的最佳并发" in metrics(at)
+    assert "毫秒" in plotly_specs(at)[0]["layout"]["xaxis"]["title"]["text"]
