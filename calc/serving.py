@@ -155,6 +155,7 @@ class ServingResult:
     waiting: np.ndarray  # clients queued: C − R
     limited_by: np.ndarray  # "none" | "max_num_seqs" | "kv_cache" | "max_num_batched_tokens" (chunked)
     max_concurrency: np.ndarray  # sequences of mean context I + O/2 that fit the KV pool
+    token_budget_cap: np.ndarray  # chunked prefill: 1 + (O − 1)·budget / (I + O − 1); inf without
     fits: np.ndarray
     mfu: np.ndarray
     mbu: np.ndarray
@@ -271,7 +272,8 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
     return ServingResult(
         ttft_s=ttft * nan, tpot_s=tpot * nan, itl_s=tpot * nan, e2e_latency_s=e2e * nan,
         output_tokens_per_s=X * O * nan, total_tokens_per_s=X * (I + O) * nan, requests_per_s=X * nan,
-        concurrency=C, running=R, waiting=C - R, limited_by=limited, max_concurrency=kv_cap, fits=fit,
+        concurrency=C, running=R, waiting=C - R, limited_by=limited, max_concurrency=kv_cap,
+        token_budget_cap=np.broadcast_to(tok_cap, np.shape(R)).astype(float), fits=fit,
         mfu=mfu * nan, mbu=mbu * nan, decode_bound=dec.bound,
         prefill_bound=np.where(chunked, own_chunk.bound, pf_whole.bound),
         decode_step_s=t_dec, prefill_time_per_request_s=t_pf, prefill_chunks=k,

@@ -158,8 +158,11 @@ def frontier_panels(s, t: T, *, ttft_slo_s: float, tpot_slo_s: float, input_len:
             t("why.fr.knee.take")))
     out.append(Panel(
         "wall", t("why.fr.wall", value=F.integer(s.engine_limit)),
-        r"R_{\max} = \min\!\left(\texttt{max\_num\_seqs},\; \left\lfloor \frac{\text{KV pool (tokens)}}{I + O/2} \right\rfloor\right)",
-        f"\\min({_n(s.max_num_seqs, 0)},\\; {_n(s.kv_wall, 0)}) = {_n(s.engine_limit, 0)}",
+        r"R_{\max} = \min\!\left(\texttt{max\_num\_seqs},\; \left\lfloor \frac{\text{KV pool (tokens)}}{I + O/2} \right\rfloor"
+        + (r",\; \left\lfloor 1 + \frac{(O-1)\,\texttt{max\_num\_batched\_tokens}}{I + O - 1} \right\rfloor" if np.isfinite(s.token_cap) else "")
+        + r"\right)",
+        f"\\min({_n(s.max_num_seqs, 0)},\\; {_n(s.kv_wall, 0)}"
+        + (f",\\; {_n(s.token_cap, 0)}" if np.isfinite(s.token_cap) else "") + f") = {_n(s.engine_limit, 0)}",
         t("why.fr.wall.take")))
     return out
 

@@ -282,7 +282,8 @@ EN: dict[str, str] = {
                         "extra latency, and past it less for more (course §3.6: find the knee, don't pass it).",
     "why.fr.wall": "Engine limit = {value} sequences",
     "why.fr.wall.take": "Beyond this many clients the extra requests wait: throughput stays flat and TTFT grows "
-                        "linearly with the queue. FP8 KV, more GPUs or shorter contexts move the KV wall right.",
+                        "linearly with the queue. FP8 KV, more GPUs or shorter contexts move the KV wall right; with "
+                        "chunked prefill, a larger max_num_batched_tokens raises the token-budget limit.",
     # case study
     "case.title": "Check the course (§3.5): the case study, recomputed",
     "case.intro": "Llama-2-7B in FP16 on one A100 80GB. Before: 16 clients, context 2,048 tokens (read here as a "
@@ -632,7 +633,7 @@ ZH: dict[str, str] = {
                         "用不到 41% 的额外延迟换来超过 41% 的额外吞吐，之后则相反（课程 §3.6：找到拐点，不要越过它）。",
     "why.fr.wall": "引擎上限 = {value} 个序列",
     "why.fr.wall.take": "客户端数超过它之后，多出的请求只能等待：吞吐不变，TTFT 随队列线性增长。FP8 KV、更多 GPU 或更短的"
-                        "上下文会把 KV 上限右移。",
+                        "上下文会把 KV 上限右移；开启 Chunked Prefill 时，更大的 max_num_batched_tokens 会提高 token 预算上限。",
     "case.title": "核对课程（§3.5）：重新计算案例",
     "case.intro": "Llama-2-7B FP16，单卡 A100 80GB。优化前：16 个客户端，上下文 2,048 token（此处理解为 {i} token 提示词 + "
                   "{o} 输出），不分块预填充。优化后：分块预填充、预算 512 token，32 个客户端，FP8 KV Cache。吞吐 = 输出 token/s。",

@@ -59,6 +59,7 @@ class FrontierSeries:
     best: int  # index into the sweep; -1 when no point meets the SLA
     knee: int
     kv_wall: float  # sequences of mean context whose KV fits
+    token_cap: float  # chunked prefill: sequences the token budget sustains (inf without)
     max_num_seqs: float
     max_num_batched_tokens: float
     chosen: int  # index of the sidebar's concurrency
@@ -67,7 +68,7 @@ class FrontierSeries:
 
     @property
     def engine_limit(self) -> float:
-        return float(min(self.kv_wall, self.max_num_seqs))
+        return float(min(self.kv_wall, self.max_num_seqs, self.token_cap))
 
 
 def probe(v: Variant, arch: ModelArch, eff: Efficiency) -> Estimate:
@@ -78,7 +79,7 @@ def probe(v: Variant, arch: ModelArch, eff: Efficiency) -> Estimate:
 def sweep_concurrency(probes: Sequence[Estimate], chosen: int) -> np.ndarray:
     """The shared concurrency axis: 1 to 4× the largest engine limit (at least 64), about 256
     geometric points, plus the sidebar's concurrency."""
-    limits = [float(min(p.serving.max_concurrency, p.max_num_seqs)) for p in probes if bool(p.serving.fits)]
+    limits = [float(np.max(p.serving.running)) for p in probes if bool(p.serving.fits)]
     top = int(min(max(MIN_SWEEP_TOP, SWEEP_BEYOND_WALL * max(limits, default=0.0)), 1_000_000))
     return np.union1d(concurrency_points(top=top, n=SWEEP_POINTS), [int(chosen)])
 
@@ -104,6 +105,7 @@ def frontier_series(v: Variant, arch: ModelArch, eff: Efficiency, *, concurrency
         decode_step_s=np.broadcast_to(s.decode_step_s, (n,)), prefill_chunks=np.broadcast_to(s.prefill_chunks, (n,)),
         limited_by=np.broadcast_to(s.limited_by, (n,)), mfu=s.mfu,
         feasible=ok, best=int(best), knee=int(knee), kv_wall=float(np.max(s.max_concurrency)),
+        token_cap=float(np.max(s.token_budget_cap)),
         max_num_seqs=float(np.max(r.max_num_seqs)), max_num_batched_tokens=float(np.max(r.max_num_batched_tokens)),
         chosen=int(np.searchsorted(concurrency, chosen)), cost_per_million_usd=cost,
         fits=bool(np.all(s.fits)))
