@@ -32,8 +32,8 @@ from calc.estimate import engine_numbers
 from calc.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
 from calc.perf import StepTime
 from calc.roofline import (OPERATORS, OpCosts, arithmetic_intensity, causal_attention_pairs, critical_batch_size,
-                           ridge_point, step_op_costs, windowed_context_tokens)
-from calc.serving import EngineNumbers, decode_step, prefill_step
+                           ridge_point, windowed_context_tokens)
+from calc.serving import EngineNumbers, decode_step, engine_op_costs, prefill_step
 
 PHASES: tuple[str, ...] = ("decode", "prefill")
 
@@ -138,20 +138,6 @@ def table_from_step(*, phase: str, tokens, costs: OpCosts, step: StepTime, peak_
         mbu=nbytes.sum(axis=0) / (step_s * np.asarray(hbm_bw_bytes_per_s, dtype=float)))
 
 
-def _costs(e: EngineNumbers, **kw) -> OpCosts:
-    """The operator costs :func:`calc.serving.engine_step` builds from the same batch composition
-    (it returns only their totals, ``StepTime.flops`` / ``.bytes``; the tests check they agree)."""
-    return step_op_costs(
-        num_layers=e.num_layers, hidden_size=e.hidden_size, vocab_size=e.vocab_per_rank,
-        qkv_params=e.qkv_params, o_params=e.o_params, mlp_dense_params=e.mlp_dense_params,
-        expert_params=e.expert_params, shared_expert_params=e.shared_expert_params,
-        num_experts=e.num_experts, experts_per_token=e.experts_per_token,
-        linear_bytes_per_param=e.linear_bytes_per_param, activation_bytes=e.activation_bytes,
-        kv_bytes_per_token=e.kv_bytes_per_token, attn_flops_per_pair_decode=e.attn_flops_per_pair_decode,
-        attn_flops_per_pair_prefill=e.attn_flops_per_pair_prefill, q_o_width=e.q_o_width,
-        mlp_width=e.mlp_width, **kw)
-
-
 def decode_table(e: EngineNumbers, *, batch, context_tokens) -> OperatorTable:
     """A pure decode step: ``batch`` sequences, each attending ``context_tokens`` cached keys.
 
@@ -169,7 +155,7 @@ def decode_table(e: EngineNumbers, *, batch, context_tokens) -> OperatorTable:
     # keys read per sequence, as calc.serving.decode_step counts them (sliding-window layers: ≤ W)
     keys = windowed_context_tokens(context_tokens=ctx, sliding_window=e.sliding_window,
                                    sliding_fraction=e.sliding_fraction)
-    costs = _costs(e, decode_tokens=b, decode_context_tokens_sum=b * keys, prefill_tokens=0.0,
+    costs = engine_op_costs(e, decode_tokens=b, decode_context_tokens_sum=b * keys, prefill_tokens=0.0,
                    prefill_attention_pairs=0.0, prefill_cached_tokens=0.0, logits_tokens=b)
     step = decode_step(e, batch=b, context_tokens=ctx)
     return table_from_step(phase="decode", tokens=b, costs=costs, step=step, peak_flops_per_s=e.peak_flops_per_s,
@@ -192,7 +178,7 @@ def prefill_table(e: EngineNumbers, *, prompt_tokens) -> OperatorTable:
     phi = np.asarray(e.sliding_fraction, dtype=float)  # as calc.serving.prefill_step: windowed layers
     pairs = ((1.0 - phi) * causal_attention_pairs(new_tokens=c, cached_tokens=0.0)
              + phi * causal_attention_pairs(new_tokens=c, cached_tokens=0.0, window=e.sliding_window))
-    costs = _costs(e, decode_tokens=0.0, decode_context_tokens_sum=0.0, prefill_tokens=c,
+    costs = engine_op_costs(e, decode_tokens=0.0, decode_context_tokens_sum=0.0, prefill_tokens=c,
                    prefill_attention_pairs=pairs, prefill_cached_tokens=0.0, logits_tokens=np.ones_like(c))
     step = prefill_step(e, prompts=1.0, prompt_tokens=c)
     return table_from_step(phase="prefill", tokens=c, costs=costs, step=step, peak_flops_per_s=e.peak_flops_per_s,

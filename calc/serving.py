@@ -86,10 +86,10 @@ class EngineNumbers:
                                 for f in fields(self)})
 
 
-def engine_step(e: EngineNumbers, *, decode_tokens, decode_context_tokens_sum, prefill_tokens,
-                prefill_attention_pairs, prefill_cached_tokens, logits_tokens) -> StepTime:
-    """One step's :class:`StepTime` for the given batch composition."""
-    costs = step_op_costs(
+def engine_op_costs(e: EngineNumbers, *, decode_tokens, decode_context_tokens_sum, prefill_tokens,
+                    prefill_attention_pairs, prefill_cached_tokens, logits_tokens):
+    """Per-operator FLOPs and bytes (:class:`calc.roofline.OpCosts`) of one step's batch."""
+    return step_op_costs(
         decode_tokens=decode_tokens, decode_context_tokens_sum=decode_context_tokens_sum,
         prefill_tokens=prefill_tokens, prefill_attention_pairs=prefill_attention_pairs,
         prefill_cached_tokens=prefill_cached_tokens, logits_tokens=logits_tokens,
@@ -100,6 +100,14 @@ def engine_step(e: EngineNumbers, *, decode_tokens, decode_context_tokens_sum, p
         linear_bytes_per_param=e.linear_bytes_per_param, activation_bytes=e.activation_bytes,
         kv_bytes_per_token=e.kv_bytes_per_token, attn_flops_per_pair_decode=e.attn_flops_per_pair_decode,
         attn_flops_per_pair_prefill=e.attn_flops_per_pair_prefill, q_o_width=e.q_o_width, mlp_width=e.mlp_width)
+
+
+def engine_step(e: EngineNumbers, *, decode_tokens, decode_context_tokens_sum, prefill_tokens,
+                prefill_attention_pairs, prefill_cached_tokens, logits_tokens) -> StepTime:
+    """One step's :class:`StepTime` for the given batch composition."""
+    costs = engine_op_costs(e, decode_tokens=decode_tokens, decode_context_tokens_sum=decode_context_tokens_sum,
+                            prefill_tokens=prefill_tokens, prefill_attention_pairs=prefill_attention_pairs,
+                            prefill_cached_tokens=prefill_cached_tokens, logits_tokens=logits_tokens)
     return step_time(
         costs=costs, tokens=np.asarray(decode_tokens, dtype=float) + prefill_tokens, prefill_tokens=prefill_tokens,
         peak_flops_per_s=e.peak_flops_per_s, attention_peak_flops_per_s=e.attention_peak_flops_per_s,

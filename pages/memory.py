@@ -7,6 +7,7 @@ from ui import explain, figures, shell, sweeps, tables
 from ui import format as F
 from ui.controls import SWEEP_CONTEXT
 from ui.state import check_query_params, render_control
+from ui.why import render_panels
 
 sc, t = shell.page()
 for warning in check_query_params((SWEEP_CONTEXT,), t):
@@ -62,12 +63,4 @@ st.subheader(t("why.title"))
 numbers = model_numbers(sc.arch, dtype=s.dtype, quantization=s.quantization, kv_cache_dtype=s.kv_cache_dtype)
 inputs = explain.Inputs(arch=sc.arch, serving=s, resolved=sc.resolved, efficiency=sc.efficiency, numbers=numbers,
                         result=r, context_tokens=sc.context_tokens)
-for panel in explain.memory_panels(inputs, t):
-    with st.expander(panel.title):
-        st.markdown(f"**{t('why.formula')}**")
-        st.latex(panel.formula)
-        st.markdown(f"**{t('why.values')}**")
-        st.latex(panel.plugged)
-        for note in panel.notes:
-            st.caption(note)
-        st.markdown(f"**{t('why.takeaway')}** {panel.takeaway}")
+render_panels(explain.memory_panels(inputs, t), t)

@@ -7,19 +7,8 @@ fonts-noto-color-emoji); a viewer's own browser uses its own fonts.
 
 from __future__ import annotations
 
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 
-from playwright.sync_api import sync_playwright
-
-ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "screenshots"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
+from browser import OUT, app_and_browser
 VIEWS = [  # (file name, path and query, texts to click before the shot)
     ("memory_en", "/?lang=en"),
     ("memory_open_panels_en", "/?lang=en", ("Engine (vLLM)", "Share and save", "KV cache per token =",
@@ -35,43 +24,23 @@ VIEWS = [  # (file name, path and query, texts to click before the shot)
 
 
 def main() -> None:
-    OUT.mkdir(exist_ok=True)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--server.address", "127.0.0.1"],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(300):
-            try:
-                urllib.request.urlopen(url + "/_stcore/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
-            for theme in ("light", "dark"):
-                ctx = browser.new_context(viewport={"width": 1600, "height": 2600}, color_scheme=theme)
-                for name, path, *clicks in VIEWS if theme == "light" else [VIEWS[0], VIEWS[6]]:
-                    page = ctx.new_page()
-                    page.goto(url + path)
-                    page.get_by_test_id("stSidebar").wait_for(timeout=30_000)
-                    page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
-                    for text in (clicks[0] if clicks else ()):
-                        page.get_by_text(text).first.click()
-                        page.wait_for_timeout(400)
-                    page.wait_for_timeout(1500)
-                    file = OUT / f"{name}{'' if theme == 'light' else '_dark'}.png"
-                    page.screenshot(path=file)
-                    print(file)
-                    page.close()
-                ctx.close()
-            browser.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with app_and_browser() as (url, browser):
+        for theme in ("light", "dark"):
+            ctx = browser.new_context(viewport={"width": 1600, "height": 2600}, color_scheme=theme)
+            for name, path, *clicks in VIEWS if theme == "light" else [VIEWS[0], VIEWS[6]]:
+                page = ctx.new_page()
+                page.goto(url + path)
+                page.get_by_test_id("stSidebar").wait_for(timeout=30_000)
+                page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
+                for text in (clicks[0] if clicks else ()):
+                    page.get_by_text(text).first.click()
+                    page.wait_for_timeout(400)
+                page.wait_for_timeout(1500)
+                file = OUT / f"{name}{'' if theme == 'light' else '_dark'}.png"
+                page.screenshot(path=file)
+                print(file)
+                page.close()
+            ctx.close()
 
 
 if __name__ == "__main__":

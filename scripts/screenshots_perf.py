@@ -6,19 +6,9 @@ Usage: .venv/bin/python scripts/screenshots_perf.py [name-filter]   (needs /usr/
 
 from __future__ import annotations
 
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
-from pathlib import Path
 
-from playwright.sync_api import sync_playwright
-
-ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "screenshots"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
+from browser import OUT, app_and_browser
 OVERLAYS = "&overlays=kv%3Afp8&overlays=tp%3A2&overlays=gpu%3Ah100-sxm&overlays=preset%3Alow_latency"
 VIEWS = [  # (file name, path and query)
     ("roofline_en", "/roofline?lang=en"),
@@ -37,51 +27,31 @@ VIEWS = [  # (file name, path and query)
 
 
 def main(only: str = "") -> None:
-    OUT.mkdir(exist_ok=True)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--server.address", "127.0.0.1"],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(300):
-            try:
-                urllib.request.urlopen(url + "/_stcore/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
-            ctx = browser.new_context(viewport={"width": 1600, "height": 6000})
-            tall = browser.new_context(viewport={"width": 1600, "height": 11000})
-            for name, path in VIEWS:
-                if only and only not in name:
-                    continue
-                page = (tall if "panels" in name else ctx).new_page()
-                page.goto(url + path)
-                page.get_by_test_id("stSidebar").wait_for(timeout=30_000)
-                if "not_fit" in name:
-                    page.get_by_test_id("stAlert").first.wait_for(timeout=30_000)
-                else:
-                    page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
-                page.wait_for_timeout(2500)
-                if "panels" in name:  # open every "why this number" panel
-                    for summary in page.get_by_test_id("stExpander").locator("summary").all():
-                        summary.click()
-                    page.wait_for_timeout(1500)
-                page.screenshot(path=OUT / f"{name}.png")
-                print(OUT / f"{name}.png")
-                for i, chart in enumerate([] if "panels" in name else page.locator(".js-plotly-plot").all()):
-                    chart.scroll_into_view_if_needed()
-                    chart.screenshot(path=OUT / f"{name}_chart{i + 1}.png")
-                    print(OUT / f"{name}_chart{i + 1}.png")
-                page.close()
-            browser.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with app_and_browser() as (url, browser):
+        ctx = browser.new_context(viewport={"width": 1600, "height": 6000})
+        tall = browser.new_context(viewport={"width": 1600, "height": 11000})
+        for name, path in VIEWS:
+            if only and only not in name:
+                continue
+            page = (tall if "panels" in name else ctx).new_page()
+            page.goto(url + path)
+            page.get_by_test_id("stSidebar").wait_for(timeout=30_000)
+            if "not_fit" in name:
+                page.get_by_test_id("stAlert").first.wait_for(timeout=30_000)
+            else:
+                page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
+            page.wait_for_timeout(2500)
+            if "panels" in name:  # open every "why this number" panel
+                for summary in page.get_by_test_id("stExpander").locator("summary").all():
+                    summary.click()
+                page.wait_for_timeout(1500)
+            page.screenshot(path=OUT / f"{name}.png")
+            print(OUT / f"{name}.png")
+            for i, chart in enumerate([] if "panels" in name else page.locator(".js-plotly-plot").all()):
+                chart.scroll_into_view_if_needed()
+                chart.screenshot(path=OUT / f"{name}_chart{i + 1}.png")
+                print(OUT / f"{name}_chart{i + 1}.png")
+            page.close()
 
 
 if __name__ == "__main__":

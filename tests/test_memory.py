@@ -15,7 +15,7 @@ from calc.catalog import get_gpu, get_model
 from calc.inputs import Efficiency, ServingConfig
 from calc.scenario import (default_max_num_batched_tokens, default_max_num_seqs, memory_for, memory_model,
                            model_numbers, resolve_serving)
-from calc.units import GiB, MiB
+from calc.units import GiB
 
 LLAMA2_7B = "meta-llama/Llama-2-7b-hf"
 LLAMA31_8B = "meta-llama/Llama-3.1-8B"
