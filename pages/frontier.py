@@ -14,6 +14,7 @@ from ui.perf_controls import (CHUNKED, FRONTIER, MAX_OVERLAYS, OVERLAYS, PER_GPU
 from ui.state import check_query_params, render_control
 from ui.theme import SERIES_COLORS
 from ui.why import render_panels
+from ui.fit import not_fit_message
 
 
 def _preset(name: str | None) -> None:
@@ -63,8 +64,8 @@ for tok in tokens:
 probes = [V.probe(v, sc.arch, sc.efficiency) for v in variants]
 if not bool(probes[0].serving.fits):
     m = probes[0].memory
-    st.error(t("perf.not_fit", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size,
-               weights=F.gib(m.weights_bytes), budget=F.gib(m.budget_bytes)))
+    st.error(not_fit_message(model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size,
+                             max_model_len=sc.resolved.max_model_len, mem=m, t=t))
 else:
     for v, p in zip(variants[1:], probes[1:]):
         if not bool(p.serving.fits):

@@ -8,6 +8,7 @@ from ui import format as F
 from ui.controls import SWEEP_CONTEXT
 from ui.state import check_query_params, render_control
 from ui.why import render_panels
+from ui.fit import not_fit_message
 
 sc, t = shell.page()
 for warning in check_query_params((SWEEP_CONTEXT,), t):
@@ -33,7 +34,8 @@ c5.metric(t("mem.metric.in_use", conc=F.integer(sc.concurrency)), F.gib(r.kv_in_
           help=t("mem.metric.in_use.help", used=F.both(r.kv_in_use_bytes), pool=F.both(r.kv_pool_bytes)))
 
 if not bool(r.fits):
-    st.error(t("mem.not_fit", budget=F.both(r.budget_bytes)))
+    st.error(not_fit_message(model=sc.arch.name, gpu=sc.gpu.name, tp=sc.serving.tensor_parallel_size,
+                             max_model_len=sc.resolved.max_model_len, mem=r, t=t))
 elif not bool(r.concurrency_fits):
     st.warning(t("mem.conc_not_fit", conc=F.integer(sc.concurrency), ctx=F.integer(sc.context_tokens),
                  fit=F.integer(fit)))

@@ -16,6 +16,7 @@ from ui.explain_perf import roofline_panels
 from ui.perf_controls import RF_BATCH, ROOFLINE
 from ui.state import check_query_params, render_control
 from ui.why import render_panels
+from ui.fit import not_fit_message
 
 sc, t = shell.page()
 for warning in check_query_params(ROOFLINE, t):
@@ -27,8 +28,8 @@ st.caption(t("rf.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parall
 
 mem = memory_for(sc.arch, sc.gpu, s, sc.efficiency, concurrency=1, context_tokens=sc.context_tokens)
 if not bool(mem.fits):
-    st.error(t("perf.not_fit", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size,
-               weights=F.gib(mem.weights_bytes), budget=F.gib(mem.budget_bytes)))
+    st.error(not_fit_message(model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size,
+                             max_model_len=sc.resolved.max_model_len, mem=mem, t=t))
 else:
     batch = render_control(RF_BATCH, t)
     r = roofline(sc.arch, sc.gpu, s, sc.efficiency, decode_batch=batch, context_tokens=sc.context_tokens,

@@ -16,6 +16,7 @@ from ui.perf_controls import (SCHED_BUDGET, SCHED_GAP_MS, SCHED_LONG, SCHED_MAX_
                               SCHED_SHORT, SCHEDULER)
 from ui.state import check_query_params, render_control
 from ui.why import render_panels
+from ui.fit import not_fit_message
 
 sc, t = shell.page()
 for warning in check_query_params(SCHEDULER, t):
@@ -43,8 +44,8 @@ with row2[2]:
 mem = memory_for(sc.arch, sc.gpu, s, sc.efficiency, concurrency=1, context_tokens=sc.context_tokens)
 mml = sc.resolved.max_model_len
 if not bool(mem.fits):
-    st.error(t("perf.not_fit", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size,
-               weights=F.gib(mem.weights_bytes), budget=F.gib(mem.budget_bytes)))
+    st.error(not_fit_message(model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size,
+                             max_model_len=sc.resolved.max_model_len, mem=mem, t=t))
 elif max(long_p, short_p) + out > mml:
     st.error(t("sc.too_long", p=F.integer(max(long_p, short_p)), o=F.integer(out), mml=F.integer(mml)))
 else:

@@ -201,3 +201,25 @@ def test_bad_config_is_rejected_with_the_field_named():
     assert at.selectbox(key="model").value == "meta-llama/Llama-2-7b-hf"
     at.sidebar.file_uploader(key="config_upload").set_value(("c.json", b"{not json", "application/json")).run()
     assert any("not valid JSON" in e for e in texts(at.error))
+
+
+@pytest.mark.parametrize("page", [None, "pages/frontier.py", "pages/roofline.py", "pages/scheduler.py"])
+def test_does_not_fit_names_the_real_reason(page):
+    # Llama-3.1-8B in NF4 on an A10G: weights are small (≈ 5.3 GiB), but vLLM's default max_model_len is
+    # the model's 131,072 tokens, and 131,072 × 128 KiB = 16 GiB of KV exceeds the ≈ 13 GiB pool.
+    # vLLM refuses to start for that reason, so the message must say max_model_len, not "weights".
+    at = app({"model": "meta-llama/Llama-3.1-8B", "gpu": "a10g", "quantization": "nf4"}, page=page)
+    assert not at.exception
+    (msg,) = texts(at.error)
+    assert "max_model_len = 131,072 tokens" in msg and "Lower max_model_len" in msg
+    # With a shorter max_model_len the same deployment fits.
+    at = app({"model": "meta-llama/Llama-3.1-8B", "gpu": "a10g", "quantization": "nf4", "max_model_len": "32768"},
+             page=page)
+    assert not at.exception and not at.error
+
+
+def test_weights_over_budget_is_named_as_such():
+    # Llama-2-70B FP16 on one A100 80GB: 68,976,648,192 × 2 B = 137.95 GB = 128.48 GiB > 0.9 × 79.15 GiB.
+    at = app({"model": "meta-llama/Llama-2-70b-hf"})
+    (msg,) = texts(at.error)
+    assert "weights 128.48 GiB" in msg and "exceed vLLM's budget" in msg

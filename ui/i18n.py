@@ -107,8 +107,14 @@ EN: dict[str, str] = {
                                 "max_model_len = {mml} tokens.",
     "mem.metric.in_use": "KV in use ({conc} req.)",
     "mem.metric.in_use.help": "{used} of a KV pool of {pool}.",
-    "mem.not_fit": "The model does not fit: weights + activations + overhead exceed the memory budget "
-                   "({budget}). Add GPUs (tensor parallelism), quantize, or raise gpu_memory_utilization.",
+    "fit.budget": "{model} does not fit on {tp} × {gpu}: per GPU, weights {weights} + activation peak {act} + "
+                  "runtime overhead {overhead} exceed vLLM's budget {budget} (usable × gpu_memory_utilization). "
+                  "Add GPUs (tensor parallelism), quantize the weights, pick a larger GPU, or raise "
+                  "gpu_memory_utilization.",
+    "fit.max_model_len": "{model} does not fit on {tp} × {gpu}: the KV pool ({pool} per GPU) holds {tokens} "
+                         "tokens, fewer than one request of max_model_len = {mml} tokens, so vLLM refuses to start "
+                         "(\"To serve at least one request with the model's max seq len…\"). Lower max_model_len "
+                         "(Engine settings) to at most {tokens}, use an FP8 KV cache, or add GPU memory.",
     "mem.conc_not_fit": "{conc} requests of {ctx} tokens do not fit at once: only {fit} do. vLLM keeps the rest "
                         "waiting (or preempts), so latency grows.",
     "mem.chart.title_conc": "Memory per GPU vs concurrency ({ctx} tokens per request)",
@@ -296,8 +302,13 @@ ZH: dict[str, str] = {
                                 "vLLM 日志会显示 {vllm}。",
     "mem.metric.in_use": "已用 KV（{conc} 个请求）",
     "mem.metric.in_use.help": "KV 池共 {pool}，已用 {used}。",
-    "mem.not_fit": "模型放不下：权重 + 激活 + 运行时开销超过显存预算（{budget}）。可以增加 GPU（张量并行）、"
-                   "量化，或提高 gpu_memory_utilization。",
+    "fit.budget": "{model} 放不进 {tp} × {gpu}：每卡权重 {weights} + 激活峰值 {act} + 运行时开销 {overhead} "
+                  "超过 vLLM 的显存预算 {budget}（可用显存 × gpu_memory_utilization）。可以增加 GPU（张量并行）、"
+                  "量化权重、换更大的 GPU，或提高 gpu_memory_utilization。",
+    "fit.max_model_len": "{model} 放不进 {tp} × {gpu}：KV 池（每卡 {pool}）只能容纳 {tokens} 个 token，"
+                         "不够一条 max_model_len = {mml} token 的请求，vLLM 会拒绝启动（“To serve at least one "
+                         "request with the model's max seq len…”）。请在引擎设置中把 max_model_len 降到 {tokens} "
+                         "以内，或使用 FP8 KV Cache，或增加显存。",
     "mem.conc_not_fit": "{conc} 个 {ctx} token 的请求无法同时放下：只能放下 {fit} 个。vLLM 会让其余请求排队"
                         "（或抢占），延迟随之上升。",
     "mem.chart.title_conc": "每卡显存随并发数的变化（每请求 {ctx} token）",

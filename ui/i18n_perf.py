@@ -10,9 +10,6 @@ EN: dict[str, str] = {
     "nav.roofline": "Roofline (course §3.3)",
     "nav.frontier": "Latency vs throughput (§3.4–3.5)",
     "nav.scheduler": "Scheduler (chunked prefill)",
-    "perf.not_fit": "{model} does not fit on {tp} × {gpu}: weights alone take {weights} per GPU, the vLLM budget is "
-                    "{budget}. Add GPUs (tensor parallelism), quantize the weights, or pick a larger GPU; "
-                    "nothing below can be computed.",
     # shared words
     "op.qkv_proj": "QKV projection",
     "op.attention": "Attention (KV read)",
@@ -391,8 +388,6 @@ ZH: dict[str, str] = {
     "nav.roofline": "Roofline 模型（课程 §3.3）",
     "nav.frontier": "延迟与吞吐（§3.4–3.5）",
     "nav.scheduler": "调度器（Chunked Prefill）",
-    "perf.not_fit": "{model} 放不进 {tp} × {gpu}：仅权重每卡就需 {weights}，而 vLLM 的显存预算只有 {budget}。"
-                    "请增加 GPU（张量并行）、量化权重或换更大显存的 GPU；下面的内容都无法计算。",
     "op.qkv_proj": "QKV 投影",
     "op.attention": "注意力（读 KV）",
     "op.o_proj": "输出投影",
