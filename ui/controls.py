@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
 from calc.catalog import gpu_ids, model_ids
+from calc.inputs import Efficiency
 from calc.precision import DTYPES, KV_CACHE_DTYPES, QUANTIZATIONS
 
 Kind = Literal["select", "slider", "number", "toggle", "multi", "multi_int"]
@@ -162,9 +163,63 @@ MAX_NUM_BATCHED_TOKENS = Control("max_num_batched_tokens", "number", None, lo=16
                                  optional=True)
 OUTPUT_LEN = Control("output_len", "number", 256, lo=1, hi=1_000_000, step=64)
 
+# Efficiency assumptions (calc.inputs.Efficiency), shown in the unit people think in: the control
+# key names the unit; EFFICIENCY_SCALE converts to the SI value calc takes. Defaults come from
+# Efficiency() itself, so the sources in its field descriptions stay the single truth.
+_EFF = Efficiency()
+EFFICIENCY_FIELDS: dict[str, tuple[str, float]] = {  # control key -> (Efficiency field, SI per UI unit)
+    "eff_hbm_bw_fraction": ("hbm_bw_fraction", 1.0),
+    "eff_prefill_flops_fraction": ("prefill_flops_fraction", 1.0),
+    "eff_decode_flops_fraction": ("decode_flops_fraction", 1.0),
+    "eff_gemm_half_saturation_tokens": ("gemm_half_saturation_tokens", 1.0),
+    "eff_step_overhead_ms": ("step_overhead_s", 1e-3),
+    "eff_request_overhead_ms": ("request_overhead_s", 1e-3),
+    "eff_allreduce_latency_us": ("allreduce_latency_s", 1e-6),
+    "eff_interconnect_bw_fraction": ("interconnect_bw_fraction", 1.0),
+    "eff_non_torch_overhead_gib": ("non_torch_overhead_bytes", 2.0**30),
+    "eff_nccl_overhead_gib": ("nccl_overhead_bytes", 2.0**30),
+    "eff_cuda_context_gib": ("cuda_context_bytes", 2.0**30),
+    "eff_cuda_graph_gib": ("cuda_graph_bytes", 2.0**30),
+    "eff_activation_live_hidden_buffers": ("activation_live_hidden_buffers", 1.0),
+}
+
+
+def _eff_default(key: str) -> float:
+    field, scale = EFFICIENCY_FIELDS[key]
+    return round(getattr(_EFF, field) / scale, 6)
+
+
+def _fraction(key: str) -> Control:
+    return Control(key, "slider", _eff_default(key), lo=0.05, hi=1.0, step=0.01, integer=False)
+
+
+def _amount(key: str, hi: float, step: float) -> Control:
+    return Control(key, "number", _eff_default(key), lo=0.0, hi=hi, step=step, integer=False)
+
+
+EFFICIENCY = (
+    _fraction("eff_hbm_bw_fraction"), _fraction("eff_prefill_flops_fraction"), _fraction("eff_decode_flops_fraction"),
+    _amount("eff_gemm_half_saturation_tokens", 4096.0, 16.0), _amount("eff_step_overhead_ms", 100.0, 0.5),
+    _amount("eff_request_overhead_ms", 1000.0, 1.0), _amount("eff_allreduce_latency_us", 10_000.0, 5.0),
+    _fraction("eff_interconnect_bw_fraction"), _amount("eff_non_torch_overhead_gib", 64.0, 0.1),
+    _amount("eff_nccl_overhead_gib", 64.0, 0.1), _amount("eff_cuda_context_gib", 16.0, 0.1),
+    _amount("eff_cuda_graph_gib", 16.0, 0.1), _amount("eff_activation_live_hidden_buffers", 64.0, 0.5),
+)
+
+
+def efficiency_from(values: dict[str, Any]) -> Efficiency:
+    """The calculator's :class:`Efficiency` from control values (UI units → SI).
+
+    >>> efficiency_from({"eff_step_overhead_ms": 3.0}).step_overhead_s
+    0.003
+    """
+    fields = {f: float(values.get(k, _eff_default(k))) * scale for k, (f, scale) in EFFICIENCY_FIELDS.items()}
+    return Efficiency(**fields)
+
+
 MAIN = (MODEL, GPU, TP, DTYPE, QUANTIZATION, KV_CACHE_DTYPE, CONTEXT, CONCURRENCY)
 ENGINE = (GPU_MEMORY_UTILIZATION, BLOCK_SIZE, MAX_MODEL_LEN, MAX_NUM_SEQS, MAX_NUM_BATCHED_TOKENS, OUTPUT_LEN)
-SHARED = MAIN + ENGINE
+SHARED = MAIN + ENGINE + EFFICIENCY
 BY_KEY = {c.key: c for c in SHARED}
 
 # Page-level controls (also in the URL; dropped from it when the user leaves their page).

@@ -405,6 +405,10 @@ from ui import i18n_perf as _perf  # noqa: E402
 
 EN.update(_perf.EN)
 ZH.update(_perf.ZH)
+from ui import i18n_assumptions as _assumptions  # noqa: E402
+
+EN.update(_assumptions.EN)
+ZH.update(_assumptions.ZH)
 
 STRINGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}
 

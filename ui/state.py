@@ -268,7 +268,11 @@ def build_scenario(values: dict[str, Any], *, custom_arch: ModelArch | None = No
     if ctx > resolved.max_model_len:
         raise ValueError(f"context: got {ctx:,}, allowed 16 – {resolved.max_model_len:,} "
                          f"(max_model_len of {arch.name})")
-    return Scenario(arch=arch, gpu=gpu, serving=serving, efficiency=Efficiency(), resolved=resolved,
+    try:
+        efficiency = C.efficiency_from(values)
+    except ValidationError as exc:
+        raise ValueError(describe_validation_error(exc)) from None
+    return Scenario(arch=arch, gpu=gpu, serving=serving, efficiency=efficiency, resolved=resolved,
                     context_tokens=ctx, concurrency=int(values["concurrency"]), values=dict(values))
 
 
@@ -300,6 +304,10 @@ def render_sidebar(t: Translator) -> tuple[Scenario, list[tuple[str, str]]]:
     with sb.expander(t("sidebar.engine")):
         for ctl in C.ENGINE:
             render_control(ctl, t, st, placeholder=t("word.vllm_default") if ctl.optional else None)
+    with sb.expander(t("sidebar.efficiency")):
+        st.caption(t("sidebar.efficiency.caption"))
+        for ctl in C.EFFICIENCY:
+            render_control(ctl, t, st)
     values = {c.key: st.session_state.get(c.key, c.default) for c in C.SHARED}
     try:
         sc = build_scenario(values, custom_arch=st.session_state.get(_CUSTOM_ARCH))

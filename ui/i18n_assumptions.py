@@ -1,0 +1,81 @@
+"""Labels and tooltips of the efficiency-assumption controls (sidebar "Assumptions").
+
+English tooltips are the field descriptions of :class:`calc.inputs.Efficiency` (one source for
+the sources); the Chinese ones translate them.
+"""
+
+from __future__ import annotations
+
+from calc.inputs import Efficiency
+from ui.controls import EFFICIENCY_FIELDS
+
+_LABELS_EN = {
+    "eff_hbm_bw_fraction": "Achievable HBM bandwidth (fraction)",
+    "eff_prefill_flops_fraction": "Achievable FLOP/s, prefill (fraction)",
+    "eff_decode_flops_fraction": "Achievable FLOP/s, decode (fraction)",
+    "eff_gemm_half_saturation_tokens": "GEMM half-saturation (tokens)",
+    "eff_step_overhead_ms": "Per-step overhead (ms)",
+    "eff_request_overhead_ms": "Per-request overhead (ms)",
+    "eff_allreduce_latency_us": "All-reduce latency (µs)",
+    "eff_interconnect_bw_fraction": "Achievable link bandwidth (fraction)",
+    "eff_non_torch_overhead_gib": "Non-torch memory (GiB)",
+    "eff_nccl_overhead_gib": "NCCL buffers at TP > 1 (GiB)",
+    "eff_cuda_context_gib": "CUDA context (GiB)",
+    "eff_cuda_graph_gib": "CUDA graphs (GiB)",
+    "eff_activation_live_hidden_buffers": "Live activation buffers (× hidden)",
+}
+_LABELS_ZH = {
+    "eff_hbm_bw_fraction": "可达到的显存带宽（比例）",
+    "eff_prefill_flops_fraction": "可达到的算力，Prefill（比例）",
+    "eff_decode_flops_fraction": "可达到的算力，Decode（比例）",
+    "eff_gemm_half_saturation_tokens": "GEMM 半饱和行数（token）",
+    "eff_step_overhead_ms": "每步固定开销（ms）",
+    "eff_request_overhead_ms": "每请求固定开销（ms）",
+    "eff_allreduce_latency_us": "All-reduce 延迟（µs）",
+    "eff_interconnect_bw_fraction": "可达到的互联带宽（比例）",
+    "eff_non_torch_overhead_gib": "PyTorch 之外的显存（GiB）",
+    "eff_nccl_overhead_gib": "TP > 1 时的 NCCL 缓冲（GiB）",
+    "eff_cuda_context_gib": "CUDA 上下文（GiB）",
+    "eff_cuda_graph_gib": "CUDA Graph（GiB）",
+    "eff_activation_live_hidden_buffers": "激活峰值时存活的 hidden 缓冲数",
+}
+_HELP_ZH = {
+    "eff_hbm_bw_fraction": "流式读取权重和 KV Cache 时能达到的 HBM 带宽占标称值的比例。来源：kipply（FasterTransformer "
+                           "矩阵乘“最高约 90%”，端到端 76%）；Databricks 端到端 MBU 55–60%；校准数据 pm-057..059。",
+    "eff_prefill_flops_fraction": "大规模 Prefill GEMM 与 Prefill 注意力能达到的稠密 Tensor Core 峰值比例。来源：kipply 512 "
+                                  "token 时 72%（MLP）/54%（注意力投影）；PaLM Prefill MFU 76%；TensorRT-LLM 2048 token TTFT。",
+    "eff_decode_flops_fraction": "纯 Decode 步（大批量 GEMM、分页注意力）能达到的峰值比例；只有当 Decode 变成算力瓶颈（大批量）"
+                                 "时才起作用。TensorRT-LLM 大批量吞吐数据约为 0.7。",
+    "eff_gemm_half_saturation_tokens": "单卡 GEMM 行数（token 数）达到该值时效率为上限的一半（tile / wave 量化）。"
+                                       "Sarathi-Serve：Prefill 吞吐约在 512 token 处饱和。",
+    "eff_step_overhead_ms": "每个引擎步的固定时间：调度、采样、kernel 启动（CPU 侧）。",
+    "eff_request_overhead_ms": "每个请求在引擎步之外的固定延迟：分词、API 服务与调度交接、首 token 采样/反分词"
+                               "（课程误区四：CPU 侧开销）。只计入一次 TTFT 与端到端延迟。",
+    "eff_allreduce_latency_us": "一次 All-reduce 的延迟项 α（张量并行每层两次）。kipply 测得每层约 40–50 µs 通信"
+                                "（13B，TP 2，A100）；2023 年 Databricks 的 TP 数据意味着更大，默认 50 µs 取中间。",
+    "eff_interconnect_bw_fraction": "环形 All-reduce 能达到的单向链路带宽比例（NCCL bus bandwidth）。",
+    "eff_non_torch_overhead_gib": "vLLM 扣除的 PyTorch 之外的显存（cuBLAS/注意力工作区）。vLLM 日志：TP 1 时 0.16 GiB 和 "
+                                  "1.79 GiB；默认 1 GiB。",
+    "eff_nccl_overhead_gib": "TP > 1 时 NCCL 缓冲额外占用的显存（vLLM 日志：TP 2 时 1.79 → 3.58 GiB）。",
+    "eff_cuda_context_gib": "CUDA 上下文与 kernel 镜像，在 vLLM 的显存快照之前创建：它占用的是 (1 − gpu_memory_utilization) "
+                            "的预留部分，而不是 vLLM 的预算。当前驱动下约几百 MiB（估计值）。",
+    "eff_cuda_graph_gib": "捕获的 CUDA Graph 占用的显存；vLLM 日志“took 0.21 GiB”（Llama-3.2-1B），每个捕获尺寸 6–28 MiB。"
+                          "在 KV Cache 分配之后捕获，所以也必须放进预留部分。",
+    "eff_activation_live_hidden_buffers": "vLLM 显存剖析前向中，激活峰值时同时存活的 hidden 大小缓冲数量（残差、norm 输出、"
+                                          "注意力输出）；physics.md A4 建议 2–4。",
+}
+
+EN: dict[str, str] = {
+    "sidebar.efficiency": "Assumptions (efficiency)",
+    "sidebar.efficiency.caption": "The model's efficiency and overhead inputs, with their sources in each tooltip. "
+                                  "The defaults match 49 published measurements with a median error of about 7 %.",
+}
+ZH: dict[str, str] = {
+    "sidebar.efficiency": "模型假设（效率）",
+    "sidebar.efficiency.caption": "计算器使用的效率与开销参数，来源见各自的提示。默认值与 49 条公开实测数据的中位误差约 7%。",
+}
+for _key, (_field, _scale) in EFFICIENCY_FIELDS.items():
+    EN[f"ctl.{_key}"] = _LABELS_EN[_key]
+    EN[f"ctl.{_key}.help"] = Efficiency.model_fields[_field].description or ""
+    ZH[f"ctl.{_key}"] = _LABELS_ZH[_key]
+    ZH[f"ctl.{_key}.help"] = _HELP_ZH[_key]
