@@ -97,6 +97,7 @@ def random_configs(n: int, rng: np.random.Generator, models: dict, gpus: dict) -
         non_torch_overhead_bytes=eff.non_torch_overhead_bytes,
         nccl_overhead_bytes=eff.nccl_overhead_bytes,
         live_hidden_buffers=eff.activation_live_hidden_buffers,
+        cuda_context_and_graphs_bytes=eff.cuda_context_bytes + eff.cuda_graph_bytes,
     )
     return args, idx
 
