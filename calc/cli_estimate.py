@@ -50,9 +50,17 @@ def estimate_record(options: dict[str, Any]) -> dict[str, Any]:
     """Run one scenario given snake_case options; raises ValueError/ValidationError on bad input."""
     from calc.cli import UsageError, check_tensor_parallel  # noqa: PLC0415
 
-    unknown = sorted(set(options) - set(BATCH_KEYS))
-    if unknown:
-        raise UsageError(f"unknown option(s) {', '.join(unknown)}; allowed: {', '.join(BATCH_KEYS)}")
+    # Unknown keys (e.g. a measurement's id or notes beside the options) are reported back in
+    # "ignored_options" rather than failing the line; empty strings mean "the default".
+    ignored = sorted(set(options) - set(BATCH_KEYS) - {"replicas"})
+    options = {k: v for k, v in options.items() if k in BATCH_KEYS or k == "replicas"}
+    options = {k: (None if isinstance(v, str) and not v.strip() else v) for k, v in options.items()}
+    replicas = options.pop("replicas", None)
+    replicas = 1 if replicas is None else replicas
+    if isinstance(replicas, bool) or not isinstance(replicas, (int, str)) or not str(replicas).isdigit() \
+            or not 1 <= int(replicas) <= 100_000:
+        raise UsageError(f"replicas: got {replicas!r}, allowed an integer 1 – 100,000 (independent model copies)")
+    replicas = int(replicas)
     for key in ("model", "gpu", "input_len", "output_len"):
         if options.get(key) is None:
             raise UsageError(f"{key} is required")
@@ -69,22 +77,29 @@ def estimate_record(options: dict[str, Any]) -> dict[str, Any]:
     fields["concurrency"] = conc
     serving = ServingConfig(**fields)
     check_tensor_parallel(arch, serving.tensor_parallel_size)
-    est = estimate(arch, gpu, serving, Efficiency())
+    # Replicas are independent copies behind a load balancer: each serves C / replicas clients;
+    # latencies are one replica's, throughputs add up.
+    per_replica = None if serving.concurrency is None else serving.concurrency / replicas
+    est = estimate(arch, gpu, serving, Efficiency(), concurrency=per_replica)
     s, m = est.serving, est.memory
     out = {
         "model": arch.id, "gpu": gpu.id, "tensor_parallel_size": serving.tensor_parallel_size,
         "input_len": serving.input_len, "output_len": serving.output_len,
         "ttft_s": s.ttft_s, "tpot_s": s.tpot_s, "itl_s": s.itl_s, "e2e_latency_s": s.e2e_latency_s,
-        "output_tokens_per_s": s.output_tokens_per_s, "total_tokens_per_s": s.total_tokens_per_s,
-        "requests_per_s": s.requests_per_s, "concurrency": s.concurrency, "running": s.running,
-        "waiting": s.waiting, "limited_by": s.limited_by, "max_concurrency": s.max_concurrency,
+        "output_tokens_per_s": s.output_tokens_per_s * replicas, "total_tokens_per_s": s.total_tokens_per_s * replicas,
+        "requests_per_s": s.requests_per_s * replicas, "concurrency": s.concurrency * replicas,
+        "replicas": replicas, "running": s.running * replicas, "waiting": s.waiting * replicas,
+        "limited_by": s.limited_by, "max_concurrency": s.max_concurrency * replicas,
         "fits": s.fits, "weights_bytes": m.weights_bytes, "kv_bytes_per_token": m.kv_bytes_per_token,
         "kv_pool_bytes": m.kv_pool_bytes, "mfu": s.mfu, "mbu": s.mbu, "decode_bound": s.decode_bound,
         "prefill_bound": s.prefill_bound, "decode_step_s": s.decode_step_s,
         "max_num_seqs": est.max_num_seqs, "max_num_batched_tokens": est.max_num_batched_tokens,
         "enable_chunked_prefill": serving.enable_chunked_prefill, "max_model_len": est.max_model_len,
     }
-    return {k: _number(v) for k, v in out.items()}
+    record = {k: _number(v) for k, v in out.items()}
+    if ignored:
+        record["ignored_options"] = ignored
+    return record
 
 
 def _args_to_options(args: argparse.Namespace) -> dict[str, Any]:

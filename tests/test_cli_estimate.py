@@ -12,6 +12,7 @@ import pytest
 
 from calc.catalog import get_gpu, get_model
 from calc.cli import main
+from calc.cli_estimate import estimate_record
 from calc.estimate import estimate
 from calc.inputs import ServingConfig
 
@@ -136,7 +137,7 @@ class TestBatch:
             "[1, 2]",                                            # 3 not an object
             json.dumps({**GOOD, "gpu": "nope"}),                 # 4 unknown GPU
             json.dumps({**GOOD, "input_len": 0}),                # 5 out of range
-            json.dumps({**GOOD, "bogus": 1}),                    # 6 unknown key
+            json.dumps({**GOOD, "bogus": 1}),                    # 6 unknown key: computed, reported back
             json.dumps({**GOOD, "input_len": True}),             # 7 a boolean is not a length
             json.dumps({**GOOD, "tensor_parallel_size": 3}),     # 8 does not divide the heads
             json.dumps({k: v for k, v in GOOD.items() if k != "gpu"}),  # 9 missing gpu
@@ -151,11 +152,12 @@ class TestBatch:
         assert len(out) == 12
         assert "ttft_s" in out[0] and "ttft_s" in out[10] and out[10]["concurrency"] == 2
         errors = {d["line"]: d["error"] for d in out if "error" in d}
-        assert sorted(errors) == [2, 3, 4, 5, 6, 7, 8, 9, 10, 12]
+        assert sorted(errors) == [2, 3, 4, 5, 7, 8, 9, 10, 12]
+        assert out[5]["ignored_options"] == ["bogus"] and "ttft_s" in out[5]
         assert "JSON" in errors[2] and "object" in errors[3] and "nope" in errors[4] and "input_len" in errors[5]
-        assert "bogus" in errors[6] and "input_len" in errors[7] and "tensor-parallel" in errors[8]
+        assert "input_len" in errors[7] and "tensor-parallel" in errors[8]
         assert "gpu" in errors[9] and "nested" in errors[10] and "UTF-8" in errors[12]
-        assert cap.err.startswith("error: 10 line(s)") and cap.err.count("\n") == 1
+        assert cap.err.startswith("error: 9 line(s)") and cap.err.count("\n") == 1
 
     def test_stdin(self, monkeypatch, capsys):
         monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(GOOD) + "\n"))
@@ -177,3 +179,22 @@ class TestBatch:
         from_flags = json.loads(capsys.readouterr().out)
         assert from_batch == from_flags
         assert np.isfinite(from_batch["ttft_s"])
+
+
+class TestReplicas:
+    def test_replicas_split_the_clients_and_add_the_throughput(self):
+        # Two independent copies with 32 clients behave like one copy with 16, twice over.
+        one = estimate_record({**GOOD, "concurrency": 16})
+        two = estimate_record({**GOOD, "concurrency": 32, "replicas": 2})
+        assert two["tpot_s"] == one["tpot_s"] and two["ttft_s"] == one["ttft_s"]
+        assert two["output_tokens_per_s"] == 2 * one["output_tokens_per_s"]
+        assert two["concurrency"] == 32 and two["replicas"] == 2
+
+    def test_empty_strings_mean_the_default(self):
+        # A measurements table's empty cells: max_num_batched_tokens "" is vLLM's default.
+        assert estimate_record({**GOOD, "max_num_batched_tokens": ""}) == estimate_record(GOOD)
+
+    @pytest.mark.parametrize("bad", [0, -1, True, 1.5, "two"])
+    def test_bad_replicas_name_the_field(self, bad):
+        with pytest.raises(Exception, match="replicas"):
+            estimate_record({**GOOD, "replicas": bad})
