@@ -25,21 +25,12 @@ s = sc.serving
 st.title(t("sc.page_title"))
 st.caption(t("sc.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size))
 
-row1, row2 = st.columns(4), st.columns(4)
-with row1[0]:
-    budget = render_control(SCHED_BUDGET, t)
-with row1[1]:
-    max_seqs = render_control(SCHED_MAX_SEQS, t)
-with row1[2]:
-    n_req = render_control(SCHED_REQUESTS, t)
-with row1[3]:
-    gap_ms = render_control(SCHED_GAP_MS, t)
-with row2[0]:
-    long_p = render_control(SCHED_LONG, t)
-with row2[1]:
-    short_p = render_control(SCHED_SHORT, t)
-with row2[2]:
-    out = render_control(SCHED_OUTPUT, t)
+controls = (SCHED_BUDGET, SCHED_MAX_SEQS, SCHED_REQUESTS, SCHED_GAP_MS, SCHED_LONG, SCHED_SHORT, SCHED_OUTPUT)
+values = []
+for col, ctl in zip([*st.columns(4), *st.columns(4)], controls):
+    with col:
+        values.append(render_control(ctl, t))
+budget, max_seqs, n_req, gap_ms, long_p, short_p, out = values
 
 mem = memory_for(sc.arch, sc.gpu, s, sc.efficiency, concurrency=1, context_tokens=sc.context_tokens)
 mml = sc.resolved.max_model_len
