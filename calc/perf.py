@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from calc.roofline import OPERATORS, OpCosts
+from calc.roofline import OPERATORS, OpCosts, safe_ratio
 
 
 def gemm_efficiency(*, tokens, max_fraction, half_saturation_tokens):
@@ -89,8 +89,7 @@ def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, atten
     n = np.asarray(tokens, dtype=float)
     # Token-weighted blend of the prefill and decode fractions: a few prefill tokens riding
     # along many decodes barely change the kernels' efficiency (and never make a step faster).
-    p_share = np.divide(np.asarray(prefill_tokens, dtype=float), n, out=np.zeros(np.broadcast(n, prefill_tokens).shape),
-                        where=n > 0) if np.ndim(n) or np.ndim(prefill_tokens) else (float(prefill_tokens) / float(n) if n > 0 else 0.0)
+    p_share = safe_ratio(prefill_tokens, n)
     eta = p_share * prefill_flops_fraction + (1.0 - p_share) * decode_flops_fraction
     gemm_eta = gemm_efficiency(tokens=np.maximum(n, 1.0), max_fraction=eta, half_saturation_tokens=gemm_half_saturation_tokens)
     bw = np.asarray(hbm_bw_bytes_per_s, dtype=float) * hbm_bw_fraction

@@ -30,9 +30,14 @@ def arithmetic_intensity(*, flops, bytes_moved):
     >>> float(arithmetic_intensity(flops=2 * 4096 * 4096, bytes_moved=2 * 4096 * 4096))   # batch-1 FP16 matmul
     1.0
     """
-    b = np.asarray(bytes_moved, dtype=float)
-    return np.divide(flops, b, out=np.zeros(np.broadcast(flops, b).shape), where=b > 0) if np.ndim(b) else (
-        float(flops) / float(b) if b > 0 else 0.0)
+    return safe_ratio(flops, bytes_moved)
+
+
+def safe_ratio(num, den):
+    """num / den with 0 where den is 0; arrays broadcast, scalars stay scalars."""
+    n, d = np.broadcast_arrays(np.asarray(num, dtype=float), np.asarray(den, dtype=float))
+    out = np.divide(n, d, out=np.zeros(n.shape), where=d > 0)
+    return out if out.ndim else float(out)
 
 
 def ridge_point(*, peak_flops_per_s, hbm_bw_bytes_per_s):
