@@ -19,7 +19,7 @@ from calc.inputs import Efficiency, ModelArch, ServingConfig, describe_validatio
 from calc.params import param_counts
 from calc.precision import DTYPES, KV_CACHE_DTYPES, QUANTIZATIONS
 from calc.scenario import memory_for, resolve_serving
-from calc.units import GB, GiB
+from calc.units import GB, GiB, KiB, MiB
 
 
 class UsageError(Exception):
@@ -143,9 +143,13 @@ def memory_report(args: argparse.Namespace) -> dict[str, Any]:
 def _fmt(key: str, value: Any) -> str:
     if key.endswith("_bytes") or key.endswith("_bytes_per_request") or key == "kv_bytes_per_token":
         v = float(value)
-        if abs(v) >= 2**30:
+        if abs(v) >= GiB:
             return f"{v / GiB:,.2f} GiB ({v / GB:,.2f} GB)"
-        return f"{v / 2**20:,.2f} MiB ({v:,.0f} B)"
+        if abs(v) >= MiB:
+            return f"{v / MiB:,.2f} MiB ({v:,.0f} B)"
+        if abs(v) >= KiB:
+            return f"{v / KiB:,.2f} KiB ({v:,.0f} B)"
+        return f"{v:,.0f} B"
     if isinstance(value, float):
         return f"{value:,.4g}"
     if isinstance(value, int) and not isinstance(value, bool):
