@@ -1,4 +1,4 @@
-"""Benchmark: the closed-loop serving model (calc.serving.closed_loop) over a million
+"""Benchmark: the closed-loop serving model (calc.timing.serving.closed_loop) over a million
 configurations in ONE vectorized call, against a per-configuration Python loop calling the same
 function with scalars.
 
@@ -8,12 +8,12 @@ The grid is a full outer product, every axis its own array dimension (broadcasti
 loop): GPU x concurrency x input_len x output_len x max_num_batched_tokens x chunked prefill
 on/off. The GPUs are mixed in the same call by stacking their :class:`EngineNumbers` into array
 fields (peak FLOP/s, bandwidth, link ...) along the first axis; the KV pool (tokens) and ``fits``
-come from calc.scenario.memory_for per GPU and budget (the budget changes the activation
-reserve). As in calc.estimate, an unchunked budget is raised to the prompt length.
+come from calc.sizing.scenario.memory_for per GPU and budget (the budget changes the activation
+reserve). As in calc.timing.estimate, an unchunked budget is raised to the prompt length.
 
 The loop runs a random sample and is extrapolated per configuration (all of it would take many
 minutes); the sampled loop results must equal the vectorized ones exactly, field by field, and a
-smaller sample is also checked against calc.estimate.estimate (the pydantic path).
+smaller sample is also checked against calc.timing.estimate.estimate (the pydantic path).
 A report, not a test: nothing asserts a timing (the exit status is 1 only on a mismatch).
 """
 
@@ -30,11 +30,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from calc.catalog import get_gpu, get_model  # noqa: E402
-from calc.estimate import engine_numbers, estimate  # noqa: E402
-from calc.inputs import Efficiency, ServingConfig  # noqa: E402
-from calc.scenario import default_max_num_seqs, memory_for  # noqa: E402
-from calc.serving import EngineNumbers, ServingResult, closed_loop  # noqa: E402
+from calc.spec.catalog import get_gpu, get_model  # noqa: E402
+from calc.timing.estimate import engine_numbers, estimate  # noqa: E402
+from calc.spec.inputs import Efficiency, ServingConfig  # noqa: E402
+from calc.sizing.scenario import default_max_num_seqs, memory_for  # noqa: E402
+from calc.timing.serving import EngineNumbers, ServingResult, closed_loop  # noqa: E402
 
 GPUS = ("a100-80gb", "h100-sxm", "h200", "l40s")
 CONCURRENCY = np.unique(np.rint(np.geomspace(1, 4096, 80))).astype(float)[:64]  # 64 values, 1 .. ~3000
@@ -83,7 +83,7 @@ def build(model_id: str):
     args = dict(
         input_len=inp, output_len=out, concurrency=axis(CONCURRENCY, 1, ndim),
         max_num_seqs=seqs.reshape(-1, 1, 1, 1, 1, 1),
-        max_num_batched_tokens=np.where(chunked, budget, np.maximum(budget, inp)),  # as calc.estimate does
+        max_num_batched_tokens=np.where(chunked, budget, np.maximum(budget, inp)),  # as calc.timing.estimate does
         enable_chunked_prefill=chunked,
         kv_capacity_tokens=kv.reshape(len(gpus), 1, 1, 1, len(BUDGETS), 1),
         fits=fits.reshape(len(gpus), 1, 1, 1, len(BUDGETS), 1),

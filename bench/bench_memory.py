@@ -1,15 +1,15 @@
-"""Benchmark: calc.scenario.memory_model over a million configurations in ONE vectorized call,
+"""Benchmark: calc.sizing.scenario.memory_model over a million configurations in ONE vectorized call,
 against a per-configuration Python loop calling the same function with scalars.
 
     .venv/bin/python bench/bench_memory.py [--configs 1048576] [--sample 2000] [--seed 0]
 
 Configurations are random mixes of catalog model x precision x GPU x TP (1/2/4/8) x
 gpu_memory_utilization x block size x max_model_len x concurrency x context. Each model/precision
-is turned into numbers once (:func:`calc.scenario.model_numbers`), stacked into small NumPy tables,
+is turned into numbers once (:func:`calc.sizing.scenario.model_numbers`), stacked into small NumPy tables,
 and gathered by index into per-configuration arrays. The loop runs over a random sample and is
 extrapolated per configuration (it would take minutes over all of them); the output says so.
 The sampled loop results must equal the vectorized ones exactly, field by field, and a smaller
-sample is also checked against :func:`calc.scenario.memory_for` (the pydantic path).
+sample is also checked against :func:`calc.sizing.scenario.memory_for` (the pydantic path).
 
 The mix is uniform over the grid, so it includes layouts vLLM would refuse (TP 8 for a model with
 28 heads) and models that do not fit; memory_model evaluates them all (``fits`` is data).
@@ -29,9 +29,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from calc.catalog import list_gpus, list_models  # noqa: E402
-from calc.inputs import Efficiency, ServingConfig  # noqa: E402
-from calc.scenario import (MemoryResult, default_max_num_batched_tokens, default_max_num_seqs,  # noqa: E402
+from calc.spec.catalog import list_gpus, list_models  # noqa: E402
+from calc.spec.inputs import Efficiency, ServingConfig  # noqa: E402
+from calc.sizing.scenario import (MemoryResult, default_max_num_batched_tokens, default_max_num_seqs,  # noqa: E402
                            memory_for, memory_model, model_numbers)
 
 # (dtype, quantization, kv_cache_dtype)

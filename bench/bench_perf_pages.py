@@ -27,10 +27,10 @@ warnings.filterwarnings("ignore")
 import numpy as np  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from calc.catalog import get_gpu, get_model  # noqa: E402
-from calc.inputs import Efficiency, ServingConfig  # noqa: E402
-from ui import perf_view as V  # noqa: E402
-from ui.perf_controls import Variant, apply_variant  # noqa: E402
+from calc.spec.catalog import get_gpu, get_model  # noqa: E402
+from calc.spec.inputs import Efficiency, ServingConfig  # noqa: E402
+from ui.perf import view as V  # noqa: E402
+from ui.perf.controls import Variant, apply_variant  # noqa: E402
 
 OVERLAYS = ["kv:fp8", "tp:2", "gpu:h100-sxm", "preset:low_latency"]
 PAGES = [  # (page, query, slider key, values the slider alternates between)

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/calibration_report.py [--all] [--csv OUT]
 
-Every row runs with the SAME efficiency defaults (calc.inputs.Efficiency()); nothing is tuned
+Every row runs with the SAME efficiency defaults (calc.spec.inputs.Efficiency()); nothing is tuned
 per row or per source. Compared metrics are the row's ``comparable_metrics``. Error = predicted /
 measured − 1. By default the summary covers high + medium confidence rows (the fit set);
 ``--all`` adds the low rows.
@@ -20,9 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from calc.catalog import get_gpu, get_model  # noqa: E402
-from calc.estimate import estimate  # noqa: E402
-from calc.inputs import Efficiency, ServingConfig  # noqa: E402
+from calc.spec.catalog import get_gpu, get_model  # noqa: E402
+from calc.timing.estimate import estimate  # noqa: E402
+from calc.spec.inputs import Efficiency, ServingConfig  # noqa: E402
 
 CSV_PATH = ROOT / "bench" / "data" / "calibration_measurements.csv"
 METRICS = ("ttft_s", "tpot_s", "itl_s", "e2e_latency_s", "output_tokens_per_s", "total_tokens_per_s", "requests_per_s")

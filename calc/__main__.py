@@ -1,7 +1,7 @@
-"""``python -m calc``: see :mod:`calc.cli`."""
+"""``python -m calc``: see :mod:`calc.cli.main`."""
 
 import sys
 
-from calc.cli import main
+from calc.cli.main import main
 
 sys.exit(main())

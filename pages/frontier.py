@@ -4,12 +4,12 @@ the SLA region, the best SLA-meeting point, the knee, the KV wall; overlays; the
 import numpy as np
 import streamlit as st
 
-from ui import figures_perf as FP
+from ui.perf import figures as FP
 from ui import format as F
-from ui import perf_view as V
+from ui.perf import view as V
 from ui import shell, state
-from ui.explain_perf import frontier_panels
-from ui.perf_controls import (CHUNKED, FRONTIER, MAX_OVERLAYS, OVERLAYS, PER_GPU, PRESETS, SLO_TPOT_MS, SLO_TTFT_MS,
+from ui.perf.explain import frontier_panels
+from ui.perf.controls import (CHUNKED, FRONTIER, MAX_OVERLAYS, OVERLAYS, PER_GPU, PRESETS, SLO_TPOT_MS, SLO_TTFT_MS,
                               Variant, apply_variant, same_as)
 from ui.state import check_query_params, render_control
 from ui.theme import SERIES_COLORS

@@ -3,11 +3,12 @@
 import numpy as np
 import streamlit as st
 
-from calc.catalog import get_model
-from calc.inputs import ServingConfig
-from calc.params import param_counts
-from calc.scenario import memory_for
-from ui import figures, shell, tables
+from calc.spec.catalog import get_model
+from calc.spec.inputs import ServingConfig
+from calc.spec.params import param_counts
+from calc.sizing.scenario import memory_for
+from ui import shell, tables
+from ui.memory import figures
 from ui import format as F
 from ui.controls import KV_CONTEXTS, KV_MODELS
 from ui.state import check_query_params, render_control
@@ -21,7 +22,7 @@ st.caption(t("kv.intro"))
 
 st.subheader(t("kv.course_table"))
 try:
-    from calc.course import computed_bytes, course_figures
+    from calc.sizing.course import computed_bytes, course_figures
 except ImportError:
     st.info(t("kv.unavailable"))
 else:

@@ -2,8 +2,9 @@
 
 import streamlit as st
 
-from calc.scenario import memory_for, model_numbers
-from ui import explain, figures, shell, sweeps, tables
+from calc.sizing.scenario import memory_for, model_numbers
+from ui import shell, tables
+from ui.memory import explain, figures, sweeps
 from ui import format as F
 from ui.controls import SWEEP_CONTEXT
 from ui.state import check_query_params, render_control

@@ -4,16 +4,16 @@ intensity; the batch slider moves decode toward the ridge; where batching stops 
 import numpy as np
 import streamlit as st
 
-from calc.estimate import estimate
-from calc.frontier import concurrency_points
-from calc.operators import decode_table, roofline
-from calc.scenario import memory_for
-from ui import figures_perf as FP
+from calc.timing.estimate import estimate
+from calc.timing.frontier import concurrency_points
+from calc.timing.operators import decode_table, roofline
+from calc.sizing.scenario import memory_for
+from ui.perf import figures as FP
 from ui import format as F
-from ui import perf_view as V
+from ui.perf import view as V
 from ui import shell
-from ui.explain_perf import roofline_panels
-from ui.perf_controls import RF_BATCH, ROOFLINE
+from ui.perf.explain import roofline_panels
+from ui.perf.controls import RF_BATCH, ROOFLINE
 from ui.state import check_query_params, render_control
 from ui.why import render_panels
 from ui.fit import not_fit_message

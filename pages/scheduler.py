@@ -4,15 +4,15 @@ decodes under the token budget vs whole prefills that stall them; TTFT and TPOT 
 import numpy as np
 import streamlit as st
 
-from calc.estimate import engine_numbers
-from calc.scenario import memory_for
-from calc.schedule import mixed_workload, segments, simulate
-from ui import figures_perf as FP
+from calc.timing.estimate import engine_numbers
+from calc.sizing.scenario import memory_for
+from calc.timing.schedule import mixed_workload, segments, simulate
+from ui.perf import figures as FP
 from ui import format as F
-from ui import perf_view as V
+from ui.perf import view as V
 from ui import shell
-from ui.explain_perf import scheduler_panels
-from ui.perf_controls import (SCHED_BUDGET, SCHED_GAP_MS, SCHED_LONG, SCHED_MAX_SEQS, SCHED_OUTPUT, SCHED_REQUESTS,
+from ui.perf.explain import scheduler_panels
+from ui.perf.controls import (SCHED_BUDGET, SCHED_GAP_MS, SCHED_LONG, SCHED_MAX_SEQS, SCHED_OUTPUT, SCHED_REQUESTS,
                               SCHED_SHORT, SCHEDULER)
 from ui.state import check_query_params, render_control
 from ui.why import render_panels

@@ -1,4 +1,4 @@
-"""calc.catalog (model and GPU catalogs) and calc.hf_config (reading any config.json).
+"""calc.spec.catalog (model and GPU catalogs) and calc.spec.hf_config (reading any config.json).
 
 GPU expectations are datasheet numbers (dense tensor-core peaks; physics.md section B)."""
 
@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from calc.catalog import (CatalogError, get_gpu, get_model, gpu_ids, list_gpus, list_models, model_config_json,
+from calc.spec.catalog import (CatalogError, get_gpu, get_model, gpu_ids, list_gpus, list_models, model_config_json,
                           model_ids)
-from calc.hf_config import (MAX_CONFIG_BYTES, SUPPORTED_MODEL_TYPES, ConfigError, arch_from_hf_config,
+from calc.spec.hf_config import (MAX_CONFIG_BYTES, SUPPORTED_MODEL_TYPES, ConfigError, arch_from_hf_config,
                             parse_config_text)
-from calc.units import GiB
+from calc.spec.units import GiB
 
 GPU_IDS = ["a100-40gb", "a100-80gb", "a100-80gb-pcie", "h100-sxm", "h100-pcie", "h100-nvl", "h200", "gh200", "b200",
            "l40s", "l4", "a10g", "a10", "rtx-4090", "rtx-3090", "mi300x", "mi325x"]

@@ -1,4 +1,4 @@
-"""calc.cli: `python -m calc memory | models | gpus` with vLLM's flag names.
+"""calc.cli.main: `python -m calc memory | models | gpus` with vLLM's flag names.
 
 Bad input exits 2 with one line on stderr naming the field, and no traceback."""
 
@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from calc.catalog import model_config_json
-from calc.cli import main
-from calc.inputs import Efficiency
+from calc.spec.catalog import model_config_json
+from calc.cli.main import main
+from calc.spec.inputs import Efficiency
 from tests.conftest import ROOT
 
 LLAMA31_8B = ["--model", "meta-llama/Llama-3.1-8B", "--gpu", "h100-sxm", "--max-model-len", "8192"]

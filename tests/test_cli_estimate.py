@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from calc.catalog import get_gpu, get_model
-from calc.cli import main
-from calc.cli_estimate import estimate_record
-from calc.estimate import estimate
-from calc.inputs import ServingConfig
+from calc.spec.catalog import get_gpu, get_model
+from calc.cli.main import main
+from calc.cli.estimate import estimate_record
+from calc.timing.estimate import estimate
+from calc.spec.inputs import ServingConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL, GPU = "meta-llama/Llama-3.1-8B", "h100-sxm"

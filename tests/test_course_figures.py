@@ -1,4 +1,4 @@
-"""calc.course: the chapter's memory figures beside the calculator's (physics.md section C).
+"""calc.sizing.course: the chapter's memory figures beside the calculator's (physics.md section C).
 
 Read the table below as printed | correct: each row has the printed text, the printed value in
 bytes (the course's "GB" read as 1e9), the correct value by hand, and the relative error of the
@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from calc.catalog import get_model
-from calc.course import QUANTITIES, CourseFigure, computed_bytes, course_figures
+from calc.spec.catalog import get_model
+from calc.sizing.course import QUANTITIES, CourseFigure, computed_bytes, course_figures
 
 GB, GiB = 1e9, 2**30
 

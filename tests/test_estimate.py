@@ -1,4 +1,4 @@
-"""calc.estimate: engine numbers of catalog models on catalog GPUs, and the roofline regimes they
+"""calc.timing.estimate: engine numbers of catalog models on catalog GPUs, and the roofline regimes they
 produce (physics.md A3, A7). Expected values are arithmetic written out in the tests from the
 model configs (A1) and datasheets (hardware.csv), never computed with the code under test.
 
@@ -11,11 +11,11 @@ import warnings
 import numpy as np
 import pytest
 
-from calc.catalog import get_gpu, get_model
-from calc.estimate import engine_numbers, estimate
-from calc.inputs import Efficiency, ServingConfig
-from calc.roofline import critical_batch_size
-from calc.serving import decode_step, prefill_step
+from calc.spec.catalog import get_gpu, get_model
+from calc.timing.estimate import engine_numbers, estimate
+from calc.spec.inputs import Efficiency, ServingConfig
+from calc.timing.roofline import critical_batch_size
+from calc.timing.serving import decode_step, prefill_step
 
 LLAMA2_7B = "meta-llama/Llama-2-7b-hf"
 LLAMA2_70B = "meta-llama/Llama-2-70b-hf"
@@ -33,7 +33,7 @@ LINEAR = ("qkv_proj", "o_proj", "mlp", "lm_head")
 # parameters; a gather reads one row per token) and the norm vectors (32*2*4096 + 4096 = 266,240,
 # counted with the elementwise ops): 6,607,077,376 parameters x 2 B = 13,214,154,752 B.
 LLAMA2_7B_STREAMED_WEIGHT_BYTES = (6_738_415_616 - 131_072_000 - 266_240) * 2
-# Activations of one token (calc.roofline docstring), per layer, 2 B each:
+# Activations of one token (calc.timing.roofline docstring), per layer, 2 B each:
 #   qkv in/out (4096 + 3*4096) + attention q/o 2*4096 + o_proj 2*4096 + mlp (2*4096 + 3*11008)
 #   + elementwise (10*4096 + 3*11008) = 147,968 elements = 295,936 B; x 32 layers = 9,469,952 B;
 #   lm_head: 4096*2 B in + 32000*4 B FP32 logits = 136,192 B.

@@ -8,18 +8,18 @@ import string
 import numpy as np
 import pytest
 
-from calc.catalog import get_gpu, get_model
-from calc.estimate import engine_numbers
-from calc.inputs import Efficiency, ServingConfig
-from calc.operators import decode_table, roofline
-from calc.schedule import mixed_workload, segments, simulate
-from ui import figures_perf as FP
-from ui import perf_view as V
-from ui.explain_perf import frontier_panels, roofline_panels, scheduler_panels
+from calc.spec.catalog import get_gpu, get_model
+from calc.timing.estimate import engine_numbers
+from calc.spec.inputs import Efficiency, ServingConfig
+from calc.timing.operators import decode_table, roofline
+from calc.timing.schedule import mixed_workload, segments, simulate
+from ui.perf import figures as FP
+from ui.perf import view as V
+from ui.perf.explain import frontier_panels, roofline_panels, scheduler_panels
 from ui.i18n import Translator
-from ui.i18n_perf import EN as PERF_EN
-from ui.i18n_perf import ZH as PERF_ZH
-from ui.perf_controls import ALL, OVERLAYS, Variant, apply_variant, same_as, variant_tokens
+from ui.perf.i18n import EN as PERF_EN
+from ui.perf.i18n import ZH as PERF_ZH
+from ui.perf.controls import ALL, OVERLAYS, Variant, apply_variant, same_as, variant_tokens
 from ui.theme import COLORS, SERIES_COLORS
 
 EN, ZH = Translator("en"), Translator("zh")
@@ -243,7 +243,7 @@ class TestControlsAndText:
         assert "B^*" in mfu.formula and "153" in mfu.plugged
 
 
-@pytest.mark.parametrize("module", ["ui.figures_perf", "ui.perf_view", "ui.perf_controls"])
+@pytest.mark.parametrize("module", ["ui.perf.figures", "ui.perf.view", "ui.perf.controls"])
 def test_docstring_examples(module):
     import doctest
     import importlib

@@ -1,15 +1,15 @@
-"""calc/frontier.py: SLA mask, best feasible point, knee, cost. Expected values by hand."""
+"""calc/timing/frontier.py: SLA mask, best feasible point, knee, cost. Expected values by hand."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calc.catalog import get_gpu, get_model
-from calc.estimate import estimate
-from calc.frontier import (COURSE_TPOT_SLO_S, COURSE_TTFT_SLO_S, best_feasible, concurrency_points,
+from calc.spec.catalog import get_gpu, get_model
+from calc.timing.estimate import estimate
+from calc.timing.frontier import (COURSE_TPOT_SLO_S, COURSE_TTFT_SLO_S, best_feasible, concurrency_points,
                            cost_per_million_tokens_usd, knee_index, power, sla_feasible)
-from calc.inputs import ServingConfig
+from calc.spec.inputs import ServingConfig
 
 
 class TestSlaFeasible:

@@ -1,10 +1,10 @@
-"""calc.inputs: every bad value raises a ValidationError that names the field and the allowed range."""
+"""calc.spec.inputs: every bad value raises a ValidationError that names the field and the allowed range."""
 
 import pytest
 from pydantic import ValidationError
 
-from calc.catalog import get_gpu, get_model
-from calc.inputs import (Efficiency, GPUSpec, MLAConfig, ModelArch, MoEConfig, ServingConfig, allowed_range,
+from calc.spec.catalog import get_gpu, get_model
+from calc.spec.inputs import (Efficiency, GPUSpec, MLAConfig, ModelArch, MoEConfig, ServingConfig, allowed_range,
                          describe_validation_error)
 
 

@@ -1,4 +1,4 @@
-"""calc.memory and the memory composition in calc.scenario (physics.md A2, A4, A5).
+"""calc.sizing.memory and the memory composition in calc.sizing.scenario (physics.md A2, A4, A5).
 
 Expected values are arithmetic written out in comments, or figures from vLLM startup logs:
 - vllm PR #10511 (Meta-Llama-3-8B, H100, util 0.90): total 79.22 GiB, "model weights take 14.96GiB",
@@ -10,12 +10,12 @@ Expected values are arithmetic written out in comments, or figures from vLLM sta
 import numpy as np
 import pytest
 
-from calc import memory as mem
-from calc.catalog import get_gpu, get_model
-from calc.inputs import Efficiency, ServingConfig
-from calc.scenario import (default_max_num_batched_tokens, default_max_num_seqs, memory_for, memory_model,
+from calc.sizing import memory as mem
+from calc.spec.catalog import get_gpu, get_model
+from calc.spec.inputs import Efficiency, ServingConfig
+from calc.sizing.scenario import (default_max_num_batched_tokens, default_max_num_seqs, memory_for, memory_model,
                            model_numbers, resolve_serving)
-from calc.units import GiB
+from calc.spec.units import GiB
 
 LLAMA2_7B = "meta-llama/Llama-2-7b-hf"
 LLAMA31_8B = "meta-llama/Llama-3.1-8B"

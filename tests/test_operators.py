@@ -1,4 +1,4 @@
-"""calc/operators.py: per-operator roofline tables. Expected values are written out by hand from
+"""calc/timing/operators.py: per-operator roofline tables. Expected values are written out by hand from
 the Llama-2-7B / Llama-3.1-8B configs and the A100 / H100 datasheets (physics.md A3, B)."""
 
 import numpy as np
@@ -6,12 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calc.catalog import get_gpu, get_model
-from calc.estimate import engine_numbers, estimate
-from calc.inputs import Efficiency, ServingConfig
-from calc.operators import compute_roofs, decode_table, first_compute_bound_batch, prefill_table, roofline
-from calc.roofline import OPERATORS
-from calc.serving import decode_step, prefill_step
+from calc.spec.catalog import get_gpu, get_model
+from calc.timing.estimate import engine_numbers, estimate
+from calc.spec.inputs import Efficiency, ServingConfig
+from calc.timing.operators import compute_roofs, decode_table, first_compute_bound_batch, prefill_table, roofline
+from calc.timing.roofline import OPERATORS
+from calc.timing.serving import decode_step, prefill_step
 
 L2_7B = get_model("meta-llama/Llama-2-7b-hf")
 L3_8B = get_model("meta-llama/Llama-3.1-8B")
@@ -158,7 +158,7 @@ def test_utilisations_never_exceed_one(batch, ctx, prompt):
                                         ("mistralai/Mixtral-8x7B-v0.1", "h100-sxm"), ("deepseek-ai/DeepSeek-V3", "b200"),
                                         ("meta-llama/Llama-3.1-70B", "h100-sxm")])
 def test_table_totals_are_the_serving_models_step(model, gpu):
-    """The per-operator layout must add up to what calc.serving computes (sliding windows, MoE,
+    """The per-operator layout must add up to what calc.timing.serving computes (sliding windows, MoE,
     MLA, TP included): StepTime carries the FLOP and byte totals of the same composition."""
     tp = {"deepseek-ai/DeepSeek-V3": 8, "meta-llama/Llama-3.1-70B": 4}.get(model, 1)
     e = engine_numbers(get_model(model), get_gpu(gpu), ServingConfig(tensor_parallel_size=tp))

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from apptest_helpers import app, decode, metrics, plotly_specs, texts
-from calc.catalog import get_gpu, get_model
-from calc.estimate import estimate
-from calc.frontier import best_feasible, sla_feasible
-from calc.inputs import ServingConfig
+from calc.spec.catalog import get_gpu, get_model
+from calc.timing.estimate import estimate
+from calc.timing.frontier import best_feasible, sla_feasible
+from calc.spec.inputs import ServingConfig
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 PAGE = "pages/frontier.py"

@@ -1,11 +1,11 @@
-"""calc.params: parameter counts (physics.md A1). Expected values are arithmetic written out here
+"""calc.spec.params: parameter counts (physics.md A1). Expected values are arithmetic written out here
 or the published totals of the A1 table / model cards, never computed with the code under test."""
 
 import numpy as np
 import pytest
 
-from calc.catalog import get_model, model_ids
-from calc.params import (attention_params_per_layer, gated_mlp_params, mla_attention_params_per_layer,
+from calc.spec.catalog import get_model, model_ids
+from calc.spec.params import (attention_params_per_layer, gated_mlp_params, mla_attention_params_per_layer,
                          moe_ffn_params, param_counts)
 
 

@@ -1,4 +1,4 @@
-"""calc.perf: GEMM efficiency curve, ring all-reduce time, and the step time composed from
+"""calc.timing.perf: GEMM efficiency curve, ring all-reduce time, and the step time composed from
 operator costs (per-op roofline max, TP communication, fixed overhead). physics.md A3, A6, A9.
 """
 
@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calc import perf
-from calc.roofline import OPERATORS, step_op_costs
+from calc.timing import perf
+from calc.timing.roofline import OPERATORS, step_op_costs
 
 
 class TestGemmEfficiency:

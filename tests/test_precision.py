@@ -1,11 +1,11 @@
-"""calc.precision: bytes per element and the tensor-core rate a format runs at (physics.md A2, A7)."""
+"""calc.spec.precision: bytes per element and the tensor-core rate a format runs at (physics.md A2, A7)."""
 
 import pytest
 
-from calc.catalog import get_gpu, get_model
-from calc.precision import (KV_CACHE_DTYPES, QUANT_BITS_PER_WEIGHT, activation_bytes, canonical_dtype,
+from calc.spec.catalog import get_gpu, get_model
+from calc.spec.precision import (KV_CACHE_DTYPES, QUANT_BITS_PER_WEIGHT, activation_bytes, canonical_dtype,
                             compute_precision, kv_bytes_per_element, linear_weight_bytes_per_param)
-from calc.scenario import model_numbers
+from calc.sizing.scenario import model_numbers
 
 
 class TestCanonicalDtype:

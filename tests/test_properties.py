@@ -8,10 +8,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from calc import memory as mem
-from calc.catalog import get_gpu, get_model, gpu_ids, model_ids
-from calc.inputs import ServingConfig, describe_validation_error
-from calc.scenario import memory_for, memory_model
+from calc.sizing import memory as mem
+from calc.spec.catalog import get_gpu, get_model, gpu_ids, model_ids
+from calc.spec.inputs import ServingConfig, describe_validation_error
+from calc.sizing.scenario import memory_for, memory_model
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -23,7 +23,7 @@ bytes_per_element = st.sampled_from([1, 2, 4])
 
 @st.composite
 def memory_inputs(draw, *, absurd=False):
-    """Keyword arguments of calc.scenario.memory_model for one configuration (plain numbers)."""
+    """Keyword arguments of calc.sizing.scenario.memory_model for one configuration (plain numbers)."""
     big = 1e30 if absurd else 2e12  # absurd: a 1e30-byte GPU or model
     kv_heads = draw(st.sampled_from([1, 2, 4, 8, 16, 32, 64, 128]))
     group = draw(st.sampled_from([1, 2, 4, 8]))

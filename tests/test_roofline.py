@@ -1,4 +1,4 @@
-"""calc.roofline: ridge point, attainable FLOP/s, critical batch, causal pairs, experts touched,
+"""calc.timing.roofline: ridge point, attainable FLOP/s, critical batch, causal pairs, experts touched,
 and the per-operator FLOPs/bytes of one step (physics.md A3).
 
 Expected values are arithmetic written out in the comments, from datasheet numbers
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calc import roofline as rl
+from calc.timing import roofline as rl
 
 A100_FLOPS, A100_BW = 312e12, 2.039e12
 H100_FLOPS, H100_BW = 989.4e12, 3.35e12

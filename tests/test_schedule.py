@@ -1,16 +1,16 @@
-"""calc/schedule.py: the step simulator. Token plans and step compositions are worked out by hand
-from the policy (physics.md A8); step durations come from calc.serving (tested elsewhere)."""
+"""calc/timing/schedule.py: the step simulator. Token plans and step compositions are worked out by hand
+from the policy (physics.md A8); step durations come from calc.timing.serving (tested elsewhere)."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calc.catalog import get_gpu, get_model
-from calc.estimate import engine_numbers
-from calc.inputs import ServingConfig
-from calc.schedule import (DECODE, PREFILL, QUEUED, STALLED, Request, mixed_workload, segments, simulate)
-from calc.serving import decode_step, engine_step, prefill_step
+from calc.spec.catalog import get_gpu, get_model
+from calc.timing.estimate import engine_numbers
+from calc.spec.inputs import ServingConfig
+from calc.timing.schedule import (DECODE, PREFILL, QUEUED, STALLED, Request, mixed_workload, segments, simulate)
+from calc.timing.serving import decode_step, engine_step, prefill_step
 
 E = engine_numbers(get_model("meta-llama/Llama-2-7b-hf"), get_gpu("a100-80gb"), ServingConfig(dtype="float16"))
 
@@ -141,7 +141,7 @@ def test_every_request_gets_all_its_tokens(prompts, out, gap, seqs, budget, chun
 @pytest.mark.parametrize("model", ["mistralai/Mistral-7B-v0.1", "google/gemma-2-9b"])
 def test_sliding_window_steps_match_the_serving_model(model):
     """A 6,000-token prompt (past the 4,096-token window) alone, then decodes: the simulator's
-    steps are calc.serving's prefill_step (chunk after cached tokens) and decode_step."""
+    steps are calc.timing.serving's prefill_step (chunk after cached tokens) and decode_step."""
     e = engine_numbers(get_model(model), get_gpu("h100-sxm"), ServingConfig())
     r = simulate(e, [Request(0.0, 6000, 3)], max_num_seqs=1, max_num_batched_tokens=4000, enable_chunked_prefill=True)
     expected = [float(prefill_step(e, prompts=1, prompt_tokens=4000).step_s),

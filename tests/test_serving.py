@@ -1,4 +1,4 @@
-"""calc.serving: the closed-loop serving model (TTFT, TPOT, throughput) with and without chunked
+"""calc.timing.serving: the closed-loop serving model (TTFT, TPOT, throughput) with and without chunked
 prefill. physics.md A8. The step times themselves are tested in test_perf / test_estimate; here
 the expected values compose those step times by arithmetic written out in the tests.
 """
@@ -6,10 +6,10 @@ the expected values compose those step times by arithmetic written out in the te
 import numpy as np
 import pytest
 
-from calc.catalog import get_gpu, get_model
-from calc.estimate import engine_numbers, estimate
-from calc.inputs import Efficiency, ServingConfig
-from calc.serving import EngineNumbers, closed_loop, decode_step, prefill_step
+from calc.spec.catalog import get_gpu, get_model
+from calc.timing.estimate import engine_numbers, estimate
+from calc.spec.inputs import Efficiency, ServingConfig
+from calc.timing.serving import EngineNumbers, closed_loop, decode_step, prefill_step
 
 LLAMA2_7B = "meta-llama/Llama-2-7b-hf"
 LLAMA31_8B = "meta-llama/Llama-3.1-8B"

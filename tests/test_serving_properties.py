@@ -25,10 +25,10 @@ import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from calc.catalog import get_gpu, get_model, list_gpus, model_ids
-from calc.cli import UsageError, check_tensor_parallel
-from calc.estimate import estimate
-from calc.inputs import ServingConfig
+from calc.spec.catalog import get_gpu, get_model, list_gpus, model_ids
+from calc.cli.main import UsageError, check_tensor_parallel
+from calc.timing.estimate import estimate
+from calc.spec.inputs import ServingConfig
 
 TOL = 1e-9
 GPUS = [g.id for g in list_gpus()]

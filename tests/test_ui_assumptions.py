@@ -3,7 +3,7 @@
 import pytest
 
 from apptest_helpers import app, metrics, texts
-from calc.inputs import Efficiency
+from calc.spec.inputs import Efficiency
 from ui import controls as C
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

@@ -3,11 +3,12 @@
 import numpy as np
 import pytest
 
-from calc.catalog import get_gpu, get_model
-from calc.course import computed_bytes, course_figures
-from calc.inputs import ServingConfig
-from calc.scenario import memory_for
-from ui import figures, sweeps, tables
+from calc.spec.catalog import get_gpu, get_model
+from calc.sizing.course import computed_bytes, course_figures
+from calc.spec.inputs import ServingConfig
+from calc.sizing.scenario import memory_for
+from ui import tables
+from ui.memory import figures, sweeps
 from ui.i18n import Translator
 from ui.theme import COLORS, STACK_ORDER
 

@@ -11,9 +11,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
-from calc.catalog import gpu_ids, model_ids
-from calc.inputs import Efficiency
-from calc.precision import DTYPES, KV_CACHE_DTYPES, QUANTIZATIONS
+from calc.spec.catalog import gpu_ids, model_ids
+from calc.spec.inputs import Efficiency
+from calc.spec.precision import DTYPES, KV_CACHE_DTYPES, QUANTIZATIONS
 
 Kind = Literal["select", "slider", "number", "toggle", "multi", "multi_int"]
 
@@ -163,7 +163,7 @@ MAX_NUM_BATCHED_TOKENS = Control("max_num_batched_tokens", "number", None, lo=16
                                  optional=True)
 OUTPUT_LEN = Control("output_len", "number", 256, lo=1, hi=1_000_000, step=64)
 
-# Efficiency assumptions (calc.inputs.Efficiency), shown in the unit people think in: the control
+# Efficiency assumptions (calc.spec.inputs.Efficiency), shown in the unit people think in: the control
 # key names the unit; EFFICIENCY_SCALE converts to the SI value calc takes. Defaults come from
 # Efficiency() itself, so the sources in its field descriptions stay the single truth.
 _EFF = Efficiency()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from calc.scenario import MemoryResult
+from calc.sizing.scenario import MemoryResult
 from ui import format as F
 
 

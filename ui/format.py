@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from calc.units import GB, GiB, KiB, MiB
+from calc.spec.units import GB, GiB, KiB, MiB
 
 
 def _finite(x: float) -> bool:

@@ -209,7 +209,7 @@ EN: dict[str, str] = {
     "kv.own.note": "Weights {dtype} (quantization {quant}), KV cache {kv}, block size {block} (sidebar). "
                    "† = longer than the model's context window (max_position_embeddings).",
     "kv.course_note": "Computed at the course's precision (FP16 weights and KV cache), whole model, exact tokens.",
-    "kv.unavailable": "The course figures are not available yet (calc/course.py is missing); your own table "
+    "kv.unavailable": "The course figures are not available yet (calc/sizing/course.py is missing); your own table "
                       "below works.",
     "csv.kv_course": "Download course comparison (CSV)",
     "csv.kv_own": "Download your table (CSV)",
@@ -395,13 +395,13 @@ ZH: dict[str, str] = {
     "kv.own.note": "权重 {dtype}（量化 {quant}），KV Cache {kv}，块大小 {block}（见侧边栏）。"
                    "† = 超过模型的上下文窗口（max_position_embeddings）。",
     "kv.course_note": "按课程的精度计算（权重和 KV Cache 均为 FP16），整个模型，按实际 token 数。",
-    "kv.unavailable": "课程数字暂不可用（calc/course.py 尚不存在）；下方你自己的表可以使用。",
+    "kv.unavailable": "课程数字暂不可用（calc/sizing/course.py 尚不存在）；下方你自己的表可以使用。",
     "csv.kv_course": "下载课程对比（CSV）",
     "csv.kv_own": "下载你的表（CSV）",
 }
 
 # Strings of the performance pages (roofline, frontier, scheduler): their own module, merged here.
-from ui import i18n_perf as _perf  # noqa: E402
+from ui.perf import i18n as _perf  # noqa: E402
 
 EN.update(_perf.EN)
 ZH.update(_perf.ZH)

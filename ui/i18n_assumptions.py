@@ -1,12 +1,12 @@
 """Labels and tooltips of the efficiency-assumption controls (sidebar "Assumptions").
 
-English tooltips are the field descriptions of :class:`calc.inputs.Efficiency` (one source for
+English tooltips are the field descriptions of :class:`calc.spec.inputs.Efficiency` (one source for
 the sources); the Chinese ones translate them.
 """
 
 from __future__ import annotations
 
-from calc.inputs import Efficiency
+from calc.spec.inputs import Efficiency
 from ui.controls import EFFICIENCY_FIELDS
 
 _LABELS_EN = {

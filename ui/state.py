@@ -16,10 +16,10 @@ from typing import Any
 import streamlit as st
 from pydantic import ValidationError
 
-from calc.catalog import get_gpu, get_model, model_ids
-from calc.hf_config import ConfigError, arch_from_hf_config, parse_config_text
-from calc.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig, describe_validation_error
-from calc.scenario import ResolvedServing, resolve_serving
+from calc.spec.catalog import get_gpu, get_model, model_ids
+from calc.spec.hf_config import ConfigError, arch_from_hf_config, parse_config_text
+from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig, describe_validation_error
+from calc.sizing.scenario import ResolvedServing, resolve_serving
 from ui import controls as C
 from ui.i18n import Translator
 

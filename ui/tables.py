@@ -8,8 +8,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from calc.scenario import MemoryResult
-from calc.units import GiB
+from calc.sizing.scenario import MemoryResult
+from calc.spec.units import GiB
 
 MEMORY_COLUMNS = ("weights_bytes", "activation_bytes", "overhead_bytes", "kv_in_use_bytes", "kv_free_bytes",
                   "reserved_bytes", "usable_memory_bytes", "budget_bytes", "kv_bytes_per_request",
@@ -58,7 +58,7 @@ def _plain(v: Any) -> Any:
 
 def course_rows(figures: Sequence[Any], computed: Sequence[float], t: Any) -> list[dict[str, Any]]:
     """One row per course figure: labels, printed text, computed value (GB and GiB), reason."""
-    from calc.catalog import get_model
+    from calc.spec.catalog import get_model
     from ui import format as F
 
     lang = t.lang

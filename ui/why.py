@@ -1,4 +1,4 @@
-"""Draw "why this number" panels (:class:`ui.explain.Panel`) as expanders, the same way on every page."""
+"""Draw "why this number" panels (:class:`ui.memory.explain.Panel`) as expanders, the same way on every page."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Callable, Sequence
 
 import streamlit as st
 
-from ui.explain import Panel
+from ui.memory.explain import Panel
 
 
 def render_panels(panels: Sequence[Panel], t: Callable[..., str], where=st) -> None:

@@ -14,17 +14,17 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from calc.catalog import get_gpu, get_model
-from calc.estimate import Estimate, estimate
-from calc.frontier import (best_feasible, concurrency_points, cost_per_million_tokens_usd, knee_index,
+from calc.spec.catalog import get_gpu, get_model
+from calc.timing.estimate import Estimate, estimate
+from calc.timing.frontier import (best_feasible, concurrency_points, cost_per_million_tokens_usd, knee_index,
                            sla_feasible)
-from calc.inputs import Efficiency, ModelArch, ServingConfig
-from calc.operators import OperatorTable, RooflineResult
-from calc.scenario import memory_for
-from calc.schedule import PHASE_NAMES, ScheduleResult
-from calc.units import GB
+from calc.spec.inputs import Efficiency, ModelArch, ServingConfig
+from calc.timing.operators import OperatorTable, RooflineResult
+from calc.sizing.scenario import memory_for
+from calc.timing.schedule import PHASE_NAMES, ScheduleResult
+from calc.spec.units import GB
 from ui import format as F
-from ui.perf_controls import Variant
+from ui.perf.controls import Variant
 from ui.tables import to_csv
 
 T = Callable[..., str]
@@ -86,7 +86,7 @@ def sweep_concurrency(probes: Sequence[Estimate], chosen: int) -> np.ndarray:
 
 def frontier_series(v: Variant, arch: ModelArch, eff: Efficiency, *, concurrency: np.ndarray, label: str, color: str,
                     ttft_slo_s: float, tpot_slo_s: float, chosen: int) -> FrontierSeries:
-    """One vectorized :func:`calc.estimate.estimate` over the sweep, then the frontier functions."""
+    """One vectorized :func:`calc.timing.estimate.estimate` over the sweep, then the frontier functions."""
     r = estimate(arch, v.gpu, v.serving, eff, concurrency=concurrency, enable_chunked_prefill=v.chunked)
     s = r.serving
     tp = v.serving.tensor_parallel_size
@@ -246,8 +246,8 @@ def case_rows(c: CaseStudy, t: T) -> list[dict[str, str]]:
 class MfuCheck:
     """Course §3.3: MFU, throughput and latency at 1 and at 32 concurrent requests."""
 
-    decode_mfu: np.ndarray  # decode step alone at batch 1 and 32 (calc.operators)
-    request_mfu: np.ndarray  # whole requests, prefill included (closed loop, calc.serving)
+    decode_mfu: np.ndarray  # decode step alone at batch 1 and 32 (calc.timing.operators)
+    request_mfu: np.ndarray  # whole requests, prefill included (closed loop, calc.timing.serving)
     output_tokens_per_s: np.ndarray
     tpot_s: np.ndarray
     critical_batch: float

@@ -1,7 +1,7 @@
 """"Why this number" panels of the performance pages, scaling-book style: the formula, the bound
 that applies, the values plugged in, a one-line takeaway. Numbers come from ``calc`` results; this
-module only formats them (LaTeX and text). Formulas are those of :mod:`calc.operators`,
-:mod:`calc.serving`, :mod:`calc.frontier` and :mod:`calc.schedule`.
+module only formats them (LaTeX and text). Formulas are those of :mod:`calc.timing.operators`,
+:mod:`calc.timing.serving`, :mod:`calc.timing.frontier` and :mod:`calc.timing.schedule`.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from typing import Callable
 
 import numpy as np
 
-from calc.operators import OperatorTable, RooflineResult
-from calc.schedule import ScheduleResult
+from calc.timing.operators import OperatorTable, RooflineResult
+from calc.timing.schedule import ScheduleResult
 from ui import format as F
-from ui.explain import Panel
+from ui.memory.explain import Panel
 
 T = Callable[..., str]
 
@@ -94,7 +94,7 @@ def roofline_panels(r: RooflineResult, t: T) -> list[Panel]:
 
 def frontier_panels(s, t: T, *, ttft_slo_s: float, tpot_slo_s: float, input_len: int, output_len: int,
                     price: float | None, tp: int) -> list[Panel]:
-    """Panels for the base series ``s`` (:class:`ui.perf_view.FrontierSeries`)."""
+    """Panels for the base series ``s`` (:class:`ui.perf.view.FrontierSeries`)."""
     out = []
     O = output_len
     if s.best >= 0:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from calc.roofline import OPERATORS, OpCosts, safe_ratio
+from calc.timing.roofline import OPERATORS, OpCosts, safe_ratio
 
 
 def gemm_efficiency(*, tokens, max_fraction, half_saturation_tokens):

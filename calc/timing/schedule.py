@@ -1,7 +1,7 @@
 """A small deterministic discrete-step simulator of vLLM's scheduler, for a handful of requests.
 
 Each engine step runs one forward pass over the tokens the scheduler picked; its duration is
-:func:`calc.serving.engine_step` of that batch (the same physics as every other page). Two
+:func:`calc.timing.serving.engine_step` of that batch (the same physics as every other page). Two
 policies (physics.md A8):
 
 * ``chunked`` (vLLM V1, Sarathi-Serve "stall-free batching"): with a token budget of
@@ -33,8 +33,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from calc.roofline import causal_attention_pairs, windowed_context_tokens
-from calc.serving import EngineNumbers, engine_step
+from calc.timing.roofline import causal_attention_pairs, windowed_context_tokens
+from calc.timing.serving import EngineNumbers, engine_step
 
 POLICIES: tuple[str, ...] = ("chunked", "whole")
 MAX_REQUESTS = 64
@@ -184,7 +184,7 @@ def _apply(s: _State, reqs, plan: dict[int, int]) -> list[int]:
 
 def _compositions(s0: _State, reqs, plans, e: EngineNumbers) -> np.ndarray:
     """Engine-step inputs of a run of planned steps (replayed on a copy of the state), counted as
-    :func:`calc.serving.prefill_step` / :func:`calc.serving.decode_step` count them (sliding-window
+    :func:`calc.timing.serving.prefill_step` / :func:`calc.timing.serving.decode_step` count them (sliding-window
     layers attend and re-read at most the window). Columns: decodes, Σ keys read by decodes,
     prompt tokens, Σ attention pairs of the chunks, Σ cached keys re-read, logits."""
     s = s0.copy()
@@ -224,9 +224,9 @@ def simulate(e: EngineNumbers, requests, *, max_num_seqs: int, max_num_batched_t
              max_steps: int = MAX_STEPS) -> ScheduleResult:
     """Run the requests through the scheduler (module docstring) until all finish or ``max_steps``.
 
-    >>> from calc.catalog import get_gpu, get_model
-    >>> from calc.estimate import engine_numbers
-    >>> from calc.inputs import ServingConfig
+    >>> from calc.spec.catalog import get_gpu, get_model
+    >>> from calc.timing.estimate import engine_numbers
+    >>> from calc.spec.inputs import ServingConfig
     >>> e = engine_numbers(get_model("meta-llama/Llama-2-7b-hf"), get_gpu("a100-80gb"), ServingConfig(dtype="float16"))
     >>> reqs = [Request(0.0, 100, 3), Request(0.0, 300, 2)]
     >>> r = simulate(e, reqs, max_num_seqs=8, max_num_batched_tokens=256, enable_chunked_prefill=True)

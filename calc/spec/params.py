@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from calc.inputs import ModelArch
+from calc.spec.inputs import ModelArch
 
 
 def attention_params_per_layer(*, hidden_size, num_heads, num_kv_heads, head_dim, qkv_bias=False):
@@ -102,7 +102,7 @@ class ParamCounts:
 def param_counts(arch: ModelArch) -> ParamCounts:
     """Count every tensor of ``arch`` (physics.md A1); reproduces the published totals.
 
-    >>> from calc.catalog import get_model
+    >>> from calc.spec.catalog import get_model
     >>> param_counts(get_model("meta-llama/Llama-2-7b-hf")).total
     6738415616
     """

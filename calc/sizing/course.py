@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from calc import memory as mem
-from calc.catalog import get_model
-from calc.scenario import model_numbers
-from calc.units import GB
+from calc.sizing import memory as mem
+from calc.spec.catalog import get_model
+from calc.sizing.scenario import model_numbers
+from calc.spec.units import GB
 
 LLAMA2_7B = "meta-llama/Llama-2-7b-hf"
 LLAMA2_13B = "meta-llama/Llama-2-13b-hf"
@@ -156,7 +156,7 @@ def course_figures() -> list[CourseFigure]:
 def computed_bytes(fig: CourseFigure, *, kv_cache_dtype: str = "auto", dtype: str = "float16") -> float:
     """The calculator's value for ``fig``: whole model (TP 1), ``dtype`` weights, unquantized.
 
-    weights: every parameter × bytes per element (:func:`calc.scenario.model_numbers`).
+    weights: every parameter × bytes per element (:func:`calc.sizing.scenario.model_numbers`).
     KV: ``requests`` × ``context_tokens`` × KV bytes per token, exact tokens (block size 1), with
     sliding-window layers capped at their window (none of the course's Llama-2 models has one).
 

@@ -35,8 +35,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from calc.perf import StepTime, step_time
-from calc.roofline import causal_attention_pairs, step_op_costs, windowed_context_tokens
+from calc.timing.perf import StepTime, step_time
+from calc.timing.roofline import causal_attention_pairs, step_op_costs, windowed_context_tokens
 
 
 
@@ -88,7 +88,7 @@ class EngineNumbers:
 
 def engine_op_costs(e: EngineNumbers, *, decode_tokens, decode_context_tokens_sum, prefill_tokens,
                     prefill_attention_pairs, prefill_cached_tokens, logits_tokens):
-    """Per-operator FLOPs and bytes (:class:`calc.roofline.OpCosts`) of one step's batch."""
+    """Per-operator FLOPs and bytes (:class:`calc.timing.roofline.OpCosts`) of one step's batch."""
     return step_op_costs(
         decode_tokens=decode_tokens, decode_context_tokens_sum=decode_context_tokens_sum,
         prefill_tokens=prefill_tokens, prefill_attention_pairs=prefill_attention_pairs,
@@ -121,7 +121,7 @@ def engine_step(e: EngineNumbers, *, decode_tokens, decode_context_tokens_sum, p
 
 def decode_step(e: EngineNumbers, *, batch, context_tokens) -> StepTime:
     """A pure decode step: ``batch`` sequences each attending ``context_tokens`` keys (fewer in
-    sliding-window layers, see :func:`calc.roofline.windowed_context_tokens`)."""
+    sliding-window layers, see :func:`calc.timing.roofline.windowed_context_tokens`)."""
     b = np.asarray(batch, dtype=float)
     ctx = windowed_context_tokens(context_tokens=context_tokens, sliding_window=e.sliding_window,
                                   sliding_fraction=e.sliding_fraction)
@@ -186,7 +186,7 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
     mean_ctx = I + O / 2.0
     m = np.maximum(O - 1.0, 0.0)  # decode steps per request after the first token
     # KV tokens a running sequence holds: sliding-window layers keep at most W − 1 + budget
-    # (calc.memory.sliding_window_kv_tokens), full layers the whole mean context.
+    # (calc.sizing.memory.sliding_window_kv_tokens), full layers the whole mean context.
     kv_per_seq = windowed_context_tokens(context_tokens=np.maximum(mean_ctx, 1.0),
                                          sliding_window=np.asarray(e.sliding_window, dtype=float) - 1.0 + budget,
                                          sliding_fraction=e.sliding_fraction)

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from calc.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
-from calc.memory import kv_heads_per_rank
-from calc.precision import compute_precision
-from calc.scenario import MemoryResult, ModelNumbers, memory_for, model_numbers, resolve_serving
-from calc.serving import EngineNumbers, ServingResult, closed_loop
+from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
+from calc.sizing.memory import kv_heads_per_rank
+from calc.spec.precision import compute_precision
+from calc.sizing.scenario import MemoryResult, ModelNumbers, memory_for, model_numbers, resolve_serving
+from calc.timing.serving import EngineNumbers, ServingResult, closed_loop
 
 
 def engine_numbers(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingConfig(),
@@ -87,7 +87,7 @@ def estimate(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingConf
     ``concurrency`` None takes ``serving.concurrency``; where that is None (``--concurrency max``)
     the engine runs as many requests as fit.
 
-    >>> from calc.catalog import get_gpu, get_model
+    >>> from calc.spec.catalog import get_gpu, get_model
     >>> r = estimate(get_model("meta-llama/Llama-2-7b-hf"), get_gpu("a100-80gb"),
     ...              ServingConfig(dtype="float16", input_len=128, output_len=128, concurrency=1))
     >>> bool(r.serving.decode_bound == "memory")

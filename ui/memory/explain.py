@@ -1,8 +1,8 @@
 """"Why this number" panels, scaling-book style: the formula, the values plugged in, a takeaway.
 
 Each builder formats numbers that ``calc`` produced (the result comes from the
-:class:`~calc.scenario.MemoryResult`; the factors from the inputs and ``calc`` helpers) into
-LaTeX and text. Formulas are those in the docstrings of :mod:`calc.memory`.
+:class:`~calc.sizing.scenario.MemoryResult`; the factors from the inputs and ``calc`` helpers) into
+LaTeX and text. Formulas are those in the docstrings of :mod:`calc.sizing.memory`.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import Callable
 
 import numpy as np
 
-from calc import memory as mem
-from calc.inputs import Efficiency, ModelArch, ServingConfig
-from calc.scenario import MemoryResult, ModelNumbers, ResolvedServing
+from calc.sizing import memory as mem
+from calc.spec.inputs import Efficiency, ModelArch, ServingConfig
+from calc.sizing.scenario import MemoryResult, ModelNumbers, ResolvedServing
 from ui import format as F
 
 T = Callable[..., str]

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
-from calc.precision import DTYPES, KV_CACHE_DTYPES, QUANTIZATIONS
+from calc.spec.precision import DTYPES, KV_CACHE_DTYPES, QUANTIZATIONS
 
 PosInt = Annotated[int, Field(ge=1)]
 NonNegInt = Annotated[int, Field(ge=0)]
@@ -158,7 +158,7 @@ class ServingConfig(_Frozen):
 
     ``max_model_len`` None means the model's ``max_position_embeddings``;
     ``max_num_batched_tokens`` None means vLLM's default for the GPU (see
-    :func:`calc.scenario.default_max_num_batched_tokens`).
+    :func:`calc.sizing.scenario.default_max_num_batched_tokens`).
     """
 
     tensor_parallel_size: Annotated[int, Field(ge=1, le=MAX_GPUS)] = 1

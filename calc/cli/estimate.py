@@ -12,10 +12,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from calc.catalog import CatalogError, get_gpu, get_model
-from calc.estimate import estimate
-from calc.hf_config import ConfigError
-from calc.inputs import Efficiency, ServingConfig, describe_validation_error
+from calc.spec.catalog import CatalogError, get_gpu, get_model
+from calc.timing.estimate import estimate
+from calc.spec.hf_config import ConfigError
+from calc.spec.inputs import Efficiency, ServingConfig, describe_validation_error
 
 BATCH_KEYS = ("model", "gpu", "tensor_parallel_size", "dtype", "quantization", "kv_cache_dtype", "input_len",
               "output_len", "concurrency", "max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill",
@@ -25,7 +25,7 @@ NUMERIC_KEYS = ("tensor_parallel_size", "input_len", "output_len", "concurrency"
 
 
 def add_estimate_parser(sub) -> None:
-    from calc.cli import _add_engine_args, _concurrency, _positive_int  # noqa: PLC0415 (circular at import)
+    from calc.cli.main import _add_engine_args, _concurrency, _positive_int  # noqa: PLC0415 (circular at import)
 
     e = sub.add_parser("estimate", help="TTFT, TPOT and throughput of a closed-loop load (C clients)")
     _add_engine_args(e)
@@ -48,7 +48,7 @@ def _number(x: Any) -> Any:
 
 def estimate_record(options: dict[str, Any]) -> dict[str, Any]:
     """Run one scenario given snake_case options; raises ValueError/ValidationError on bad input."""
-    from calc.cli import UsageError, check_tensor_parallel  # noqa: PLC0415
+    from calc.cli.main import UsageError, check_tensor_parallel  # noqa: PLC0415
 
     # Unknown keys (e.g. a measurement's id or notes beside the options) are reported back in
     # "ignored_options" rather than failing the line; empty strings mean "the default".
@@ -103,7 +103,7 @@ def estimate_record(options: dict[str, Any]) -> dict[str, Any]:
 
 
 def _args_to_options(args: argparse.Namespace) -> dict[str, Any]:
-    from calc.cli import UsageError, _dtype  # noqa: PLC0415
+    from calc.cli.main import UsageError, _dtype  # noqa: PLC0415
 
     if args.model is None or args.gpu is None:
         raise UsageError("--model and --gpu are required (or --batch FILE)")
@@ -120,7 +120,7 @@ def _args_to_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_estimate(args: argparse.Namespace) -> int:
-    from calc.cli import UsageError, print_table  # noqa: PLC0415
+    from calc.cli.main import UsageError, print_table  # noqa: PLC0415
 
     if args.batch is None:
         record = estimate_record(_args_to_options(args))

@@ -13,13 +13,13 @@ from typing import Any, Sequence
 import numpy as np
 from pydantic import ValidationError
 
-from calc.catalog import CatalogError, get_gpu, get_model, list_gpus, list_models
-from calc.hf_config import ConfigError
-from calc.inputs import Efficiency, ModelArch, ServingConfig, describe_validation_error
-from calc.params import param_counts
-from calc.precision import DTYPES, KV_CACHE_DTYPES, QUANTIZATIONS
-from calc.scenario import memory_for, resolve_serving
-from calc.units import GB, GiB, KiB, MiB
+from calc.spec.catalog import CatalogError, get_gpu, get_model, list_gpus, list_models
+from calc.spec.hf_config import ConfigError
+from calc.spec.inputs import Efficiency, ModelArch, ServingConfig, describe_validation_error
+from calc.spec.params import param_counts
+from calc.spec.precision import DTYPES, KV_CACHE_DTYPES, QUANTIZATIONS
+from calc.sizing.scenario import memory_for, resolve_serving
+from calc.spec.units import GB, GiB, KiB, MiB
 
 
 class UsageError(Exception):
@@ -68,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name in ("models", "gpus"):
         s = sub.add_parser(name, help=f"list the {name} catalog")
         s.add_argument("--format", choices=("table", "json"), default="table")
-    from calc.cli_estimate import add_estimate_parser  # noqa: PLC0415 (keeps the module small)
+    from calc.cli.estimate import add_estimate_parser  # noqa: PLC0415 (keeps the module small)
 
     add_estimate_parser(sub)
     return parser
@@ -194,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "memory":
             report = memory_report(args)
         else:
-            from calc.cli_estimate import run_estimate  # noqa: PLC0415
+            from calc.cli.estimate import run_estimate  # noqa: PLC0415
 
             return run_estimate(args)
         if args.format == "json":

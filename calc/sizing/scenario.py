@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from calc import memory as mem
-from calc.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
-from calc.params import ParamCounts, param_counts
-from calc.precision import activation_bytes, kv_bytes_per_element, linear_weight_bytes_per_param
+from calc.sizing import memory as mem
+from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
+from calc.spec.params import ParamCounts, param_counts
+from calc.spec.precision import activation_bytes, kv_bytes_per_element, linear_weight_bytes_per_param
 
 BIG_GPU_BYTES = 70 * 2**30
 
@@ -71,7 +71,7 @@ class ModelNumbers:
 
 def model_numbers(arch: ModelArch, *, dtype: str = "auto", quantization: str = "none",
                   kv_cache_dtype: str = "auto") -> ModelNumbers:
-    """Whole-model byte counts at the chosen precisions (see :mod:`calc.precision`)."""
+    """Whole-model byte counts at the chosen precisions (see :mod:`calc.spec.precision`)."""
     p = param_counts(arch)
     b_lin = linear_weight_bytes_per_param(dtype=dtype, quantization=quantization)
     b_act = activation_bytes(dtype)
@@ -226,7 +226,7 @@ def memory_for(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingCo
     """Memory stack of a scenario. ``concurrency`` / ``context_tokens`` may be arrays (a sweep);
     they default to ``serving.concurrency`` (1 when None) and ``max_model_len``.
 
-    >>> from calc.catalog import get_gpu, get_model
+    >>> from calc.spec.catalog import get_gpu, get_model
     >>> r = memory_for(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"), ServingConfig(max_model_len=8192))
     >>> round(float(r.weights_bytes) / 2**30, 2)   # vLLM logs "model weights take 14.96GiB"
     14.96

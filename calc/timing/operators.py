@@ -5,13 +5,13 @@ For operator o of one step (physics.md A3, A9):
 
     I_o        = FLOPs_o / bytes_o                                   (FLOP/byte)
     roof_o     = min(P_o, I_o · BW)                                  (datasheet roofline)
-    t_o        = max(FLOPs_o / (P_o · η_c), bytes_o / (BW · η_m))    (calc.perf: the modelled time)
+    t_o        = max(FLOPs_o / (P_o · η_c), bytes_o / (BW · η_m))    (calc.timing.perf: the modelled time)
     achieved_o = FLOPs_o / t_o          bound_o = compute if the first term wins, else memory
     share_o    = t_o / t_step,   t_step = Σ_o t_o + t_comm + t_overhead
 
 P_o is the dense peak at the precision the kernel computes in (attention: 16-bit), BW the HBM
-bandwidth, η the efficiencies of :class:`calc.inputs.Efficiency`. The numbers are exactly the
-ones the serving model uses (:func:`calc.serving.decode_step` / :func:`calc.serving.prefill_step`),
+bandwidth, η the efficiencies of :class:`calc.spec.inputs.Efficiency`. The numbers are exactly the
+ones the serving model uses (:func:`calc.timing.serving.decode_step` / :func:`calc.timing.serving.prefill_step`),
 only laid out per operator. The utilisations of the step are
 
     MFU = Σ FLOPs / (t_step · P)        MBU = Σ bytes / (t_step · BW)
@@ -28,12 +28,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from calc.estimate import engine_numbers
-from calc.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
-from calc.perf import StepTime
-from calc.roofline import (OPERATORS, OpCosts, arithmetic_intensity, causal_attention_pairs, critical_batch_size,
+from calc.timing.estimate import engine_numbers
+from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
+from calc.timing.perf import StepTime
+from calc.timing.roofline import (OPERATORS, OpCosts, arithmetic_intensity, causal_attention_pairs, critical_batch_size,
                            ridge_point, windowed_context_tokens)
-from calc.serving import EngineNumbers, decode_step, engine_op_costs, prefill_step
+from calc.timing.serving import EngineNumbers, decode_step, engine_op_costs, prefill_step
 
 PHASES: tuple[str, ...] = ("decode", "prefill")
 
@@ -53,7 +53,7 @@ def compute_roofs(gpu: GPUSpec) -> tuple[Roof, ...]:
     FP16 and BF16 share one roof when their peaks are equal (every catalog GPU but FP32-accumulate
     consumer cards); INT8 is in ops/s, drawn on the same axis.
 
-    >>> from calc.catalog import get_gpu
+    >>> from calc.spec.catalog import get_gpu
     >>> [(r.precision, round(r.ridge_flops_per_byte)) for r in compute_roofs(get_gpu("a100-80gb"))]
     [('fp16', 153), ('int8', 306)]
     """
@@ -114,7 +114,7 @@ def _stack(d: dict[str, np.ndarray], shape) -> np.ndarray:
 
 def table_from_step(*, phase: str, tokens, costs: OpCosts, step: StepTime, peak_flops_per_s,
                     attention_peak_flops_per_s, hbm_bw_bytes_per_s) -> OperatorTable:
-    """Lay out one step's :class:`~calc.roofline.OpCosts` and :class:`~calc.perf.StepTime` per operator."""
+    """Lay out one step's :class:`~calc.timing.roofline.OpCosts` and :class:`~calc.timing.perf.StepTime` per operator."""
     shape = np.broadcast(np.asarray(step.step_s), np.asarray(tokens)).shape
     flops = _stack(costs.flops, shape)
     wb, ab, kb = (_stack(d, shape) for d in (costs.weight_bytes, costs.activation_bytes, costs.kv_bytes))
@@ -144,7 +144,7 @@ def decode_table(e: EngineNumbers, *, batch, context_tokens) -> OperatorTable:
     Llama-2-7B FP16 on an A100-80GB, batch 1: the MLP streams 3·32·4096·11008·2 B = 8.66 GB of
     weights for 2 FLOPs per weight, so I = 1 FLOP/B: far left of the ridge (153), memory-bound.
 
-    >>> from calc.catalog import get_gpu, get_model
+    >>> from calc.spec.catalog import get_gpu, get_model
     >>> e = engine_numbers(get_model("meta-llama/Llama-2-7b-hf"), get_gpu("a100-80gb"), ServingConfig(dtype="float16"))
     >>> t = decode_table(e, batch=1, context_tokens=1024)
     >>> round(float(t.row("mlp")["intensity_flops_per_byte"]), 3), str(t.row("mlp")["bound"])
@@ -152,7 +152,7 @@ def decode_table(e: EngineNumbers, *, batch, context_tokens) -> OperatorTable:
     """
     b = np.asarray(batch, dtype=float)
     ctx = np.asarray(context_tokens, dtype=float)
-    # keys read per sequence, as calc.serving.decode_step counts them (sliding-window layers: ≤ W)
+    # keys read per sequence, as calc.timing.serving.decode_step counts them (sliding-window layers: ≤ W)
     keys = windowed_context_tokens(context_tokens=ctx, sliding_window=e.sliding_window,
                                    sliding_fraction=e.sliding_fraction)
     costs = engine_op_costs(e, decode_tokens=b, decode_context_tokens_sum=b * keys, prefill_tokens=0.0,
@@ -169,13 +169,13 @@ def prefill_table(e: EngineNumbers, *, prompt_tokens) -> OperatorTable:
     Linear layers reuse each weight for every prompt token, so I ≈ prompt tokens: compute-bound
     past the ridge; causal attention does c·(c + 1)/2 (query, key) pairs.
 
-    >>> from calc.catalog import get_gpu, get_model
+    >>> from calc.spec.catalog import get_gpu, get_model
     >>> e = engine_numbers(get_model("meta-llama/Llama-2-7b-hf"), get_gpu("a100-80gb"), ServingConfig(dtype="float16"))
     >>> str(prefill_table(e, prompt_tokens=2048).row("mlp")["bound"])
     'compute'
     """
     c = np.asarray(prompt_tokens, dtype=float)
-    phi = np.asarray(e.sliding_fraction, dtype=float)  # as calc.serving.prefill_step: windowed layers
+    phi = np.asarray(e.sliding_fraction, dtype=float)  # as calc.timing.serving.prefill_step: windowed layers
     pairs = ((1.0 - phi) * causal_attention_pairs(new_tokens=c, cached_tokens=0.0)
              + phi * causal_attention_pairs(new_tokens=c, cached_tokens=0.0, window=e.sliding_window))
     costs = engine_op_costs(e, decode_tokens=0.0, decode_context_tokens_sum=0.0, prefill_tokens=c,
@@ -210,7 +210,7 @@ def roofline(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingConf
     layers, 2·B FLOPs per weight of b_w bytes, reach the ridge P / BW. KV reads push the real
     crossover later (attention's intensity does not grow with the batch).
 
-    >>> from calc.catalog import get_gpu, get_model
+    >>> from calc.spec.catalog import get_gpu, get_model
     >>> r = roofline(get_model("meta-llama/Llama-2-7b-hf"), get_gpu("a100-80gb"), ServingConfig(dtype="float16"),
     ...              decode_batch=1, context_tokens=2048, prompt_tokens=2048)
     >>> round(r.critical_batch), round(r.compute_precision_ridge_flops_per_byte)   # 312e12·2/(2·2.039e12)
@@ -235,7 +235,7 @@ def first_compute_bound_batch(table: OperatorTable, *, op: str = "mlp") -> float
     """Smallest batch of a decode sweep (``table`` over increasing batches) where ``op`` is
     compute-bound in the modelled time (efficiencies included); NaN if none in the sweep.
 
-    >>> from calc.catalog import get_gpu, get_model
+    >>> from calc.spec.catalog import get_gpu, get_model
     >>> e = engine_numbers(get_model("meta-llama/Llama-2-7b-hf"), get_gpu("a100-80gb"), ServingConfig(dtype="float16"))
     >>> first_compute_bound_batch(decode_table(e, batch=[1, 64, 4096], context_tokens=1024))
     4096.0

@@ -10,10 +10,10 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from calc.hf_config import MAX_CONFIG_BYTES, ConfigError, arch_from_hf_config, parse_config_text
-from calc.inputs import GPUSpec, ModelArch
+from calc.spec.hf_config import MAX_CONFIG_BYTES, ConfigError, arch_from_hf_config, parse_config_text
+from calc.spec.inputs import GPUSpec, ModelArch
 
-DATA_DIR = Path(__file__).resolve().parent / "data"
+DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 
 
 class CatalogError(ValueError):

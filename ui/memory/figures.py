@@ -12,8 +12,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from calc.scenario import MemoryResult
-from calc.units import GiB, MiB
+from calc.sizing.scenario import MemoryResult
+from calc.spec.units import GiB, MiB
 from ui import format as F
 from ui.theme import CHART_HEIGHT, COLORS, FONT_SIZE, PRINTED_PATTERN, STACK_ORDER, TITLE_SIZE, WASTE_PATTERN
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from calc.inputs import ModelArch, describe_validation_error
+from calc.spec.inputs import ModelArch, describe_validation_error
 
 # model_type -> short description of what is understood about it.
 SUPPORTED_MODEL_TYPES: dict[str, str] = {
@@ -87,7 +87,7 @@ def parse_config_text(text: str | bytes, *, model_id: str = "custom") -> ModelAr
     >>> parse_config_text('[1, 2]')
     Traceback (most recent call last):
     ...
-    calc.hf_config.ConfigError: config.json must be a JSON object (got an array)
+    calc.spec.hf_config.ConfigError: config.json must be a JSON object (got an array)
     """
     # A str has at least one byte per character: only encode (to count bytes) when that can matter.
     size = len(text.encode("utf-8", "surrogatepass")) if isinstance(text, str) and len(text) <= MAX_CONFIG_BYTES else len(text)

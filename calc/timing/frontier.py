@@ -1,6 +1,6 @@
 """The latency–throughput frontier: which points of a concurrency sweep meet the SLA, the best of
 them, the knee, and what a million tokens cost. Pure broadcasting functions over the arrays of
-:class:`calc.serving.ServingResult` (the sweep runs along the last axis).
+:class:`calc.timing.serving.ServingResult` (the sweep runs along the last axis).
 
 Course §3.4: a chat SLA is TTFT < 500 ms and TPOT < 50 ms; offline batch work wants the most
 tokens/s. The frontier makes the trade visible: more concurrency buys throughput with latency.

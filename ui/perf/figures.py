@@ -20,8 +20,8 @@ from typing import Callable, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from calc.operators import OperatorTable, RooflineResult
-from calc.schedule import DECODE, PREFILL, QUEUED, STALLED, ScheduleResult, Segments
+from calc.timing.operators import OperatorTable, RooflineResult
+from calc.timing.schedule import DECODE, PREFILL, QUEUED, STALLED, ScheduleResult, Segments
 from ui import format as F
 from ui.theme import CHART_HEIGHT, COLORS, FONT_SIZE, TITLE_SIZE
 

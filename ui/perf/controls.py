@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from calc.catalog import get_gpu, gpu_ids
-from calc.frontier import COURSE_TPOT_SLO_S, COURSE_TTFT_SLO_S
-from calc.inputs import GPUSpec, ServingConfig, describe_validation_error
+from calc.spec.catalog import get_gpu, gpu_ids
+from calc.timing.frontier import COURSE_TPOT_SLO_S, COURSE_TTFT_SLO_S
+from calc.spec.inputs import GPUSpec, ServingConfig, describe_validation_error
 from ui.controls import Control
 
 # roofline page
@@ -68,7 +68,7 @@ class Variant:
 def apply_variant(base: Variant, token: str) -> Variant:
     """``base`` with one change; ``ValueError`` (naming the field) if the result is invalid.
 
-    >>> from calc.catalog import get_gpu
+    >>> from calc.spec.catalog import get_gpu
     >>> b = Variant("", ServingConfig(), get_gpu("a100-80gb"), True)
     >>> v = apply_variant(b, "tp:2"); v.serving.tensor_parallel_size, v.token
     (2, 'tp:2')

@@ -1,0 +1,1 @@
+"""Command line: ``python -m calc`` (models, gpus, memory, estimate)."""

@@ -1,0 +1,1 @@
+"""Performance views: roofline, frontier and scheduler controls, figures, panels, translations."""
