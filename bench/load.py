@@ -1,0 +1,411 @@
+"""Load test: N sessions speaking Streamlit's own WebSocket protocol, all opening at once.
+
+    .venv/bin/python bench/load.py --sessions 1,10,25,50 --duration 60            # one fresh process per N
+    .venv/bin/python bench/load.py --sessions 50 --replicas 4 --duration 60       # nginx + 4 processes (deploy/)
+    .venv/bin/python bench/load.py --sessions 10 --url http://127.0.0.1:8080      # an existing server or front
+
+What one session does (what a browser tab does, minus drawing):
+1. ``GET /`` and ``GET /_stcore/health`` with its own cookie jar (so a cookie-affinity front such
+   as ``deploy/nginx.conf`` pins it to one replica, as it pins a browser);
+2. opens ``/_stcore/stream`` (sub-protocol ``streamlit``) and sends a ``BackMsg.rerun_script`` with
+   the page name, like the frontend on connect; reads ``ForwardMsg``s up to ``script_finished``;
+3. then, until the time is up: waits 1-3 s, moves the sidebar ``concurrency`` slider to a new value
+   (a ``WidgetState`` with ``double_array_value``, the slider's wire format), sends a rerun with the
+   current page hash (from the ``navigation`` message), the query string the server last set
+   (``page_info_changed``) and the hashes of the cacheable messages it holds (the frontend's
+   message cache: the server then sends ``ref_hash`` references instead of repeating large charts);
+   latency = rerun sent -> ``script_finished``.
+Sessions alternate pages: even sessions on ``memory``, odd ones on ``frontier``.
+Each session waits for the page before its next change (closed loop: a room of people who look at
+the result before moving the slider again), so an overloaded server shows up as latency, not as a
+growing queue. Widgets the session did not touch are not re-sent: the server keeps their values
+(``SessionState`` compacts the previous run's widget states), as it does for a browser.
+
+Errors: an ``exception`` element in any ForwardMsg, a script that finished with a compile error,
+a connection that dropped, no ``script_finished`` within ``--timeout`` seconds.
+Server memory: resident set size of the server processes (sampled every 0.5 s; peak and at the end).
+
+Bounded: at most ``--max-sessions`` (100) sessions, ``--duration`` at most 600 s, loopback addresses
+only; every server it starts is stopped at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import http.cookiejar
+import os
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import websockets
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = ("memory", "frontier")
+CONTROL_KEY = "concurrency"  # the sidebar slider: every page redraws with it
+CONTROL_VALUES = tuple(range(1, 257))
+MAX_SESSIONS = 100
+MAX_DURATION_S = 600
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+@dataclass
+class SessionResult:
+    page: str
+    first_load_s: float | None = None
+    latencies_s: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    page_digests: set[str] = field(default_factory=set)  # distinct page contents seen after changes
+    reruns_finished: int = 0
+    bytes_in: int = 0  # ForwardMsg bytes received after the first load
+    refs: int = 0  # ref_hash messages (cached charts the server did not resend)
+
+
+def _is_loopback(url: str) -> bool:
+    return (urlsplit(url).hostname or "") in LOOPBACK
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen | None, timeout_s: float = 90) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"server exited with status {proc.returncode}")
+        time.sleep(0.1)
+    raise RuntimeError(f"{url} not healthy after {timeout_s:.0f} s")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@contextmanager
+def single_server(log_dir: Path):
+    """A fresh ``streamlit run app.py`` on a free loopback port; yields (url, [pid])."""
+    port = _free_port()
+    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "STREAMLIT_SERVER_HEADLESS": "true"}
+    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
+           "--server.address", "127.0.0.1", "--server.port", str(port), "--server.fileWatcherType", "none"]
+    log = open(log_dir / f"streamlit-{port}.log", "w")
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, proc)
+        yield url, [proc.pid]
+    finally:
+        _stop(proc)
+        log.close()
+
+
+@contextmanager
+def replicas_behind_nginx(k: int, log_dir: Path):
+    """``deploy/run-replicas.sh`` (K processes + nginx) on free loopback ports; yields (url, pids)."""
+    port = _free_port()
+    run_dir = log_dir / f"replicas-{k}-{port}"
+    env = {**os.environ, "REPLICAS": str(k), "PORT": str(port), "RUN_DIR": str(run_dir),
+           "PYTHON": sys.executable}
+    log = open(log_dir / f"replicas-{k}-{port}.log", "w")
+    proc = subprocess.Popen(["bash", str(ROOT / "deploy" / "run-replicas.sh")], cwd=ROOT, stdout=log,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, proc, timeout_s=120)
+        deadline = time.monotonic() + 60  # nginx answers as soon as one replica does: wait for all
+        while not (run_dir / "ready").exists():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("replicas did not all start")
+            time.sleep(0.1)
+        pids = [int(p) for p in (run_dir / "streamlit.pids").read_text().split()]
+        yield url, pids
+    finally:
+        _stop(proc)
+        log.close()
+
+
+def rss_bytes(pids: list[int]) -> int:
+    total = 0
+    for pid in pids:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) * 1024
+        except OSError:
+            pass
+    return total
+
+
+def _http_get(opener: urllib.request.OpenerDirector, url: str) -> None:
+    with opener.open(url, timeout=30) as r:
+        r.read()
+
+
+class Session:
+    """One browser tab's worth of protocol."""
+
+    def __init__(self, base_url: str, page: str, rng: random.Random, timeout_s: float):
+        self.base_url, self.page, self.rng, self.timeout_s = base_url.rstrip("/"), page, rng, timeout_s
+        self.result = SessionResult(page)
+        self.page_hash = ""
+        self.query_string = ""
+        self.widget_ids: dict[str, str] = {}  # user key -> widget id
+        self.cache: dict[str, bytes] = {}  # hash -> delta bytes (the frontend's message cache)
+        self.value: int | None = None
+
+    async def _open_http(self) -> str:
+        jar = http.cookiejar.CookieJar()
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+        await asyncio.to_thread(_http_get, opener, f"{self.base_url}/{self.page}")
+        await asyncio.to_thread(_http_get, opener, f"{self.base_url}/_stcore/health")
+        return "; ".join(f"{c.name}={c.value}" for c in jar)
+
+    def _rerun(self, widgets: dict[str, int] | None = None) -> bytes:
+        msg = BackMsg()
+        rs = msg.rerun_script
+        rs.query_string = self.query_string
+        rs.page_script_hash = self.page_hash
+        rs.page_name = "" if self.page_hash else self.page
+        rs.cached_message_hashes.extend(self.cache)
+        for key, value in (widgets or {}).items():
+            w = rs.widget_states.widgets.add()
+            w.id = self.widget_ids[key]
+            w.double_array_value.data.append(float(value))
+        return msg.SerializeToString()
+
+    async def _until_finished(self, ws) -> str:
+        """Read ForwardMsgs up to script_finished; returns a digest of the page content."""
+        digest = hashlib.sha256()
+        while True:
+            raw = await asyncio.wait_for(ws.recv(), self.timeout_s)
+            if self.result.first_load_s is not None:
+                self.result.bytes_in += len(raw)
+            msg = ForwardMsg()
+            msg.ParseFromString(raw)
+            kind = msg.WhichOneof("type")
+            if kind == "ref_hash":
+                self.result.refs += 1
+                body = self.cache.get(msg.ref_hash)
+                if body is None:
+                    self.result.errors.append(f"unknown ref_hash {msg.ref_hash}")
+                    continue
+                delta = ForwardMsg()
+                delta.ParseFromString(body)
+                msg, kind = delta, "delta"
+            if kind == "delta":
+                if msg.metadata.cacheable and msg.hash:
+                    self.cache[msg.hash] = raw
+                d = msg.delta
+                if d.WhichOneof("type") == "new_element":
+                    el = d.new_element
+                    ek = el.WhichOneof("type")
+                    if ek == "exception":
+                        self.result.errors.append(f"exception: {el.exception.type}: {el.exception.message[:200]}")
+                    wid = getattr(getattr(el, ek), "id", "") if ek else ""
+                    if isinstance(wid, str) and wid.startswith("$$ID-"):
+                        self.widget_ids[wid.rsplit("-", 1)[-1]] = wid
+                    else:  # content, not widgets (a slider's own value is not "the page changed")
+                        digest.update(el.SerializeToString(deterministic=True))
+            elif kind == "navigation":
+                self.page_hash = msg.navigation.page_script_hash
+            elif kind == "page_info_changed":
+                self.query_string = msg.page_info_changed.query_string
+            elif kind == "script_finished":
+                status = msg.script_finished
+                if status == ForwardMsg.FINISHED_WITH_COMPILE_ERROR:
+                    self.result.errors.append("script finished with a compile error")
+                if status in (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERROR):
+                    return digest.hexdigest()
+
+    async def run(self, start_at: float, end_at: float) -> SessionResult:
+        ws_url = self.base_url.replace("http://", "ws://", 1) + "/_stcore/stream"
+        origin = "{0.scheme}://{0.netloc}".format(urlsplit(self.base_url))
+        try:
+            cookie = await self._open_http()
+            await asyncio.sleep(max(0.0, start_at - time.monotonic()))  # all sessions open at once
+            headers = {"Cookie": cookie} if cookie else {}
+            async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None, origin=origin,
+                                          additional_headers=headers, open_timeout=self.timeout_s,
+                                          ping_interval=None) as ws:
+                t0 = time.monotonic()
+                await ws.send(self._rerun())
+                await self._until_finished(ws)
+                self.result.first_load_s = time.monotonic() - t0
+                if CONTROL_KEY not in self.widget_ids:
+                    self.result.errors.append(f"no {CONTROL_KEY} widget on {self.page}")
+                    return self.result
+                while True:
+                    think = self.rng.uniform(1.0, 3.0)
+                    if time.monotonic() + think >= end_at:
+                        break
+                    await asyncio.sleep(think)
+                    self.value = self.rng.choice([v for v in CONTROL_VALUES if v != self.value])
+                    t0 = time.monotonic()
+                    await ws.send(self._rerun({CONTROL_KEY: self.value}))
+                    digest = await self._until_finished(ws)
+                    self.result.latencies_s.append(time.monotonic() - t0)
+                    self.result.page_digests.add(digest)
+                    self.result.reruns_finished += 1
+        except asyncio.TimeoutError:
+            self.result.errors.append(f"no script_finished within {self.timeout_s:.0f} s")
+        except websockets.ConnectionClosed as exc:
+            self.result.errors.append(f"connection dropped: {exc}")
+        except OSError as exc:
+            self.result.errors.append(f"connection failed: {exc}")
+        return self.result
+
+
+async def run_sessions(url: str, n: int, duration_s: float, *, seed: int = 0, timeout_s: float = 60,
+                       pids: list[int] | None = None) -> dict:
+    """N sessions against ``url`` for ``duration_s``; returns the summary (see :func:`summarize`)."""
+    rng = random.Random(seed)
+    start_at = time.monotonic() + 1.0 + 0.02 * n  # time for every session's HTTP requests first
+    end_at = start_at + duration_s
+    sessions = [Session(url, PAGES[i % 2], random.Random(rng.random()), timeout_s) for i in range(n)]
+    peak = [rss_bytes(pids or [])]
+
+    async def sample_rss():
+        while True:
+            peak[0] = max(peak[0], rss_bytes(pids or []))
+            await asyncio.sleep(0.5)
+
+    sampler = asyncio.create_task(sample_rss())
+    try:
+        results = await asyncio.gather(*(s.run(start_at, end_at) for s in sessions))
+    finally:
+        sampler.cancel()
+    wall = max(time.monotonic() - start_at, 1e-9)
+    return summarize(results, wall_s=wall, rss_peak=peak[0], rss_end=rss_bytes(pids or []))
+
+
+async def warm_up(url: str, timeout_s: float = 60) -> list[str]:
+    """One session loads each page once (no changes); returns its errors."""
+    errors = []
+    for page in PAGES:
+        s = Session(url, page, random.Random(0), timeout_s)
+        now = time.monotonic()
+        errors += (await s.run(now, now)).errors
+    return errors
+
+
+def _pct(xs: list[float], q: float) -> float:
+    if not xs:
+        return float("nan")
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, max(0, round(q * (len(xs) - 1))))]
+
+
+def summarize(results: list[SessionResult], *, wall_s: float, rss_peak: int, rss_end: int) -> dict:
+    lat = [x for r in results for x in r.latencies_s]
+    first = [r.first_load_s for r in results if r.first_load_s is not None]
+    errors = [e for r in results for e in r.errors]
+    return {
+        "sessions": len(results), "changes": len(lat), "changes_per_s": len(lat) / wall_s,
+        "p50_s": _pct(lat, 0.5), "p95_s": _pct(lat, 0.95), "max_s": max(lat, default=float("nan")),
+        "first_p50_s": _pct(first, 0.5), "first_max_s": max(first, default=float("nan")),
+        "kib_per_change": sum(r.bytes_in for r in results) / max(len(lat), 1) / 1024,
+        "refs": sum(r.refs for r in results),
+        "errors": errors, "rss_peak_mib": rss_peak / 2**20, "rss_end_mib": rss_end / 2**20,
+        "results": results,
+    }
+
+
+def _ms(x: float) -> str:
+    return "—" if x != x else f"{x * 1e3:.0f} ms" if x < 1 else f"{x:.2f} s"
+
+
+def print_row(label: str, s: dict) -> None:
+    print(f"| {label} | {s['sessions']} | {s['changes']} | {s['changes_per_s']:.2f} | {_ms(s['p50_s'])} | "
+          f"{_ms(s['p95_s'])} | {_ms(s['max_s'])} | {_ms(s['first_p50_s'])} / {_ms(s['first_max_s'])} | "
+          f"{s['kib_per_change']:.0f} KiB | {len(s['errors'])} | {s['rss_peak_mib']:.0f} / {s['rss_end_mib']:.0f} MiB |",
+          flush=True)
+    for e in sorted(set(s["errors"]))[:10]:
+        print(f"    error ({s['errors'].count(e)}x): {e}", flush=True)
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text[:40]!r}") from None
+    if not values or any(v < 1 or v > MAX_SESSIONS for v in values):
+        raise argparse.ArgumentTypeError(f"each value must be in 1 - {MAX_SESSIONS}")
+    return values
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--sessions", type=_int_list, default=[1, 10, 25, 50], help="comma-separated N (default 1,10,25,50)")
+    p.add_argument("--duration", type=float, default=60, help=f"seconds of changes per N (<= {MAX_DURATION_S})")
+    p.add_argument("--url", help="an existing server or front on a loopback address (not restarted between N)")
+    p.add_argument("--pids", default="",
+                   help="with --url: comma-separated server pids whose memory to report")
+    p.add_argument("--replicas", type=int, default=0,
+                   help="start deploy/run-replicas.sh with this many processes behind nginx (fresh per N)")
+    p.add_argument("--timeout", type=float, default=60, help="seconds to wait for one script_finished")
+    p.add_argument("--seed", type=int, default=0)
+    a = p.parse_args(argv)
+    if not 0 < a.duration <= MAX_DURATION_S:
+        p.error(f"--duration must be in (0, {MAX_DURATION_S}]")
+    if a.url and not _is_loopback(a.url):
+        p.error("--url must be a loopback address (127.0.0.1, localhost, ::1): this tool only loads local servers")
+    if a.url and a.replicas:
+        p.error("--url and --replicas exclude each other")
+    if not 0 <= a.replicas <= 16:
+        p.error("--replicas must be in 0 - 16")
+    pids = [int(x) for x in a.pids.split(",") if x.strip()] if a.pids else []
+    target = a.url or (f"nginx + {a.replicas} replicas" if a.replicas else "one fresh process")
+    print(f"# load: {target}; {a.duration:.0f} s per N; pages {'/'.join(PAGES)}; slider '{CONTROL_KEY}' "
+          f"every 1-3 s after the page is back; {os.cpu_count()} CPUs", flush=True)
+    print("| target | sessions | changes | changes/s | p50 | p95 | max | first load p50 / max | sent per change | "
+          "errors | server RSS peak / end |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
+    log_dir = Path(os.environ.get("LOAD_LOG_DIR", "/tmp")) / f"load-{os.getpid()}"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    total_errors = 0
+    for n in a.sessions:
+        if a.url:
+            s = asyncio.run(run_sessions(a.url, n, a.duration, seed=a.seed, timeout_s=a.timeout, pids=pids))
+            label = a.url
+        else:
+            ctx = replicas_behind_nginx(a.replicas, log_dir) if a.replicas else single_server(log_dir)
+            with ctx as (url, server_pids):
+                s = asyncio.run(run_sessions(url, n, a.duration, seed=a.seed, timeout_s=a.timeout,
+                                             pids=server_pids))
+            label = f"nginx + {a.replicas}" if a.replicas else "1 process"
+        print_row(label, s)
+        total_errors += len(s["errors"])
+    print(f"# server logs: {log_dir}")
+    return 1 if total_errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

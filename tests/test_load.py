@@ -1,0 +1,45 @@
+"""bench/load.py, small: a few protocol sessions against a fresh server (bounded: ~10 s of changes).
+
+No latency is asserted (shared machines): only that the client works as a browser would (the
+server runs the page, the slider change reruns it, the content changes) and that nothing fails.
+"""
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import load  # noqa: E402
+
+
+def _check(summary: dict, n: int) -> None:
+    assert summary["errors"] == [], summary["errors"]
+    assert summary["sessions"] == n
+    for r in summary["results"]:
+        assert r.first_load_s is not None, r.page
+        assert r.reruns_finished >= 2, (r.page, r.reruns_finished)  # changes every 1-3 s for ~10 s
+        # Every change picked a new slider value: the page content differs between reruns.
+        assert len(r.page_digests) >= 2, (r.page, len(r.page_digests))
+    assert summary["rss_peak_mib"] > 50  # the server's own memory was read
+
+
+def test_sessions_change_the_slider_and_pages_rerun(tmp_path):
+    with load.single_server(tmp_path) as (url, pids):
+        assert asyncio.run(load.warm_up(url)) == []
+        summary = asyncio.run(load.run_sessions(url, 3, 10, seed=1, timeout_s=60, pids=pids))
+    _check(summary, 3)
+    assert {r.page for r in summary["results"]} == {"memory", "frontier"}
+    # The frontend's message cache is honoured: unchanged large elements come back as references.
+    assert summary["refs"] > 0
+
+
+def test_command_line_rejects_remote_and_unbounded_runs(capsys):
+    for argv in (["--url", "http://example.com"], ["--duration", "100000"], ["--sessions", "1000"],
+                 ["--sessions", "a,b"], ["--replicas", "99"]):
+        with pytest.raises(SystemExit) as exc:
+            load.main(argv)
+        assert exc.value.code == 2, argv
+    err = capsys.readouterr().err
+    assert "loopback" in err and "--duration" in err
