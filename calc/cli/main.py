@@ -1,4 +1,4 @@
-"""Command line: ``python -m calc {memory,estimate,models,gpus}`` with vLLM's flag names.
+"""Command line: ``python -m calc {memory,estimate,plan,models,gpus}`` with vLLM's flag names.
 
 Bad input exits with status 2 and one line on stderr naming the field; no traceback.
 """
@@ -71,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     from calc.cli.estimate import add_estimate_parser  # noqa: PLC0415 (keeps the module small)
 
     add_estimate_parser(sub)
+    from calc.cli.plan import add_plan_parser  # noqa: PLC0415
+
+    add_plan_parser(sub)
     return parser
 
 
@@ -193,6 +196,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.command == "memory":
             report = memory_report(args)
+        elif args.command == "plan":
+            from calc.cli.plan import run_plan  # noqa: PLC0415
+
+            return run_plan(args)
         else:
             from calc.cli.estimate import run_estimate  # noqa: PLC0415
 

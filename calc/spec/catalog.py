@@ -1,7 +1,8 @@
 """Model and GPU catalogs, read from the data files in ``calc/data`` (each with its sources).
 
 Models: ``calc/data/models/*.json`` are Hugging Face ``config.json`` files with ``_id``,
-``_name`` and ``_source`` keys. GPUs: ``calc/data/gpus.json``.
+``_name`` and ``_source`` keys. GPUs: ``calc/data/gpus.json``; their on-demand prices (USD per
+GPU-hour, source and date, the other providers' quotes) in ``calc/data/gpu_prices.json``.
 """
 
 from __future__ import annotations
@@ -74,9 +75,25 @@ def get_model(name_or_path: str) -> ModelArch:
 
 
 @lru_cache(maxsize=1)
+def gpu_prices() -> dict[str, dict]:
+    """``calc/data/gpu_prices.json`` ``prices``: per GPU id the default on-demand USD per GPU-hour
+    (None where no source was found), its provider, date and source, and ``other_quotes``."""
+    return json.loads((DATA_DIR / "gpu_prices.json").read_text())["prices"]
+
+
+def _price_source(p: dict) -> str | None:
+    if p.get("usd_per_gpu_hour") is None:
+        return p.get("source")
+    return f"{p['provider']}, {p['date']}: {p['source']}"
+
+
+@lru_cache(maxsize=1)
 def _gpus() -> dict[str, GPUSpec]:
     data = json.loads((DATA_DIR / "gpus.json").read_text())
-    return {g["id"]: GPUSpec(**g) for g in data["gpus"]}
+    prices = gpu_prices()
+    return {g["id"]: GPUSpec(**g, price_usd_per_hour=prices.get(g["id"], {}).get("usd_per_gpu_hour"),
+                             price_source=_price_source(prices.get(g["id"], {})) if g["id"] in prices else None)
+            for g in data["gpus"]}
 
 
 def gpu_ids() -> list[str]:
@@ -100,5 +117,5 @@ def get_gpu(gpu_id: str) -> GPUSpec:
     raise CatalogError(f"unknown GPU {gpu_id!r}; catalog ids: {', '.join(gpus)}")
 
 
-__all__ = ["CatalogError", "ConfigError", "get_gpu", "get_model", "gpu_ids", "list_gpus", "list_models",
+__all__ = ["CatalogError", "ConfigError", "get_gpu", "get_model", "gpu_ids", "gpu_prices", "list_gpus", "list_models",
            "model_config_json", "model_ids", "parse_config_text"]

@@ -1,0 +1,138 @@
+"""``python -m calc plan``: the deployments that serve a request rate within an SLA, ranked
+(:mod:`calc.plan.search`). JSON: a list of objects, best first; an empty list when nothing
+qualifies (then stderr says how many configurations were out, and why)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from dataclasses import asdict
+from typing import Any
+
+from calc.plan.search import PERCENTILES, REASONS, SORTS, PlanRequest, plan
+
+# The contract's keys first, in its order; the rest follow.
+CONTRACT_KEYS = ("gpu", "tensor_parallel_size", "replicas", "gpus_total", "quantization", "kv_cache_dtype",
+                 "max_num_seqs", "ttft_s", "tpot_s", "output_tokens_per_s", "usd_per_hour",
+                 "usd_per_million_output_tokens", "meets_slo", "vllm_command")
+MAX_GPU_LIST = 64
+
+
+def _number(flag: str, lo: float, hi: float, *, integer: bool = False, lo_open: bool = True):
+    """argparse type: a finite number in (lo, hi] (or [lo, hi]); the message names the flag."""
+    kind = "a whole number" if integer else "a number"
+    low = f"> {lo:g}" if lo_open else f">= {lo:g}"
+
+    def parse(text: str):
+        try:
+            v = float(text)
+        except ValueError:
+            v = math.nan
+        ok = math.isfinite(v) and (v > lo if lo_open else v >= lo) and v <= hi and (not integer or v == int(v))
+        if not ok:
+            shown = text if len(text) <= 40 else text[:37] + "..."
+            raise argparse.ArgumentTypeError(f"got {shown!r}, allowed {kind} {low} and <= {hi:g}")
+        return int(v) if integer else v
+    return parse
+
+
+def _gpu_list(text: str) -> list[str]:
+    items = [x.strip() for x in text.split(",") if x.strip()]
+    if not items or len(items) > MAX_GPU_LIST:
+        raise argparse.ArgumentTypeError(f"give 1 to {MAX_GPU_LIST} GPU ids separated by commas")
+    return items
+
+
+def _price(text: str) -> tuple[str, float]:
+    gpu, sep, value = text.partition("=")
+    v = _number("--price", 0.0, 1e6)(value) if sep else None
+    if not sep or not gpu.strip():
+        raise argparse.ArgumentTypeError("expected GPU=USD_PER_GPU_HOUR, e.g. h100-sxm=2.49")
+    return gpu.strip(), v
+
+
+def add_plan_parser(sub) -> None:
+    p = sub.add_parser("plan", help="which GPU, TP, precision and replicas serve a rate within an SLA, ranked")
+    p.add_argument("--model", required=True, help="catalog id (e.g. meta-llama/Llama-3.1-8B) or path to config.json")
+    p.add_argument("--rate", required=True, type=_number("--rate", 0.0, 1e6), help="requests per second to serve")
+    p.add_argument("--input-len", required=True, type=_number("--input-len", 1, 10_000_000, integer=True, lo_open=False))
+    p.add_argument("--output-len", required=True, type=_number("--output-len", 1, 1_000_000, integer=True, lo_open=False))
+    p.add_argument("--ttft-slo-ms", required=True, type=_number("--ttft-slo-ms", 0.0, 3_600_000))
+    p.add_argument("--tpot-slo-ms", required=True, type=_number("--tpot-slo-ms", 0.0, 60_000))
+    p.add_argument("--percentile", choices=PERCENTILES, default="mean",
+                   help="statistic the SLA is judged on (the closed-loop model gives means; see slo_statistic)")
+    p.add_argument("--gpus", type=_gpu_list, default=None, help="comma-separated GPU ids (default: every catalog GPU)")
+    p.add_argument("--max-gpus", type=_number("--max-gpus", 1, 1_000_000, integer=True, lo_open=False), default=None)
+    p.add_argument("--budget-usd-per-hour", type=_number("--budget-usd-per-hour", 0.0, 1e9), default=None)
+    p.add_argument("--price", type=_price, action="append", default=[], metavar="GPU=USD",
+                   help="your own on-demand price per GPU-hour (repeatable), e.g. --price h100-sxm=2.49")
+    p.add_argument("--max-model-len", type=_number("--max-model-len", 2, 100_000_000, integer=True, lo_open=False),
+                   default=None, help="default: input + output length")
+    p.add_argument("--enable-chunked-prefill", action=argparse.BooleanOptionalAction, default=True)
+    p.add_argument("--sort", choices=SORTS, default="cost")
+    p.add_argument("--top", type=_number("--top", 1, 1000, integer=True, lo_open=False), default=10)
+    p.add_argument("--format", choices=("table", "json"), default="table")
+
+
+def _record(d) -> dict[str, Any]:
+    raw = asdict(d)
+    out = {k: raw[k] for k in CONTRACT_KEYS}
+    out.update({k: v for k, v in raw.items() if k not in out})
+    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in out.items()}
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    from calc.cli.main import UsageError  # noqa: PLC0415
+    from calc.spec.catalog import get_gpu, get_model, list_gpus  # noqa: PLC0415
+
+    arch = get_model(args.model)
+    gpus = [get_gpu(g) for g in args.gpus] if args.gpus else list_gpus()
+    gpus = list({g.id: g for g in gpus}.values())
+    prices = {}
+    for gid, usd in args.price:
+        prices[get_gpu(gid).id] = usd
+    req = PlanRequest(rate_rps=args.rate, input_len=args.input_len, output_len=args.output_len,
+                      ttft_slo_s=args.ttft_slo_ms / 1e3, tpot_slo_s=args.tpot_slo_ms / 1e3, percentile=args.percentile,
+                      max_gpus=args.max_gpus, budget_usd_per_hour=args.budget_usd_per_hour, sort=args.sort,
+                      top=args.top, max_model_len=args.max_model_len, enable_chunked_prefill=args.enable_chunked_prefill)
+    if req.model_len > arch.max_position_embeddings:
+        raise UsageError(f"--input-len + --output-len ({req.model_len:,}) must be <= max_position_embeddings "
+                         f"({arch.max_position_embeddings:,}) of {arch.name}")
+    result = plan(arch, gpus, req, prices=prices)
+    rows = [_record(d) for d in result.ranked]
+    if result.percentile_note:
+        print(f"note: {result.percentile_note}", file=sys.stderr)
+    if not rows:
+        out = ", ".join(f"{r}: {n}" for r, n in result.reason_counts.items() if n and r != "ok")
+        print(f"note: no deployment meets the SLA and limits ({result.grid.size:,} configurations; {out})",
+              file=sys.stderr)
+    if args.format == "json":
+        print(json.dumps(rows))
+        return 0
+    cols = ("gpu", "tensor_parallel_size", "quantization", "kv_cache_dtype", "max_num_seqs", "replicas", "gpus_total",
+            "ttft_s", "tpot_s", "usd_per_hour", "usd_per_million_input_tokens", "usd_per_million_output_tokens")
+    heads = ("gpu", "tp", "weights", "kv", "seqs", "replicas", "gpus", "ttft_ms", "tpot_ms", "usd/h", "$/M in", "$/M out")
+    print(f"{result.model_id}: {req.rate_rps:g} req/s, {req.input_len} in / {req.output_len} out tokens, "
+          f"SLA TTFT <= {req.ttft_slo_s * 1e3:g} ms, TPOT <= {req.tpot_slo_s * 1e3:g} ms ({result.slo_statistic}); "
+          f"{result.grid.size:,} configurations searched")
+
+    def cell(k: str, v: Any) -> str:
+        if v is None:
+            return "-"
+        if k in ("ttft_s", "tpot_s"):
+            return f"{v * 1e3:.1f}"
+        if isinstance(v, float):
+            return f"{v:.3f}" if k.startswith("usd_per_m") else f"{v:.2f}"
+        return str(v)
+    table = [heads] + [tuple(cell(k, r[k]) for k in cols) for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(cols))]
+    for row in table:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths)))
+    counts = ", ".join(f"{r}: {n}" for r, n in result.reason_counts.items() if n)
+    print(f"configurations by outcome: {counts}")
+    return 0
+
+
+__all__ = ["REASONS", "add_plan_parser", "run_plan"]

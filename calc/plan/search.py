@@ -1,0 +1,412 @@
+"""Deployment planner: one vectorized evaluation of every GPU × TP × weight precision × KV
+precision × max_num_seqs, the replicas each needs to carry a request rate, and which meet the SLA.
+
+Method (every number from the functions the pages use: one source of truth):
+  1. Engine numbers per (GPU, TP, weights, KV) from :func:`calc.timing.estimate.engine_numbers`,
+     stacked into arrays; the memory stack from :func:`calc.sizing.scenario.memory_model` with the
+     same arguments :func:`calc.sizing.scenario.memory_for` passes, broadcast over the grid.
+  2. The closed loop (:func:`calc.timing.serving.closed_loop`) with C = max_num_seqs clients per
+     replica: the engine runs its full batch of S sequences (fewer where the KV pool or the token
+     budget caps it; then the extra clients queue and their wait lands in TTFT). That point's
+     TTFT and TPOT are the worst a replica configured with ``--max-num-seqs S`` sees while it
+     carries at most its capacity X(S) requests/s (latency grows with load).
+  3. Replicas N = ceil(λ / X(S)); GPUs = N × TP; dollars per hour = price × GPUs.
+  4. Out, with the first reason that applies: does not fit (weights + activations + overhead, or one
+     max_model_len request, exceed the budget), misses TTFT, misses TPOT, exceeds max GPUs,
+     exceeds the budget ($/h), no price (a budget was set but the GPU has no price).
+  5. Rank what is left by cost ($/h for the rate, i.e. per request), GPUs, or output tokens/s per
+     GPU; per (GPU, TP, weights, KV) only its best max_num_seqs is listed.
+
+The SLA is judged on the closed-loop model's steady-state *mean* TTFT and TPOT
+(``slo_statistic = "mean"``); percentiles need the request simulator (:mod:`calc.traffic`, when
+present), which re-checks only the top few candidates.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from typing import Annotated, Literal, Sequence
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from calc.plan.costs import deployment_usd_per_hour, replicas_needed, usd_per_million_tokens
+from calc.sizing.scenario import default_max_num_batched_tokens, memory_model, model_numbers
+from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
+from calc.spec.vllm_command import serve_command
+from calc.timing.estimate import engine_numbers
+from calc.timing.serving import EngineNumbers, closed_loop
+
+WEIGHT_PRECISIONS: tuple[str, ...] = ("none", "fp8", "int8", "awq")  # vLLM --quantization; none = 16-bit
+KV_PRECISIONS: tuple[str, ...] = ("auto", "fp8")  # vLLM --kv-cache-dtype
+TP_CANDIDATES: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8)  # one node; only those valid for the heads are kept
+MAX_NUM_SEQS_GRID: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+PERCENTILES = ("mean", "p50", "p90", "p95", "p99")
+SORTS = ("cost", "gpus", "throughput")
+# Pipeline order: an option is out at the first stage it fails; the later the stage, the closer it came.
+REASONS = ("does_not_fit", "misses_ttft", "misses_tpot", "exceeds_max_gpus", "exceeds_budget", "no_price", "ok")
+DTYPE = "auto"  # the checkpoint's 16-bit type (bfloat16 for the catalog models)
+
+
+class PlanRequest(BaseModel):
+    """What the user asks for: traffic, SLA, limits. Validated at the boundary (names the field)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rate_rps: Annotated[float, Field(gt=0.0, le=1e6)]
+    input_len: Annotated[int, Field(ge=1, le=10_000_000)]
+    output_len: Annotated[int, Field(ge=1, le=1_000_000)]
+    ttft_slo_s: Annotated[float, Field(gt=0.0, le=3600.0)]
+    tpot_slo_s: Annotated[float, Field(gt=0.0, le=60.0)]
+    percentile: Literal["mean", "p50", "p90", "p95", "p99"] = "mean"
+    max_gpus: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+    budget_usd_per_hour: Annotated[float, Field(gt=0.0, le=1e9)] | None = None
+    sort: Literal["cost", "gpus", "throughput"] = "cost"
+    top: Annotated[int, Field(ge=1, le=1000)] = 10
+    max_model_len: Annotated[int, Field(ge=2, le=100_000_000)] | None = None  # None: input + output
+    gpu_memory_utilization: Annotated[float, Field(gt=0.0, le=1.0)] = 0.9
+    enable_chunked_prefill: bool = True
+
+    @model_validator(mode="after")
+    def _fits_len(self) -> "PlanRequest":
+        if self.max_model_len is not None and self.input_len + self.output_len > self.max_model_len:
+            raise ValueError(f"input_len + output_len ({self.input_len + self.output_len}) must be <= "
+                             f"max_model_len ({self.max_model_len})")
+        return self
+
+    @property
+    def model_len(self) -> int:
+        return self.max_model_len or self.input_len + self.output_len
+
+
+def valid_tensor_parallel_sizes(arch: ModelArch, candidates: Sequence[int] = TP_CANDIDATES) -> tuple[int, ...]:
+    """TP sizes vLLM accepts for this model: TP divides the attention heads, and divides the KV
+    heads or is a multiple of them (the rule of :func:`calc.cli.main.check_tensor_parallel`).
+
+    Llama-2-13B has 40 heads (MHA): 1, 2, 4, 5, 8; Llama-3.1-8B (32 heads, 8 KV heads): 1, 2, 4, 8.
+
+    >>> from calc.spec.catalog import get_model
+    >>> valid_tensor_parallel_sizes(get_model("meta-llama/Llama-2-13b-hf"))
+    (1, 2, 4, 5, 8)
+    """
+    heads, kv = arch.num_attention_heads, arch.num_key_value_heads
+    return tuple(tp for tp in candidates
+                 if heads % tp == 0 and (arch.mla is not None or kv % tp == 0 or tp % kv == 0))
+
+
+@dataclass(frozen=True)
+class PlanGrid:
+    """Every configuration, arrays of shape (G, T, Q, K, S): GPU, TP, weights, KV, max_num_seqs."""
+
+    gpu_ids: tuple[str, ...]
+    tensor_parallel_sizes: tuple[int, ...]
+    quantizations: tuple[str, ...]
+    kv_cache_dtypes: tuple[str, ...]
+    max_num_seqs: tuple[int, ...]
+    max_num_batched_tokens: np.ndarray  # (G, 1, 1, 1, 1): vLLM's per-GPU default
+    fits: np.ndarray
+    running: np.ndarray  # sequences the engine holds at the SLA check (R ≤ S)
+    limited_by: np.ndarray
+    ttft_s: np.ndarray
+    tpot_s: np.ndarray
+    e2e_s: np.ndarray
+    requests_per_s_per_replica: np.ndarray  # capacity X(S)
+    prefill_fraction: np.ndarray
+    weights_bytes: np.ndarray  # per GPU
+    kv_pool_bytes: np.ndarray  # per GPU
+    replicas: np.ndarray
+    gpus_total: np.ndarray
+    price_usd_per_gpu_hour: np.ndarray  # (G, 1, 1, 1, 1); NaN: no price
+    usd_per_hour: np.ndarray
+    usd_per_million_input_tokens: np.ndarray
+    usd_per_million_output_tokens: np.ndarray
+    output_tokens_per_s: np.ndarray  # capacity of the whole deployment (replicas × X × O)
+    output_tokens_per_s_per_gpu: np.ndarray
+    reason: np.ndarray  # index into REASONS
+
+    @property
+    def size(self) -> int:
+        return int(self.fits.size)
+
+    @property
+    def meets_slo(self) -> np.ndarray:
+        return self.reason == REASONS.index("ok")
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """One ranked option (a row of the planner's table and of ``python -m calc plan``)."""
+
+    gpu: str
+    gpu_name: str
+    tensor_parallel_size: int
+    replicas: int
+    gpus_total: int
+    quantization: str
+    kv_cache_dtype: str
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    max_model_len: int
+    running: int
+    limited_by: str
+    ttft_s: float
+    tpot_s: float
+    e2e_s: float
+    requests_per_s_per_replica: float
+    output_tokens_per_s: float
+    output_tokens_per_s_per_gpu: float
+    usd_per_hour: float | None
+    usd_per_million_input_tokens: float | None
+    usd_per_million_output_tokens: float | None
+    price_source: str | None
+    meets_slo: bool
+    slo_statistic: str
+    reason: str
+    vllm_command: str
+
+
+@dataclass(frozen=True)
+class OptionStatus:
+    """One (GPU, TP, weights, KV) option and why it is in or out (its closest max_num_seqs)."""
+
+    gpu: str
+    tensor_parallel_size: int
+    quantization: str
+    kv_cache_dtype: str
+    reason: str
+    best_ttft_s: float  # lowest over max_num_seqs (NaN when it does not fit)
+    best_tpot_s: float
+    fewest_gpus: float  # inf when no max_num_seqs meets the SLA
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    request: PlanRequest
+    model_id: str
+    grid: PlanGrid
+    ranked: list[Deployment]
+    options: list[OptionStatus]
+    reason_counts: dict[str, int]  # configurations (every max_num_seqs) per reason
+    slo_statistic: str
+    percentile_note: str  # "" or why the requested percentile was not used
+
+
+def _stack_engines(engines: list[EngineNumbers], shape: tuple[int, ...]) -> EngineNumbers:
+    """One :class:`EngineNumbers` whose fields are arrays of ``shape`` (+ a trailing axis of 1)."""
+    out = {}
+    for f in fields(EngineNumbers):
+        vals = [getattr(e, f.name) for e in engines]
+        out[f.name] = np.asarray(vals, dtype=float).reshape(shape + (1,))
+    return EngineNumbers(**out)
+
+
+def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, efficiency: Efficiency = Efficiency(),
+                  *, prices: dict[str, float | None] | None = None,
+                  tensor_parallel_sizes: Sequence[int] | None = None,
+                  quantizations: Sequence[str] = WEIGHT_PRECISIONS, kv_cache_dtypes: Sequence[str] = KV_PRECISIONS,
+                  max_num_seqs: Sequence[int] = MAX_NUM_SEQS_GRID) -> PlanGrid:
+    """Steps 1–4 of the module docstring over the whole grid, in one closed-loop call.
+
+    ``prices`` overrides the catalog price per GPU id (None or absent: the catalog's).
+    """
+    tps = tuple(tensor_parallel_sizes) if tensor_parallel_sizes is not None else valid_tensor_parallel_sizes(arch)
+    G, T, Q, K, S = len(gpus), len(tps), len(quantizations), len(kv_cache_dtypes), len(max_num_seqs)
+    if min(G, T, Q, K, S) == 0:
+        raise ValueError("gpus: the search needs at least one GPU, TP size, precision and max_num_seqs")
+    L = req.model_len
+    I, O = req.input_len, req.output_len
+    numbers = {(q, k): model_numbers(arch, dtype=DTYPE, quantization=q, kv_cache_dtype=k)
+               for q in quantizations for k in kv_cache_dtypes}
+    engines = [engine_numbers(arch, g, ServingConfig(tensor_parallel_size=tp, dtype=DTYPE, quantization=q,
+                                                     kv_cache_dtype=k, input_len=1, output_len=1),
+                              efficiency, numbers=numbers[(q, k)])
+               for g in gpus for tp in tps for q in quantizations for k in kv_cache_dtypes]
+    eng = _stack_engines(engines, (G, T, Q, K))
+
+    # Memory: the arguments memory_for passes (calc.sizing.scenario), as arrays over the grid.
+    g_ax = lambda v: np.asarray(v, dtype=float).reshape(G, 1, 1, 1, 1)  # noqa: E731
+    qk = lambda attr: np.asarray([[getattr(numbers[(q, k)], attr) for k in kv_cache_dtypes]  # noqa: E731
+                                  for q in quantizations], dtype=float).reshape(1, 1, Q, K, 1)
+    tp_ax = np.asarray(tps, dtype=float).reshape(1, T, 1, 1, 1)
+    seqs = np.asarray(max_num_seqs, dtype=float).reshape(1, 1, 1, 1, S)
+    mnbt = g_ax([default_max_num_batched_tokens(g) for g in gpus])
+    n0 = numbers[(quantizations[0], kv_cache_dtypes[0])]
+    head_dim = arch.head_dim if arch.mla is None else arch.mla.qk_nope_head_dim + arch.mla.qk_rope_head_dim
+    mem = memory_model(
+        usable_memory_bytes=g_ax([g.usable_memory_bytes for g in gpus]),
+        gpu_memory_utilization=req.gpu_memory_utilization, tensor_parallel_size=tp_ax,
+        sharded_weight_bytes=qk("sharded_weight_bytes"), replicated_weight_bytes=qk("replicated_weight_bytes"),
+        kv_proj_bytes_per_head=qk("kv_proj_bytes_per_head"), num_kv_heads=n0.num_kv_heads,
+        kv_bytes_per_token_per_head_full=qk("kv_bytes_per_token_per_head_full"),
+        kv_bytes_per_token_per_head_sliding=qk("kv_bytes_per_token_per_head_sliding"),
+        sliding_window=n0.sliding_window, hidden_size=arch.hidden_size,
+        ffn_intermediate_per_token=n0.ffn_intermediate_per_token, num_heads=arch.num_attention_heads,
+        head_dim=head_dim, vocab_size=arch.vocab_size, activation_bytes=qk("activation_bytes"),
+        max_model_len=L, max_num_seqs=seqs, max_num_batched_tokens=mnbt, block_size=16,
+        non_torch_overhead_bytes=efficiency.non_torch_overhead_bytes,
+        nccl_overhead_bytes=efficiency.nccl_overhead_bytes,
+        live_hidden_buffers=efficiency.activation_live_hidden_buffers, concurrency=1, context_tokens=L,
+        activation_num_kv_heads=arch.num_key_value_heads if arch.mla is None else arch.num_attention_heads,
+        cuda_context_and_graphs_bytes=efficiency.cuda_context_bytes + efficiency.cuda_graph_bytes)
+
+    chunked = req.enable_chunked_prefill
+    budget = mnbt if chunked else np.maximum(mnbt, I)  # as estimate(): a whole prompt must fit one step
+    s = closed_loop(eng, input_len=I, output_len=O, concurrency=seqs, max_num_seqs=seqs,
+                    max_num_batched_tokens=budget, enable_chunked_prefill=chunked,
+                    kv_capacity_tokens=mem.kv_pool_tokens, fits=mem.fits)
+    shape = np.broadcast_shapes(s.ttft_s.shape, (G, T, Q, K, S))
+    b = lambda x: np.broadcast_to(x, shape)  # noqa: E731
+    fits = b(s.fits)
+    x_req = np.where(fits, b(s.requests_per_s), 0.0)
+    replicas = replicas_needed(rate_rps=req.rate_rps, capacity_rps_per_replica=x_req)
+    gpus_total = replicas * tp_ax
+    price_list = [(prices or {}).get(g.id) if (prices or {}).get(g.id) is not None else g.price_usd_per_hour
+                  for g in gpus]
+    price = g_ax([np.nan if p is None else p for p in price_list])
+    usd_h = deployment_usd_per_hour(price_usd_per_gpu_hour=price, gpus_total=gpus_total)
+    pf = b(s.prefill_fraction)
+    cost_in = usd_per_million_tokens(usd_per_hour=usd_h, tokens_per_s=req.rate_rps * I, share=pf)
+    cost_out = usd_per_million_tokens(usd_per_hour=usd_h, tokens_per_s=req.rate_rps * O, share=1.0 - pf)
+    out_tps = np.where(np.isfinite(replicas), np.where(np.isfinite(replicas), replicas, 0.0) * x_req * O, 0.0)
+
+    ttft, tpot = b(s.ttft_s), b(s.tpot_s)
+    with np.errstate(invalid="ignore"):
+        stage = np.full(shape, REASONS.index("ok"), dtype=np.int8)
+        checks = [  # later checks first, so the earliest failing stage wins
+            ("no_price", (req.budget_usd_per_hour is not None) & ~np.isfinite(usd_h)),
+            ("exceeds_budget", (req.budget_usd_per_hour is not None) & (usd_h > (req.budget_usd_per_hour or np.inf))),
+            ("exceeds_max_gpus", (req.max_gpus is not None) & (gpus_total > (req.max_gpus or np.inf))),
+            ("misses_tpot", ~(tpot <= req.tpot_slo_s)),
+            ("misses_ttft", ~(ttft <= req.ttft_slo_s)),
+            ("does_not_fit", ~fits | ~np.isfinite(replicas)),
+        ]
+        for name, mask in checks:
+            stage = np.where(mask, np.int8(REASONS.index(name)), stage)
+    return PlanGrid(
+        gpu_ids=tuple(g.id for g in gpus), tensor_parallel_sizes=tps, quantizations=tuple(quantizations),
+        kv_cache_dtypes=tuple(kv_cache_dtypes), max_num_seqs=tuple(int(x) for x in max_num_seqs),
+        max_num_batched_tokens=mnbt, fits=fits, running=b(s.running), limited_by=b(s.limited_by),
+        ttft_s=ttft, tpot_s=tpot, e2e_s=b(s.e2e_latency_s), requests_per_s_per_replica=x_req,
+        prefill_fraction=pf, weights_bytes=b(mem.weights_bytes), kv_pool_bytes=b(mem.kv_pool_bytes),
+        replicas=replicas, gpus_total=gpus_total, price_usd_per_gpu_hour=price, usd_per_hour=usd_h,
+        usd_per_million_input_tokens=cost_in, usd_per_million_output_tokens=cost_out,
+        output_tokens_per_s=out_tps, output_tokens_per_s_per_gpu=np.where(gpus_total > 0, out_tps / gpus_total, 0.0),
+        reason=stage)
+
+
+def sort_keys(grid: PlanGrid, sort: str) -> tuple[np.ndarray, ...]:
+    """Keys for :func:`numpy.lexsort` (last key primary), best first, over the flattened grid.
+
+    cost: $/h for the rate (= cost per request), then GPUs, then TTFT; gpus: GPUs, then $/h;
+    throughput: output tokens/s per GPU (higher first), then $/h.
+    """
+    usd = np.where(np.isfinite(grid.usd_per_hour), grid.usd_per_hour, np.inf).ravel()
+    gpus = grid.gpus_total.ravel()
+    ttft = np.nan_to_num(grid.ttft_s.ravel(), nan=np.inf)
+    per_gpu = -grid.output_tokens_per_s_per_gpu.ravel()
+    if sort == "gpus":
+        return ttft, usd, gpus
+    if sort == "throughput":
+        return ttft, usd, per_gpu
+    return ttft, gpus, usd
+
+
+def pareto_mask(*, cost, latency):
+    """Points not dominated: no other point is at least as cheap and at least as fast, and
+    strictly better in one. NaN points are never on the front.
+
+    >>> pareto_mask(cost=[1.0, 2.0, 3.0, 2.0], latency=[3.0, 1.0, 0.5, 2.0]).tolist()
+    [True, True, True, False]
+    """
+    c = np.asarray(cost, dtype=float).ravel()
+    t = np.asarray(latency, dtype=float).ravel()
+    ok = np.isfinite(c) & np.isfinite(t)
+    mask = np.zeros(c.shape, dtype=bool)
+    idx = np.flatnonzero(ok)
+    if idx.size == 0:
+        return mask.reshape(np.shape(cost))
+    order = idx[np.lexsort((t[idx], c[idx]))]  # cheapest first, then fastest
+    best = np.inf
+    for i in order:  # one pass over the sorted points (n log n): keep those faster than all cheaper ones
+        if t[i] < best:
+            mask[i] = True
+            best = t[i]
+    return mask.reshape(np.shape(cost))
+
+
+def _num(x) -> float | None:
+    v = float(x)
+    return v if math.isfinite(v) else None
+
+
+def plan(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, efficiency: Efficiency = Efficiency(), *,
+         prices: dict[str, float | None] | None = None, **grid_kw) -> PlanResult:
+    """Evaluate the grid, rank the SLA-meeting deployments (best max_num_seqs per option), and
+    say why each option is out."""
+    grid = evaluate_grid(arch, gpus, req, efficiency, prices=prices, **grid_kw)
+    by_id = {g.id: g for g in gpus}
+    shape = grid.fits.shape
+    ok = grid.meets_slo.ravel()
+    order = np.lexsort(sort_keys(grid, req.sort))
+    order = order[ok[order]]
+    seen: set[tuple[int, int, int, int]] = set()
+    ranked: list[Deployment] = []
+    for flat in order:
+        gi, ti, qi, ki, si = np.unravel_index(flat, shape)
+        key = (int(gi), int(ti), int(qi), int(ki))
+        if key in seen:
+            continue
+        seen.add(key)
+        ranked.append(_deployment(grid, by_id, req, arch, (gi, ti, qi, ki, si)))
+        if len(ranked) >= req.top:
+            break
+    options = []
+    reason = grid.reason.max(axis=-1)  # the stage the option's closest max_num_seqs reached
+    best_ttft = np.nanmin(np.where(grid.fits, grid.ttft_s, np.inf), axis=-1)
+    best_tpot = np.nanmin(np.where(grid.fits, grid.tpot_s, np.inf), axis=-1)
+    fewest = np.min(np.where(grid.meets_slo, grid.gpus_total, np.inf), axis=-1)
+    for gi, gid in enumerate(grid.gpu_ids):
+        for ti, tp in enumerate(grid.tensor_parallel_sizes):
+            for qi, q in enumerate(grid.quantizations):
+                for ki, k in enumerate(grid.kv_cache_dtypes):
+                    i = (gi, ti, qi, ki)
+                    options.append(OptionStatus(gpu=gid, tensor_parallel_size=tp, quantization=q, kv_cache_dtype=k,
+                                                reason=REASONS[int(reason[i])],
+                                                best_ttft_s=float(best_ttft[i]) if np.isfinite(best_ttft[i]) else math.nan,
+                                                best_tpot_s=float(best_tpot[i]) if np.isfinite(best_tpot[i]) else math.nan,
+                                                fewest_gpus=float(fewest[i])))
+    counts = {r: int(np.count_nonzero(grid.reason == j)) for j, r in enumerate(REASONS)}
+    note = "" if req.percentile == "mean" else (
+        f"{req.percentile} requested: judged on the closed-loop mean (the request simulator is not available)")
+    return PlanResult(request=req, model_id=arch.id, grid=grid, ranked=ranked, options=options,
+                      reason_counts=counts, slo_statistic="mean", percentile_note=note)
+
+
+def _deployment(grid: PlanGrid, by_id: dict[str, GPUSpec], req: PlanRequest, arch: ModelArch, idx) -> Deployment:
+    gi, ti, qi, ki, si = (int(i) for i in idx)
+    gpu = by_id[grid.gpu_ids[gi]]
+    tp, q, k, seqs = grid.tensor_parallel_sizes[ti], grid.quantizations[qi], grid.kv_cache_dtypes[ki], grid.max_num_seqs[si]
+    mnbt = int(grid.max_num_batched_tokens[gi, 0, 0, 0, 0])
+    serving = ServingConfig(tensor_parallel_size=tp, dtype=DTYPE, quantization=q, kv_cache_dtype=k,
+                            gpu_memory_utilization=req.gpu_memory_utilization, input_len=req.input_len,
+                            output_len=req.output_len, max_model_len=req.model_len)
+    at = (gi, ti, qi, ki, si)
+    price = float(grid.price_usd_per_gpu_hour[gi, 0, 0, 0, 0])
+    return Deployment(
+        gpu=gpu.id, gpu_name=gpu.name, tensor_parallel_size=tp, replicas=int(grid.replicas[at]),
+        gpus_total=int(grid.gpus_total[at]), quantization=q, kv_cache_dtype=k, max_num_seqs=seqs,
+        max_num_batched_tokens=mnbt if req.enable_chunked_prefill else max(mnbt, req.input_len),
+        max_model_len=req.model_len, running=int(grid.running[at]), limited_by=str(grid.limited_by[at]),
+        ttft_s=float(grid.ttft_s[at]), tpot_s=float(grid.tpot_s[at]), e2e_s=float(grid.e2e_s[at]),
+        requests_per_s_per_replica=float(grid.requests_per_s_per_replica[at]),
+        output_tokens_per_s=float(grid.output_tokens_per_s[at]),
+        output_tokens_per_s_per_gpu=float(grid.output_tokens_per_s_per_gpu[at]),
+        usd_per_hour=_num(grid.usd_per_hour[at]), usd_per_million_input_tokens=_num(grid.usd_per_million_input_tokens[at]),
+        usd_per_million_output_tokens=_num(grid.usd_per_million_output_tokens[at]),
+        price_source=gpu.price_source if math.isfinite(price) and price == gpu.price_usd_per_hour else
+        ("your price" if math.isfinite(price) else None),
+        meets_slo=bool(grid.meets_slo[at]), slo_statistic="mean", reason=REASONS[int(grid.reason[at])],
+        vllm_command=serve_command(model_id=arch.id, serving=serving, max_model_len=req.model_len, max_num_seqs=seqs,
+                                   max_num_batched_tokens=mnbt if req.enable_chunked_prefill else max(mnbt, req.input_len),
+                                   chunked=req.enable_chunked_prefill))

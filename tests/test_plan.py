@@ -1,0 +1,218 @@
+"""Deployment planner (calc.plan): same numbers as `estimate` and `memory_for` (one source of
+truth), hand-checked replicas and costs, reasons, properties, and the `python -m calc plan` CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from calc.cli.main import main
+from calc.plan.costs import replicas_needed, usd_per_million_tokens
+from calc.plan.search import (KV_PRECISIONS, MAX_NUM_SEQS_GRID, REASONS, WEIGHT_PRECISIONS, PlanRequest, evaluate_grid,
+                              pareto_mask, plan, valid_tensor_parallel_sizes)
+from calc.sizing.scenario import memory_for
+from calc.spec.catalog import get_gpu, get_model, list_gpus
+from calc.spec.inputs import ServingConfig
+from calc.timing.estimate import estimate
+
+LLAMA8 = get_model("meta-llama/Llama-3.1-8B")
+LLAMA70 = get_model("meta-llama/Llama-3.1-70B")
+REQ = PlanRequest(rate_rps=40, input_len=1000, output_len=200, ttft_slo_s=1.0, tpot_slo_s=0.05)
+FEW_GPUS = [get_gpu(g) for g in ("a100-80gb", "h100-sxm", "l40s", "l4")]
+
+
+class TestOneSourceOfTruth:
+    """Every grid point equals a scalar `estimate` / `memory_for` of the same scenario."""
+
+    @pytest.mark.parametrize("seed", [0, 1, 2])
+    def test_random_grid_points_match_estimate(self, seed):
+        grid = evaluate_grid(LLAMA70, FEW_GPUS, REQ)
+        rng = np.random.default_rng(seed)
+        for _ in range(6):
+            gi, ti, qi, ki, si = (int(rng.integers(n)) for n in grid.fits.shape)
+            gpu = FEW_GPUS[gi]
+            seqs = grid.max_num_seqs[si]
+            serving = ServingConfig(tensor_parallel_size=grid.tensor_parallel_sizes[ti], dtype="auto",
+                                    quantization=grid.quantizations[qi], kv_cache_dtype=grid.kv_cache_dtypes[ki],
+                                    input_len=1000, output_len=200, max_model_len=1200, max_num_seqs=seqs,
+                                    concurrency=seqs)
+            e = estimate(LLAMA70, gpu, serving)
+            m = memory_for(LLAMA70, gpu, serving, concurrency=1, context_tokens=1200)
+            at = (gi, ti, qi, ki, si)
+            assert bool(grid.fits[at]) == bool(e.serving.fits)
+            assert float(grid.kv_pool_bytes[at]) == pytest.approx(float(m.kv_pool_bytes))
+            assert float(grid.weights_bytes[at]) == pytest.approx(float(m.weights_bytes))
+            if e.serving.fits:
+                assert float(grid.ttft_s[at]) == pytest.approx(float(e.serving.ttft_s), rel=1e-12)
+                assert float(grid.tpot_s[at]) == pytest.approx(float(e.serving.tpot_s), rel=1e-12)
+                assert float(grid.requests_per_s_per_replica[at]) == pytest.approx(float(e.serving.requests_per_s))
+
+
+class TestHandChecked:
+    def test_replicas_and_cost_of_one_option(self):
+        """Llama-3.1-8B on H100 SXM, TP 1, BF16 weights, BF16 KV, max_num_seqs 64, 40 req/s.
+
+        `python -m calc estimate --model meta-llama/Llama-3.1-8B --gpu h100-sxm --input-len 1000
+        --output-len 200 --concurrency 64 --max-num-seqs 64 --max-model-len 1200` gives the
+        replica's requests/s X; then replicas = ceil(40 / X), $/h = replicas × $3.78 (Lambda)."""
+        e = estimate(LLAMA8, get_gpu("h100-sxm"),
+                     ServingConfig(input_len=1000, output_len=200, concurrency=64, max_num_seqs=64, max_model_len=1200))
+        x = float(e.serving.requests_per_s)
+        grid = evaluate_grid(LLAMA8, [get_gpu("h100-sxm")], REQ, tensor_parallel_sizes=(1,), quantizations=("none",),
+                             kv_cache_dtypes=("auto",), max_num_seqs=(64,))
+        n = math.ceil(40 / x)
+        assert int(grid.replicas.item()) == n
+        assert float(grid.usd_per_hour.item()) == pytest.approx(n * 3.78)
+        pf = float(e.serving.prefill_fraction)
+        # bill split by engine time: input tokens carry the prefill share, output tokens the rest
+        assert float(grid.usd_per_million_input_tokens.item()) == pytest.approx(n * 3.78 * pf / 3600 / (40 * 1000) * 1e6)
+        assert float(grid.usd_per_million_output_tokens.item()) == pytest.approx(
+            n * 3.78 * (1 - pf) / 3600 / (40 * 200) * 1e6)
+
+    def test_replicas_needed_by_hand(self):
+        # 40 / 7.5 = 5.33 -> 6; 40 / 8 = 5 exactly -> 5 (no spurious 6th from rounding); 0 capacity -> inf
+        assert replicas_needed(rate_rps=40, capacity_rps_per_replica=[7.5, 8.0, 40 / 6, 0.0]).tolist() == [6, 5, 6, math.inf]
+
+    def test_usd_per_million_tokens_by_hand(self):
+        # $3.78/h on 1,000 output tok/s: 3.78 / 3600 / 1000 * 1e6 = $1.05 per million
+        assert float(usd_per_million_tokens(usd_per_hour=3.78, tokens_per_s=1000.0)) == pytest.approx(1.05)
+        assert math.isnan(float(usd_per_million_tokens(usd_per_hour=3.78, tokens_per_s=0.0)))
+
+
+class TestRanking:
+    def test_ranked_rows_meet_the_slo_and_are_sorted(self):
+        r = plan(LLAMA8, list_gpus(), REQ)
+        assert r.ranked and all(d.meets_slo for d in r.ranked)
+        assert all(d.ttft_s <= 1.0 and d.tpot_s <= 0.05 for d in r.ranked)
+        usd = [d.usd_per_hour for d in r.ranked]
+        assert usd == sorted(usd)
+        keys = {(d.gpu, d.tensor_parallel_size, d.quantization, d.kv_cache_dtype) for d in r.ranked}
+        assert len(keys) == len(r.ranked)  # one row per option (its best max_num_seqs)
+        assert r.slo_statistic == "mean"
+        assert r.grid.size == 17 * 4 * 4 * 2 * 11  # GPUs × TP {1,2,4,8} × weights × KV × max_num_seqs
+
+    @pytest.mark.parametrize("sort", ["gpus", "throughput"])
+    def test_other_sorts(self, sort):
+        r = plan(LLAMA70, FEW_GPUS, REQ.model_copy(update={"sort": sort, "rate_rps": 5.0}))
+        if sort == "gpus":
+            assert [d.gpus_total for d in r.ranked] == sorted(d.gpus_total for d in r.ranked)
+        else:
+            per = [d.output_tokens_per_s_per_gpu for d in r.ranked]
+            assert per == sorted(per, reverse=True)
+
+    def test_vllm_command_of_a_row(self):
+        d = plan(LLAMA8, [get_gpu("h100-sxm")], REQ).ranked[0]
+        cmd = d.vllm_command
+        assert cmd.startswith("vllm serve meta-llama/Llama-3.1-8B")
+        assert f"--tensor-parallel-size {d.tensor_parallel_size}" in cmd and f"--max-num-seqs {d.max_num_seqs}" in cmd
+        assert f"--kv-cache-dtype {d.kv_cache_dtype}" in cmd and "--max-model-len 1200" in cmd
+
+
+class TestReasons:
+    def test_does_not_fit(self):
+        r = plan(get_model("meta-llama/Llama-3.1-405B"), [get_gpu("l4")], REQ)
+        assert r.ranked == [] and {o.reason for o in r.options} == {"does_not_fit"}
+
+    def test_misses_ttft_and_tpot(self):
+        tight_ttft = plan(LLAMA70, [get_gpu("a100-80gb")], REQ.model_copy(update={"ttft_slo_s": 0.001}))
+        assert {o.reason for o in tight_ttft.options} <= {"does_not_fit", "misses_ttft"}
+        assert "misses_ttft" in {o.reason for o in tight_ttft.options}
+        tight_tpot = plan(LLAMA70, [get_gpu("a100-80gb")], REQ.model_copy(update={"tpot_slo_s": 0.001}))
+        assert "misses_tpot" in {o.reason for o in tight_tpot.options}
+
+    def test_limits(self):
+        few = plan(LLAMA70, [get_gpu("h100-sxm")], REQ.model_copy(update={"max_gpus": 1}))
+        assert few.ranked == [] and "exceeds_max_gpus" in {o.reason for o in few.options}
+        poor = plan(LLAMA70, [get_gpu("h100-sxm")], REQ.model_copy(update={"budget_usd_per_hour": 1.0}))
+        assert poor.ranked == [] and "exceeds_budget" in {o.reason for o in poor.options}
+
+    def test_no_price_only_matters_with_a_budget(self):
+        gh = [get_gpu("gh200")]  # no sourced price in calc/data/gpu_prices.json
+        assert plan(LLAMA8, gh, REQ).ranked[0].usd_per_hour is None
+        assert "no_price" in {o.reason for o in plan(LLAMA8, gh, REQ.model_copy(update={"budget_usd_per_hour": 100.0})).options}
+        priced = plan(LLAMA8, gh, REQ.model_copy(update={"budget_usd_per_hour": 100.0}), prices={"gh200": 3.0})
+        assert priced.ranked and priced.ranked[0].price_source == "your price"
+
+    def test_valid_tp_only(self):
+        assert valid_tensor_parallel_sizes(LLAMA8) == (1, 2, 4, 8)
+        assert valid_tensor_parallel_sizes(get_model("meta-llama/Llama-2-13b-hf")) == (1, 2, 4, 5, 8)
+
+
+class TestProperties:
+    @settings(max_examples=15)
+    @given(budget=st.floats(1.0, 200.0), extra=st.floats(0.0, 200.0), rate=st.floats(0.5, 60.0))
+    def test_more_budget_never_fewer_options(self, budget, extra, rate):
+        req = REQ.model_copy(update={"rate_rps": rate, "budget_usd_per_hour": budget})
+        a = evaluate_grid(LLAMA8, FEW_GPUS, req).meets_slo
+        b = evaluate_grid(LLAMA8, FEW_GPUS, req.model_copy(update={"budget_usd_per_hour": budget + extra})).meets_slo
+        assert np.all(b[a])  # every option within the smaller budget is within the larger one
+
+    @settings(max_examples=15)
+    @given(rate=st.floats(0.5, 80.0), fraction=st.floats(0.01, 1.0), max_gpus=st.integers(1, 16))
+    def test_meeting_the_sla_at_a_rate_means_meeting_it_at_lower_rates(self, rate, fraction, max_gpus):
+        req = REQ.model_copy(update={"rate_rps": rate, "max_gpus": max_gpus})
+        hi = evaluate_grid(LLAMA8, FEW_GPUS, req)
+        lo = evaluate_grid(LLAMA8, FEW_GPUS, req.model_copy(update={"rate_rps": rate * fraction}))
+        assert np.all(lo.meets_slo[hi.meets_slo])
+        assert np.all(lo.replicas[hi.meets_slo] <= hi.replicas[hi.meets_slo])
+
+
+def test_pareto_mask():
+    cost = np.array([1.0, 1.0, 2.0, 3.0, np.nan])
+    lat = np.array([5.0, 4.0, 4.0, 1.0, 0.1])
+    # (1, 4) dominates (1, 5) and (2, 4); (3, 1) is faster; NaN is never on the front
+    assert pareto_mask(cost=cost, latency=lat).tolist() == [False, True, False, True, False]
+
+
+class TestCli:
+    ARGS = ["plan", "--model", "meta-llama/Llama-3.1-8B", "--rate", "40", "--input-len", "1000", "--output-len", "200",
+            "--ttft-slo-ms", "1000", "--tpot-slo-ms", "50"]
+
+    def test_json_contract(self, capsys):
+        assert main(self.ARGS + ["--gpus", "h100-sxm,a100-80gb", "--top", "3", "--format", "json"]) == 0
+        rows = json.loads(capsys.readouterr().out)
+        assert len(rows) == 3
+        keys = ["gpu", "tensor_parallel_size", "replicas", "gpus_total", "quantization", "kv_cache_dtype",
+                "max_num_seqs", "ttft_s", "tpot_s", "output_tokens_per_s", "usd_per_hour",
+                "usd_per_million_output_tokens", "meets_slo", "vllm_command"]
+        assert list(rows[0])[:len(keys)] == keys
+        assert all(r["gpu"] in ("h100-sxm", "a100-80gb") and r["meets_slo"] for r in rows)
+        assert rows[0]["slo_statistic"] == "mean"
+
+    def test_sort_and_percentile(self, capsys):
+        assert main(self.ARGS + ["--sort", "gpus", "--percentile", "p95", "--max-gpus", "2", "--format", "json"]) == 0
+        out = capsys.readouterr()
+        rows = json.loads(out.out)
+        assert all(r["gpus_total"] <= 2 for r in rows)
+        assert "p95" in out.err and "mean" in out.err  # says which statistic was used
+
+    def test_nothing_qualifies_is_an_empty_list(self, capsys):
+        assert main(self.ARGS + ["--tpot-slo-ms", "0.01", "--format", "json"]) == 0
+        out = capsys.readouterr()
+        assert json.loads(out.out) == [] and "misses_tpot" in out.err
+
+    @pytest.mark.parametrize("flag, value, field", [
+        ("--rate", "-1", "--rate"), ("--rate", "nan", "--rate"), ("--input-len", "1.5", "--input-len"),
+        ("--ttft-slo-ms", "0", "--ttft-slo-ms"), ("--top", "0", "--top"), ("--gpus", "nope", "nope"),
+        ("--percentile", "p42", "--percentile"), ("--sort", "speed", "--sort"), ("--price", "h100-sxm", "--price"),
+        ("--max-gpus", "0", "--max-gpus")])
+    def test_bad_input_exits_2_naming_the_field(self, capsys, flag, value, field):
+        args = [a for a in self.ARGS]
+        if flag in args:
+            args[args.index(flag) + 1] = value
+        else:
+            args += [flag, value]
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and field in err and "Traceback" not in err
+
+
+def test_grid_axes_are_the_issue_s():
+    assert WEIGHT_PRECISIONS == ("none", "fp8", "int8", "awq") and KV_PRECISIONS == ("auto", "fp8")
+    assert MAX_NUM_SEQS_GRID[0] == 1 and MAX_NUM_SEQS_GRID[-1] == 1024
+    assert REASONS[-1] == "ok"
