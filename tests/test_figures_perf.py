@@ -179,10 +179,10 @@ class TestViewHelpers:
         best = [r for r in rows if r["best"] == "True"]
         assert len(best) == len(series) and all(r["meets_sla"] == "True" for r in best)
         h100 = [r for r in rows if r["scenario"].startswith("GPU")]
-        # H100 at $4.916/h: cost = 4.916 / 3600 / X × 1e6
+        # H100 SXM at $3.78/h (Lambda on-demand, calc/data/gpu_prices.json): cost = 3.78 / 3600 / X × 1e6
         r = h100[10]
         assert float(r["usd_per_million_output_tokens"]) == pytest.approx(
-            4.916 / 3600 / float(r["output_tokens_per_s"]) * 1e6, rel=1e-3)
+            3.78 / 3600 / float(r["output_tokens_per_s"]) * 1e6, rel=1e-3)
 
     def test_operator_rows_and_csv(self, rl):
         rows = V.operator_rows(rl)

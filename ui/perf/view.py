@@ -143,7 +143,12 @@ def _r(x: Any, digits: int) -> Any:
 
 def vllm_command(*, model_id: str, serving: ServingConfig, max_model_len: int, max_num_seqs: int,
                  max_num_batched_tokens: int, chunked: bool) -> str:
-    """The ``vllm serve`` line of a scenario (:func:`calc.spec.vllm_command.serve_command`)."""
+    """The ``vllm serve`` line of a scenario (:func:`calc.spec.vllm_command.serve_command`).
+
+    >>> vllm_command(model_id="m", serving=ServingConfig(), max_model_len=4096, max_num_seqs=8,
+    ...              max_num_batched_tokens=2048, chunked=False).splitlines()[-1].strip()
+    '--no-enable-chunked-prefill'
+    """
     return serve_command(model_id=model_id, serving=serving, max_model_len=max_model_len, max_num_seqs=max_num_seqs,
                          max_num_batched_tokens=max_num_batched_tokens, chunked=chunked)
 
