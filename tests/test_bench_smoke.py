@@ -15,3 +15,11 @@ def test_memory_bench_vectorized_equals_loop(capsys):
     assert bench_memory.main(["--configs", "4096", "--sample", "64"]) == 0
     out = capsys.readouterr().out
     assert "64 of 64 sampled configurations identical" in out
+
+
+def test_plan_bench_vectorized_equals_one_by_one(capsys):
+    import bench_plan
+
+    assert bench_plan.main(["--sample", "12", "--repeat", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "12 of 12 sampled configurations identical" in out and "configurations/s" in out

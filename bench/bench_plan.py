@@ -1,0 +1,88 @@
+"""Benchmark: the planner's default search (every catalog GPU x valid TP x 4 weight x 2 KV
+precisions x 11 max_num_seqs) in ONE vectorized evaluation, against evaluating configurations
+one by one with the scalar path the pages use (calc.timing.estimate.estimate + replicas).
+
+    .venv/bin/python bench/bench_plan.py [--model meta-llama/Llama-3.1-8B] [--sample 200] [--repeat 5]
+
+The one-by-one loop runs a random sample and is extrapolated per configuration; its answers
+must equal the grid's (TTFT, TPOT, requests/s, replicas), else the exit status is 1.
+A report, not a test: nothing asserts a timing. Timings on a shared machine are noisy; the
+ratio is measured side by side in one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from calc.plan.search import PlanRequest, evaluate_grid, plan  # noqa: E402
+from calc.spec.catalog import get_model, list_gpus  # noqa: E402
+from calc.spec.inputs import ServingConfig  # noqa: E402
+from calc.timing.estimate import estimate  # noqa: E402
+
+REQUEST = PlanRequest(rate_rps=40, input_len=1000, output_len=200, ttft_slo_s=1.0, tpot_slo_s=0.05)
+
+
+def one_by_one(arch, gpus, grid, req, idx) -> tuple[float, float, float, float]:
+    gi, ti, qi, ki, si = idx
+    seqs = grid.max_num_seqs[si]
+    s = ServingConfig(tensor_parallel_size=grid.tensor_parallel_sizes[ti], dtype="auto",
+                      quantization=grid.quantizations[qi], kv_cache_dtype=grid.kv_cache_dtypes[ki],
+                      input_len=req.input_len, output_len=req.output_len, max_model_len=req.model_len,
+                      max_num_seqs=seqs, concurrency=seqs)
+    r = estimate(arch, gpus[gi], s).serving
+    x = float(r.requests_per_s) if bool(r.fits) else 0.0
+    replicas = max(1.0, math.ceil(round(req.rate_rps / x, 9))) if x > 0 else math.inf
+    return float(r.ttft_s), float(r.tpot_s), x, replicas
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default="meta-llama/Llama-3.1-8B")
+    ap.add_argument("--sample", type=int, default=200)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    arch, gpus = get_model(args.model), list_gpus()
+    plan(arch, gpus, REQUEST)  # warm-up (imports, caches)
+    times = []
+    for _ in range(args.repeat):
+        t0 = time.perf_counter()
+        result = plan(arch, gpus, REQUEST)
+        times.append(time.perf_counter() - t0)
+    grid = result.grid
+    n = grid.size
+    vec_s = min(times)
+    rng = np.random.default_rng(args.seed)
+    picks = [tuple(int(rng.integers(d)) for d in grid.fits.shape) for _ in range(args.sample)]
+    t0 = time.perf_counter()
+    loop = [one_by_one(arch, gpus, grid, REQUEST, i) for i in picks]
+    loop_per_config_s = (time.perf_counter() - t0) / len(picks)
+    mismatches = 0
+    for i, (ttft, tpot, x, rep) in zip(picks, loop):
+        same = (np.allclose([ttft, tpot], [grid.ttft_s[i], grid.tpot_s[i]], rtol=1e-12, equal_nan=True)
+                and math.isclose(x, float(grid.requests_per_s_per_replica[i]), rel_tol=1e-12)
+                and rep == float(grid.replicas[i]))
+        mismatches += not same
+    print(f"model {arch.id}; grid {len(grid.gpu_ids)} GPUs x TP {grid.tensor_parallel_sizes} x "
+          f"{len(grid.quantizations)} weight x {len(grid.kv_cache_dtypes)} KV precisions x "
+          f"{len(grid.max_num_seqs)} max_num_seqs = {n:,} configurations")
+    print(f"vectorized plan(): best of {args.repeat}: {vec_s * 1e3:,.1f} ms "
+          f"(median {sorted(times)[len(times) // 2] * 1e3:,.1f} ms) = {n / vec_s:,.0f} configurations/s "
+          f"(ranking and reasons included)")
+    print(f"one by one (estimate() per configuration, {len(picks)} sampled): {loop_per_config_s * 1e3:,.2f} ms each "
+          f"= {1 / loop_per_config_s:,.0f} configurations/s; the whole grid would take {n * loop_per_config_s:,.1f} s")
+    print(f"ratio: {loop_per_config_s * n / vec_s:,.0f}x faster vectorized (measured side by side in this run)")
+    print(f"{len(picks) - mismatches} of {len(picks)} sampled configurations identical")
+    return 1 if mismatches else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
