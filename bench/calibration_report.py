@@ -49,9 +49,20 @@ def _opt_int(v: str) -> int | None:
     return int(v) if v.strip() else None
 
 
+# Every measured engine ran its TP all-reduces through NCCL, not a custom P2P kernel like vLLM's:
+# TensorRT-LLM v0.5/v0.6.1 examples/llama/build.py has ``--use_custom_all_reduce`` off by default and
+# the Llama-2-70B build command in performance.md @138f96d does not pass it; FasterTransformer and its
+# fork TurboMind (LMDeploy v0.1) default ``enable_custom_all_reduce = 0``; the 2023 Databricks server
+# predates vLLM's custom all-reduce (PR #2192, Dec 2023). So the harness runs them as
+# ``--disable-custom-all-reduce`` (an engine property, the same for every row of an engine).
+NCCL_ONLY_ENGINES = ("TensorRT-LLM v0.5", "TensorRT-LLM v0.6", "LMDeploy (TurboMind) v0.1", "FasterTransformer",
+                     "Databricks", "llama.cpp")
+
+
 def serving_for_row(row: dict) -> ServingConfig:
     chunked = row["enable_chunked_prefill"].strip().lower()
     return ServingConfig(
+        disable_custom_all_reduce=row["engine"].startswith(NCCL_ONLY_ENGINES),
         tensor_parallel_size=int(row["tensor_parallel_size"] or 1), dtype=row["dtype"] or "auto",
         quantization=row["quantization"] or "none", kv_cache_dtype=row["kv_cache_dtype"] or "auto",
         gpu_memory_utilization=float(row["gpu_memory_utilization"] or 0.9),

@@ -176,6 +176,8 @@ EFFICIENCY_FIELDS: dict[str, tuple[str, float]] = {  # control key -> (Efficienc
     "eff_request_overhead_ms": ("request_overhead_s", 1e-3),
     "eff_allreduce_latency_us": ("allreduce_latency_s", 1e-6),
     "eff_interconnect_bw_fraction": ("interconnect_bw_fraction", 1.0),
+    "eff_custom_allreduce_latency_us": ("custom_allreduce_latency_s", 1e-6),
+    "eff_custom_allreduce_bus_bw_gbps": ("custom_allreduce_bus_bw_bytes_per_s", 1e9),
     "eff_non_torch_overhead_gib": ("non_torch_overhead_bytes", 2.0**30),
     "eff_nccl_overhead_gib": ("nccl_overhead_bytes", 2.0**30),
     "eff_cuda_context_gib": ("cuda_context_bytes", 2.0**30),
@@ -201,7 +203,8 @@ EFFICIENCY = (
     _fraction("eff_hbm_bw_fraction"), _fraction("eff_prefill_flops_fraction"), _fraction("eff_decode_flops_fraction"),
     _amount("eff_gemm_half_saturation_tokens", 4096.0, 16.0), _amount("eff_step_overhead_ms", 100.0, 0.5),
     _amount("eff_request_overhead_ms", 1000.0, 1.0), _amount("eff_allreduce_latency_us", 10_000.0, 5.0),
-    _fraction("eff_interconnect_bw_fraction"), _amount("eff_non_torch_overhead_gib", 64.0, 0.1),
+    _fraction("eff_interconnect_bw_fraction"), _amount("eff_custom_allreduce_latency_us", 10_000.0, 1.0),
+    _amount("eff_custom_allreduce_bus_bw_gbps", 10_000.0, 5.0), _amount("eff_non_torch_overhead_gib", 64.0, 0.1),
     _amount("eff_nccl_overhead_gib", 64.0, 0.1), _amount("eff_cuda_context_gib", 16.0, 0.1),
     _amount("eff_cuda_graph_gib", 16.0, 0.1), _amount("eff_activation_live_hidden_buffers", 64.0, 0.5),
 )

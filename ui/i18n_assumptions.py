@@ -18,6 +18,8 @@ _LABELS_EN = {
     "eff_request_overhead_ms": "Per-request overhead (ms)",
     "eff_allreduce_latency_us": "All-reduce latency (µs)",
     "eff_interconnect_bw_fraction": "Achievable link bandwidth (fraction)",
+    "eff_custom_allreduce_latency_us": "Custom all-reduce latency (µs)",
+    "eff_custom_allreduce_bus_bw_gbps": "Custom all-reduce bus bandwidth (GB/s)",
     "eff_non_torch_overhead_gib": "Non-torch memory (GiB)",
     "eff_nccl_overhead_gib": "NCCL buffers at TP > 1 (GiB)",
     "eff_cuda_context_gib": "CUDA context (GiB)",
@@ -33,6 +35,8 @@ _LABELS_ZH = {
     "eff_request_overhead_ms": "每请求固定开销（ms）",
     "eff_allreduce_latency_us": "All-reduce 延迟（µs）",
     "eff_interconnect_bw_fraction": "可达到的互联带宽（比例）",
+    "eff_custom_allreduce_latency_us": "自定义 All-reduce 延迟（µs）",
+    "eff_custom_allreduce_bus_bw_gbps": "自定义 All-reduce 总线带宽（GB/s）",
     "eff_non_torch_overhead_gib": "PyTorch 之外的显存（GiB）",
     "eff_nccl_overhead_gib": "TP > 1 时的 NCCL 缓冲（GiB）",
     "eff_cuda_context_gib": "CUDA 上下文（GiB）",
@@ -51,9 +55,16 @@ _HELP_ZH = {
     "eff_step_overhead_ms": "每个引擎步的固定时间：调度、采样、kernel 启动（CPU 侧）。",
     "eff_request_overhead_ms": "每个请求在引擎步之外的固定延迟：分词、API 服务与调度交接、首 token 采样/反分词"
                                "（课程误区四：CPU 侧开销）。只计入一次 TTFT 与端到端延迟。",
-    "eff_allreduce_latency_us": "一次 All-reduce 的延迟项 α（张量并行每层两次）。kipply 测得每层约 40–50 µs 通信"
+    "eff_allreduce_latency_us": "一次 NCCL All-reduce 的延迟项 α（张量并行每层两次；用于 vLLM 自定义 All-reduce 不适用的情况："
+                                "没有 P2P、TP > 2 走 PCIe、消息 ≥ 8 MiB，或 NCCL 更快时）。kipply 测得每层约 40–50 µs 通信"
                                 "（13B，TP 2，A100）；2023 年 Databricks 的 TP 数据意味着更大，默认 50 µs 取中间。",
     "eff_interconnect_bw_fraction": "环形 All-reduce 能达到的单向链路带宽比例（NCCL bus bandwidth）。",
+    "eff_custom_allreduce_latency_us": "vLLM 自定义 All-reduce（一次/两次 P2P kernel；NVLink/xGMI，或两卡 P2P；消息 < 8 MiB）"
+                                       "的延迟项。H100 上 vLLM 的 kernel 在 512 B–32 KB、TP 2/4/8 时为 8.5–10.1 µs"
+                                       "（sglang PR #2904 表格，未用 CUDA Graph）；vLLM PR #2192。",
+    "eff_custom_allreduce_bus_bw_gbps": "自定义 All-reduce kernel 能达到的总线带宽（受 SM 与同步限制，远低于 NVLink）："
+                                        "sglang PR #2904 中 H100、0.26–1 MiB 消息时为 50–59 GB/s（TP 2/4/8）；不超过链路本身"
+                                        "（乘以链路比例）。",
     "eff_non_torch_overhead_gib": "vLLM 扣除的 PyTorch 之外的显存（cuBLAS/注意力工作区）。vLLM 日志：TP 1 时 0.16 GiB 和 "
                                   "1.79 GiB；默认 1 GiB。",
     "eff_nccl_overhead_gib": "TP > 1 时 NCCL 缓冲额外占用的显存（vLLM 日志：TP 2 时 1.79 → 3.58 GiB）。",

@@ -125,6 +125,13 @@ class GPUSpec(_Frozen):
     tf32_flops_per_s: Annotated[float, Field(gt=0)] | None = None
     interconnect: str = ""
     interconnect_bw_bytes_per_s: Annotated[float, Field(gt=0)]
+    # Which link a TP group's all-reduce crosses (calc.timing.interconnect.allreduce_link):
+    # switch (NVSwitch), mesh (fully connected peer links), bridge_pairs (2-GPU bridge, PCIe
+    # beyond), pcie. One-direction bytes/s, like interconnect_bw_bytes_per_s.
+    link_topology: Literal["switch", "mesh", "bridge_pairs", "pcie"] = "switch"
+    link_peer_bw_bytes_per_s: Annotated[float, Field(gt=0)] | None = None
+    pcie_bw_bytes_per_s: Annotated[float, Field(gt=0)] | None = None
+    p2p: bool = True  # GPU peer-to-peer access (vLLM's custom all-reduce needs it)
     price_usd_per_hour: Annotated[float, Field(gt=0)] | None = None
     price_source: str | None = None
     tdp_w: float | str | None = None
@@ -171,6 +178,8 @@ class ServingConfig(_Frozen):
     max_num_seqs: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
     max_num_batched_tokens: Annotated[int, Field(ge=1, le=100_000_000)] | None = None
     enable_chunked_prefill: bool = True
+    # vLLM --disable-custom-all-reduce: every TP all-reduce through NCCL (calc.timing.interconnect).
+    disable_custom_all_reduce: bool = False
     # The load: C clients (None = as many as fit), prompt and output lengths.
     input_len: Annotated[int, Field(ge=1, le=100_000_000)] = 1024
     output_len: Annotated[int, Field(ge=1, le=100_000_000)] = 256
@@ -219,9 +228,19 @@ class Efficiency(_Frozen):
         "CPU-side overhead). Added once to TTFT and end-to-end latency. Batch-1 TTFT rows of "
         "short prompts (pm-001, pm-003, pm-057) put it at a few ms."))] = 2.0e-3
     allreduce_latency_s: Annotated[float, Field(ge=0.0, le=1.0, description=(
-        "Latency term alpha of one all-reduce (two per layer under TP). kipply measured 40-50 us "
-        "of communication per layer (13B, TP 2, A100), i.e. 20-25 us per all-reduce; the 2023 "
-        "Databricks TP 1/2/4 TTFT rows imply far more; 50 us sits between."))] = 50.0e-6
+        "Latency term alpha of one NCCL all-reduce (two per layer under TP; used where vLLM's "
+        "custom all-reduce is not: no P2P, PCIe at TP > 2, messages of 8 MiB and more, or where "
+        "NCCL is faster). kipply measured 40-50 us of communication per layer (13B, TP 2, A100), "
+        "i.e. 20-25 us per all-reduce; the 2023 Databricks TP 1/2/4 TTFT rows imply far more; "
+        "50 us sits between."))] = 50.0e-6
+    custom_allreduce_latency_s: Annotated[float, Field(ge=0.0, le=1.0, description=(
+        "Latency term of vLLM's custom all-reduce (one-shot/two-shot P2P kernel, NVLink/xGMI "
+        "or 2 GPUs with P2P, messages < 8 MiB). vLLM's kernel on H100 took 8.5-10.1 us for "
+        "512 B-32 KB at TP 2/4/8 (sglang PR #2904 table, without CUDA graphs); vLLM PR #2192."))] = 8.0e-6
+    custom_allreduce_bus_bw_bytes_per_s: Annotated[float, Field(gt=0.0, le=1e13, description=(
+        "Bus bandwidth the custom all-reduce kernel reaches (it is SM- and sync-bound, far below "
+        "NVLink): sglang PR #2904, vLLM's kernel on H100, 0.26-1 MiB messages: (t - 9 us) gives "
+        "2(n-1)/n x S / t = 50-59 GB/s at TP 2/4/8. Capped by the link itself (x the link fraction)."))] = 50.0e9
     interconnect_bw_fraction: Annotated[float, Field(gt=0.0, le=1.0, description=(
         "Achievable fraction of the one-direction link bandwidth in the ring all-reduce "
         "(NCCL bus bandwidth)."))] = 0.70

@@ -15,6 +15,7 @@ from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
 from calc.sizing.memory import kv_heads_per_rank
 from calc.spec.precision import compute_precision
 from calc.sizing.scenario import MemoryResult, ModelNumbers, memory_for, model_numbers, resolve_serving
+from calc.timing.interconnect import allreduce_link
 from calc.timing.serving import EngineNumbers, ServingResult, closed_loop
 
 
@@ -47,6 +48,7 @@ def engine_numbers(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = Servi
     precision = compute_precision(dtype=serving.dtype, quantization=serving.quantization,
                                   gpu_has_fp8=gpu.fp8_flops_per_s is not None, gpu_has_int8=gpu.int8_ops_per_s is not None)
     attn_precision = "fp16" if precision in ("fp8", "int8") else precision
+    link = allreduce_link(gpu, tp)  # the link this TP size crosses (bridge pairs, PCIe, xGMI peers)
     return EngineNumbers(
         num_layers=L, hidden_size=h, vocab_per_rank=arch.vocab_size / tp,
         qkv_params=qkv_rank, o_params=o_total / tp, mlp_dense_params=p.dense_mlp / tp,
@@ -57,11 +59,13 @@ def engine_numbers(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = Servi
         attn_flops_per_pair_decode=pair_dec, attn_flops_per_pair_prefill=pair_pf, q_o_width=q_o_width,
         mlp_width=mlp_width, active_params_per_token=p.active - p.embedding,
         peak_flops_per_s=gpu.peak_flops_per_s(precision), attention_peak_flops_per_s=gpu.peak_flops_per_s(attn_precision),
-        hbm_bw_bytes_per_s=gpu.hbm_bw_bytes_per_s, link_bw_bytes_per_s=gpu.interconnect_bw_bytes_per_s * efficiency.interconnect_bw_fraction,
+        hbm_bw_bytes_per_s=gpu.hbm_bw_bytes_per_s, link_bw_bytes_per_s=link.bandwidth_bytes_per_s * efficiency.interconnect_bw_fraction,
         tensor_parallel_size=tp, hbm_bw_fraction=efficiency.hbm_bw_fraction,
         prefill_flops_fraction=efficiency.prefill_flops_fraction, decode_flops_fraction=efficiency.decode_flops_fraction,
         gemm_half_saturation_tokens=efficiency.gemm_half_saturation_tokens, step_overhead_s=efficiency.step_overhead_s,
         allreduce_latency_s=efficiency.allreduce_latency_s, request_overhead_s=efficiency.request_overhead_s,
+        custom_allreduce=link.custom_allreduce & (not serving.disable_custom_all_reduce), custom_allreduce_latency_s=efficiency.custom_allreduce_latency_s,
+        custom_allreduce_bw_bytes_per_s=efficiency.custom_allreduce_bus_bw_bytes_per_s,
         sliding_fraction=n.kv_bytes_per_token_per_head_sliding
         / (n.kv_bytes_per_token_per_head_full + n.kv_bytes_per_token_per_head_sliding),
         sliding_window=float(arch.sliding_window) if arch.sliding_window else np.inf)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from calc.timing.interconnect import CUSTOM_ALLREDUCE_MAX_BYTES, allreduce_time_s  # noqa: F401 (re-exported)
 from calc.timing.roofline import OPERATORS, OpCosts, safe_ratio
 
 
@@ -28,21 +29,6 @@ def gemm_efficiency(*, tokens, max_fraction, half_saturation_tokens):
     """
     m = np.asarray(tokens, dtype=float)
     return max_fraction * m / (m + half_saturation_tokens + 1e-30)
-
-
-def allreduce_time_s(*, tensor_parallel_size, bytes_per_allreduce, link_bw_bytes_per_s, latency_s):
-    """Ring all-reduce (NCCL bus-bandwidth formula): t = α + 2·(n − 1)/n · S / B, 0 for n = 1.
-
-    Llama-2-7B, 512 tokens, TP 2 on NVLink 3 (300 GB/s per direction): S = 512·4096·2 B = 4 MiB,
-    t = α + 1 · 4.19e6 / 3e11 = α + 14 µs.
-
-    >>> round(float(allreduce_time_s(tensor_parallel_size=2, bytes_per_allreduce=512*4096*2,
-    ...     link_bw_bytes_per_s=3e11, latency_s=0.0)) * 1e6, 1)
-    14.0
-    """
-    n = np.asarray(tensor_parallel_size, dtype=float)
-    t = np.asarray(latency_s) + 2.0 * (n - 1.0) / n * np.asarray(bytes_per_allreduce, dtype=float) / link_bw_bytes_per_s
-    return np.where(n > 1, t, 0.0)
 
 
 @dataclass(frozen=True)
@@ -83,9 +69,12 @@ class StepTime:
 def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, attention_peak_flops_per_s,
               hbm_bw_bytes_per_s, hbm_bw_fraction, prefill_flops_fraction, decode_flops_fraction,
               gemm_half_saturation_tokens, step_overhead_s, tensor_parallel_size, num_layers,
-              hidden_size, activation_bytes, link_bw_bytes_per_s, allreduce_latency_s) -> StepTime:
+              hidden_size, activation_bytes, link_bw_bytes_per_s, allreduce_latency_s,
+              custom_allreduce=False, custom_allreduce_latency_s=0.0, custom_allreduce_bw_bytes_per_s=np.inf,
+              custom_allreduce_max_bytes=CUSTOM_ALLREDUCE_MAX_BYTES) -> StepTime:
     """Step time from operator costs: each operator at its roofline, then TP communication
-    (two all-reduces per layer of tokens·h·b_act bytes each) and a fixed per-step overhead."""
+    (two all-reduces per layer of tokens·h·b_act bytes each, :func:`calc.timing.interconnect.allreduce_time_s`:
+    NCCL or vLLM's custom all-reduce by message size and link) and a fixed per-step overhead."""
     n = np.asarray(tokens, dtype=float)
     # Token-weighted blend of the prefill and decode fractions: a few prefill tokens riding
     # along many decodes barely change the kernels' efficiency (and never make a step faster).
@@ -104,7 +93,10 @@ def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, atten
         opt[op] = np.maximum(comp[op], memt[op])
     per_ar = allreduce_time_s(tensor_parallel_size=tensor_parallel_size,
                               bytes_per_allreduce=n * hidden_size * activation_bytes,
-                              link_bw_bytes_per_s=link_bw_bytes_per_s, latency_s=allreduce_latency_s)
+                              link_bw_bytes_per_s=link_bw_bytes_per_s, latency_s=allreduce_latency_s,
+                              custom_allreduce=custom_allreduce, custom_latency_s=custom_allreduce_latency_s,
+                              custom_bw_bytes_per_s=custom_allreduce_bw_bytes_per_s,
+                              custom_max_bytes=custom_allreduce_max_bytes)
     comm = 2.0 * np.asarray(num_layers) * per_ar
     return StepTime(op_time_s=opt, op_compute_s=comp, op_memory_s=memt, comm_s=comm,
                     overhead_s=np.asarray(step_overhead_s, dtype=float) + np.zeros_like(comm),

@@ -74,6 +74,11 @@ class EngineNumbers:
     step_overhead_s: object
     allreduce_latency_s: object
     request_overhead_s: object = 0.0
+    # vLLM's custom all-reduce (calc.timing.interconnect): allowed for this GPU and TP size, its
+    # latency and achievable bus bandwidth; False keeps every all-reduce on NCCL.
+    custom_allreduce: object = False
+    custom_allreduce_latency_s: object = 0.0
+    custom_allreduce_bw_bytes_per_s: object = np.inf
     # Sliding-window attention: share of layers with a window of sliding_window tokens (their KV
     # reads and attention FLOPs stop growing past the window). 0 / inf: every layer is full.
     sliding_fraction: object = 0.0
@@ -116,7 +121,9 @@ def engine_step(e: EngineNumbers, *, decode_tokens, decode_context_tokens_sum, p
         gemm_half_saturation_tokens=e.gemm_half_saturation_tokens, step_overhead_s=e.step_overhead_s,
         tensor_parallel_size=e.tensor_parallel_size, num_layers=e.num_layers, hidden_size=e.hidden_size,
         activation_bytes=e.activation_bytes, link_bw_bytes_per_s=e.link_bw_bytes_per_s,
-        allreduce_latency_s=e.allreduce_latency_s)
+        allreduce_latency_s=e.allreduce_latency_s, custom_allreduce=e.custom_allreduce,
+        custom_allreduce_latency_s=e.custom_allreduce_latency_s,
+        custom_allreduce_bw_bytes_per_s=e.custom_allreduce_bw_bytes_per_s)
 
 
 def decode_step(e: EngineNumbers, *, batch, context_tokens) -> StepTime:
