@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from ui import preload  # noqa: F401  (first: libraries fully imported before any page runs)
 from ui import i18n, state
 from ui.i18n import Translator
 

@@ -1,0 +1,61 @@
+"""Cold start: sessions that open at the same moment on a fresh server (issue 8, item 1).
+
+Before ui.preload, 8 sessions opening at once on a fresh server showed
+``AttributeError: partially initialized module 'pandas' has no attribute 'Series'`` in 7 of 8
+sessions (3 trials out of 3): one session's table was importing pandas while another's chart
+found the half-imported module in ``sys.modules`` (see ui/preload.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import textwrap
+
+from conftest import ROOT, streamlit_server
+from ws_session import open_all
+
+PAGES = ("memory", "kv_table", "roofline", "frontier", "scheduler")
+
+
+def test_page_runs_import_no_library_module_for_the_first_time():
+    """Deterministic half of the fix: after ``import ui.shell`` (what app.py and every page do
+    first), running every page imports no module of pandas, pyarrow, Plotly or narwhals: nothing
+    can be half-imported while another session's script runs. A fresh interpreter, since this
+    test process has imported everything already."""
+    code = textwrap.dedent(f"""
+        import logging, sys, warnings
+        sys.path.insert(0, {str(ROOT)!r})
+        warnings.filterwarnings("ignore"); logging.disable(logging.WARNING)
+        from streamlit.testing.v1 import AppTest
+        import ui.shell
+        from ui.preload import PACKAGES
+        before = set(sys.modules)
+        at = AppTest.from_file({str(ROOT / "app.py")!r}, default_timeout=120)
+        at.run()
+        assert not at.exception, at.exception
+        for page in {[f"pages/{p}.py" for p in PAGES[1:]]!r}:
+            at.switch_page(page).run()
+            assert not at.exception, (page, at.exception)
+        new = sorted(m for m in set(sys.modules) - before if m.split(".")[0] in PACKAGES)
+        print("NEW", new)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    line = next(ln for ln in out.stdout.splitlines() if ln.startswith("NEW"))
+    assert line == "NEW []", f"imported lazily by a page run (add them to ui/preload.py): {line}"
+
+
+def test_eight_sessions_opening_at_once_on_a_fresh_server(tmp_path):
+    """The reproducer: a fresh ``streamlit run app.py``, 8 sessions over the WebSocket protocol,
+    all sending their first rerun at the same moment, on every page; no exception element."""
+    pages = [PAGES[i % len(PAGES)] for i in range(8)]
+    with streamlit_server(tmp_path / "server.log") as url:
+        results = asyncio.run(open_all(url, pages))
+    for page, r in zip(pages, results):
+        assert not isinstance(r, BaseException), f"{page}: {r!r}"
+        assert r.finished == "FINISHED_SUCCESSFULLY", (page, r.finished)
+        assert not r.exceptions, (page, r.exceptions)
+        assert "plotly_chart" in r.elements, (page, sorted(set(r.elements)))
+        assert "table" in r.elements or "dataframe" in r.elements or page == "memory", (page, sorted(set(r.elements)))
