@@ -409,6 +409,10 @@ from ui import i18n_assumptions as _assumptions  # noqa: E402
 
 EN.update(_assumptions.EN)
 ZH.update(_assumptions.ZH)
+from ui.planner import i18n as _planner  # noqa: E402
+
+EN.update(_planner.EN)
+ZH.update(_planner.ZH)
 
 STRINGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}
 

@@ -148,6 +148,8 @@ class Deployment:
     max_num_seqs: int
     max_num_batched_tokens: int
     max_model_len: int
+    input_len: int
+    output_len: int
     running: int
     limited_by: str
     ttft_s: float
@@ -397,7 +399,7 @@ def _deployment(grid: PlanGrid, by_id: dict[str, GPUSpec], req: PlanRequest, arc
         gpu=gpu.id, gpu_name=gpu.name, tensor_parallel_size=tp, replicas=int(grid.replicas[at]),
         gpus_total=int(grid.gpus_total[at]), quantization=q, kv_cache_dtype=k, max_num_seqs=seqs,
         max_num_batched_tokens=mnbt if req.enable_chunked_prefill else max(mnbt, req.input_len),
-        max_model_len=req.model_len, running=int(grid.running[at]), limited_by=str(grid.limited_by[at]),
+        max_model_len=req.model_len, input_len=req.input_len, output_len=req.output_len, running=int(grid.running[at]), limited_by=str(grid.limited_by[at]),
         ttft_s=float(grid.ttft_s[at]), tpot_s=float(grid.tpot_s[at]), e2e_s=float(grid.e2e_s[at]),
         requests_per_s_per_replica=float(grid.requests_per_s_per_replica[at]),
         output_tokens_per_s=float(grid.output_tokens_per_s[at]),

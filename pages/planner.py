@@ -1,0 +1,112 @@
+"""Planner page: the deployments (GPU, TP, precisions, max_num_seqs, replicas) that serve a request
+rate within an SLA, ranked; cost against latency; why the others are out; vLLM commands."""
+
+import time
+
+import streamlit as st
+from pydantic import ValidationError
+
+from calc.plan.search import PlanRequest, plan
+from calc.spec.catalog import get_gpu, list_gpus
+from calc.spec.inputs import describe_validation_error
+from ui import format as F
+from ui import shell
+from ui.controls import ControlValueError
+from ui.i18n import current_language
+from ui.planner import explain as X
+from ui.planner import figures as FP
+from ui.planner.controls import (PL_BUDGET, PL_GPUS, PL_MAX_GPUS, PL_PERCENTILE, PL_RATE, PL_SORT, PL_TOP, PL_TPOT_MS,
+                                 PL_TTFT_MS, PL_PRICES, PLANNER, PRICES_KEY, parse_prices)
+from ui.state import _RENDERED, check_query_params, render_control
+
+sc, t = shell.page()
+lang = current_language()
+for warning in check_query_params(PLANNER, t):
+    st.warning(warning)
+s = sc.serving
+st.title(t("pl.title"))
+
+c1, c2, c3, c4 = st.columns(4)
+with c1:
+    rate = render_control(PL_RATE, t)
+with c2:
+    ttft_ms = render_control(PL_TTFT_MS, t)
+with c3:
+    tpot_ms = render_control(PL_TPOT_MS, t)
+with c4:
+    percentile = render_control(PL_PERCENTILE, t)
+c5, c6, c7, c8 = st.columns(4)
+with c5:
+    sort = render_control(PL_SORT, t)
+with c6:
+    top = render_control(PL_TOP, t)
+with c7:
+    max_gpus = render_control(PL_MAX_GPUS, t)
+with c8:
+    budget = render_control(PL_BUDGET, t)
+c9, c10 = st.columns([3, 2])
+with c9:
+    allowed = render_control(PL_GPUS, t)
+st.session_state.setdefault(_RENDERED, {})[PRICES_KEY] = PL_PRICES  # in the share link
+prices_text = c10.text_input(t("ctl.pl_prices"), key=PRICES_KEY, bind="query-params", help=t("ctl.pl_prices.help"),
+                             max_chars=2000, placeholder="h100-sxm=2.49")
+try:
+    prices = parse_prices(prices_text)
+except ControlValueError as exc:
+    st.warning(t("pl.bad_prices", reason=str(exc)))
+    prices = {}
+
+st.caption(t("pl.intro", model=sc.arch.name, rate=F.number(rate, 2), i=F.integer(s.input_len), o=F.integer(s.output_len)))
+try:
+    req = PlanRequest(rate_rps=rate, input_len=s.input_len, output_len=s.output_len, ttft_slo_s=ttft_ms / 1e3,
+                      tpot_slo_s=tpot_ms / 1e3, percentile=percentile, max_gpus=max_gpus, budget_usd_per_hour=budget,
+                      sort=sort, top=top, gpu_memory_utilization=s.gpu_memory_utilization)
+except ValidationError as exc:
+    st.error(describe_validation_error(exc))
+    st.stop()
+gpus = [get_gpu(g) for g in allowed] if allowed else list_gpus()
+names = {g.id: g.name for g in list_gpus()}
+t0 = time.perf_counter()
+result = plan(sc.arch, gpus, req, sc.efficiency, prices=prices)
+elapsed = time.perf_counter() - t0
+
+ok = int(result.grid.meets_slo.sum())
+m1, m2, m3, m4 = st.columns(4)
+m1.metric(t("pl.metric.configs"), F.integer(result.grid.size), border=True)
+m2.metric(t("pl.metric.meeting"), F.integer(ok), border=True)
+m3.metric(t("pl.metric.time"), f"{F.number(elapsed * 1e3, 0)} ms", border=True)
+best = result.ranked[0] if result.ranked else None
+m4.metric(t("pl.metric.best"), "—" if best is None else f"{best.replicas} × {best.tensor_parallel_size} {best.gpu}",
+          border=True)
+st.caption(t("pl.statistic.fallback", p=percentile) if result.percentile_note else t("pl.statistic.mean"))
+
+if best is None:
+    reasons = ", ".join(f"{t(f'pl.reason.{k}')}: {F.integer(v)}" for k, v in result.reason_counts.items() if v)
+    st.warning(t("pl.none", n=F.integer(result.grid.size), reasons=reasons))
+else:
+    st.subheader(t("pl.table.title"))
+    st.dataframe(X.ranked_rows(result, t, lang=lang), hide_index=True, key="planner_table",
+                 column_config={t("pl.col.open"): st.column_config.LinkColumn(display_text=t("pl.open"))})
+    st.caption(t("pl.table.caption"))
+    st.plotly_chart(FP.pareto_figure(result.grid, t, rate_rps=req.rate_rps, input_len=req.input_len,
+                                     output_len=req.output_len, gpu_names=names),
+                    key="planner_pareto", config={"displaylogo": False})
+    st.subheader(t("pl.cmd.title"))
+    labels = [f"#{k} {d.gpu} TP {d.tensor_parallel_size} {X.precision_label(d.quantization, t)} / KV {d.kv_cache_dtype}"
+              for k, d in enumerate(result.ranked, 1)]
+    pick = st.selectbox(t("pl.cmd.pick"), range(len(labels)), format_func=lambda i: labels[i], key="pl_cmd_pick")
+    d = result.ranked[pick]
+    st.code(d.vllm_command, language="bash")
+    st.caption(t("pl.cmd.caption", replicas=d.replicas, tp=d.tensor_parallel_size))
+
+st.subheader(t("pl.out.title"))
+st.table(X.reason_summary(result, t), hide_index=True)
+with st.expander(t("pl.out.caption")):
+    st.dataframe(X.out_rows(result, t, names), hide_index=True, key="planner_out")
+
+st.subheader(t("pl.quality.title"))
+shown = sorted({d.quantization for d in result.ranked} | {"fp8", "int8", "awq"})
+for line in X.quality_lines(sc.arch.id, sc.arch.name, shown, t):
+    st.caption(line)
+with st.expander(t("pl.prices.title")):
+    st.table(X.price_rows([g.id for g in gpus], prices, t, names), hide_index=True)

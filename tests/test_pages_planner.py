@@ -1,0 +1,76 @@
+"""AppTest of the planner page: ranked table, Pareto chart, command, reasons, URL state, EN/ZH."""
+
+import pytest
+
+from apptest_helpers import app, metrics, plotly_specs, texts
+from calc.plan.search import PlanRequest, plan
+from calc.spec.catalog import get_model, list_gpus
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+PAGE = "pages/planner.py"
+
+
+def test_defaults_render_and_match_calc():
+    at = app(page=PAGE)
+    assert not at.exception and not at.error and not at.warning
+    m = metrics(at)
+    assert m["Configurations evaluated"] == "5,984"  # 17 GPUs x TP {1,2,4,8} x 4 x 2 x 11 (Llama-2-7B: 32 heads)
+    # the page's answer is calc's answer for the sidebar defaults (Llama-2-7B, 1,792 + 256 tokens, 10 req/s)
+    r = plan(get_model("meta-llama/Llama-2-7b-hf"), list_gpus(),
+             PlanRequest(rate_rps=10, input_len=1792, output_len=256, ttft_slo_s=1.0, tpot_slo_s=0.05))
+    best = r.ranked[0]
+    assert m["Best option"] == f"{best.replicas} × {best.tensor_parallel_size} {best.gpu}"
+    assert m["Meet the SLA and limits"] == f"{int(r.grid.meets_slo.sum()):,}"
+    table = at.dataframe[0].value
+    assert len(table) == 10
+    assert table["Open"].iloc[0].startswith("/frontier?model=meta-llama%2FLlama-2-7b-hf&gpu=" + best.gpu)
+    assert at.code[0].value.startswith("vllm serve meta-llama/Llama-2-7b-hf")
+    spec = plotly_specs(at)[0]
+    assert spec["layout"]["xaxis"]["type"] == "log" and "(s)" in spec["layout"]["xaxis"]["title"]["text"]
+    assert "$" in spec["layout"]["yaxis"]["title"]["text"]
+    assert any(tr.get("name") == "Pareto front" for tr in spec["data"])
+    assert any("mean" in c for c in texts(at.caption))
+
+
+def test_url_state_and_limits():
+    at = app({"pl_rate": "50", "pl_sort": "gpus", "pl_max_gpus": "4", "pl_gpus": ["h100-sxm", "a100-80gb"]}, page=PAGE)
+    assert not at.exception and not at.warning
+    table = at.dataframe[0].value
+    assert set(table["GPU"]) <= {"NVIDIA H100 SXM5 80GB", "NVIDIA A100 SXM4 80GB"}
+    assert all(table["GPUs"] <= 4) and list(table["GPUs"]) == sorted(table["GPUs"])
+
+
+def test_bad_parameters_are_named_and_fall_back():
+    at = app({"pl_rate": "-5", "pl_prices": "h100-sxm=free"}, page=PAGE)
+    assert not at.exception
+    w = " ".join(texts(at.warning))
+    assert "pl_rate" in w and "pl_prices" in w
+    assert metrics(at)["Configurations evaluated"] == "5,984"  # defaults used
+
+
+def test_own_price_and_budget():
+    at = app({"pl_prices": "h100-sxm=0.5", "pl_gpus": ["h100-sxm"], "pl_budget": "3"}, page=PAGE)
+    assert not at.exception and not at.warning
+    table = at.dataframe[0].value
+    assert all(float(x.strip("$")) <= 3 for x in table["$ / hour"])
+    assert "your price" in at.table[-1].value.iloc[0].tolist()  # the prices table says where the price came from
+
+
+def test_impossible_sla_says_why():
+    at = app({"pl_tpot_ms": "1"}, page=PAGE)
+    assert not at.exception
+    assert any("No deployment meets" in w and "misses the TPOT target" in w for w in texts(at.warning))
+    assert metrics(at)["Best option"] == "—"
+
+
+def test_percentile_says_which_statistic():
+    at = app({"pl_percentile": "p95"}, page=PAGE)
+    assert not at.exception
+    assert any("p95" in c and "mean" in c for c in texts(at.caption))
+
+
+def test_chinese():
+    at = app({"lang": "zh"}, page=PAGE)
+    assert not at.exception
+    assert at.title[0].value.startswith("部署规划")
+    assert "评估的配置数" in metrics(at)

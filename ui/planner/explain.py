@@ -1,0 +1,110 @@
+"""What the planner page shows, from a :class:`calc.plan.search.PlanResult`: the ranked table,
+why options are out, published accuracy per precision, the prices used. Selection and
+formatting only (no model maths, no streamlit)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Callable
+
+from calc.plan.search import PlanResult
+from calc.spec.catalog import gpu_prices
+from calc.spec.quality import quality_notes
+from ui import format as F
+from ui.planner.controls import scenario_link
+
+T = Callable[..., str]
+
+
+def precision_label(q: str, t: T) -> str:
+    return t("pl.prec.none") if q == "none" else q
+
+
+def _money(x: float | None, digits: int) -> str:
+    return "—" if x is None else f"${F.number(x, digits)}"
+
+
+def quality_short(model_id: str, quantization: str) -> str:
+    """The first published figure for this model and weight format, e.g. ``98.9 % OpenLLM v1``."""
+    notes = quality_notes(model_id=model_id, quantization=quantization)
+    if quantization == "none":
+        return "100 % (16-bit)"
+    if not notes:
+        return "—"
+    n = notes[0]
+    return f"{F.number(n.recovery_percent, 1)} % {n.metric}" if n.recovery_percent is not None else n.claim[:60]
+
+
+def ranked_rows(r: PlanResult, t: T, *, lang: str) -> list[dict[str, Any]]:
+    """One row per ranked deployment, translated headers; the last column a link to the frontier."""
+    rows = []
+    for k, d in enumerate(r.ranked, 1):
+        rows.append({
+            t("pl.col.rank"): k, t("pl.col.gpu"): d.gpu_name, t("pl.col.tp"): d.tensor_parallel_size,
+            t("pl.col.replicas"): d.replicas, t("pl.col.gpus"): d.gpus_total,
+            t("pl.col.weights"): precision_label(d.quantization, t), t("pl.col.kv"): d.kv_cache_dtype,
+            t("pl.col.seqs"): d.max_num_seqs, t("pl.col.ttft"): round(d.ttft_s * 1e3, 1),
+            t("pl.col.tpot"): round(d.tpot_s * 1e3, 2), t("pl.col.usd_h"): _money(d.usd_per_hour, 2),
+            t("pl.col.usd_in"): _money(d.usd_per_million_input_tokens, 4),
+            t("pl.col.usd_out"): _money(d.usd_per_million_output_tokens, 4),
+            t("pl.col.quality"): quality_short(r.model_id, d.quantization),
+            t("pl.col.open"): scenario_link(d, model_id=r.model_id, lang=lang),
+        })
+    return rows
+
+
+def reason_summary(r: PlanResult, t: T) -> list[dict[str, Any]]:
+    """Options (GPU × TP × weights × KV) per reason, closest-to-meeting first."""
+    counts = Counter(o.reason for o in r.options)
+    order = ("ok", "no_price", "exceeds_budget", "exceeds_max_gpus", "misses_tpot", "misses_ttft", "does_not_fit")
+    return [{t("pl.col.reason"): t(f"pl.reason.{k}"), t("pl.col.count"): counts[k]} for k in order if counts[k]]
+
+
+def out_rows(r: PlanResult, t: T, gpu_names: dict[str, str]) -> list[dict[str, Any]]:
+    """Every option that is out, with its reason and the best latencies it reached."""
+    rows = []
+    for o in r.options:
+        if o.reason == "ok":
+            continue
+        rows.append({t("pl.col.gpu"): gpu_names.get(o.gpu, o.gpu), t("pl.col.tp"): o.tensor_parallel_size,
+                     t("pl.col.weights"): precision_label(o.quantization, t), t("pl.col.kv"): o.kv_cache_dtype,
+                     t("pl.col.reason"): t(f"pl.reason.{o.reason}"),
+                     t("pl.col.ttft"): None if o.best_ttft_s != o.best_ttft_s else round(o.best_ttft_s * 1e3, 1),
+                     t("pl.col.tpot"): None if o.best_tpot_s != o.best_tpot_s else round(o.best_tpot_s * 1e3, 2)})
+    return rows
+
+
+def quality_lines(model_id: str, model_name: str, quantizations: list[str], t: T) -> list[str]:
+    """One line per published result for the precisions shown (or that none was found)."""
+    lines = []
+    for q in quantizations:
+        if q == "none":
+            continue
+        notes = quality_notes(model_id=model_id, quantization=q)
+        if not notes:
+            lines.append(t("pl.quality.none", model=model_name, q=q))
+        for n in notes:
+            value = (f"{F.number(n.recovery_percent, 1)} % recovery" if n.recovery_percent is not None
+                     else f"“{n.claim}”")
+            lines.append(t("pl.quality.row", q=q, checkpoint=n.checkpoint, value=value, metric=n.metric,
+                           source=n.source))
+    return lines
+
+
+def price_rows(gpu_ids: list[str], user_prices: dict[str, float], t: T, gpu_names: dict[str, str]) -> list[dict]:
+    """The price each GPU was costed at, its source, and the other providers' quotes (the spread)."""
+    rows = []
+    table = gpu_prices()
+    for gid in gpu_ids:
+        p = table.get(gid, {})
+        mine = user_prices.get(gid)
+        price = mine if mine is not None else p.get("usd_per_gpu_hour")
+        source = t("pl.prices.yours") if mine is not None else (
+            f"{p.get('provider')}, {p.get('date')}: {p.get('source')}" if p.get("usd_per_gpu_hour") is not None
+            else t("pl.prices.none"))
+        quotes = [q["usd_per_gpu_hour"] for q in p.get("other_quotes", [])]
+        rows.append({t("pl.prices.col.gpu"): gpu_names.get(gid, gid),
+                     t("pl.prices.col.price"): "—" if price is None else f"${F.number(price, 3)}",
+                     t("pl.prices.col.source"): source,
+                     t("pl.prices.col.spread"): ", ".join(f"${F.number(v, 2)}" for v in sorted(quotes)) or "—"})
+    return rows

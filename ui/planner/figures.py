@@ -1,0 +1,72 @@
+"""Plotly figure of the planner: cost against latency for every SLA-meeting configuration, the
+Pareto front marked. Pure (no ``st.*``); ``t`` is a :class:`ui.i18n.Translator`."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import plotly.graph_objects as go
+
+from calc.plan.costs import usd_per_million_tokens
+from calc.plan.search import PlanGrid, pareto_mask
+from ui import format as F
+from ui.theme import CHART_HEIGHT, COLORS, FONT_SIZE, TITLE_SIZE
+
+T = Callable[..., str]
+MAX_POINTS = 4000  # a browser draws a few thousand markers without effort
+GPU_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000",
+              "#999999", "#332288", "#117733", "#882255", "#44AA99", "#AA4499", "#DDCC77", "#88CCEE", "#661100")
+
+
+def pareto_points(grid: PlanGrid, *, rate_rps: float, input_len: int, output_len: int) -> dict[str, np.ndarray]:
+    """The SLA-meeting configurations with a price, flattened: cost per million tokens (input +
+    output, the whole bill), end-to-end latency, the Pareto mask and the grid indices."""
+    ok = grid.meets_slo & np.isfinite(grid.usd_per_hour)
+    idx = np.argwhere(ok)
+    cost = usd_per_million_tokens(usd_per_hour=grid.usd_per_hour[ok], tokens_per_s=rate_rps * (input_len + output_len))
+    e2e = grid.e2e_s[ok]
+    return {"idx": idx, "cost": np.asarray(cost, dtype=float), "e2e_s": np.asarray(e2e, dtype=float),
+            "front": pareto_mask(cost=cost, latency=e2e)}
+
+
+def pareto_figure(grid: PlanGrid, t: T, *, rate_rps: float, input_len: int, output_len: int,
+                  gpu_names: dict[str, str]) -> go.Figure:
+    """Scatter of cost ($/M tokens) against end-to-end latency (s), one colour per GPU, the
+    Pareto front as a line; log axes (both span decades)."""
+    p = pareto_points(grid, rate_rps=rate_rps, input_len=input_len, output_len=output_len)
+    idx = p["idx"]
+    traces: list[dict] = []
+    order = np.argsort(p["cost"])[:MAX_POINTS]
+    for gi, gid in enumerate(grid.gpu_ids):
+        sel = order[idx[order, 0] == gi]
+        if sel.size == 0:
+            continue
+        hover = [_hover(grid, t, tuple(idx[k]), gpu_names) for k in sel]
+        traces.append(dict(type="scattergl", mode="markers", name=gpu_names.get(gid, gid),
+                           x=p["e2e_s"][sel].tolist(), y=p["cost"][sel].tolist(), text=hover,
+                           hovertemplate="%{text}<br>%{x:.2f} s, $%{y:.3f}/M<extra></extra>",
+                           marker=dict(size=7, color=GPU_COLORS[gi % len(GPU_COLORS)], opacity=0.6)))
+    front = np.flatnonzero(p["front"])
+    front = front[np.argsort(p["e2e_s"][front])]
+    traces.append(dict(type="scatter", mode="lines+markers", name=t("pl.pareto.front"),
+                       x=p["e2e_s"][front].tolist(), y=p["cost"][front].tolist(),
+                       text=[_hover(grid, t, tuple(idx[k]), gpu_names) for k in front],
+                       hovertemplate="%{text}<extra></extra>",
+                       line=dict(color=COLORS["feasible"], width=3, shape="hv"),
+                       marker=dict(size=11, color=COLORS["feasible"], symbol="diamond")))
+    layout = dict(title=dict(text=t("pl.pareto.title"), font=dict(size=TITLE_SIZE)), font=dict(size=FONT_SIZE),
+                  height=CHART_HEIGHT, margin=dict(l=80, r=30, t=90, b=80),
+                  xaxis=dict(title=dict(text=t("pl.pareto.x")), type="log"),
+                  yaxis=dict(title=dict(text=t("pl.pareto.y")), type="log"),
+                  legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0, font=dict(size=FONT_SIZE - 2)))
+    return go.Figure(data=traces, layout=layout, _validate=False)
+
+
+def _hover(grid: PlanGrid, t: T, at: tuple, gpu_names: dict[str, str]) -> str:
+    gi, ti, qi, ki, si = (int(i) for i in at)
+    return t("pl.pareto.hover", gpu=gpu_names.get(grid.gpu_ids[gi], grid.gpu_ids[gi]), tp=grid.tensor_parallel_sizes[ti],
+             q=grid.quantizations[qi], kv=grid.kv_cache_dtypes[ki], s=grid.max_num_seqs[si],
+             replicas=F.integer(grid.replicas[at]), gpus=F.integer(grid.gpus_total[at]),
+             usd=F.number(float(grid.usd_per_hour[at]), 2), ttft=F.number(float(grid.ttft_s[at]) * 1e3, 0),
+             tpot=F.number(float(grid.tpot_s[at]) * 1e3, 1))
