@@ -216,3 +216,29 @@ def test_grid_axes_are_the_issue_s():
     assert WEIGHT_PRECISIONS == ("none", "fp8", "int8", "awq") and KV_PRECISIONS == ("auto", "fp8")
     assert MAX_NUM_SEQS_GRID[0] == 1 and MAX_NUM_SEQS_GRID[-1] == 1024
     assert REASONS[-1] == "ok"
+
+
+def test_stacked_engines_equal_engine_numbers_at_every_kv_precision():
+    """The grid's engine numbers (KV axis derived from the KV bytes per token) equal
+    engine_numbers called for each (GPU, TP, weights, KV) on its own."""
+    from dataclasses import fields
+
+    from calc.plan.search import _grid_engines
+    from calc.sizing.scenario import model_numbers
+    from calc.spec.inputs import Efficiency
+    from calc.timing.estimate import engine_numbers
+    from calc.timing.serving import EngineNumbers
+
+    gpus, tps = (get_gpu("h100-sxm"), get_gpu("l40s")), (1, 2, 8)
+    qs, ks = ("none", "awq"), ("auto", "fp8")
+    numbers = {(q, k): model_numbers(LLAMA70, dtype="auto", quantization=q, kv_cache_dtype=k) for q in qs for k in ks}
+    eng = _grid_engines(LLAMA70, gpus, tps, qs, ks, Efficiency(), numbers)
+    for gi, g in enumerate(gpus):
+        for ti, tp in enumerate(tps):
+            for qi, q in enumerate(qs):
+                for ki, k in enumerate(ks):
+                    ref = engine_numbers(LLAMA70, g, ServingConfig(tensor_parallel_size=tp, quantization=q,
+                                                                   kv_cache_dtype=k, input_len=1, output_len=1))
+                    for f in fields(EngineNumbers):
+                        assert float(np.asarray(getattr(eng, f.name))[gi, ti, qi, ki, 0]) == pytest.approx(
+                            float(getattr(ref, f.name)), rel=1e-12), f.name

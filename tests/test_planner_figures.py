@@ -37,7 +37,8 @@ def test_pareto_figure():
     assert names[-1] == "Pareto front" and "NVIDIA H100 SXM5 80GB" in names
     assert fig["layout"]["xaxis"]["type"] == "log" and fig["layout"]["yaxis"]["type"] == "log"
     assert "(s)" in fig["layout"]["xaxis"]["title"]["text"] and "$" in fig["layout"]["yaxis"]["title"]["text"]
-    assert all(len(tr["x"]) == len(tr["y"]) == len(tr["text"]) for tr in fig["data"])
+    assert all(len(tr["x"]) == len(tr["y"]) == len(tr["customdata"]) for tr in fig["data"])
+    assert "%{customdata[7]}" in fig["data"][0]["hovertemplate"]  # $/h in the hover
 
 
 def test_ranked_rows_and_reasons():

@@ -32,6 +32,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from calc.plan.costs import deployment_usd_per_hour, replicas_needed, usd_per_million_tokens
+from calc.sizing.memory import kv_heads_per_rank
 from calc.sizing.scenario import default_max_num_batched_tokens, memory_model, model_numbers
 from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
 from calc.spec.vllm_command import serve_command
@@ -203,6 +204,48 @@ def _stack_engines(engines: list[EngineNumbers], shape: tuple[int, ...]) -> Engi
     return EngineNumbers(**out)
 
 
+_ENGINE_CACHE: dict[tuple, EngineNumbers] = {}
+_ENGINE_CACHE_SIZE = 16
+
+
+def _grid_engines(arch: ModelArch, gpus: tuple[GPUSpec, ...], tps: tuple[int, ...], quantizations: tuple[str, ...],
+                  kv_cache_dtypes: tuple[str, ...], efficiency: Efficiency, numbers: dict) -> EngineNumbers:
+    """:func:`calc.timing.estimate.engine_numbers` of every (GPU, TP, weights, KV), stacked into
+    arrays of shape (G, T, Q, K, 1).
+
+    The KV precision changes only the KV bytes per token (the other fields do not read it), so
+    engine_numbers runs once per (GPU, TP, weights) and the K axis takes each KV precision's
+    bytes per token per head × the KV heads per rank, the same product engine_numbers forms
+    (``tests/test_plan.py`` checks the stack against engine_numbers at every K). Memoized on
+    the inputs: a page rerun with a new rate or SLA reuses the stack.
+    """
+    key = (arch.model_dump_json(), tuple(g.model_dump_json() for g in gpus), tps, quantizations, kv_cache_dtypes,
+           efficiency)
+    hit = _ENGINE_CACHE.get(key)
+    if hit is not None:
+        return hit
+    G, T, Q, K = len(gpus), len(tps), len(quantizations), len(kv_cache_dtypes)
+    k0 = kv_cache_dtypes[0]
+    engines = [engine_numbers(arch, g, ServingConfig(tensor_parallel_size=tp, dtype=DTYPE, quantization=q,
+                                                     kv_cache_dtype=k0, input_len=1, output_len=1),
+                              efficiency, numbers=numbers[(q, k0)])
+               for g in gpus for tp in tps for q in quantizations]
+    eng = _stack_engines(engines, (G, T, Q, 1))
+    kvh = np.asarray([kv_heads_per_rank(num_kv_heads=numbers[(quantizations[0], k0)].num_kv_heads,
+                                        tensor_parallel_size=tp) for tp in tps], dtype=float).reshape(1, T, 1, 1, 1)
+    per_head = np.asarray([[numbers[(q, k)].kv_bytes_per_token_per_head_full
+                            + numbers[(q, k)].kv_bytes_per_token_per_head_sliding for k in kv_cache_dtypes]
+                           for q in quantizations], dtype=float).reshape(1, 1, Q, K, 1)
+    stacked = {f.name: getattr(eng, f.name) for f in fields(EngineNumbers)}
+    stacked["kv_bytes_per_token"] = np.broadcast_to(per_head * kvh, (G, T, Q, K, 1))
+    eng = EngineNumbers(**{name: (v if name == "kv_bytes_per_token" else np.broadcast_to(v, (G, T, Q, K, 1)))
+                           for name, v in stacked.items()})
+    if len(_ENGINE_CACHE) >= _ENGINE_CACHE_SIZE:
+        _ENGINE_CACHE.pop(next(iter(_ENGINE_CACHE)))
+    _ENGINE_CACHE[key] = eng
+    return eng
+
+
 def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, efficiency: Efficiency = Efficiency(),
                   *, prices: dict[str, float | None] | None = None,
                   tensor_parallel_sizes: Sequence[int] | None = None,
@@ -220,11 +263,7 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
     I, O = req.input_len, req.output_len
     numbers = {(q, k): model_numbers(arch, dtype=DTYPE, quantization=q, kv_cache_dtype=k)
                for q in quantizations for k in kv_cache_dtypes}
-    engines = [engine_numbers(arch, g, ServingConfig(tensor_parallel_size=tp, dtype=DTYPE, quantization=q,
-                                                     kv_cache_dtype=k, input_len=1, output_len=1),
-                              efficiency, numbers=numbers[(q, k)])
-               for g in gpus for tp in tps for q in quantizations for k in kv_cache_dtypes]
-    eng = _stack_engines(engines, (G, T, Q, K))
+    eng = _grid_engines(arch, tuple(gpus), tps, tuple(quantizations), tuple(kv_cache_dtypes), efficiency, numbers)
 
     # Memory: the arguments memory_for passes (calc.sizing.scenario), as arrays over the grid.
     g_ax = lambda v: np.asarray(v, dtype=float).reshape(G, 1, 1, 1, 1)  # noqa: E731

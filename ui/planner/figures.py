@@ -10,7 +10,6 @@ import plotly.graph_objects as go
 
 from calc.plan.costs import usd_per_million_tokens
 from calc.plan.search import PlanGrid, pareto_mask
-from ui import format as F
 from ui.theme import CHART_HEIGHT, COLORS, FONT_SIZE, TITLE_SIZE
 
 T = Callable[..., str]
@@ -38,22 +37,19 @@ def pareto_figure(grid: PlanGrid, t: T, *, rate_rps: float, input_len: int, outp
     idx = p["idx"]
     traces: list[dict] = []
     order = np.argsort(p["cost"])[:MAX_POINTS]
+    hover = _hovertemplate(t)
     for gi, gid in enumerate(grid.gpu_ids):
         sel = order[idx[order, 0] == gi]
         if sel.size == 0:
             continue
-        hover = [_hover(grid, t, tuple(idx[k]), gpu_names) for k in sel]
         traces.append(dict(type="scattergl", mode="markers", name=gpu_names.get(gid, gid),
-                           x=p["e2e_s"][sel].tolist(), y=p["cost"][sel].tolist(), text=hover,
-                           hovertemplate="%{text}<br>%{x:.2f} s, $%{y:.3f}/M<extra></extra>",
-                           marker=dict(size=7, color=GPU_COLORS[gi % len(GPU_COLORS)], opacity=0.6)))
+                           x=p["e2e_s"][sel].tolist(), y=p["cost"][sel].tolist(), customdata=_customdata(grid, idx[sel]),
+                           hovertemplate=hover, marker=dict(size=7, color=GPU_COLORS[gi % len(GPU_COLORS)], opacity=0.6)))
     front = np.flatnonzero(p["front"])
     front = front[np.argsort(p["e2e_s"][front])]
     traces.append(dict(type="scatter", mode="lines+markers", name=t("pl.pareto.front"),
-                       x=p["e2e_s"][front].tolist(), y=p["cost"][front].tolist(),
-                       text=[_hover(grid, t, tuple(idx[k]), gpu_names) for k in front],
-                       hovertemplate="%{text}<extra></extra>",
-                       line=dict(color=COLORS["feasible"], width=3, shape="hv"),
+                       x=p["e2e_s"][front].tolist(), y=p["cost"][front].tolist(), customdata=_customdata(grid, idx[front]),
+                       hovertemplate=hover, line=dict(color=COLORS["feasible"], width=3, shape="hv"),
                        marker=dict(size=11, color=COLORS["feasible"], symbol="diamond")))
     layout = dict(title=dict(text=t("pl.pareto.title"), font=dict(size=TITLE_SIZE)), font=dict(size=FONT_SIZE),
                   height=CHART_HEIGHT, margin=dict(l=80, r=30, t=90, b=80),
@@ -63,10 +59,20 @@ def pareto_figure(grid: PlanGrid, t: T, *, rate_rps: float, input_len: int, outp
     return go.Figure(data=traces, layout=layout, _validate=False)
 
 
-def _hover(grid: PlanGrid, t: T, at: tuple, gpu_names: dict[str, str]) -> str:
-    gi, ti, qi, ki, si = (int(i) for i in at)
-    return t("pl.pareto.hover", gpu=gpu_names.get(grid.gpu_ids[gi], grid.gpu_ids[gi]), tp=grid.tensor_parallel_sizes[ti],
-             q=grid.quantizations[qi], kv=grid.kv_cache_dtypes[ki], s=grid.max_num_seqs[si],
-             replicas=F.integer(grid.replicas[at]), gpus=F.integer(grid.gpus_total[at]),
-             usd=F.number(float(grid.usd_per_hour[at]), 2), ttft=F.number(float(grid.ttft_s[at]) * 1e3, 0),
-             tpot=F.number(float(grid.tpot_s[at]) * 1e3, 1))
+_FIELDS = ("gpu", "tp", "q", "kv", "s", "replicas", "gpus", "usd", "ttft", "tpot")
+
+
+def _customdata(grid: PlanGrid, idx: np.ndarray) -> list[list]:
+    """Per point: GPU id, TP, weights, KV, max_num_seqs, replicas, GPUs, $/h, TTFT ms, TPOT ms."""
+    at = tuple(idx.T)
+    cols = [np.asarray(grid.gpu_ids)[idx[:, 0]], np.asarray(grid.tensor_parallel_sizes)[idx[:, 1]],
+            np.asarray(grid.quantizations)[idx[:, 2]], np.asarray(grid.kv_cache_dtypes)[idx[:, 3]],
+            np.asarray(grid.max_num_seqs)[idx[:, 4]], grid.replicas[at], grid.gpus_total[at],
+            np.round(grid.usd_per_hour[at], 2), np.round(grid.ttft_s[at] * 1e3, 0), np.round(grid.tpot_s[at] * 1e3, 1)]
+    return np.column_stack([np.asarray(c, dtype=object) for c in cols]).tolist()
+
+
+def _hovertemplate(t: T) -> str:
+    """The translated hover line with plotly placeholders for the customdata columns."""
+    marks = {name: f"%{{customdata[{i}]}}" for i, name in enumerate(_FIELDS)}
+    return t("pl.pareto.hover", **marks) + "<br>%{x:.2f} s, $%{y:.3f}/M<extra></extra>"
