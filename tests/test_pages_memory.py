@@ -223,3 +223,14 @@ def test_weights_over_budget_is_named_as_such():
     at = app({"model": "meta-llama/Llama-2-70b-hf"})
     (msg,) = texts(at.error)
     assert "weights 128.48 GiB" in msg and "exceed vLLM's budget" in msg
+
+
+def test_old_spellings_in_a_link_are_read_with_a_note():
+    # Links made before the vLLM spellings: quantization=nf4, kv_cache_dtype=int8 -> bitsandbytes, fp8.
+    at = app({"model": "meta-llama/Llama-3.1-8B", "gpu": "a10g", "quantization": "nf4", "kv_cache_dtype": "int8",
+              "max_model_len": "32768"})
+    assert not at.exception and not at.error
+    notes = " ".join(texts(at.warning))
+    assert "`quantization=nf4` is an old spelling, read as `bitsandbytes`" in notes
+    assert "`kv_cache_dtype=int8` is an old spelling, read as `fp8`" in notes
+    assert at.session_state["quantization"] == "bitsandbytes" and at.session_state["kv_cache_dtype"] == "fp8"

@@ -122,3 +122,29 @@ class TestStepTime:
         assert float(slow.step_s) > float(fast.step_s)
         # a compute-bound 2048-token prefill at half the FLOP rate takes about twice as long
         assert float(slow.compute_s) == pytest.approx(2 * float(fast.compute_s), rel=1e-9)
+
+
+class TestMoeGemmEfficiency:
+    def test_routed_experts_run_at_their_own_rows(self):
+        # Mixtral-like: E = 8, k = 2, P_e = 1e9 per expert, 64 tokens: all 8 experts touched
+        # (8·(1 − (6/8)^64) ≈ 8), 64·2/8 = 16 rows each. η = 0.7, M½ = 64:
+        #   experts: 2·64·2·1e9 = 2.56e11 FLOPs / (312e12 · 0.7 · 16/80 = 4.368e13 FLOP/s) = 5.861 ms
+        #   (at all 64 tokens' efficiency, 0.7 · 64/128: 2.56e11 / 1.092e14 = 2.344 ms)
+        c = step_op_costs(
+            decode_tokens=64.0, decode_context_tokens_sum=0.0, prefill_tokens=0.0, prefill_attention_pairs=0.0,
+            prefill_cached_tokens=0.0, logits_tokens=64.0, num_layers=1, hidden_size=4096, vocab_size=1,
+            qkv_params=0.0, o_params=0.0, mlp_dense_params=0.0, expert_params=8e9, shared_expert_params=0.0,
+            num_experts=8, experts_per_token=2, linear_bytes_per_param=2.0, activation_bytes=2.0,
+            kv_bytes_per_token=0.0, attn_flops_per_pair_decode=0.0, attn_flops_per_pair_prefill=0.0,
+            q_o_width=4096, mlp_width=1)
+        s = _step(c, 64.0, prefill_flops_fraction=0.7, decode_flops_fraction=0.7, gemm_half_saturation_tokens=64.0)
+        touched = 8 * (1 - (6 / 8) ** 64)
+        rows = 128 / touched
+        assert float(s.op_compute_s["mlp"]) == pytest.approx(2 * 64 * 2 * 1e9 / (312e12 * 0.7 * rows / (rows + 64)), rel=1e-9)
+        assert float(s.op_compute_s["mlp"]) == pytest.approx(5.861e-3, rel=1e-3)
+
+    def test_dense_model_unchanged(self):
+        # no experts: expert FLOPs 0, the MLP runs at η(n) as before
+        s = _step(_costs(64.0), 64.0, gemm_half_saturation_tokens=64.0)
+        c = _costs(64.0)
+        assert float(s.op_compute_s["mlp"]) == pytest.approx(float(c.flops["mlp"]) / (312e12 * 64 / 128))

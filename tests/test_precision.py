@@ -36,14 +36,15 @@ class TestLinearWeightBytesPerParam:
         ("float16", "awq", 0.51953125),
         ("float16", "gptq", 0.51953125),
         # NF4 double quantization: 4 + 8/64 + 32/(64*256) = 4.126953125 bits = 0.515869140625 B
-        ("bfloat16", "nf4", 0.515869140625),
+        ("bfloat16", "bitsandbytes", 0.515869140625),
+        ("bfloat16", "nf4", 0.515869140625),  # the old spelling still reads
     ])
     def test_bytes(self, dtype, quantization, expected):
         assert linear_weight_bytes_per_param(dtype=dtype, quantization=quantization) == expected
 
     def test_bits_table(self):
         assert QUANT_BITS_PER_WEIGHT["gptq"] == QUANT_BITS_PER_WEIGHT["awq"] == 4.15625
-        assert round(QUANT_BITS_PER_WEIGHT["nf4"], 3) == 4.127  # physics.md A7 "4.127 bits"
+        assert round(QUANT_BITS_PER_WEIGHT["bitsandbytes"], 3) == 4.127  # physics.md A7 "4.127 bits"
 
     def test_awq_llama31_8b_weights(self):
         # Linear layers quantize, embedding / LM head / norms stay 16-bit:
@@ -61,7 +62,9 @@ class TestLinearWeightBytesPerParam:
 class TestKvBytesPerElement:
     @pytest.mark.parametrize("kv_cache_dtype, dtype, expected", [
         ("auto", "float16", 2.0), ("auto", "bfloat16", 2.0), ("auto", "float32", 4.0),
-        ("fp16", "float32", 2.0), ("bf16", "float16", 2.0),
+        # old spellings: fp16 reads as vLLM's "auto" (vLLM 0.19 has no float16 KV dtype), so a float32
+        # model keeps 4-byte KV; bf16 reads as "bfloat16" (2 bytes whatever the model dtype)
+        ("fp16", "float32", 4.0), ("bf16", "float16", 2.0),
         ("fp8", "bfloat16", 1.0), ("fp8_e4m3", "bfloat16", 1.0), ("fp8_e5m2", "bfloat16", 1.0),
         ("int8", "float16", 1.0),
     ])
@@ -91,7 +94,7 @@ def _rate(gpu_id, dtype, quantization):
 
 
 class TestComputePrecision:
-    @pytest.mark.parametrize("quantization", ["awq", "gptq", "nf4"])
+    @pytest.mark.parametrize("quantization", ["awq", "gptq", "bitsandbytes"])
     def test_w4a16_runs_at_the_16_bit_rate(self, quantization):
         # 4-bit weights are dequantized in the kernel: H100 BF16 dense 989.4 TFLOPS, not FP8/INT4
         assert _rate("h100-sxm", "bfloat16", quantization) == ("bf16", 989.4e12)
@@ -118,3 +121,39 @@ class TestComputePrecision:
 
     def test_without_int8_cores_int8_runs_16_bit(self):
         assert compute_precision(dtype="float16", quantization="int8", gpu_has_fp8=False, gpu_has_int8=False) == "fp16"
+
+
+class TestVllmSpellings:
+    """Option values are vLLM 0.19's ``--quantization`` / ``--kv-cache-dtype`` choices; the
+    calculator's old spellings read as aliases (old links and scenario files)."""
+
+    def test_choices_are_vllms(self):
+        from calc.spec.precision import KV_CACHE_DTYPES, QUANTIZATIONS
+
+        assert "nf4" not in QUANTIZATIONS and "bitsandbytes" in QUANTIZATIONS
+        assert not {"fp16", "bf16", "int8", "float16"} & set(KV_CACHE_DTYPES)
+        assert set(KV_CACHE_DTYPES) == {"auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2"}
+
+    @pytest.mark.parametrize("old,new,b", [("fp16", "auto", 2.0), ("bf16", "bfloat16", 2.0), ("int8", "fp8", 1.0)])
+    def test_old_kv_spellings(self, old, new, b):
+        from calc.spec.inputs import ServingConfig
+        from calc.spec.precision import kv_bytes_per_element
+
+        assert ServingConfig(kv_cache_dtype=old).kv_cache_dtype == new
+        assert kv_bytes_per_element(kv_cache_dtype=old, dtype="bfloat16") == b  # same bytes as before
+
+    def test_old_quantization_spelling(self):
+        from calc.spec.inputs import ServingConfig
+
+        assert ServingConfig(quantization="nf4").quantization == "bitsandbytes"
+
+
+class TestDequantBytes:
+    def test_bitsandbytes_writes_and_reads_a_16_bit_copy(self):
+        from calc.spec.precision import dequant_bytes_per_param
+
+        # dequantize_4bit writes 2 B per weight (BF16), the GEMM reads them back: 2 + 2 = 4 B
+        assert dequant_bytes_per_param(quantization="bitsandbytes", dtype="bfloat16") == 4.0
+        assert dequant_bytes_per_param(quantization="bitsandbytes", dtype="float32") == 8.0
+        for q in ("none", "fp8", "int8", "awq", "gptq"):
+            assert dequant_bytes_per_param(quantization=q, dtype="bfloat16") == 0.0

@@ -220,3 +220,56 @@ class TestStepOpCosts:
         assert np.all(np.diff(c.total_flops) > 0)
         # weights do not depend on the batch (dense model)
         assert np.all(c.weight_bytes["mlp"] == c.weight_bytes["mlp"][0])
+
+
+class TestBitsandbytesDequantizedCopy:
+    """vLLM's bitsandbytes path: a 4-bit GEMV for one token, dequantize-then-GEMM for more, which
+    writes and reads a 16-bit copy of every linear weight (4 B per weight in BF16)."""
+
+    NF4 = 0.515869140625  # 4.126953125 bits per weight
+
+    def _costs(self, n):
+        return _llama2_7b_costs(decode_tokens=n, decode_context_tokens_sum=1000 * n, prefill_tokens=0,
+                                prefill_attention_pairs=0, prefill_cached_tokens=0, logits_tokens=n,
+                                linear_bytes_per_param=self.NF4, dequant_bytes_per_param=4.0)
+
+    def test_one_token_reads_only_the_4_bit_weight(self):
+        # mlp 32*3*4096*11008 = 4,328,521,728 weights * 0.515869140625 B = 2,232,950,784 B
+        assert float(self._costs(1).weight_bytes["mlp"]) == 4_328_521_728 * self.NF4
+
+    def test_two_tokens_add_the_16_bit_copy(self):
+        # + 4 B per weight: 4,328,521,728 * (0.515869140625 + 4) = 19,547,037,696 B
+        assert float(self._costs(2).weight_bytes["mlp"]) == 4_328_521_728 * (self.NF4 + 4.0)
+        # qkv 32*3*4096^2 = 1,610,612,736 weights, same rule; lm_head stays 16-bit (not quantized)
+        assert float(self._costs(16).weight_bytes["qkv_proj"]) == 1_610_612_736 * (self.NF4 + 4.0)
+        assert float(self._costs(16).weight_bytes["lm_head"]) == 262_144_000
+
+    def test_estimate_bitsandbytes_batch_16_costs_the_copy(self):
+        from calc.spec.catalog import get_gpu, get_model
+        from calc.spec.inputs import ServingConfig
+        from calc.timing.estimate import engine_numbers
+        from calc.timing.serving import decode_step
+
+        arch, gpu = get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm")
+        e = engine_numbers(arch, gpu, ServingConfig(quantization="bitsandbytes"))
+        awq = engine_numbers(arch, gpu, ServingConfig(quantization="awq"))
+        assert float(e.dequant_bytes_per_param) == 4.0 and float(awq.dequant_bytes_per_param) == 0.0
+        # Llama-3.1-8B linear weights 6,979,321,856; extra 4 B each at batch 16: 27.9 GB at
+        # 3.35e12 * 0.8 B/s = 10.42 ms more per decode step than at the same bytes without the copy
+        extra = float(decode_step(e, batch=16.0, context_tokens=1000.0).memory_s) - float(
+            decode_step(e.__class__(**{**e.__dict__, "dequant_bytes_per_param": 0.0}), batch=16.0,
+                        context_tokens=1000.0).memory_s)
+        assert extra == pytest.approx(6_979_321_856 * 4.0 / (3.35e12 * 0.8), rel=1e-9)
+
+
+class TestMoeExpertRows:
+    def test_rows_per_touched_expert(self):
+        # E = 8, k = 2: one token touches 2 experts with 1 row each; 1000 tokens touch all 8:
+        # 1000*2/8 = 250 rows each (the n*k/E of a full batch)
+        c = _llama2_7b_costs(decode_tokens=np.array([1.0, 1000.0]), decode_context_tokens_sum=0, prefill_tokens=0,
+                             prefill_attention_pairs=0, prefill_cached_tokens=0, logits_tokens=1,
+                             mlp_dense_params=0, expert_params=8 * 1000, num_experts=8, experts_per_token=2)
+        assert c.expert_rows[0] == pytest.approx(1.0)
+        assert c.expert_rows[1] == pytest.approx(250.0, rel=1e-6)
+        # expert FLOPs: 2 * n * k * P_e = 2 * 1000 * 2 * 1000
+        assert float(c.expert_flops[1]) == 4_000_000.0

@@ -122,3 +122,20 @@ class TestScenarioFile:
                           "custom_config": cfg | {"hidden_size": -1}})
         with pytest.raises(ValueError, match="hidden_size"):
             load_scenario_text(bad)
+
+
+class TestOldSpellings:
+    def test_aliases_parse_to_vllm_spellings(self):
+        assert C.QUANTIZATION.parse("nf4") == "bitsandbytes"
+        assert C.KV_CACHE_DTYPE.parse("fp16") == "auto" and C.KV_CACHE_DTYPE.parse("int8") == "fp8"
+        assert C.KV_CACHE_DTYPE.parse("bf16") == "bfloat16"
+        assert C.alias_of(C.KV_CACHE_DTYPE, "bfloat16") is None  # current spellings are not aliases
+
+    def test_every_alias_has_a_translated_reason(self):
+        from ui.i18n import Translator
+
+        for ctl in (C.QUANTIZATION, C.KV_CACHE_DTYPE):
+            for old in ctl.aliases:
+                for lang in ("en", "zh"):
+                    text = Translator(lang)(f"alias.{ctl.key}.{old}")
+                    assert text and not text.startswith("alias."), (lang, ctl.key, old)

@@ -13,7 +13,8 @@ from typing import Any, Callable, Literal
 
 from calc.spec.catalog import gpu_ids, model_ids
 from calc.spec.inputs import Efficiency
-from calc.spec.precision import DTYPES, KV_CACHE_DTYPES, QUANTIZATIONS
+from calc.spec.precision import (DTYPES, KV_CACHE_DTYPE_ALIASES, KV_CACHE_DTYPES, QUANTIZATION_ALIASES,
+                                 QUANTIZATIONS)
 
 Kind = Literal["select", "slider", "number", "toggle", "multi", "multi_int"]
 
@@ -45,6 +46,7 @@ class Control:
     step: float | None = None
     integer: bool = True
     optional: bool = False
+    aliases: dict[str, Any] | None = None  # old spellings (links, scenario files) -> current option
 
     def choices(self) -> tuple[Any, ...]:
         opts = self.options() if callable(self.options) else self.options
@@ -89,6 +91,8 @@ class Control:
             except ControlValueError:
                 raise bad() from None
         if self.kind == "select":
+            if isinstance(raw, str) and self.aliases and raw in self.aliases:
+                return self.aliases[raw]
             for opt in self.choices():
                 if raw == opt or (isinstance(raw, str) and raw == str(opt)):
                     return opt
@@ -150,8 +154,8 @@ MODEL = Control("model", "select", "meta-llama/Llama-2-7b-hf", options=_model_op
 GPU = Control("gpu", "select", "a100-80gb", options=lambda: tuple(gpu_ids()))
 TP = Control("tp", "select", 1, options=TP_SIZES)
 DTYPE = Control("dtype", "select", "float16", options=DTYPES)
-QUANTIZATION = Control("quantization", "select", "none", options=QUANTIZATIONS)
-KV_CACHE_DTYPE = Control("kv_cache_dtype", "select", "auto", options=KV_CACHE_DTYPES)
+QUANTIZATION = Control("quantization", "select", "none", options=QUANTIZATIONS, aliases=QUANTIZATION_ALIASES)
+KV_CACHE_DTYPE = Control("kv_cache_dtype", "select", "auto", options=KV_CACHE_DTYPES, aliases=KV_CACHE_DTYPE_ALIASES)
 CONTEXT = Control("context", "number", 2048, lo=16, hi=10_000_000, step=256)
 CONCURRENCY = Control("concurrency", "slider", 16, lo=1, hi=1024, step=1)
 
@@ -184,6 +188,17 @@ EFFICIENCY_FIELDS: dict[str, tuple[str, float]] = {  # control key -> (Efficienc
     "eff_cuda_graph_gib": ("cuda_graph_bytes", 2.0**30),
     "eff_activation_live_hidden_buffers": ("activation_live_hidden_buffers", 1.0),
 }
+
+
+def alias_of(ctl: Control, raw: Any) -> Any | None:
+    """The current spelling when ``raw`` is an old one the control still reads, else None.
+
+    >>> alias_of(QUANTIZATION, "nf4"), alias_of(QUANTIZATION, "awq")
+    ('bitsandbytes', None)
+    """
+    if isinstance(raw, str) and ctl.aliases and raw in ctl.aliases:
+        return ctl.aliases[raw]
+    return None
 
 
 def _eff_default(key: str) -> float:

@@ -77,6 +77,12 @@ def check_query_params(controls: tuple[C.Control, ...], t: Translator) -> list[s
         if ctl.key == "model" and raw == C.CUSTOM_MODEL and _CUSTOM_ARCH not in st.session_state:
             out.append(t("warn.custom_not_in_link", default=ctl.default))
             continue
+        new = None if multi else C.alias_of(ctl, raw)
+        if new is not None:  # an old spelling: rewrite the link before the bound widget reads it
+            st.query_params[ctl.key] = new
+            st.session_state[ctl.key] = new
+            out.append(t("warn.old_spelling", key=ctl.key, raw=raw, new=new, reason=t(f"alias.{ctl.key}.{raw}")))
+            continue
         try:
             ctl.parse(raw)
         except C.ControlValueError as e:
@@ -203,6 +209,12 @@ def _on_scenario_upload() -> None:
     for key, value in values.items():
         st.session_state[key] = value
     _post("success", ("msg.scenario_loaded", {"name": getattr(up, "name", "")}))
+    raw_values = json.loads(up.getvalue()).get("controls", {})  # valid JSON: load_scenario_text read it
+    for key, raw in raw_values.items():
+        new = C.alias_of(C.BY_KEY[key], raw)
+        if new is not None:
+            _post("warning", ("warn.old_spelling_file", {"key": key, "raw": raw, "new": new,
+                                                         "reason_key": f"alias.{key}.{raw}"}))
 
 
 def _use_config(text: str | bytes, name: str) -> None:
@@ -238,7 +250,12 @@ def _post(level: str, message: tuple[str, dict]) -> None:
 def pop_messages(t: Translator) -> list[tuple[str, str]]:
     """Messages left by callbacks (upload accepted or rejected), translated, then forgotten."""
     msgs = st.session_state.pop(_MESSAGES, [])
-    return [(level, t(key, **kw)) for level, (key, kw) in msgs]
+    out = []
+    for level, (key, kw) in msgs:
+        if "reason_key" in kw:  # a translated reason inside the message
+            kw = {k: v for k, v in kw.items() if k != "reason_key"} | {"reason": t(kw["reason_key"])}
+        out.append((level, t(key, **kw)))
+    return out
 
 
 # ----------------------------------------------------------------------------- the scenario

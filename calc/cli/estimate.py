@@ -97,6 +97,11 @@ def estimate_record(options: dict[str, Any]) -> dict[str, Any]:
         "enable_chunked_prefill": serving.enable_chunked_prefill, "max_model_len": est.max_model_len,
     }
     record = {k: _number(v) for k, v in out.items()}
+    from calc.cli.main import spelling_notes  # noqa: PLC0415
+
+    notes = spelling_notes(options)
+    if notes:
+        record["notes"] = notes
     if ignored:
         record["ignored_options"] = ignored
     return record

@@ -17,7 +17,8 @@ from calc.spec.catalog import CatalogError, get_gpu, get_model, list_gpus, list_
 from calc.spec.hf_config import ConfigError
 from calc.spec.inputs import Efficiency, ModelArch, ServingConfig, describe_validation_error
 from calc.spec.params import param_counts
-from calc.spec.precision import DTYPES, KV_CACHE_DTYPES, QUANTIZATIONS
+from calc.spec.precision import (ALIAS_REASONS, DTYPES, KV_CACHE_DTYPE_ALIASES, KV_CACHE_DTYPES, QUANTIZATION_ALIASES,
+                                 QUANTIZATIONS)
 from calc.sizing.scenario import memory_for, resolve_serving
 from calc.spec.units import GB, GiB, KiB, MiB
 
@@ -48,8 +49,9 @@ def _add_engine_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpu", required=True, help="GPU id, see `python -m calc gpus`")
     p.add_argument("--tensor-parallel-size", "-tp", type=_positive_int, default=1)
     p.add_argument("--dtype", choices=DTYPES + ("fp16", "bf16", "fp32", "half"), default="auto")
-    p.add_argument("--quantization", "-q", choices=QUANTIZATIONS, default="none")
-    p.add_argument("--kv-cache-dtype", choices=KV_CACHE_DTYPES, default="auto")
+    # Old spellings (nf4; fp16/bf16/int8 KV cache) are accepted and read as vLLM's, with a note.
+    p.add_argument("--quantization", "-q", choices=QUANTIZATIONS + tuple(QUANTIZATION_ALIASES), default="none")
+    p.add_argument("--kv-cache-dtype", choices=KV_CACHE_DTYPES + tuple(KV_CACHE_DTYPE_ALIASES), default="auto")
     p.add_argument("--gpu-memory-utilization", type=float, default=0.9)
     p.add_argument("--block-size", type=_positive_int, default=16)
     p.add_argument("--max-model-len", type=_positive_int, default=None)
@@ -180,9 +182,22 @@ def catalog_report(kind: str) -> list[dict[str, Any]]:
     return [g.model_dump() for g in list_gpus()]
 
 
+def spelling_notes(options: dict[str, Any]) -> list[str]:
+    """Notes for old option spellings that are read as vLLM's (``nf4`` -> ``bitsandbytes``).
+
+    >>> spelling_notes({"quantization": "nf4", "kv_cache_dtype": "fp8"})
+    ["quantization 'nf4' read as 'bitsandbytes': vLLM spells bitsandbytes NF4 `bitsandbytes`"]
+    """
+    aliases = {"quantization": QUANTIZATION_ALIASES, "kv_cache_dtype": KV_CACHE_DTYPE_ALIASES}
+    return [f"{k} {v!r} read as {aliases[k][v]!r}: {ALIAS_REASONS[(k, v)]}"
+            for k, v in options.items() if k in aliases and isinstance(v, str) and v in aliases[k]]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
+        for note in spelling_notes({k: getattr(args, k, None) for k in ("quantization", "kv_cache_dtype")}):
+            print(f"note: {note}", file=sys.stderr)
         if args.command in ("models", "gpus"):
             rows = catalog_report(args.command)
             if args.format == "json":

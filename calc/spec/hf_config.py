@@ -62,7 +62,7 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-_QUANT_METHODS = {"fp8": "fp8", "awq": "awq", "gptq": "gptq", "bitsandbytes": "nf4"}
+_QUANT_METHODS = {"fp8": "fp8", "awq": "awq", "gptq": "gptq", "bitsandbytes": "bitsandbytes"}
 
 
 def checkpoint_quantization(cfg: dict[str, Any]) -> str | None:

@@ -13,7 +13,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
-from calc.spec.precision import DTYPES, KV_CACHE_DTYPES, QUANTIZATIONS
+from calc.spec.precision import (DTYPES, KV_CACHE_DTYPES, QUANTIZATIONS, canonical_kv_cache_dtype,
+                                 canonical_quantization)
 
 PosInt = Annotated[int, Field(ge=1)]
 NonNegInt = Annotated[int, Field(ge=0)]
@@ -78,7 +79,8 @@ class ModelArch(_Frozen):
     source: str = ""
     # The quantization a checkpoint ships in (its config.json ``quantization_config``), e.g.
     # DeepSeek-V3's FP8 weights; vLLM picks it up when --quantization is not given.
-    checkpoint_quantization: Literal["fp8", "int8", "awq", "gptq", "nf4"] | None = None
+    checkpoint_quantization: Annotated[Literal["fp8", "int8", "awq", "gptq", "bitsandbytes"] | None,
+                                       BeforeValidator(canonical_quantization)] = None
 
     @model_validator(mode="after")
     def _cross_field(self) -> "ModelArch":
@@ -170,8 +172,9 @@ class ServingConfig(_Frozen):
 
     tensor_parallel_size: Annotated[int, Field(ge=1, le=MAX_GPUS)] = 1
     dtype: Annotated[Literal[DTYPES], BeforeValidator(_dtype_alias)] = "auto"  # type: ignore[valid-type]
-    quantization: Literal[QUANTIZATIONS] = "none"  # type: ignore[valid-type]
-    kv_cache_dtype: Literal[KV_CACHE_DTYPES] = "auto"  # type: ignore[valid-type]
+    # Old spellings (nf4; fp16/bf16/int8 KV) are read as vLLM's (calc.spec.precision aliases).
+    quantization: Annotated[Literal[QUANTIZATIONS], BeforeValidator(canonical_quantization)] = "none"  # type: ignore[valid-type]
+    kv_cache_dtype: Annotated[Literal[KV_CACHE_DTYPES], BeforeValidator(canonical_kv_cache_dtype)] = "auto"  # type: ignore[valid-type]
     gpu_memory_utilization: Annotated[float, Field(gt=0.0, le=1.0)] = 0.9
     block_size: Literal[1, 8, 16, 32, 64, 128] = 16
     max_model_len: Annotated[int, Field(ge=1, le=100_000_000)] | None = None

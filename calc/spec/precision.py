@@ -10,12 +10,42 @@ from __future__ import annotations
 from typing import Literal
 
 Dtype = Literal["auto", "float32", "float16", "bfloat16", "fp32", "fp16", "bf16"]
-Quantization = Literal["none", "fp8", "int8", "awq", "gptq", "nf4"]
-KVCacheDtype = Literal["auto", "fp16", "bf16", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "int8"]
 
 DTYPES: tuple[str, ...] = ("auto", "float16", "bfloat16", "float32")
-QUANTIZATIONS: tuple[str, ...] = ("none", "fp8", "int8", "awq", "gptq", "nf4")
-KV_CACHE_DTYPES: tuple[str, ...] = ("auto", "fp16", "bf16", "fp8", "int8")
+# vLLM's spellings (``vllm serve --quantization`` / ``--kv-cache-dtype`` choices). "none" is the
+# calculator's word for "no --quantization flag". vLLM 0.19's CacheDType has no float16 or int8:
+# a 16-bit model's KV cache is "auto" (or "bfloat16"); FP8 is "fp8" (= fp8_e4m3) or fp8_e5m2.
+QUANTIZATIONS: tuple[str, ...] = ("none", "fp8", "int8", "awq", "gptq", "bitsandbytes")
+KV_CACHE_DTYPES: tuple[str, ...] = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2")
+# Spellings of earlier versions of this calculator (old links and scenario files) -> vLLM's, with
+# the reason shown to the user once.
+QUANTIZATION_ALIASES: dict[str, str] = {"nf4": "bitsandbytes"}
+KV_CACHE_DTYPE_ALIASES: dict[str, str] = {"fp16": "auto", "float16": "auto", "bf16": "bfloat16", "int8": "fp8"}
+ALIAS_REASONS: dict[tuple[str, str], str] = {
+    ("quantization", "nf4"): "vLLM spells bitsandbytes NF4 `bitsandbytes`",
+    ("kv_cache_dtype", "fp16"): "vLLM has no float16 KV cache dtype; `auto` keeps the model's 16-bit dtype (same 2 bytes)",
+    ("kv_cache_dtype", "float16"): "vLLM has no float16 KV cache dtype; `auto` keeps the model's 16-bit dtype (same 2 bytes)",
+    ("kv_cache_dtype", "bf16"): "vLLM spells it `bfloat16`",
+    ("kv_cache_dtype", "int8"): "vLLM has no int8 KV cache dtype; `fp8` stores the same 1 byte per element",
+}
+
+
+def canonical_quantization(value: object) -> object:
+    """vLLM's spelling of a ``--quantization`` value (old spellings mapped, others unchanged).
+
+    >>> canonical_quantization("nf4"), canonical_quantization("awq")
+    ('bitsandbytes', 'awq')
+    """
+    return QUANTIZATION_ALIASES.get(value, value) if isinstance(value, str) else value
+
+
+def canonical_kv_cache_dtype(value: object) -> object:
+    """vLLM's spelling of a ``--kv-cache-dtype`` value (old spellings mapped, others unchanged).
+
+    >>> canonical_kv_cache_dtype("int8"), canonical_kv_cache_dtype("bf16"), canonical_kv_cache_dtype("fp8")
+    ('fp8', 'bfloat16', 'fp8')
+    """
+    return KV_CACHE_DTYPE_ALIASES.get(value, value) if isinstance(value, str) else value
 
 _DTYPE_ALIASES = {"fp32": "float32", "fp16": "float16", "half": "float16", "bf16": "bfloat16"}
 
@@ -42,13 +72,13 @@ def activation_bytes(dtype: str) -> float:
 # Bits per quantized *linear-layer* weight, metadata included (physics.md A7):
 #  fp8 / int8: 8 bits, per-channel or per-tensor scales are negligible.
 #  awq / gptq, group 128: 4 bits + FP16 scale/128 + 4-bit zero/128 = 4 + 16/128 + 4/128 = 4.15625.
-#  nf4 (bitsandbytes, QLoRA double quantization): 4 + 8/64 + 32/(64*256) = 4.126953125.
+#  bitsandbytes NF4 (QLoRA double quantization): 4 + 8/64 + 32/(64*256) = 4.126953125.
 QUANT_BITS_PER_WEIGHT: dict[str, float] = {
     "fp8": 8.0,
     "int8": 8.0,
     "awq": 4.0 + 16.0 / 128 + 4.0 / 128,
     "gptq": 4.0 + 16.0 / 128 + 4.0 / 128,
-    "nf4": 4.0 + 8.0 / 64 + 32.0 / (64 * 256),
+    "bitsandbytes": 4.0 + 8.0 / 64 + 32.0 / (64 * 256),
 }
 
 
@@ -64,23 +94,39 @@ def linear_weight_bytes_per_param(*, dtype: str, quantization: str) -> float:
     """
     if quantization == "none":
         return activation_bytes(dtype)
-    return QUANT_BITS_PER_WEIGHT[quantization] / 8.0
+    return QUANT_BITS_PER_WEIGHT[canonical_quantization(quantization)] / 8.0
+
+
+def dequant_bytes_per_param(*, quantization: str, dtype: str) -> float:
+    """Extra HBM bytes per linear weight in a step of two or more tokens, for formats whose
+    kernel dequantizes the whole weight before the GEMM.
+
+    bitsandbytes: vLLM's ``apply_bnb_4bit`` calls ``bitsandbytes.matmul_4bit``, which runs a
+    fused 4-bit GEMV for a single token but for more rows calls ``dequantize_4bit`` (writes a
+    16-bit copy of the weight) and then a 16-bit GEMM (reads it back): 2·b_act extra bytes per
+    weight, 4 B in BF16. AWQ/GPTQ/FP8 kernels (Marlin etc.) read the packed weight directly: 0.
+
+    >>> dequant_bytes_per_param(quantization="bitsandbytes", dtype="bfloat16"), dequant_bytes_per_param(quantization="awq", dtype="bfloat16")
+    (4.0, 0.0)
+    """
+    return 2.0 * activation_bytes(dtype) if quantization == "bitsandbytes" else 0.0
 
 
 def kv_bytes_per_element(*, kv_cache_dtype: str, dtype: str) -> float:
     """Bytes per cached K or V element. ``auto`` follows the model dtype.
 
-    FP8 KV uses per-layer k/v scales (negligible); INT8 KV is counted at 1 byte
-    (per-head scales ignored). physics.md A2.
+    FP8 KV uses per-layer k/v scales (negligible). Old spellings (fp16, bf16, int8) are read
+    through :data:`KV_CACHE_DTYPE_ALIASES`. physics.md A2.
 
     >>> kv_bytes_per_element(kv_cache_dtype="auto", dtype="float16"), kv_bytes_per_element(kv_cache_dtype="fp8", dtype="float16")
     (2.0, 1.0)
     """
+    kv_cache_dtype = canonical_kv_cache_dtype(kv_cache_dtype)
     if kv_cache_dtype == "auto":
         return activation_bytes(dtype)
-    if kv_cache_dtype in ("fp16", "bf16", "float16", "bfloat16"):
+    if kv_cache_dtype == "bfloat16":
         return 2.0
-    if kv_cache_dtype in ("fp8", "fp8_e4m3", "fp8_e5m2", "int8"):
+    if kv_cache_dtype in ("fp8", "fp8_e4m3", "fp8_e5m2"):
         return 1.0
     raise ValueError(f"kv_cache_dtype {kv_cache_dtype!r} is not one of {KV_CACHE_DTYPES}")
 
@@ -88,7 +134,7 @@ def kv_bytes_per_element(*, kv_cache_dtype: str, dtype: str) -> float:
 def compute_precision(*, dtype: str, quantization: str, gpu_has_fp8: bool, gpu_has_int8: bool) -> str:
     """Which tensor-core rate the linear layers run at: ``fp16``, ``bf16``, ``fp8``, ``int8`` or ``tf32``.
 
-    W4A16 (awq/gptq/nf4) dequantizes to 16-bit in the kernel, so it computes at the 16-bit rate.
+    W4A16 (awq/gptq/bitsandbytes) dequantizes to 16-bit in the kernel, so it computes at the 16-bit rate.
     FP8 W8A8 needs FP8 tensor cores (Ada, Hopper, Blackwell, CDNA3); elsewhere vLLM runs FP8
     checkpoints weight-only (W8A16 Marlin), at the 16-bit rate. INT8 W8A8 uses INT8 tensor cores.
     ``float32`` is counted at the TF32 rate (an optimistic assumption: strict FP32 is slower).

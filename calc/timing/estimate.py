@@ -13,7 +13,7 @@ import numpy as np
 
 from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
 from calc.sizing.memory import kv_heads_per_rank
-from calc.spec.precision import compute_precision
+from calc.spec.precision import compute_precision, dequant_bytes_per_param
 from calc.sizing.scenario import MemoryResult, ModelNumbers, memory_for, model_numbers, resolve_serving
 from calc.timing.interconnect import allreduce_link
 from calc.timing.serving import EngineNumbers, ServingResult, closed_loop
@@ -66,6 +66,7 @@ def engine_numbers(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = Servi
         allreduce_latency_s=efficiency.allreduce_latency_s, request_overhead_s=efficiency.request_overhead_s,
         custom_allreduce=link.custom_allreduce & (not serving.disable_custom_all_reduce), custom_allreduce_latency_s=efficiency.custom_allreduce_latency_s,
         custom_allreduce_bw_bytes_per_s=efficiency.custom_allreduce_bus_bw_bytes_per_s,
+        dequant_bytes_per_param=dequant_bytes_per_param(quantization=serving.quantization, dtype=serving.dtype),
         sliding_fraction=n.kv_bytes_per_token_per_head_sliding
         / (n.kv_bytes_per_token_per_head_full + n.kv_bytes_per_token_per_head_sliding),
         sliding_window=float(arch.sliding_window) if arch.sliding_window else np.inf)

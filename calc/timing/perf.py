@@ -3,7 +3,8 @@
     t_op   = max(FLOPs / (peak · η_c(N)), bytes / (bandwidth · η_m))     (overlap: the roofline)
     t_step = Σ_op t_op + t_allreduce + t_overhead
 The pessimistic bound replaces max by a sum. η_c(N) = η · N / (N + N_½): small-M GEMMs leave
-tensor cores idle (tile/wave quantization); η is the prefill or decode fraction. Every
+tensor cores idle (tile/wave quantization); η is the prefill or decode fraction. MoE routed
+experts run at η_c(N·k/touched), the rows each expert's GEMM gets, not at η_c(N). Every
 function broadcasts.
 """
 
@@ -83,12 +84,17 @@ def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, atten
     gemm_eta = gemm_efficiency(tokens=np.maximum(n, 1.0), max_fraction=eta, half_saturation_tokens=gemm_half_saturation_tokens)
     bw = np.asarray(hbm_bw_bytes_per_s, dtype=float) * hbm_bw_fraction
     comp, memt, opt = {}, {}, {}
+    expert_eta = gemm_efficiency(tokens=np.maximum(np.asarray(costs.expert_rows, dtype=float), 1e-9), max_fraction=eta,
+                                 half_saturation_tokens=gemm_half_saturation_tokens)
     for op in OPERATORS:
         if op == "attention":
             rate = np.asarray(attention_peak_flops_per_s, dtype=float) * eta
         else:
             rate = np.asarray(peak_flops_per_s, dtype=float) * gemm_eta
         comp[op] = costs.flops[op] / rate
+        if op == "mlp":  # routed experts: their GEMMs have N·k/touched rows each
+            ef = np.asarray(costs.expert_flops, dtype=float)
+            comp[op] = (costs.flops[op] - ef) / rate + safe_ratio(ef, np.asarray(peak_flops_per_s, dtype=float) * expert_eta)
         memt[op] = costs.bytes(op) / bw
         opt[op] = np.maximum(comp[op], memt[op])
     per_ar = allreduce_time_s(tensor_parallel_size=tensor_parallel_size,

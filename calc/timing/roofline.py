@@ -128,6 +128,10 @@ class OpCosts:
     weight_bytes: dict[str, np.ndarray]
     activation_bytes: dict[str, np.ndarray]
     kv_bytes: dict[str, np.ndarray]
+    # MoE: the part of flops["mlp"] computed by routed experts, and the rows (tokens) each
+    # touched expert's GEMM gets (n·k / touched; the GEMM efficiency depends on it, not on n).
+    expert_flops: object = 0.0
+    expert_rows: object = 1.0
 
     def bytes(self, op: str) -> np.ndarray:
         return self.weight_bytes[op] + self.activation_bytes[op] + self.kv_bytes[op]
@@ -146,14 +150,18 @@ def step_op_costs(*, decode_tokens, decode_context_tokens_sum, prefill_tokens, p
                   qkv_params, o_params, mlp_dense_params, expert_params, shared_expert_params,
                   num_experts, experts_per_token,
                   linear_bytes_per_param, activation_bytes, kv_bytes_per_token,
-                  attn_flops_per_pair_decode, attn_flops_per_pair_prefill, q_o_width, mlp_width):
+                  attn_flops_per_pair_decode, attn_flops_per_pair_prefill, q_o_width, mlp_width,
+                  dequant_bytes_per_param=0.0):
     """Per-operator FLOPs and bytes of one step on one GPU.
 
     Linear operators (per rank parameter counts ``*_params``, all layers): FLOPs 2·N·P, weight
-    bytes P·b_w streamed once per step, activations N·(in + out)·b_act.
+    bytes P·b_w streamed once per step, activations N·(in + out)·b_act. A format that
+    dequantizes the whole weight before a GEMM (bitsandbytes at N ≥ 2) adds
+    ``dequant_bytes_per_param`` per weight: the 16-bit copy written and read back.
     Attention: FLOPs = pairs × FLOPs per (query, key) pair (4·H_q·d/TP summed over layers for
     MHA/GQA); bytes = KV read of every cached token attended + KV written for new tokens + Q/O.
-    MoE: weights of the experts the batch touches (uniform routing), FLOPs of k experts/token.
+    MoE: weights of the experts the batch touches (uniform routing), FLOPs of k experts/token;
+    each touched expert's GEMM has N·k / touched rows (``expert_rows``, → N·k/E for large N).
     LM head: only the tokens that produce logits (decodes and finishing prefills).
     Elementwise (norms, residuals, activation, RoPE): memory-bound, ≈ N·(10·h + 3·I_rank)·b_act per layer.
     """
@@ -163,6 +171,9 @@ def step_op_costs(*, decode_tokens, decode_context_tokens_sum, prefill_tokens, p
     L = num_layers
     flops, wbytes, abytes, kvbytes = {}, {}, {}, {}
     zero = np.zeros(np.broadcast(n, L, hidden_size).shape)
+    # Bytes per linear weight this step: stored bytes, plus the dequantized copy where the kernel
+    # makes one (bitsandbytes: GEMV on the 4-bit weight for one token, dequantize + GEMM for more).
+    linear_bytes_per_param = linear_bytes_per_param + np.where(n >= 2, dequant_bytes_per_param, 0.0)
 
     flops["qkv_proj"] = matmul_flops(tokens=n, params=qkv_params)
     wbytes["qkv_proj"] = zero + np.asarray(qkv_params) * linear_bytes_per_param
@@ -183,6 +194,8 @@ def step_op_costs(*, decode_tokens, decode_context_tokens_sum, prefill_tokens, p
     per_expert = np.asarray(expert_params, dtype=float) / np.maximum(num_experts, 1)
     active_expert_params = per_expert * np.asarray(experts_per_token)
     flops["mlp"] = matmul_flops(tokens=n, params=np.asarray(mlp_dense_params) + shared_expert_params + active_expert_params)
+    expert_flops = matmul_flops(tokens=n, params=active_expert_params) + zero
+    expert_rows = n * np.asarray(experts_per_token) / np.maximum(touched, 1e-30)
     wbytes["mlp"] = (np.asarray(mlp_dense_params) + shared_expert_params + per_expert * touched) * linear_bytes_per_param + zero
     abytes["mlp"] = n * L * (2.0 * hidden_size + 3.0 * mlp_width) * activation_bytes
 
@@ -195,4 +208,5 @@ def step_op_costs(*, decode_tokens, decode_context_tokens_sum, prefill_tokens, p
     wbytes["elementwise"] = zero
     abytes["elementwise"] = n * L * (10.0 * hidden_size + 3.0 * mlp_width) * activation_bytes
     kvbytes.update({o: zero for o in OPERATORS if o != "attention"})
-    return OpCosts(flops=flops, weight_bytes=wbytes, activation_bytes=abytes, kv_bytes=kvbytes)
+    return OpCosts(flops=flops, weight_bytes=wbytes, activation_bytes=abytes, kv_bytes=kvbytes,
+                   expert_flops=expert_flops, expert_rows=expert_rows)

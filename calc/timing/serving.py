@@ -77,6 +77,8 @@ class EngineNumbers:
     # vLLM's custom all-reduce (calc.timing.interconnect): allowed for this GPU and TP size, its
     # latency and achievable bus bandwidth; False keeps every all-reduce on NCCL.
     custom_allreduce: object = False
+    # Extra bytes per linear weight in steps of ≥ 2 tokens (bitsandbytes' dequantized 16-bit copy).
+    dequant_bytes_per_param: object = 0.0
     custom_allreduce_latency_s: object = 0.0
     custom_allreduce_bw_bytes_per_s: object = np.inf
     # Sliding-window attention: share of layers with a window of sliding_window tokens (their KV
@@ -104,7 +106,8 @@ def engine_op_costs(e: EngineNumbers, *, decode_tokens, decode_context_tokens_su
         num_experts=e.num_experts, experts_per_token=e.experts_per_token,
         linear_bytes_per_param=e.linear_bytes_per_param, activation_bytes=e.activation_bytes,
         kv_bytes_per_token=e.kv_bytes_per_token, attn_flops_per_pair_decode=e.attn_flops_per_pair_decode,
-        attn_flops_per_pair_prefill=e.attn_flops_per_pair_prefill, q_o_width=e.q_o_width, mlp_width=e.mlp_width)
+        attn_flops_per_pair_prefill=e.attn_flops_per_pair_prefill, q_o_width=e.q_o_width, mlp_width=e.mlp_width,
+        dequant_bytes_per_param=e.dequant_bytes_per_param)
 
 
 def engine_step(e: EngineNumbers, *, decode_tokens, decode_context_tokens_sum, prefill_tokens,
