@@ -73,7 +73,8 @@ def custom_allreduce_available(*, link_topology: str, tensor_parallel_size, p2p:
     """
     n = np.asarray(tensor_parallel_size)
     fully_connected = link_topology in ("switch", "mesh")
-    return np.isin(n, CUSTOM_ALLREDUCE_WORLD_SIZES) & bool(p2p) & ((n == 2) | fully_connected)
+    supported = (n >= 2) & (n <= 8) & (n % 2 == 0)  # CUSTOM_ALLREDUCE_WORLD_SIZES (np.isin is 10x slower)
+    return supported & bool(p2p) & ((n == 2) | fully_connected)
 
 
 @dataclass(frozen=True)
