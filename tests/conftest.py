@@ -35,17 +35,21 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+SERVER_PIDS: dict[str, int] = {}  # base URL -> pid of the server process (for CPU measurements)
+
+
 @contextmanager
-def streamlit_server(log_path: Path):
-    """A fresh `streamlit run app.py` on a free port; yields its base URL, stops it after."""
+def streamlit_server(log_path: Path, app: Path | str = APP):
+    """A fresh `streamlit run app.py` (or ``app``) on a free port; yields its base URL, stops it after."""
     port = _free_port()
     env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "STREAMLIT_SERVER_HEADLESS": "true"}
-    cmd = [sys.executable, "-m", "streamlit", "run", APP, "--server.headless", "true", "--server.port", str(port),
+    cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true", "--server.port", str(port),
            "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
            "--browser.gatherUsageStats", "false"]
     with open(log_path, "w") as fh:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
     url = f"http://127.0.0.1:{port}"
+    SERVER_PIDS[url] = proc.pid
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -60,6 +64,7 @@ def streamlit_server(log_path: Path):
             time.sleep(0.1)
         yield url
     finally:
+        SERVER_PIDS.pop(url, None)
         proc.terminate()
         try:
             proc.wait(timeout=10)

@@ -44,6 +44,7 @@ class Session:
         self.query_string = query_string
         self.page_hash = ""
         self.widget_ids: dict[str, str] = {}  # user key -> widget id
+        self.cached: set[str] = set()  # hashes of cacheable messages received (the frontend's cache)
         self.ws = None
 
     async def open(self) -> RunResult:
@@ -67,6 +68,7 @@ class Session:
         rs.query_string = self.query_string
         rs.page_script_hash = self.page_hash
         rs.page_name = "" if self.page_hash else self.page
+        rs.cached_message_hashes.extend(sorted(self.cached))  # the server then sends references
         for key, value in widgets.items():
             w = rs.widget_states.widgets.add()
             w.id = self.widget_ids[key]
@@ -78,6 +80,8 @@ class Session:
                 fm = ForwardMsg()
                 fm.ParseFromString(await self.ws.recv())
                 kind = fm.WhichOneof("type")
+                if fm.metadata.cacheable and fm.hash:
+                    self.cached.add(fm.hash)
                 if kind == "navigation":
                     self.page_hash = fm.navigation.page_script_hash
                 elif kind == "page_info_changed":
