@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from ui import preload  # noqa: F401  (first: libraries fully imported before any page runs)
-from ui import i18n, state
+from ui import i18n, state, vllm_paste
 from ui.i18n import Translator
 
 _IN_SHELL = "_shell_running"  # True only while app.py runs the page
@@ -67,6 +67,7 @@ def run(pages: list[PageSpec] | None = None) -> None:
                 st.page_link(p, label=p.title, icon=p.icon)
         i18n.render_language_switch(t)
     sc, messages = state.render_sidebar(t)
+    vllm_paste.render(t)
     share_slot = st.sidebar.container()
     for level, text in lang_warnings + messages:
         getattr(st, level)(text)

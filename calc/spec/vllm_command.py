@@ -39,3 +39,158 @@ def serve_command(*, model_id: str, serving: ServingConfig, max_model_len: int, 
         flags.append(f"--block-size {s.block_size}")
     flags.append("--enable-chunked-prefill" if chunked else "--no-enable-chunked-prefill")
     return " \\\n  ".join([f"vllm serve {shlex.quote(model_id)}"] + flags)
+
+
+# ----------------------------------------------------------------------------- parsing
+
+MAX_COMMAND_CHARS = 20_000
+SHOWN_CHARS = 60  # user text is cut to this when echoed in a message
+# vLLM flag -> (scenario field, kind). Names and spellings as `vllm serve --help`.
+FLAGS: dict[str, tuple[str, str]] = {
+    "--tensor-parallel-size": ("tensor_parallel_size", "int"), "-tp": ("tensor_parallel_size", "int"),
+    "--dtype": ("dtype", "str"), "--quantization": ("quantization", "str"), "-q": ("quantization", "str"),
+    "--kv-cache-dtype": ("kv_cache_dtype", "str"),
+    "--gpu-memory-utilization": ("gpu_memory_utilization", "float"), "--block-size": ("block_size", "int"),
+    "--max-model-len": ("max_model_len", "int"), "--max-num-seqs": ("max_num_seqs", "int"),
+    "--max-num-batched-tokens": ("max_num_batched_tokens", "int"), "--model": ("model", "str"),
+    "--enable-chunked-prefill": ("enable_chunked_prefill", "bool"),
+    "--no-enable-chunked-prefill": ("enable_chunked_prefill", "false"),
+}
+_BOOL_WORDS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+# Flags of `vllm serve` / `docker run` that take no value (so the next word is not eaten as one).
+_NO_VALUE = {"--trust-remote-code", "--enforce-eager", "--disable-log-requests", "--disable-log-stats",
+             "--enable-prefix-caching", "--no-enable-prefix-caching", "--enable-auto-tool-choice",
+             "--disable-custom-all-reduce", "--rm", "-it", "-d", "-i", "-t", "--ipc=host", "--privileged"}
+
+
+@dataclass(frozen=True)
+class ParsedCommand:
+    """What a pasted command says: the model, the scenario options it sets (snake_case, vLLM
+    names), the flags the calculator does not model (ignored) and the values it cannot use."""
+
+    model: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    ignored: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def shown(text: str, limit: int = SHOWN_CHARS) -> str:
+    """User text as echoed in a message: control characters dropped, cut to ``limit`` characters.
+
+    >>> shown("abc\\x07def" + "x" * 100, 10)
+    'abcdefxxx…'
+    """
+    clean = "".join(ch for ch in str(text) if ch.isprintable())
+    return clean if len(clean) <= limit else clean[:limit - 1] + "…"
+
+
+def _number(text: str, kind: str) -> float | int:
+    """``4096``, ``32k`` (× 1000), ``32K`` (× 1024), ``1m`` / ``1M`` as vLLM's human-readable sizes."""
+    t = text.strip()
+    mult = {"k": 1000, "K": 1024, "m": 1_000_000, "M": 1 << 20, "g": 1_000_000_000, "G": 1 << 30}
+    if kind == "int" and t and t[-1] in mult:
+        value = float(t[:-1]) * mult[t[-1]]
+    else:
+        value = float(t)
+    if kind == "int":
+        if value != int(value):
+            raise ValueError(text)
+        return int(value)
+    return value
+
+
+def _tokens(text: str) -> list[str]:
+    """Shell words of a command pasted from a terminal, a README or a compose file."""
+    if len(text) > MAX_COMMAND_CHARS:
+        raise ValueError(f"command: longer than {MAX_COMMAND_CHARS:,} characters")
+    t = text.replace("\r\n", "\n")
+    for cont in ("\\\n", "`\n", "^\n"):  # POSIX, PowerShell and cmd line continuations
+        t = t.replace(cont, " ")
+    t = " ".join(line.split("#", 1)[0] if line.lstrip().startswith("#") else line for line in t.split("\n"))
+    try:
+        return shlex.split(t, posix=True)
+    except ValueError as exc:  # unbalanced quotes
+        raise ValueError(f"command: {exc} (check the quotes)") from None
+
+
+def parse_serve_command(text: str) -> ParsedCommand:
+    """Read ``vllm serve MODEL --flag value …`` (or ``python -m vllm.entrypoints.openai.api_server
+    --model MODEL …``, or ``docker run … vllm/vllm-openai[:tag] --model MODEL …``).
+
+    Values are checked for their type here (ranges are the scenario's job); flags the calculator
+    does not model are listed in ``ignored``; bad values are named in ``errors``. Raises
+    ``ValueError`` only when the text is not a vLLM command at all.
+
+    >>> p = parse_serve_command('''vllm serve meta-llama/Llama-3.1-8B \\\\
+    ...   --tensor-parallel-size 2 --max-model-len=32k --kv-cache-dtype fp8 \\\\
+    ...   --enforce-eager --max-num-seqs lots''')
+    >>> p.model, p.options, p.ignored, p.errors
+    ('meta-llama/Llama-3.1-8B', {'tensor_parallel_size': 2, 'max_model_len': 32000, 'kv_cache_dtype': 'fp8'}, ['--enforce-eager'], ["--max-num-seqs: got 'lots', allowed a whole number"])
+    """
+    words = _tokens(text)
+    start = None
+    for i, w in enumerate(words):
+        if w == "serve" and i > 0 and words[i - 1].endswith("vllm"):
+            start = i + 1
+            break
+        if w.startswith("vllm/vllm-openai") or w.endswith("vllm.entrypoints.openai.api_server"):
+            start = i + 1
+            break
+    if start is None:
+        raise ValueError("command: expected 'vllm serve MODEL …', 'python -m vllm.entrypoints.openai.api_server …' "
+                         "or 'docker run … vllm/vllm-openai … --model MODEL …'")
+    model: str | None = None
+    options: dict[str, Any] = {}
+    ignored: list[str] = []
+    errors: list[str] = []
+    i = start
+    if i < len(words) and not words[i].startswith("-"):
+        model = words[i]  # `vllm serve MODEL`
+        i += 1
+    while i < len(words):
+        w = words[i]
+        i += 1
+        if not w.startswith("-"):
+            ignored.append(shown(w))
+            continue
+        flag, eq, inline = w.partition("=")
+        if flag not in FLAGS:
+            ignored.append(shown(flag))
+            if not eq and flag not in _NO_VALUE and i < len(words) and not words[i].startswith("-"):
+                i += 1  # its value
+            continue
+        name, kind = FLAGS[flag]
+        if kind == "false":
+            options[name] = False
+            continue
+        if kind == "bool":
+            value = inline if eq else (words[i] if i < len(words) and words[i].lower() in _BOOL_WORDS else None)
+            if value is not None and not eq:
+                i += 1
+            if value is None:
+                options[name] = True
+            elif value.lower() in _BOOL_WORDS:
+                options[name] = _BOOL_WORDS[value.lower()]
+            else:
+                errors.append(f"{flag}: got {shown(value)!r}, allowed true or false")
+            continue
+        if eq:
+            value = inline
+        elif i < len(words):
+            value = words[i]
+            i += 1
+        else:
+            errors.append(f"{flag}: needs a value")
+            continue
+        if kind == "str":
+            if name == "model":
+                model = value
+            else:
+                options[name] = value
+            continue
+        try:
+            options[name] = _number(value, kind)
+        except ValueError:
+            what = "a whole number" if kind == "int" else "a number"
+            errors.append(f"{flag}: got {shown(value)!r}, allowed {what}")
+    return ParsedCommand(model=model, options=options, ignored=ignored, errors=errors)

@@ -93,6 +93,14 @@ EN: dict[str, str] = {
     "pl.prices.yours": "your price",
     "pl.prices.none": "none found",
     "pl.prec.none": "16-bit",
+    "cmd.paste.title": "From a vllm serve command",
+    "cmd.paste.label": "Paste a vllm serve (or docker run … vllm/vllm-openai) command",
+    "cmd.paste.help": "The model and the engine flags set the sidebar; flags the calculator does not model are "
+                      "listed as ignored, bad values are named.",
+    "cmd.paste.apply": "Use this command",
+    "cmd.paste.applied": "{n} setting(s) taken from the command:",
+    "cmd.paste.ignored": "Ignored (not modelled):",
+    "cmd.paste.errors": "Not used:",
 }
 
 ZH: dict[str, str] = {
@@ -179,4 +187,11 @@ ZH: dict[str, str] = {
     "pl.prices.yours": "你的价格",
     "pl.prices.none": "未找到",
     "pl.prec.none": "16 位",
+    "cmd.paste.title": "从 vllm serve 命令导入",
+    "cmd.paste.label": "粘贴 vllm serve（或 docker run … vllm/vllm-openai）命令",
+    "cmd.paste.help": "模型和引擎参数会设置侧边栏；计算器不建模的参数列为忽略，错误的值会指明。",
+    "cmd.paste.apply": "使用此命令",
+    "cmd.paste.applied": "从命令中取得 {n} 项设置：",
+    "cmd.paste.ignored": "已忽略（未建模）：",
+    "cmd.paste.errors": "未使用：",
 }

@@ -1,0 +1,76 @@
+"""vLLM commands both ways: the serve command written for a scenario parses back to it; pasted
+commands (line continuations, quotes, docker, `=` values, human sizes) become control values;
+unknown flags are ignored by name, bad values named; user text cut short."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from calc.spec.inputs import ServingConfig
+from calc.spec.vllm_command import parse_serve_command, serve_command, shown
+from ui.vllm_paste import command_to_values
+
+
+def test_round_trip_of_the_command_we_write():
+    s = ServingConfig(tensor_parallel_size=4, dtype="bfloat16", quantization="fp8", kv_cache_dtype="fp8",
+                      gpu_memory_utilization=0.92, block_size=32)
+    text = serve_command(model_id="meta-llama/Llama-3.1-70B", serving=s, max_model_len=8192, max_num_seqs=64,
+                         max_num_batched_tokens=4096, chunked=False)
+    p = parse_serve_command(text)
+    assert p.model == "meta-llama/Llama-3.1-70B" and not p.ignored and not p.errors
+    assert p.options == {"tensor_parallel_size": 4, "dtype": "bfloat16", "quantization": "fp8", "max_model_len": 8192,
+                         "max_num_seqs": 64, "max_num_batched_tokens": 4096, "gpu_memory_utilization": 0.92,
+                         "kv_cache_dtype": "fp8", "block_size": 32, "enable_chunked_prefill": False}
+
+
+def test_docker_run_with_quotes_and_continuations():
+    text = """docker run --runtime nvidia --gpus all \\
+        -v ~/.cache/huggingface:/root/.cache/huggingface \\
+        -p 8000:8000 --ipc=host \\
+        vllm/vllm-openai:latest \\
+        --model "meta-llama/Llama-3.1-8B" --max-model-len=16K --gpu-memory-utilization '0.85' \\
+        --enable-chunked-prefill=false --served-model-name llama"""
+    p = parse_serve_command(text)
+    assert p.model == "meta-llama/Llama-3.1-8B"
+    assert p.options == {"max_model_len": 16384, "gpu_memory_utilization": 0.85, "enable_chunked_prefill": False}
+    assert p.ignored == ["--served-model-name"] and not p.errors
+
+
+def test_api_server_module_form():
+    p = parse_serve_command("python -m vllm.entrypoints.openai.api_server --model mistralai/Mistral-7B-v0.1 -tp 2")
+    assert p.model == "mistralai/Mistral-7B-v0.1" and p.options == {"tensor_parallel_size": 2}
+
+
+@pytest.mark.parametrize("text, message", [
+    ("ls -la", "expected 'vllm serve"),
+    ('vllm serve "unterminated', "check the quotes"),
+])
+def test_not_a_command(text, message):
+    with pytest.raises(ValueError, match=message):
+        parse_serve_command(text)
+
+
+def test_bad_values_are_named_and_the_rest_applied():
+    values, ignored, errors = command_to_values(
+        "vllm serve someone/unknown-model --tensor-parallel-size 3 --block-size 7 --dtype fp16 --max-model-len x")
+    assert values == {"dtype": "float16"}
+    assert any(e.startswith("model: 'someone/unknown-model' is not in the catalog") for e in errors)
+    assert any(e.startswith("--tensor-parallel-size: got 3") for e in errors)
+    assert any(e.startswith("--block-size: got 7") for e in errors)
+    assert any(e.startswith("--max-model-len: got 'x'") for e in errors)
+
+
+def test_user_text_is_cut_and_cleaned():
+    p = parse_serve_command("vllm serve m --" + "x" * 500 + " --\x1b[31mred")
+    assert all(len(w) <= 60 for w in p.ignored) and all("\x1b" not in w for w in p.ignored)
+    assert shown("a" * 100).endswith("…") and len(shown("a" * 100)) == 60
+
+
+@given(st.text(max_size=300))
+def test_any_text_either_parses_or_says_why(text):
+    try:
+        p = parse_serve_command("vllm serve m " + text)
+    except ValueError as exc:
+        assert str(exc).startswith("command:")
+        return
+    assert all(len(e) < 400 for e in p.errors)

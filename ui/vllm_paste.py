@@ -1,0 +1,93 @@
+"""Sidebar box: paste a ``vllm serve …`` (or ``docker run … vllm/vllm-openai …``) command and the
+sidebar takes its model and engine options. Parsing is :func:`calc.spec.vllm_command.parse_serve_command`;
+here the options become control values, each validated by its control (named on error). User
+text is only ever shown through ``st.code`` (literal, never Markdown), cut short.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from calc.spec.catalog import CatalogError, get_model
+from calc.spec.vllm_command import parse_serve_command, shown
+from ui import controls as C
+
+TEXT_KEY = "vllm_command_text"
+_RESULT = "_vllm_command_result"
+# ParsedCommand option -> sidebar control key (page controls: the frontier's chunked-prefill toggle).
+TO_CONTROL = {"tensor_parallel_size": "tp", "dtype": "dtype", "quantization": "quantization",
+              "kv_cache_dtype": "kv_cache_dtype", "gpu_memory_utilization": "gpu_memory_utilization",
+              "block_size": "block_size", "max_model_len": "max_model_len", "max_num_seqs": "max_num_seqs",
+              "max_num_batched_tokens": "max_num_batched_tokens"}
+FLAG_OF = {"tp": "--tensor-parallel-size", "dtype": "--dtype", "quantization": "--quantization",
+           "kv_cache_dtype": "--kv-cache-dtype", "gpu_memory_utilization": "--gpu-memory-utilization",
+           "block_size": "--block-size", "max_model_len": "--max-model-len", "max_num_seqs": "--max-num-seqs",
+           "max_num_batched_tokens": "--max-num-batched-tokens", "model": "model"}
+_ALIASES = {"dtype": {"fp16": "float16", "half": "float16", "bf16": "bfloat16", "fp32": "float32", "float": "float32"},
+            "kv_cache_dtype": {"fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "float16": "fp16", "bfloat16": "bf16"}}
+
+
+def command_to_values(text: str) -> tuple[dict[str, Any], list[str], list[str]]:
+    """Control values from a pasted command, the flags ignored, and the problems (named).
+
+    >>> v, ignored, errors = command_to_values("vllm serve meta-llama/Llama-3.1-8B -tp 2 --dtype bf16 "
+    ...                                        "--max-num-seqs 0 --enable-prefix-caching")
+    >>> v, ignored, errors
+    ({'model': 'meta-llama/Llama-3.1-8B', 'tp': 2, 'dtype': 'bfloat16'}, ['--enable-prefix-caching'], ['--max-num-seqs: got 0, allowed integer 1 – 65,536 (or empty)'])
+    """
+    p = parse_serve_command(text)
+    values: dict[str, Any] = {}
+    errors = list(p.errors)
+    if p.model is not None:
+        try:
+            values["model"] = get_model(p.model).id
+        except CatalogError:
+            errors.append(f"model: {shown(p.model)!r} is not in the catalog; upload its config.json "
+                          "(sidebar, 'Your own model') and paste the command again")
+    for name, raw in p.options.items():
+        if name == "enable_chunked_prefill":
+            values["chunked_prefill"] = bool(raw)
+            continue
+        key = TO_CONTROL[name]
+        raw = _ALIASES.get(key, {}).get(raw, raw) if isinstance(raw, str) else raw
+        try:
+            values[key] = C.BY_KEY[key].parse(raw)
+        except C.ControlValueError as exc:
+            errors.append(f"{FLAG_OF[key]}: got {shown(repr(raw))}, allowed {exc.allowed}")
+    return values, p.ignored, errors
+
+
+def _apply() -> None:
+    text = st.session_state.get(TEXT_KEY, "") or ""
+    try:
+        values, ignored, errors = command_to_values(text)
+    except ValueError as exc:
+        st.session_state[_RESULT] = ({}, [], [str(exc)])
+        return
+    for key, value in values.items():
+        st.session_state[key] = value
+    st.session_state[_RESULT] = (values, ignored, errors)
+
+
+def render(t, where=st.sidebar) -> None:
+    """The paste box and what the last paste did (applied values, ignored flags, problems)."""
+    with where.expander(t("cmd.paste.title")):
+        st.text_area(t("cmd.paste.label"), key=TEXT_KEY, height=120, max_chars=20_000,
+                     placeholder="vllm serve meta-llama/Llama-3.1-8B --tensor-parallel-size 2 ...",
+                     help=t("cmd.paste.help"))
+        st.button(t("cmd.paste.apply"), key="vllm_command_apply", on_click=_apply)
+        result = st.session_state.get(_RESULT)
+        if not result:
+            return
+        values, ignored, errors = result
+        if values:
+            st.success(t("cmd.paste.applied", n=len(values)))
+            st.code(", ".join(f"{k}={v}" for k, v in values.items()), language=None, wrap_lines=True)
+        if ignored:
+            st.caption(t("cmd.paste.ignored"))
+            st.code(" ".join(ignored), language=None, wrap_lines=True)
+        if errors:
+            st.error(t("cmd.paste.errors"))
+            st.code("\n".join(errors), language=None, wrap_lines=True)
