@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MODEL, GPU = "meta-llama/Llama-3.1-8B", "h100-sxm"
 BASE = ["estimate", "--model", MODEL, "--gpu", GPU, "--input-len", "1024", "--output-len", "256"]
 REQUIRED_KEYS = ("ttft_s", "tpot_s", "itl_s", "e2e_latency_s", "output_tokens_per_s", "total_tokens_per_s",
-                 "requests_per_s", "concurrency", "max_concurrency", "fits", "weights_bytes", "kv_bytes_per_token",
+                 "requests_per_s", "concurrency", "max_concurrency", "kv_sequences_at_mean_context", "fits", "weights_bytes", "kv_bytes_per_token",
                  "kv_pool_bytes", "mfu", "mbu", "decode_bound")
 
 
@@ -60,8 +60,10 @@ class TestFlags:
     def test_concurrency_max(self, capsys):
         d = run_json(capsys, "--concurrency", "max", "--max-model-len", "4096", "--max-num-seqs", "4096",
                      "--no-enable-chunked-prefill")
-        assert d["waiting"] == 0 and d["concurrency"] == d["running"] == d["max_concurrency"]
+        assert d["waiting"] == 0 and d["concurrency"] == d["running"] == d["kv_sequences_at_mean_context"]
         assert d["limited_by"] == "kv_cache"
+        # max_concurrency is vLLM's figure, as in `memory`: KV pool tokens / max_model_len (4096 here)
+        assert d["max_concurrency"] == pytest.approx(d["kv_pool_bytes"] / d["kv_bytes_per_token"] / 4096, rel=1e-3)
 
     def test_concurrency_beyond_max_num_seqs_waits(self, capsys):
         d = run_json(capsys, "--concurrency", "100", "--max-num-seqs", "40")

@@ -239,5 +239,5 @@ class TestEstimate:
     def test_concurrency_max_runs_what_fits(self):
         r = estimate(get_model(LLAMA2_7B), get_gpu("a100-80gb"),
                      ServingConfig(input_len=1024, output_len=256, max_model_len=4096, concurrency=None))
-        assert float(r.serving.running) == float(min(r.max_num_seqs, r.serving.max_concurrency))
+        assert float(r.serving.running) == float(min(r.max_num_seqs, r.serving.kv_sequences_at_mean_context))
         assert float(r.serving.waiting) == 0.0

@@ -103,7 +103,7 @@ class TestCapacityLimits:
         # 100,000 tokens of KV at a mean context of 1000 + 500 = 1500 tokens: floor(66.7) = 66 sequences
         e = _engine(LLAMA31_8B, "h100-sxm")
         r = _loop(e, I=1000, O=1000, C=np.array([50.0, 66.0, 200.0]), seqs=1024, kv_tokens=100_000)
-        assert float(r.max_concurrency) == 66
+        assert float(r.kv_sequences_at_mean_context) == 66
         assert r.running.tolist() == [50, 66, 66]
         assert r.limited_by.tolist() == ["none", "kv_cache", "kv_cache"]
         assert r.waiting[2] == 134 and r.ttft_s[2] > r.ttft_s[1]
@@ -114,7 +114,7 @@ class TestCapacityLimits:
         # a sequence keeps min(16500, 4096 - 1 + 2048) = 6143 tokens -> floor(100,000 / 6143) = 16 fit
         e = _engine("mistralai/Mistral-7B-v0.1", "h100-sxm")
         r = _loop(e, I=16_000, O=1000, C=64.0, budget=2048, chunked=True, kv_tokens=100_000)
-        assert float(r.max_concurrency) == 16 and float(r.running) == 16
+        assert float(r.kv_sequences_at_mean_context) == 16 and float(r.running) == 16
 
     def test_chunked_token_budget_caps_running_sequences(self):
         # Chunked, budget 2048, I = 2048, O = 128: the other prompts must fit the room our 127 decode
@@ -132,10 +132,10 @@ class TestCapacityLimits:
             est = estimate(arch, gpu, ServingConfig(input_len=1024, output_len=1024, max_model_len=4096, max_num_seqs=seqs,
                                                     max_num_batched_tokens=8192, enable_chunked_prefill=False, concurrency=None))
             s = est.serving
-            assert float(s.running) == min(seqs, float(s.max_concurrency)) and float(s.waiting) == 0
+            assert float(s.running) == min(seqs, float(s.kv_sequences_at_mean_context)) and float(s.waiting) == 0
             assert str(s.limited_by) == ("max_num_seqs" if seqs == 64 else "kv_cache")
             # the KV pool in tokens / (1024 + 512) tokens per sequence
-            assert float(s.max_concurrency) == np.floor(float(est.memory.kv_pool_tokens) / 1536)
+            assert float(s.kv_sequences_at_mean_context) == np.floor(float(est.memory.kv_pool_tokens) / 1536)
 
     def test_not_fitting_gives_nan_not_an_error(self):
         e = _engine(LLAMA31_8B, "l4")
@@ -185,3 +185,43 @@ class TestEngineNumbersIndex:
         both = _loop(arr, I=512, O=128, C=8)
         one = _loop(arr.index(1), I=512, O=128, C=8)
         assert float(both.tpot_s[1]) == pytest.approx(float(one.tpot_s), rel=1e-12)
+
+
+class TestAuditSmallItems:
+    """Issue 12 'small' items: TPOT of one output token, the prefill's bound, the two concurrencies."""
+
+    def test_one_output_token_has_no_tpot(self):
+        # O = 1: the first token is the last; no inter-token time exists (it was reported as a decode step, ~7 ms)
+        r = estimate(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"),
+                     ServingConfig(input_len=1000, output_len=1, max_model_len=4096)).serving
+        assert np.isnan(r.tpot_s) and np.isnan(r.itl_s)
+        assert float(r.e2e_latency_s) == pytest.approx(float(r.ttft_s))
+        assert np.isfinite(r.output_tokens_per_s) and float(r.output_tokens_per_s) > 0
+
+    def test_prefill_bound_is_the_chunks_own_work(self):
+        # Llama-3.1-8B on H100, I = 128, O = 2048, C = 256, budget 512: the chunk rides on ~255 decodes.
+        # The whole mixed step is memory-bound (weights + 255 sequences' KV), but what the 128-token
+        # chunk adds is compute (2·P·128 FLOPs against a few MB of activations and KV).
+        from calc.timing.estimate import engine_numbers
+        from calc.timing.serving import decode_step, prefill_step
+
+        arch, gpu = get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm")
+        sc = ServingConfig(input_len=128, output_len=2048, concurrency=256, max_model_len=8192, max_num_batched_tokens=512)
+        r = estimate(arch, gpu, sc).serving
+        assert str(r.prefill_bound) == "compute" and str(r.prefill_step_bound) == "memory"
+        # the same from the steps themselves: k = 1 chunk of 128 tokens beside r_d = 255·2047/2048 decodes
+        e = engine_numbers(arch, gpu, sc)
+        r_d, ctx = 255 * 2047 / 2048, 128 + 2048 / 2
+        mixed = prefill_step(e, prompts=1.0, prompt_tokens=128.0, decode_batch=r_d, decode_context_tokens=ctx)
+        base = decode_step(e, batch=r_d, context_tokens=ctx)
+        assert float(mixed.compute_s - base.compute_s) > float(mixed.memory_s - base.memory_s)
+        assert float(mixed.compute_s) < float(mixed.memory_s)
+
+    def test_kv_sequences_and_vllms_max_concurrency_are_different_numbers(self):
+        # 1,000 + 200 tokens per request against max_model_len 8,192: the pool holds ~8192/1100 ≈ 7.4x
+        # more sequences of the mean context than vLLM's "maximum concurrency" of 8,192-token requests.
+        r = estimate(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"),
+                     ServingConfig(input_len=1000, output_len=200, max_model_len=8192))
+        tokens = float(r.memory.kv_pool_tokens)
+        assert float(r.serving.kv_sequences_at_mean_context) == np.floor(tokens / 1100)
+        assert float(r.memory.max_concurrency) == pytest.approx(tokens / 8192, rel=2e-3)

@@ -89,10 +89,14 @@ def estimate_record(options: dict[str, Any]) -> dict[str, Any]:
         "output_tokens_per_s": s.output_tokens_per_s * replicas, "total_tokens_per_s": s.total_tokens_per_s * replicas,
         "requests_per_s": s.requests_per_s * replicas, "concurrency": s.concurrency * replicas,
         "replicas": replicas, "running": s.running * replicas, "waiting": s.waiting * replicas,
-        "limited_by": s.limited_by, "max_concurrency": s.max_concurrency * replicas,
+        # max_concurrency means what it means in `memory` and in vLLM's log: requests of max_model_len
+        # tokens the KV pool holds (per replica x replicas); kv_sequences_at_mean_context: sequences of
+        # this load's mean context I + O/2 that fit (the engine's KV limit on running requests).
+        "limited_by": s.limited_by, "max_concurrency": m.max_concurrency * replicas,
+        "kv_sequences_at_mean_context": s.kv_sequences_at_mean_context * replicas,
         "fits": s.fits, "weights_bytes": m.weights_bytes, "kv_bytes_per_token": m.kv_bytes_per_token,
         "kv_pool_bytes": m.kv_pool_bytes, "mfu": s.mfu, "mbu": s.mbu, "decode_bound": s.decode_bound,
-        "prefill_bound": s.prefill_bound, "decode_step_s": s.decode_step_s,
+        "prefill_bound": s.prefill_bound, "prefill_step_bound": s.prefill_step_bound, "decode_step_s": s.decode_step_s,
         "max_num_seqs": est.max_num_seqs, "max_num_batched_tokens": est.max_num_batched_tokens,
         "enable_chunked_prefill": serving.enable_chunked_prefill, "max_model_len": est.max_model_len,
     }

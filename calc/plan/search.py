@@ -318,7 +318,8 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
             ("no_price", (req.budget_usd_per_hour is not None) & ~np.isfinite(usd_h)),
             ("exceeds_budget", (req.budget_usd_per_hour is not None) & (usd_h > (req.budget_usd_per_hour or np.inf))),
             ("exceeds_max_gpus", (req.max_gpus is not None) & (gpus_total > (req.max_gpus or np.inf))),
-            ("misses_tpot", ~(tpot <= req.tpot_slo_s)),
+            # TPOT is undefined (NaN) for one output token: no inter-token time to miss
+            ("misses_tpot", ~((tpot <= req.tpot_slo_s) | (np.isnan(tpot) & np.isfinite(ttft)))),
             ("misses_ttft", ~(ttft <= req.ttft_slo_s)),
             ("does_not_fit", ~fits | ~np.isfinite(replicas)),
         ]

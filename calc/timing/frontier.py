@@ -16,19 +16,20 @@ COURSE_TPOT_SLO_S = 0.050  # course §3.4: 单Token延迟 < 50ms
 
 
 def sla_feasible(*, ttft_s, tpot_s, ttft_slo_s, tpot_slo_s):
-    """A point meets the SLA when TTFT ≤ its target and TPOT ≤ its target (NaN = not served: no).
+    """A point meets the SLA when TTFT ≤ its target and TPOT ≤ its target (NaN TTFT = not served:
+    no; NaN TPOT with a TTFT = one output token, no inter-token time: the TPOT target holds).
 
     The targets are compared with the model's steady-state *mean* latencies; percentile SLAs
     (P90/P99, course §3.6) need a distribution the closed-loop model does not produce.
 
-    >>> sla_feasible(ttft_s=[0.2, 0.6, 0.2, np.nan], tpot_s=[0.04, 0.04, 0.06, 0.01],
+    >>> sla_feasible(ttft_s=[0.2, 0.6, 0.2, np.nan, 0.2], tpot_s=[0.04, 0.04, 0.06, 0.01, np.nan],
     ...              ttft_slo_s=0.5, tpot_slo_s=0.05).tolist()
-    [True, False, False, False]
+    [True, False, False, False, True]
     """
     ttft = np.asarray(ttft_s, dtype=float)
     tpot = np.asarray(tpot_s, dtype=float)
     with np.errstate(invalid="ignore"):
-        return (ttft <= ttft_slo_s) & (tpot <= tpot_slo_s)
+        return (ttft <= ttft_slo_s) & ((tpot <= tpot_slo_s) | (np.isnan(tpot) & np.isfinite(ttft)))
 
 
 def best_feasible(*, throughput, feasible, axis=-1):

@@ -172,13 +172,18 @@ class ServingResult:
     running: np.ndarray  # sequences the engine holds at once (R)
     waiting: np.ndarray  # clients queued: C − R
     limited_by: np.ndarray  # "none" | "max_num_seqs" | "kv_cache" | "max_num_batched_tokens" (chunked)
-    max_concurrency: np.ndarray  # sequences of mean context I + O/2 that fit the KV pool
+    # Sequences of mean context I + O/2 that fit the KV pool (the engine's KV limit on R). Not vLLM's
+    # "maximum concurrency" (requests of max_model_len tokens: calc.sizing.scenario.MemoryResult).
+    kv_sequences_at_mean_context: np.ndarray
     token_budget_cap: np.ndarray  # chunked prefill: 1 + (O − 1)·budget / (I + O − 1); inf without
     fits: np.ndarray
     mfu: np.ndarray
     mbu: np.ndarray
     decode_bound: np.ndarray  # "memory" | "compute"
+    # The prefill's own work: its extra compute time against its extra memory time over the decode
+    # step it rides on (chunked), or the whole-prompt step (unchunked).
     prefill_bound: np.ndarray
+    prefill_step_bound: np.ndarray  # the whole step the prefill runs in (chunk + decodes riding along)
     decode_step_s: np.ndarray
     prefill_time_per_request_s: np.ndarray  # system time one prompt costs (T_pf)
     prefill_chunks: np.ndarray  # k (1 without chunked prefill)
@@ -237,7 +242,8 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
     own_chunk = prefill_step(e, prompts=1.0, prompt_tokens=c, decode_batch=r_d, decode_context_tokens=mean_ctx,
                              cached_tokens=cached)
     t_chunk = own_chunk.step_s
-    base = np.where(r_d > 0, decode_step(e, batch=r_d, context_tokens=mean_ctx).step_s, 0.0)
+    base_step = decode_step(e, batch=r_d, context_tokens=mean_ctx)
+    base = np.where(r_d > 0, base_step.step_s, 0.0)
     t_pf = np.where(chunked, k * np.maximum(t_chunk - base, 0.0), t_pf_whole / n_pf)  # system time of one prompt
 
     # The step in flight when our prompt arrives is a decode step of others with probability
@@ -267,7 +273,7 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
     d_tpot = np.where(chunked, riding_steps * np.maximum(ride.step_s - t_dec, 0.0), np.where(m > 0, d_unchunked, 0.0))
     d_ttft = np.where(chunked, queue_steps * full.step_s, np.where(m > 0, 0.0, d_unchunked))
 
-    tpot = t_dec + d_tpot / np.maximum(m, 1.0)
+    tpot = t_dec + d_tpot / np.maximum(m, 1.0)  # per output token after the first (NaN below for O = 1)
     ttft_service = own + d_ttft + t_req
     e2e_service = ttft_service + m * tpot
     X = R / e2e_service
@@ -287,12 +293,19 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
     mbu = per_cycle("bytes") / e2e_service / np.asarray(e.hbm_bw_bytes_per_s, dtype=float)
     fit = np.asarray(fits, dtype=bool) & (kv_cap >= 1)
     nan = np.where(fit, 1.0, np.nan)
+    # With one output token there is no inter-token time: TPOT/ITL are undefined, not t_dec.
+    tpot_nan = nan * np.where(m > 0, 1.0, np.nan)
+    # Bound of the prefill's own work: chunked, what the chunk adds to the decode step it rides on.
+    d_comp = np.maximum(own_chunk.compute_s - np.where(r_d > 0, base_step.compute_s, 0.0), 0.0)
+    d_mem = np.maximum(own_chunk.memory_s - np.where(r_d > 0, base_step.memory_s, 0.0), 0.0)
+    chunk_bound = np.where(d_comp > d_mem, "compute", "memory")
     return ServingResult(
-        ttft_s=ttft * nan, tpot_s=tpot * nan, itl_s=tpot * nan, e2e_latency_s=e2e * nan,
+        ttft_s=ttft * nan, tpot_s=tpot * tpot_nan, itl_s=tpot * tpot_nan, e2e_latency_s=e2e * nan,
         output_tokens_per_s=X * O * nan, total_tokens_per_s=X * (I + O) * nan, requests_per_s=X * nan,
-        concurrency=C, running=R, waiting=C - R, limited_by=limited, max_concurrency=kv_cap,
+        concurrency=C, running=R, waiting=C - R, limited_by=limited, kv_sequences_at_mean_context=kv_cap,
         token_budget_cap=np.broadcast_to(tok_cap, np.shape(R)).astype(float), fits=fit,
         mfu=mfu * nan, mbu=mbu * nan, decode_bound=dec.bound,
-        prefill_bound=np.where(chunked, own_chunk.bound, pf_whole.bound),
+        prefill_bound=np.where(chunked, chunk_bound, pf_whole.bound),
+        prefill_step_bound=np.where(chunked, own_chunk.bound, pf_whole.bound),
         decode_step_s=t_dec, prefill_time_per_request_s=t_pf, prefill_chunks=k,
         prefill_fraction=np.clip(X * t_pf, 0.0, 1.0))

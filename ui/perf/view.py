@@ -104,7 +104,7 @@ def frontier_series(v: Variant, arch: ModelArch, eff: Efficiency, *, concurrency
         running=np.broadcast_to(s.running, (n,)), waiting=np.broadcast_to(s.waiting, (n,)),
         decode_step_s=np.broadcast_to(s.decode_step_s, (n,)), prefill_chunks=np.broadcast_to(s.prefill_chunks, (n,)),
         limited_by=np.broadcast_to(s.limited_by, (n,)), mfu=s.mfu,
-        feasible=ok, best=int(best), knee=int(knee), kv_wall=float(np.max(s.max_concurrency)),
+        feasible=ok, best=int(best), knee=int(knee), kv_wall=float(np.max(s.kv_sequences_at_mean_context)),
         token_cap=float(np.max(s.token_budget_cap)),
         max_num_seqs=float(np.max(r.max_num_seqs)), max_num_batched_tokens=float(np.max(r.max_num_batched_tokens)),
         chosen=int(np.searchsorted(concurrency, chosen)), cost_per_million_usd=cost,
