@@ -9,8 +9,9 @@ from ui import format as F
 from ui.perf import view as V
 from ui import shell, state
 from ui.perf.explain import frontier_panels
-from ui.perf.controls import (CHUNKED, FRONTIER, MAX_OVERLAYS, OVERLAYS, PER_GPU, PRESETS, SLO_TPOT_MS, SLO_TTFT_MS,
-                              Variant, apply_variant, same_as)
+from ui.perf.controls import (CHUNKED, FRONTIER, MAX_OVERLAYS, OVERLAYS, PER_GPU, PRESETS, PRICE, REPLICAS,
+                              SLO_TPOT_MS, SLO_TTFT_MS, Variant, apply_variant, same_as)
+from ui.planner.explain import quality_short
 from ui.state import check_query_params, render_control
 from ui.theme import SERIES_COLORS
 from ui.why import render_panels
@@ -45,6 +46,12 @@ with c3:
     chunked = render_control(CHUNKED, t)
 with c4:
     per_gpu = render_control(PER_GPU, t)
+p1, p2, _ = st.columns([1, 1, 3])
+with p1:
+    price = render_control(PRICE, t, placeholder=t("fr.price.catalog", price=F.number(sc.gpu.price_usd_per_hour, 3))
+                           if sc.gpu.price_usd_per_hour else t("fr.price.none"))
+with p2:
+    replicas = render_control(REPLICAS, t)
 st.session_state.setdefault(state._RENDERED, {})[OVERLAYS.key] = OVERLAYS  # in the share link
 tokens = c5.multiselect(t("ctl.overlays"), OVERLAYS.choices(), default=list(OVERLAYS.default), key=OVERLAYS.key,
                         bind="query-params", max_selections=MAX_OVERLAYS, help=t("ctl.overlays.help"))
@@ -74,7 +81,8 @@ else:
     conc = V.sweep_concurrency([p for _, p in kept], sc.concurrency)
     series = [V.frontier_series(v, sc.arch, sc.efficiency, concurrency=conc, label=V.token_label(v.token, t),
                                 color=SERIES_COLORS[k], ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s,
-                                chosen=sc.concurrency) for k, (v, _) in enumerate(kept)]
+                                chosen=sc.concurrency, price=price if v.gpu.id == sc.gpu.id else None)
+              for k, (v, _) in enumerate(kept)]
     f = series[0]
     tp = s.tensor_parallel_size
     m1, m2, m3 = st.columns(3)
@@ -90,6 +98,13 @@ else:
                   help=t("fr.metric.cost.help") if f.cost_per_million_usd is not None else t("fr.metric.cost.none"))
         m4.metric(t("fr.metric.ttft"), f"{F.number(float(f.ttft_s[i]) * 1e3, 0)} ms", border=True)
         m5.metric(t("fr.metric.tpot"), f"{F.number(float(f.tpot_s[i]) * 1e3, 1)} ms", border=True)
+        if f.cost_per_million_input_usd is not None:
+            st.caption(t("fr.cost.split", cin=F.number(float(f.cost_per_million_input_usd[i]), 4),
+                         cout=F.number(float(f.cost_per_million_output_split_usd[i]), 4),
+                         price=F.number(f.price_usd_per_gpu_hour, 3), tp=tp))
+        st.caption(t("fr.replicas.total", n=replicas, gpus=F.integer(replicas * tp),
+                     x=F.integer(float(f.output_tokens_per_s[i]) * replicas),
+                     usd="—" if f.price_usd_per_gpu_hour is None else F.number(f.price_usd_per_gpu_hour * tp * replicas, 2)))
     else:
         st.warning(t("fr.none_feasible", ttft=F.number(ttft_slo_s * 1e3, 0), tpot=F.number(tpot_slo_s * 1e3, 0),
                      min_ttft=F.number(float(np.nanmin(f.ttft_s)) * 1e3, 0),
@@ -123,6 +138,8 @@ else:
     st.code(V.vllm_command(model_id=sc.arch.id, serving=s, max_model_len=sc.resolved.max_model_len, max_num_seqs=seqs,
                            max_num_batched_tokens=int(f.max_num_batched_tokens), chunked=chunked), language="bash")
     st.caption(t("fr.cmd.caption" if f.best >= 0 else "fr.cmd.caption_none", c=F.integer(seqs)))
+    st.caption(t("fr.cmd.replicas", n=replicas, tp=tp) + " " +
+               t("fr.quality", q=s.quantization, value=quality_short(sc.arch.id, s.quantization)))
 
     st.subheader(t("case.title"))
     st.caption(t("case.intro", i=F.integer(V.CASE_INPUT), o=F.integer(V.CASE_OUTPUT)))
@@ -131,4 +148,4 @@ else:
 
     st.subheader(t("why.title"))
     render_panels(frontier_panels(f, t, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, input_len=s.input_len,
-                                  output_len=s.output_len, price=sc.gpu.price_usd_per_hour, tp=tp), t)
+                                  output_len=s.output_len, price=f.price_usd_per_gpu_hour, tp=tp), t)

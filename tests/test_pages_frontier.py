@@ -142,3 +142,23 @@ def test_chinese():
     assert not at.exception
     assert "满足 SLA 的最佳并发" in metrics(at)
     assert "毫秒" in plotly_specs(at)[0]["layout"]["xaxis"]["title"]["text"]
+
+
+def test_own_price_cost_split_and_replicas():
+    """?price_usd=1.5: cost metric = 1.5 / 3600 / X × 1e6 at the best point; split and replica totals shown."""
+    at = app({"price_usd": "1.5", "replicas": "3"}, page=PAGE)
+    assert not at.exception and not at.warning
+    m = metrics(at)
+    x = float(m["Throughput there"].split()[0].replace(",", ""))
+    cost = float(m["Cost per million output tokens"].strip("$"))
+    assert cost == pytest.approx(1.5 / 3600 / x * 1e6, rel=0.01)  # X is shown rounded to a whole token/s
+    caps = texts(at.caption)
+    assert any("per million input tokens" in c and "1.500/GPU-hour" in c for c in caps)
+    assert any(c.startswith("× 3 replica(s): 3 GPUs") and "4.50/hour" in c for c in caps)
+    assert any("Run 3 replica(s)" in c for c in caps)
+
+
+def test_bad_price_is_named():
+    at = app({"price_usd": "-1"}, page=PAGE)
+    assert not at.exception
+    assert any("price_usd" in w for w in texts(at.warning))

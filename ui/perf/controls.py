@@ -40,7 +40,9 @@ def variant_tokens() -> tuple[str, ...]:
 
 
 OVERLAYS = Control("overlays", "multi", ("kv:fp8",), options=variant_tokens)
-FRONTIER = (SLO_TTFT_MS, SLO_TPOT_MS, CHUNKED, PER_GPU, OVERLAYS)
+PRICE = Control("price_usd", "number", None, lo=0.01, hi=10_000.0, step=0.1, integer=False, optional=True)
+REPLICAS = Control("replicas", "number", 1, lo=1, hi=10_000, step=1)
+FRONTIER = (SLO_TTFT_MS, SLO_TPOT_MS, CHUNKED, PER_GPU, OVERLAYS, PRICE, REPLICAS)
 
 # scheduler page
 SCHED_REQUESTS = Control("sched_requests", "slider", 6, lo=2, hi=8, step=1)

@@ -14,6 +14,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from calc.spec.catalog import get_gpu, get_model
+from calc.plan.costs import deployment_usd_per_hour, usd_per_million_tokens
 from calc.timing.estimate import Estimate, estimate
 from calc.timing.frontier import (best_feasible, concurrency_points, cost_per_million_tokens_usd, knee_index,
                            sla_feasible)
@@ -63,8 +64,12 @@ class FrontierSeries:
     max_num_seqs: float
     max_num_batched_tokens: float
     chosen: int  # index of the sidebar's concurrency
-    cost_per_million_usd: np.ndarray | None  # None when the GPU has no price
+    cost_per_million_usd: np.ndarray | None  # None when the GPU has no price (all of it on output tokens)
     fits: bool
+    # The bill split by engine time (prefill share on input tokens, the rest on output tokens).
+    cost_per_million_input_usd: np.ndarray | None = None
+    cost_per_million_output_split_usd: np.ndarray | None = None
+    price_usd_per_gpu_hour: float | None = None
 
     @property
     def engine_limit(self) -> float:
@@ -85,7 +90,7 @@ def sweep_concurrency(probes: Sequence[Estimate], chosen: int) -> np.ndarray:
 
 
 def frontier_series(v: Variant, arch: ModelArch, eff: Efficiency, *, concurrency: np.ndarray, label: str, color: str,
-                    ttft_slo_s: float, tpot_slo_s: float, chosen: int) -> FrontierSeries:
+                    ttft_slo_s: float, tpot_slo_s: float, chosen: int, price: float | None = None) -> FrontierSeries:
     """One vectorized :func:`calc.timing.estimate.estimate` over the sweep, then the frontier functions."""
     r = estimate(arch, v.gpu, v.serving, eff, concurrency=concurrency, enable_chunked_prefill=v.chunked)
     s = r.serving
@@ -93,9 +98,15 @@ def frontier_series(v: Variant, arch: ModelArch, eff: Efficiency, *, concurrency
     ok = sla_feasible(ttft_s=s.ttft_s, tpot_s=s.tpot_s, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s)
     best, _ = best_feasible(throughput=s.output_tokens_per_s, feasible=ok)
     knee = knee_index(throughput=s.output_tokens_per_s, latency_s=s.e2e_latency_s)
-    price = v.gpu.price_usd_per_hour
+    price = v.gpu.price_usd_per_hour if price is None else price  # the user's price, else the catalog's
     cost = None if price is None else cost_per_million_tokens_usd(price_usd_per_gpu_hour=price, num_gpus=tp,
                                                                   tokens_per_s=s.output_tokens_per_s)
+    usd_h = None if price is None else deployment_usd_per_hour(price_usd_per_gpu_hour=price, gpus_total=tp)
+    pf = np.broadcast_to(s.prefill_fraction, np.shape(s.output_tokens_per_s))
+    cost_in = None if usd_h is None else usd_per_million_tokens(usd_per_hour=usd_h, tokens_per_s=s.total_tokens_per_s
+                                                               - s.output_tokens_per_s, share=pf)
+    cost_out = None if usd_h is None else usd_per_million_tokens(usd_per_hour=usd_h, tokens_per_s=s.output_tokens_per_s,
+                                                                share=1.0 - pf)
     n = concurrency.shape[0]
     return FrontierSeries(
         label=label, color=color, variant=v, concurrency=np.asarray(concurrency),
@@ -108,7 +119,8 @@ def frontier_series(v: Variant, arch: ModelArch, eff: Efficiency, *, concurrency
         token_cap=float(np.max(s.token_budget_cap)),
         max_num_seqs=float(np.max(r.max_num_seqs)), max_num_batched_tokens=float(np.max(r.max_num_batched_tokens)),
         chosen=int(np.searchsorted(concurrency, chosen)), cost_per_million_usd=cost,
-        fits=bool(np.all(s.fits)))
+        fits=bool(np.all(s.fits)), cost_per_million_input_usd=cost_in, cost_per_million_output_split_usd=cost_out,
+        price_usd_per_gpu_hour=price)
 
 
 def token_label(token: str, t: T) -> str:
