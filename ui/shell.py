@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from ui import preload  # noqa: F401  (first: libraries fully imported before any page runs)
-from ui import i18n, state, vllm_paste
+from ui import compare, i18n, state, vllm_paste
 from ui.i18n import Translator
 
 _IN_SHELL = "_shell_running"  # True only while app.py runs the page
@@ -68,6 +68,7 @@ def run(pages: list[PageSpec] | None = None) -> None:
         i18n.render_language_switch(t)
     sc, messages = state.render_sidebar(t)
     vllm_paste.render(t)
+    compare.render_controls(t)
     share_slot = st.sidebar.container()
     for level, text in lang_warnings + messages:
         getattr(st, level)(text)
@@ -77,6 +78,7 @@ def run(pages: list[PageSpec] | None = None) -> None:
         current.run()
     finally:
         st.session_state[_IN_SHELL] = False
+    compare.render_comparison(st.session_state[_SCENARIO], t)
     state.render_share(st.session_state[_SCENARIO], t, lang, share_slot)
 
 
