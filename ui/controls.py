@@ -19,6 +19,7 @@ from calc.spec.precision import (DTYPES, KV_CACHE_DTYPE_ALIASES, KV_CACHE_DTYPES
 Kind = Literal["select", "slider", "number", "toggle", "multi", "multi_int"]
 
 CUSTOM_MODEL = "custom"
+CUSTOM_GPU = "custom"  # the user-defined GPU (fields below), calc.spec.inputs.CustomGPU
 
 
 class ControlValueError(ValueError):
@@ -151,7 +152,7 @@ def _model_options() -> tuple[str, ...]:
 
 
 MODEL = Control("model", "select", "meta-llama/Llama-2-7b-hf", options=_model_options)
-GPU = Control("gpu", "select", "a100-80gb", options=lambda: tuple(gpu_ids()))
+GPU = Control("gpu", "select", "a100-80gb", options=lambda: tuple(gpu_ids()) + (CUSTOM_GPU,))
 TP = Control("tp", "select", 1, options=TP_SIZES)
 DTYPE = Control("dtype", "select", "float16", options=DTYPES)
 QUANTIZATION = Control("quantization", "select", "none", options=QUANTIZATIONS, aliases=QUANTIZATION_ALIASES)
@@ -166,6 +167,37 @@ MAX_NUM_SEQS = Control("max_num_seqs", "number", None, lo=1, hi=65_536, step=8, 
 MAX_NUM_BATCHED_TOKENS = Control("max_num_batched_tokens", "number", None, lo=16, hi=10_000_000, step=512,
                                  optional=True)
 OUTPUT_LEN = Control("output_len", "number", 256, lo=1, hi=1_000_000, step=64)
+
+# A user-defined GPU (gpu=custom): its fields in datasheet units, URL-bound like every control;
+# defaults are the H100 SXM's so "custom" starts from a known card. Control key -> CustomGPU field.
+CUSTOM_GPU_FIELDS: dict[str, str] = {
+    "cgpu_memory_gib": "memory_gib", "cgpu_hbm_tbps": "hbm_tb_per_s", "cgpu_bf16_tflops": "bf16_tflops",
+    "cgpu_fp8_tflops": "fp8_tflops", "cgpu_int8_tops": "int8_tops", "cgpu_link_gbps": "link_gb_per_s",
+    "cgpu_price_usd_h": "price_usd_per_hour",
+}
+CUSTOM_GPU_CONTROLS = (
+    Control("cgpu_memory_gib", "number", 79.19, lo=1.0, hi=4096.0, step=1.0, integer=False),
+    Control("cgpu_hbm_tbps", "number", 3.35, lo=0.01, hi=100.0, step=0.05, integer=False),
+    Control("cgpu_bf16_tflops", "number", 989.4, lo=1.0, hi=100_000.0, step=10.0, integer=False),
+    Control("cgpu_fp8_tflops", "number", 1978.9, lo=1.0, hi=200_000.0, step=10.0, integer=False, optional=True),
+    Control("cgpu_int8_tops", "number", 1978.9, lo=1.0, hi=200_000.0, step=10.0, integer=False, optional=True),
+    Control("cgpu_link_gbps", "number", 450.0, lo=1.0, hi=100_000.0, step=10.0, integer=False),
+    Control("cgpu_price_usd_h", "number", None, lo=0.01, hi=10_000.0, step=0.1, integer=False, optional=True),
+)
+
+
+def custom_gpu_from(values: dict[str, Any]):
+    """The user-defined :class:`calc.spec.inputs.GPUSpec` from control values (datasheet units).
+
+    >>> g = custom_gpu_from({"cgpu_memory_gib": 24, "cgpu_bf16_tflops": 165.2, "cgpu_fp8_tflops": None})
+    >>> g.id, g.usable_memory_bytes == 24 * 2**30, g.fp8_flops_per_s, g.hbm_bw_bytes_per_s
+    ('custom', True, None, 3350000000000.0)
+    """
+    from calc.spec.inputs import CustomGPU  # noqa: PLC0415
+
+    fields = {f: values.get(k, BY_KEY[k].default) for k, f in CUSTOM_GPU_FIELDS.items()}
+    return CustomGPU(**fields).to_gpu_spec()
+
 
 # Efficiency assumptions (calc.spec.inputs.Efficiency), shown in the unit people think in: the control
 # key names the unit; EFFICIENCY_SCALE converts to the SI value calc takes. Defaults come from
@@ -237,7 +269,7 @@ def efficiency_from(values: dict[str, Any]) -> Efficiency:
 
 MAIN = (MODEL, GPU, TP, DTYPE, QUANTIZATION, KV_CACHE_DTYPE, CONTEXT, CONCURRENCY)
 ENGINE = (GPU_MEMORY_UTILIZATION, BLOCK_SIZE, MAX_MODEL_LEN, MAX_NUM_SEQS, MAX_NUM_BATCHED_TOKENS, OUTPUT_LEN)
-SHARED = MAIN + ENGINE + EFFICIENCY
+SHARED = MAIN + ENGINE + EFFICIENCY + CUSTOM_GPU_CONTROLS
 BY_KEY = {c.key: c for c in SHARED}
 
 # Page-level controls (also in the URL; dropped from it when the user leaves their page).

@@ -422,9 +422,12 @@ from ui.perf import i18n as _perf  # noqa: E402
 EN.update(_perf.EN)
 ZH.update(_perf.ZH)
 from ui import i18n_assumptions as _assumptions  # noqa: E402
+from ui import i18n_gpu as _gpu  # noqa: E402
 
 EN.update(_assumptions.EN)
 ZH.update(_assumptions.ZH)
+EN.update(_gpu.EN)
+ZH.update(_gpu.ZH)
 from ui.planner import i18n as _planner  # noqa: E402
 
 EN.update(_planner.EN)

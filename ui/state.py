@@ -268,7 +268,10 @@ def build_scenario(values: dict[str, Any], *, custom_arch: ModelArch | None = No
         arch = custom_arch
     else:
         arch = get_model(values["model"])
-    gpu = get_gpu(values["gpu"])
+    try:
+        gpu = C.custom_gpu_from(values) if values["gpu"] == C.CUSTOM_GPU else get_gpu(values["gpu"])
+    except ValidationError as exc:
+        raise ValueError(describe_validation_error(exc)) from None
     ctx, out = int(values["context"]), int(values["output_len"])
     if out >= ctx:
         raise ValueError(f"output_len: got {out:,}, allowed 1 – {ctx - 1:,} (less than the context length {ctx:,})")
@@ -314,7 +317,11 @@ def render_sidebar(t: Translator) -> tuple[Scenario, list[tuple[str, str]]]:
                      placeholder='{"model_type": "llama", "hidden_size": 4096, ...}')
         st.button(t("ctl.config_apply"), on_click=_on_config_paste, key="config_apply")
     caption = sb.empty()
-    render_control(C.GPU, t, sb)
+    if render_control(C.GPU, t, sb) == C.CUSTOM_GPU:
+        with sb.expander(t("sidebar.custom_gpu"), expanded=True):
+            st.caption(t("sidebar.custom_gpu.caption"))
+            for ctl in C.CUSTOM_GPU_CONTROLS:
+                render_control(ctl, t, st, placeholder=t("word.none") if ctl.optional else None)
     gpu_caption = sb.empty()
     for ctl in MAIN[2:]:
         render_control(ctl, t, sb)

@@ -17,7 +17,7 @@ from calc.timing.estimate import estimate
 from calc.spec.hf_config import ConfigError
 from calc.spec.inputs import Efficiency, ServingConfig, describe_validation_error
 
-BATCH_KEYS = ("model", "gpu", "tensor_parallel_size", "dtype", "quantization", "kv_cache_dtype", "input_len",
+BATCH_KEYS = ("model", "gpu", "gpu_spec", "tensor_parallel_size", "dtype", "quantization", "kv_cache_dtype", "input_len",
               "output_len", "concurrency", "max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill",
               "gpu_memory_utilization", "block_size", "max_model_len")
 NUMERIC_KEYS = ("tensor_parallel_size", "input_len", "output_len", "concurrency", "max_num_seqs",
@@ -61,19 +61,23 @@ def estimate_record(options: dict[str, Any]) -> dict[str, Any]:
             or not 1 <= int(replicas) <= 100_000:
         raise UsageError(f"replicas: got {replicas!r}, allowed an integer 1 – 100,000 (independent model copies)")
     replicas = int(replicas)
-    for key in ("model", "gpu", "input_len", "output_len"):
+    for key in ("model", "input_len", "output_len"):
         if options.get(key) is None:
             raise UsageError(f"{key} is required")
-    if not isinstance(options["model"], str) or not isinstance(options["gpu"], str):
+    if options.get("gpu") is None and options.get("gpu_spec") is None:
+        raise UsageError("gpu is required (a catalog id), or gpu_spec (a JSON object) for a user-defined GPU")
+    if not isinstance(options["model"], str) or not isinstance(options.get("gpu") or "", str):
         raise UsageError("model and gpu must be strings")
     flags = [k for k in NUMERIC_KEYS if isinstance(options.get(k), bool)]
     if flags:  # JSON true/false would otherwise pass as 1/0
         raise UsageError(f"{', '.join(flags)} must be a number, not true/false")
-    arch, gpu = get_model(options["model"]), get_gpu(options["gpu"])
+    from calc.cli.main import resolve_gpu  # noqa: PLC0415
+
+    arch, gpu = get_model(options["model"]), resolve_gpu(options.get("gpu"), options.get("gpu_spec"))
     conc = options.get("concurrency", 1)
     if isinstance(conc, str) and conc.strip().lower() == "max":
         conc = None
-    fields = {k: v for k, v in options.items() if k not in ("model", "gpu") and v is not None}
+    fields = {k: v for k, v in options.items() if k not in ("model", "gpu", "gpu_spec") and v is not None}
     fields["concurrency"] = conc
     serving = ServingConfig(**fields)
     check_tensor_parallel(arch, serving.tensor_parallel_size)
@@ -114,11 +118,11 @@ def estimate_record(options: dict[str, Any]) -> dict[str, Any]:
 def _args_to_options(args: argparse.Namespace) -> dict[str, Any]:
     from calc.cli.main import UsageError, _dtype  # noqa: PLC0415
 
-    if args.model is None or args.gpu is None:
-        raise UsageError("--model and --gpu are required (or --batch FILE)")
+    if args.model is None or (args.gpu is None and args.gpu_spec is None):
+        raise UsageError("--model and --gpu (or --gpu-spec) are required (or --batch FILE)")
     if args.input_len is None or args.output_len is None:
         raise UsageError("--input-len and --output-len are required")
-    return {"model": args.model, "gpu": args.gpu, "tensor_parallel_size": args.tensor_parallel_size,
+    return {"model": args.model, "gpu": args.gpu, "gpu_spec": args.gpu_spec, "tensor_parallel_size": args.tensor_parallel_size,
             "dtype": _dtype(args.dtype), "quantization": args.quantization, "kv_cache_dtype": args.kv_cache_dtype,
             "input_len": args.input_len, "output_len": args.output_len,
             "concurrency": "max" if args.concurrency is None else args.concurrency,

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 import numpy as np
 from pydantic import ValidationError
 
-from calc.spec.catalog import CatalogError, get_gpu, get_model, list_gpus, list_models
+from calc.spec.catalog import CUSTOM_GPU_ID, CatalogError, custom_gpu, get_gpu, get_model, list_gpus, list_models
 from calc.spec.hf_config import ConfigError
 from calc.spec.inputs import Efficiency, ModelArch, ServingConfig, describe_validation_error
 from calc.spec.params import param_counts
@@ -46,7 +46,10 @@ def _concurrency(text: str) -> int | None:
 
 def _add_engine_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", required=True, help="catalog id (e.g. meta-llama/Llama-3.1-8B) or path to config.json")
-    p.add_argument("--gpu", required=True, help="GPU id, see `python -m calc gpus`")
+    p.add_argument("--gpu", help="GPU id, see `python -m calc gpus` (or 'custom' with --gpu-spec)")
+    p.add_argument("--gpu-spec", metavar="JSON", default=None,
+                   help="a user-defined GPU: JSON object with memory_gib, hbm_tb_per_s, bf16_tflops, link_gb_per_s "
+                        "(one direction, per GPU) and optionally fp8_tflops, int8_tops, price_usd_per_hour, name")
     p.add_argument("--tensor-parallel-size", "-tp", type=_positive_int, default=1)
     p.add_argument("--dtype", choices=DTYPES + ("fp16", "bf16", "fp32", "half"), default="auto")
     # Old spellings (nf4; fp16/bf16/int8 KV cache) are accepted and read as vLLM's, with a note.
@@ -77,6 +80,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_plan_parser(sub)
     return parser
+
+
+def resolve_gpu(gpu: str | None, gpu_spec: Any) -> Any:
+    """The GPU of ``--gpu`` / ``--gpu-spec`` (a JSON object or its text): catalog or user-defined.
+
+    >>> resolve_gpu(None, {"memory_gib": 24, "hbm_tb_per_s": 1, "bf16_tflops": 165, "link_gb_per_s": 32}).id
+    'custom'
+    """
+    if gpu_spec is not None:
+        if gpu is not None and gpu.strip().lower() != CUSTOM_GPU_ID:
+            raise UsageError(f"--gpu {gpu!r} and --gpu-spec both given: use one (or --gpu custom --gpu-spec ...)")
+        return custom_gpu(gpu_spec)
+    if gpu is None or gpu.strip().lower() == CUSTOM_GPU_ID:
+        raise UsageError("--gpu is required (a catalog id), or --gpu-spec JSON for a user-defined GPU")
+    return get_gpu(gpu)
 
 
 def _dtype(value: str) -> str:
@@ -110,7 +128,7 @@ def check_tensor_parallel(arch: ModelArch, tensor_parallel_size: int) -> None:
 
 
 def memory_report(args: argparse.Namespace) -> dict[str, Any]:
-    arch, gpu = get_model(args.model), get_gpu(args.gpu)
+    arch, gpu = get_model(args.model), resolve_gpu(args.gpu, args.gpu_spec)
     if args.max_model_len is not None and args.max_model_len < 2:
         raise UsageError(f"--max-model-len must be at least 2 (one prompt and one output token) (got {args.max_model_len})")
     # The memory command's load is --concurrency requests of --context-len tokens; the prompt and

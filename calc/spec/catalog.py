@@ -12,7 +12,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from calc.spec.hf_config import MAX_CONFIG_BYTES, ConfigError, arch_from_hf_config, parse_config_text
-from calc.spec.inputs import GPUSpec, ModelArch
+from pydantic import ValidationError
+
+from calc.spec.inputs import CustomGPU, GPUSpec, ModelArch, describe_validation_error
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 
@@ -117,5 +119,41 @@ def get_gpu(gpu_id: str) -> GPUSpec:
     raise CatalogError(f"unknown GPU {gpu_id!r}; catalog ids: {', '.join(gpus)}")
 
 
-__all__ = ["CatalogError", "ConfigError", "get_gpu", "get_model", "gpu_ids", "gpu_prices", "list_gpus", "list_models",
+CUSTOM_GPU_ID = "custom"
+MAX_GPU_SPEC_CHARS = 2_000
+
+
+def custom_gpu(spec: dict | str) -> GPUSpec:
+    """A user-defined GPU from a JSON object (or its text) of :class:`calc.spec.inputs.CustomGPU`
+    fields: ``memory_gib``, ``hbm_tb_per_s``, ``bf16_tflops``, ``link_gb_per_s`` (required),
+    ``fp8_tflops``, ``int8_tops``, ``price_usd_per_hour``, ``name`` (optional).
+
+    Raises :class:`CatalogError` naming the field and its allowed range.
+
+    >>> custom_gpu('{"memory_gib": 48, "hbm_tb_per_s": 0.864, "bf16_tflops": 362, "link_gb_per_s": 32}').bf16_flops_per_s
+    362000000000000.0
+    >>> try:
+    ...     custom_gpu({"memory_gib": 0, "hbm_tb_per_s": 1, "bf16_tflops": 1, "link_gb_per_s": 1})
+    ... except CatalogError as e:
+    ...     print(e)
+    gpu_spec: memory_gib: Input should be greater than 0 (got 0); allowed: 0 < memory_gib <= 4096
+    """
+    if isinstance(spec, (str, bytes)):
+        if len(spec) > MAX_GPU_SPEC_CHARS:
+            raise CatalogError(f"gpu_spec: longer than {MAX_GPU_SPEC_CHARS:,} characters")
+        try:
+            spec = json.loads(spec)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise CatalogError(f"gpu_spec: not valid JSON ({exc.msg} at character {exc.pos})") from None
+    if not isinstance(spec, dict):
+        raise CatalogError("gpu_spec: must be a JSON object of " + ", ".join(CustomGPU.model_fields))
+    try:
+        return CustomGPU(**{str(k): v for k, v in spec.items()}).to_gpu_spec()
+    except ValidationError as exc:
+        raise CatalogError(f"gpu_spec: {describe_validation_error(exc)}") from None
+    except TypeError as exc:
+        raise CatalogError(f"gpu_spec: {exc}") from None
+
+
+__all__ = ["CUSTOM_GPU_ID", "custom_gpu", "CatalogError", "ConfigError", "get_gpu", "get_model", "gpu_ids", "gpu_prices", "list_gpus", "list_models",
            "model_config_json", "model_ids", "parse_config_text"]

@@ -153,6 +153,48 @@ class GPUSpec(_Frozen):
         return float(value if value else self.fp16_flops_per_s)
 
 
+class CustomGPU(_Frozen):
+    """A user-defined GPU in the units datasheets print (GiB, TB/s, dense TFLOPS, GB/s, $/h).
+
+    Every GPU number the calculator uses, nothing more: memory (what CUDA reports, GiB),
+    memory bandwidth, dense tensor-core peaks (the 16-bit one for FP16 and BF16; FP8 and INT8
+    optional: without them FP8/INT8 weights run at the 16-bit rate, as on Ampere), the
+    one-direction per-GPU link bandwidth a TP all-reduce uses at every TP size (an NVSwitch-like
+    link; give the PCIe figure for PCIe-only cards), and an optional price.
+    """
+
+    name: Annotated[str, Field(min_length=1, max_length=60)] = "Custom GPU"
+    memory_gib: Annotated[float, Field(gt=0.0, le=4096.0)]
+    hbm_tb_per_s: Annotated[float, Field(gt=0.0, le=100.0)]
+    bf16_tflops: Annotated[float, Field(gt=0.0, le=100_000.0)]
+    fp8_tflops: Annotated[float, Field(gt=0.0, le=200_000.0)] | None = None
+    int8_tops: Annotated[float, Field(gt=0.0, le=200_000.0)] | None = None
+    link_gb_per_s: Annotated[float, Field(gt=0.0, le=100_000.0)]
+    price_usd_per_hour: Annotated[float, Field(gt=0.0, le=10_000.0)] | None = None
+
+    def to_gpu_spec(self) -> "GPUSpec":
+        """The :class:`GPUSpec` the calculator takes: SI units (GiB × 2^30 bytes, TB/s × 1e12,
+        TFLOPS × 1e12, GB/s × 1e9), link topology ``switch`` with P2P.
+
+        >>> g = CustomGPU(memory_gib=80, hbm_tb_per_s=3.35, bf16_tflops=989.4, link_gb_per_s=450).to_gpu_spec()
+        >>> g.usable_memory_bytes == 80 * 2**30, g.hbm_bw_bytes_per_s, g.fp8_flops_per_s
+        (True, 3350000000000.0, None)
+        """
+        link = self.link_gb_per_s * 1e9
+        return GPUSpec(
+            id="custom", name=self.name, vendor="other", architecture="custom",
+            memory_as_sold_bytes=self.memory_gib * 2**30, usable_memory_bytes=self.memory_gib * 2**30,
+            hbm_bw_bytes_per_s=self.hbm_tb_per_s * 1e12,
+            fp16_flops_per_s=self.bf16_tflops * 1e12, bf16_flops_per_s=self.bf16_tflops * 1e12,
+            fp8_flops_per_s=None if self.fp8_tflops is None else self.fp8_tflops * 1e12,
+            int8_ops_per_s=None if self.int8_tops is None else self.int8_tops * 1e12,
+            interconnect=f"user-defined link, {self.link_gb_per_s:g} GB/s per direction",
+            interconnect_bw_bytes_per_s=link, link_topology="switch", pcie_bw_bytes_per_s=link, p2p=True,
+            price_usd_per_hour=self.price_usd_per_hour,
+            price_source="user-defined" if self.price_usd_per_hour is not None else None,
+            sources=["user-defined"], uncertain=[], notes="A GPU defined by the user.")
+
+
 MAX_GPUS = 1024
 
 
@@ -271,7 +313,8 @@ _RANGE_KEYS = (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), 
 
 @lru_cache(maxsize=None)
 def _schema(model_name: str) -> dict:
-    model = {m.__name__: m for m in (ServingConfig, Efficiency, ModelArch, MoEConfig, MLAConfig, GPUSpec)}.get(model_name)
+    model = {m.__name__: m for m in (ServingConfig, Efficiency, ModelArch, MoEConfig, MLAConfig, GPUSpec,
+                                     CustomGPU)}.get(model_name)
     return model.model_json_schema() if model is not None else {}
 
 
