@@ -203,8 +203,9 @@ class TestBadInput:
             "error: argument --kv-cache-dtype: invalid choice: 'fp4'")
 
     def test_missing_argument(self, capsys):
+        # --gpu or --gpu-spec (a user-defined GPU): the message names both
         assert run_error(capsys, "memory", "--model", "meta-llama/Llama-3.1-8B") == \
-            "error: the following arguments are required: --gpu"
+            "error: --gpu is required (a catalog id), or --gpu-spec JSON for a user-defined GPU"
 
     def test_unknown_command(self, capsys):
         assert run_error(capsys, "frobnicate").startswith("error: argument command: invalid choice: 'frobnicate'")
