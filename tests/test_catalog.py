@@ -8,7 +8,7 @@ import pytest
 
 from calc.spec.catalog import (CatalogError, get_gpu, get_model, gpu_ids, list_gpus, list_models, model_config_json,
                           model_ids)
-from calc.spec.hf_config import (MAX_CONFIG_BYTES, SUPPORTED_MODEL_TYPES, ConfigError, arch_from_hf_config,
+from calc.spec.hf_config import (checkpoint_quantization, MAX_CONFIG_BYTES, SUPPORTED_MODEL_TYPES, ConfigError, arch_from_hf_config,
                             parse_config_text)
 from calc.spec.units import GiB
 
@@ -17,7 +17,13 @@ GPU_IDS = ["a100-40gb", "a100-80gb", "a100-80gb-pcie", "h100-sxm", "h100-pcie", 
 MODEL_IDS = ["deepseek-ai/DeepSeek-V3", "google/gemma-2-9b", "meta-llama/Llama-2-13b-hf", "meta-llama/Llama-2-70b-hf",
              "meta-llama/Llama-2-7b-hf", "meta-llama/Llama-3.1-405B", "meta-llama/Llama-3.1-70B",
              "meta-llama/Llama-3.1-8B", "mistralai/Mistral-7B-v0.1", "mistralai/Mixtral-8x7B-v0.1", "Qwen/Qwen2.5-72B",
-             "Qwen/Qwen2.5-7B"]
+             "Qwen/Qwen2.5-7B",
+             # models people deploy now
+             "meta-llama/Llama-3.3-70B-Instruct", "Qwen/Qwen3-8B", "Qwen/Qwen3-14B", "Qwen/Qwen3-32B",
+             "Qwen/Qwen3-30B-A3B", "Qwen/Qwen3-235B-A22B", "google/gemma-3-27b-it", "microsoft/phi-4",
+             "mistralai/Mistral-Small-24B-Instruct-2501", "deepseek-ai/DeepSeek-R1",
+             "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", "deepseek-ai/DeepSeek-R1-Distill-Llama-70B",
+             "deepseek-ai/DeepSeek-V2-Lite-Chat", "Qwen/Qwen1.5-MoE-A2.7B"]
 
 
 class TestGpuCatalog:
@@ -208,7 +214,8 @@ class TestParseConfigText:
 
     def test_unknown_model_type_lists_supported(self):
         with pytest.raises(ConfigError, match="model_type 'gpt2' is not supported; supported: deepseek_v2, "
-                                              "deepseek_v3, gemma, gemma2, llama, mistral, mixtral, qwen2"):
+                                              "deepseek_v3, gemma, gemma2, gemma3, gemma3_text, llama, mistral, mixtral, "
+                                              "phi3, qwen2"):
             _parse(model_type="gpt2")
 
     @pytest.mark.parametrize("model_type", [..., None, ["llama"], {"t": "llama"}, 7])
@@ -279,6 +286,11 @@ MINIMAL = {
     "qwen3_moe": {"num_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 768},
     "gemma": {},
     "gemma2": {"sliding_window": 4096, "head_dim": 256},
+    "gemma3": {"text_config": {"hidden_size": 4096, "num_hidden_layers": 12, "num_attention_heads": 32,
+                               "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 14336,
+                               "sliding_window": 1024}},
+    "gemma3_text": {"sliding_window": 1024, "head_dim": 128},
+    "phi3": {},
     "deepseek_v2": {"kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
                     "n_routed_experts": 64, "num_experts_per_tok": 6, "moe_intermediate_size": 1408,
                     "n_shared_experts": 2, "first_k_dense_replace": 1, "q_lora_rank": None},
@@ -305,6 +317,22 @@ class TestArchFromHfConfig:
         mistral = arch_from_hf_config(dict(LLAMA, model_type="mistral", **MINIMAL["mistral"]))
         assert mistral.num_sliding_layers == 32
 
+    def test_gemma3_nests_the_language_model_in_text_config(self):
+        # The real google/gemma-3-27b-it config leaves vocab_size, max_position_embeddings and the 5:1
+        # pattern to HF's Gemma3TextConfig defaults: 262,208 / 131,072 / layer i global when (i+1) % 6 == 0.
+        a = get_model("google/gemma-3-27b-it")
+        assert (a.model_type, a.vocab_size, a.max_position_embeddings) == ("gemma3", 262_208, 131_072)
+        assert (a.num_hidden_layers, a.num_sliding_layers, a.sliding_window) == (62, 62 - 62 // 6, 1024)
+        assert a.qk_norm and a.tie_word_embeddings and a.norms_per_layer == 4 and a.extra_params > 0
+        with pytest.raises(ConfigError, match="text_config"):
+            arch_from_hf_config({"model_type": "gemma3"})
+
+    def test_layer_types_list_sets_the_sliding_layers(self):
+        types = ["sliding_attention"] * 5 + ["full_attention"]
+        a = arch_from_hf_config(dict(LLAMA, model_type="gemma3_text", num_hidden_layers=12, head_dim=128,
+                                     sliding_window=512, layer_types=types * 2))
+        assert (a.num_sliding_layers, a.sliding_window) == (10, 512)
+
     def test_sliding_window_off(self):
         # Mistral v0.2+ and Qwen2 configs carry "sliding_window": null or use_sliding_window false
         assert arch_from_hf_config(dict(LLAMA, model_type="mistral", sliding_window=None)).sliding_window is None
@@ -314,3 +342,26 @@ class TestArchFromHfConfig:
     def test_deepseek_without_query_low_rank(self):
         arch = arch_from_hf_config(dict(LLAMA, model_type="deepseek_v2", **MINIMAL["deepseek_v2"]))
         assert arch.mla.q_lora_rank == 0 and arch.attention_kind == "MLA"
+
+
+class TestCheckpointQuantization:
+    def test_methods(self):
+        assert checkpoint_quantization({"quantization_config": {"quant_method": "awq", "bits": 4}}) == "awq"
+        assert checkpoint_quantization({"quantization_config": {"quant_method": "gptq"}}) == "gptq"
+        # compressed-tensors: the weights of the config groups decide (RedHat FP8-dynamic / W4A16 checkpoints)
+        ct = lambda bits, kind: {"quantization_config": {"quant_method": "compressed-tensors", "config_groups": {  # noqa: E731
+            "group_0": {"targets": ["Linear"], "weights": {"num_bits": bits, "type": kind}}}}}
+        assert checkpoint_quantization(ct(8, "float")) == "fp8"
+        assert checkpoint_quantization(ct(8, "int")) == "int8"
+        assert checkpoint_quantization(ct(4, "int")) == "gptq"
+        assert checkpoint_quantization(ct(2, "int")) is None
+        assert checkpoint_quantization({"quantization_config": {"quant_method": "bitsandbytes"}}) in ("nf4", "bitsandbytes")
+        assert checkpoint_quantization({"quantization_config": "fp8"}) is None
+
+    def test_mixed_checkpoint_lists_unquantized_layers(self):
+        cfg = dict(LLAMA, quantization_config={"quant_method": "fp8", "ignored_layers": [
+            "lm_head", "model.layers.0.self_attn.qkv_proj", "model.layers.0.mlp.gate_up_proj", "model.layers.31.mlp",
+            "re:.*mlp.gate$"]})
+        a = arch_from_hf_config(cfg)
+        assert a.checkpoint_quantization == "fp8"
+        assert (a.unquantized_attention_layers, a.unquantized_mlp_layers) == ((0,), (0, 31))

@@ -91,6 +91,26 @@ A1_TABLE = {
     "Qwen/Qwen2.5-72B": (72_706_203_648, 72_706_203_648, 72.7, 72.7),
     "deepseek-ai/DeepSeek-V3": (671_026_419_200, 37_552_297_472, 671, 37),  # README @9b4e9788, MTP excluded
     "google/gemma-2-9b": (9_241_705_984, 9_241_705_984, 9.241705984, 9.241705984),  # HF safetensors total
+    # Models people deploy now (published figures: model cards / technical reports, see each JSON's
+    # _published_params). Same architecture as an entry above: same count.
+    "meta-llama/Llama-3.3-70B-Instruct": (70_553_706_496, 70_553_706_496, 70, 70),
+    "deepseek-ai/DeepSeek-R1-Distill-Llama-70B": (70_553_706_496, 70_553_706_496, 70, 70),
+    "deepseek-ai/DeepSeek-R1": (671_026_419_200, 37_552_297_472, 671, 37),
+    # Qwen2.5-32B card: 32.5B total (31.0B non-embedding)
+    "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B": (32_763_876_352, 32_763_876_352, 32.5, 32.5),
+    "Qwen/Qwen3-8B": (8_190_735_360, 8_190_735_360, 8.2, 8.2),
+    "Qwen/Qwen3-14B": (14_768_307_200, 14_768_307_200, 14.8, 14.8),
+    "Qwen/Qwen3-32B": (32_762_123_264, 32_762_123_264, 32.8, 32.8),
+    "Qwen/Qwen3-30B-A3B": (30_532_122_624, 3_353_032_704, 30.5, 3.3),
+    "Qwen/Qwen3-235B-A22B": (235_093_634_560, 22_190_763_520, 235, 22),
+    "Qwen/Qwen1.5-MoE-A2.7B": (14_315_784_192, 2_689_173_504, 14.3, 2.7),
+    # DeepSeek counts "activated" without the input embedding (V3 README: 36.6B incl. the 0.9B output
+    # head): 2,661,150,208 - 102,400*2048 = 2,451,435,008 ~ 2.4B
+    "deepseek-ai/DeepSeek-V2-Lite-Chat": (15_706_484_224, 2_661_150_208, 15.7, 2.4 + 0.2097152),
+    # Gemma 3 report, Table 1: 25.6B non-embedding + 1.4B embedding + 417M vision encoder = 27.4B
+    "google/gemma-3-27b-it": (27_432_406_640, 27_432_406_640, 27.4, 27.4),
+    "microsoft/phi-4": (14_659_507_200, 14_659_507_200, 14.7, 14.7),  # HF safetensors 14.7B ("14B" report)
+    "mistralai/Mistral-Small-24B-Instruct-2501": (23_572_403_200, 23_572_403_200, 24, 24),
 }
 
 
@@ -135,6 +155,22 @@ class TestParamCounts:
         p = param_counts(get_model("meta-llama/Llama-3.1-8B"))
         assert p.kv_projection == 268_435_456
         assert p.linear == 8_030_261_248 - 1_050_673_152 - 266_240 == 6_979_321_856
+
+    def test_qwen3_counts_its_query_and_key_norms(self):
+        # Qwen3-8B per layer: attention 4096*4096*2 + 2*4096*1024 = 41,943,040; MLP 3*4096*12288 = 150,994,944;
+        # norms 2*4096 + q/k norms 2*128 = 8,448 -> 192,946,432 * 36 = 6,946,071,552
+        # + embedding and LM head 2 * 151,936*4096 = 1,244,659,712 + final norm 4,096 = 8,190,735,360 (card: 8.2B)
+        p = param_counts(get_model("Qwen/Qwen3-8B"))
+        assert p.norms == 36 * (2 * 4096 + 2 * 128) + 4096
+        assert p.total == 36 * 192_946_432 + 1_244_659_712 + 4_096 == 8_190_735_360
+
+    def test_gemma3_counts_the_vision_encoder(self):
+        # SigLIP (d 1152, I 4304, 27 layers, 896 px / 14 px patches): per layer 4*(1152^2 + 1152) + 2*1152*4304
+        # + 4304 + 1152 + 4*1152 = 5,313,024 + 9,916,416 + 10,064 = 15,239,504 -> * 27 = 411,466,608; patch embedding 14*14*3*1152 + 1152 = 678,528;
+        # 64*64 positions * 1152 = 4,718,592; post-norm 2,304; projector 1152*5376 + 1152 = 6,194,304
+        # = 423,060,336 (the report's "417M" vision encoder plus the projector)
+        p = param_counts(get_model("google/gemma-3-27b-it"))
+        assert p.extra == 411_466_608 + 678_528 + 4_718_592 + 2_304 + 6_194_304 == 423_060_336
 
     def test_tied_embeddings_have_no_lm_head(self):
         # Gemma-2-9B ties: 256000 * 3584 = 917,504,000 counted once

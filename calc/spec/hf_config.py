@@ -7,6 +7,7 @@ unknown ``model_type`` raises one listing what is supported.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from pydantic import ValidationError
@@ -24,6 +25,9 @@ SUPPORTED_MODEL_TYPES: dict[str, str] = {
     "qwen3_moe": "Qwen3-MoE (routed experts)",
     "gemma": "Gemma (tied embeddings)",
     "gemma2": "Gemma 2 (alternating sliding-window layers, 4 norms per layer)",
+    "gemma3": "Gemma 3 (text_config: 5 sliding-window layers to 1 global, q/k norms; vision encoder counted)",
+    "gemma3_text": "Gemma 3 text-only (5 sliding-window layers to 1 global, q/k norms)",
+    "phi3": "Phi-3 / Phi-4 (GQA, fused QKV and gate/up: same parameter counts as Llama)",
     "deepseek_v2": "DeepSeek-V2 (MLA latent KV + MoE)",
     "deepseek_v3": "DeepSeek-V3 (MLA latent KV + MoE)",
 }
@@ -65,18 +69,98 @@ def _short(value: Any) -> str:
 _QUANT_METHODS = {"fp8": "fp8", "awq": "awq", "gptq": "gptq", "bitsandbytes": "bitsandbytes"}
 
 
+def _bnb_name() -> str:
+    from calc.spec.precision import QUANTIZATIONS
+    return "bitsandbytes" if "bitsandbytes" in QUANTIZATIONS else "nf4"
+
+
+def _compressed_tensors_format(qc: dict[str, Any]) -> str | None:
+    """compressed-tensors: the weight format of its config groups (8-bit float -> fp8, 8-bit int
+    -> int8, 4-bit int -> gptq, which vLLM runs with the same Marlin W4A16 kernels)."""
+    groups = qc.get("config_groups")
+    if not isinstance(groups, dict):
+        return None
+    for group in groups.values():
+        weights = group.get("weights") if isinstance(group, dict) else None
+        if not isinstance(weights, dict):
+            continue
+        bits, kind = weights.get("num_bits"), str(weights.get("type", "")).lower()
+        if bits == 8:
+            return "fp8" if kind == "float" else "int8"
+        if bits == 4 and kind == "int":
+            return "gptq"
+    return None
+
+
 def checkpoint_quantization(cfg: dict[str, Any]) -> str | None:
-    """The weight format a checkpoint ships in, from ``quantization_config.quant_method``.
+    """The weight format a checkpoint ships in, from ``quantization_config`` (what vLLM uses
+    when ``--quantization`` is not given).
 
     >>> checkpoint_quantization({"quantization_config": {"quant_method": "fp8", "fmt": "e4m3"}})
     'fp8'
+    >>> checkpoint_quantization({"quantization_config": {"quant_method": "compressed-tensors",
+    ...     "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "int", "group_size": 128}}}}})
+    'gptq'
     >>> checkpoint_quantization({}) is None
     True
     """
     qc = cfg.get("quantization_config")
     if not isinstance(qc, dict):
         return None
-    return _QUANT_METHODS.get(str(qc.get("quant_method", "")).lower())
+    method = str(qc.get("quant_method", "")).lower()
+    if method == "compressed-tensors":
+        return _compressed_tensors_format(qc)
+    if method == "bitsandbytes":
+        return _bnb_name()
+    return _QUANT_METHODS.get(method)
+
+
+_LAYER_MODULE = re.compile(r"layers\.(\d+)\.(self_attn|attn|mlp|block_sparse_moe|feed_forward)\b")
+
+
+def unquantized_layers(cfg: dict[str, Any]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Decoder layers whose attention / MLP a mixed checkpoint leaves unquantized: the modules
+    named in ``quantization_config`` ``ignore`` (compressed-tensors), ``ignored_layers`` (FP8)
+    or ``modules_to_not_convert`` (AWQ, bitsandbytes). A listed module marks its whole family
+    (attention or MLP) of that layer; ``lm_head``, embeddings and MoE routers are unquantized
+    anyway (vLLM never quantizes them). Regex entries (``re:...``) name module kinds, not
+    layers, and are left out.
+
+    >>> unquantized_layers({"quantization_config": {"ignore": ["lm_head", "model.layers.0.mlp.down_proj",
+    ...     "model.layers.3.self_attn.q_proj"]}})
+    ((3,), (0,))
+    """
+    qc = cfg.get("quantization_config")
+    if not isinstance(qc, dict):
+        return (), ()
+    attn: set[int] = set()
+    mlp: set[int] = set()
+    for key in ("ignore", "ignored_layers", "modules_to_not_convert"):
+        names = qc.get(key)
+        if not isinstance(names, list):
+            continue
+        for name in names[:100_000]:
+            if not isinstance(name, str) or name.startswith("re:"):
+                continue
+            m = _LAYER_MODULE.search(name)
+            if m:
+                (attn if m.group(2) in ("self_attn", "attn") else mlp).add(int(m.group(1)))
+    return tuple(sorted(attn)), tuple(sorted(mlp))
+
+
+def _siglip_params(vc: dict[str, Any], text_hidden: int) -> int:
+    """A SigLIP vision tower plus Gemma 3's projector: per layer 4·(d²+d) attention, 2·(d·I)+I+d
+    MLP, 2 LayerNorms (2·2d); patch and position embeddings; post-LayerNorm; projector d·h_text
+    and its RMSNorm (d)."""
+    d = _int(vc, "hidden_size")
+    inter = _int(vc, "intermediate_size")
+    layers = _int(vc, "num_hidden_layers")
+    patch = _int(vc, "patch_size", 14)
+    image = _int(vc, "image_size", 224)
+    channels = _int(vc, "num_channels", 3)
+    per_layer = 4 * (d * d + d) + 2 * d * inter + inter + d + 4 * d
+    embed = patch * patch * channels * d + d + (image // patch) ** 2 * d
+    return layers * per_layer + embed + 2 * d + d * text_hidden + d
 
 
 def parse_config_text(text: str | bytes, *, model_id: str = "custom") -> ModelArch:
@@ -116,6 +200,22 @@ def arch_from_hf_config(cfg: dict[str, Any], *, model_id: str | None = None) -> 
     (128, 'GQA')
     """
     model_type = cfg.get("model_type")
+    stated_type = model_type
+    extra_params = 0
+    if model_type == "gemma3":  # multimodal wrapper: the language model lives in text_config
+        text = cfg.get("text_config")
+        if not isinstance(text, dict):
+            raise ConfigError("config.json field 'text_config' is missing (gemma3 nests the language model there)")
+        vision = cfg.get("vision_config")
+        merged = {k: v for k, v in cfg.items() if k.startswith("_") or k == "quantization_config"}
+        merged.update(text)
+        merged["model_type"] = "gemma3_text"
+        # HF Gemma3TextConfig defaults that checkpoints leave out of text_config:
+        merged.setdefault("vocab_size", 262208)
+        merged.setdefault("max_position_embeddings", 131072)
+        if isinstance(vision, dict):
+            extra_params = _siglip_params(vision, _int(merged, "hidden_size"))
+        cfg, model_type = merged, "gemma3_text"
     if not isinstance(model_type, str) or model_type not in SUPPORTED_MODEL_TYPES:
         supported = ", ".join(sorted(SUPPORTED_MODEL_TYPES))
         raise ConfigError(f"config.json model_type {_short(model_type)} is not supported; supported: {supported}")
@@ -142,19 +242,33 @@ def arch_from_hf_config(cfg: dict[str, Any], *, model_id: str | None = None) -> 
         head_dim=head_dim,
         intermediate_size=_int(cfg, "intermediate_size"),
         vocab_size=_int(cfg, "vocab_size"),
-        tie_word_embeddings=_bool(cfg, "tie_word_embeddings", model_type in ("gemma", "gemma2")),
+        tie_word_embeddings=_bool(cfg, "tie_word_embeddings", model_type in ("gemma", "gemma2", "gemma3_text")),
         qkv_bias=_bool(cfg, "attention_bias", model_type in ("qwen2", "qwen2_moe")),
-        norms_per_layer=4 if model_type == "gemma2" else 2,
+        norms_per_layer=4 if model_type in ("gemma2", "gemma3_text") else 2,
+        qk_norm=model_type in ("qwen3", "qwen3_moe", "gemma3_text"),
+        extra_params=extra_params,
         max_position_embeddings=_int(cfg, "max_position_embeddings", 4096),
         source=str(cfg.get("_source", "user-supplied config.json")),
         checkpoint_quantization=checkpoint_quantization(cfg),
     )
+    fields["unquantized_attention_layers"], fields["unquantized_mlp_layers"] = unquantized_layers(cfg)
+    fields["model_type"] = stated_type
     window = cfg.get("sliding_window")
     use_window = _bool(cfg, "use_sliding_window", True) and window is not None
     if model_type in ("mistral", "gemma2") and use_window:
         fields["sliding_window"] = _int(cfg, "sliding_window")
         # Gemma 2 alternates local (sliding) and global layers; Mistral slides on every layer.
         fields["num_sliding_layers"] = (layers + 1) // 2 if model_type == "gemma2" else layers
+    if model_type == "gemma3_text":
+        # Gemma 3: layer i is global when (i + 1) % pattern == 0, else sliding (HF layer_types).
+        layer_types = cfg.get("layer_types")
+        if isinstance(layer_types, list) and len(layer_types) == layers:
+            n_sw = sum(1 for t in layer_types if t == "sliding_attention")
+        else:
+            pattern = _int(cfg, "sliding_window_pattern", 6)
+            n_sw = layers - layers // pattern
+        fields["sliding_window"] = _int(cfg, "sliding_window", 4096)
+        fields["num_sliding_layers"] = n_sw
     if model_type == "mixtral":
         fields["moe"] = dict(
             num_experts=_int(cfg, "num_local_experts"),

@@ -82,11 +82,17 @@ class ParamCounts:
     norms: int
     active_experts: int  # routed experts touched by one token, all layers
     kv_projection: int  # the K and V (or MLA latent down-projection) part of ``attention``
+    router: int = 0  # the MoE gate (h·E + bias), part of ``shared_experts_and_router``
+    q_low_rank_projection: int = 0  # MLA q_a (h·r_q), part of ``attention``
+    extra: int = 0  # outside the decoder, e.g. a vision encoder
+    attention_per_layer: int = 0
+    mlp_per_dense_layer: int = 0
+    mlp_per_moe_layer: int = 0  # routed + shared experts + router of one MoE layer
 
     @property
     def total(self) -> int:
         return (self.embedding + self.lm_head + self.attention + self.dense_mlp + self.experts
-                + self.shared_experts_and_router + self.norms)
+                + self.shared_experts_and_router + self.norms + self.extra)
 
     @property
     def active(self) -> int:
@@ -114,22 +120,27 @@ def param_counts(arch: ModelArch) -> ParamCounts:
             kv_lora_rank=m.kv_lora_rank, qk_nope_head_dim=m.qk_nope_head_dim,
             qk_rope_head_dim=m.qk_rope_head_dim, v_head_dim=m.v_head_dim)
         kv_proj = h * (m.kv_lora_rank + m.qk_rope_head_dim)
+        q_a = h * m.q_lora_rank
     else:
         attn = attention_params_per_layer(hidden_size=h, num_heads=arch.num_attention_heads,
                                           num_kv_heads=arch.num_key_value_heads, head_dim=arch.head_dim,
                                           qkv_bias=arch.qkv_bias)
         kv_proj = 2 * h * arch.num_key_value_heads * arch.head_dim
+        q_a = 0
     moe = arch.moe
     n_moe_layers = 0 if moe is None else L - moe.first_dense_layers
     n_dense_layers = L - n_moe_layers
     dense_mlp = n_dense_layers * gated_mlp_params(hidden_size=h, intermediate_size=arch.intermediate_size)
-    experts = shared_router = active_experts = 0
+    experts = shared_router = active_experts = router = 0
     if moe is not None:
         per_expert = 3 * h * moe.expert_intermediate_size
         experts = n_moe_layers * moe.num_experts * per_expert
         active_experts = n_moe_layers * moe.experts_per_token * per_expert
-        shared_router = n_moe_layers * (3 * h * moe.shared_expert_intermediate_size + h * moe.num_experts
-                                        + (moe.num_experts if moe.router_bias else 0))
+        router_per_layer = h * moe.num_experts + (moe.num_experts if moe.router_bias else 0)
+        # Qwen2-MoE gates its shared expert with one h -> 1 projection per layer.
+        shared_gate = h if (arch.model_type == "qwen2_moe" and moe.shared_expert_intermediate_size) else 0
+        router = n_moe_layers * router_per_layer
+        shared_router = n_moe_layers * (3 * h * moe.shared_expert_intermediate_size + shared_gate) + router
     embedding = arch.vocab_size * h
     return ParamCounts(
         embedding=embedding,
@@ -138,7 +149,13 @@ def param_counts(arch: ModelArch) -> ParamCounts:
         dense_mlp=int(dense_mlp),
         experts=int(experts),
         shared_experts_and_router=int(shared_router),
-        norms=L * arch.norms_per_layer * h + h,
+        norms=L * arch.norms_per_layer * h + h + (L * 2 * arch.head_dim if arch.qk_norm else 0),
         active_experts=int(active_experts),
         kv_projection=L * int(kv_proj),
+        router=int(router),
+        q_low_rank_projection=L * int(q_a),
+        extra=arch.extra_params,
+        attention_per_layer=int(attn),
+        mlp_per_dense_layer=int(gated_mlp_params(hidden_size=h, intermediate_size=arch.intermediate_size)),
+        mlp_per_moe_layer=int((experts + shared_router) // n_moe_layers) if n_moe_layers else 0,
     )
