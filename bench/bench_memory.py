@@ -31,8 +31,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from calc.spec.catalog import list_gpus, list_models  # noqa: E402
 from calc.spec.inputs import Efficiency, ServingConfig  # noqa: E402
-from calc.sizing.scenario import (MemoryResult, default_max_num_batched_tokens, default_max_num_seqs,  # noqa: E402
-                           memory_for, memory_model, model_numbers)
+from calc.sizing.memory import sampler_bytes_per_logit  # noqa: E402
+from calc.sizing.scenario import (DEFAULT_SM_COUNT, MemoryResult, all_to_all_nvlink,  # noqa: E402
+                                  default_max_num_batched_tokens, default_max_num_seqs, memory_for, memory_model,
+                                  model_numbers)
 
 # (dtype, quantization, kv_cache_dtype)
 PRECISIONS = [("bfloat16", "none", "auto"), ("bfloat16", "fp8", "auto"), ("bfloat16", "none", "fp8"),
@@ -45,8 +47,9 @@ MAX_MODEL_LENS = np.array([2048, 4096, 8192, 32768, 131072])
 MODEL_FIELDS = ("sharded_weight_bytes", "replicated_weight_bytes", "kv_proj_bytes_per_head", "num_kv_heads",
                 "kv_bytes_per_token_per_head_full", "kv_bytes_per_token_per_head_sliding", "sliding_window",
                 "hidden_size", "ffn_intermediate_per_token", "num_heads", "head_dim", "vocab_size",
-                "activation_bytes", "activation_num_kv_heads")
-GPU_FIELDS = ("usable_memory_bytes", "max_num_seqs", "max_num_batched_tokens")
+                "activation_bytes", "activation_num_kv_heads", "experts_per_token", "expert_intermediate_size",
+                "sampler_bytes_per_logit")
+GPU_FIELDS = ("usable_memory_bytes", "max_num_seqs", "max_num_batched_tokens", "topk_scratch_rows", "all_to_all_link")
 
 
 def model_table():
@@ -66,6 +69,8 @@ def model_table():
                 head_dim=arch.mla.qk_nope_head_dim + arch.mla.qk_rope_head_dim if mla else arch.head_dim,
                 vocab_size=arch.vocab_size, activation_bytes=n.activation_bytes,
                 activation_num_kv_heads=arch.num_attention_heads if mla else arch.num_key_value_heads,
+                experts_per_token=n.experts_per_token, expert_intermediate_size=n.expert_intermediate_size,
+                sampler_bytes_per_logit=sampler_bytes_per_logit(activation_bytes=n.activation_bytes),
                 max_position_embeddings=arch.max_position_embeddings))
             labels.append((arch, dtype, quant, kv))
     return {k: np.array([r[k] for r in rows]) for k in rows[0]}, labels
@@ -75,7 +80,9 @@ def gpu_table():
     gpus = list_gpus()
     return {"usable_memory_bytes": np.array([g.usable_memory_bytes for g in gpus], dtype=float),
             "max_num_seqs": np.array([default_max_num_seqs(g) for g in gpus]),
-            "max_num_batched_tokens": np.array([default_max_num_batched_tokens(g) for g in gpus])}, gpus
+            "max_num_batched_tokens": np.array([default_max_num_batched_tokens(g) for g in gpus]),
+            "topk_scratch_rows": np.array([g.sm_count or DEFAULT_SM_COUNT for g in gpus]),
+            "all_to_all_link": np.array([all_to_all_nvlink(g) for g in gpus])}, gpus
 
 
 def random_configs(n: int, rng: np.random.Generator, models: dict, gpus: dict) -> tuple[dict, dict]:
@@ -96,6 +103,8 @@ def random_configs(n: int, rng: np.random.Generator, models: dict, gpus: dict) -
         context_tokens=rng.integers(1, max_model_len + 1),  # 1..max_model_len
         non_torch_overhead_bytes=eff.non_torch_overhead_bytes,
         nccl_overhead_bytes=eff.nccl_overhead_bytes,
+        nccl_per_peer_bytes=eff.nccl_per_peer_bytes,
+        allocator_workspace_bytes=eff.allocator_workspace_bytes,
         live_hidden_buffers=eff.activation_live_hidden_buffers,
         cuda_context_and_graphs_bytes=eff.cuda_context_bytes + eff.cuda_graph_bytes,
     )

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from calc.spec.catalog import model_config_json
+from calc.spec.catalog import model_config_json, model_ids
 from calc.cli.main import main
 from calc.spec.inputs import Efficiency
 from tests.conftest import ROOT
@@ -47,8 +47,10 @@ class TestMemoryCommand:
         assert d["kv_bytes_per_token"] == 131_072             # 2 * 32 * 8 * 128 * 2 B
         # The CLI uses the library's calibrated defaults: read them rather than copy them.
         eff = Efficiency()
-        # activation (T = 8192, 1024 seqs): 8192 * (3*14336 + (32 + 2*8)*128 + k_h*4096) * 2 B + 1024 * 128,256 * 4 B
-        act = 8192 * (43_008 + 6_144 + eff.activation_live_hidden_buffers * 4096) * 2 + 525_336_576
+        # activation (T = 8192, 1024 seqs): max(forward 8192 * (3*14336 + (32 + 2*8)*128 + k_h*4096) * 2 B,
+        #   sampler phase 8192*4096*2 + 128,256 * (1024 * 14 B + 132 SMs * 4 B) = 1,973,506,048) + workspaces
+        fwd = 8192 * (43_008 + 6_144 + eff.activation_live_hidden_buffers * 4096) * 2
+        act = max(fwd, 1_973_506_048) + eff.allocator_workspace_bytes
         # pool = usable 85,029,615,043 * 0.9 - weights - activation - non-torch overhead
         pool = 85_029_615_043 * 0.9 - 16_060_522_496 - act - eff.non_torch_overhead_bytes
         assert d["activation_bytes"] == pytest.approx(act)
@@ -76,11 +78,15 @@ class TestMemoryCommand:
         assert d["block_size"] == 32 and d["kv_pool_tokens"] == d["num_blocks"] * 32
 
     def test_batched_tokens_set_the_activation_peak(self, capsys):
-        # T = 2048: 2048 * (43,008 + 6,144 + k_h * 4096) * 2 B + logits 1024 * 128,256 * 4 B = 525,336,576
-        # (k_h = 4 today: 2048 * 65,536 * 2 = 268,435,456)
-        k_h = Efficiency().activation_live_hidden_buffers
+        # T = 65,536: the forward pass, 65,536 * (43,008 + 6,144 + k_h * 4096) * 2 B (k_h = 4: 8 GiB), beats the
+        # sampler phase 65,536*4096*2 + 128,256 * (1024*14 + 132*4) = 536,870,912 + 1,906,397,184
+        eff = Efficiency()
+        d = run_json(capsys, *LLAMA31_8B, "--max-num-batched-tokens", "65536")
+        fwd = 65_536 * (43_008 + 6_144 + eff.activation_live_hidden_buffers * 4096) * 2
+        assert d["activation_bytes"] == pytest.approx(fwd + eff.allocator_workspace_bytes)
+        # T = 2048: the sampler warm-up sets the peak: 2048*4096*2 = 16,777,216 + 1,906,397,184
         d = run_json(capsys, *LLAMA31_8B, "--max-num-batched-tokens", "2048")
-        assert d["activation_bytes"] == pytest.approx(2048 * (43_008 + 6_144 + k_h * 4096) * 2 + 525_336_576)
+        assert d["activation_bytes"] == pytest.approx(16_777_216 + 1_906_397_184 + eff.allocator_workspace_bytes)
 
     def test_concurrency_and_context(self, capsys):
         # 1000 tokens -> 63 blocks * 16 * 131,072 = 132,120,576 B per request; waste 8 tokens = 1,048,576 B
@@ -119,7 +125,7 @@ class TestCatalogCommands:
     def test_models_json(self, capsys):
         assert main(["models", "--format", "json"]) == 0
         rows = json.loads(capsys.readouterr().out)
-        assert len(rows) == 12
+        assert len(rows) == len(model_ids())
         by_id = {r["id"]: r for r in rows}
         assert by_id["meta-llama/Llama-2-7b-hf"]["params_total"] == 6_738_415_616
         assert by_id["deepseek-ai/DeepSeek-V3"]["attention"] == "MLA"

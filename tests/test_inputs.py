@@ -34,7 +34,7 @@ class TestServingConfig:
          "gpu_memory_utilization: Input should be greater than 0 (got 0.0); allowed: 0 < gpu_memory_utilization <= 1"),
         ("block_size", 7, "block_size: Input should be 1, 8, 16, 32, 64 or 128 (got 7)"),
         ("dtype", "int4", "dtype: Input should be 'auto', 'float16', 'bfloat16' or 'float32' (got 'int4')"),
-        ("quantization", "fp4", "quantization: Input should be 'none', 'fp8', 'int8', 'awq', 'gptq' or 'bitsandbytes' (got 'fp4')"),
+        ("quantization", "fp4", "quantization: Input should be 'auto', 'none', 'fp8', 'int8', 'awq', 'gptq' or 'bitsandbytes' (got 'fp4')"),
         ("kv_cache_dtype", "fp4",
          "kv_cache_dtype: Input should be 'auto', 'bfloat16', 'fp8', 'fp8_e4m3' or 'fp8_e5m2' (got 'fp4')"),
         ("max_model_len", 0,

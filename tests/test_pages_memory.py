@@ -18,7 +18,8 @@ def test_defaults_render_without_exception():
     assert not at.exception
     m = metrics(at)
     assert {k: m[k] for k in DEFAULT} == DEFAULT
-    assert m["Max concurrency"] == "57"
+    # 79.15 GiB × 0.9 − 12.55 − 0.29 (forward pass at T = 2048 + 0.05 GiB workspaces) − 0.25 = 58.15 GiB → 58
+    assert m["Max concurrency"] == "58"
     assert texts(at.title) == ["GPU memory: weights, KV cache and how many requests fit"]
     assert len(plotly_specs(at)) == 2
     assert not at.warning and not at.error
@@ -36,17 +37,17 @@ def test_sidebar_has_every_shared_control_with_help():
 
 @pytest.mark.parametrize("key, widget, value, metric, expected", [
     ("context", "number_input", 4096, "KV cache per request", "2.00 GiB"),
-    ("context", "number_input", 4096, "Max concurrency", "28"),
+    ("context", "number_input", 4096, "Max concurrency", "29"),
     ("kv_cache_dtype", "selectbox", "fp8", "KV cache per token", "256 KiB"),
     ("model", "selectbox", "meta-llama/Llama-3.1-8B", "KV cache per token", "128 KiB"),
     ("tp", "selectbox", 2, "KV cache per token", "256 KiB"),
     # AWQ: 6.476e9 linear params × 4.15625 bits + 0.262e9 embedding/head params × 2 B = 3.89e9 B = 3.62 GiB
     ("quantization", "selectbox", "awq", "Weights per GPU", "3.62 GiB"),
-    # H100: 79.19 GiB × 0.9 − 12.55 − 1.06 (activations at vLLM's H100 defaults T=8192, 1024 seqs) − 1.00
-    # = 56.66 GiB of KV → 56 requests of 1 GiB.
-    ("gpu", "selectbox", "h100-sxm", "Max concurrency", "56"),
-    # 79.15 GiB × 0.5 − 12.55 − 0.27 − 1.00 = 25.76 GiB → 25 requests.
-    ("gpu_memory_utilization", "slider", 0.5, "Max concurrency", "25"),
+    # H100: 79.19 GiB × 0.9 − 12.55 − 0.99 (forward pass at vLLM's H100 default T = 8192, 0.94, + 0.05 GiB
+    # workspaces; the sampler warm-up over 1024 × 32,000 logits is smaller) − 0.25 = 57.48 GiB → 57 requests of 1 GiB.
+    ("gpu", "selectbox", "h100-sxm", "Max concurrency", "57"),
+    # 79.15 GiB × 0.5 − 12.55 − 0.29 − 0.25 = 26.49 GiB → 26 requests.
+    ("gpu_memory_utilization", "slider", 0.5, "Max concurrency", "26"),
 ])
 def test_changing_a_shared_control_changes_the_numbers(key, widget, value, metric, expected):
     at = app()
@@ -60,7 +61,7 @@ def test_concurrency_beyond_what_fits_warns_and_marks_the_chart():
     at.slider(key="concurrency").set_value(64).run()
     assert any("64 requests of 2,048 tokens do not fit" in w for w in texts(at.warning))
     spec = plotly_specs(at)[0]
-    assert any("max 57" in a["text"] for a in spec["layout"]["annotations"])
+    assert any("max 58" in a["text"] for a in spec["layout"]["annotations"])
 
 
 @pytest.mark.parametrize("query, named", [

@@ -18,7 +18,7 @@ SERVING = ServingConfig(max_model_len=4096)
 
 
 def _sweep():
-    x = sweeps.concurrency_points(chosen=16, max_fit=57)
+    x = sweeps.concurrency_points(chosen=16, max_fit=58)
     return x, memory_for(ARCH, GPU, SERVING, concurrency=x, context_tokens=2048)
 
 
@@ -59,8 +59,8 @@ class TestMemoryStack:
         lines = [tr for tr in fig.data if tr.type == "scatter"]
         assert len(lines) == 2 and all(tr.line.color == COLORS["limit"] for tr in lines)
         assert "79.15 GiB" in lines[0].name
-        assert len(fig.layout.shapes) == 1  # 58 and more requests do not fit
-        assert any("max 57" in a.text for a in fig.layout.annotations)
+        assert len(fig.layout.shapes) == 1  # 59 and more requests do not fit
+        assert any("max 58" in a.text for a in fig.layout.annotations)
         assert any("★" in str(tt) for tt in fig.layout.xaxis.ticktext)
 
     def test_all_fit_has_no_shaded_region(self):

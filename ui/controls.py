@@ -155,7 +155,8 @@ MODEL = Control("model", "select", "meta-llama/Llama-2-7b-hf", options=_model_op
 GPU = Control("gpu", "select", "a100-80gb", options=lambda: tuple(gpu_ids()) + (CUSTOM_GPU,))
 TP = Control("tp", "select", 1, options=TP_SIZES)
 DTYPE = Control("dtype", "select", "float16", options=DTYPES)
-QUANTIZATION = Control("quantization", "select", "none", options=QUANTIZATIONS, aliases=QUANTIZATION_ALIASES)
+# "auto" = the checkpoint's own format (config.json quantization_config), vLLM's behaviour without --quantization.
+QUANTIZATION = Control("quantization", "select", "auto", options=QUANTIZATIONS, aliases=QUANTIZATION_ALIASES)
 KV_CACHE_DTYPE = Control("kv_cache_dtype", "select", "auto", options=KV_CACHE_DTYPES, aliases=KV_CACHE_DTYPE_ALIASES)
 CONTEXT = Control("context", "number", 2048, lo=16, hi=10_000_000, step=256)
 CONCURRENCY = Control("concurrency", "slider", 16, lo=1, hi=1024, step=1)
@@ -216,6 +217,8 @@ EFFICIENCY_FIELDS: dict[str, tuple[str, float]] = {  # control key -> (Efficienc
     "eff_custom_allreduce_bus_bw_gbps": ("custom_allreduce_bus_bw_bytes_per_s", 1e9),
     "eff_non_torch_overhead_gib": ("non_torch_overhead_bytes", 2.0**30),
     "eff_nccl_overhead_gib": ("nccl_overhead_bytes", 2.0**30),
+    "eff_nccl_per_peer_gib": ("nccl_per_peer_bytes", 2.0**30),
+    "eff_allocator_workspace_gib": ("allocator_workspace_bytes", 2.0**30),
     "eff_cuda_context_gib": ("cuda_context_bytes", 2.0**30),
     "eff_cuda_graph_gib": ("cuda_graph_bytes", 2.0**30),
     "eff_activation_live_hidden_buffers": ("activation_live_hidden_buffers", 1.0),
@@ -252,7 +255,8 @@ EFFICIENCY = (
     _amount("eff_request_overhead_ms", 1000.0, 1.0), _amount("eff_allreduce_latency_us", 10_000.0, 5.0),
     _fraction("eff_interconnect_bw_fraction"), _amount("eff_custom_allreduce_latency_us", 10_000.0, 1.0),
     _amount("eff_custom_allreduce_bus_bw_gbps", 10_000.0, 5.0), _amount("eff_non_torch_overhead_gib", 64.0, 0.1),
-    _amount("eff_nccl_overhead_gib", 64.0, 0.1), _amount("eff_cuda_context_gib", 16.0, 0.1),
+    _amount("eff_nccl_overhead_gib", 64.0, 0.1), _amount("eff_nccl_per_peer_gib", 4.0, 0.01),
+    _amount("eff_allocator_workspace_gib", 4.0, 0.01), _amount("eff_cuda_context_gib", 16.0, 0.1),
     _amount("eff_cuda_graph_gib", 16.0, 0.1), _amount("eff_activation_live_hidden_buffers", 64.0, 0.5),
 )
 

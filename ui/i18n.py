@@ -28,7 +28,8 @@ EN: dict[str, str] = {
     "sidebar.engine": "Engine (vLLM)",
     "sidebar.share": "Share and save",
     "sidebar.model_caption": "{name}: {kind}, {layers} layers, {kv_heads} KV heads, up to {max_len} tokens",
-    "sidebar.checkpoint_quant": "The checkpoint ships {quant} weights (config.json quantization_config): vLLM uses that unless told otherwise; choose it under Weight quantization.",
+    "sidebar.checkpoint_quant": "The checkpoint ships {quant} weights (config.json quantization_config): vLLM loads that format when --quantization is not given (Weight quantization = auto).",
+    "sidebar.checkpoint_quant_auto": "Weights load in the checkpoint's own {quant} format (config.json quantization_config), as vLLM does without --quantization.",
     "sidebar.gpu_caption": "{name}: {gib} GiB usable, {tbps} TB/s HBM",
     "ctl.model": "Model",
     "ctl.model.help": "A catalog model (Hugging Face id) or 'custom' after you upload or paste a config.json. "
@@ -42,7 +43,7 @@ EN: dict[str, str] = {
     "ctl.dtype.help": "vLLM --dtype: precision of unquantized weights and activations. "
                       "float16/bfloat16 = 2 bytes per value, float32 = 4 bytes; 'auto' = the checkpoint's 16-bit type.",
     "ctl.quantization": "Weight quantization",
-    "ctl.quantization.help": "vLLM --quantization: fp8/int8 store linear weights in 1 byte; awq/gptq about 4.16 bits "
+    "ctl.quantization.help": "vLLM --quantization. auto (default): the checkpoint's own format from its config.json quantization_config (e.g. FP8 for DeepSeek-V3), as vLLM does; none: unquantized. fp8/int8 store linear weights in 1 byte; awq/gptq about 4.16 bits "
                              "(0.52 bytes) and bitsandbytes (NF4) about 4.13 bits per weight, scales included. 'none' = dtype.",
     "ctl.kv_cache_dtype": "KV-cache precision",
     "ctl.kv_cache_dtype.help": "vLLM --kv-cache-dtype: bytes per cached key/value element. "
@@ -237,7 +238,8 @@ ZH: dict[str, str] = {
     "sidebar.engine": "推理引擎（vLLM）",
     "sidebar.share": "分享与保存",
     "sidebar.model_caption": "{name}：{kind}，{layers} 层，{kv_heads} 个 KV 头，最长 {max_len} token",
-    "sidebar.checkpoint_quant": "该模型权重以 {quant} 格式发布（config.json 的 quantization_config）：vLLM 默认按此加载；请在“权重量化”中选择它。",
+    "sidebar.checkpoint_quant": "该模型权重以 {quant} 格式发布（config.json 的 quantization_config）：不指定 --quantization 时 vLLM 按此格式加载（“权重量化”选 auto）。",
+    "sidebar.checkpoint_quant_auto": "权重按检查点自身的 {quant} 格式加载（config.json 的 quantization_config），与不指定 --quantization 时的 vLLM 一致。",
     "sidebar.gpu_caption": "{name}：可用 {gib} GiB，HBM 带宽 {tbps} TB/s",
     "ctl.model": "模型",
     "ctl.model.help": "目录中的模型（Hugging Face ID），或上传/粘贴 config.json 后选择 'custom'。"
@@ -251,7 +253,7 @@ ZH: dict[str, str] = {
     "ctl.dtype.help": "vLLM --dtype：未量化权重与激活的精度。float16/bfloat16 每个值 2 字节，float32 为 4 字节；"
                       "'auto' 即检查点自带的 16 位类型。",
     "ctl.quantization": "权重量化",
-    "ctl.quantization.help": "vLLM --quantization：fp8/int8 每个线性层权重 1 字节；awq/gptq 约 4.16 比特（0.52 字节），"
+    "ctl.quantization.help": "vLLM --quantization。auto（默认）：按检查点 config.json 中 quantization_config 的格式加载（如 DeepSeek-V3 为 FP8），与 vLLM 一致；none：不量化。fp8/int8 每个线性层权重 1 字节；awq/gptq 约 4.16 比特（0.52 字节），"
                              "bitsandbytes（NF4）约 4.13 比特（含缩放因子）。'none' 表示按 dtype 存储。",
     "ctl.kv_cache_dtype": "KV Cache 精度",
     "ctl.kv_cache_dtype.help": "vLLM --kv-cache-dtype：每个缓存的 K/V 元素的字节数。'auto' 跟随 dtype（2 字节）；"

@@ -21,7 +21,9 @@ _LABELS_EN = {
     "eff_custom_allreduce_latency_us": "Custom all-reduce latency (µs)",
     "eff_custom_allreduce_bus_bw_gbps": "Custom all-reduce bus bandwidth (GB/s)",
     "eff_non_torch_overhead_gib": "Non-torch memory (GiB)",
-    "eff_nccl_overhead_gib": "NCCL buffers at TP > 1 (GiB)",
+    "eff_nccl_overhead_gib": "NVSwitch buffers at TP > 1 (GiB)",
+    "eff_nccl_per_peer_gib": "NCCL buffers per TP peer (GiB)",
+    "eff_allocator_workspace_gib": "cuBLAS workspaces in the torch peak (GiB)",
     "eff_cuda_context_gib": "CUDA context (GiB)",
     "eff_cuda_graph_gib": "CUDA graphs (GiB)",
     "eff_activation_live_hidden_buffers": "Live activation buffers (× hidden)",
@@ -38,7 +40,9 @@ _LABELS_ZH = {
     "eff_custom_allreduce_latency_us": "自定义 All-reduce 延迟（µs）",
     "eff_custom_allreduce_bus_bw_gbps": "自定义 All-reduce 总线带宽（GB/s）",
     "eff_non_torch_overhead_gib": "PyTorch 之外的显存（GiB）",
-    "eff_nccl_overhead_gib": "TP > 1 时的 NCCL 缓冲（GiB）",
+    "eff_nccl_overhead_gib": "TP > 1 时 NVSwitch 上的通信缓冲（GiB）",
+    "eff_nccl_per_peer_gib": "每个 TP 对端的 NCCL 缓冲（GiB）",
+    "eff_allocator_workspace_gib": "计入 torch 峰值的 cuBLAS 工作区（GiB）",
     "eff_cuda_context_gib": "CUDA 上下文（GiB）",
     "eff_cuda_graph_gib": "CUDA Graph（GiB）",
     "eff_activation_live_hidden_buffers": "激活峰值时存活的 hidden 缓冲数",
@@ -65,9 +69,15 @@ _HELP_ZH = {
     "eff_custom_allreduce_bus_bw_gbps": "自定义 All-reduce kernel 能达到的总线带宽（受 SM 与同步限制，远低于 NVLink）："
                                         "sglang PR #2904 中 H100、0.26–1 MiB 消息时为 50–59 GB/s（TP 2/4/8）；不超过链路本身"
                                         "（乘以链路比例）。",
-    "eff_non_torch_overhead_gib": "vLLM 扣除的 PyTorch 之外的显存（cuBLAS/注意力工作区）。vLLM 日志：TP 1 时 0.16 GiB 和 "
-                                  "1.79 GiB；默认 1 GiB。",
-    "eff_nccl_overhead_gib": "TP > 1 时 NCCL 缓冲额外占用的显存（vLLM 日志：TP 2 时 1.79 → 3.58 GiB）。",
+    "eff_non_torch_overhead_gib": "vLLM 显存剖析在 TP 1 时新增的 PyTorch 之外的显存（按需加载的 kernel 镜像、cuBLAS 句柄）。"
+                                  "vLLM 0.18/0.19 在 H100 上的日志：0.24–0.27 GiB（18 条）；0.15：0.13 GiB；旧 V0 引擎记录 1.79 GiB。",
+    "eff_nccl_overhead_gib": "TP > 1 且 GPU 经 NVSwitch 全互联时额外的非 torch 显存：NCCL 的 NVLink-SHARP 缓冲和 vLLM "
+                             "自定义 All-reduce 的 IPC 缓冲。vLLM 0.19 在 H100 SXM 上：TP 2 多 1.82 GiB，TP 4 多 1.88 GiB"
+                             "（含每对端一项）。没有 NVSwitch 的 PCIe 卡不付这部分。",
+    "eff_nccl_per_peer_gib": "每多一个 TP 对端增加的非 torch 显存：NCCL 每对端的通道缓冲（H100 SXM 日志：TP 4 比 TP 2 "
+                             "多 2 个对端，多 0.06 GiB）。",
+    "eff_allocator_workspace_gib": "首次 GEMM 后 PyTorch 分配器持有的 cuBLAS/cuBLASLt 工作区，计入 vLLM 的 torch 峰值："
+                                   "从 0.19 的 H100 日志中减去采样器与前向两项后，每条日志共有的 0.05 GiB 残差。",
     "eff_cuda_context_gib": "CUDA 上下文与 kernel 镜像，在 vLLM 的显存快照之前创建：它占用的是 (1 − gpu_memory_utilization) "
                             "的预留部分，而不是 vLLM 的预算。当前驱动下约几百 MiB（估计值）。",
     "eff_cuda_graph_gib": "捕获的 CUDA Graph 占用的显存；vLLM 日志“took 0.21 GiB”（Llama-3.2-1B），每个捕获尺寸 6–28 MiB。"

@@ -343,8 +343,10 @@ def render_sidebar(t: Translator) -> tuple[Scenario, list[tuple[str, str]]]:
                    layers=sc.arch.num_hidden_layers,
                    kv_heads=sc.arch.num_key_value_heads if sc.arch.mla is None else "1 (latent)",
                    max_len=f"{sc.arch.max_position_embeddings:,}")
-    if sc.arch.checkpoint_quantization and sc.serving.quantization != sc.arch.checkpoint_quantization:
-        model_text += "  \n" + t("sidebar.checkpoint_quant", quant=sc.arch.checkpoint_quantization.upper())
+    if sc.arch.checkpoint_quantization:
+        key = "sidebar.checkpoint_quant_auto" if sc.serving.quantization in ("auto", sc.arch.checkpoint_quantization) \
+            else "sidebar.checkpoint_quant"
+        model_text += "  \n" + t(key, quant=sc.arch.checkpoint_quantization.upper())
     caption.caption(model_text)
     gpu_caption.caption(t("sidebar.gpu_caption", name=sc.gpu.name,
                           gib=f"{sc.gpu.usable_memory_bytes / 2**30:,.1f}",

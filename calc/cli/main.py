@@ -53,7 +53,9 @@ def _add_engine_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tensor-parallel-size", "-tp", type=_positive_int, default=1)
     p.add_argument("--dtype", choices=DTYPES + ("fp16", "bf16", "fp32", "half"), default="auto")
     # Old spellings (nf4; fp16/bf16/int8 KV cache) are accepted and read as vLLM's, with a note.
-    p.add_argument("--quantization", "-q", choices=QUANTIZATIONS + tuple(QUANTIZATION_ALIASES), default="none")
+    p.add_argument("--quantization", "-q", choices=QUANTIZATIONS + tuple(QUANTIZATION_ALIASES), default="auto",
+                   help="weight format; auto (default) = the checkpoint's own (config.json quantization_config), "
+                        "as vLLM does; none = unquantized")
     p.add_argument("--kv-cache-dtype", choices=KV_CACHE_DTYPES + tuple(KV_CACHE_DTYPE_ALIASES), default="auto")
     p.add_argument("--gpu-memory-utilization", type=float, default=0.9)
     p.add_argument("--block-size", type=_positive_int, default=16)

@@ -70,25 +70,36 @@ def blocks_for_tokens(*, tokens, block_size):
     return _plain(-np.floor_divide(-np.asarray(tokens), block_size))
 
 
-def sliding_window_kv_tokens(*, context_tokens, sliding_window, max_num_batched_tokens, block_size):
-    """Tokens a sliding-window layer keeps for one sequence, rounded to whole blocks:
-    min(blocks(S), blocks(W − 1 + max_num_batched_tokens) + 1) · block_size.
+def sliding_window_kv_tokens(*, context_tokens, sliding_window, max_num_batched_tokens, block_size, running=False):
+    """Tokens a sliding-window layer keeps for one sequence, rounded to whole blocks.
 
-    vLLM V1 ``SlidingWindowSpec.max_memory_usage_bytes``: the window plus one step's new
-    tokens, and +1 block because the window need not start on a block boundary.
+    At start-up (``running=False``) vLLM V1 sizes a request by its worst case,
+    ``SlidingWindowSpec.max_memory_usage_bytes``: the window plus one step's new tokens, +1 block
+    because the window need not start on a block boundary:
+    min(blocks(S), blocks(W − 1 + max_num_batched_tokens) + 1) · block_size.
+    That is what its "Maximum concurrency" log line and the does-one-request-fit check use.
+
+    A running sequence (``running=True``) holds less: the V1 ``SlidingWindowManager`` frees every
+    block that has left the window (``remove_skipped_blocks``), so a decoding sequence keeps the
+    blocks covering its last W tokens: min(blocks(S), blocks(W) + 1) · block_size.
 
     >>> sliding_window_kv_tokens(context_tokens=32768, sliding_window=4096, max_num_batched_tokens=2048, block_size=16)
     6160
+    >>> sliding_window_kv_tokens(context_tokens=32768, sliding_window=4096, max_num_batched_tokens=2048, block_size=16,
+    ...     running=True)
+    4112
     """
     need = blocks_for_tokens(tokens=context_tokens, block_size=block_size)
-    cap = blocks_for_tokens(tokens=np.asarray(sliding_window) - 1 + max_num_batched_tokens, block_size=block_size) + 1
+    window = np.asarray(sliding_window) + np.where(np.asarray(running), 0, np.asarray(max_num_batched_tokens) - 1)
+    cap = blocks_for_tokens(tokens=window, block_size=block_size) + 1
     return _plain(np.minimum(need, cap) * np.asarray(block_size))
 
 
 def kv_bytes_per_sequence(*, context_tokens, kv_bytes_per_token_full, kv_bytes_per_token_sliding=0,
-                          sliding_window=1, max_num_batched_tokens=8192, block_size=16):
+                          sliding_window=1, max_num_batched_tokens=8192, block_size=16, running=False):
     """Paged KV of one sequence: full-attention layers hold every token; sliding-window layers
-    hold at most their window (see :func:`sliding_window_kv_tokens`); both round up to blocks.
+    hold at most their window (see :func:`sliding_window_kv_tokens`; ``running`` selects what a
+    decoding sequence holds instead of vLLM's start-up worst case); both round up to blocks.
 
     ``kv_bytes_per_token_full`` / ``_sliding`` are the per-token bytes summed over the layers of
     each kind. Llama-2-7B at 4096 tokens: 256 blocks · 16 · 524,288 B = 2 GiB.
@@ -98,44 +109,148 @@ def kv_bytes_per_sequence(*, context_tokens, kv_bytes_per_token_full, kv_bytes_p
     """
     full_tokens = blocks_for_tokens(tokens=context_tokens, block_size=block_size) * np.asarray(block_size)
     sw_tokens = sliding_window_kv_tokens(context_tokens=context_tokens, sliding_window=sliding_window,
-                                         max_num_batched_tokens=max_num_batched_tokens, block_size=block_size)
+                                         max_num_batched_tokens=max_num_batched_tokens, block_size=block_size,
+                                         running=running)
     return _plain(full_tokens * np.asarray(kv_bytes_per_token_full, dtype=float)
                   + sw_tokens * np.asarray(kv_bytes_per_token_sliding, dtype=float))
 
 
-def activation_peak_bytes(*, tokens, hidden_size, ffn_intermediate_per_token, num_heads, num_kv_heads, head_dim,
-                          tensor_parallel_size, activation_bytes, live_hidden_buffers, max_num_seqs, vocab_size):
+def forward_peak_bytes(*, tokens, hidden_size, ffn_intermediate_per_token, num_heads, num_kv_heads, head_dim,
+                       tensor_parallel_size, activation_bytes, live_hidden_buffers, moe_workspace_bytes=0.0):
     """Peak of vLLM's profiling forward pass over T = max_num_batched_tokens (physics.md A4):
 
-        T · (3·I/TP + (H_q + 2·H_kv)·d/TP + k_h·h) · b_act  +  max_num_seqs · V · 4 B
+        T · (3·I/TP + (H_q + 2·H_kv)·d/TP + k_h·h) · b_act      (dense MLP)
 
-    The first term is the gate/up output and activated product of the MLP (I per token, 3 live
-    buffers), the fused QKV output, and k_h live hidden-size buffers (residual, norm output,
-    attention output); the second is the sampler's FP32 logits. Llama-3-8B, T = 8192, k_h = 4,
-    256 sequences: ≈ 1.12 GiB (vLLM logged 1.26 GiB).
+    the gate/up output and activated product of the MLP (I per token, 3 live buffers), the fused
+    QKV output, and k_h live hidden-size buffers (residual, norm output, attention output). For an
+    MoE model the MLP term is the larger of the dense layers' 3·I/TP and the fused-MoE workspaces
+    (``moe_workspace_bytes``, see :func:`moe_workspace_bytes`). Attention itself is skipped in
+    the profile run (no attention metadata). Llama-3-8B, T = 8192, k_h = 4: 1.0 GiB.
 
-    >>> round(activation_peak_bytes(tokens=8192, hidden_size=4096, ffn_intermediate_per_token=14336,
-    ...     num_heads=32, num_kv_heads=8, head_dim=128, tensor_parallel_size=1, activation_bytes=2,
-    ...     live_hidden_buffers=4, max_num_seqs=256, vocab_size=128256) / 2**30, 2)
-    1.12
+    >>> forward_peak_bytes(tokens=8192, hidden_size=4096, ffn_intermediate_per_token=14336, num_heads=32,
+    ...     num_kv_heads=8, head_dim=128, tensor_parallel_size=1, activation_bytes=2, live_hidden_buffers=4) / 2**30
+    1.0
     """
-    per_token = (3 * np.asarray(ffn_intermediate_per_token) / tensor_parallel_size
-                 + (np.asarray(num_heads) + 2 * np.asarray(num_kv_heads)) * head_dim / tensor_parallel_size
-                 + np.asarray(live_hidden_buffers) * hidden_size)
-    return _plain(np.asarray(tokens) * per_token * activation_bytes + np.asarray(max_num_seqs) * vocab_size * 4.0)
+    t = np.asarray(tokens, dtype=float)
+    mlp = np.maximum(t * 3 * np.asarray(ffn_intermediate_per_token) / tensor_parallel_size * activation_bytes,
+                     moe_workspace_bytes)
+    rest = t * ((np.asarray(num_heads) + 2 * np.asarray(num_kv_heads)) * head_dim / tensor_parallel_size
+                + np.asarray(live_hidden_buffers) * hidden_size) * activation_bytes
+    return _plain(mlp + rest)
 
 
-def runtime_overhead_bytes(*, tensor_parallel_size, non_torch_overhead_bytes, nccl_overhead_bytes):
-    """Memory outside PyTorch's allocator that vLLM subtracts (its "non-torch increase"):
-    cuBLAS/attention workspaces, plus NCCL buffers when TP > 1. The CUDA context itself is
-    created before vLLM's baseline snapshot and lives in the (1 − utilization) reserve.
-    vLLM logs: 1.79 GiB (TP 1) → 3.58 GiB (TP 2) for Llama-3-8B on H100 (PR #10511).
+def moe_workspace_bytes(*, tokens, experts_per_token, expert_intermediate_size, hidden_size, tensor_parallel_size,
+                        activation_bytes):
+    """The fused-MoE kernel's two workspaces at T tokens (vLLM ``TritonExperts.workspace_shapes``):
 
-    >>> runtime_overhead_bytes(tensor_parallel_size=[1, 2], non_torch_overhead_bytes=1.0, nccl_overhead_bytes=2.0).tolist()
-    [1.0, 3.0]
+        T · k · (max(I_e/TP, h) + max(2·I_e/TP, h)) · b_act
+
+    vLLM's modular MoE kernel keeps them in shared, resizable buffers that survive the forward
+    pass, so they are still allocated when the sampler warm-up runs (the output reuses the first).
+    Mixtral-8x7B TP 2, T = 8192: 8192·2·(7168 + 14336)·2 B = 0.656 GiB.
+
+    >>> round(moe_workspace_bytes(tokens=8192, experts_per_token=2, expert_intermediate_size=14336,
+    ...     hidden_size=4096, tensor_parallel_size=2, activation_bytes=2) / 2**30, 3)
+    0.656
     """
-    return _plain(np.asarray(non_torch_overhead_bytes, dtype=float)
-                  + np.where(np.asarray(tensor_parallel_size) > 1, nccl_overhead_bytes, 0.0))
+    i_tp = np.asarray(expert_intermediate_size) / tensor_parallel_size
+    h = np.asarray(hidden_size)
+    per = np.maximum(i_tp, h) + np.maximum(2 * i_tp, h)
+    return _plain(np.asarray(tokens, dtype=float) * np.asarray(experts_per_token) * per * activation_bytes)
+
+
+# Bytes per logit element alive at the sampler warm-up's peak, by vLLM line (counted from the code):
+# 0.19 (also 0.18): the lm_head output in the model dtype (held by _dummy_sampler_run), its float32
+#   copy (Sampler: logits.to(float32); no copy when the model runs in float32), then in
+#   TopKTopPSampler.forward_native the probabilities (softmax, float32) and the exponential noise q
+#   (float32) of random_sample; top-k/top-p runs in place (Triton kernel, scratch SMs x V floats).
+# 0.15: the sort-based top-k/top-p (apply_top_k_top_p_pytorch) holds, next to the model-dtype and
+#   float32 logits, the sorted values (4 B), their int64 indices (8 B), the sort's double buffers
+#   (4 + 8 B), the top-p softmax (4 B) and two bool masks (1 + 1 B).
+SAMPLER_VERSIONS = ("0.19", "0.15")
+
+
+def sampler_bytes_per_logit(*, vllm_version="0.19", activation_bytes=2.0):
+    """Bytes per (sequence × vocabulary) element at the sampler warm-up peak, by vLLM line
+    (see ``SAMPLER_VERSIONS``): 0.19: b_act + 4·[b_act ≠ 4] + 4 + 4;
+    0.15: b_act + 4·[b_act ≠ 4] + 4 + 8 + 12 + 4 + 2.
+
+    >>> sampler_bytes_per_logit(vllm_version="0.19", activation_bytes=2.0), sampler_bytes_per_logit(vllm_version="0.15")
+    (14.0, 36.0)
+    >>> sampler_bytes_per_logit(activation_bytes=4.0)   # float32 model: no float32 copy
+    12.0
+    """
+    b = np.asarray(activation_bytes, dtype=float)
+    base = b + np.where(b == 4.0, 0.0, 4.0)
+    extra = {"0.19": 4.0 + 4.0, "0.15": 4.0 + 8.0 + 12.0 + 4.0 + 2.0}
+    if vllm_version not in extra:
+        raise ValueError(f"vllm_version {vllm_version!r} is not one of {SAMPLER_VERSIONS}")
+    return _plain(base + extra[vllm_version])
+
+
+def sampler_peak_bytes(*, max_num_seqs, vocab_size, bytes_per_logit, topk_scratch_rows=0):
+    """The sampler warm-up of vLLM's profile run (``_dummy_sampler_run``): ``max_num_seqs`` rows of
+    logits over the whole vocabulary (V1 all-gathers the logits, so every TP rank holds all V):
+
+        N · V · b_logit + R · V · 4 B
+
+    with b_logit from :func:`sampler_bytes_per_logit` and R the rows of the Triton top-k/top-p
+    scratch buffer (one per SM; 0.19 line). Llama-3.1-8B, N = 1024, V = 128,256, 14 B, R = 132:
+    1.712 + 0.063 = 1.775 GiB.
+
+    >>> round(sampler_peak_bytes(max_num_seqs=1024, vocab_size=128256, bytes_per_logit=14.0,
+    ...     topk_scratch_rows=132) / 2**30, 3)
+    1.775
+    """
+    v = np.asarray(vocab_size, dtype=float)
+    return _plain(np.asarray(max_num_seqs) * v * bytes_per_logit + np.asarray(topk_scratch_rows) * v * 4.0)
+
+
+def activation_peak_bytes(*, forward_bytes, sampler_bytes, tokens, hidden_size, activation_bytes,
+                          moe_workspace_bytes=0.0, workspace_bytes=0.0):
+    """vLLM's "torch peak memory increase" in the profile run: the larger of the forward pass and
+    the sampler warm-up that follows it, plus allocator-held workspaces:
+
+        max(forward, T·h·b_act + MoE workspaces + sampler) + W
+
+    During the sampler the forward's output hidden states (T × h) and the persistent fused-MoE
+    workspaces are still allocated. W: cuBLAS/cuBLASLt workspaces taken through PyTorch's
+    allocator on the first GEMM (0.05 GiB, the residual the 0.19 H100 logs share).
+    Llama-3.1-8B, N = 1024: max(1.0, 0.0625 + 1.775) + 0.05 = 1.887 GiB (logged 1.89).
+
+    >>> round(activation_peak_bytes(forward_bytes=2**30, sampler_bytes=1.775 * 2**30, tokens=8192,
+    ...     hidden_size=4096, activation_bytes=2, workspace_bytes=0.05 * 2**30) / 2**30, 3)
+    1.887
+    """
+    sampler_phase = (np.asarray(tokens, dtype=float) * hidden_size * activation_bytes + moe_workspace_bytes
+                     + np.asarray(sampler_bytes, dtype=float))
+    return _plain(np.maximum(np.asarray(forward_bytes, dtype=float), sampler_phase) + workspace_bytes)
+
+
+def runtime_overhead_bytes(*, tensor_parallel_size, non_torch_overhead_bytes, nccl_overhead_bytes,
+                           nccl_per_peer_bytes=0.0, all_to_all_link=True):
+    """Memory outside PyTorch's allocator that vLLM subtracts (its "non-torch forward increase"):
+
+        O = O_0 + [TP > 1] · (O_switch · [all-to-all NVLink/NVSwitch] + O_peer · (TP − 1))
+
+    O_0: CUDA kernel images loaded lazily during the profile run, cuBLAS handles (0.24-0.27 GiB
+    at TP 1 in the 0.18/0.19 logs). At TP > 1 NCCL's communicator buffers (per peer) and, on
+    NVSwitch systems, NCCL's NVLink-SHARP buffers and vLLM's custom all-reduce IPC buffers
+    (H100 SXM, 0.19: +1.82 GiB at TP 2, +1.88 GiB at TP 4). PCIe cards without peer-to-peer
+    use neither. The CUDA context itself is created before vLLM's baseline snapshot and lives
+    in the (1 − utilization) reserve.
+
+    >>> runtime_overhead_bytes(tensor_parallel_size=[1, 2, 4], non_torch_overhead_bytes=0.25,
+    ...     nccl_overhead_bytes=1.79, nccl_per_peer_bytes=0.03).round(2).tolist()
+    [0.25, 2.07, 2.13]
+    >>> round(runtime_overhead_bytes(tensor_parallel_size=4, non_torch_overhead_bytes=0.25, nccl_overhead_bytes=1.79,
+    ...     nccl_per_peer_bytes=0.03, all_to_all_link=False), 2)   # PCIe: per-peer buffers only
+    0.34
+    """
+    tp = np.asarray(tensor_parallel_size)
+    comm = (np.where(np.asarray(all_to_all_link), nccl_overhead_bytes, 0.0)
+            + np.asarray(nccl_per_peer_bytes, dtype=float) * (tp - 1))
+    return _plain(np.asarray(non_torch_overhead_bytes, dtype=float) + np.where(tp > 1, comm, 0.0))
 
 
 def kv_pool_bytes(*, usable_memory_bytes, gpu_memory_utilization, weights_bytes, activation_bytes, overhead_bytes):

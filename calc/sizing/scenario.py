@@ -40,11 +40,42 @@ class ResolvedServing:
 
 
 def resolve_serving(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig) -> ResolvedServing:
+    """vLLM's defaults for this model and GPU. Without chunked prefill a whole prompt must fit one
+    step, so vLLM raises the default token budget to max(max_model_len, default)
+    (``SchedulerConfig``: "max_num_batched_tokens ... smaller than max_model_len" is rejected
+    without chunked prefill) and the profile run then goes through that many tokens."""
+    max_model_len = serving.max_model_len or arch.max_position_embeddings
+    budget = serving.max_num_batched_tokens or default_max_num_batched_tokens(gpu)
+    if not serving.enable_chunked_prefill and serving.max_num_batched_tokens is None:
+        budget = max(max_model_len, budget)
     return ResolvedServing(
-        max_model_len=serving.max_model_len or arch.max_position_embeddings,
+        max_model_len=max_model_len,
         max_num_seqs=serving.max_num_seqs or default_max_num_seqs(gpu),
-        max_num_batched_tokens=serving.max_num_batched_tokens or default_max_num_batched_tokens(gpu),
+        max_num_batched_tokens=budget,
     )
+
+
+def effective_quantization(arch: ModelArch, quantization: str) -> str:
+    """The weight format vLLM loads: ``auto`` means the checkpoint's own (its
+    ``quantization_config``, e.g. DeepSeek-V3's FP8), else unquantized.
+
+    >>> from calc.spec.catalog import get_model
+    >>> effective_quantization(get_model("deepseek-ai/DeepSeek-V3"), "auto"), effective_quantization(get_model("deepseek-ai/DeepSeek-V3"), "none")
+    ('fp8', 'none')
+    """
+    if quantization == "auto":
+        return arch.checkpoint_quantization or "none"
+    return quantization
+
+
+# SMs of the H100 SXM: the Triton top-k/top-p scratch rows when a GPU entry has no sm_count.
+DEFAULT_SM_COUNT = 132
+
+
+def all_to_all_nvlink(gpu: GPUSpec) -> bool:
+    """Whether every GPU of a TP group reaches every other over NVLink through a switch (NVSwitch,
+    NVL systems): there NCCL sets up NVLink-SHARP buffers and vLLM its custom all-reduce."""
+    return "nvswitch" in gpu.interconnect.lower()
 
 
 @dataclass(frozen=True)
@@ -63,21 +94,49 @@ class ModelNumbers:
     kv_bytes_per_token_per_head_sliding: float  # all sliding-window layers
     sliding_window: int
     ffn_intermediate_per_token: int
+    experts_per_token: int = 0  # 0 for a dense model
+    expert_intermediate_size: int = 0
+    quantization: str = "none"  # the format actually loaded (``auto`` resolved)
 
     @property
     def weights_total_bytes(self) -> float:
         return self.sharded_weight_bytes + self.replicated_weight_bytes + self.kv_proj_bytes_per_head * self.num_kv_heads
 
 
-def model_numbers(arch: ModelArch, *, dtype: str = "auto", quantization: str = "none",
+def _kv_group_layers(n_sliding: int, n_full: int) -> tuple[int, int]:
+    """Layers the KV pool is sized for when sliding and full layers mix: vLLM V1 splits each kind
+    into KV-cache groups of the same size (the smaller count, or the larger when they are within
+    25 %) and pads the last group of each kind with empty layers; blocks are shared by all groups.
+    Gemma-2 (21 + 21): no padding; Gemma-3-27B (52 sliding + 10 full): 60 + 10.
+
+    >>> _kv_group_layers(52, 10), _kv_group_layers(21, 21), _kv_group_layers(0, 32)
+    ((60, 10), (21, 21), (0, 32))
+    """
+    if not n_sliding or not n_full:
+        return n_sliding, n_full
+    size = min(n_sliding, n_full)
+    if max(n_sliding, n_full) < size * 1.25:
+        size = max(n_sliding, n_full)
+    pad = lambda n: -(-n // size) * size  # noqa: E731
+    return pad(n_sliding), pad(n_full)
+
+
+def model_numbers(arch: ModelArch, *, dtype: str = "auto", quantization: str = "auto",
                   kv_cache_dtype: str = "auto") -> ModelNumbers:
-    """Whole-model byte counts at the chosen precisions (see :mod:`calc.spec.precision`)."""
+    """Whole-model byte counts at the chosen precisions (see :mod:`calc.spec.precision`).
+
+    ``quantization="auto"`` loads the checkpoint's own format (:func:`effective_quantization`).
+    Embeddings, LM head, norms and MoE routers stay in the model dtype (vLLM builds the router
+    gate without a quant config); the decoder layers a mixed checkpoint lists as unquantized
+    (``arch.unquantized_*_layers``) too. MoE routers and DeepSeek's low-rank query projection
+    ``q_a_proj`` (fused with ``kv_a_proj`` in vLLM) are replicated on every TP rank.
+    """
+    quant = effective_quantization(arch, quantization)
     p = param_counts(arch)
-    b_lin = linear_weight_bytes_per_param(dtype=dtype, quantization=quantization)
+    b_lin = linear_weight_bytes_per_param(dtype=dtype, quantization=quant)
     b_act = activation_bytes(dtype)
     b_kv = kv_bytes_per_element(kv_cache_dtype=kv_cache_dtype, dtype=dtype)
-    n_sw = arch.num_sliding_layers
-    n_full = arch.num_hidden_layers - n_sw
+    n_sw, n_full = _kv_group_layers(arch.num_sliding_layers, arch.num_hidden_layers - arch.num_sliding_layers)
     if arch.mla is not None:
         kv_heads = 1
         per_head_full = mem.mla_kv_bytes_per_token(num_layers=n_full, kv_lora_rank=arch.mla.kv_lora_rank,
@@ -90,22 +149,35 @@ def model_numbers(arch: ModelArch, *, dtype: str = "auto", quantization: str = "
         per_head_sw = mem.kv_bytes_per_token(num_layers=n_sw, num_kv_heads=1, head_dim=arch.head_dim,
                                              bytes_per_element=b_kv)
     ffn = arch.intermediate_size
+    k = i_e = 0
     if arch.moe is not None:
-        moe_ffn = arch.moe.experts_per_token * arch.moe.expert_intermediate_size + arch.moe.shared_expert_intermediate_size
+        moe_ffn = arch.moe.shared_expert_intermediate_size
         ffn = max(ffn if arch.moe.first_dense_layers else 0, moe_ffn)
+        k, i_e = arch.moe.experts_per_token, arch.moe.expert_intermediate_size
+    # Mixed checkpoints: the listed layers' linears stay in the model dtype.
+    unq = 0
+    if quant != "none":
+        first_moe = arch.num_hidden_layers if arch.moe is None else arch.moe.first_dense_layers
+        unq = len(arch.unquantized_attention_layers) * p.attention_per_layer
+        unq += sum(p.mlp_per_dense_layer if i < first_moe else p.mlp_per_moe_layer - p.router // max(
+            1, arch.num_hidden_layers - first_moe) for i in arch.unquantized_mlp_layers if i < arch.num_hidden_layers)
+    linear_q = p.linear - p.kv_projection - p.router - p.q_low_rank_projection - unq
     return ModelNumbers(
         params=p,
         linear_bytes_per_param=b_lin,
         activation_bytes=b_act,
         kv_bytes_per_element=b_kv,
-        sharded_weight_bytes=(p.linear - p.kv_projection) * b_lin + (p.embedding + p.lm_head) * b_act,
-        replicated_weight_bytes=p.norms * b_act,
+        sharded_weight_bytes=linear_q * b_lin + unq * b_act + (p.embedding + p.lm_head + p.extra) * b_act,
+        replicated_weight_bytes=(p.norms + p.router) * b_act + p.q_low_rank_projection * b_lin,
         kv_proj_bytes_per_head=p.kv_projection * b_lin / kv_heads,
         num_kv_heads=kv_heads,
         kv_bytes_per_token_per_head_full=float(per_head_full),
         kv_bytes_per_token_per_head_sliding=float(per_head_sw),
         sliding_window=arch.sliding_window or 1,
         ffn_intermediate_per_token=ffn,
+        experts_per_token=k,
+        expert_intermediate_size=i_e,
+        quantization=quant,
     )
 
 
@@ -137,6 +209,16 @@ class MemoryResult:
     contiguous_max_sequences: np.ndarray
     cuda_context_and_graphs_bytes: np.ndarray  # lives in the reserve (outside vLLM's budget)
     reserve_ok: np.ndarray  # the (1 − utilization) reserve holds the CUDA context and graphs
+    # The activation peak's terms (vLLM's profile run): forward pass, sampler warm-up, persistent
+    # fused-MoE workspaces, allocator workspaces; the running KV of one sequence of context_tokens.
+    forward_bytes: np.ndarray = 0.0
+    sampler_bytes: np.ndarray = 0.0
+    moe_workspace_bytes: np.ndarray = 0.0
+    allocator_workspace_bytes: np.ndarray = 0.0
+    sampler_bytes_per_logit: np.ndarray = 0.0
+    topk_scratch_rows: np.ndarray = 0
+    comm_buffer_bytes: np.ndarray = 0.0  # the non-torch part for TP > 1 (NCCL, custom all-reduce)
+    kv_bytes_per_request_startup: np.ndarray = 0.0  # vLLM's start-up worst case (sliding window + budget)
 
 
 def memory_model(*, usable_memory_bytes, gpu_memory_utilization, tensor_parallel_size,
@@ -146,8 +228,18 @@ def memory_model(*, usable_memory_bytes, gpu_memory_utilization, tensor_parallel
                  max_model_len, max_num_seqs, max_num_batched_tokens, block_size,
                  non_torch_overhead_bytes, nccl_overhead_bytes, live_hidden_buffers,
                  concurrency, context_tokens, activation_num_kv_heads=None,
-                 cuda_context_and_graphs_bytes=0.0) -> MemoryResult:
+                 cuda_context_and_graphs_bytes=0.0, experts_per_token=0, expert_intermediate_size=0,
+                 sampler_bytes_per_logit=14.0, topk_scratch_rows=DEFAULT_SM_COUNT, allocator_workspace_bytes=0.0,
+                 nccl_per_peer_bytes=0.0, all_to_all_link=True) -> MemoryResult:
     """The whole per-GPU memory stack; every argument broadcasts (one config or millions).
+
+    The activation peak is vLLM's profile run (:func:`calc.sizing.memory.activation_peak_bytes`):
+    the larger of the forward pass at ``max_num_batched_tokens`` and the sampler warm-up over
+    ``max_num_seqs`` rows of logits (``sampler_bytes_per_logit`` per element, ``topk_scratch_rows``
+    rows of top-k/top-p scratch), with the fused-MoE workspaces (``experts_per_token`` > 0) and
+    ``allocator_workspace_bytes`` on top. Concurrency at ``context_tokens`` counts what a running
+    sequence holds (sliding-window blocks freed); ``max_concurrency`` is vLLM's logged start-up
+    figure (window + budget).
 
     ``num_kv_heads`` is the number of *cached* KV heads (1 for MLA: one latent, replicated);
     ``activation_num_kv_heads`` the K/V heads the profiling forward pass materializes (for MLA
@@ -162,13 +254,23 @@ def memory_model(*, usable_memory_bytes, gpu_memory_utilization, tensor_parallel
                                         replicated_weight_bytes=replicated_weight_bytes,
                                         kv_proj_bytes_per_head=kv_proj_bytes_per_head,
                                         num_kv_heads=num_kv_heads, tensor_parallel_size=tp)
-    act = mem.activation_peak_bytes(tokens=max_num_batched_tokens, hidden_size=hidden_size,
-                                    ffn_intermediate_per_token=ffn_intermediate_per_token, num_heads=num_heads,
-                                    num_kv_heads=activation_num_kv_heads, head_dim=head_dim, tensor_parallel_size=tp,
-                                    activation_bytes=activation_bytes, live_hidden_buffers=live_hidden_buffers,
-                                    max_num_seqs=max_num_seqs, vocab_size=vocab_size)
+    moe_ws = np.where(np.asarray(experts_per_token) > 0, mem.moe_workspace_bytes(
+        tokens=max_num_batched_tokens, experts_per_token=experts_per_token,
+        expert_intermediate_size=expert_intermediate_size, hidden_size=hidden_size, tensor_parallel_size=tp,
+        activation_bytes=activation_bytes), 0.0)
+    fwd = mem.forward_peak_bytes(tokens=max_num_batched_tokens, hidden_size=hidden_size,
+                                 ffn_intermediate_per_token=ffn_intermediate_per_token, num_heads=num_heads,
+                                 num_kv_heads=activation_num_kv_heads, head_dim=head_dim, tensor_parallel_size=tp,
+                                 activation_bytes=activation_bytes, live_hidden_buffers=live_hidden_buffers,
+                                 moe_workspace_bytes=moe_ws)
+    smp = mem.sampler_peak_bytes(max_num_seqs=max_num_seqs, vocab_size=vocab_size,
+                                 bytes_per_logit=sampler_bytes_per_logit, topk_scratch_rows=topk_scratch_rows)
+    act = mem.activation_peak_bytes(forward_bytes=fwd, sampler_bytes=smp, tokens=max_num_batched_tokens,
+                                    hidden_size=hidden_size, activation_bytes=activation_bytes,
+                                    moe_workspace_bytes=moe_ws, workspace_bytes=allocator_workspace_bytes)
     overhead = mem.runtime_overhead_bytes(tensor_parallel_size=tp, non_torch_overhead_bytes=non_torch_overhead_bytes,
-                                          nccl_overhead_bytes=nccl_overhead_bytes)
+                                          nccl_overhead_bytes=nccl_overhead_bytes, nccl_per_peer_bytes=nccl_per_peer_bytes,
+                                          all_to_all_link=all_to_all_link)
     usable = np.asarray(usable_memory_bytes, dtype=float)
     pool = mem.kv_pool_bytes(usable_memory_bytes=usable, gpu_memory_utilization=gpu_memory_utilization,
                              weights_bytes=weights, activation_bytes=act, overhead_bytes=overhead)
@@ -179,7 +281,11 @@ def memory_model(*, usable_memory_bytes, gpu_memory_utilization, tensor_parallel
     blocks = mem.num_kv_blocks(kv_pool_bytes=pool, block_size=block_size, kv_bytes_per_token=kv_tok)
     per_request = mem.kv_bytes_per_sequence(context_tokens=context_tokens, kv_bytes_per_token_full=kv_full,
                                             kv_bytes_per_token_sliding=kv_sw, sliding_window=sliding_window,
-                                            max_num_batched_tokens=max_num_batched_tokens, block_size=block_size)
+                                            max_num_batched_tokens=max_num_batched_tokens, block_size=block_size,
+                                            running=True)
+    per_request_startup = mem.kv_bytes_per_sequence(
+        context_tokens=context_tokens, kv_bytes_per_token_full=kv_full, kv_bytes_per_token_sliding=kv_sw,
+        sliding_window=sliding_window, max_num_batched_tokens=max_num_batched_tokens, block_size=block_size)
     per_max = mem.kv_bytes_per_sequence(context_tokens=max_model_len, kv_bytes_per_token_full=kv_full,
                                         kv_bytes_per_token_sliding=kv_sw, sliding_window=sliding_window,
                                         max_num_batched_tokens=max_num_batched_tokens, block_size=block_size)
@@ -218,6 +324,14 @@ def memory_model(*, usable_memory_bytes, gpu_memory_utilization, tensor_parallel
                                                                          kv_bytes_per_token=kv_tok)),
         cuda_context_and_graphs_bytes=np.asarray(cuda_context_and_graphs_bytes, dtype=float),
         reserve_ok=np.asarray(usable * (1.0 - np.asarray(gpu_memory_utilization)) >= cuda_context_and_graphs_bytes),
+        forward_bytes=np.asarray(fwd, dtype=float),
+        sampler_bytes=np.asarray(smp, dtype=float),
+        moe_workspace_bytes=np.asarray(moe_ws, dtype=float),
+        allocator_workspace_bytes=np.asarray(allocator_workspace_bytes, dtype=float),
+        sampler_bytes_per_logit=np.asarray(sampler_bytes_per_logit, dtype=float),
+        topk_scratch_rows=np.asarray(topk_scratch_rows),
+        comm_buffer_bytes=np.asarray(overhead, dtype=float) - np.asarray(non_torch_overhead_bytes, dtype=float),
+        kv_bytes_per_request_startup=np.asarray(per_request_startup, dtype=float),
     )
 
 
@@ -233,6 +347,7 @@ def memory_for(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingCo
     """
     n = model_numbers(arch, dtype=serving.dtype, quantization=serving.quantization, kv_cache_dtype=serving.kv_cache_dtype)
     rs = resolve_serving(arch, gpu, serving)
+    scratch = (gpu.sm_count or DEFAULT_SM_COUNT) if serving.vllm_version == "0.19" else 0
     if concurrency is None:
         concurrency = serving.concurrency or 1
     if context_tokens is None:
@@ -254,4 +369,9 @@ def memory_for(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingCo
         live_hidden_buffers=efficiency.activation_live_hidden_buffers,
         concurrency=concurrency, context_tokens=context_tokens, activation_num_kv_heads=kv_heads_act,
         cuda_context_and_graphs_bytes=efficiency.cuda_context_bytes + efficiency.cuda_graph_bytes,
+        experts_per_token=n.experts_per_token, expert_intermediate_size=n.expert_intermediate_size,
+        sampler_bytes_per_logit=mem.sampler_bytes_per_logit(vllm_version=serving.vllm_version,
+                                                            activation_bytes=n.activation_bytes),
+        topk_scratch_rows=scratch, allocator_workspace_bytes=efficiency.allocator_workspace_bytes,
+        nccl_per_peer_bytes=efficiency.nccl_per_peer_bytes, all_to_all_link=all_to_all_nvlink(gpu),
     )

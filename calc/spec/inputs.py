@@ -78,9 +78,17 @@ class ModelArch(_Frozen):
     mla: MLAConfig | None = None
     source: str = ""
     # The quantization a checkpoint ships in (its config.json ``quantization_config``), e.g.
-    # DeepSeek-V3's FP8 weights; vLLM picks it up when --quantization is not given.
+    # DeepSeek-V3's FP8 weights; vLLM uses it when --quantization is not given ("auto").
     checkpoint_quantization: Annotated[Literal["fp8", "int8", "awq", "gptq", "bitsandbytes"] | None,
                                        BeforeValidator(canonical_quantization)] = None
+    # Mixed checkpoints: decoder layers whose attention / MLP linears the quantization_config
+    # leaves unquantized (its ignore / ignored_layers / modules_to_not_convert list).
+    unquantized_attention_layers: tuple[int, ...] = ()
+    unquantized_mlp_layers: tuple[int, ...] = ()
+    # Per-head RMSNorm on queries and keys (Qwen3, Gemma 3): 2 · head_dim weights per layer.
+    qk_norm: bool = False
+    # Parameters outside the decoder (e.g. a vision encoder vLLM also loads), in the model dtype.
+    extra_params: NonNegInt = 0
 
     @model_validator(mode="after")
     def _cross_field(self) -> "ModelArch":
@@ -137,6 +145,8 @@ class GPUSpec(_Frozen):
     price_usd_per_hour: Annotated[float, Field(gt=0)] | None = None
     price_source: str | None = None
     tdp_w: float | str | None = None
+    # Streaming multiprocessors (compute units): rows of vLLM's Triton top-k/top-p scratch buffer.
+    sm_count: Annotated[int, Field(ge=1, le=100_000)] | None = None
     sources: list[str] = Field(default_factory=list)
     uncertain: list[str] = Field(default_factory=list)
     notes: str = ""
@@ -215,7 +225,9 @@ class ServingConfig(_Frozen):
     tensor_parallel_size: Annotated[int, Field(ge=1, le=MAX_GPUS)] = 1
     dtype: Annotated[Literal[DTYPES], BeforeValidator(_dtype_alias)] = "auto"  # type: ignore[valid-type]
     # Old spellings (nf4; fp16/bf16/int8 KV) are read as vLLM's (calc.spec.precision aliases).
-    quantization: Annotated[Literal[QUANTIZATIONS], BeforeValidator(canonical_quantization)] = "none"  # type: ignore[valid-type]
+    # "auto" = the checkpoint's own format (config.json quantization_config), as vLLM does when
+    # --quantization is not given; "none" forces the unquantized dtype.
+    quantization: Annotated[Literal[QUANTIZATIONS], BeforeValidator(canonical_quantization)] = "auto"  # type: ignore[valid-type]
     kv_cache_dtype: Annotated[Literal[KV_CACHE_DTYPES], BeforeValidator(canonical_kv_cache_dtype)] = "auto"  # type: ignore[valid-type]
     gpu_memory_utilization: Annotated[float, Field(gt=0.0, le=1.0)] = 0.9
     block_size: Literal[1, 8, 16, 32, 64, 128] = 16
@@ -225,6 +237,9 @@ class ServingConfig(_Frozen):
     enable_chunked_prefill: bool = True
     # vLLM --disable-custom-all-reduce: every TP all-reduce through NCCL (calc.timing.interconnect).
     disable_custom_all_reduce: bool = False
+    # vLLM line whose profile run is modelled (the sampler warm-up changed between them; see
+    # calc.sizing.memory.sampler_bytes_per_logit).
+    vllm_version: Literal["0.19", "0.15"] = "0.19"
     # The load: C clients (None = as many as fit), prompt and output lengths.
     input_len: Annotated[int, Field(ge=1, le=100_000_000)] = 1024
     output_len: Annotated[int, Field(ge=1, le=100_000_000)] = 256
@@ -290,11 +305,21 @@ class Efficiency(_Frozen):
         "Achievable fraction of the one-direction link bandwidth in the ring all-reduce "
         "(NCCL bus bandwidth)."))] = 0.70
     non_torch_overhead_bytes: Annotated[float, Field(ge=0.0, le=1e12, description=(
-        "Memory outside PyTorch vLLM subtracts (cuBLAS/attention workspaces). vLLM logs: "
-        "0.16 GiB and 1.79 GiB at TP 1 (physics.md A4); default 1 GiB."))] = 1.0 * 2**30
+        "Memory outside PyTorch that vLLM's profile run adds at TP 1 (kernel images loaded "
+        "lazily, cuBLAS handles). vLLM 0.18/0.19 logs on H100: 0.24-0.27 GiB (18 logs); "
+        "0.15: 0.13 GiB; the old V0 engine logged 1.79 GiB."))] = 0.25 * 2**30
     nccl_overhead_bytes: Annotated[float, Field(ge=0.0, le=1e12, description=(
-        "Extra non-torch memory for NCCL buffers when TP > 1 (vLLM log: 1.79 -> 3.58 GiB "
-        "at TP 2)."))] = 1.8 * 2**30
+        "Extra non-torch memory at TP > 1 on all-to-all NVLink (NVSwitch) systems: NCCL's "
+        "NVLink-SHARP buffers and vLLM's custom all-reduce IPC buffers. vLLM 0.19 logs on "
+        "H100 SXM: +1.82 GiB at TP 2, +1.88 GiB at TP 4 (with the per-peer term). PCIe "
+        "cards without NVSwitch do not pay it."))] = 1.79 * 2**30
+    nccl_per_peer_bytes: Annotated[float, Field(ge=0.0, le=1e12, description=(
+        "Non-torch memory per additional TP peer: NCCL's per-peer channel buffers "
+        "(H100 SXM logs: TP 4 minus TP 2 = 0.06 GiB for 2 more peers)."))] = 0.03 * 2**30
+    allocator_workspace_bytes: Annotated[float, Field(ge=0.0, le=1e12, description=(
+        "cuBLAS/cuBLASLt workspaces PyTorch's allocator holds after the first GEMMs, counted "
+        "in vLLM's torch peak: the 0.05 GiB residual every 0.19 H100 log shares once the "
+        "sampler and forward terms are subtracted."))] = 0.05 * 2**30
     cuda_context_bytes: Annotated[float, Field(ge=0.0, le=1e12, description=(
         "CUDA context and kernel images, created before vLLM's memory snapshot: it lives in "
         "the (1 - gpu_memory_utilization) reserve, not in vLLM's budget. A few hundred MiB on "

@@ -13,9 +13,10 @@ Dtype = Literal["auto", "float32", "float16", "bfloat16", "fp32", "fp16", "bf16"
 
 DTYPES: tuple[str, ...] = ("auto", "float16", "bfloat16", "float32")
 # vLLM's spellings (``vllm serve --quantization`` / ``--kv-cache-dtype`` choices). "none" is the
-# calculator's word for "no --quantization flag". vLLM 0.19's CacheDType has no float16 or int8:
+# calculator's word for an unquantized load; "auto" (no --quantization flag) loads the checkpoint's
+# own format. vLLM 0.19's CacheDType has no float16 or int8:
 # a 16-bit model's KV cache is "auto" (or "bfloat16"); FP8 is "fp8" (= fp8_e4m3) or fp8_e5m2.
-QUANTIZATIONS: tuple[str, ...] = ("none", "fp8", "int8", "awq", "gptq", "bitsandbytes")
+QUANTIZATIONS: tuple[str, ...] = ("auto", "none", "fp8", "int8", "awq", "gptq", "bitsandbytes")
 KV_CACHE_DTYPES: tuple[str, ...] = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2")
 # Spellings of earlier versions of this calculator (old links and scenario files) -> vLLM's, with
 # the reason shown to the user once.
@@ -92,7 +93,7 @@ def linear_weight_bytes_per_param(*, dtype: str, quantization: str) -> float:
     >>> round(linear_weight_bytes_per_param(dtype="float16", quantization="awq"), 4)  # 4.15625 bits
     0.5195
     """
-    if quantization == "none":
+    if quantization in ("none", "auto"):  # "auto" with an unquantized checkpoint
         return activation_bytes(dtype)
     return QUANT_BITS_PER_WEIGHT[canonical_quantization(quantization)] / 8.0
 

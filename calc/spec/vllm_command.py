@@ -30,7 +30,7 @@ def serve_command(*, model_id: str, serving: ServingConfig, max_model_len: int, 
     """
     s = serving
     flags = [f"--tensor-parallel-size {s.tensor_parallel_size}", f"--dtype {s.dtype}"]
-    if s.quantization != "none":
+    if s.quantization not in ("none", "auto"):  # auto = the checkpoint's own format: no flag
         flags.append(f"--quantization {s.quantization}")
     flags += [f"--max-model-len {max_model_len}", f"--max-num-seqs {max_num_seqs}",
               f"--max-num-batched-tokens {max_num_batched_tokens}",

@@ -45,7 +45,7 @@ def engine_numbers(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = Servi
     mlp_width = arch.intermediate_size / tp
     if moe is not None:
         mlp_width = (moe.experts_per_token * moe.expert_intermediate_size + moe.shared_expert_intermediate_size) / tp
-    precision = compute_precision(dtype=serving.dtype, quantization=serving.quantization,
+    precision = compute_precision(dtype=serving.dtype, quantization=n.quantization,  # "auto" resolved
                                   gpu_has_fp8=gpu.fp8_flops_per_s is not None, gpu_has_int8=gpu.int8_ops_per_s is not None)
     attn_precision = "fp16" if precision in ("fp8", "int8") else precision
     link = allreduce_link(gpu, tp)  # the link this TP size crosses (bridge pairs, PCIe, xGMI peers)
