@@ -33,7 +33,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from calc.plan.costs import deployment_usd_per_hour, replicas_needed, usd_per_million_tokens
 from calc.sizing.memory import kv_heads_per_rank
-from calc.sizing.scenario import default_max_num_batched_tokens, memory_model, model_numbers
+from calc.sizing.memory import sampler_bytes_per_logit
+from calc.sizing.scenario import (DEFAULT_SM_COUNT, all_to_all_nvlink, default_max_num_batched_tokens, memory_model,
+                                  model_numbers)
 from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
 from calc.spec.vllm_command import serve_command
 from calc.timing.estimate import engine_numbers
@@ -274,6 +276,8 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
     mnbt = g_ax([default_max_num_batched_tokens(g) for g in gpus])
     n0 = numbers[(quantizations[0], kv_cache_dtypes[0])]
     head_dim = arch.head_dim if arch.mla is None else arch.mla.qk_nope_head_dim + arch.mla.qk_rope_head_dim
+    # vLLM's profile run goes through the whole budget; without chunked prefill that is max(max_model_len, default).
+    profile_tokens = mnbt if req.enable_chunked_prefill else np.maximum(mnbt, L)
     mem = memory_model(
         usable_memory_bytes=g_ax([g.usable_memory_bytes for g in gpus]),
         gpu_memory_utilization=req.gpu_memory_utilization, tensor_parallel_size=tp_ax,
@@ -284,12 +288,18 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
         sliding_window=n0.sliding_window, hidden_size=arch.hidden_size,
         ffn_intermediate_per_token=n0.ffn_intermediate_per_token, num_heads=arch.num_attention_heads,
         head_dim=head_dim, vocab_size=arch.vocab_size, activation_bytes=qk("activation_bytes"),
-        max_model_len=L, max_num_seqs=seqs, max_num_batched_tokens=mnbt, block_size=16,
+        max_model_len=L, max_num_seqs=seqs, max_num_batched_tokens=profile_tokens, block_size=16,
         non_torch_overhead_bytes=efficiency.non_torch_overhead_bytes,
         nccl_overhead_bytes=efficiency.nccl_overhead_bytes,
         live_hidden_buffers=efficiency.activation_live_hidden_buffers, concurrency=1, context_tokens=L,
         activation_num_kv_heads=arch.num_key_value_heads if arch.mla is None else arch.num_attention_heads,
-        cuda_context_and_graphs_bytes=efficiency.cuda_context_bytes + efficiency.cuda_graph_bytes)
+        cuda_context_and_graphs_bytes=efficiency.cuda_context_bytes + efficiency.cuda_graph_bytes,
+        experts_per_token=n0.experts_per_token, expert_intermediate_size=n0.expert_intermediate_size,
+        sampler_bytes_per_logit=sampler_bytes_per_logit(activation_bytes=qk("activation_bytes")),
+        topk_scratch_rows=g_ax([g.sm_count or DEFAULT_SM_COUNT for g in gpus]),
+        allocator_workspace_bytes=efficiency.allocator_workspace_bytes,
+        nccl_per_peer_bytes=efficiency.nccl_per_peer_bytes,
+        all_to_all_link=np.asarray([all_to_all_nvlink(g) for g in gpus]).reshape(G, 1, 1, 1, 1))
 
     chunked = req.enable_chunked_prefill
     budget = mnbt if chunked else np.maximum(mnbt, I)  # as estimate(): a whole prompt must fit one step
