@@ -6,6 +6,7 @@ import time
 import streamlit as st
 from pydantic import ValidationError
 
+from calc.plan.percentiles import check_top
 from calc.plan.search import PlanRequest, plan
 from calc.spec.catalog import get_gpu, list_gpus
 from calc.spec.inputs import describe_validation_error
@@ -67,7 +68,7 @@ except ValidationError as exc:
 gpus = [get_gpu(g) for g in allowed] if allowed else list_gpus()
 names = {g.id: g.name for g in list_gpus()}
 t0 = time.perf_counter()
-result = plan(sc.arch, gpus, req, sc.efficiency, prices=prices)
+result = check_top(plan(sc.arch, gpus, req, sc.efficiency, prices=prices), sc.arch, gpus, sc.efficiency)
 elapsed = time.perf_counter() - t0
 
 ok = int(result.grid.meets_slo.sum())
@@ -78,7 +79,9 @@ m3.metric(t("pl.metric.time"), f"{F.number(elapsed * 1e3, 0)} ms", border=True)
 best = result.ranked[0] if result.ranked else None
 m4.metric(t("pl.metric.best"), "—" if best is None else f"{best.replicas} × {best.tensor_parallel_size} {best.gpu}",
           border=True)
-st.caption(t("pl.statistic.fallback", p=percentile) if result.percentile_note else t("pl.statistic.mean"))
+st.caption(t("pl.statistic.mean") if percentile == "mean" else
+           t("pl.statistic.simulated", p=percentile) if result.slo_statistic == percentile else
+           t("pl.statistic.fallback", p=percentile))
 
 if best is None:
     reasons = ", ".join(f"{t(f'pl.reason.{k}')}: {F.integer(v)}" for k, v in result.reason_counts.items() if v)

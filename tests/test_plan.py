@@ -279,3 +279,32 @@ def test_three_requests_against_estimate(capsys, plan_args, top):
     assert row["ttft_s"] == pytest.approx(est["ttft_s"], rel=1e-9) and row["tpot_s"] == pytest.approx(est["tpot_s"], rel=1e-9)
     assert row["ttft_s"] <= float(opts["--ttft-slo-ms"]) / 1e3 and row["tpot_s"] <= float(opts["--tpot-slo-ms"]) / 1e3
     assert replicas == math.ceil(float(opts["--rate"]) / est["requests_per_s"])
+
+
+class TestPercentiles:
+    """With the request simulator (calc.traffic): the top candidates re-judged on a percentile."""
+
+    def test_top_candidates_simulated(self):
+        from calc.plan import percentiles as P
+
+        if not P.AVAILABLE:
+            pytest.skip("calc.traffic (the request simulator) is not installed")
+        req = REQ.model_copy(update={"percentile": "p95", "rate_rps": 10.0})
+        gpus = [get_gpu("h100-sxm"), get_gpu("a100-80gb")]
+        base = plan(LLAMA8, gpus, req)
+        r = P.check_top(base, LLAMA8, gpus, top=2, num_requests=150)
+        assert r.slo_statistic == "p95" and "simulated" in r.percentile_note
+        sim = [d for d in r.ranked if d.slo_statistic.startswith("p95 (simulated")]
+        assert sim and all(d.ttft_s <= 1.0 and d.tpot_s <= 0.05 for d in sim)
+        assert all(d.slo_statistic == "mean (not simulated)" for d in r.ranked if d not in sim)
+        d = sim[0]
+        ttft, tpot = P.simulated_percentiles(LLAMA8, get_gpu(d.gpu), d, rate_rps=10.0, replicas=d.replicas,
+                                             percentile="p95", num_requests=150)
+        assert (d.ttft_s, d.tpot_s) == (ttft, tpot)  # deterministic (fixed seed)
+        assert d.usd_per_hour == pytest.approx(d.replicas * d.tensor_parallel_size * get_gpu(d.gpu).price_usd_per_hour)
+
+    def test_mean_is_left_alone(self):
+        from calc.plan import percentiles as P
+
+        r = plan(LLAMA8, [get_gpu("h100-sxm")], REQ)
+        assert P.check_top(r, LLAMA8, [get_gpu("h100-sxm")]) is r

@@ -11,6 +11,7 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
+from calc.plan.percentiles import check_top
 from calc.plan.search import PERCENTILES, REASONS, SORTS, PlanRequest, plan
 
 # The contract's keys first, in its order; the rest follow.
@@ -100,7 +101,7 @@ def run_plan(args: argparse.Namespace) -> int:
     if req.model_len > arch.max_position_embeddings:
         raise UsageError(f"--input-len + --output-len ({req.model_len:,}) must be <= max_position_embeddings "
                          f"({arch.max_position_embeddings:,}) of {arch.name}")
-    result = plan(arch, gpus, req, prices=prices)
+    result = check_top(plan(arch, gpus, req, prices=prices), arch, gpus)
     rows = [_record(d) for d in result.ranked]
     if result.percentile_note:
         print(f"note: {result.percentile_note}", file=sys.stderr)

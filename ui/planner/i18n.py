@@ -15,8 +15,9 @@ EN: dict[str, str] = {
     "ctl.pl_tpot_ms": "SLA: time per output token (ms)",
     "ctl.pl_tpot_ms.help": "Target for TPOT (inter-token latency), in milliseconds.",
     "ctl.pl_percentile": "SLA statistic",
-    "ctl.pl_percentile.help": "The closed-loop model gives steady-state means; percentiles need the request "
-                              "simulator (not available yet): the page says which statistic it used.",
+    "ctl.pl_percentile.help": "mean: the closed-loop model's steady state, over the whole grid. A percentile "
+                              "re-checks the first options with the request simulator (a second or two); the "
+                              "page says which statistic each row was judged on.",
     "ctl.pl_sort": "Rank by",
     "ctl.pl_sort.help": "cost: dollars per hour for the rate (= cost per request); gpus: fewest GPUs; "
                         "throughput: output tokens/s per GPU.",
@@ -35,6 +36,10 @@ EN: dict[str, str] = {
     "pl.statistic.mean": "SLA judged on the mean TTFT and TPOT (closed-loop steady state).",
     "pl.statistic.fallback": "You asked for {p}; the request simulator is not available, so the SLA is judged on "
                              "the mean. Percentiles are higher than the mean: leave headroom.",
+    "pl.statistic.simulated": "SLA judged on {p}: the first options were re-checked with the request simulator "
+                              "(Poisson arrivals at each replica's share of the rate; replicas added where {p} "
+                              "missed); the rest on the closed-loop mean (see the Statistic column).",
+    "pl.col.statistic": "Statistic",
     "pl.metric.configs": "Configurations evaluated",
     "pl.metric.meeting": "Meet the SLA and limits",
     "pl.metric.time": "Search time",
@@ -138,7 +143,7 @@ ZH: dict[str, str] = {
     "ctl.pl_tpot_ms": "SLA：每个输出 token 的时间（毫秒）",
     "ctl.pl_tpot_ms.help": "TPOT（token 间延迟）目标，单位毫秒。",
     "ctl.pl_percentile": "SLA 统计量",
-    "ctl.pl_percentile.help": "闭环模型给出稳态平均值；百分位需要请求模拟器（尚不可用）：页面会说明用了哪个统计量。",
+    "ctl.pl_percentile.help": "mean：闭环模型的稳态值，覆盖整个网格。百分位会用请求模拟器复核前几个方案（一两秒）；页面会说明每行按哪个统计量判断。",
     "ctl.pl_sort": "排序依据",
     "ctl.pl_sort.help": "cost：该请求率下每小时的费用（即每个请求的成本）；gpus：GPU 最少；throughput：每 GPU 每秒输出 token。",
     "ctl.pl_top": "列出的方案数",
@@ -154,6 +159,9 @@ ZH: dict[str, str] = {
     "pl.bad_prices": "未使用你的价格：{reason}",
     "pl.statistic.mean": "SLA 按 TTFT 和 TPOT 的平均值判断（闭环稳态）。",
     "pl.statistic.fallback": "你选择了 {p}；请求模拟器尚不可用，因此 SLA 按平均值判断。百分位高于平均值：请留余量。",
+    "pl.statistic.simulated": "SLA 按 {p} 判断：前几个方案用请求模拟器复核（每个副本按其分得的请求率泊松到达；"
+                              "{p} 不达标时增加副本）；其余按闭环平均值（见“统计量”列）。",
+    "pl.col.statistic": "统计量",
     "pl.metric.configs": "评估的配置数",
     "pl.metric.meeting": "满足 SLA 和限制",
     "pl.metric.time": "搜索用时",
