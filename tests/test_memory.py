@@ -486,3 +486,73 @@ class TestMemoryFor:
         #   + 129,280 * (1024*14 + 132*4) = 1,921,617,920 -> 3,918,106,624; + 0.05 GiB = 3,971,793,715.2
         assert float(r.forward_bytes) == 2_499_805_184
         assert float(r.activation_bytes) == pytest.approx(3_971_793_715.2)
+
+
+class TestVllmBehaviours:
+    """What vLLM 0.19 does that the memory model follows (issue 12), with the numbers worked out."""
+
+    def test_sliding_window_running_sequences_free_blocks(self):
+        # Mistral-7B on H100, 16,000 + 500 tokens, window 4096, block 16. Start-up worst case (vLLM's
+        # "Maximum concurrency" line): blocks(4096 - 1 + 8192) + 1 = 769 blocks per layer; a decoding
+        # sequence holds blocks(4096) + 1 = 257 blocks: 257 * 16 * 131,072 B = 538,968,064 B per sequence.
+        r = memory_for(get_model("mistralai/Mistral-7B-v0.1"), get_gpu("h100-sxm"),
+                       ServingConfig(input_len=16_000, output_len=500), context_tokens=16_500)
+        assert float(r.kv_bytes_per_request) == 257 * 16 * 131_072
+        assert float(r.kv_bytes_per_request_startup) == 769 * 16 * 131_072
+        # 28,918 blocks of 2 MiB -> 28,918 * 16 / 4,112 tokens = 112 running sequences (37.6 by the start-up figure)
+        assert int(r.num_blocks) == 28_918
+        assert int(r.max_concurrency_at_context) == 28_918 * 16 // 4_112 == 112
+        assert float(r.max_concurrency) == pytest.approx(28_918 * 16 / 12_304)
+
+    def test_no_chunked_prefill_profiles_the_whole_model_length(self):
+        # Llama-3.1-8B on H100, max_model_len 131,072 without chunked prefill: budget max(131,072, 8192);
+        # forward 131,072 * 65,536 * 2 B = 16 GiB (+ 0.05 GiB workspaces), not the 1.0 GiB of the 8192 budget
+        arch, h100 = get_model(LLAMA31_8B), get_gpu("h100-sxm")
+        rs = resolve_serving(arch, h100, ServingConfig(enable_chunked_prefill=False))
+        assert rs.max_num_batched_tokens == 131_072
+        r = memory_for(arch, h100, ServingConfig(enable_chunked_prefill=False), Efficiency(activation_live_hidden_buffers=4.0))
+        assert float(r.forward_bytes) == 16 * GiB
+        assert float(r.activation_bytes) == pytest.approx(16.05 * GiB)
+        # an explicit budget is kept (vLLM then rejects budgets below max_model_len)
+        assert resolve_serving(arch, h100, ServingConfig(enable_chunked_prefill=False,
+                                                         max_num_batched_tokens=4096)).max_num_batched_tokens == 4096
+
+    def test_deepseek_v3_loads_fp8_with_replicated_tensors(self):
+        # DeepSeek-V3 on 8 x H200, default quantization (auto = the checkpoint's FP8):
+        # sharded: FP8 linears 669,065,734,144 - q_a 61*7168*1536 = 671,612,928 - kv_a 61*7168*576 = 251,854,848
+        #   -> 668,142,266,368 B; embedding + LM head 2 * 926,679,040 * 2 B = 3,706,716,160 B; / 8 = 83,981,122,816
+        # replicated on every rank: q_a 671,612,928 B (FP8), kv_a 251,854,848 B (FP8, the MLA latent projection),
+        #   routers 106,445,312 * 2 B, norms 881,664 * 2 B (+ the latent norms inside attention, counted sharded)
+        r = memory_for(get_model(DEEPSEEK_V3), get_gpu("h200"), ServingConfig(tensor_parallel_size=8, max_model_len=8192))
+        n = model_numbers(get_model(DEEPSEEK_V3))
+        assert n.quantization == "fp8"
+        assert n.replicated_weight_bytes == (106_445_312 + 881_664) * 2 + 671_612_928
+        assert n.kv_proj_bytes_per_head == 251_854_848
+        assert float(r.weights_bytes) == pytest.approx(n.sharded_weight_bytes / 8 + n.replicated_weight_bytes + 251_854_848)
+        assert round(float(r.weights_bytes) / GiB, 2) == 79.27     # 78.55 GiB sharded + 0.72 GiB replicated
+        assert bool(r.fits)
+        bf16 = memory_for(get_model(DEEPSEEK_V3), get_gpu("h200"),
+                          ServingConfig(tensor_parallel_size=8, max_model_len=8192, quantization="none"))
+        assert not bool(bf16.fits) and float(bf16.weights_bytes) / GiB > 157
+
+    def test_gemma3_kv_groups_are_padded_like_v1(self):
+        # 52 sliding + 10 full layers: groups of 10 -> 6 sliding groups (60 layers, 8 of them padding) + 1 full;
+        # per token 70 layers * 16 KV heads * 128 * 2 (K, V) * 2 B = 573,440 B (62 layers would be 507,904)
+        r = memory_for(get_model("google/gemma-3-27b-it"), get_gpu("h100-sxm"), ServingConfig(max_model_len=8192))
+        assert float(r.kv_bytes_per_token) == 70 * 16 * 128 * 2 * 2 == 573_440
+
+    def test_pcie_cards_pay_no_nvswitch_buffers(self):
+        # TP 2 non-torch: H100 SXM 0.25 + 1.79 + 0.03 GiB; H100 PCIe (bridged pair) and L40S (PCIe): 0.25 + 0.03
+        serving = ServingConfig(tensor_parallel_size=2, max_model_len=8192)
+        got = {g: float(memory_for(get_model(LLAMA31_8B), get_gpu(g), serving).overhead_bytes) / GiB
+               for g in ("h100-sxm", "h100-pcie", "l40s")}
+        assert got == pytest.approx({"h100-sxm": 2.07, "h100-pcie": 0.28, "l40s": 0.28})
+
+    def test_vllm_015_sampler_is_larger(self):
+        # Qwen3-14B on H100, vLLM 0.15 (sort-based top-k/top-p, 36 B per logit): logged 5.64 GiB, 0.18 logged 2.23
+        arch, h100 = get_model("Qwen/Qwen3-14B"), get_gpu("h100-sxm")
+        old = memory_for(arch, h100, ServingConfig(max_model_len=8192, vllm_version="0.15"))
+        new = memory_for(arch, h100, ServingConfig(max_model_len=8192))
+        # 0.15: 8192*5120*2 = 83,886,080 + 1024 * 151,936 * 36 = 5,600,968,704 (no Triton scratch) + 0.05 GiB
+        assert float(old.activation_bytes) == pytest.approx(83_886_080 + 5_600_968_704 + 0.05 * GiB)
+        assert round(float(old.activation_bytes) / GiB, 2) == 5.34 and round(float(new.activation_bytes) / GiB, 2) == 2.23

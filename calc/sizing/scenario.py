@@ -73,9 +73,12 @@ DEFAULT_SM_COUNT = 132
 
 
 def all_to_all_nvlink(gpu: GPUSpec) -> bool:
-    """Whether every GPU of a TP group reaches every other over NVLink through a switch (NVSwitch,
-    NVL systems): there NCCL sets up NVLink-SHARP buffers and vLLM its custom all-reduce."""
-    return "nvswitch" in gpu.interconnect.lower()
+    """Whether a TP group sits on a third-generation (Hopper) or later NVLink switch
+    (``link_topology == "switch"``): there NCCL sets up NVLink-SHARP (NVLS) buffers and vLLM its
+    custom all-reduce at every TP size; the H100 SXM logs show the +1.8 GiB. NVLS needs Hopper's
+    NVSwitch, so A100 (Ampere) systems, bridged pairs, PCIe and AMD's xGMI mesh pay only the
+    per-peer buffers. A user-defined GPU with a switch link is counted like the H100 SXM."""
+    return gpu.link_topology == "switch" and gpu.architecture not in ("ampere", "volta") and gpu.vendor != "amd"
 
 
 @dataclass(frozen=True)
