@@ -163,3 +163,19 @@ class TestNamedExamples:
         a, b = estimate(arch, slow, sc, Efficiency()).serving, estimate(arch, fast, sc, Efficiency()).serving
         assert float(b.ttft_s) <= float(a.ttft_s) * (1 + 1e-12)
         assert float(b.tpot_s) <= float(a.tpot_s) * (1 + 1e-12)
+
+
+def test_cli_disable_custom_all_reduce(capsys):
+    # Llama-3.1-8B TP 2 on H100 at C = 1: the flag puts the 64 all-reduces per step back on NCCL,
+    # 64 · (50 µs + 8192/315e9) − 64 · (8 µs + 8192/50e9) = 2.68 ms more per output token.
+    import json
+
+    from calc.cli.main import main
+
+    base = ["estimate", "--model", "meta-llama/Llama-3.1-8B", "--gpu", "h100-sxm", "-tp", "2", "--input-len", "1000",
+            "--output-len", "200", "--max-model-len", "4096", "--format", "json"]
+    assert main(base) == 0
+    fast = json.loads(capsys.readouterr().out)["tpot_s"]
+    assert main(base + ["--disable-custom-all-reduce"]) == 0
+    slow = json.loads(capsys.readouterr().out)["tpot_s"]
+    assert slow - fast == pytest.approx(64 * (50e-6 + 8192 / 315e9) - 64 * (8e-6 + 8192 / 50e9), rel=1e-6)

@@ -79,3 +79,16 @@ def test_fp8_weights_on_h100_use_the_fp8_roof():
     assert metrics(at)["Critical batch B*"] == "295"
     names = [tr.get("name", "") for tr in plotly_specs(at)[0]["data"]]
     assert any(n.startswith("FP8 peak 1,978.9") for n in names)
+
+
+def test_tp_communication_panel_names_the_path():
+    # Llama-3.1-8B batch-16 decode default, TP 2 on H100 SXM: 8 KiB-ish messages take vLLM's custom kernel;
+    # Llama-3.1-70B TP 8 on H100 PCIe: the bridge pairs only, so PCIe and NCCL.
+    at = app({"model": "meta-llama/Llama-3.1-8B", "gpu": "h100-sxm", "tp": "2"}, page="pages/roofline.py")
+    assert not at.exception
+    assert any(e.label.startswith("Tensor-parallel communication") for e in at.expander)
+    assert any("custom all-reduce" in m.value for m in at.markdown)
+    at = app({"model": "meta-llama/Llama-3.1-70B", "gpu": "h100-pcie", "tp": "8"}, page="pages/roofline.py")
+    assert not at.exception and any("NCCL does this all-reduce" in m.value for m in at.markdown)
+    at = app({"model": "meta-llama/Llama-3.1-8B", "gpu": "h100-sxm"}, page="pages/roofline.py")  # TP 1: no panel
+    assert not any(e.label.startswith("Tensor-parallel communication") for e in at.expander)

@@ -62,6 +62,8 @@ def _add_engine_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-model-len", type=_positive_int, default=None)
     p.add_argument("--max-num-seqs", type=_positive_int, default=None)
     p.add_argument("--max-num-batched-tokens", type=_positive_int, default=None)
+    p.add_argument("--disable-custom-all-reduce", action="store_true",
+                   help="vLLM's flag: every TP all-reduce through NCCL (no custom P2P kernel)")
     p.add_argument("--format", choices=("table", "json"), default="table")
 
 
@@ -108,7 +110,8 @@ def serving_from_args(args: argparse.Namespace, **load: Any) -> ServingConfig:
         tensor_parallel_size=args.tensor_parallel_size, dtype=_dtype(args.dtype), quantization=args.quantization,
         kv_cache_dtype=args.kv_cache_dtype, gpu_memory_utilization=args.gpu_memory_utilization,
         block_size=args.block_size, max_model_len=args.max_model_len, max_num_seqs=args.max_num_seqs,
-        max_num_batched_tokens=args.max_num_batched_tokens, **load)
+        max_num_batched_tokens=args.max_num_batched_tokens, disable_custom_all_reduce=args.disable_custom_all_reduce,
+        **load)
 
 
 def _plain(x: Any) -> Any:

@@ -37,6 +37,8 @@ def serve_command(*, model_id: str, serving: ServingConfig, max_model_len: int, 
               f"--gpu-memory-utilization {s.gpu_memory_utilization:g}", f"--kv-cache-dtype {s.kv_cache_dtype}"]
     if s.block_size != 16:
         flags.append(f"--block-size {s.block_size}")
+    if s.disable_custom_all_reduce:
+        flags.append("--disable-custom-all-reduce")
     flags.append("--enable-chunked-prefill" if chunked else "--no-enable-chunked-prefill")
     return " \\\n  ".join([f"vllm serve {shlex.quote(model_id)}"] + flags)
 

@@ -10,6 +10,7 @@ from typing import Callable
 
 import numpy as np
 
+from calc.timing.interconnect import CUSTOM_ALLREDUCE_MAX_BYTES, allreduce_time_s
 from calc.timing.operators import OperatorTable, RooflineResult
 from calc.timing.schedule import ScheduleResult
 from ui import format as F
@@ -50,7 +51,8 @@ def roofline_panels(r: RooflineResult, t: T) -> list[Panel]:
     att_ai = _g(d, "intensity_flops_per_byte", "attention")
     pf_flops, pf_step = float(p.flops.sum()), _s(p.step_s)
     bound = "memory" if mem >= comp else "compute"
-    return [
+    comm_panel = [_tp_comm_panel(r, B, comm, t)] if int(np.ravel(r.engine.tensor_parallel_size)[0]) > 1 else []
+    return comm_panel + [
         Panel("decode_mfu", t("why.rf.mfu", value=F.percent(_s(d.mfu), 2)),
               r"\text{MFU} = \frac{\sum_{op} \text{FLOPs}_{op}}{t_{\text{step}} \cdot P}"
               r"\;\le\; \frac{2B/b_w \cdot BW}{P} = \frac{B}{B^*}",
@@ -88,6 +90,37 @@ def roofline_panels(r: RooflineResult, t: T) -> list[Panel]:
               f" = {_n(_s(p.mfu) * 100, 1)}\\,\\%",
               t("why.rf.pf_mfu.take", prompt=F.integer(_s(p.tokens)))),
     ]
+
+
+def _tp_comm_panel(r: RooflineResult, batch: int, comm_s: float, t: T) -> Panel:
+    """Two all-reduces per layer of B·h·b_act bytes over the link this TP size crosses:
+    vLLM's custom kernel or NCCL, whichever :func:`calc.timing.interconnect.allreduce_time_s` takes."""
+    e = r.engine
+    n = int(np.ravel(e.tensor_parallel_size)[0])
+    L, h, b_act = int(e.num_layers), int(e.hidden_size), float(e.activation_bytes)
+    size = batch * h * b_act
+    link = float(np.ravel(e.link_bw_bytes_per_s)[0])
+    factor = 2.0 * (n - 1) / n
+    nccl = float(allreduce_time_s(tensor_parallel_size=n, bytes_per_allreduce=size, link_bw_bytes_per_s=link,
+                                  latency_s=e.allreduce_latency_s))
+    custom_ok = bool(np.ravel(e.custom_allreduce)[0]) and size < CUSTOM_ALLREDUCE_MAX_BYTES
+    c_bw = min(link, float(e.custom_allreduce_bw_bytes_per_s))
+    custom = float(e.custom_allreduce_latency_s) + factor * size / c_bw
+    use_custom = custom_ok and custom < nccl
+    alpha, bw = (float(e.custom_allreduce_latency_s), c_bw) if use_custom else (float(e.allreduce_latency_s), link)
+    per = custom if use_custom else nccl
+    return Panel("tp_comm", t("why.rf.comm", value=f"{F.number(comm_s * 1e3, 3)} ms"),
+                 r"t_{\text{comm}} = 2L\left(\alpha + \frac{2(n-1)}{n}\cdot\frac{S}{B_{\text{link}}}\right),"
+                 r"\qquad S = B\cdot h\cdot b_{\text{act}}",
+                 f"S = {batch} \\cdot {h} \\cdot {_n(b_act, 0)}\\,\\text{{B}} = {_u(size / 1e3, 'kB', 1)};\\;"
+                 f"2 \\cdot {L} \\left({_u(alpha * 1e6, 'µs', 1)} + {_n(factor, 2)} \\cdot "
+                 f"\\frac{{{_u(size / 1e3, 'kB', 1)}}}{{{_u(bw / 1e9, 'GB/s', 1)}}}\\right)"
+                 f" = 2 \\cdot {L} \\cdot {_u(per * 1e6, 'µs', 2)} = {_u(comm_s * 1e3, 'ms', 3)}",
+                 t("why.rf.comm.take_custom" if use_custom else
+                   "why.rf.comm.take_nccl_link" if not bool(np.ravel(e.custom_allreduce)[0]) else
+                   "why.rf.comm.take_nccl_size" if not custom_ok else "why.rf.comm.take_nccl_faster",
+                   n=n, nccl=F.number(nccl * 1e6, 1)),
+                 [t("why.rf.comm.note")])
 
 
 # ----------------------------------------------------------------------------- frontier page

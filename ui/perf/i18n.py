@@ -161,6 +161,15 @@ EN: dict[str, str] = {
     "why.rf.step": "Decode step time = {value}",
     "why.rf.step.take": "Each operator takes the longer of its compute and memory time (the roofline); this step is "
                         "{bound} and yields {tps} tokens/s.",
+    "why.rf.comm": "Tensor-parallel communication: {value} per decode step",
+    "why.rf.comm.take_custom": "At this size vLLM's custom all-reduce (a P2P kernel, a few µs) does the reduction; "
+                               "NCCL would take {nccl} µs each. Decode-sized messages are latency, not bandwidth.",
+    "why.rf.comm.take_nccl_link": "NCCL does this all-reduce: vLLM's custom kernel needs GPU peer-to-peer access, TP "
+                                  "2/4/6/8, and beyond 2 GPUs an NVLink switch or xGMI mesh; {n} GPUs here lack one of them.",
+    "why.rf.comm.take_nccl_size": "NCCL does this all-reduce: the message is 8 MiB or more, beyond vLLM's custom kernel.",
+    "why.rf.comm.take_nccl_faster": "NCCL does this all-reduce: at this size its bandwidth beats the custom kernel's.",
+    "why.rf.comm.note": "B_link is the achievable one-direction bandwidth of the link this TP size crosses: NVLink "
+                        "(switch) at any size, a bridge only for a pair (PCIe beyond), xGMI (n − 1) × 64 GB/s.",
     "why.rf.bstar": "Critical batch B* = {value}",
     "why.rf.bstar.take": "Below about {bstar} sequences, one more sequence costs almost no time per step (the weights "
                          "are read once for all). Quantizing weights to 4 bits moves B* down: compute-bound sooner.",
@@ -535,6 +544,15 @@ ZH: dict[str, str] = {
                        "算力更强则无济于事。",
     "why.rf.step": "Decode 单步耗时 = {value}",
     "why.rf.step.take": "每个算子取其计算时间与访存时间的较大者（即 Roofline）；这一步{bound}，每秒产出 {tps} 个 token。",
+    "why.rf.comm": "张量并行通信：每个 Decode 步 {value}",
+    "why.rf.comm.take_custom": "在这个消息大小下由 vLLM 的自定义 All-reduce（P2P kernel，几微秒）完成归约；用 NCCL 每次需要 "
+                               "{nccl} µs。Decode 大小的消息受延迟限制，而不是带宽。",
+    "why.rf.comm.take_nccl_link": "这次 All-reduce 走 NCCL：vLLM 的自定义 kernel 需要 GPU 点对点访问、TP 为 2/4/6/8，"
+                                  "且超过 2 卡时需要 NVLink 交换机或 xGMI 全互联；这里的 {n} 卡缺少其中一项。",
+    "why.rf.comm.take_nccl_size": "这次 All-reduce 走 NCCL：消息 ≥ 8 MiB，超出 vLLM 自定义 kernel 的范围。",
+    "why.rf.comm.take_nccl_faster": "这次 All-reduce 走 NCCL：在这个大小下它的带宽优于自定义 kernel。",
+    "why.rf.comm.note": "B_link 是该 TP 大小实际经过的链路可达到的单向带宽：NVLink（交换机）任意大小；桥接只连两卡"
+                        "（更多卡走 PCIe）；xGMI 为 (n − 1) × 64 GB/s。",
     "why.rf.bstar": "临界批量 B* = {value}",
     "why.rf.bstar.take": "少于约 {bstar} 个序列时，多一个序列几乎不增加单步时间（权重只读一次，所有序列共享）。"
                          "把权重量化到 4 比特会使 B* 变小：更早进入计算受限。",
