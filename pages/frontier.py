@@ -7,7 +7,7 @@ import streamlit as st
 from ui.perf import figures as FP
 from ui import format as F
 from ui.perf import view as V
-from ui import shell, state
+from ui import charts, shell, state
 from ui.perf.explain import frontier_panels
 from ui.perf.controls import (CHUNKED, FRONTIER, MAX_OVERLAYS, OVERLAYS, PER_GPU, PRESETS, PRICE, REPLICAS,
                               SLO_TPOT_MS, SLO_TTFT_MS, Variant, apply_variant, same_as)
@@ -113,10 +113,10 @@ else:
     m6.metric(t("fr.metric.knee"), F.integer(f.concurrency[f.knee]) if f.knee >= 0 else "—", border=True,
               help=t("fr.metric.knee.help"))
 
-    st.plotly_chart(FP.frontier_sla_figure(series, t, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, per_gpu=per_gpu),
+    charts.plotly_chart(FP.frontier_sla_figure(series, t, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, per_gpu=per_gpu),
                     key="frontier_sla_chart", config={"displaylogo": False})
     st.caption(t("fr.caption.sla"))
-    st.plotly_chart(FP.frontier_concurrency_figure(series, t, per_gpu=per_gpu, chosen=sc.concurrency),
+    charts.plotly_chart(FP.frontier_concurrency_figure(series, t, per_gpu=per_gpu, chosen=sc.concurrency),
                     key="frontier_conc_chart", config={"displaylogo": False})
     st.caption(t("fr.caption.conc", wall=F.integer(f.engine_limit)))
     st.download_button(t("csv.frontier"), key="frontier_csv", on_click="ignore", file_name="frontier.csv",

@@ -7,7 +7,7 @@ from calc.spec.catalog import get_model
 from calc.spec.inputs import ServingConfig
 from calc.spec.params import param_counts
 from calc.sizing.scenario import memory_for
-from ui import shell, tables
+from ui import charts, shell, tables
 from ui.memory import figures
 from ui import format as F
 from ui.controls import KV_CONTEXTS, KV_MODELS
@@ -32,7 +32,7 @@ else:
     st.table([{t("kv.col.section"): r["section"], t("kv.col.figure"): r["short"] + ": " + r["label"],
                t("kv.col.printed"): r["printed"], t("kv.col.computed"): r["computed"], t("kv.col.why"): r["why"]}
               for r in rows], hide_index=True)
-    st.plotly_chart(figures.printed_vs_computed_figure(rows, t), key="course_chart", config={"displaylogo": False})
+    charts.plotly_chart(figures.printed_vs_computed_figure(rows, t), key="course_chart", config={"displaylogo": False})
     st.download_button(t("csv.kv_course"), data=tables.course_csv(rows), file_name="course_kv_table.csv",
                        mime="text/csv", key="course_csv", on_click="ignore")
 

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from calc.sizing.scenario import memory_for, model_numbers
-from ui import shell, tables
+from ui import charts, shell, tables
 from ui.memory import explain, figures, sweeps
 from ui import format as F
 from ui.controls import SWEEP_CONTEXT
@@ -51,11 +51,11 @@ else:
     sweep = memory_for(sc.arch, sc.gpu, s, sc.efficiency, concurrency=x, context_tokens=sc.context_tokens)
     kind, chosen, x_name = "concurrency", sc.concurrency, "concurrency"
 fig = figures.memory_stack_figure(x, kind, sweep, t, chosen=chosen, utilization=s.gpu_memory_utilization)
-st.plotly_chart(fig, key="memory_chart", config={"displaylogo": False})
+charts.plotly_chart(fig, key="memory_chart", config={"displaylogo": False})
 st.download_button(t("csv.memory"), data=tables.memory_sweep_csv(x_name, x, sweep), file_name="memory_sweep.csv",
                    mime="text/csv", key="memory_csv", on_click="ignore")
 
-st.plotly_chart(figures.waste_figure(r, t, block_size=s.block_size, max_model_len=sc.resolved.max_model_len),
+charts.plotly_chart(figures.waste_figure(r, t, block_size=s.block_size, max_model_len=sc.resolved.max_model_len),
                 key="waste_chart", config={"displaylogo": False})
 st.caption(t("waste.caption", mml=F.integer(sc.resolved.max_model_len), block=s.block_size))
 st.download_button(t("csv.waste"), key="waste_csv", on_click="ignore", file_name="paged_vs_contiguous.csv",

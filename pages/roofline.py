@@ -11,7 +11,7 @@ from calc.sizing.scenario import memory_for
 from ui.perf import figures as FP
 from ui import format as F
 from ui.perf import view as V
-from ui import shell
+from ui import charts, shell
 from ui.perf.explain import roofline_panels
 from ui.perf.controls import RF_BATCH, ROOFLINE
 from ui.state import check_query_params, render_control
@@ -47,7 +47,7 @@ else:
     if batch > kv_limit:
         st.warning(t("rf.kv_warning", b=F.integer(batch), fit=F.integer(kv_limit), ctx=F.integer(sc.context_tokens)))
 
-    st.plotly_chart(FP.roofline_figure(r, t, gpu_name=sc.gpu.name), key="roofline_chart", config={"displaylogo": False})
+    charts.plotly_chart(FP.roofline_figure(r, t, gpu_name=sc.gpu.name), key="roofline_chart", config={"displaylogo": False})
     st.caption(t("rf.caption"))
     rows = V.operator_rows(r)
     st.download_button(t("csv.roofline"), key="roofline_csv", on_click="ignore", file_name="roofline_operators.csv",
@@ -56,7 +56,7 @@ else:
 
     batches = concurrency_points(top=int(max(1024, 2 * kv_limit, batch)), n=96)
     sweep = decode_table(r.engine, batch=batches, context_tokens=sc.context_tokens)
-    st.plotly_chart(FP.decode_batch_figure(sweep, t, batch=batch, critical_batch=r.critical_batch, kv_limit_batch=kv_limit),
+    charts.plotly_chart(FP.decode_batch_figure(sweep, t, batch=batch, critical_batch=r.critical_batch, kv_limit_batch=kv_limit),
                     key="decode_batch_chart", config={"displaylogo": False})
     st.caption(t("db.caption", bstar=F.number(r.critical_batch, 0), fit=F.integer(kv_limit)))
     st.download_button(t("csv.decode_batch"), key="decode_batch_csv", on_click="ignore", file_name="decode_batch_sweep.csv",

@@ -10,7 +10,7 @@ from calc.timing.schedule import mixed_workload, segments, simulate
 from ui.perf import figures as FP
 from ui import format as F
 from ui.perf import view as V
-from ui import shell
+from ui import charts, shell
 from ui.perf.explain import scheduler_panels
 from ui.perf.controls import (SCHED_BUDGET, SCHED_GAP_MS, SCHED_LONG, SCHED_MAX_SEQS, SCHED_OUTPUT, SCHED_REQUESTS,
                               SCHED_SHORT, SCHEDULER)
@@ -67,7 +67,7 @@ else:
     x_max = max(r.makespan_s for r in runs.values()) * 1e3
     for name, r in runs.items():
         title = t(f"sc.title.{name}", budget=F.integer(r.token_budget), seqs=max_seqs)
-        st.plotly_chart(FP.schedule_figure(r, segments(r), t, title=title, x_max_ms=x_max), key=f"schedule_{name}",
+        charts.plotly_chart(FP.schedule_figure(r, segments(r), t, title=title, x_max_ms=x_max), key=f"schedule_{name}",
                         config={"displaylogo": False})
         st.caption(t(f"sc.caption.{name}"))
     st.download_button(t("csv.schedule_steps"), key="schedule_steps_csv", on_click="ignore",

@@ -1,0 +1,80 @@
+"""ui.charts: figures sent with their arrays pre-encoded are byte-for-byte what Plotly would send."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio
+import plotly.tools
+import pytest
+
+from calc.sizing.scenario import memory_for
+from calc.timing.operators import decode_table, roofline
+from calc.timing.schedule import mixed_workload, segments, simulate
+from calc.timing.estimate import engine_numbers
+from ui import charts, state
+from ui.i18n import Translator
+from ui.memory import figures as MF, sweeps
+from ui.perf import figures as FP, view as V
+from ui.perf.controls import Variant, apply_variant
+from ui.theme import SERIES_COLORS
+
+
+def _sent(fig: go.Figure) -> str:
+    """The JSON st.plotly_chart puts in its proto (streamlit/elements/plotly_chart.py)."""
+    return pio.to_json(plotly.tools.return_figure_from_figure_or_data(fig, validate_figure=True), validate=False)
+
+
+def _figures():
+    t = Translator("en")
+    sc = state.default_scenario()
+    s = sc.serving
+    r = memory_for(sc.arch, sc.gpu, s, sc.efficiency, concurrency=200, context_tokens=sc.context_tokens)
+    x = sweeps.concurrency_points(chosen=200, max_fit=int(r.max_concurrency_at_context))
+    sweep = memory_for(sc.arch, sc.gpu, s, sc.efficiency, concurrency=x, context_tokens=sc.context_tokens)
+    yield "memory_stack", lambda: MF.memory_stack_figure(x, "concurrency", sweep, t, chosen=200, utilization=0.9)
+    yield "waste", lambda: MF.waste_figure(r, t, block_size=16, max_model_len=4096)
+    base = Variant("", s, sc.gpu, True)
+    variants = [base, apply_variant(base, "kv:fp8")]
+    probes = [V.probe(v, sc.arch, sc.efficiency) for v in variants]
+    conc = V.sweep_concurrency(probes, 16)
+    series = [V.frontier_series(v, sc.arch, sc.efficiency, concurrency=conc, label=v.token or "you",
+                                color=SERIES_COLORS[k], ttft_slo_s=0.5, tpot_slo_s=0.05, chosen=16)
+              for k, v in enumerate(variants)]
+    yield "frontier_sla", lambda: FP.frontier_sla_figure(series, t, ttft_slo_s=0.5, tpot_slo_s=0.05, per_gpu=False)
+    yield "frontier_conc", lambda: FP.frontier_concurrency_figure(series, t, per_gpu=True, chosen=16)
+    rl = roofline(sc.arch, sc.gpu, s, sc.efficiency, decode_batch=16, context_tokens=2048, prompt_tokens=1792)
+    yield "roofline", lambda: FP.roofline_figure(rl, t, gpu_name=sc.gpu.name)
+    table = decode_table(rl.engine, batch=np.array([1, 2, 4, 8, 16, 64, 256]), context_tokens=2048)
+    yield "decode_batch", lambda: FP.decode_batch_figure(table, t, batch=16, critical_batch=rl.critical_batch,
+                                                         kv_limit_batch=60.0)
+    reqs = mixed_workload(n_requests=6, long_prompt_tokens=2048, short_prompt_tokens=128, output_tokens=64,
+                          arrival_gap_s=0.05)
+    run = simulate(engine_numbers(sc.arch, sc.gpu, s, sc.efficiency), reqs, enable_chunked_prefill=True,
+                   max_num_seqs=8, max_num_batched_tokens=512, kv_capacity_tokens=1e6)
+    yield "schedule", lambda: FP.schedule_figure(run, segments(run), t, title="x")
+
+
+@pytest.mark.parametrize("name,build", list(_figures()), ids=lambda v: v if isinstance(v, str) else "")
+def test_encoded_figure_sends_exactly_what_plotly_would(name, build, monkeypatch):
+    import streamlit as st
+
+    sent = {}
+    monkeypatch.setattr(st, "plotly_chart", lambda fig, **kw: sent.setdefault("json", _sent(fig)))
+    charts.plotly_chart(build(), key="k")
+    assert sent["json"] == _sent(build())
+
+
+@pytest.mark.parametrize("array", [np.array([1.5, 2.5]), np.arange(5), np.array([1, 70_000]), np.array([2**40, 1]),
+                                   np.array([1, 2], dtype=np.uint64), np.array([[1.0, 2.0], [3.0, 4.0]]),
+                                   np.array([True, False]), np.array(["a", "b"]), np.array([], dtype=float),
+                                   np.array([1.0, np.nan, np.inf]), np.array([1, 2], dtype=np.float32)])
+def test_typed_array_matches_plotly(array):
+    from _plotly_utils.utils import convert_to_base64
+
+    ours = charts.encode_arrays({"x": array.copy(), "range": np.array([1.0, 2.0])})
+    theirs = {"x": array.copy(), "range": np.array([1.0, 2.0])}
+    convert_to_base64(theirs)
+    assert pio.to_json(ours, validate=False) == pio.to_json(copy.deepcopy(theirs), validate=False)

@@ -1,0 +1,91 @@
+"""Sending Plotly figures cheaply: ``charts.plotly_chart`` is ``st.plotly_chart`` for every page.
+
+What a rerun's charts cost on the server, and what is skipped without changing what the browser
+receives (figure builders also avoid Plotly's per-property validation: they build plain dicts and
+hand them to ``go.Figure(..., _validate=False)``):
+
+- Plotly's conversion of NumPy arrays to plotly.js typed arrays (``{"dtype": "f8", "bdata": ...}``),
+  which ``st.plotly_chart`` runs on every array through ``Figure.to_dict`` (a deep copy, then a
+  narwhals-based dataframe check per array: ~1 ms per array, ~50 arrays on the frontier page).
+  :func:`encode_arrays` writes the same typed-array spec once, directly; what is left for Plotly
+  are strings. ``tests/test_charts.py`` checks the JSON is identical to Plotly's own conversion.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+# plotly.js typed-array dtypes (_plotly_utils.utils.plotlyjsShortTypes)
+_SHORT = {"int8": "i1", "uint8": "u1", "int16": "i2", "uint16": "u2", "int32": "i4", "uint32": "u4",
+          "float32": "f4", "float64": "f8"}
+_INT_RANGES = ((np.int8, -2**7, 2**7 - 1), (np.int16, -2**15, 2**15 - 1), (np.int32, -2**31, 2**31 - 1))
+_UINT_RANGES = ((np.uint8, 2**8 - 1), (np.uint16, 2**16 - 1), (np.uint32, 2**32 - 1))
+_SKIPPED_KEYS = frozenset({"geojson", "layer", "layers", "range"})  # plotly leaves these as they are
+
+
+def typed_array(v: np.ndarray) -> Any:
+    """A numeric NumPy array as Plotly encodes it for plotly.js (``_plotly_utils.utils.
+    to_typed_array_spec``: 64-bit integers narrowed to the smallest type that holds them); anything
+    else is returned unchanged (Plotly then converts it as before).
+
+    >>> typed_array(np.array([1.0, 2.0]))
+    {'dtype': 'f8', 'bdata': 'AAAAAAAA8D8AAAAAAAAAQA=='}
+    >>> typed_array(np.array([1, 300]))
+    {'dtype': 'i2', 'bdata': 'AQAsAQ=='}
+    """
+    if not isinstance(v, np.ndarray) or v.size == 0 or v.dtype.kind not in "uif":
+        return v
+    a = np.ascontiguousarray(v)
+    if a.dtype == np.int64:
+        lo, hi = a.min(), a.max()
+        fit = next((t for t, tlo, thi in _INT_RANGES if tlo <= lo and hi <= thi), None)
+        if fit is None:
+            return v
+        a = a.astype(fit)
+    elif a.dtype == np.uint64:
+        hi = a.max()
+        fit = next((t for t, thi in _UINT_RANGES if hi <= thi), None)
+        if fit is None:
+            return v
+        a = a.astype(fit)
+    short = _SHORT.get(str(a.dtype))
+    if short is None:
+        return v
+    out = {"dtype": short, "bdata": base64.b64encode(a).decode("ascii")}
+    if a.ndim > 1:
+        out["shape"] = str(a.shape)[1:-1]
+    return out
+
+
+def encode_arrays(obj: Any) -> Any:
+    """Every NumPy array inside dicts and lists replaced by its typed-array spec, in place."""
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            if key in _SKIPPED_KEYS:
+                continue
+            if isinstance(value, np.ndarray):
+                obj[key] = typed_array(value)
+            else:
+                encode_arrays(value)
+    elif isinstance(obj, (list, tuple)):
+        for value in obj:
+            encode_arrays(value)
+    return obj
+
+
+def plotly_chart(fig: go.Figure, where: Any = None, **kwargs: Any) -> Any:
+    """``st.plotly_chart(fig, **kwargs)`` with the figure's NumPy arrays already in typed-array form.
+
+    The figure builders keep NumPy arrays (tests read ``fig.data[i].x``); this runs just before
+    sending. It rewrites the figure's own trace and layout dicts (Plotly's ``BaseFigure`` keeps
+    them in ``_data`` and ``_layout``), so pass a figure built for this call.
+    """
+    import streamlit as st
+
+    encode_arrays(fig._data)
+    encode_arrays(fig._layout)
+    return (where or st).plotly_chart(fig, **kwargs)
