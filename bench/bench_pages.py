@@ -21,6 +21,7 @@ import os
 import statistics
 import sys
 import tempfile
+from contextlib import ExitStack
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -81,24 +82,30 @@ def _stats(xs: list[float]) -> tuple[float, float]:
     return statistics.median(s), s[int(0.9 * (len(s) - 1))]
 
 
-def run(runs: int, pages: set[str] | None, rounds: int, batch: int = 5) -> list[tuple[str, str, float, float, float]]:
-    """Rows (page, slider, median ms, p90 ms, ratio to the minimal app)."""
+def run(runs: int, pages: set[str] | None, rounds: int, batch: int = 5,
+        baseline: Path | None = None) -> list[tuple[str, str, float, float, float, float | None]]:
+    """Rows (page, slider, median ms, p90 ms, ratio to the minimal app, baseline median ms or None)."""
     tmp = Path(tempfile.mkdtemp(prefix="bench_pages_"))
     cases = [c for c in CASES if pages is None or c[0] in pages]
-    samples: dict[tuple[str, str], list[float]] = {(p, k): [] for p, k, _ in cases}
+    apps = {"app": ROOT / "app.py"} | ({"baseline": baseline / "app.py"} if baseline else {})
+    samples: dict[tuple[str, str, str], list[float]] = {}
     minimal: list[float] = []
-    with streamlit_server(tmp / "app.log") as url, \
-            streamlit_server(tmp / "minimal.log", app=ROOT / "bench" / "minimal_app.py") as murl:
-        pid, mpid = SERVER_PIDS[url], SERVER_PIDS[murl]
-        for _ in range(rounds):  # interleaved rounds: both apps see the same machine load
-            minimal += asyncio.run(measure(murl, mpid, *MINIMAL, runs=runs, batch=batch))
+    with ExitStack() as stack:
+        murl = stack.enter_context(streamlit_server(tmp / "minimal.log", app=ROOT / "bench" / "minimal_app.py"))
+        urls = {name: stack.enter_context(streamlit_server(tmp / f"{name}.log", app=path, cwd=path.parent))
+                for name, path in apps.items()}
+        for _ in range(rounds):  # interleaved rounds: every app sees the same machine load
+            minimal += asyncio.run(measure(murl, SERVER_PIDS[murl], *MINIMAL, runs=runs, batch=batch))
             for page, key, values in cases:
-                samples[(page, key)] += asyncio.run(measure(url, pid, page, key, values, runs, batch))
+                for name, url in urls.items():
+                    samples.setdefault((name, page, key), []).extend(
+                        asyncio.run(measure(url, SERVER_PIDS[url], page, key, values, runs, batch)))
     base = statistics.median(minimal)
-    rows = [("minimal app", "concurrency", *_stats(minimal), 1.0)]
-    for (page, key), xs in samples.items():
-        med, p90 = _stats(xs)
-        rows.append((page, key, med, p90, med / base if base > 0 else float("nan")))
+    rows = [("minimal app", "concurrency", *_stats(minimal), 1.0, None)]
+    for page, key, _ in cases:
+        med, p90 = _stats(samples[("app", page, key)])
+        before = statistics.median(samples[("baseline", page, key)]) if baseline else None
+        rows.append((page, key, med, p90, med / base if base > 0 else float("nan"), before))
     return rows
 
 
@@ -108,16 +115,22 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=5, help="reruns per CPU sample")
     ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds over all pages")
     ap.add_argument("--pages", default="", help="comma-separated page names (default: all)")
+    ap.add_argument("--baseline", type=Path, default=None,
+                    help="another checkout of this app (e.g. a git worktree of an older commit), measured side by side")
     args = ap.parse_args()
     pages = set(args.pages.split(",")) if args.pages else None
-    rows = run(args.runs, pages, args.rounds, args.batch)
+    rows = run(args.runs, pages, args.rounds, args.batch, args.baseline)
     print(f"Server CPU per rerun (user+system, ms; median over samples of {args.batch} reruns), "
           f"{args.rounds}x{args.runs} reruns per row; target "
           f"{TARGET_MS:.0f} ms on memory and frontier. Shared machine: compare ratios, not absolutes.")
-    print(f"{'page':<14}{'slider':<15}{'median':>8}{'p90':>8}{'x minimal':>11}")
-    for page, key, med, p90, ratio in rows:
+    print(f"{'page':<14}{'slider':<15}{'median':>8}{'p90':>8}{'x minimal':>11}"
+          + (f"{'baseline':>10}{'x baseline':>12}" if args.baseline else ""))
+    for page, key, med, p90, ratio, before in rows:
         flag = "" if page not in ("memory", "frontier") else ("  ok" if med <= TARGET_MS else "  OVER")
-        print(f"{page:<14}{key:<15}{med:8.1f}{p90:8.1f}{ratio:10.1f}x{flag}")
+        extra = f"{before:10.1f}{med / before:11.2f}x" if before else (" " * 22 if args.baseline else "")
+        print(f"{page:<14}{key:<15}{med:8.1f}{p90:8.1f}{ratio:10.2f}x{extra}{flag}")
+    if args.baseline:
+        print(f"baseline: {args.baseline}")
     print(f"cores {len(os.sched_getaffinity(0))}; load average {os.getloadavg()[0]:.1f}")
 
 

@@ -39,15 +39,15 @@ SERVER_PIDS: dict[str, int] = {}  # base URL -> pid of the server process (for C
 
 
 @contextmanager
-def streamlit_server(log_path: Path, app: Path | str = APP):
-    """A fresh `streamlit run app.py` (or ``app``) on a free port; yields its base URL, stops it after."""
+def streamlit_server(log_path: Path, app: Path | str = APP, cwd: Path | str = ROOT):
+    """A fresh `streamlit run app.py` (or ``app``, from ``cwd``) on a free port; yields its base URL, stops it after."""
     port = _free_port()
     env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "STREAMLIT_SERVER_HEADLESS": "true"}
     cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true", "--server.port", str(port),
            "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
            "--browser.gatherUsageStats", "false"]
     with open(log_path, "w") as fh:
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
     url = f"http://127.0.0.1:{port}"
     SERVER_PIDS[url] = proc.pid
     try:

@@ -76,9 +76,49 @@ class FrontierSeries:
         return float(min(self.kv_wall, self.max_num_seqs, self.token_cap))
 
 
+class _ByJson:
+    """A pydantic model as a cache key by its JSON (GPUSpec holds lists, so it is not hashable)."""
+
+    __slots__ = ("model", "key")
+
+    def __init__(self, model):
+        self.model, self.key = model, model.model_dump_json()
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _ByJson) and self.key == other.key
+
+
+ESTIMATE_CACHE_SIZE = 64  # ~80 kB each (a 257-point sweep): a few MB, shared by every session
+
+
+@lru_cache(maxsize=ESTIMATE_CACHE_SIZE)
+def _estimate_cached(arch: ModelArch, gpu: _ByJson, serving: ServingConfig, eff: Efficiency, chunked: bool,
+                     conc_key: tuple) -> Estimate:
+    conc = np.frombuffer(conc_key[2], dtype=conc_key[0]).reshape(conc_key[1]) if conc_key[1] else np.nan
+    return estimate(arch, gpu.model, serving, eff, concurrency=conc, enable_chunked_prefill=chunked)
+
+
+def cached_estimate(v: Variant, arch: ModelArch, eff: Efficiency, concurrency) -> Estimate:
+    """:func:`calc.timing.estimate.estimate` of a variant over ``concurrency`` (``nan``: as many as
+    fit), memoized by every input: what the frontier page computes is the same for everyone who
+    shows the same scenario, and a slider that does not change the sweep (the SLA targets, the
+    per-GPU toggle) recomputes nothing. ``serving.concurrency`` is not an input here (the sweep
+    is), so moving the concurrency slider reuses the probes. Results are shared: do not modify them.
+    """
+    c = np.asarray(concurrency)
+    conc_key = (c.dtype.str, c.shape, c.tobytes()) if c.ndim else ("<f8", (), b"")
+    if not c.ndim and not np.isnan(c):
+        return estimate(arch, v.gpu, v.serving, eff, concurrency=concurrency, enable_chunked_prefill=v.chunked)
+    return _estimate_cached(arch, _ByJson(v.gpu), v.serving.model_copy(update={"concurrency": None}), eff,
+                            bool(v.chunked), conc_key)
+
+
 def probe(v: Variant, arch: ModelArch, eff: Efficiency) -> Estimate:
     """One scalar estimate (as many clients as fit) to learn the variant's walls before sweeping."""
-    return estimate(arch, v.gpu, v.serving, eff, concurrency=np.nan, enable_chunked_prefill=v.chunked)
+    return cached_estimate(v, arch, eff, np.nan)
 
 
 def sweep_concurrency(probes: Sequence[Estimate], chosen: int) -> np.ndarray:
@@ -92,7 +132,7 @@ def sweep_concurrency(probes: Sequence[Estimate], chosen: int) -> np.ndarray:
 def frontier_series(v: Variant, arch: ModelArch, eff: Efficiency, *, concurrency: np.ndarray, label: str, color: str,
                     ttft_slo_s: float, tpot_slo_s: float, chosen: int, price: float | None = None) -> FrontierSeries:
     """One vectorized :func:`calc.timing.estimate.estimate` over the sweep, then the frontier functions."""
-    r = estimate(arch, v.gpu, v.serving, eff, concurrency=concurrency, enable_chunked_prefill=v.chunked)
+    r = cached_estimate(v, arch, eff, np.asarray(concurrency))
     s = r.serving
     tp = v.serving.tensor_parallel_size
     ok = sla_feasible(ttft_s=s.ttft_s, tpot_s=s.tpot_s, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s)

@@ -1,0 +1,59 @@
+"""ui.perf.view.cached_estimate: memoized by every input, so any changed input changes the result."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from calc.spec.catalog import get_gpu, get_model
+from calc.spec.inputs import Efficiency, ServingConfig
+from calc.timing.estimate import estimate
+from ui.perf import view as V
+from ui.perf.controls import Variant
+
+ARCH = get_model("meta-llama/Llama-2-7b-hf")
+GPU = get_gpu("a100-80gb")
+BASE = Variant("", ServingConfig(dtype="float16", input_len=1792, output_len=256, concurrency=16), GPU, True)
+CONC = np.array([1, 2, 4, 8, 16, 32, 64, 128], dtype=np.int64)
+
+
+def _tpot(v: Variant, eff: Efficiency = Efficiency(), conc=CONC) -> np.ndarray:
+    return np.asarray(V.cached_estimate(v, ARCH, eff, conc).serving.tpot_s)
+
+
+def test_equal_to_estimate_and_reused():
+    V._estimate_cached.cache_clear()
+    direct = estimate(ARCH, GPU, BASE.serving, Efficiency(), concurrency=CONC, enable_chunked_prefill=True)
+    assert np.array_equal(_tpot(BASE), np.asarray(direct.serving.tpot_s))
+    _tpot(BASE)
+    # the sidebar's concurrency is not an input of a sweep: the same entry serves another value
+    _tpot(Variant("", BASE.serving.model_copy(update={"concurrency": 200}), GPU, True))
+    info = V._estimate_cached.cache_info()
+    assert (info.hits, info.misses) == (2, 1)
+
+
+@pytest.mark.parametrize("change", [
+    lambda v: (Variant("", v.serving.model_copy(update={"kv_cache_dtype": "fp8"}), v.gpu, v.chunked), Efficiency(), CONC),
+    lambda v: (Variant("", v.serving.model_copy(update={"input_len": 900}), v.gpu, v.chunked), Efficiency(), CONC),
+    lambda v: (Variant("", v.serving, v.gpu, False), Efficiency(), CONC),
+    lambda v: (Variant("", v.serving, get_gpu("h100-sxm"), v.chunked), Efficiency(), CONC),
+    # same GPU id, different numbers (a user-defined GPU): keyed by the whole spec, not the id
+    lambda v: (Variant("", v.serving, v.gpu.model_copy(update={"hbm_bw_bytes_per_s": v.gpu.hbm_bw_bytes_per_s / 2}),
+                       v.chunked), Efficiency(), CONC),
+    lambda v: (v, Efficiency(hbm_bw_fraction=0.5), CONC),
+    lambda v: (v, Efficiency(), CONC * 2),
+], ids=["kv_dtype", "input_len", "chunked", "gpu", "gpu_numbers", "efficiency", "sweep"])
+def test_a_changed_input_changes_the_result(change):
+    before = _tpot(BASE)
+    v, eff, conc = change(BASE)
+    after = _tpot(v, eff, conc)
+    direct = estimate(ARCH, v.gpu, v.serving, eff, concurrency=conc, enable_chunked_prefill=v.chunked)
+    assert np.array_equal(after, np.asarray(direct.serving.tpot_s))
+    assert not np.array_equal(before, after)
+
+
+def test_probe_is_the_scalar_estimate():
+    p = V.probe(BASE, ARCH, Efficiency())
+    d = estimate(ARCH, GPU, BASE.serving, Efficiency(), concurrency=np.nan, enable_chunked_prefill=True)
+    assert float(p.serving.running) == float(d.serving.running)
+    assert float(p.serving.tpot_s) == float(d.serving.tpot_s)
