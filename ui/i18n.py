@@ -178,11 +178,38 @@ EN: dict[str, str] = {
     "why.max_conc.take": "vLLM's own log line reports {vllm} for requests of max_model_len = {mml} tokens; "
                          "shorter requests fit more.",
     "why.activations": "Activation peak = {value}",
-    "why.activations.take": "vLLM measures this peak in a profiling run of max_num_batched_tokens tokens; lower "
-                            "max_num_batched_tokens frees memory for KV.",
+    "why.activations.take": "vLLM measures this peak in its profile run: one forward pass over max_num_batched_tokens "
+                            "tokens, then a sampler warm-up over max_num_seqs rows of logits. With a large vocabulary "
+                            "the sampler sets the peak, so lowering max_num_seqs frees KV memory as much as lowering "
+                            "max_num_batched_tokens.",
+    "why.activations.sampler": "Sampler warm-up (vLLM {version}): {n} sequences × {v} vocabulary entries × {b} B "
+                               "(logits in the model dtype, their float32 copy, the probabilities and the random "
+                               "noise of the sampler) plus the top-k/top-p scratch of {rows} rows (one per SM).",
+    "why.activations.which": "Here the {which} sets the peak: forward pass {fwd}, sampler phase {phase}.",
+    "why.activations.which_sampler": "sampler warm-up",
+    "why.activations.which_forward": "forward pass",
+    "why.activations.moe": "MoE: the fused-MoE kernel's workspaces ({ws}: tokens × {k} experts × intermediate and "
+                           "hidden widths) stay allocated after the forward pass, so they count in the sampler phase too.",
+    "why.activations.no_chunk": "Chunked prefill is off: a whole prompt must fit one step, so vLLM raises the token "
+                                "budget to max_model_len ({T} tokens) and profiles that many.",
+    "why.activations.ws": "W_ws: cuBLAS workspaces PyTorch's allocator holds ({ws}), the residual the vLLM 0.19 logs share.",
     "why.overhead": "Runtime overhead = {value}",
-    "why.overhead.take": "Memory outside PyTorch's allocator (cuBLAS/attention workspaces; NCCL buffers with "
-                         "TP > 1): an assumption from vLLM logs, not a datasheet figure.",
+    "why.overhead.take": "Memory outside PyTorch's allocator that vLLM's profile run adds; values from vLLM 0.19 "
+                         "start-up logs on H100 (0.24–0.27 GiB at TP 1, +1.82/+1.88 GiB at TP 2/4), adjustable "
+                         "under Assumptions.",
+    "why.overhead.tp1": "TP 1: kernel images loaded during the profile run and cuBLAS handles only.",
+    "why.overhead.switch": "NVSwitch system: NCCL's NVLink-SHARP buffers and vLLM's custom all-reduce buffers, plus "
+                           "NCCL's buffers per peer.",
+    "why.overhead.no_switch": "No NVSwitch (PCIe, bridged pairs, A100, AMD mesh): only NCCL's buffers per peer; the "
+                              "1.8 GiB seen on NVSwitch servers is not allocated.",
+    "why.kv_request.sliding_running": "A running sequence keeps only the blocks of its last {w} tokens (vLLM V1 frees "
+                                      "blocks that leave the window): {run} here. vLLM's start-up check and its "
+                                      "'Maximum concurrency' line use the worst case, window + one step of {T} "
+                                      "tokens: {start}.",
+    "why.weights.auto": "Weight quantization auto: the checkpoint ships {quant} weights (its config.json "
+                        "quantization_config), so vLLM loads {quant} without --quantization.",
+    "why.weights.replicated": "Replicated on every GPU, not split: the MoE routers ({router} parameters, kept in 16 "
+                              "bits) and DeepSeek's low-rank query projection q_a_proj ({qa} parameters).",
     "why.waste": "Wasted KV: paged {paged} vs contiguous {contig} per request",
     "why.waste.take": "Paging wastes less than one block per request; reserving max_model_len wastes everything "
                       "a request does not use.",
@@ -374,11 +401,32 @@ ZH: dict[str, str] = {
     "why.max_conc": "最大并发数 = {value}",
     "why.max_conc.take": "vLLM 自己的日志按 max_model_len = {mml} token 的请求报告 {vllm}；更短的请求能放下更多。",
     "why.activations": "激活峰值 = {value}",
-    "why.activations.take": "vLLM 用 max_num_batched_tokens 个 token 做一次预分析来测量这个峰值；"
-                            "调低 max_num_batched_tokens 可以给 KV 腾出显存。",
+    "why.activations.take": "vLLM 在显存剖析中测量这个峰值：先用 max_num_batched_tokens 个 token 做一次前向，"
+                            "再用 max_num_seqs 行 logits 预热采样器。词表较大时采样器决定峰值，所以调低 max_num_seqs "
+                            "与调低 max_num_batched_tokens 一样能给 KV 腾出显存。",
+    "why.activations.sampler": "采样器预热（vLLM {version}）：{n} 个序列 × {v} 个词表项 × {b} B（模型精度的 logits、"
+                               "其 float32 副本、概率和采样用的随机噪声），再加 {rows} 行（每个 SM 一行）的 top-k/top-p 临时缓冲。",
+    "why.activations.which": "此处峰值由{which}决定：前向 {fwd}，采样阶段 {phase}。",
+    "why.activations.which_sampler": "采样器预热",
+    "why.activations.which_forward": "前向计算",
+    "why.activations.moe": "MoE：融合 MoE kernel 的工作区（{ws}：token 数 × {k} 个专家 × 中间维与 hidden 维）在前向之后"
+                           "仍然保留，所以采样阶段也要算上。",
+    "why.activations.no_chunk": "关闭了分块预填充：整个提示词必须在一步内处理，vLLM 把 token 预算提高到 max_model_len"
+                                "（{T} 个 token），并按这个数做剖析。",
+    "why.activations.ws": "W_ws：PyTorch 分配器持有的 cuBLAS 工作区（{ws}），即 vLLM 0.19 各条日志共有的残差。",
     "why.overhead": "运行时开销 = {value}",
-    "why.overhead.take": "PyTorch 分配器之外的显存（cuBLAS/注意力工作区；TP > 1 时的 NCCL 缓冲区）："
-                         "这是根据 vLLM 日志做的假设，不是规格书数据。",
+    "why.overhead.take": "vLLM 显存剖析新增的 PyTorch 分配器之外的显存；数值来自 H100 上 vLLM 0.19 的启动日志"
+                         "（TP 1 时 0.24–0.27 GiB，TP 2/4 时多 1.82/1.88 GiB），可在“模型假设”中调整。",
+    "why.overhead.tp1": "TP 1：只有剖析中加载的 kernel 镜像和 cuBLAS 句柄。",
+    "why.overhead.switch": "NVSwitch 系统：NCCL 的 NVLink-SHARP 缓冲和 vLLM 自定义 All-reduce 的缓冲，再加每个对端的 NCCL 缓冲。",
+    "why.overhead.no_switch": "没有 NVSwitch（PCIe、两卡桥接、A100、AMD 全互联）：只有每个对端的 NCCL 缓冲；"
+                              "NVSwitch 服务器上看到的 1.8 GiB 不会分配。",
+    "why.kv_request.sliding_running": "运行中的序列只保留最近 {w} 个 token 所在的块（vLLM V1 会释放移出窗口的块）：此处为 {run}。"
+                                      "vLLM 启动检查和“Maximum concurrency”日志按最坏情况计算，即窗口加一步 {T} 个 token：{start}。",
+    "why.weights.auto": "权重量化为 auto：该检查点以 {quant} 格式发布（config.json 的 quantization_config），"
+                        "不指定 --quantization 时 vLLM 按 {quant} 加载。",
+    "why.weights.replicated": "在每张 GPU 上复制而不切分：MoE 路由器（{router} 个参数，保持 16 位）和 DeepSeek 的低秩查询投影 "
+                              "q_a_proj（{qa} 个参数）。",
     "why.waste": "浪费的 KV：分页 {paged}，连续 {contig}（每请求）",
     "why.waste.take": "分页每个请求浪费不到一个块；按 max_model_len 预留则浪费请求没用到的全部空间。",
     "kv.title": "课程 §3.2：权重与 KV Cache，书中数值 vs 计算值",

@@ -81,7 +81,11 @@ def weights(i: Inputs, t: T) -> Panel:
         notes=[t("why.weights.terms", shard=F.both(n.sharded_weight_bytes), repl=F.binary(n.replicated_weight_bytes),
                  kvp=F.binary(kvp)),
                f"P = {F.integer(n.params.total)} ({F.number(n.params.total / 1e9)} B); "
-               f"b_linear = {F.number(n.linear_bytes_per_param, 4)} B, b_embed/norm = {F.number(n.activation_bytes)} B"],
+               f"b_linear = {F.number(n.linear_bytes_per_param, 4)} B, b_embed/norm = {F.number(n.activation_bytes)} B"]
+        + ([t("why.weights.auto", quant=n.quantization.upper())]
+           if i.serving.quantization == "auto" and n.quantization != "none" else [])
+        + ([t("why.weights.replicated", router=F.integer(n.params.router),
+              qa=F.integer(n.params.q_low_rank_projection))] if n.params.router or n.params.q_low_rank_projection else []),
     )
 
 
@@ -126,7 +130,10 @@ def kv_per_request(i: Inputs, t: T) -> Panel:
         plugged=plugged,
         takeaway=t("why.kv_request.take", block=B),
         notes=[t("why.kv_token.sliding", n=i.arch.num_sliding_layers, L=i.arch.num_hidden_layers,
-                 w=F.integer(i.arch.sliding_window or 0))] if sliding else [],
+                 w=F.integer(i.arch.sliding_window or 0)),
+               t("why.kv_request.sliding_running", w=F.integer(i.arch.sliding_window or 0), B=B,
+                 run=F.binary(value), start=F.binary(_f(i.result.kv_bytes_per_request_startup)),
+                 T=F.integer(i.resolved.max_num_batched_tokens))] if sliding else [],
     )
 
 
@@ -163,37 +170,71 @@ def max_concurrency(i: Inputs, t: T) -> Panel:
 
 
 def activations(i: Inputs, t: T) -> Panel:
-    a, n, tp = i.arch, i.numbers, i.serving.tensor_parallel_size
+    """vLLM's profile run: max(forward pass, sampler warm-up) + workspaces (calc.sizing.memory)."""
+    a, n, tp, r = i.arch, i.numbers, i.serving.tensor_parallel_size, i.result
     T_ = i.resolved.max_num_batched_tokens
     hq = a.num_attention_heads
     hkv = a.num_key_value_heads if a.mla is None else a.num_attention_heads
     d = a.head_dim if a.mla is None else a.mla.qk_nope_head_dim + a.mla.qk_rope_head_dim
     k = i.efficiency.activation_live_hidden_buffers
-    value = _f(i.result.activation_bytes)
+    value = _f(r.activation_bytes)
+    fwd, smp, moe, ws = _f(r.forward_bytes), _f(r.sampler_bytes), _f(r.moe_workspace_bytes), _f(r.allocator_workspace_bytes)
+    b_logit, rows = _f(r.sampler_bytes_per_logit), int(np.max(r.topk_scratch_rows))
+    hidden = T_ * a.hidden_size * n.activation_bytes
+    phase = hidden + moe + smp
+    attn = rf"\frac{{({hq} + 2 \cdot {hkv}) \cdot {d}}}{{{tp}}} + {_n(k)} \cdot {_n(a.hidden_size)}"
+    if moe:  # MLP term: the larger of the dense layers' 3·I/TP buffers and the fused-MoE workspaces
+        dense = T_ * 3 * n.ffn_intermediate_per_token / tp * n.activation_bytes
+        plugged_fwd = (rf"F = {_n(T_)} \cdot \left({attn}\right) \cdot {_n(n.activation_bytes)}\,\text{{B}}"
+                       rf" + \max\left({_b(dense)},\; W_{{MoE}} = {_b(moe)}\right) = {_b(fwd)}")
+    else:
+        plugged_fwd = (rf"F = {_n(T_)} \cdot \left(\frac{{3 \cdot {_n(n.ffn_intermediate_per_token)}}}{{{tp}}} + "
+                       rf"{attn}\right) \cdot {_n(n.activation_bytes)}\,\text{{B}} = {_b(fwd)}")
+    plugged_smp = (rf"S = {_n(i.resolved.max_num_seqs)} \cdot {_n(a.vocab_size)} \cdot {_n(b_logit)}\,\text{{B}}"
+                   rf" + {rows} \cdot {_n(a.vocab_size)} \cdot 4\,\text{{B}} = {_b(smp)}")
+    plugged = (rf"{plugged_fwd} \qquad {plugged_smp} \qquad A = \max\left({_b(fwd)},\; {_b(hidden)}"
+               + (rf" + {_b(moe)}" if moe else "") + rf" + {_b(smp)}\right) + {_b(ws)} = {_b(value)}")
+    notes = [t("why.activations.sampler", n=F.integer(i.resolved.max_num_seqs), v=F.integer(a.vocab_size),
+               b=F.number(b_logit), version=i.serving.vllm_version, rows=rows),
+             t("why.activations.which", which=t("why.activations.which_sampler") if phase >= fwd
+               else t("why.activations.which_forward"), fwd=F.binary(fwd), phase=F.binary(phase))]
+    if moe:
+        notes.append(t("why.activations.moe", ws=F.binary(moe), k=a.moe.experts_per_token if a.moe else 0))
+    if not i.serving.enable_chunked_prefill and i.serving.max_num_batched_tokens is None:
+        notes.append(t("why.activations.no_chunk", T=F.integer(T_)))
+    notes.append(t("why.activations.ws", ws=F.binary(ws)))
     return Panel(
         key="activations",
         title=t("why.activations", value=F.both(value)),
-        formula=(r"A = T \cdot \left(\frac{3 I}{TP} + \frac{(H_q + 2 H_{kv})\, d}{TP} + k_h\, h\right) \cdot b_{act}"
-                 r" + S_{\max} \cdot V \cdot 4\,\text{B}"),
-        plugged=(f"{_n(T_)} \\cdot \\left(\\frac{{3 \\cdot {_n(n.ffn_intermediate_per_token)}}}{{{tp}}} + "
-                 f"\\frac{{({hq} + 2 \\cdot {hkv}) \\cdot {d}}}{{{tp}}} + {_n(k)} \\cdot {_n(a.hidden_size)}\\right)"
-                 f" \\cdot {_n(n.activation_bytes)}\\,\\text{{B}} + {_n(i.resolved.max_num_seqs)} \\cdot "
-                 f"{_n(a.vocab_size)} \\cdot 4\\,\\text{{B}} = {_b(value)}"),
+        formula=(r"A = \max\big(F,\; T h\, b_{act} + W_{MoE} + S\big) + W_{ws}\qquad "
+                 r"F = T \cdot \left(\frac{3 I}{TP} + \frac{(H_q + 2 H_{kv})\, d}{TP} + k_h\, h\right) b_{act}"
+                 r"\qquad S = N_{seqs} \cdot V \cdot b_{logit} + R \cdot V \cdot 4\,\text{B}"),
+        plugged=plugged,
         takeaway=t("why.activations.take"),
+        notes=notes,
     )
 
 
 def overhead(i: Inputs, t: T) -> Panel:
     tp = i.serving.tensor_parallel_size
-    e = i.efficiency
-    value = _f(i.result.overhead_bytes)
-    nccl = _b(e.nccl_overhead_bytes) if tp > 1 else "0"
+    e, r = i.efficiency, i.result
+    value = _f(r.overhead_bytes)
+    comm = _f(r.comm_buffer_bytes)
+    switch = tp > 1 and comm > e.nccl_per_peer_bytes * (tp - 1) + 1.0
+    parts = [_b(e.non_torch_overhead_bytes)]
+    if tp > 1:
+        if switch:
+            parts.append(_b(e.nccl_overhead_bytes))
+        parts.append(rf"{tp - 1} \cdot {_b(e.nccl_per_peer_bytes)}")
+    note = t("why.overhead.switch") if switch else (t("why.overhead.no_switch") if tp > 1 else t("why.overhead.tp1"))
     return Panel(
         key="overhead",
         title=t("why.overhead", value=F.both(value)),
-        formula=r"O = O_{\text{non-torch}} + [TP > 1] \cdot O_{\text{NCCL}}",
-        plugged=f"O = {_b(e.non_torch_overhead_bytes)} + {nccl} = {_b(value)}",
+        formula=(r"O = O_0 + [TP > 1] \cdot \big(O_{\text{switch}} \cdot [\text{NVSwitch}] + "
+                 r"O_{\text{peer}} \cdot (TP - 1)\big)"),
+        plugged=f"O = {' + '.join(parts)} = {_b(value)}",
         takeaway=t("why.overhead.take"),
+        notes=[note],
     )
 
 
