@@ -1,0 +1,1 @@
+"""Request-level traffic: workloads, a step-by-step vLLM scheduler simulator, percentiles and SLAs."""

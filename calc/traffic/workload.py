@@ -1,0 +1,242 @@
+"""Workloads for the simulator: arrival processes, length distributions and traces (seeded).
+
+Arrivals (seconds from t = 0, sorted):
+* ``poisson``: exponential inter-arrival times of mean 1/λ (coefficient of variation 1);
+* ``gamma``: gamma inter-arrival times of mean 1/λ and coefficient of variation CV (shape
+  k = 1/CV², scale 1/(λ·k)); CV > 1 is burstier than Poisson, CV < 1 smoother, CV = 1 Poisson;
+* ``burst``: all N requests at t = 0;
+* ``closed``: C clients, each sending its next request ``think_s`` after the previous one
+  returns (the simulator assigns those arrival times; vLLM's ``benchmark_serving
+  --max-concurrency C`` with think time 0).
+Lengths: ``fixed``, ``uniform`` on [lo, hi], or ``lognormal`` by mean and CV
+(σ² = ln(1 + CV²), μ = ln(mean) − σ²/2), rounded to whole tokens ≥ 1 and cut at a maximum.
+A trace (CSV with a header, or JSON lines) gives arrival_s, input_len, output_len per request.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+ARRIVALS: tuple[str, ...] = ("poisson", "gamma", "closed", "burst")
+LENGTH_KINDS: tuple[str, ...] = ("fixed", "uniform", "lognormal")
+MAX_REQUESTS = 200_000
+MAX_TRACE_BYTES = 20_000_000
+MAX_TOKENS = 10_000_000
+
+
+class WorkloadError(ValueError):
+    """Invalid workload input; the message names the field (and line for traces)."""
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Requests to simulate. ``arrival_s`` is NaN for a closed loop (the simulator assigns it)."""
+
+    arrival_s: np.ndarray  # (N,) sorted, or NaN for closed loop
+    input_len: np.ndarray  # (N,) int64
+    output_len: np.ndarray  # (N,) int64
+    closed_clients: int = 0  # C > 0: closed loop of C clients
+    think_s: float = 0.0
+
+    @property
+    def num_requests(self) -> int:
+        return int(self.input_len.size)
+
+    @property
+    def closed(self) -> bool:
+        return self.closed_clients > 0
+
+
+@dataclass(frozen=True)
+class LengthSpec:
+    """A token-length distribution: fixed ``mean``; uniform on [lo, hi]; lognormal by mean and cv."""
+
+    kind: Literal["fixed", "uniform", "lognormal"] = "fixed"
+    mean: float = 1024.0
+    lo: int = 1
+    hi: int = 1
+    cv: float = 0.5
+
+    def sample(self, n: int, rng: np.random.Generator, *, field: str, max_tokens: int = MAX_TOKENS) -> np.ndarray:
+        """``n`` whole-token lengths in [1, max_tokens].
+
+        >>> LengthSpec("fixed", mean=128).sample(3, np.random.default_rng(0), field="input_len").tolist()
+        [128, 128, 128]
+        """
+        if self.kind not in LENGTH_KINDS:
+            raise WorkloadError(f"{field}: distribution must be one of {', '.join(LENGTH_KINDS)} (got {self.kind!r})")
+        if self.kind == "fixed":
+            if not 1 <= self.mean <= max_tokens:
+                raise WorkloadError(f"{field}: must be between 1 and {max_tokens:,} (got {self.mean})")
+            x = np.full(n, float(self.mean))
+        elif self.kind == "uniform":
+            if not 1 <= self.lo <= self.hi <= max_tokens:
+                raise WorkloadError(f"{field}: uniform needs 1 <= lo <= hi <= {max_tokens:,} (got {self.lo}, {self.hi})")
+            x = rng.integers(int(self.lo), int(self.hi) + 1, size=n).astype(float)
+        else:
+            if not 1 <= self.mean <= max_tokens or not 0 <= self.cv <= 10:
+                raise WorkloadError(f"{field}: lognormal needs 1 <= mean <= {max_tokens:,} and 0 <= cv <= 10 "
+                                    f"(got mean {self.mean}, cv {self.cv})")
+            s2 = math.log1p(self.cv ** 2)
+            x = rng.lognormal(math.log(self.mean) - s2 / 2.0, math.sqrt(s2), size=n)
+        return np.clip(np.rint(x), 1, max_tokens).astype(np.int64)
+
+
+def _check_count(n) -> int:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_REQUESTS:
+        raise WorkloadError(f"num_requests: must be a whole number between 1 and {MAX_REQUESTS:,} (got {n!r})")
+    return int(n)
+
+
+def arrivals(kind: str, *, n: int, rate_per_s: float = 1.0, cv: float = 1.0,
+             rng: np.random.Generator) -> np.ndarray:
+    """Arrival times (s) of ``n`` requests (module docstring); NaN for ``closed``.
+
+    >>> arrivals("burst", n=3, rng=np.random.default_rng(0)).tolist()
+    [0.0, 0.0, 0.0]
+    >>> a = arrivals("poisson", n=100_000, rate_per_s=4.0, rng=np.random.default_rng(1))
+    >>> round(float(len(a) / a[-1]), 1)      # ≈ the rate
+    4.0
+    """
+    n = _check_count(n)
+    if kind not in ARRIVALS:
+        raise WorkloadError(f"arrival: must be one of {', '.join(ARRIVALS)} (got {kind!r})")
+    if kind == "burst":
+        return np.zeros(n)
+    if kind == "closed":
+        return np.full(n, np.nan)
+    if not (np.isfinite(rate_per_s) and 0 < rate_per_s <= 1e6):
+        raise WorkloadError(f"rate: must be above 0 and at most 1,000,000 requests/s (got {rate_per_s})")
+    if kind == "poisson":
+        gaps = rng.exponential(1.0 / rate_per_s, size=n)
+    else:
+        if not (np.isfinite(cv) and 0.05 <= cv <= 20):
+            raise WorkloadError(f"cv: coefficient of variation must be between 0.05 and 20 (got {cv})")
+        k = 1.0 / cv ** 2
+        gaps = rng.gamma(k, 1.0 / (rate_per_s * k), size=n)
+    gaps[0] = 0.0  # the first request opens the run
+    return np.cumsum(gaps)
+
+
+def make_workload(*, arrival: str = "poisson", num_requests: int = 1000, rate_per_s: float = 1.0,
+                  cv: float = 1.0, concurrency: int = 1, think_s: float = 0.0,
+                  input_len: LengthSpec = LengthSpec("fixed", 1024), output_len: LengthSpec = LengthSpec("fixed", 256),
+                  max_model_len: int | None = None, seed: int = 0) -> Workload:
+    """A seeded workload; lengths cut so that input + output ≤ ``max_model_len`` (the prompt keeps
+    at least one token, as vLLM rejects longer requests and benchmarks cut them)."""
+    n = _check_count(num_requests)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2 ** 63:
+        raise WorkloadError(f"seed: must be a whole number >= 0 (got {seed!r})")
+    rng = np.random.default_rng(int(seed))
+    arr = arrivals(arrival, n=n, rate_per_s=rate_per_s, cv=cv, rng=rng)
+    i = input_len.sample(n, rng, field="input_len")
+    o = output_len.sample(n, rng, field="output_len")
+    if max_model_len is not None:
+        o = np.minimum(o, max(int(max_model_len) - 1, 1))
+        i = np.minimum(i, np.maximum(int(max_model_len) - o, 1))
+    clients = 0
+    if arrival == "closed":
+        if isinstance(concurrency, bool) or not isinstance(concurrency, (int, np.integer)) or not 1 <= concurrency <= 100_000:
+            raise WorkloadError(f"concurrency: must be a whole number between 1 and 100,000 (got {concurrency!r})")
+        if not (np.isfinite(think_s) and 0 <= think_s <= 3600):
+            raise WorkloadError(f"think_s: must be between 0 and 3600 s (got {think_s})")
+        clients = int(concurrency)
+    return Workload(arrival_s=arr, input_len=i, output_len=o, closed_clients=clients, think_s=float(think_s))
+
+
+TRACE_FIELDS = ("arrival_s", "input_len", "output_len")
+_ALIASES = {"arrival_s": ("arrival_s", "arrival_time", "timestamp", "arrival"),
+            "input_len": ("input_len", "prompt_len", "input_tokens", "prompt_tokens"),
+            "output_len": ("output_len", "output_tokens", "completion_tokens")}
+
+
+def _short(text: str, limit: int = 40) -> str:
+    text = str(text)
+    return repr(text if len(text) <= limit else text[:limit] + "…")
+
+
+def parse_trace(data: bytes | str, *, max_model_len: int | None = None) -> Workload:
+    """A trace from CSV (header row naming the fields) or JSON lines (one object per line) with
+    ``arrival_s`` (seconds, ≥ 0; rows are sorted by it), ``input_len`` and ``output_len`` (whole
+    tokens ≥ 1). Errors name the line and the field.
+
+    >>> w = parse_trace("arrival_s,input_len,output_len\\n0.5,100,10\\n0,200,20\\n")
+    >>> w.arrival_s.tolist(), w.input_len.tolist()
+    ([0.0, 0.5], [200, 100])
+    >>> parse_trace('{"arrival_s": 0, "input_len": -3, "output_len": 5}')
+    Traceback (most recent call last):
+    ...
+    calc.traffic.workload.WorkloadError: trace line 1: input_len must be a whole number between 1 and 10,000,000 (got '-3')
+    """
+    if isinstance(data, bytes):
+        if len(data) > MAX_TRACE_BYTES:
+            raise WorkloadError(f"trace: file larger than {MAX_TRACE_BYTES // 1_000_000} MB")
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise WorkloadError("trace: not UTF-8 text") from None
+    if len(data) > MAX_TRACE_BYTES:
+        raise WorkloadError(f"trace: file larger than {MAX_TRACE_BYTES // 1_000_000} MB")
+    text = data.lstrip()
+    rows: list[tuple[int, dict]] = []
+    if text.startswith("{"):
+        for lineno, line in enumerate(data.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except (json.JSONDecodeError, RecursionError):
+                raise WorkloadError(f"trace line {lineno}: not a JSON object") from None
+            if not isinstance(obj, dict):
+                raise WorkloadError(f"trace line {lineno}: not a JSON object")
+            rows.append((lineno, obj))
+            if len(rows) > MAX_REQUESTS:
+                raise WorkloadError(f"trace: more than {MAX_REQUESTS:,} requests")
+    else:
+        reader = csv.DictReader(io.StringIO(data))
+        header = [h.strip() for h in (reader.fieldnames or [])]
+        reader.fieldnames = header
+        for lineno, row in enumerate(reader, 2):
+            rows.append((lineno, row))
+            if len(rows) > MAX_REQUESTS:
+                raise WorkloadError(f"trace: more than {MAX_REQUESTS:,} requests")
+    if not rows:
+        raise WorkloadError("trace: no requests (expected a CSV header arrival_s,input_len,output_len "
+                            "or JSON lines)")
+    out = {f: np.empty(len(rows)) for f in TRACE_FIELDS}
+    for k, (lineno, row) in enumerate(rows):
+        for f in TRACE_FIELDS:
+            key = next((a for a in _ALIASES[f] if a in row), None)
+            if key is None:
+                raise WorkloadError(f"trace line {lineno}: missing field {f}")
+            raw = row[key]
+            try:
+                v = float(raw) if not isinstance(raw, bool) else math.nan
+            except (TypeError, ValueError):
+                v = math.nan
+            if f == "arrival_s":
+                if not (math.isfinite(v) and 0 <= v <= 1e9):
+                    raise WorkloadError(f"trace line {lineno}: arrival_s must be seconds between 0 and 1e9 "
+                                        f"(got {_short(raw)})")
+            elif not (math.isfinite(v) and v == int(v) and 1 <= v <= MAX_TOKENS):
+                raise WorkloadError(f"trace line {lineno}: {f} must be a whole number between 1 and "
+                                    f"{MAX_TOKENS:,} (got {_short(raw)})")
+            out[f][k] = v
+    order = np.argsort(out["arrival_s"], kind="stable")
+    i = out["input_len"][order].astype(np.int64)
+    o = out["output_len"][order].astype(np.int64)
+    if max_model_len is not None:
+        too_long = np.flatnonzero(i + o > max_model_len)
+        if too_long.size:
+            j = int(order[too_long[0]])
+            raise WorkloadError(f"trace line {rows[j][0]}: input_len + output_len ({int(i[too_long[0]] + o[too_long[0]])}) "
+                                f"exceeds max_model_len ({max_model_len})")
+    arr = out["arrival_s"][order]
+    return Workload(arrival_s=arr - arr[0], input_len=i, output_len=o)
