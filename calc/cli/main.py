@@ -1,4 +1,4 @@
-"""Command line: ``python -m calc {memory,estimate,plan,models,gpus}`` with vLLM's flag names.
+"""Command line: ``python -m calc {memory,estimate,plan,simulate,models,gpus}`` with vLLM's flag names.
 
 Bad input exits with status 2 and one line on stderr naming the field; no traceback.
 """
@@ -83,6 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
     from calc.cli.plan import add_plan_parser  # noqa: PLC0415
 
     add_plan_parser(sub)
+    from calc.cli.simulate import add_simulate_parser  # noqa: PLC0415
+
+    add_simulate_parser(sub)
     return parser
 
 
@@ -238,6 +241,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from calc.cli.plan import run_plan  # noqa: PLC0415
 
             return run_plan(args)
+        elif args.command == "simulate":
+            from calc.cli.simulate import run_simulate  # noqa: PLC0415
+
+            return run_simulate(args)
         else:
             from calc.cli.estimate import run_estimate  # noqa: PLC0415
 

@@ -86,11 +86,14 @@ class Estimate:
 
 def estimate(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingConfig(),
              efficiency: Efficiency = Efficiency(), *, concurrency=None, input_len=None, output_len=None,
-             max_num_seqs=None, max_num_batched_tokens=None, enable_chunked_prefill=None) -> Estimate:
+             max_num_seqs=None, max_num_batched_tokens=None, enable_chunked_prefill=None,
+             uniform_lengths=True) -> Estimate:
     """Closed-loop TTFT/TPOT/throughput of ``serving`` (overridable by arrays for sweeps).
 
     ``concurrency`` None takes ``serving.concurrency``; where that is None (``--concurrency max``)
-    the engine runs as many requests as fit.
+    the engine runs as many requests as fit. ``uniform_lengths`` (every request I in, O out) adds
+    the FCFS wave of prompts the simulator shows (:func:`calc.timing.serving.fcfs_wave`); False
+    models varied lengths (a dataset), whose prompts spread out.
 
     >>> from calc.spec.catalog import get_gpu, get_model
     >>> r = estimate(get_model("meta-llama/Llama-2-7b-hf"), get_gpu("a100-80gb"),
@@ -111,6 +114,7 @@ def estimate(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingConf
     mnbt = np.where(np.asarray(chunked), mnbt, np.maximum(mnbt, np.asarray(inp)))
     res = closed_loop(eng, input_len=inp, output_len=out, concurrency=conc, max_num_seqs=seqs,
                       max_num_batched_tokens=mnbt, enable_chunked_prefill=chunked,
-                      kv_capacity_tokens=mem.kv_pool_tokens, fits=mem.fits)
+                      kv_capacity_tokens=mem.kv_pool_tokens, fits=mem.fits,
+                      uniform_lengths=uniform_lengths)
     return Estimate(memory=mem, serving=res, engine=eng, max_model_len=rs.max_model_len,
                     max_num_seqs=seqs, max_num_batched_tokens=mnbt)

@@ -27,6 +27,29 @@ Derivation (all quantities per GPU step, broadcast over arrays):
       E2E_service = TTFT_service + (O − 1) · TPOT,   X = R / E2E_service
   With C > R, the extra clients wait: E2E = C / X (Little's law), TTFT = wait + TTFT_service.
 TPOT follows vLLM's benchmark definition (E2E − TTFT)/(O − 1); mean ITL equals it here.
+
+FCFS waves (``uniform_lengths``, the default: every request has the same I and O, as in
+``vllm bench serve --random-range-ratio 0`` with C clients started together). The request-level
+simulator (:mod:`calc.traffic.simulator`) shows that such a loop never spreads its prompts
+evenly: the R prompts come back in a wave each cycle and are prefilled first come first served
+in full steps, so a prompt does not ride along light decode steps but waits behind the others.
+  chunked: a heavy step holds h = min(R·I, budget − r_h) prompt tokens beside r_h = R − h/I decodes
+      (time T_H); the wave lasts W = R·I / h steps. W ≤ 1 (or R = 1): all prompts start one step
+      together, all requests finish together, TTFT = t_request + ceil(I/h)·T_H. W > 1: the prompt
+      arrives during a heavy step with probability (W − 1)/W (else a decode step), then spans
+      k heavy steps, k = 1 + (I − 1)/h in a long wave (W ≥ 12: it starts anywhere in a step), else
+      1 (fitted to the simulator): TTFT = T_arrive + k·T_H,
+      T_arrive = ((W − 1)·T_H + T_dec)/W; while it decodes, the other k_h = W − 1 − k heavy steps
+      of the wave run: E2E = TTFT + k_h·T_H + (O − 1 − k_h)·T_dec.
+  whole prompts (unchunked): n = min(R, budget/I) prompts per prefill-only step (time T_H),
+      W = R/n steps in a row while decodes stall; the j-th group waits j − 1 of them:
+      TTFT = t_request + (W + 1)/2 · T_H, E2E = t_request + W·T_H + (O − 1)·T_dec.
+  TPOT = (E2E − TTFT)/(O − 1). Where the closed form is known to miss the simulated mean
+  (chunked waves of 1 < W < 6 steps, where chunk boundaries shift the phase; past the KV wall,
+  where vLLM preempts and recomputes; clients queueing for the chunked token budget)
+  ``closed_form`` is False and the pages run the simulator.
+  With varied lengths (``uniform_lengths=False``, e.g. a ShareGPT-like dataset) prompts spread
+  out and the formulas above the line apply.
 """
 
 from __future__ import annotations
@@ -188,12 +211,15 @@ class ServingResult:
     prefill_time_per_request_s: np.ndarray  # system time one prompt costs (T_pf)
     prefill_chunks: np.ndarray  # k (1 without chunked prefill)
     prefill_fraction: np.ndarray  # share of engine time spent on prefill work
+    wave_steps: np.ndarray = None  # W: steps the FCFS wave of prompts takes (uniform lengths; NaN when spread)
+    closed_form: np.ndarray = None  # False where the mean TTFT needs the simulator (module docstring)
 
 
 def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num_seqs, max_num_batched_tokens,
-                enable_chunked_prefill, kv_capacity_tokens, fits) -> ServingResult:
+                enable_chunked_prefill, kv_capacity_tokens, fits, uniform_lengths=True) -> ServingResult:
     """Steady state of the closed loop (module docstring). ``concurrency`` ≤ 0 or NaN means
-    "as many as fit" (offline batch); ``kv_capacity_tokens`` is the KV pool in tokens."""
+    "as many as fit" (offline batch); ``kv_capacity_tokens`` is the KV pool in tokens;
+    ``uniform_lengths`` adds the FCFS wave of identical requests (module docstring)."""
     I = np.asarray(input_len, dtype=float)
     O = np.asarray(output_len, dtype=float)
     budget = np.asarray(max_num_batched_tokens, dtype=float)
@@ -276,6 +302,16 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
     tpot = t_dec + d_tpot / np.maximum(m, 1.0)  # per output token after the first (NaN below for O = 1)
     ttft_service = own + d_ttft + t_req
     e2e_service = ttft_service + m * tpot
+
+    # FCFS waves of identical requests (module docstring).
+    wave = fcfs_wave(e, input_len=I, output_len=O, running=R, max_num_batched_tokens=budget,
+                     enable_chunked_prefill=chunked, decode_step_s=t_dec, mean_context_tokens=mean_ctx)
+    uniform = np.asarray(uniform_lengths, dtype=bool)
+    ttft_service = np.where(uniform, wave.ttft_s, ttft_service)
+    e2e_service = np.where(uniform, wave.e2e_latency_s, e2e_service)
+    tpot = np.where(uniform & (m > 0), (e2e_service - ttft_service) / np.maximum(m, 1.0), tpot)
+    closed_form = (~(uniform & chunked & (wave.wave_steps > 1.0) & (wave.wave_steps < 6.0) & (R > 1))
+                   & (C <= kv_cap) & ~((C > R) & (tok_cap < np.minimum(seq_cap, kv_cap))))
     X = R / e2e_service
     e2e = C / X
     ttft = ttft_service + (e2e - e2e_service)
@@ -308,4 +344,60 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
         prefill_bound=np.where(chunked, chunk_bound, pf_whole.bound),
         prefill_step_bound=np.where(chunked, own_chunk.bound, pf_whole.bound),
         decode_step_s=t_dec, prefill_time_per_request_s=t_pf, prefill_chunks=k,
-        prefill_fraction=np.clip(X * t_pf, 0.0, 1.0))
+        prefill_fraction=np.clip(X * t_pf, 0.0, 1.0),
+        wave_steps=np.where(uniform, wave.wave_steps, np.nan), closed_form=np.broadcast_to(closed_form, np.shape(R)).copy())
+
+
+@dataclass(frozen=True)
+class Wave:
+    """FCFS wave of a closed loop of identical requests (module docstring); seconds."""
+
+    ttft_s: np.ndarray  # service TTFT, t_request included
+    e2e_latency_s: np.ndarray
+    wave_steps: np.ndarray  # W
+    heavy_step_s: np.ndarray  # T_H
+
+
+def fcfs_wave(e: EngineNumbers, *, input_len, output_len, running, max_num_batched_tokens, enable_chunked_prefill,
+              decode_step_s, mean_context_tokens) -> Wave:
+    """TTFT and E2E of R identical requests whose prompts come back in one wave per cycle and
+    are prefilled first come first served in full steps (module docstring, "FCFS waves").
+
+    Unchunked, Llama-3.1-8B-like numbers: R = 64, I = 2048, budget 8192 → n = 4 prompts per
+    prefill step, W = 16 steps; with T_H = 0.19 s the mean prompt waits (W + 1)/2 = 8.5 steps.
+    """
+    I = np.asarray(input_len, dtype=float)
+    O = np.asarray(output_len, dtype=float)
+    R = np.asarray(running, dtype=float)
+    B = np.asarray(max_num_batched_tokens, dtype=float)
+    chunked = np.asarray(enable_chunked_prefill, dtype=bool)
+    t_req = np.asarray(e.request_overhead_s, dtype=float)
+    t_dec = np.asarray(decode_step_s, dtype=float)
+    m = np.maximum(O - 1.0, 0.0)
+    # chunked: a heavy step's prompt tokens h beside r_h decodes (two fixed-point passes)
+    h = np.minimum(R * I, B)
+    for _ in range(2):
+        r_h = np.maximum(R - np.ceil(h / I), 0.0)  # requests with a chunk in the step do not decode
+        h = np.maximum(np.minimum(R * I, B - r_h), 1.0)
+    r_h = np.maximum(R - np.ceil(h / I), 0.0)
+    heavy_c = prefill_step(e, prompts=h / I, prompt_tokens=I, decode_batch=r_h,
+                           decode_context_tokens=mean_context_tokens).step_s
+    w_c = R * I / h
+    # Own prompt: alone (R = 1) or in a single-step wave it starts a step, ceil(I/h) steps. Inside
+    # a wave of W ≥ 12 steps (a steady FCFS stream) it starts anywhere in a step and spans
+    # 1 + (I − 1)/h steps on average; in shorter waves it fits one step (fitted to the simulator,
+    # tests/test_serving_wave.py).
+    inside = (w_c > 1.0) & (R > 1.0)
+    k_own = np.where(inside, np.where(w_c >= 12.0, 1.0 + (I - 1.0) / h, 1.0), np.ceil(I / h - 1e-9))
+    arrive = np.where(inside, ((w_c - 1.0) * heavy_c + t_dec) / np.maximum(w_c, 1.0), t_req)
+    ttft_c = np.maximum(arrive, t_req) + k_own * heavy_c
+    k_h = np.clip(w_c - 1.0 - k_own, 0.0, m)  # the wave's other heavy steps, during our decodes
+    e2e_c = ttft_c + k_h * heavy_c + (m - k_h) * t_dec
+    # whole prompts: n per prefill-only step
+    n = np.minimum(R, np.maximum(np.floor(B / I), 1.0))
+    heavy_w = prefill_step(e, prompts=n, prompt_tokens=I).step_s
+    w_w = R / n
+    ttft_w = t_req + (w_w + 1.0) / 2.0 * heavy_w
+    e2e_w = t_req + w_w * heavy_w + m * t_dec
+    return Wave(ttft_s=np.where(chunked, ttft_c, ttft_w), e2e_latency_s=np.where(chunked, e2e_c, e2e_w),
+                wave_steps=np.where(chunked, w_c, w_w), heavy_step_s=np.where(chunked, heavy_c, heavy_w))

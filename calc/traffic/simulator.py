@@ -72,7 +72,7 @@ class SimResult:
     ttft_s: np.ndarray
     tpot_s: np.ndarray  # (E2E − TTFT)/(O − 1); NaN for O = 1
     e2e_latency_s: np.ndarray
-    queue_wait_s: np.ndarray  # arrival → start of the first step that schedules it
+    queue_wait_s: np.ndarray  # entering the queue (arrival + request overhead) → start of its first step
     preemptions: np.ndarray  # per request
     itl_s: np.ndarray  # every inter-token gap of every request (flat)
     # per step
@@ -402,7 +402,7 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
         tpot = np.where(out_len > 1, (finish_t - first_t) / np.maximum(out_len - 1, 1), np.nan)
     return SimResult(
         arrival_s=arrival, input_len=prompt, output_len=out_len, first_token_s=first_t, finish_s=finish_t,
-        ttft_s=ttft, tpot_s=tpot, e2e_latency_s=e2e, queue_wait_s=sched_t - arrival, preemptions=preempt,
+        ttft_s=ttft, tpot_s=tpot, e2e_latency_s=e2e, queue_wait_s=sched_t - arrival - t_req, preemptions=preempt,
         itl_s=np.repeat(np.concatenate(itl_vals), np.concatenate(itl_counts)) if itl_vals else np.zeros(0),
         step_start_s=np.array(s_start), step_s=np.array(s_dt), step_waiting=np.array(s_wait, dtype=np.int64),
         step_running=np.array(s_run, dtype=np.int64), step_kv_blocks=np.array(s_kv, dtype=np.int64),

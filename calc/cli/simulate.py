@@ -1,0 +1,230 @@
+"""``python -m calc simulate``: request-level simulation of a vLLM engine (``calc.traffic``) under
+an arrival process, with vLLM's flag names; percentiles, throughput and goodput out. One scenario
+from flags, or many from ``--batch FILE`` (one JSON object of snake_case options per line in, one
+JSON result per line out)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Any
+
+from pydantic import ValidationError
+
+from calc.spec.catalog import CatalogError, get_gpu, get_model
+from calc.spec.hf_config import ConfigError
+from calc.spec.inputs import Efficiency, ServingConfig, describe_validation_error
+from calc.timing.estimate import estimate
+from calc.traffic.simulator import EngineConfig, simulate
+from calc.traffic.slo import summarize
+from calc.traffic.workload import ARRIVALS, LengthSpec, WorkloadError, make_workload
+
+ENGINE_KEYS = ("model", "gpu", "tensor_parallel_size", "dtype", "quantization", "kv_cache_dtype", "input_len",
+               "output_len", "max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill",
+               "gpu_memory_utilization", "block_size", "max_model_len")
+LOAD_KEYS = ("rate", "concurrency", "arrival", "cv", "num_requests", "seed", "ttft_slo_ms", "tpot_slo_ms",
+             "think_time_s")
+MAX_SIM_REQUESTS = 100_000
+SUMMARY_KEYS = tuple(f"{m}_{s}" for m in ("ttft_s", "tpot_s", "itl_s", "e2e_latency_s", "queue_wait_s")
+                     for s in ("mean", "p50", "p90", "p95", "p99"))
+
+
+def add_simulate_parser(sub) -> None:
+    from calc.cli.main import _add_engine_args, _positive_int  # noqa: PLC0415 (circular at import)
+
+    s = sub.add_parser("simulate", help="simulate requests through vLLM's scheduler: P50/P95/P99, goodput")
+    _add_engine_args(s)
+    for action in s._actions:  # --batch FILE replaces --model/--gpu
+        if action.dest in ("model", "gpu"):
+            action.required = False
+    s.add_argument("--input-len", type=_positive_int, default=None, help="prompt tokens per request")
+    s.add_argument("--output-len", type=_positive_int, default=None, help="generated tokens per request")
+    s.add_argument("--enable-chunked-prefill", action=argparse.BooleanOptionalAction, default=True)
+    s.add_argument("--rate", type=float, default=None, help="requests per second (poisson, gamma)")
+    s.add_argument("--concurrency", type=_positive_int, default=None, help="clients C (closed loop)")
+    s.add_argument("--arrival", choices=ARRIVALS, default=None,
+                   help="arrival process (default: poisson with --rate, closed with --concurrency)")
+    s.add_argument("--cv", type=float, default=1.0, help="gamma: coefficient of variation of inter-arrival times")
+    s.add_argument("--think-time-s", type=float, default=0.0, help="closed loop: pause before a client's next request")
+    s.add_argument("--num-requests", type=_positive_int, default=1000)
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--ttft-slo-ms", type=float, default=None, help="TTFT target for goodput")
+    s.add_argument("--tpot-slo-ms", type=float, default=None, help="TPOT target for goodput")
+    s.add_argument("--batch", metavar="FILE", help="JSON lines of options ('-' = stdin); one JSON result per line")
+
+
+def _num(x: Any) -> Any:
+    v = x.item() if hasattr(x, "item") else x
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+def _float(options: dict, key: str, default: float | None, lo: float, hi: float, what: str) -> float | None:
+    from calc.cli.main import UsageError  # noqa: PLC0415
+
+    v = options.get(key)
+    if v is None:
+        return default
+    if isinstance(v, bool):
+        raise UsageError(f"{key} must be a number, not true/false")
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        raise UsageError(f"{key}: expected a number, got {str(v)[:40]!r}") from None
+    if not (math.isfinite(f) and lo <= f <= hi):
+        raise UsageError(f"{key}: got {f:g}, allowed {lo:g} – {hi:g} {what}".rstrip())
+    return f
+
+
+def simulate_record(options: dict[str, Any]) -> dict[str, Any]:
+    """Simulate one scenario given snake_case options; raises on bad input (message names the field)."""
+    from calc.cli.main import UsageError, check_tensor_parallel  # noqa: PLC0415
+
+    ignored = sorted(set(options) - set(ENGINE_KEYS) - set(LOAD_KEYS))
+    options = {k: (None if isinstance(v, str) and not v.strip() else v) for k, v in options.items()
+               if k in ENGINE_KEYS or k in LOAD_KEYS}
+    for key in ("model", "gpu", "input_len", "output_len"):
+        if options.get(key) is None:
+            raise UsageError(f"{key} is required")
+    if not isinstance(options["model"], str) or not isinstance(options["gpu"], str):
+        raise UsageError("model and gpu must be strings")
+    rate = _float(options, "rate", None, 1e-6, 1e6, "requests/s")
+    conc = options.get("concurrency")
+    if conc is not None:
+        if isinstance(conc, bool) or not str(conc).isdigit() or not 1 <= int(conc) <= 100_000:
+            raise UsageError(f"concurrency: got {str(conc)[:40]!r}, allowed a whole number 1 – 100,000")
+        conc = int(conc)
+    arrival = options.get("arrival") or ("closed" if conc is not None and rate is None else "poisson")
+    if arrival not in ARRIVALS:
+        raise UsageError(f"arrival: got {str(arrival)[:40]!r}, allowed {', '.join(ARRIVALS)}")
+    if arrival in ("poisson", "gamma") and rate is None:
+        raise UsageError(f"rate is required with arrival {arrival} (requests/s)")
+    if arrival == "closed" and conc is None:
+        raise UsageError("concurrency is required with arrival closed")
+    cv = _float(options, "cv", 1.0, 0.05, 20.0, "")
+    think = _float(options, "think_time_s", 0.0, 0.0, 3600.0, "s")
+    n_req = options.get("num_requests", 1000)
+    if isinstance(n_req, bool) or not str(n_req).isdigit() or not 1 <= int(n_req) <= MAX_SIM_REQUESTS:
+        raise UsageError(f"num_requests: got {str(n_req)[:40]!r}, allowed a whole number 1 – {MAX_SIM_REQUESTS:,}")
+    seed = options.get("seed", 0)
+    if isinstance(seed, bool) or not str(seed).isdigit() or int(seed) >= 2 ** 63:
+        raise UsageError(f"seed: got {str(seed)[:40]!r}, allowed a whole number >= 0")
+    ttft_slo = _float(options, "ttft_slo_ms", math.inf, 0.0, 1e9, "ms")
+    tpot_slo = _float(options, "tpot_slo_ms", math.inf, 0.0, 1e9, "ms")
+    numeric = ("tensor_parallel_size", "input_len", "output_len", "max_num_seqs", "max_num_batched_tokens",
+               "gpu_memory_utilization", "block_size", "max_model_len")
+    flags = [k for k in numeric if isinstance(options.get(k), bool)]
+    if flags:
+        raise UsageError(f"{', '.join(flags)} must be a number, not true/false")
+    arch, gpu = get_model(options["model"]), get_gpu(options["gpu"])
+    fields = {k: v for k, v in options.items() if k in ENGINE_KEYS and k not in ("model", "gpu") and v is not None}
+    serving = ServingConfig(**fields, concurrency=conc or 1)
+    check_tensor_parallel(arch, serving.tensor_parallel_size)
+    est = estimate(arch, gpu, serving, Efficiency(), concurrency=conc or 1)
+    if not bool(est.memory.fits):
+        raise UsageError(f"{arch.name} does not fit {gpu.id} at tensor_parallel_size {serving.tensor_parallel_size}: "
+                         "no KV cache pool is left")
+    cfg = EngineConfig(max_num_seqs=int(est.max_num_seqs), max_num_batched_tokens=int(est.max_num_batched_tokens),
+                       enable_chunked_prefill=serving.enable_chunked_prefill, num_blocks=int(est.memory.num_blocks),
+                       block_size=serving.block_size)
+    try:
+        w = make_workload(arrival=arrival, num_requests=int(n_req), rate_per_s=rate or 1.0, cv=cv,
+                          concurrency=conc or 1, think_s=think,
+                          input_len=LengthSpec("fixed", serving.input_len),
+                          output_len=LengthSpec("fixed", serving.output_len), seed=int(seed))
+        r = simulate(est.engine, w, cfg)
+    except WorkloadError as exc:
+        raise UsageError(str(exc)) from None
+    except ValueError as exc:  # a request larger than the KV pool
+        raise UsageError(str(exc)) from None
+    s = summarize(r, ttft_slo_s=ttft_slo / 1e3, tpot_slo_s=tpot_slo / 1e3)
+    out: dict[str, Any] = {"model": arch.id, "gpu": gpu.id, "tensor_parallel_size": serving.tensor_parallel_size,
+                           "input_len": serving.input_len, "output_len": serving.output_len, "arrival": arrival,
+                           "rate_per_s": rate, "concurrency": conc, "seed": int(seed)}
+    out.update({k: s[k] for k in SUMMARY_KEYS})
+    out.update({k: s[k] for k in ("output_tokens_per_s", "requests_per_s", "goodput_requests_per_s", "preemptions",
+                                  "num_requests", "duration_s")})
+    out["ttft_slo_ms"] = None if math.isinf(ttft_slo) else ttft_slo
+    out["tpot_slo_ms"] = None if math.isinf(tpot_slo) else tpot_slo
+    out["max_num_seqs"] = int(est.max_num_seqs)
+    out["max_num_batched_tokens"] = int(est.max_num_batched_tokens)
+    out["enable_chunked_prefill"] = serving.enable_chunked_prefill
+    out["num_kv_blocks"] = int(est.memory.num_blocks)
+    if arrival == "closed":  # the analytic closed-loop model beside the simulation
+        a = est.serving
+        out["analytic_ttft_s"] = float(a.ttft_s)
+        out["analytic_e2e_latency_s"] = float(a.e2e_latency_s)
+        out["analytic_closed_form"] = bool(a.closed_form)
+    record = {k: _num(v) for k, v in out.items()}
+    if ignored:
+        record["ignored_options"] = ignored
+    return record
+
+
+def _args_to_options(args: argparse.Namespace) -> dict[str, Any]:
+    from calc.cli.main import UsageError, _dtype  # noqa: PLC0415
+
+    if args.model is None or args.gpu is None:
+        raise UsageError("--model and --gpu are required (or --batch FILE)")
+    if args.input_len is None or args.output_len is None:
+        raise UsageError("--input-len and --output-len are required")
+    if args.rate is None and args.concurrency is None and args.arrival != "burst":
+        raise UsageError("--rate R or --concurrency C is required")
+    return {"model": args.model, "gpu": args.gpu, "tensor_parallel_size": args.tensor_parallel_size,
+            "dtype": _dtype(args.dtype), "quantization": args.quantization, "kv_cache_dtype": args.kv_cache_dtype,
+            "input_len": args.input_len, "output_len": args.output_len,
+            "max_num_seqs": args.max_num_seqs, "max_num_batched_tokens": args.max_num_batched_tokens,
+            "enable_chunked_prefill": args.enable_chunked_prefill,
+            "gpu_memory_utilization": args.gpu_memory_utilization, "block_size": args.block_size,
+            "max_model_len": args.max_model_len, "rate": args.rate, "concurrency": args.concurrency,
+            "arrival": args.arrival, "cv": args.cv, "think_time_s": args.think_time_s,
+            "num_requests": args.num_requests, "seed": args.seed, "ttft_slo_ms": args.ttft_slo_ms,
+            "tpot_slo_ms": args.tpot_slo_ms}
+
+
+def run_simulate(args: argparse.Namespace) -> int:
+    from calc.cli.main import UsageError, print_table  # noqa: PLC0415
+
+    if args.batch is None:
+        record = simulate_record(_args_to_options(args))
+        if args.format == "json":
+            print(json.dumps(record))
+        else:
+            print_table(record)
+        return 0
+    try:
+        fh = getattr(sys.stdin, "buffer", sys.stdin) if args.batch == "-" else open(args.batch, "rb")
+    except OSError as exc:
+        raise UsageError(f"cannot read --batch file {args.batch!r}: {exc.strerror}") from None
+    failures = 0
+    with fh:
+        for lineno, raw in enumerate(fh, 1):
+            try:
+                line = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+            except UnicodeDecodeError:
+                failures += 1
+                print(json.dumps({"line": lineno, "error": "not valid UTF-8 text"}))
+                continue
+            if not line.strip():
+                continue
+            try:
+                options = json.loads(line)
+                if not isinstance(options, dict):
+                    raise UsageError("each line must be a JSON object")
+                print(json.dumps(simulate_record(options)))
+            except (json.JSONDecodeError, RecursionError):
+                failures += 1
+                print(json.dumps({"line": lineno, "error": "not valid JSON"}))
+            except ValidationError as exc:
+                failures += 1
+                print(json.dumps({"line": lineno, "error": describe_validation_error(exc)}))
+            except (UsageError, CatalogError, ConfigError, ValueError, TypeError) as exc:
+                failures += 1
+                print(json.dumps({"line": lineno, "error": str(exc)}))
+    if failures:
+        print(f"error: {failures} line(s) of {args.batch} failed; see the 'error' records", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,154 @@
+"""Statistics of a simulated run: percentiles, throughput, goodput, Little's law and the highest
+arrival rate that still meets a percentile SLA.
+
+* Percentiles: NumPy's linear interpolation (``np.percentile``, the definition vLLM's
+  ``benchmark_serving`` prints) over requests (TTFT, TPOT, E2E, queue wait) or over every
+  inter-token gap (ITL).
+* Throughput over the run: N / (last finish − first arrival); output tokens the same way.
+* Goodput (DistServe, Zhong et al. 2024): requests per second that meet BOTH the TTFT and the
+  TPOT target (a request with one output token has no TPOT and meets it).
+* Little's law: the time-average number of requests in the system (waiting + running, from
+  arrival to finish) equals throughput × mean E2E; on a run that starts and ends empty it holds
+  exactly (∫N(t)dt = Σ E2E), a check on the simulator's bookkeeping.
+* Highest sustainable rate: bisection on the Poisson (or gamma) rate, with the same seed at
+  every rate (common random numbers: the arrival times scale as 1/λ), for the largest rate whose
+  P-th percentile TTFT and TPOT meet the targets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable
+
+import numpy as np
+
+from calc.traffic.simulator import SimResult
+
+PERCENTILES: tuple[int, ...] = (50, 90, 95, 99)
+METRICS: tuple[str, ...] = ("ttft_s", "tpot_s", "itl_s", "e2e_latency_s", "queue_wait_s")
+
+
+def percentile(values, q) -> float:
+    """q-th percentile ignoring NaN (NaN if nothing is left).
+
+    >>> percentile([1.0, 2.0, 3.0, 4.0, np.nan], 50)
+    2.5
+    """
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    return float(np.percentile(v, q)) if v.size else float("nan")
+
+
+def meets_slo(r: SimResult, *, ttft_slo_s: float, tpot_slo_s: float) -> np.ndarray:
+    """Per request: TTFT ≤ target and (TPOT ≤ target or a single output token)."""
+    tpot_ok = np.where(np.isnan(r.tpot_s), True, r.tpot_s <= tpot_slo_s)
+    return (r.ttft_s <= ttft_slo_s) & tpot_ok & np.isfinite(r.e2e_latency_s)
+
+
+def summarize(r: SimResult, *, ttft_slo_s: float = np.inf, tpot_slo_s: float = np.inf) -> dict[str, float]:
+    """Flat dict: ``<metric>_mean`` and ``<metric>_p50/p90/p95/p99`` for :data:`METRICS`, plus
+    throughputs, goodput, preemptions and the run's length."""
+    out: dict[str, float] = {}
+    for name in METRICS:
+        v = getattr(r, name)
+        fin = np.asarray(v, dtype=float)
+        fin = fin[np.isfinite(fin)]
+        out[f"{name}_mean"] = float(fin.mean()) if fin.size else float("nan")
+        for q in PERCENTILES:
+            out[f"{name}_p{q}"] = float(np.percentile(fin, q)) if fin.size else float("nan")
+    span = r.makespan_s
+    ok = meets_slo(r, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s)
+    out["output_tokens_per_s"] = float(r.output_len.sum() / span) if span > 0 else float("nan")
+    out["requests_per_s"] = float(r.num_requests / span) if span > 0 else float("nan")
+    out["goodput_requests_per_s"] = float(ok.sum() / span) if span > 0 else float("nan")
+    out["slo_attainment"] = float(ok.mean())
+    out["preemptions"] = int(r.total_preemptions)
+    out["num_requests"] = int(r.num_requests)
+    out["duration_s"] = float(span)
+    return out
+
+
+def littles_law(r: SimResult) -> tuple[float, float]:
+    """(∫ N(t) dt from the arrival/finish events, Σ E2E): equal on a complete run.
+
+    N(t) is counted from events (+1 at each arrival, −1 at each finish), independently of the
+    simulator's per-request latencies; their agreement checks the bookkeeping."""
+    t = np.concatenate([r.arrival_s, r.finish_s])
+    step = np.concatenate([np.ones(r.num_requests), -np.ones(r.num_requests)])
+    order = np.argsort(t, kind="stable")
+    t, step = t[order], step[order]
+    n_in = np.cumsum(step)
+    area = float(np.sum(n_in[:-1] * np.diff(t)))
+    return area, float(np.sum(r.e2e_latency_s))
+
+
+@dataclass(frozen=True)
+class RateSearch:
+    """Result of :func:`max_sustainable_rate`: every rate tried and its percentiles."""
+
+    rate_per_s: float  # highest rate found that meets the SLA (NaN if even the lowest fails)
+    percentile: int
+    rates_per_s: np.ndarray
+    ttft_s: np.ndarray  # P-th percentile at each rate tried
+    tpot_s: np.ndarray
+    goodput_requests_per_s: np.ndarray
+    meets: np.ndarray
+
+
+def max_sustainable_rate(run: Callable[[float], SimResult], *, ttft_slo_s: float, tpot_slo_s: float, percentile: int = 95,
+                         rate_lo: float, rate_hi: float, iterations: int = 8) -> RateSearch:
+    """Largest rate in [rate_lo, rate_hi] whose P-th percentile TTFT and TPOT meet the targets
+    (bisection; ``run(rate)`` simulates one rate, with the same seed each time).
+
+    >>> def fake(rate):   # TTFT grows with the rate: meets 1 s up to 4 req/s
+    ...     return _fake_result(ttft=rate / 4.0)
+    >>> round(max_sustainable_rate(fake, ttft_slo_s=1.0, tpot_slo_s=1.0, rate_lo=1, rate_hi=10, iterations=20).rate_per_s, 3)
+    4.0
+    """
+    if not 0 < rate_lo < rate_hi:
+        raise ValueError(f"rate: need 0 < low < high (got {rate_lo}, {rate_hi})")
+    tried: dict[float, tuple[float, float, float, bool]] = {}
+
+    def check(rate: float) -> bool:
+        r = run(rate)
+        s = summarize(r, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s)
+        tt, tp = s[f"ttft_s_p{percentile}"], s[f"tpot_s_p{percentile}"]
+        ok = tt <= ttft_slo_s and (np.isnan(tp) or tp <= tpot_slo_s)
+        tried[rate] = (tt, tp, s["goodput_requests_per_s"], ok)
+        return ok
+
+    best = float("nan")
+    if check(rate_lo):
+        best = rate_lo
+        if check(rate_hi):
+            best = rate_hi
+        else:
+            lo, hi = rate_lo, rate_hi
+            for _ in range(iterations):
+                mid = float(np.sqrt(lo * hi))  # geometric: rates span decades
+                if check(mid):
+                    lo = mid
+                else:
+                    hi = mid
+            best = lo
+    rates = np.array(sorted(tried))
+    vals = np.array([tried[x] for x in rates], dtype=object).reshape(len(rates), 4)
+    return RateSearch(rate_per_s=best, percentile=int(percentile), rates_per_s=rates,
+                      ttft_s=vals[:, 0].astype(float), tpot_s=vals[:, 1].astype(float),
+                      goodput_requests_per_s=vals[:, 2].astype(float), meets=vals[:, 3].astype(bool))
+
+
+def _fake_result(*, ttft: float) -> SimResult:
+    """A one-request :class:`SimResult` with the given TTFT (for examples and tests)."""
+    z = np.zeros(1)
+    return SimResult(arrival_s=z, input_len=np.ones(1, dtype=np.int64), output_len=np.ones(1, dtype=np.int64),
+                     first_token_s=z + ttft, finish_s=z + ttft, ttft_s=z + ttft, tpot_s=z * np.nan,
+                     e2e_latency_s=z + ttft, queue_wait_s=z, preemptions=np.zeros(1, dtype=np.int64), itl_s=np.zeros(0),
+                     step_start_s=z, step_s=z + ttft, step_waiting=np.zeros(1, dtype=np.int64),
+                     step_running=np.ones(1, dtype=np.int64), step_kv_blocks=np.zeros(1, dtype=np.int64),
+                     step_prefill_tokens=np.ones(1, dtype=np.int64), step_decode_tokens=np.zeros(1, dtype=np.int64),
+                     num_blocks=1, block_size=16, truncated=False)
+
+
+__all__ = ["PERCENTILES", "METRICS", "percentile", "meets_slo", "summarize", "littles_law", "RateSearch",
+           "max_sustainable_rate", "replace"]

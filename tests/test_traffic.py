@@ -1,0 +1,206 @@
+"""calc.traffic: step time = engine_step, scheduler invariants, queueing theory, workloads, SLO stats."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from calc.spec.catalog import get_gpu, get_model, list_models
+from calc.spec.inputs import ServingConfig
+from calc.timing.estimate import engine_numbers, estimate
+from calc.timing.serving import decode_step, engine_step, prefill_step
+from calc.traffic.simulator import EngineConfig, simulate
+from calc.traffic.slo import littles_law, max_sustainable_rate, summarize
+from calc.traffic.steptime import StepTimer
+from calc.traffic.workload import LengthSpec, WorkloadError, arrivals, make_workload, parse_trace
+
+LLAMA8B = "meta-llama/Llama-3.1-8B"
+
+
+@pytest.fixture(scope="module")
+def h100():
+    est = estimate(get_model(LLAMA8B), get_gpu("h100-sxm"), ServingConfig())
+    return est
+
+
+def _cfg(est, *, chunked=True, blocks=None, seqs=None, budget=None):
+    return EngineConfig(max_num_seqs=int(seqs or est.max_num_seqs),
+                        max_num_batched_tokens=int(budget or est.max_num_batched_tokens),
+                        enable_chunked_prefill=chunked, num_blocks=int(blocks or est.memory.num_blocks), block_size=16)
+
+
+class TestStepTimer:
+    @pytest.mark.parametrize("model", [a.id for a in list_models()])
+    def test_equals_engine_step_on_random_batches(self, model):
+        arch = get_model(model)
+        tp = 8 if arch.num_attention_heads % 8 == 0 and arch.num_key_value_heads % 8 in (0, arch.num_key_value_heads) else 1
+        e = engine_numbers(arch, get_gpu("h100-sxm"), ServingConfig(tensor_parallel_size=tp))
+        t = StepTimer(e, max_tokens=9000)
+        rng = np.random.default_rng(0)
+        for _ in range(30):
+            d, p = float(rng.integers(0, 300)), float(rng.integers(0, 8000))
+            d = d or 1.0
+            ctx, pairs = d * rng.uniform(1, 5000), p * rng.uniform(1, 3000)
+            cached, lg = rng.uniform(0, 5000) * (p > 0), d + rng.integers(0, 3)
+            ref = float(engine_step(e, decode_tokens=d, decode_context_tokens_sum=ctx, prefill_tokens=p,
+                                    prefill_attention_pairs=pairs, prefill_cached_tokens=cached,
+                                    logits_tokens=lg).step_s)
+            assert t(d, ctx, p, pairs, cached, lg) == pytest.approx(ref, rel=1e-9)
+
+    def test_refuses_array_engine_numbers(self, h100):
+        from dataclasses import replace
+        with pytest.raises(ValueError, match="scalar"):
+            StepTimer(replace(h100.engine, hidden_size=np.array([4096, 8192])), max_tokens=10)
+
+
+class TestSingleRequestCollapse:
+    def test_low_rate_percentiles_are_the_single_request_numbers(self, h100):
+        # 0.001 req/s with 1024 in / 64 out: every request runs alone (E2E ≈ 0.5 s ≪ 1000 s apart)
+        w = make_workload(arrival="poisson", rate_per_s=0.001, num_requests=50, input_len=LengthSpec("fixed", 1024),
+                          output_len=LengthSpec("fixed", 64), seed=3)
+        r = simulate(h100.engine, w, _cfg(h100))
+        e = h100.engine
+        ttft = float(prefill_step(e, prompts=1, prompt_tokens=1024).step_s) + e.request_overhead_s
+        # decode steps read 1025 … 1087 keys: the mean is the step at 1056 (linear in the context)
+        tpot = float(decode_step(e, batch=1, context_tokens=1024 + 32).step_s)
+        s = summarize(r)
+        for q in ("p50", "p99", "mean"):
+            assert s[f"ttft_s_{q}"] == pytest.approx(ttft, rel=1e-9)
+            assert s[f"tpot_s_{q}"] == pytest.approx(tpot, rel=1e-6)
+        assert s["queue_wait_s_p99"] == pytest.approx(0.0, abs=1e-12)
+        # and the analytic closed loop at C = 1 agrees
+        a = estimate(get_model(LLAMA8B), get_gpu("h100-sxm"), ServingConfig(input_len=1024, output_len=64)).serving
+        assert float(a.ttft_s) == pytest.approx(ttft, rel=1e-9)
+        assert float(a.tpot_s) == pytest.approx(tpot, rel=1e-6)
+
+
+class TestQueueing:
+    def test_prefill_only_one_prompt_per_step_is_md1(self, h100):
+        # O = 1 and max_num_seqs = 1: each request is one prefill step of fixed length D, served one
+        # at a time in arrival order: an M/D/1 queue. Pollaczek–Khinchine: Wq = ρ·D / (2(1 − ρ)).
+        e = h100.engine
+        D = float(prefill_step(e, prompts=1, prompt_tokens=512).step_s)
+        waits = []
+        rho = 0.6
+        for seed in range(4):
+            w = make_workload(arrival="poisson", rate_per_s=rho / D, num_requests=20_000,
+                              input_len=LengthSpec("fixed", 512), output_len=LengthSpec("fixed", 1), seed=seed)
+            r = simulate(e, w, _cfg(h100, seqs=1))
+            assert np.allclose(r.step_s, D)
+            waits.append(r.queue_wait_s.mean())
+        wq = rho * D / (2 * (1 - rho))
+        assert np.mean(waits) == pytest.approx(wq, rel=0.05)
+
+    @pytest.mark.parametrize("arrival,chunked", [("poisson", True), ("gamma", True), ("closed", False), ("burst", True)])
+    def test_littles_law(self, h100, arrival, chunked):
+        w = make_workload(arrival=arrival, rate_per_s=8.0, cv=3.0, concurrency=32, num_requests=400,
+                          input_len=LengthSpec("lognormal", 800, cv=0.8), output_len=LengthSpec("uniform", lo=1, hi=300),
+                          seed=1)
+        r = simulate(h100.engine, w, _cfg(h100, chunked=chunked))
+        area, total = littles_law(r)
+        assert area == pytest.approx(total, rel=1e-9)
+        # and L = λ·W with the throughput over the run
+        s = summarize(r)
+        assert area / s["duration_s"] == pytest.approx(s["requests_per_s"] * s["e2e_latency_s_mean"], rel=1e-9)
+
+
+class TestScheduler:
+    def test_same_seed_same_result(self, h100):
+        kw = dict(arrival="gamma", rate_per_s=12.0, cv=2.0, num_requests=300, input_len=LengthSpec("lognormal", 1000, cv=1),
+                  output_len=LengthSpec("lognormal", 200, cv=1), seed=7)
+        a = simulate(h100.engine, make_workload(**kw), _cfg(h100))
+        b = simulate(h100.engine, make_workload(**kw), _cfg(h100))
+        assert np.array_equal(a.ttft_s, b.ttft_s) and np.array_equal(a.step_s, b.step_s)
+        c = simulate(h100.engine, make_workload(**{**kw, "seed": 8}), _cfg(h100))
+        assert not np.array_equal(a.ttft_s, c.ttft_s)
+
+    def test_preemption_only_when_the_pool_is_full(self, h100):
+        # 600 blocks of 16 = 9600 tokens for 32 clients of 512 + 512: the pool runs out
+        w = make_workload(arrival="closed", concurrency=32, num_requests=200, input_len=LengthSpec("fixed", 512),
+                          output_len=LengthSpec("fixed", 512))
+        small = simulate(h100.engine, w, _cfg(h100, blocks=600))
+        assert small.total_preemptions > 0
+        assert small.step_kv_blocks.max() <= 600
+        # a step right before a preemption had (almost) no free block left: growth needed more
+        assert np.isfinite(small.e2e_latency_s).all()
+        big = simulate(h100.engine, w, _cfg(h100))
+        assert big.total_preemptions == 0 and big.step_kv_blocks.max() < big.num_blocks
+
+    def test_chunked_budget_and_seq_limits_hold(self, h100):
+        w = make_workload(arrival="burst", num_requests=100, input_len=LengthSpec("uniform", lo=100, hi=3000),
+                          output_len=LengthSpec("fixed", 20), seed=2)
+        r = simulate(h100.engine, w, _cfg(h100, seqs=16, budget=1024))
+        assert (r.step_prefill_tokens + r.step_decode_tokens <= 1024).all()
+        assert (r.step_running <= 16).all()
+
+    def test_unchunked_prefill_steps_stall_decodes(self, h100):
+        w = make_workload(arrival="burst", num_requests=20, input_len=LengthSpec("fixed", 1000),
+                          output_len=LengthSpec("fixed", 10))
+        r = simulate(h100.engine, w, _cfg(h100, chunked=False, budget=2048))
+        pf = r.step_prefill_tokens > 0
+        assert (r.step_decode_tokens[pf] == 0).all() and (r.step_prefill_tokens[pf] % 1000 == 0).all()
+
+    @settings(max_examples=25)
+    @given(n=st.integers(1, 60), rate=st.floats(0.5, 50), i_mean=st.integers(1, 3000), o_hi=st.integers(1, 200),
+           chunked=st.booleans(), blocks=st.integers(300, 5000), seed=st.integers(0, 100))
+    def test_properties(self, h100, n, rate, i_mean, o_hi, chunked, blocks, seed):
+        w = make_workload(arrival="poisson", rate_per_s=rate, num_requests=n, input_len=LengthSpec("lognormal", i_mean, cv=1),
+                          output_len=LengthSpec("uniform", lo=1, hi=o_hi), max_model_len=4096, seed=seed)
+        r = simulate(h100.engine, w, _cfg(h100, chunked=chunked, blocks=blocks, budget=4096))
+        assert not r.truncated
+        assert (r.ttft_s > 0).all() and (r.e2e_latency_s >= r.ttft_s - 1e-12).all()
+        assert (r.queue_wait_s >= -1e-12).all() and (r.queue_wait_s <= r.ttft_s + 1e-12).all()
+        assert (r.itl_s > 0).all() and r.itl_s.size == int((r.output_len - 1).sum())
+        assert (r.step_kv_blocks <= blocks).all()
+        area, total = littles_law(r)
+        assert area == pytest.approx(total, rel=1e-9)
+
+
+class TestWorkload:
+    def test_gamma_cv(self):
+        a = arrivals("gamma", n=200_000, rate_per_s=5.0, cv=2.0, rng=np.random.default_rng(0))
+        g = np.diff(a)
+        assert g.mean() == pytest.approx(0.2, rel=0.02) and g.std() / g.mean() == pytest.approx(2.0, rel=0.03)
+
+    def test_lognormal_mean(self):
+        x = LengthSpec("lognormal", mean=1000, cv=0.5).sample(200_000, np.random.default_rng(0), field="input_len")
+        assert x.mean() == pytest.approx(1000, rel=0.01) and x.std() / x.mean() == pytest.approx(0.5, rel=0.03)
+
+    @pytest.mark.parametrize("text,msg", [
+        ("arrival_s,input_len\n0,5\n", "line 2: missing field output_len"),
+        ("arrival_s,input_len,output_len\n0,5,x\n", "line 2: output_len must be a whole number"),
+        ("arrival_s,input_len,output_len\n-1,5,5\n", "line 2: arrival_s must be"),
+        ('{"arrival_s": 0, "input_len": 1.5, "output_len": 2}', "line 1: input_len"),
+        ("[1, 2]", "no requests|missing field"),
+        ("", "no requests"),
+    ])
+    def test_trace_errors_name_line_and_field(self, text, msg):
+        with pytest.raises(WorkloadError, match=msg):
+            parse_trace(text)
+
+    def test_trace_jsonl_and_max_model_len(self):
+        w = parse_trace('{"arrival_s": 1.0, "input_len": 10, "output_len": 5}\n{"arrival_time": 0.5, "prompt_len": 3, "output_tokens": 2}')
+        assert w.arrival_s.tolist() == [0.0, 0.5] and w.input_len.tolist() == [3, 10]
+        with pytest.raises(WorkloadError, match="line 1: input_len \\+ output_len \\(15\\) exceeds max_model_len"):
+            parse_trace('{"arrival_s": 1.0, "input_len": 10, "output_len": 5}', max_model_len=12)
+
+    def test_bad_parameters(self):
+        with pytest.raises(WorkloadError, match="rate"):
+            make_workload(arrival="poisson", rate_per_s=0.0)
+        with pytest.raises(WorkloadError, match="num_requests"):
+            make_workload(num_requests=0)
+        with pytest.raises(WorkloadError, match="concurrency"):
+            make_workload(arrival="closed", concurrency=0)
+
+
+class TestRateSearch:
+    def test_finds_the_rate_where_p95_ttft_crosses_the_target(self, h100):
+        def run(rate):
+            w = make_workload(arrival="poisson", rate_per_s=rate, num_requests=300, input_len=LengthSpec("fixed", 2048),
+                              output_len=LengthSpec("fixed", 64), seed=0)
+            return simulate(h100.engine, w, _cfg(h100))
+        res = max_sustainable_rate(run, ttft_slo_s=0.5, tpot_slo_s=1.0, percentile=95, rate_lo=0.5, rate_hi=200)
+        assert 0.5 < res.rate_per_s < 200
+        assert res.meets[res.rates_per_s == res.rate_per_s].all()
+        assert not res.meets[res.rates_per_s > res.rate_per_s].any()
