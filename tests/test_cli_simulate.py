@@ -1,0 +1,65 @@
+"""python -m calc simulate: JSON keys, exit 2 with a one-line message naming the field, --batch."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from calc.cli.main import main
+
+BASE = ["simulate", "--model", "meta-llama/Llama-3.1-8B", "--gpu", "h100-sxm", "--input-len", "512", "--output-len", "64"]
+KEYS = [f"{m}_{s}" for m in ("ttft_s", "tpot_s", "itl_s", "e2e_latency_s") for s in ("mean", "p50", "p90", "p95", "p99")] + [
+    "output_tokens_per_s", "requests_per_s", "goodput_requests_per_s", "preemptions", "num_requests"]
+
+
+def _json(capsys, args):
+    assert main(BASE + args + ["--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_poisson_json_keys_and_goodput(capsys):
+    d = _json(capsys, ["--rate", "5", "--num-requests", "200", "--ttft-slo-ms", "1e6", "--tpot-slo-ms", "1e6"])
+    assert all(k in d for k in KEYS)
+    assert d["num_requests"] == 200 and d["preemptions"] == 0
+    assert d["goodput_requests_per_s"] == pytest.approx(d["requests_per_s"])  # every request meets a huge target
+    assert d["ttft_s_p50"] <= d["ttft_s_p90"] <= d["ttft_s_p95"] <= d["ttft_s_p99"]
+    tight = _json(capsys, ["--rate", "5", "--num-requests", "200", "--ttft-slo-ms", "0.001"])
+    assert tight["goodput_requests_per_s"] == 0
+
+
+def test_closed_loop_reports_the_analytic_mean_beside(capsys):
+    d = _json(capsys, ["--concurrency", "8", "--num-requests", "100", "--seed", "3"])
+    assert d["arrival"] == "closed" and "analytic_ttft_s" in d and isinstance(d["analytic_closed_form"], bool)
+
+
+def test_same_seed_same_output(capsys):
+    a = _json(capsys, ["--rate", "20", "--arrival", "gamma", "--cv", "3", "--num-requests", "100", "--seed", "1"])
+    b = _json(capsys, ["--rate", "20", "--arrival", "gamma", "--cv", "3", "--num-requests", "100", "--seed", "1"])
+    assert a == b
+
+
+@pytest.mark.parametrize("args,field", [
+    (["--rate", "-1"], "rate"),
+    (["--rate", "nan"], "rate"),
+    (["--rate", "2", "--arrival", "gamma", "--cv", "0"], "cv"),
+    (["--arrival", "closed"], "concurrency"),
+    (["--rate", "2", "--num-requests", "0"], "num_requests"),
+    (["--rate", "2", "--ttft-slo-ms", "-5"], "ttft_slo_ms"),
+    ([], "--rate R or --concurrency C"),
+    (["--rate", "2", "--arrival", "sometimes"], "arrival"),
+])
+def test_bad_input_exits_2_naming_the_field(capsys, args, field):
+    assert main(BASE + args) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error:") and field in err and "\n" not in err
+
+
+def test_batch(tmp_path, capsys):
+    f = tmp_path / "runs.jsonl"
+    f.write_text('{"model": "meta-llama/Llama-3.1-8B", "gpu": "h100-sxm", "input_len": 256, "output_len": 16, "rate": 4, "num_requests": 50}\n'
+                 '{"model": "meta-llama/Llama-3.1-8B", "gpu": "h100-sxm", "input_len": 256, "output_len": 16, "rate": -4}\n'
+                 'not json\n')
+    assert main(["simulate", "--batch", str(f)]) == 2
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert lines[0]["num_requests"] == 50 and "rate" in lines[1]["error"] and lines[2]["line"] == 3
