@@ -49,7 +49,7 @@ def compare(model: str, gpu: str, I: int, O: int, C: int, chunked: bool) -> dict
                 sim_ttft_s=float(np.mean(r.ttft_s[C:])), sim_e2e_s=float(np.mean(r.e2e_latency_s[C:])),
                 before_ttft_s=float(before.ttft_s), before_e2e_s=float(before.e2e_latency_s),
                 after_ttft_s=float(a.ttft_s), after_e2e_s=float(a.e2e_latency_s), wave_steps=float(a.wave_steps),
-                closed_form=bool(a.closed_form), kv_wall=float(a.max_concurrency), preemptions=r.total_preemptions)
+                closed_form=bool(a.closed_form), kv_wall=float(a.kv_sequences_at_mean_context), preemptions=r.total_preemptions)
 
 
 def grid(quick: bool):

@@ -37,6 +37,7 @@ class TestStepTimer:
         tp = 8 if arch.num_attention_heads % 8 == 0 and arch.num_key_value_heads % 8 in (0, arch.num_key_value_heads) else 1
         e = engine_numbers(arch, get_gpu("h100-sxm"), ServingConfig(tensor_parallel_size=tp))
         t = StepTimer(e, max_tokens=9000)
+        assert t.fast  # the mirror follows the physics (else it falls back to engine_step)
         rng = np.random.default_rng(0)
         for _ in range(30):
             d, p = float(rng.integers(0, 300)), float(rng.integers(0, 8000))
@@ -204,3 +205,14 @@ class TestRateSearch:
         assert 0.5 < res.rate_per_s < 200
         assert res.meets[res.rates_per_s == res.rate_per_s].all()
         assert not res.meets[res.rates_per_s > res.rate_per_s].any()
+
+
+def test_step_timer_falls_back_to_engine_step_when_out_of_date(h100, monkeypatch):
+    t = StepTimer(h100.engine, max_tokens=2048)
+    assert t.fast
+    monkeypatch.setattr(StepTimer, "_fast", lambda self, *a: 1.0)  # a mirror that no longer matches
+    slow = StepTimer(h100.engine, max_tokens=2048)
+    assert not slow.fast
+    ref = float(engine_step(h100.engine, decode_tokens=8.0, decode_context_tokens_sum=8000.0, prefill_tokens=100.0,
+                            prefill_attention_pairs=5050.0, prefill_cached_tokens=0.0, logits_tokens=9.0).step_s)
+    assert slow(8, 8000.0, 100, 5050.0, 0.0, 9) == ref

@@ -38,14 +38,15 @@ in full steps, so a prompt does not ride along light decode steps but waits behi
       together, all requests finish together, TTFT = t_request + ceil(I/h)·T_H. W > 1: the prompt
       arrives during a heavy step with probability (W − 1)/W (else a decode step), then spans
       k heavy steps, k = 1 + (I − 1)/h in a long wave (W ≥ 12: it starts anywhere in a step), else
-      1 (fitted to the simulator): TTFT = T_arrive + k·T_H,
+      max(I/h, 1) (fitted to the simulator): TTFT = T_arrive + k·T_H,
       T_arrive = ((W − 1)·T_H + T_dec)/W; while it decodes, the other k_h = W − 1 − k heavy steps
       of the wave run: E2E = TTFT + k_h·T_H + (O − 1 − k_h)·T_dec.
   whole prompts (unchunked): n = min(R, budget/I) prompts per prefill-only step (time T_H),
       W = R/n steps in a row while decodes stall; the j-th group waits j − 1 of them:
       TTFT = t_request + (W + 1)/2 · T_H, E2E = t_request + W·T_H + (O − 1)·T_dec.
   TPOT = (E2E − TTFT)/(O − 1). Where the closed form is known to miss the simulated mean
-  (chunked waves of 1 < W < 6 steps, where chunk boundaries shift the phase; past the KV wall,
+  (chunked waves of 1 < W < 6 steps, where chunk boundaries shift the phase, or W > 60, where a
+  queue builds up inside the wave; past the KV wall,
   where vLLM preempts and recomputes; clients queueing for the chunked token budget)
   ``closed_form`` is False and the pages run the simulator.
   With varied lengths (``uniform_lengths=False``, e.g. a ShareGPT-like dataset) prompts spread
@@ -310,7 +311,8 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
     ttft_service = np.where(uniform, wave.ttft_s, ttft_service)
     e2e_service = np.where(uniform, wave.e2e_latency_s, e2e_service)
     tpot = np.where(uniform & (m > 0), (e2e_service - ttft_service) / np.maximum(m, 1.0), tpot)
-    closed_form = (~(uniform & chunked & (wave.wave_steps > 1.0) & (wave.wave_steps < 6.0) & (R > 1))
+    closed_form = (~(uniform & chunked & (((wave.wave_steps > 1.0) & (wave.wave_steps < 6.0) & (R > 1))
+                                          | (wave.wave_steps > 60.0)))
                    & (C <= kv_cap) & ~((C > R) & (tok_cap < np.minimum(seq_cap, kv_cap))))
     X = R / e2e_service
     e2e = C / X
@@ -388,7 +390,7 @@ def fcfs_wave(e: EngineNumbers, *, input_len, output_len, running, max_num_batch
     # 1 + (I − 1)/h steps on average; in shorter waves it fits one step (fitted to the simulator,
     # tests/test_serving_wave.py).
     inside = (w_c > 1.0) & (R > 1.0)
-    k_own = np.where(inside, np.where(w_c >= 12.0, 1.0 + (I - 1.0) / h, 1.0), np.ceil(I / h - 1e-9))
+    k_own = np.where(inside, np.where(w_c >= 12.0, 1.0 + (I - 1.0) / h, np.maximum(I / h, 1.0)), np.ceil(I / h - 1e-9))
     arrive = np.where(inside, ((w_c - 1.0) * heavy_c + t_dec) / np.maximum(w_c, 1.0), t_req)
     ttft_c = np.maximum(arrive, t_req) + k_own * heavy_c
     k_h = np.clip(w_c - 1.0 - k_own, 0.0, m)  # the wave's other heavy steps, during our decodes

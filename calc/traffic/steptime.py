@@ -7,17 +7,20 @@ simulator calls it once per step, tens of thousands of times per run, and a scal
 costs ≈ 200 µs. Its structure lets us precompute everything that is expensive:
 
 * every operator's FLOPs and bytes depend on the batch through N = d + p alone (linear layers,
-  MoE experts touched, elementwise, the TP all-reduce) or linearly on the attention / logits
-  counts. :class:`StepTimer` tabulates the N-only parts for N = 0 … N_max with ONE call of
-  :func:`calc.timing.serving.engine_op_costs` (so MoE's non-linear expert traffic is exact), and
-  reads the linear coefficients off the same function at unit inputs;
+  MoE experts touched and their rows per expert, elementwise) or linearly on the attention /
+  logits counts. :class:`StepTimer` tabulates the N-only parts for N = 0 … N_max with ONE call of
+  :func:`calc.timing.serving.engine_op_costs`, the TP all-reduce and per-step overhead with ONE
+  call of ``engine_step`` itself, and reads the linear coefficients off ``engine_op_costs`` at
+  unit inputs;
 * the roofline combination of :func:`calc.timing.perf.step_time` is then evaluated in plain
-  Python floats: η = p/N·η_prefill + (1 − p/N)·η_decode, linear operators at peak·η·N/(N + N_½),
-  attention at the attention peak·η, each max(compute, memory), + all-reduce + step overhead.
+  Python floats: η = p/N·η_prefill + (1 − p/N)·η_decode, linear operators at peak·η·N/(N + N_½)
+  (routed experts at their rows per expert), attention at the attention peak·η, each
+  max(compute, memory), + all-reduce + step overhead.
 
-``tests/test_traffic_steptime.py`` checks this against ``engine_step`` to 1e-9 relative on
-random batches of every catalog model (MoE, MLA, sliding window, TP), so there is one
-source of truth: a change to the physics in ``calc.timing`` moves both or fails the test.
+One source of truth: the constructor checks itself against ``engine_step`` on a set of batches;
+if the physics in ``calc.timing`` has changed in a way this mirror does not follow, it says so
+(``fast`` False) and every call goes to ``engine_step`` directly (correct, ≈ 7x slower).
+``tests/test_traffic.py`` requires the fast path on every catalog model.
 """
 
 from __future__ import annotations
@@ -26,9 +29,8 @@ from dataclasses import fields
 
 import numpy as np
 
-from calc.timing.perf import allreduce_time_s
 from calc.timing.roofline import OPERATORS
-from calc.timing.serving import EngineNumbers, engine_op_costs
+from calc.timing.serving import EngineNumbers, engine_op_costs, engine_step
 
 LINEAR_OPS = tuple(o for o in OPERATORS if o != "attention")
 
@@ -57,10 +59,17 @@ class StepTimer:
     def __init__(self, e: EngineNumbers, *, max_tokens: int) -> None:
         _scalar(e)
         self.max_tokens = int(max_tokens)
+        self._e = e
         n = np.arange(self.max_tokens + 1, dtype=float)
         zero = np.zeros_like(n)
         base = engine_op_costs(e, decode_tokens=n, decode_context_tokens_sum=zero, prefill_tokens=zero,
                                prefill_attention_pairs=zero, prefill_cached_tokens=zero, logits_tokens=zero)
+        self._expert_flops = np.broadcast_to(np.asarray(getattr(base, "expert_flops", 0.0), dtype=float), n.shape).tolist()
+        self._expert_rows = np.broadcast_to(np.asarray(getattr(base, "expert_rows", 1.0), dtype=float), n.shape).tolist()
+        # all-reduce + per-step overhead: straight from engine_step over the N table
+        st = engine_step(e, decode_tokens=n, decode_context_tokens_sum=zero, prefill_tokens=zero,
+                         prefill_attention_pairs=zero, prefill_cached_tokens=zero, logits_tokens=zero)
+        self._fixed = (np.broadcast_to(st.comm_s, n.shape) + np.broadcast_to(st.overhead_s, n.shape)).tolist()
         # N-only FLOPs and bytes per operator, as Python lists (fast scalar indexing)
         self._flops = {o: np.broadcast_to(base.flops[o], n.shape).tolist() for o in OPERATORS}
         self._bytes = {o: np.broadcast_to(base.bytes(o), n.shape).tolist() for o in OPERATORS}
@@ -93,13 +102,37 @@ class StepTimer:
         self._eta_p = float(e.prefill_flops_fraction)
         self._eta_d = float(e.decode_flops_fraction)
         self._n_half = float(e.gemm_half_saturation_tokens)
-        comm = 2.0 * float(e.num_layers) * allreduce_time_s(
-            tensor_parallel_size=e.tensor_parallel_size, bytes_per_allreduce=n * e.hidden_size * e.activation_bytes,
-            link_bw_bytes_per_s=e.link_bw_bytes_per_s, latency_s=e.allreduce_latency_s)
-        self._fixed = (np.broadcast_to(comm, n.shape) + float(e.step_overhead_s)).tolist()
-        self._dense = tuple(o for o in LINEAR_OPS if o != "lm_head")
+        self._dense = tuple(o for o in LINEAR_OPS if o not in ("lm_head", "mlp"))
+        self.fast = True
+        self.fast = self._self_check()
+
+    def _self_check(self) -> bool:
+        """The fast path equals engine_step (relative 1e-9) on batches spread over the table."""
+        rng = np.random.default_rng(12345)
+        top = self.max_tokens
+        for d, p in ((1, 0), (top // 2, 0), (0, top), (min(64, top), top - min(64, top)), (3, max(top // 3, 1) - 3)):
+            d, p = max(d, 0), max(p, 0)
+            if d + p == 0 or d + p > top:
+                continue
+            ctx = d * float(rng.uniform(1, 4000))
+            pairs = p * float(rng.uniform(1, 2000))
+            cached = float(rng.uniform(0, 4000)) if p else 0.0
+            lg = d + (1 if p else 0)
+            ref = float(engine_step(self._e, decode_tokens=float(d), decode_context_tokens_sum=ctx,
+                                    prefill_tokens=float(p), prefill_attention_pairs=pairs,
+                                    prefill_cached_tokens=cached, logits_tokens=float(lg)).step_s)
+            if not abs(self._fast(d, ctx, p, pairs, cached, lg) - ref) <= 1e-9 * abs(ref):
+                return False
+        return True
 
     def __call__(self, d, ctx, p, pairs, cached, logits) -> float:
+        if self.fast:
+            return self._fast(d, ctx, p, pairs, cached, logits)
+        return float(engine_step(self._e, decode_tokens=float(d), decode_context_tokens_sum=float(ctx),
+                                 prefill_tokens=float(p), prefill_attention_pairs=float(pairs),
+                                 prefill_cached_tokens=float(cached), logits_tokens=float(logits)).step_s)
+
+    def _fast(self, d, ctx, p, pairs, cached, logits) -> float:
         n_f = float(d + p)
         n = int(round(n_f))
         if n > self.max_tokens:
@@ -114,6 +147,15 @@ class StepTimer:
             c = self._flops[o][n] / rate
             mm = self._bytes[o][n] / bw
             t += c if c > mm else mm
+        # MLP: routed experts' GEMMs run at their rows per expert (perf.step_time)
+        ef = self._expert_flops[n]
+        c = (self._flops["mlp"][n] - ef) / rate
+        if ef > 0:
+            rows = self._expert_rows[n]
+            rows = rows if rows > 1e-9 else 1e-9
+            c += ef / (self._peak * eta * rows / (rows + self._n_half + 1e-30))
+        mm = self._bytes["mlp"][n] / bw
+        t += c if c > mm else mm
         fa, ba = self._fa, self._ba
         c = (self._flops["attention"][n] + ctx * fa[0] + pairs * fa[1] + cached * fa[2]) / (self._attn_peak * eta)
         mm = (self._bytes["attention"][n] + ctx * ba[0] + pairs * ba[1] + cached * ba[2]) / bw
