@@ -57,14 +57,46 @@ def _figures():
     yield "schedule", lambda: FP.schedule_figure(run, segments(run), t, title="x")
 
 
+def _plotly_built(fig: charts.Figure) -> go.Figure:
+    """The same figure through Plotly's own constructor (what the figure was before ui.charts)."""
+    data, layout = fig.__dict__["_spec"]
+    return go.Figure(data=copy.deepcopy(data), layout=copy.deepcopy(layout), _validate=False)
+
+
 @pytest.mark.parametrize("name,build", list(_figures()), ids=lambda v: v if isinstance(v, str) else "")
-def test_encoded_figure_sends_exactly_what_plotly_would(name, build, monkeypatch):
+def test_fast_figure_sends_exactly_what_plotly_would(name, build, monkeypatch):
+    import json
+
     import streamlit as st
 
+    fig = build()
+    assert isinstance(fig, charts.Figure) and "_spec" in fig.__dict__
+    reference = _sent(_plotly_built(fig))
     sent = {}
-    monkeypatch.setattr(st, "plotly_chart", lambda fig, **kw: sent.setdefault("json", _sent(fig)))
-    charts.plotly_chart(build(), key="k")
-    assert sent["json"] == _sent(build())
+    monkeypatch.setattr(st, "plotly_chart", lambda f, **kw: sent.setdefault("json", _sent(f)))
+    charts.plotly_chart(fig, key="k")
+    assert json.loads(sent["json"]) == json.loads(reference)
+    assert "_spec" in fig.__dict__  # never built
+    # used as a go.Figure (tests, a page that changes it), it is one, and serializes the same
+    built = build()
+    assert len(built.data) == len(json.loads(reference)["data"]) and "_spec" not in built.__dict__
+    sent.clear()
+    charts.plotly_chart(built, key="k")
+    assert json.loads(sent["json"]) == json.loads(reference)
+
+
+def test_a_changed_figure_is_sent_changed(monkeypatch):
+    import json
+
+    import streamlit as st
+
+    name, build = next(_figures())
+    fig = build()
+    fig.update_layout(height=123)
+    sent = {}
+    monkeypatch.setattr(st, "plotly_chart", lambda f, **kw: sent.setdefault("json", _sent(f)))
+    charts.plotly_chart(fig, key="k")
+    assert json.loads(sent["json"])["layout"]["height"] == 123
 
 
 @pytest.mark.parametrize("array", [np.array([1.5, 2.5]), np.arange(5), np.array([1, 70_000]), np.array([2**40, 1]),

@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 
 from calc.sizing.scenario import MemoryResult
 from calc.spec.units import GiB, MiB
+from ui import charts
 from ui import format as F
 from ui.theme import CHART_HEIGHT, COLORS, FONT_SIZE, PRINTED_PATTERN, STACK_ORDER, TITLE_SIZE, WASTE_PATTERN
 
@@ -33,7 +34,7 @@ def _fig(traces: list[dict], layout: dict) -> go.Figure:
     """A figure from plain dicts, without Plotly's per-property validation: validating these
     figures cost about 70 ms of server CPU per rerun of the memory page (most of the page); the
     tests check what validation would (names, axes, types) and that the specs are unchanged."""
-    return go.Figure(data=traces, layout=layout, _validate=False)
+    return charts.Figure(traces, layout)
 
 
 def _layout(title: str, *, height: int = CHART_HEIGHT, **kw) -> dict:

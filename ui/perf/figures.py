@@ -22,6 +22,7 @@ import plotly.graph_objects as go
 
 from calc.timing.operators import OperatorTable, RooflineResult
 from calc.timing.schedule import DECODE, PREFILL, QUEUED, STALLED, ScheduleResult, Segments
+from ui import charts
 from ui import format as F
 from ui.theme import CHART_HEIGHT, COLORS, FONT_SIZE, TITLE_SIZE
 
@@ -38,7 +39,7 @@ NO_HOVER = "<extra></extra>"
 
 
 def _fig(traces: list[dict], layout: dict) -> go.Figure:
-    return go.Figure(data=traces, layout=layout, _validate=False)
+    return charts.Figure(traces, layout)
 
 
 def _layout(title: str, *, height: int = CHART_HEIGHT, legend_below: bool = True, **axes) -> dict:
