@@ -10,6 +10,15 @@ if ! [ -x /usr/bin/chromium ]; then
     echo "chromium is missing and apt-get is not available: browser tests will be skipped" >&2
   fi
 fi
+# nginx for the multi-replica tests (tests/test_deploy.py; deploy/run-replicas.sh).
+if ! command -v nginx >/dev/null 2>&1 && ! [ -x /usr/sbin/nginx ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nginx >/dev/null
+  else
+    echo "nginx is missing and apt-get is not available: the live deploy tests will be skipped" >&2
+  fi
+fi
 scripts/setup.sh dev
 .venv/bin/hadolint Dockerfile
 export STREAMLIT_BROWSER_GATHER_USAGE_STATS=false STREAMLIT_SERVER_HEADLESS=true
