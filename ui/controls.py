@@ -13,6 +13,7 @@ from typing import Any, Callable, Literal
 
 from calc.spec.catalog import gpu_ids, model_ids
 from calc.spec.inputs import Efficiency
+from calc.sizing.memory import SAMPLER_VERSIONS
 from calc.spec.precision import (DTYPES, KV_CACHE_DTYPE_ALIASES, KV_CACHE_DTYPES, QUANTIZATION_ALIASES,
                                  QUANTIZATIONS)
 
@@ -168,6 +169,8 @@ MAX_NUM_SEQS = Control("max_num_seqs", "number", None, lo=1, hi=65_536, step=8, 
 MAX_NUM_BATCHED_TOKENS = Control("max_num_batched_tokens", "number", None, lo=16, hi=10_000_000, step=512,
                                  optional=True)
 OUTPUT_LEN = Control("output_len", "number", 256, lo=1, hi=1_000_000, step=64)
+# The vLLM line whose start-up profile run the memory model follows (calc.sizing.memory.SAMPLER_VERSIONS).
+VLLM_VERSION = Control("vllm_version", "select", "0.19", options=SAMPLER_VERSIONS)
 
 # A user-defined GPU (gpu=custom): its fields in datasheet units, URL-bound like every control;
 # defaults are the H100 SXM's so "custom" starts from a known card. Control key -> CustomGPU field.
@@ -272,7 +275,8 @@ def efficiency_from(values: dict[str, Any]) -> Efficiency:
 
 
 MAIN = (MODEL, GPU, TP, DTYPE, QUANTIZATION, KV_CACHE_DTYPE, CONTEXT, CONCURRENCY)
-ENGINE = (GPU_MEMORY_UTILIZATION, BLOCK_SIZE, MAX_MODEL_LEN, MAX_NUM_SEQS, MAX_NUM_BATCHED_TOKENS, OUTPUT_LEN)
+ENGINE = (GPU_MEMORY_UTILIZATION, BLOCK_SIZE, MAX_MODEL_LEN, MAX_NUM_SEQS, MAX_NUM_BATCHED_TOKENS, OUTPUT_LEN,
+          VLLM_VERSION)
 SHARED = MAIN + ENGINE + EFFICIENCY + CUSTOM_GPU_CONTROLS
 BY_KEY = {c.key: c for c in SHARED}
 

@@ -67,6 +67,10 @@ EN: dict[str, str] = {
     "ctl.max_num_seqs": "max_num_seqs (requests)",
     "ctl.max_num_seqs.help": "vLLM --max-num-seqs: most requests in one batch. Sizes the sampler's buffers in the "
                              "activation peak. Empty = vLLM's default (1024 on ≥70 GiB GPUs except A100, else 256).",
+    "ctl.vllm_version": "vLLM version (memory profile)",
+    "ctl.vllm_version.help": "Which vLLM line's start-up profile run the memory model follows. 0.19 (also 0.18): the "
+                             "sampler warm-up holds 14 B per logit; 0.15 and earlier V1 lines sorted the logits for "
+                             "top-k/top-p (36 B per logit), a much larger activation peak with large vocabularies.",
     "ctl.max_num_batched_tokens": "max_num_batched_tokens (tokens)",
     "ctl.max_num_batched_tokens.help": "vLLM --max-num-batched-tokens: most tokens in one forward pass; sets the "
                                        "activation peak vLLM profiles. Empty = vLLM's default (8192 or 2048).",
@@ -301,6 +305,9 @@ ZH: dict[str, str] = {
     "ctl.max_num_seqs": "max_num_seqs（请求数）",
     "ctl.max_num_seqs.help": "vLLM --max-num-seqs：一个批次中最多的请求数，决定激活峰值中采样器缓冲区的大小。"
                              "留空 = vLLM 默认值（≥70 GiB 且非 A100 的 GPU 为 1024，否则 256）。",
+    "ctl.vllm_version": "vLLM 版本（显存剖析）",
+    "ctl.vllm_version.help": "显存模型按哪个 vLLM 版本的启动剖析计算。0.19（0.18 相同）：采样器预热每个 logit 占 14 B；"
+                             "0.15 及更早的 V1 版本对 logits 排序做 top-k/top-p（每个 logit 36 B），词表大时激活峰值大得多。",
     "ctl.max_num_batched_tokens": "max_num_batched_tokens（token）",
     "ctl.max_num_batched_tokens.help": "vLLM --max-num-batched-tokens：一次前向计算最多处理的 token 数，"
                                        "决定 vLLM 预分析时的激活峰值。留空 = vLLM 默认值（8192 或 2048）。",

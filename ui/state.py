@@ -281,7 +281,8 @@ def build_scenario(values: dict[str, Any], *, custom_arch: ModelArch | None = No
             kv_cache_dtype=values["kv_cache_dtype"], gpu_memory_utilization=values["gpu_memory_utilization"],
             block_size=values["block_size"], max_model_len=values["max_model_len"],
             max_num_seqs=values["max_num_seqs"], max_num_batched_tokens=values["max_num_batched_tokens"],
-            input_len=ctx - out, output_len=out, concurrency=values["concurrency"])
+            input_len=ctx - out, output_len=out, concurrency=values["concurrency"],
+            vllm_version=values.get("vllm_version", "0.19"))
     except ValidationError as exc:
         raise ValueError(describe_validation_error(exc)) from None
     resolved = resolve_serving(arch, gpu, serving)

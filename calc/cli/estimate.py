@@ -19,7 +19,7 @@ from calc.spec.inputs import Efficiency, ServingConfig, describe_validation_erro
 
 BATCH_KEYS = ("model", "gpu", "gpu_spec", "tensor_parallel_size", "dtype", "quantization", "kv_cache_dtype", "input_len",
               "output_len", "concurrency", "max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill",
-              "gpu_memory_utilization", "block_size", "max_model_len", "disable_custom_all_reduce")
+              "gpu_memory_utilization", "block_size", "max_model_len", "disable_custom_all_reduce", "vllm_version")
 NUMERIC_KEYS = ("tensor_parallel_size", "input_len", "output_len", "concurrency", "max_num_seqs",
                 "max_num_batched_tokens", "gpu_memory_utilization", "block_size", "max_model_len")
 
@@ -129,7 +129,8 @@ def _args_to_options(args: argparse.Namespace) -> dict[str, Any]:
             "max_num_seqs": args.max_num_seqs, "max_num_batched_tokens": args.max_num_batched_tokens,
             "enable_chunked_prefill": args.enable_chunked_prefill,
             "gpu_memory_utilization": args.gpu_memory_utilization, "block_size": args.block_size,
-            "max_model_len": args.max_model_len, "disable_custom_all_reduce": args.disable_custom_all_reduce}
+            "max_model_len": args.max_model_len, "disable_custom_all_reduce": args.disable_custom_all_reduce,
+            "vllm_version": args.vllm_version}
 
 
 def run_estimate(args: argparse.Namespace) -> int:

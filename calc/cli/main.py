@@ -17,6 +17,7 @@ from calc.spec.catalog import CUSTOM_GPU_ID, CatalogError, custom_gpu, get_gpu, 
 from calc.spec.hf_config import ConfigError
 from calc.spec.inputs import Efficiency, ModelArch, ServingConfig, describe_validation_error
 from calc.spec.params import param_counts
+from calc.sizing.memory import SAMPLER_VERSIONS
 from calc.spec.precision import (ALIAS_REASONS, DTYPES, KV_CACHE_DTYPE_ALIASES, KV_CACHE_DTYPES, QUANTIZATION_ALIASES,
                                  QUANTIZATIONS)
 from calc.sizing.scenario import memory_for, resolve_serving
@@ -62,6 +63,9 @@ def _add_engine_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-model-len", type=_positive_int, default=None)
     p.add_argument("--max-num-seqs", type=_positive_int, default=None)
     p.add_argument("--max-num-batched-tokens", type=_positive_int, default=None)
+    p.add_argument("--vllm-version", choices=SAMPLER_VERSIONS, default="0.19",
+                   help="the vLLM line whose start-up profile run the memory model follows (0.19 also covers 0.18; "
+                        "0.15: the sort-based sampler, a larger activation peak)")
     p.add_argument("--disable-custom-all-reduce", action="store_true",
                    help="vLLM's flag: every TP all-reduce through NCCL (no custom P2P kernel)")
     p.add_argument("--format", choices=("table", "json"), default="table")
@@ -114,7 +118,7 @@ def serving_from_args(args: argparse.Namespace, **load: Any) -> ServingConfig:
         kv_cache_dtype=args.kv_cache_dtype, gpu_memory_utilization=args.gpu_memory_utilization,
         block_size=args.block_size, max_model_len=args.max_model_len, max_num_seqs=args.max_num_seqs,
         max_num_batched_tokens=args.max_num_batched_tokens, disable_custom_all_reduce=args.disable_custom_all_reduce,
-        **load)
+        vllm_version=args.vllm_version, **load)
 
 
 def _plain(x: Any) -> Any:
