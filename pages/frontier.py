@@ -7,7 +7,7 @@ import streamlit as st
 from ui.perf import figures as FP
 from ui import format as F
 from ui.perf import view as V
-from ui import charts, shell, state
+from ui import charts, shell, state, tables
 from ui.perf.explain import frontier_panels
 from ui.perf.controls import (CHUNKED, FRONTIER, MAX_OVERLAYS, OVERLAYS, PER_GPU, PRESETS, PRICE, REPLICAS,
                               SLO_TPOT_MS, SLO_TTFT_MS, Variant, apply_variant, same_as)
@@ -123,7 +123,7 @@ else:
                        mime="text/csv", data=lambda series=series: V.frontier_csv(series))  # built on click
 
     st.subheader(t("fr.compare"))
-    st.table([{t("fr.col.scenario"): x.label,
+    st.table(tables.arrow([{t("fr.col.scenario"): x.label,
                t("fr.col.best"): F.integer(x.concurrency[x.best]) if x.best >= 0 else "—",
                t("fr.col.x"): F.integer(x.output_tokens_per_s[x.best]) if x.best >= 0 else "—",
                t("fr.col.x_gpu"): F.integer(x.output_tokens_per_s_per_gpu[x.best]) if x.best >= 0 else "—",
@@ -131,7 +131,7 @@ else:
                t("fr.col.wall"): F.integer(x.engine_limit),
                t("fr.col.cost"): ("—" if x.cost_per_million_usd is None or x.best < 0
                                   else f"${F.number(float(x.cost_per_million_usd[x.best]), 3)}")}
-              for x in series], hide_index=True)
+              for x in series]), hide_index=True)
 
     st.subheader(t("fr.cmd.title"))
     seqs = int(f.concurrency[f.best]) if f.best >= 0 else int(f.max_num_seqs)
@@ -143,8 +143,8 @@ else:
 
     st.subheader(t("case.title"))
     st.caption(t("case.intro", i=F.integer(V.CASE_INPUT), o=F.integer(V.CASE_OUTPUT)))
-    st.table([{t("case.col.metric"): r["metric"], t("case.col.course"): r["course"], t("case.col.calc"): r["calc"],
-               t("case.col.why"): r["why"]} for r in V.case_rows(V.case_study(sc.efficiency), t)], hide_index=True)
+    st.table(tables.arrow([{t("case.col.metric"): r["metric"], t("case.col.course"): r["course"], t("case.col.calc"): r["calc"],
+               t("case.col.why"): r["why"]} for r in V.case_rows(V.case_study(sc.efficiency), t)]), hide_index=True)
 
     st.subheader(t("why.title"))
     render_panels(frontier_panels(f, t, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, input_len=s.input_len,

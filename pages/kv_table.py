@@ -29,9 +29,9 @@ else:
     st.caption(t("kv.course_note"))
     figs = course_figures()
     rows = tables.course_rows(figs, [computed_bytes(f) for f in figs], t)
-    st.table([{t("kv.col.section"): r["section"], t("kv.col.figure"): r["short"] + ": " + r["label"],
+    st.table(tables.arrow([{t("kv.col.section"): r["section"], t("kv.col.figure"): r["short"] + ": " + r["label"],
                t("kv.col.printed"): r["printed"], t("kv.col.computed"): r["computed"], t("kv.col.why"): r["why"]}
-              for r in rows], hide_index=True)
+              for r in rows]), hide_index=True)
     charts.plotly_chart(figures.printed_vs_computed_figure(rows, t), key="course_chart", config={"displaylogo": False})
     st.download_button(t("csv.kv_course"), data=tables.course_csv(rows), file_name="course_kv_table.csv",
                        mime="text/csv", key="course_csv", on_click="ignore")
@@ -61,11 +61,11 @@ for model_id in chosen_models:
                 "weights_bytes": float(r.weights_bytes), "kv_bytes_per_token": float(r.kv_bytes_per_token),
                 "kv_bytes": [float(v) for v in np.atleast_1d(r.kv_bytes_per_request)][:len(contexts)],
                 "max_len": arch.max_position_embeddings})
-st.dataframe([{t("kv.col.model"): o["model"], t("kv.col.attention"): o["attention"],
+st.dataframe(tables.arrow([{t("kv.col.model"): o["model"], t("kv.col.attention"): o["attention"],
                t("kv.col.params"): F.params_billions(o["params"]), t("kv.col.weights"): F.both(o["weights_bytes"]),
                t("kv.col.kv_token"): F.binary(o["kv_bytes_per_token"]),
                **{t("kv.col.kv_at", ctx=F.tokens_short(c)): F.both(v) + (" †" if c > o["max_len"] else "")
-                  for c, v in zip(contexts, o["kv_bytes"])}} for o in own], hide_index=True, key="own_table")
+                  for c, v in zip(contexts, o["kv_bytes"])}} for o in own]), hide_index=True, key="own_table")
 st.caption(t("kv.own.note", dtype=s.dtype, quant=s.quantization, kv=s.kv_cache_dtype, block=s.block_size))
 st.download_button(t("csv.kv_own"), data=tables.own_table_csv(own, contexts), file_name="kv_table.csv",
                    mime="text/csv", key="own_csv", on_click="ignore")

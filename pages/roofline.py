@@ -11,7 +11,7 @@ from calc.sizing.scenario import memory_for
 from ui.perf import figures as FP
 from ui import format as F
 from ui.perf import view as V
-from ui import charts, shell
+from ui import charts, shell, tables
 from ui.perf.explain import roofline_panels
 from ui.perf.controls import RF_BATCH, ROOFLINE
 from ui.state import check_query_params, render_control
@@ -63,7 +63,7 @@ else:
                        mime="text/csv", data=V.decode_sweep_csv(sweep))
 
     st.subheader(t("op.table_title"))
-    st.dataframe(V.operator_display(rows, t), hide_index=True, height=36 * (len(rows) + 1) + 4)
+    st.dataframe(tables.arrow(V.operator_display(rows, t)), hide_index=True, height=36 * (len(rows) + 1) + 4)
 
     st.subheader(t("mfu.title"))
     st.caption(t("mfu.intro", i=F.integer(s.input_len), o=F.integer(s.output_len)))
@@ -72,8 +72,8 @@ else:
     check = V.MfuCheck(decode_mfu=decode_table(r.engine, batch=[1, 32], context_tokens=mean_ctx).mfu,
                        request_mfu=closed.mfu, output_tokens_per_s=closed.output_tokens_per_s, tpot_s=closed.tpot_s,
                        critical_batch=r.critical_batch, input_len=s.input_len, output_len=s.output_len)
-    st.table([{t("mfu.col.claim"): x["claim"], t("mfu.col.course"): x["course"], t("mfu.col.calc"): x["calc"],
-               t("mfu.col.why"): x["why"]} for x in V.mfu_rows(check, t)], hide_index=True)
+    st.table(tables.arrow([{t("mfu.col.claim"): x["claim"], t("mfu.col.course"): x["course"], t("mfu.col.calc"): x["calc"],
+               t("mfu.col.why"): x["why"]} for x in V.mfu_rows(check, t)]), hide_index=True)
 
     st.subheader(t("why.title"))
     render_panels(roofline_panels(r, t), t)

@@ -10,7 +10,7 @@ from calc.timing.schedule import mixed_workload, segments, simulate
 from ui.perf import figures as FP
 from ui import format as F
 from ui.perf import view as V
-from ui import charts, shell
+from ui import charts, shell, tables
 from ui.perf.explain import scheduler_panels
 from ui.perf.controls import (SCHED_BUDGET, SCHED_GAP_MS, SCHED_LONG, SCHED_MAX_SEQS, SCHED_OUTPUT, SCHED_REQUESTS,
                               SCHED_SHORT, SCHEDULER)
@@ -76,12 +76,12 @@ else:
     st.subheader(t("sc.table_title"))
     ch, wh = runs["chunked"], runs["whole"]
     ms0 = lambda x: F.number(float(x) * 1e3, 1)  # noqa: E731
-    st.dataframe([{t("sc.col.request"): i + 1, t("sc.col.arrival"): ms0(ch.arrival_s[i]),
+    st.dataframe(tables.arrow([{t("sc.col.request"): i + 1, t("sc.col.arrival"): ms0(ch.arrival_s[i]),
                    t("sc.col.prompt"): F.integer(ch.prompt_tokens[i]), t("sc.col.output"): F.integer(ch.output_tokens[i]),
                    t("sc.col.ttft_chunked"): ms0(ch.ttft_s[i]), t("sc.col.ttft_whole"): ms0(wh.ttft_s[i]),
                    t("sc.col.tpot_chunked"): ms0(ch.tpot_s[i]), t("sc.col.tpot_whole"): ms0(wh.tpot_s[i]),
                    t("sc.col.gap_chunked"): ms0(ch.max_itl_s[i]), t("sc.col.gap_whole"): ms0(wh.max_itl_s[i])}
-                  for i in range(len(reqs))], hide_index=True)
+                  for i in range(len(reqs))]), hide_index=True)
     st.download_button(t("csv.schedule_requests"), key="schedule_requests_csv", on_click="ignore",
                        file_name="schedule_requests.csv", mime="text/csv",
                        data=V.schedule_requests_csv(list(runs.values())))

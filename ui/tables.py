@@ -94,3 +94,19 @@ def own_table_csv(rows: Sequence[dict[str, Any]], contexts: Sequence[int]) -> st
               *(f"kv_bytes_at_{c}" for c in contexts)]
     return to_csv(header, [[r["model"], r["attention"], r["params"], r["weights_bytes"], r["kv_bytes_per_token"],
                             *r["kv_bytes"]] for r in rows])
+
+
+def arrow(rows: Sequence[dict[str, Any]]) -> Any:
+    """Rows (dicts with the same keys) as an Arrow table for ``st.table`` / ``st.dataframe``.
+
+    Given a list of dicts, Streamlit builds a pandas DataFrame and converts it to Arrow on every
+    rerun (about 2 ms for a 5-row table); from an Arrow table it only serializes (0.1 ms). The
+    tables are drawn with ``hide_index=True``, so they look the same. Rows Arrow cannot type (a
+    column mixing numbers and text) are returned as they are, for Streamlit to convert as before.
+    """
+    import pyarrow as pa
+
+    try:
+        return pa.Table.from_pylist(list(rows))
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+        return rows
