@@ -4,9 +4,8 @@ decodes under the token budget vs whole prefills that stall them; TTFT and TPOT 
 import numpy as np
 import streamlit as st
 
-from calc.timing.estimate import engine_numbers
 from calc.sizing.scenario import memory_for
-from calc.timing.schedule import mixed_workload, segments, simulate
+from calc.timing.schedule import mixed_workload, segments
 from ui.perf import figures as FP
 from ui import format as F
 from ui.perf import view as V
@@ -40,12 +39,10 @@ if not bool(mem.fits):
 elif max(long_p, short_p) + out > mml:
     st.error(t("sc.too_long", p=F.integer(max(long_p, short_p)), o=F.integer(out), mml=F.integer(mml)))
 else:
-    e = engine_numbers(sc.arch, sc.gpu, s, sc.efficiency)
     reqs = mixed_workload(n_requests=n_req, long_prompt_tokens=long_p, short_prompt_tokens=short_p,
                           output_tokens=out, arrival_gap_s=gap_ms / 1000)
-    kw = dict(max_num_seqs=max_seqs, max_num_batched_tokens=budget, kv_capacity_tokens=float(mem.kv_pool_tokens))
-    runs = {"chunked": simulate(e, reqs, enable_chunked_prefill=True, **kw),
-            "whole": simulate(e, reqs, enable_chunked_prefill=False, **kw)}
+    runs = V.schedule_runs(sc.arch, sc.gpu, s, sc.efficiency, reqs, max_num_seqs=max_seqs, max_num_batched_tokens=budget,
+                           kv_capacity_tokens=float(mem.kv_pool_tokens))
     if any(r.truncated for r in runs.values()):
         st.warning(t("sc.truncated"))
     ms = lambda x: f"{F.number(float(x) * 1e3, 0)} ms"  # noqa: E731

@@ -57,3 +57,27 @@ def test_probe_is_the_scalar_estimate():
     d = estimate(ARCH, GPU, BASE.serving, Efficiency(), concurrency=np.nan, enable_chunked_prefill=True)
     assert float(p.serving.running) == float(d.serving.running)
     assert float(p.serving.tpot_s) == float(d.serving.tpot_s)
+
+
+def test_schedule_runs_equal_simulate_and_change_with_each_input():
+    from calc.timing.estimate import engine_numbers
+    from calc.timing.schedule import mixed_workload, simulate
+
+    reqs = mixed_workload(n_requests=6, long_prompt_tokens=2048, short_prompt_tokens=128, output_tokens=64,
+                          arrival_gap_s=0.05)
+    kw = dict(max_num_seqs=8, max_num_batched_tokens=512, kv_capacity_tokens=1e6)
+
+    def ttft(serving=BASE.serving, gpu=GPU, eff=Efficiency(), requests=reqs, **over):
+        runs = V.schedule_runs(ARCH, gpu, serving, eff, requests, **(kw | over))
+        return {k: np.asarray(r.ttft_s) for k, r in runs.items()}
+
+    base = ttft()
+    e = engine_numbers(ARCH, GPU, BASE.serving, Efficiency())
+    for name, chunked in (("chunked", True), ("whole", False)):
+        assert np.array_equal(base[name], np.asarray(simulate(e, reqs, enable_chunked_prefill=chunked, **kw).ttft_s))
+    assert np.array_equal(ttft(serving=BASE.serving.model_copy(update={"concurrency": 99}))["chunked"], base["chunked"])
+    changed = [ttft(serving=BASE.serving.model_copy(update={"kv_cache_dtype": "fp8", "dtype": "bfloat16"})),
+               ttft(gpu=get_gpu("h100-sxm")), ttft(eff=Efficiency(step_overhead_s=0.01)),
+               ttft(requests=reqs[:4]), ttft(max_num_batched_tokens=256), ttft(max_num_seqs=2)]
+    for other in changed:
+        assert not all(np.array_equal(np.asarray(other[k])[:4], base[k][:4]) for k in base), other

@@ -15,13 +15,13 @@ import numpy as np
 
 from calc.spec.catalog import get_gpu, get_model
 from calc.plan.costs import deployment_usd_per_hour, usd_per_million_tokens
-from calc.timing.estimate import Estimate, estimate
+from calc.timing.estimate import Estimate, engine_numbers, estimate
 from calc.timing.frontier import (best_feasible, concurrency_points, cost_per_million_tokens_usd, knee_index,
                            sla_feasible)
 from calc.spec.inputs import Efficiency, ModelArch, ServingConfig
 from calc.timing.operators import OperatorTable, RooflineResult
 from calc.sizing.scenario import memory_for
-from calc.timing.schedule import PHASE_NAMES, ScheduleResult
+from calc.timing.schedule import PHASE_NAMES, ScheduleResult, simulate
 from calc.spec.units import GB
 from calc.spec.vllm_command import serve_command
 from ui import format as F
@@ -114,6 +114,25 @@ def cached_estimate(v: Variant, arch: ModelArch, eff: Efficiency, concurrency) -
         return estimate(arch, v.gpu, v.serving, eff, concurrency=concurrency, enable_chunked_prefill=v.chunked)
     return _estimate_cached(arch, _ByJson(v.gpu), v.serving.model_copy(update={"concurrency": None}), eff,
                             bool(v.chunked), conc_key)
+
+
+@lru_cache(maxsize=32)
+def _schedule_cached(arch: ModelArch, gpu: _ByJson, serving: ServingConfig, eff: Efficiency, requests: tuple,
+                     chunked: bool, kw: tuple) -> ScheduleResult:
+    return simulate(engine_numbers(arch, gpu.model, serving, eff), requests, enable_chunked_prefill=chunked,
+                    **dict(kw))
+
+
+def schedule_runs(arch: ModelArch, gpu, serving: ServingConfig, eff: Efficiency, requests: Sequence, *,
+                  max_num_seqs: int, max_num_batched_tokens: int,
+                  kv_capacity_tokens: float) -> dict[str, ScheduleResult]:
+    """The scheduler page's two runs (chunked prefill, whole prefills) of
+    :func:`calc.timing.schedule.simulate`, memoized by every input like :func:`cached_estimate`
+    (the sidebar's concurrency is not one: moving it recomputes nothing). Shared: do not modify."""
+    key = (arch, _ByJson(gpu), serving.model_copy(update={"concurrency": None}), eff, tuple(requests))
+    kw = (("max_num_seqs", int(max_num_seqs)), ("max_num_batched_tokens", int(max_num_batched_tokens)),
+          ("kv_capacity_tokens", float(kv_capacity_tokens)))
+    return {"chunked": _schedule_cached(*key, True, kw), "whole": _schedule_cached(*key, False, kw)}
 
 
 def probe(v: Variant, arch: ModelArch, eff: Efficiency) -> Estimate:
