@@ -60,7 +60,7 @@ else:
                     key="decode_batch_chart", config={"displaylogo": False})
     st.caption(t("db.caption", bstar=F.number(r.critical_batch, 0), fit=F.integer(kv_limit)))
     st.download_button(t("csv.decode_batch"), key="decode_batch_csv", on_click="ignore", file_name="decode_batch_sweep.csv",
-                       mime="text/csv", data=V.decode_sweep_csv(sweep))
+                       mime="text/csv", data=lambda sweep=sweep: V.decode_sweep_csv(sweep))  # built on click
 
     st.subheader(t("op.table_title"))
     st.dataframe(tables.arrow(V.operator_display(rows, t)), hide_index=True, height=36 * (len(rows) + 1) + 4)

@@ -68,7 +68,7 @@ else:
                         config={"displaylogo": False})
         st.caption(t(f"sc.caption.{name}"))
     st.download_button(t("csv.schedule_steps"), key="schedule_steps_csv", on_click="ignore",
-                       file_name="schedule_steps.csv", mime="text/csv", data=V.schedule_steps_csv(list(runs.values())))
+                       file_name="schedule_steps.csv", mime="text/csv", data=lambda runs=runs: V.schedule_steps_csv(list(runs.values())))  # built on click
 
     st.subheader(t("sc.table_title"))
     ch, wh = runs["chunked"], runs["whole"]
