@@ -4,9 +4,8 @@ intensity; the batch slider moves decode toward the ridge; where batching stops 
 import numpy as np
 import streamlit as st
 
-from calc.timing.estimate import estimate
 from calc.timing.frontier import concurrency_points
-from calc.timing.operators import decode_table, roofline
+from calc.timing.operators import decode_table
 from calc.sizing.scenario import memory_for
 from ui.perf import figures as FP
 from ui import format as F
@@ -32,8 +31,8 @@ if not bool(mem.fits):
                              max_model_len=sc.resolved.max_model_len, mem=mem, t=t))
 else:
     batch = render_control(RF_BATCH, t)
-    r = roofline(sc.arch, sc.gpu, s, sc.efficiency, decode_batch=batch, context_tokens=sc.context_tokens,
-                 prompt_tokens=s.input_len)
+    r = V.cached_roofline(sc.arch, sc.gpu, s, sc.efficiency, decode_batch=batch, context_tokens=sc.context_tokens,
+                          prompt_tokens=s.input_len)
     kv_limit = float(mem.max_concurrency_at_context)
     d, p = r.decode, r.prefill
     c1, c2, c3, c4, c5 = st.columns(5)
@@ -68,7 +67,8 @@ else:
     st.subheader(t("mfu.title"))
     st.caption(t("mfu.intro", i=F.integer(s.input_len), o=F.integer(s.output_len)))
     mean_ctx = s.input_len + s.output_len / 2
-    closed = estimate(sc.arch, sc.gpu, s, sc.efficiency, concurrency=np.array([1, 32])).serving
+    closed = V.cached_estimate(V.Variant("", s, sc.gpu, s.enable_chunked_prefill), sc.arch, sc.efficiency,
+                               np.array([1, 32])).serving
     check = V.MfuCheck(decode_mfu=decode_table(r.engine, batch=[1, 32], context_tokens=mean_ctx).mfu,
                        request_mfu=closed.mfu, output_tokens_per_s=closed.output_tokens_per_s, tpot_s=closed.tpot_s,
                        critical_batch=r.critical_batch, input_len=s.input_len, output_len=s.output_len)

@@ -81,3 +81,23 @@ def test_schedule_runs_equal_simulate_and_change_with_each_input():
                ttft(requests=reqs[:4]), ttft(max_num_batched_tokens=256), ttft(max_num_seqs=2)]
     for other in changed:
         assert not all(np.array_equal(np.asarray(other[k])[:4], base[k][:4]) for k in base), other
+
+
+def test_cached_roofline_equals_roofline_and_changes_with_each_input():
+    from calc.timing.operators import roofline
+
+    kw = dict(decode_batch=16, context_tokens=2048, prompt_tokens=1792)
+
+    def step(serving=BASE.serving, gpu=GPU, eff=Efficiency(), **over):
+        return float(V.cached_roofline(ARCH, gpu, serving, eff, **(kw | over)).decode.step_s)
+
+    base = step()
+    assert base == float(roofline(ARCH, GPU, BASE.serving, Efficiency(), **kw).decode.step_s)
+    assert step(serving=BASE.serving.model_copy(update={"concurrency": 99})) == base
+    for other in (step(decode_batch=32), step(context_tokens=4096), step(gpu=get_gpu("h100-sxm")),
+                  step(eff=Efficiency(hbm_bw_fraction=0.5)),
+                  step(serving=BASE.serving.model_copy(update={"kv_cache_dtype": "fp8"}))):
+        assert other != base
+    # the prompt only moves the prefill table
+    assert float(V.cached_roofline(ARCH, GPU, BASE.serving, Efficiency(), **(kw | {"prompt_tokens": 512})).prefill.step_s) \
+        != float(V.cached_roofline(ARCH, GPU, BASE.serving, Efficiency(), **kw).prefill.step_s)

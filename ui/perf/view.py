@@ -19,7 +19,7 @@ from calc.timing.estimate import Estimate, engine_numbers, estimate
 from calc.timing.frontier import (best_feasible, concurrency_points, cost_per_million_tokens_usd, knee_index,
                            sla_feasible)
 from calc.spec.inputs import Efficiency, ModelArch, ServingConfig
-from calc.timing.operators import OperatorTable, RooflineResult
+from calc.timing.operators import OperatorTable, RooflineResult, roofline
 from calc.sizing.scenario import memory_for
 from calc.timing.schedule import PHASE_NAMES, ScheduleResult, simulate
 from calc.spec.units import GB
@@ -133,6 +133,21 @@ def schedule_runs(arch: ModelArch, gpu, serving: ServingConfig, eff: Efficiency,
     kw = (("max_num_seqs", int(max_num_seqs)), ("max_num_batched_tokens", int(max_num_batched_tokens)),
           ("kv_capacity_tokens", float(kv_capacity_tokens)))
     return {"chunked": _schedule_cached(*key, True, kw), "whole": _schedule_cached(*key, False, kw)}
+
+
+@lru_cache(maxsize=32)
+def _roofline_cached(arch: ModelArch, gpu: _ByJson, serving: ServingConfig, eff: Efficiency, decode_batch: int,
+                     context_tokens: int, prompt_tokens: int) -> RooflineResult:
+    return roofline(arch, gpu.model, serving, eff, decode_batch=decode_batch, context_tokens=context_tokens,
+                    prompt_tokens=prompt_tokens)
+
+
+def cached_roofline(arch: ModelArch, gpu, serving: ServingConfig, eff: Efficiency, *, decode_batch: int,
+                    context_tokens: int, prompt_tokens: int) -> RooflineResult:
+    """:func:`calc.timing.operators.roofline` for one batch and prompt, memoized by every input like
+    :func:`cached_estimate` (the sidebar's concurrency is not one). Shared: do not modify."""
+    return _roofline_cached(arch, _ByJson(gpu), serving.model_copy(update={"concurrency": None}), eff,
+                            int(decode_batch), int(context_tokens), int(prompt_tokens))
 
 
 def probe(v: Variant, arch: ModelArch, eff: Efficiency) -> Estimate:
