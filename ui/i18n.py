@@ -490,6 +490,10 @@ from ui.planner import i18n as _planner  # noqa: E402
 EN.update(_planner.EN)
 ZH.update(_planner.ZH)
 
+from ui.loadtest import i18n as _loadtest  # noqa: E402
+
+EN.update(_loadtest.EN)
+ZH.update(_loadtest.ZH)
 STRINGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}
 
 

@@ -47,6 +47,7 @@ PAGES: list[PageSpec] = [
     PageSpec("pages/roofline.py", "nav.roofline", "📈"),
     PageSpec("pages/frontier.py", "nav.frontier", "⚖️"),
     PageSpec("pages/scheduler.py", "nav.scheduler", "🗓️"),
+    PageSpec("pages/load_test.py", "nav.load_test", "🚦"),
     PageSpec("pages/planner.py", "nav.planner", "🧭"),
 ]
 

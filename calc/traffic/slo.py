@@ -93,6 +93,10 @@ class RateSearch:
     tpot_s: np.ndarray
     goodput_requests_per_s: np.ndarray
     meets: np.ndarray
+    ttft_p95_s: np.ndarray = None  # P95 / P99 at each rate (for plots), whatever percentile judged
+    ttft_p99_s: np.ndarray = None
+    tpot_p95_s: np.ndarray = None
+    tpot_p99_s: np.ndarray = None
 
 
 def max_sustainable_rate(run: Callable[[float], SimResult], *, ttft_slo_s: float, tpot_slo_s: float, percentile: int = 95,
@@ -107,14 +111,15 @@ def max_sustainable_rate(run: Callable[[float], SimResult], *, ttft_slo_s: float
     """
     if not 0 < rate_lo < rate_hi:
         raise ValueError(f"rate: need 0 < low < high (got {rate_lo}, {rate_hi})")
-    tried: dict[float, tuple[float, float, float, bool]] = {}
+    tried: dict[float, tuple] = {}
 
     def check(rate: float) -> bool:
         r = run(rate)
         s = summarize(r, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s)
         tt, tp = s[f"ttft_s_p{percentile}"], s[f"tpot_s_p{percentile}"]
         ok = tt <= ttft_slo_s and (np.isnan(tp) or tp <= tpot_slo_s)
-        tried[rate] = (tt, tp, s["goodput_requests_per_s"], ok)
+        tried[rate] = (tt, tp, s["goodput_requests_per_s"], ok, s["ttft_s_p95"], s["ttft_s_p99"], s["tpot_s_p95"],
+                       s["tpot_s_p99"])
         return ok
 
     best = float("nan")
@@ -132,10 +137,12 @@ def max_sustainable_rate(run: Callable[[float], SimResult], *, ttft_slo_s: float
                     hi = mid
             best = lo
     rates = np.array(sorted(tried))
-    vals = np.array([tried[x] for x in rates], dtype=object).reshape(len(rates), 4)
+    vals = np.array([tried[x] for x in rates], dtype=object).reshape(len(rates), 8)
     return RateSearch(rate_per_s=best, percentile=int(percentile), rates_per_s=rates,
                       ttft_s=vals[:, 0].astype(float), tpot_s=vals[:, 1].astype(float),
-                      goodput_requests_per_s=vals[:, 2].astype(float), meets=vals[:, 3].astype(bool))
+                      goodput_requests_per_s=vals[:, 2].astype(float), meets=vals[:, 3].astype(bool),
+                      ttft_p95_s=vals[:, 4].astype(float), ttft_p99_s=vals[:, 5].astype(float),
+                      tpot_p95_s=vals[:, 6].astype(float), tpot_p99_s=vals[:, 7].astype(float))
 
 
 def _fake_result(*, ttft: float) -> SimResult:

@@ -1,0 +1,128 @@
+"""Load-test page (course §3.6, P50/P95/P99): a request-level simulation of vLLM's scheduler under
+an arrival process; latency distributions against the SLA, goodput and tail latency against the
+rate with the highest sustainable rate, the engine's timeline, and the analytic mean beside."""
+
+import hashlib
+
+import numpy as np
+import streamlit as st
+
+from calc.timing.estimate import estimate
+from calc.traffic.slo import summarize
+from calc.traffic.workload import WorkloadError
+from ui import format as F
+from ui import shell
+from ui.loadtest import controls as LC
+from ui.loadtest import figures as LF
+from ui.loadtest import runs
+from ui.loadtest.explain import loadtest_panels
+from ui.state import check_query_params, render_control
+from ui.why import render_panels
+
+sc, t = shell.page()
+for warning in check_query_params(LC.LOADTEST, t):
+    st.warning(warning)
+s = sc.serving
+st.title(t("lt.page_title"))
+st.caption(t("lt.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size))
+
+cols = [*st.columns(5), *st.columns(4), *st.columns(5)]
+v = {ctl.key: None for ctl in LC.LOADTEST}
+for col, ctl in zip(cols, LC.LOADTEST):
+    with col:
+        v[ctl.key] = render_control(ctl, t)
+trace_file = st.file_uploader(t("lt.trace"), type=["csv", "jsonl", "json", "txt"], key="lt_trace", help=t("lt.trace.help"))
+q = int(str(v["lt_percentile"])[1:])
+ttft_slo, tpot_slo = v["lt_ttft_ms"] / 1e3, v["lt_tpot_ms"] / 1e3
+load = runs.Load(arrival=v["lt_arrival"], rate_per_s=float(v["lt_rate"] or LC.LT_RATE.default), cv=float(v["lt_cv"]),
+                 concurrency=int(v["lt_concurrency"] or 1), num_requests=int(v["lt_requests"]), lengths=v["lt_lengths"],
+                 input_len=int(v["lt_input_len"] or 1), output_len=int(v["lt_output_len"] or 1),
+                 spread=float(v["lt_spread"]), seed=int(v["lt_seed"] or 0))
+trace = trace_file.getvalue() if trace_file is not None else None
+est = estimate(sc.arch, sc.gpu, s, sc.efficiency, concurrency=load.concurrency)
+key = (sc.arch.model_dump_json(), sc.gpu.model_dump_json(), s.model_dump_json(), sc.efficiency.model_dump_json())
+if not bool(est.memory.fits):
+    st.error(t("lt.not_fit"))
+    st.stop()
+try:
+    with st.spinner(t("lt.running", n=F.integer(load.num_requests))):
+        r = runs.run(*key, load, trace)
+except WorkloadError as exc:  # user text: shown as plain text, never Markdown
+    st.error(t("lt.trace_error"))
+    st.text(str(exc)[:300])
+    trace = None
+    r = runs.run(*key, load, None)
+except ValueError as exc:
+    st.error(t("lt.too_big", msg=""))
+    st.text(str(exc)[:300])
+    st.stop()
+if trace is not None:
+    st.caption(t("lt.trace_used", n=F.integer(r.num_requests), span=F.number(r.makespan_s, 1)))
+stats = summarize(r, ttft_slo_s=ttft_slo, tpot_slo_s=tpot_slo)
+ms = lambda x: f"{F.number(x * 1e3, 1)} ms" if np.isfinite(x) else "–"  # noqa: E731
+pt, pp = stats[f"ttft_s_p{q}"], stats[f"tpot_s_p{q}"]
+m = st.columns(6)
+m[0].metric(t("lt.metric.ttft", q=q), ms(pt), delta=t("lt.metric.vs_slo", delta=ms(pt - ttft_slo)), delta_color="inverse", border=True)
+m[1].metric(t("lt.metric.tpot", q=q), ms(pp), delta=t("lt.metric.vs_slo", delta=ms(pp - tpot_slo)) if np.isfinite(pp) else None,
+            delta_color="inverse", border=True)
+m[2].metric(t("lt.metric.goodput"), f"{F.number(stats['goodput_requests_per_s'], 2)} req/s", border=True)
+m[3].metric(t("lt.metric.throughput"), f"{F.number(stats['output_tokens_per_s'], 0)} tok/s", border=True)
+m[4].metric(t("lt.metric.attainment"), F.percent(stats["slo_attainment"]), border=True)
+m[5].metric(t("lt.metric.preemptions"), F.integer(stats["preemptions"]), border=True)
+ok = pt <= ttft_slo and (not np.isfinite(pp) or pp <= tpot_slo)
+(st.success if ok else st.warning)(t("lt.verdict.pass" if ok else "lt.verdict.fail", q=q))
+
+dist, sweep, timeline, table = st.tabs([t("lt.tab.dist"), t("lt.tab.sweep"), t("lt.tab.timeline"), t("lt.tab.table")])
+with dist:
+    c1, c2 = st.columns(2)
+    c1.plotly_chart(LF.cdf_figure(r.ttft_s, t, title=t("lt.fig.ttft_title"), x_title=t("lt.fig.ttft_x"), slo_s=ttft_slo, q=q),
+                    key="lt_cdf_ttft", config={"displaylogo": False})
+    c2.plotly_chart(LF.cdf_figure(r.tpot_s, t, title=t("lt.fig.tpot_title"), x_title=t("lt.fig.tpot_x"), slo_s=tpot_slo, q=q),
+                    key="lt_cdf_tpot", config={"displaylogo": False})
+with sweep:
+    if trace is not None or load.arrival not in ("poisson", "gamma"):
+        st.info(t("lt.sweep_only_open"))
+    elif not v["lt_sweep"]:
+        st.info(t("lt.sweep_off"))
+    else:
+        cap = float(estimate(sc.arch, sc.gpu, s, sc.efficiency, concurrency=0,
+                             input_len=load.input_len, output_len=load.output_len).serving.requests_per_s)
+        with st.spinner(t("lt.sweeping")):
+            search = runs.sweep(*key, load, ttft_slo_s=ttft_slo, tpot_slo_s=tpot_slo, percentile=q,
+                                capacity_rps=cap if np.isfinite(cap) else load.rate_per_s)
+        if np.isfinite(search.rate_per_s):
+            st.markdown(t("lt.sweep_result", q=q, ttft=F.integer(v["lt_ttft_ms"]), tpot=F.integer(v["lt_tpot_ms"]),
+                          rate=F.number(search.rate_per_s, 2), n=len(search.rates_per_s)))
+        else:
+            st.warning(t("lt.sweep_none", rate=F.number(float(search.rates_per_s.min()), 2), q=q))
+        st.plotly_chart(LF.sweep_figure(search, t, ttft_slo_s=ttft_slo), key="lt_sweep_fig", config={"displaylogo": False})
+with timeline:
+    st.plotly_chart(LF.timeline_figure(r, t), key="lt_timeline", config={"displaylogo": False})
+with table:
+    st.dataframe([{t("lt.col.metric"): name, t("lt.col.mean"): ms(stats[f"{name}_mean"]),
+                   **{f"P{p}": ms(stats[f"{name}_p{p}"]) for p in (50, 90, 95, 99)}}
+                  for name in ("ttft_s", "tpot_s", "itl_s", "e2e_latency_s", "queue_wait_s")], hide_index=True)
+c1, c2 = st.columns(2)
+c1.download_button(t("csv.lt_requests"), LF.requests_csv(r), file_name="load_test_requests.csv", mime="text/csv",
+                   key="lt_csv_requests", on_click="ignore")
+c2.download_button(t("csv.lt_steps"), LF.steps_csv(r), file_name="load_test_timeline.csv", mime="text/csv",
+                   key="lt_csv_steps", on_click="ignore")
+
+# The analytic closed loop beside: at the clients of a closed loop, else at the mean requests in
+# the system (Little's law), same mean lengths; identical requests get the FCFS wave.
+closed = trace is None and load.arrival == "closed"
+c_eq = load.concurrency if closed else max(1, int(round(stats["requests_per_s"] * stats["e2e_latency_s_mean"])))
+uniform = trace is None and load.lengths == "fixed"
+a = estimate(sc.arch, sc.gpu, s, sc.efficiency, concurrency=c_eq, input_len=int(np.mean(r.input_len)),
+             output_len=int(np.mean(r.output_len)), uniform_lengths=uniform).serving
+st.subheader(t("lt.analytic.title"))
+st.caption(t("lt.analytic.caption", c=F.integer(c_eq), how=t("lt.analytic.closed" if closed else "lt.analytic.little")))
+st.dataframe([{t("lt.col.metric"): name, t("lt.col.analytic"): ms(float(getattr(a, name))),
+               t("lt.col.simulated"): ms(stats[f"{name}_mean"])} for name in ("ttft_s", "tpot_s", "e2e_latency_s")],
+             hide_index=True)
+if not bool(a.closed_form):
+    st.info(t("lt.analytic.sim_needed"))
+st.subheader(t("why.title"))
+analytic = {"concurrency": F.integer(c_eq), "wave": uniform, "wave_steps": float(a.wave_steps) if uniform else 0.0,
+            "ttft_s": float(a.ttft_s), "closed_form": bool(a.closed_form)}
+render_panels(loadtest_panels(r, stats, t, ttft_slo_s=ttft_slo, tpot_slo_s=tpot_slo, q=q, analytic=analytic), t)

@@ -1,0 +1,82 @@
+"""AppTest of the load-test page, and its figure builders."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from apptest_helpers import app, plotly_specs
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+PAGE = "pages/load_test.py"
+SMALL = {"lt_requests": "200", "lt_sweep": "false"}
+
+
+def test_defaults_render_with_percentiles_and_figures():
+    at = app(SMALL, page=PAGE)
+    assert not at.exception and not at.error
+    labels = [m.label for m in at.metric]
+    assert labels[:3] == ["P95 TTFT", "P95 TPOT", "Goodput"]
+    specs = plotly_specs(at)
+    titles = [s["layout"]["title"]["text"] for s in specs]
+    assert "Time to first token" in titles and any("timeline" in x for x in titles)
+    cdf = specs[titles.index("Time to first token")]
+    assert cdf["layout"]["xaxis"]["type"] == "log"
+    assert any(sh.get("x0") == 500 for sh in cdf["layout"]["shapes"])  # the SLA line at 500 ms
+    assert len(at.dataframe) == 2  # statistics + analytic beside simulated
+    assert {b.key for b in at.get("download_button")} >= {"lt_csv_requests", "lt_csv_steps"}
+
+
+def test_chinese_and_closed_loop_with_analytic_flag():
+    at = app({**SMALL, "lt_arrival": "closed", "lt_concurrency": "16", "lt_lengths": "fixed", "lang": "zh"}, page=PAGE)
+    assert not at.exception and not at.error
+    assert at.title[0].value == "负载测试：真实流量下的尾延迟"
+    assert any("解析" in str(df.value.columns.tolist()) for df in at.dataframe)
+
+
+def test_rate_sweep_marks_the_highest_sustainable_rate():
+    at = app({"lt_requests": "200", "lt_rate": "2", "lt_input_len": "512", "lt_output_len": "64"}, page=PAGE)
+    assert not at.exception
+    md = " ".join(m.value for m in at.markdown)
+    assert "requests/s" in md and "Highest rate meeting P95" in md
+    sweep = [s for s in plotly_specs(at) if "against the arrival rate" in s["layout"]["title"]["text"]]
+    assert sweep and any(sh.get("type") == "line" for sh in sweep[0]["layout"]["shapes"])
+
+
+def test_bad_url_value_warns_and_falls_back():
+    at = app({**SMALL, "lt_rate": "-3", "lt_arrival": "<b>x</b>"}, page=PAGE)
+    assert not at.exception
+    warnings = " ".join(w.value for w in at.warning)
+    assert "lt_rate" in warnings and "lt_arrival" in warnings
+
+
+def test_figure_builders():
+    from calc.spec.catalog import get_gpu, get_model
+    from calc.timing.estimate import estimate
+    from calc.spec.inputs import ServingConfig
+    from calc.traffic.simulator import EngineConfig, simulate
+    from calc.traffic.slo import max_sustainable_rate
+    from calc.traffic.workload import LengthSpec, make_workload
+    from ui.i18n import Translator
+    from ui.loadtest import figures as LF
+
+    t = Translator("en")
+    est = estimate(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"), ServingConfig())
+    cfg = EngineConfig(max_num_seqs=256, max_num_batched_tokens=8192, enable_chunked_prefill=True,
+                       num_blocks=int(est.memory.num_blocks))
+    r = simulate(est.engine, make_workload(arrival="poisson", rate_per_s=5, num_requests=100,
+                                           input_len=LengthSpec("fixed", 512), output_len=LengthSpec("fixed", 32)), cfg)
+    f = LF.cdf_figure(r.ttft_s, t, title="T", x_title="TTFT (ms, log)", slo_s=0.2, q=95)
+    xs = np.asarray(f.data[0].x)
+    assert np.all(np.diff(xs) >= 0) and f.data[0].y[-1] == pytest.approx(100)
+    assert f.data[1].y[0] == 95 and f.data[1].x[0] == pytest.approx(np.percentile(r.ttft_s * 1e3, 95))
+    tl = LF.timeline_figure(r, t)
+    assert {d.name for d in tl.data} == {"waiting", "running", "KV blocks in use", "step time"}
+    assert max(tl.data[2].y) <= 100
+    search = max_sustainable_rate(lambda rate: simulate(est.engine, make_workload(
+        arrival="poisson", rate_per_s=rate, num_requests=80, input_len=LengthSpec("fixed", 512),
+        output_len=LengthSpec("fixed", 32)), cfg), ttft_slo_s=0.1, tpot_slo_s=1.0, rate_lo=1, rate_hi=400, iterations=4)
+    sf = LF.sweep_figure(search, t, ttft_slo_s=0.1)
+    assert sf.data[0].name.startswith("goodput") and len(sf.data[0].x) == len(search.rates_per_s)
+    csv = LF.requests_csv(r).splitlines()
+    assert csv[0].startswith("request,arrival_s") and len(csv) == 101

@@ -1,0 +1,70 @@
+""""Why this number" panels of the load-test page: goodput at the SLA, the percentile that judges,
+Little's law on the run, and the analytic mean beside the simulated one. Numbers come from
+:mod:`calc.traffic` and :mod:`calc.timing.serving`; here they are only formatted."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from calc.traffic.simulator import SimResult
+from calc.traffic.slo import littles_law, meets_slo
+from ui import format as F
+from ui.memory.explain import Panel
+
+T = Callable[..., str]
+
+
+def _n(x: float, digits: int = 2) -> str:
+    return F.number(x, digits).replace(",", "{,}")
+
+
+def _ms(x: float) -> str:
+    return _n(x * 1e3, 1) + r"\,\text{ms}"
+
+
+def loadtest_panels(r: SimResult, s: dict, t: T, *, ttft_slo_s: float, tpot_slo_s: float, q: int,
+                    analytic: dict | None) -> list[Panel]:
+    ok = meets_slo(r, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s)
+    n_ok, n = int(ok.sum()), r.num_requests
+    span = s["duration_s"]
+    panels = [Panel(
+        key="goodput", title=t("lt.why.goodput.title"),
+        formula=r"\text{goodput} = \frac{\#\{\text{TTFT} \le T_{\text{TTFT}} \wedge \text{TPOT} \le T_{\text{TPOT}}\}}"
+                r"{t_{\text{last finish}} - t_{\text{first arrival}}}",
+        plugged=rf"\frac{{{n_ok}\ \text{{of}}\ {n}}}{{{_n(span, 1)}\,\text{{s}}}} = {_n(s['goodput_requests_per_s'], 2)}"
+                rf"\,\text{{req/s}}\quad(T_{{\text{{TTFT}}}} = {_ms(ttft_slo_s)},\ T_{{\text{{TPOT}}}} = {_ms(tpot_slo_s)})",
+        takeaway=t("lt.why.goodput.takeaway", share=F.percent(n_ok / max(n, 1)),
+                   thr=F.number(s["requests_per_s"], 2), good=F.number(s["goodput_requests_per_s"], 2)),
+        notes=[t("lt.why.goodput.note")])]
+    pt, pp = s[f"ttft_s_p{q}"], s[f"tpot_s_p{q}"]
+    verdict = t("lt.why.pass") if (pt <= ttft_slo_s and (not np.isfinite(pp) or pp <= tpot_slo_s)) else t("lt.why.fail")
+    panels.append(Panel(
+        key="percentile", title=t("lt.why.percentile.title", q=q),
+        formula=rf"P_{{{q}}} = \text{{the value {q}\,\% of requests stay at or under (linear interpolation)}}",
+        plugged=rf"P_{{{q}}}(\text{{TTFT}}) = {_ms(pt)}\ \text{{vs}}\ {_ms(ttft_slo_s)},\quad "
+                rf"P_{{{q}}}(\text{{TPOT}}) = {_ms(pp) if np.isfinite(pp) else '-'}\ \text{{vs}}\ {_ms(tpot_slo_s)}",
+        takeaway=t("lt.why.percentile.takeaway", q=q, verdict=verdict, mean=F.number(s["ttft_s_mean"] * 1e3, 0),
+                   pq=F.number(pt * 1e3, 0)),
+        notes=[t("lt.why.percentile.note")]))
+    area, total = littles_law(r)
+    L = area / span if span > 0 else float("nan")
+    panels.append(Panel(
+        key="little", title=t("lt.why.little.title"),
+        formula=r"L = \lambda \cdot W:\quad \frac{1}{T}\int_0^T N(t)\,dt = \frac{N_{\text{req}}}{T}\cdot \overline{\text{E2E}}",
+        plugged=rf"{_n(L, 2)} = {_n(s['requests_per_s'], 3)}\,\text{{req/s}} \times {_n(s['e2e_latency_s_mean'], 3)}\,\text{{s}}"
+                rf" = {_n(s['requests_per_s'] * s['e2e_latency_s_mean'], 2)}",
+        takeaway=t("lt.why.little.takeaway", L=F.number(L, 1), running=F.number(float(np.mean(r.step_running)), 1)),
+        notes=[t("lt.why.little.note", area=F.number(area, 1), total=F.number(total, 1))]))
+    if analytic is not None:
+        panels.append(Panel(
+            key="analytic", title=t("lt.why.analytic.title"),
+            formula=(r"\text{TTFT} = T_{\text{arrive}} + k\,T_H,\quad W = \frac{R\,I}{h}" if analytic["wave"]
+                     else r"\text{TTFT} = S + D_{\text{TTFT}} + t_{\text{request}} + \text{wait}"),
+            plugged=(rf"C = {analytic['concurrency']},\ W = {_n(analytic['wave_steps'], 1)}:\ "
+                     rf"\text{{TTFT}}_{{\text{{analytic}}}} = {_ms(analytic['ttft_s'])}\ \text{{vs simulated}}\ {_ms(s['ttft_s_mean'])}"),
+            takeaway=t("lt.why.analytic.takeaway" if analytic["closed_form"] else "lt.why.analytic.sim",
+                       an=F.number(analytic["ttft_s"] * 1e3, 0), sim=F.number(s["ttft_s_mean"] * 1e3, 0)),
+            notes=[t("lt.why.analytic.note")]))
+    return panels

@@ -1,0 +1,123 @@
+"""Plotly figures of the load-test page: latency distributions with the SLA, goodput and tail
+latency against the arrival rate, and the engine's timeline. Pure (no ``st.*``); ``t`` is a
+:class:`ui.i18n.Translator`. Colours: the app's concepts (queue = queued grey, running = decode
+indigo, KV = the KV orange, prefill rose, SLA = limit vermillion, goodput = feasible green)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from calc.traffic.simulator import SimResult
+from calc.traffic.slo import RateSearch
+from ui.theme import CHART_HEIGHT, COLORS, FONT_SIZE, TITLE_SIZE
+
+T = Callable[..., str]
+MAX_POINTS = 3000  # points per trace: a browser and a websocket handle that without effort
+
+
+def _layout(fig: go.Figure, title: str) -> go.Figure:
+    fig.update_layout(title=dict(text=title, font=dict(size=TITLE_SIZE)), font=dict(size=FONT_SIZE),
+                      height=CHART_HEIGHT, margin=dict(l=60, r=30, t=70, b=60), hovermode="closest",
+                      legend=dict(orientation="h", yanchor="bottom", y=-0.35, x=0))
+    return fig
+
+
+def _thin(n: int) -> np.ndarray:
+    """Indices of at most MAX_POINTS evenly spread samples of n."""
+    return np.unique(np.linspace(0, n - 1, MAX_POINTS).astype(int)) if n > MAX_POINTS else np.arange(n)
+
+
+def cdf_figure(values_s, t: T, *, title: str, x_title: str, slo_s: float | None, q: int) -> go.Figure:
+    """Empirical CDF of a latency (ms, log axis: tails span decades), the SLA as a vertical line and
+    the judging percentile as a horizontal one; where they cross tells pass or fail."""
+    v = np.sort(np.asarray(values_s, dtype=float))
+    v = v[np.isfinite(v)] * 1e3
+    fig = go.Figure()
+    if v.size:
+        idx = _thin(v.size)
+        frac = (idx + 1) / v.size * 100.0
+        fig.add_trace(go.Scatter(x=v[idx], y=frac, mode="lines", name=t("lt.fig.cdf_name"), line=dict(color=COLORS["decode"], width=3),
+                                 hovertemplate="%{x:,.1f} ms → %{y:.1f} %<extra></extra>"))
+        pq = float(np.percentile(v, q))
+        fig.add_trace(go.Scatter(x=[pq], y=[q], mode="markers", name=t("lt.fig.pq", q=q), marker=dict(size=12, color=COLORS["decode"]),
+                                 hovertemplate=f"P{q} = %{{x:,.1f}} ms<extra></extra>"))
+        fig.add_hline(y=q, line=dict(color=COLORS["roof"], dash="dot"))
+    if slo_s is not None and np.isfinite(slo_s):
+        fig.add_vline(x=slo_s * 1e3, line=dict(color=COLORS["limit"], width=3, dash="dash"),
+                      annotation_text=t("lt.fig.slo", ms=f"{slo_s * 1e3:,.0f}"), annotation_position="top left")
+    fig.update_xaxes(title_text=x_title, type="log")
+    fig.update_yaxes(title_text=t("lt.fig.share"), range=[0, 101])
+    return _layout(fig, title)
+
+
+def sweep_figure(search: RateSearch, t: T, *, ttft_slo_s: float) -> go.Figure:
+    """Goodput (left axis, requests/s) and P95 / P99 TTFT (right axis, ms, log) at each arrival rate
+    the search tried; the highest rate that meets the SLA marked."""
+    order = np.argsort(search.rates_per_s)
+    x = search.rates_per_s[order]
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    fig.add_trace(go.Scatter(x=x, y=search.goodput_requests_per_s[order], mode="lines+markers", name=t("lt.fig.goodput"),
+                             line=dict(color=COLORS["feasible"], width=3),
+                             hovertemplate="%{x:,.2f} req/s → %{y:,.2f} req/s<extra></extra>"), secondary_y=False)
+    fig.add_trace(go.Scatter(x=x, y=x, mode="lines", name=t("lt.fig.offered"), line=dict(color=COLORS["roof"], dash="dot"),
+                             hoverinfo="skip"), secondary_y=False)
+    for name, arr, dash in (("P95", search.ttft_p95_s, "solid"), ("P99", search.ttft_p99_s, "dash")):
+        fig.add_trace(go.Scatter(x=x, y=np.asarray(arr)[order] * 1e3, mode="lines+markers", name=t("lt.fig.ttft_p", p=name),
+                                 line=dict(color=COLORS["prefill"], dash=dash),
+                                 hovertemplate=f"%{{x:,.2f}} req/s → {name} %{{y:,.0f}} ms<extra></extra>"), secondary_y=True)
+    fig.add_hline(y=ttft_slo_s * 1e3, line=dict(color=COLORS["limit"], dash="dash"), secondary_y=True)
+    if np.isfinite(search.rate_per_s):
+        fig.add_vline(x=search.rate_per_s, line=dict(color=COLORS["feasible"], width=3),
+                      annotation_text=t("lt.fig.best", rate=f"{search.rate_per_s:,.2f}", p=search.percentile),
+                      annotation_position="top left")
+    fig.update_xaxes(title_text=t("lt.fig.rate"), type="log")
+    fig.update_yaxes(title_text=t("lt.fig.goodput_axis"), secondary_y=False, rangemode="tozero")
+    fig.update_yaxes(title_text=t("lt.fig.ttft_axis"), secondary_y=True, type="log")
+    return _layout(fig, t("lt.fig.sweep_title", p=search.percentile))
+
+
+def timeline_figure(r: SimResult, t: T) -> go.Figure:
+    """Requests waiting and running per engine step (top), KV blocks in use (% of the pool) and the
+    step time (bottom), against simulated time."""
+    idx = _thin(r.step_s.size)
+    x = r.step_start_s[idx]
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, specs=[[{}], [{"secondary_y": True}]])
+    fig.add_trace(go.Scatter(x=x, y=r.step_waiting[idx], name=t("lt.fig.waiting"), line=dict(color=COLORS["queued"], width=2),
+                             fill="tozeroy", hovertemplate="%{x:,.2f} s: %{y} <extra></extra>"), row=1, col=1)
+    fig.add_trace(go.Scatter(x=x, y=r.step_running[idx], name=t("lt.fig.running"), line=dict(color=COLORS["decode"], width=2),
+                             hovertemplate="%{x:,.2f} s: %{y}<extra></extra>"), row=1, col=1)
+    kv = r.step_kv_blocks[idx] / max(r.num_blocks, 1) * 100.0
+    fig.add_trace(go.Scatter(x=x, y=kv, name=t("lt.fig.kv"), line=dict(color=COLORS["kv"], width=2),
+                             hovertemplate="%{x:,.2f} s: %{y:.1f} %<extra></extra>"), row=2, col=1, secondary_y=False)
+    fig.add_trace(go.Scatter(x=x, y=r.step_s[idx] * 1e3, name=t("lt.fig.step"), mode="markers",
+                             marker=dict(color=COLORS["prefill"], size=3),
+                             hovertemplate="%{x:,.2f} s: %{y:,.1f} ms<extra></extra>"), row=2, col=1, secondary_y=True)
+    fig.update_yaxes(title_text=t("lt.fig.requests"), row=1, col=1, rangemode="tozero")
+    fig.update_yaxes(title_text=t("lt.fig.kv_axis"), row=2, col=1, range=[0, 101], secondary_y=False)
+    fig.update_yaxes(title_text=t("lt.fig.step_axis"), row=2, col=1, secondary_y=True, type="log")
+    fig.update_xaxes(title_text=t("lt.fig.time"), row=2, col=1)
+    fig = _layout(fig, t("lt.fig.timeline_title"))
+    fig.update_layout(height=int(CHART_HEIGHT * 1.3))
+    return fig
+
+
+def requests_csv(r: SimResult) -> str:
+    """Per-request results (seconds) as CSV."""
+    rows = ["request,arrival_s,input_len,output_len,queue_wait_s,ttft_s,tpot_s,e2e_latency_s,preemptions"]
+    for i in range(r.num_requests):
+        rows.append(f"{i},{r.arrival_s[i]:.6f},{r.input_len[i]},{r.output_len[i]},{r.queue_wait_s[i]:.6f},"
+                    f"{r.ttft_s[i]:.6f},{r.tpot_s[i]:.6f},{r.e2e_latency_s[i]:.6f},{r.preemptions[i]}")
+    return "\n".join(rows) + "\n"
+
+
+def steps_csv(r: SimResult) -> str:
+    """Per-step time series as CSV."""
+    rows = ["step,start_s,step_s,waiting,running,kv_blocks,prefill_tokens,decode_tokens"]
+    for j in range(r.step_s.size):
+        rows.append(f"{j},{r.step_start_s[j]:.6f},{r.step_s[j]:.6f},{r.step_waiting[j]},{r.step_running[j]},"
+                    f"{r.step_kv_blocks[j]},{r.step_prefill_tokens[j]},{r.step_decode_tokens[j]}")
+    return "\n".join(rows) + "\n"
