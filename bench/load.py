@@ -110,14 +110,16 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 @contextmanager
-def single_server(log_dir: Path):
-    """A fresh ``streamlit run app.py`` on a free loopback port; yields (url, [pid])."""
+def single_server(log_dir: Path, app: Path | None = None):
+    """A fresh ``streamlit run app.py`` (or ``app``, run from its own folder) on a free loopback port;
+    yields (url, [pid])."""
+    app = Path(app) if app else ROOT / "app.py"
     port = _free_port()
     env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "STREAMLIT_SERVER_HEADLESS": "true"}
-    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
+    cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
            "--server.address", "127.0.0.1", "--server.port", str(port), "--server.fileWatcherType", "none"]
     log = open(log_dir / f"streamlit-{port}.log", "w")
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(cmd, cwd=app.parent, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(url, proc)
