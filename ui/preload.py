@@ -40,6 +40,7 @@ def _exercise() -> None:
 
     dataframe_util.convert_anything_to_arrow_bytes([{"a": "x", "b": 1.5}])
     fig = plotly.graph_objects.Figure(data=[dict(type="scatter", x=[1, 2], y=[1.0, 2.0]),
+                                            dict(type="scattergl", x=[1, 2], y=[1.0, 2.0]),  # the planner's Pareto
                                             dict(type="bar", x=["a"], y=[1], marker=dict(pattern=dict(shape="x")))],
                                       layout=dict(title=dict(text="t"), annotations=[dict(text="a")],
                                                   shapes=[dict(type="rect")],
