@@ -48,7 +48,7 @@ def engine_numbers(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = Servi
     precision = compute_precision(dtype=serving.dtype, quantization=n.quantization,  # "auto" resolved
                                   gpu_has_fp8=gpu.fp8_flops_per_s is not None, gpu_has_int8=gpu.int8_ops_per_s is not None)
     attn_precision = "fp16" if precision in ("fp8", "int8") else precision
-    link = allreduce_link(gpu, tp)  # the link this TP size crosses (bridge pairs, PCIe, xGMI peers)
+    link = allreduce_link(gpu, tp, efficiency)  # the link this TP size crosses (bridge pairs, PCIe, xGMI peers)
     return EngineNumbers(
         num_layers=L, hidden_size=h, vocab_per_rank=arch.vocab_size / tp,
         qkv_params=qkv_rank, o_params=o_total / tp, mlp_dense_params=p.dense_mlp / tp,

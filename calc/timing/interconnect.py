@@ -79,21 +79,24 @@ def custom_allreduce_available(*, link_topology: str, tensor_parallel_size, p2p:
 
 @dataclass(frozen=True)
 class AllReduceLink:
-    """The link a TP group of a GPU crosses: bandwidth before η, and whether the custom kernel runs."""
+    """The link a TP group of a GPU crosses: bandwidth before η, whether the custom kernel runs,
+    and the latency term of a small (decode-sized) all-reduce."""
 
     bandwidth_bytes_per_s: object  # one direction, per GPU
     custom_allreduce: object  # bool (array) per TP size
     link: str  # what the bandwidth is ("NVLink bridge", "PCIe", ...) for explanations
+    latency_s: object = 0.0  # α of a small message: the custom kernel's where it runs, else NCCL's (0 at TP 1)
 
 
-def allreduce_link(gpu, tensor_parallel_size) -> AllReduceLink:
-    """:func:`allreduce_bandwidth_bytes_per_s` and :func:`custom_allreduce_available` for a
-    :class:`calc.spec.inputs.GPUSpec` and TP size(s).
+def allreduce_link(gpu, tensor_parallel_size, efficiency=None) -> AllReduceLink:
+    """:func:`allreduce_bandwidth_bytes_per_s`, :func:`custom_allreduce_available` and the
+    small-message latency (``efficiency``: :class:`calc.spec.inputs.Efficiency`, default its
+    defaults) for a :class:`calc.spec.inputs.GPUSpec` and TP size(s).
 
     >>> from calc.spec.catalog import get_gpu
-    >>> l = allreduce_link(get_gpu("h100-pcie"), [2, 8])
-    >>> l.bandwidth_bytes_per_s.tolist(), l.custom_allreduce.tolist()
-    ([300000000000.0, 64000000000.0], [True, False])
+    >>> l = allreduce_link(get_gpu("h100-pcie"), [1, 2, 8])
+    >>> l.bandwidth_bytes_per_s.tolist(), l.custom_allreduce.tolist(), (l.latency_s * 1e6).round(1).tolist()
+    ([300000000000.0, 300000000000.0, 64000000000.0], [False, True, False], [0.0, 8.0, 50.0])
     """
     bw = allreduce_bandwidth_bytes_per_s(
         link_topology=gpu.link_topology, tensor_parallel_size=tensor_parallel_size,
@@ -104,7 +107,13 @@ def allreduce_link(gpu, tensor_parallel_size) -> AllReduceLink:
     names = {"switch": "NVLink (switch)", "mesh": "Infinity Fabric peer links", "pcie": "PCIe"}
     n = np.asarray(tensor_parallel_size)
     link = names.get(gpu.link_topology) or ("NVLink bridge" if np.all(n <= 2) else "PCIe")
-    return AllReduceLink(bandwidth_bytes_per_s=bw, custom_allreduce=custom, link=link)
+    if efficiency is None:
+        from calc.spec.inputs import Efficiency  # noqa: PLC0415 (calc.spec imports nothing from calc.timing)
+
+        efficiency = Efficiency()
+    latency = np.where(n > 1, np.where(custom, efficiency.custom_allreduce_latency_s, efficiency.allreduce_latency_s), 0.0)
+    return AllReduceLink(bandwidth_bytes_per_s=bw, custom_allreduce=custom, link=link,
+                         latency_s=latency if np.ndim(latency) else float(latency))
 
 
 def allreduce_time_s(*, tensor_parallel_size, bytes_per_allreduce, link_bw_bytes_per_s, latency_s,
