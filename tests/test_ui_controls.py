@@ -139,3 +139,25 @@ class TestOldSpellings:
                 for lang in ("en", "zh"):
                     text = Translator(lang)(f"alias.{ctl.key}.{old}")
                     assert text and not text.startswith("alias."), (lang, ctl.key, old)
+
+
+def test_old_scenario_file_spellings_load_as_vllms():
+    # A scenario saved before the vLLM spellings: quantization nf4, KV int8 -> bitsandbytes, fp8
+    doc = {"format": SCENARIO_FORMAT, "version": SCENARIO_VERSION,
+           "controls": {"model": "meta-llama/Llama-3.1-8B", "gpu": "a10g", "quantization": "nf4",
+                        "kv_cache_dtype": "int8", "max_model_len": 32768}}
+    values, _, _ = load_scenario_text(json.dumps(doc))
+    assert values["quantization"] == "bitsandbytes" and values["kv_cache_dtype"] == "fp8"
+    assert C.alias_of(C.BY_KEY["quantization"], "nf4") == "bitsandbytes"  # what the upload note reports
+
+
+def test_custom_gpu_scenario_file_round_trip():
+    doc = {"format": SCENARIO_FORMAT, "version": SCENARIO_VERSION,
+           "controls": {"gpu": "custom", "cgpu_memory_gib": 24, "cgpu_hbm_tbps": 1.0, "cgpu_bf16_tflops": 165.2,
+                        "cgpu_fp8_tflops": None, "cgpu_link_gbps": 32, "cgpu_price_usd_h": 0.5}}
+    values, _, _ = load_scenario_text(json.dumps(doc))
+    sc = build_scenario(values)
+    assert sc.gpu.id == "custom" and sc.gpu.usable_memory_bytes == 24 * 2**30 and sc.gpu.fp8_flops_per_s is None
+    assert sc.gpu.price_usd_per_hour == 0.5
+    with pytest.raises(ValueError, match="cgpu_memory_gib"):
+        load_scenario_text(json.dumps(doc | {"controls": doc["controls"] | {"cgpu_memory_gib": 0}}))
