@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from apptest_helpers import decode
 from calc.plan.search import PlanRequest, plan
 from calc.spec.catalog import get_gpu, get_model
 from ui.i18n import Translator
@@ -37,8 +38,9 @@ def test_pareto_figure():
     assert names[-1] == "Pareto front" and "NVIDIA H100 SXM5 80GB" in names
     assert fig["layout"]["xaxis"]["type"] == "log" and fig["layout"]["yaxis"]["type"] == "log"
     assert "(s)" in fig["layout"]["xaxis"]["title"]["text"] and "$" in fig["layout"]["yaxis"]["title"]["text"]
-    assert all(len(tr["x"]) == len(tr["y"]) == len(tr["customdata"]) for tr in fig["data"])
-    assert "%{customdata[7]}" in fig["data"][0]["hovertemplate"]  # $/h in the hover
+    assert all(len(decode(tr["x"])) == len(decode(tr["y"])) == len(tr["text"]) for tr in fig["data"])
+    assert "%{customdata[4]}" in fig["data"][0]["hovertemplate"]  # $/h in the hover
+    assert fig["data"][0]["text"][0].startswith("NVIDIA A100 SXM4 80GB, ")
 
 
 def test_ranked_rows_and_reasons():

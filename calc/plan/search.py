@@ -388,11 +388,10 @@ def pareto_mask(*, cost, latency):
     if idx.size == 0:
         return mask.reshape(np.shape(cost))
     order = idx[np.lexsort((t[idx], c[idx]))]  # cheapest first, then fastest
-    best = np.inf
-    for i in order:  # one pass over the sorted points (n log n): keep those faster than all cheaper ones
-        if t[i] < best:
-            mask[i] = True
-            best = t[i]
+    # On the front: faster than every point at least as cheap (those sorted before it).
+    ts = t[order]
+    before = np.concatenate([[np.inf], np.minimum.accumulate(ts)[:-1]])
+    mask[order] = ts < before
     return mask.reshape(np.shape(cost))
 
 

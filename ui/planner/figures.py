@@ -13,7 +13,7 @@ from calc.plan.search import PlanGrid, pareto_mask
 from ui.theme import CHART_HEIGHT, COLORS, FONT_SIZE, TITLE_SIZE
 
 T = Callable[..., str]
-MAX_POINTS = 4000  # a browser draws a few thousand markers without effort
+MAX_POINTS = 2000  # the cheapest points; the front is drawn in full
 GPU_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000",
               "#999999", "#332288", "#117733", "#882255", "#44AA99", "#AA4499", "#DDCC77", "#88CCEE", "#661100")
 
@@ -43,12 +43,14 @@ def pareto_figure(grid: PlanGrid, t: T, *, rate_rps: float, input_len: int, outp
         if sel.size == 0:
             continue
         traces.append(dict(type="scattergl", mode="markers", name=gpu_names.get(gid, gid),
-                           x=p["e2e_s"][sel].tolist(), y=p["cost"][sel].tolist(), customdata=_customdata(grid, idx[sel]),
+                           x=p["e2e_s"][sel], y=p["cost"][sel], customdata=_customdata(grid, idx[sel]),
+                           text=_text(grid, idx[sel], gpu_names),
                            hovertemplate=hover, marker=dict(size=7, color=GPU_COLORS[gi % len(GPU_COLORS)], opacity=0.6)))
     front = np.flatnonzero(p["front"])
     front = front[np.argsort(p["e2e_s"][front])]
     traces.append(dict(type="scatter", mode="lines+markers", name=t("pl.pareto.front"),
-                       x=p["e2e_s"][front].tolist(), y=p["cost"][front].tolist(), customdata=_customdata(grid, idx[front]),
+                       x=p["e2e_s"][front], y=p["cost"][front], customdata=_customdata(grid, idx[front]),
+                       text=_text(grid, idx[front], gpu_names),
                        hovertemplate=hover, line=dict(color=COLORS["feasible"], width=3, shape="hv"),
                        marker=dict(size=11, color=COLORS["feasible"], symbol="diamond")))
     layout = dict(title=dict(text=t("pl.pareto.title"), font=dict(size=TITLE_SIZE)), font=dict(size=FONT_SIZE),
@@ -59,20 +61,28 @@ def pareto_figure(grid: PlanGrid, t: T, *, rate_rps: float, input_len: int, outp
     return go.Figure(data=traces, layout=layout, _validate=False)
 
 
-_FIELDS = ("gpu", "tp", "q", "kv", "s", "replicas", "gpus", "usd", "ttft", "tpot")
+_FIELDS = ("tp", "s", "replicas", "gpus", "usd", "ttft", "tpot")  # numeric customdata columns
 
 
-def _customdata(grid: PlanGrid, idx: np.ndarray) -> list[list]:
-    """Per point: GPU id, TP, weights, KV, max_num_seqs, replicas, GPUs, $/h, TTFT ms, TPOT ms."""
+def _customdata(grid: PlanGrid, idx: np.ndarray) -> np.ndarray:
+    """Per point (numbers only, sent as one binary array): TP, max_num_seqs, replicas, GPUs, $/h,
+    TTFT ms, TPOT ms. GPU, weights and KV precision go in ``text``."""
     at = tuple(idx.T)
-    cols = [np.asarray(grid.gpu_ids)[idx[:, 0]], np.asarray(grid.tensor_parallel_sizes)[idx[:, 1]],
-            np.asarray(grid.quantizations)[idx[:, 2]], np.asarray(grid.kv_cache_dtypes)[idx[:, 3]],
-            np.asarray(grid.max_num_seqs)[idx[:, 4]], grid.replicas[at], grid.gpus_total[at],
-            np.round(grid.usd_per_hour[at], 2), np.round(grid.ttft_s[at] * 1e3, 0), np.round(grid.tpot_s[at] * 1e3, 1)]
-    return np.column_stack([np.asarray(c, dtype=object) for c in cols]).tolist()
+    return np.column_stack([np.asarray(grid.tensor_parallel_sizes, dtype=float)[idx[:, 1]],
+                            np.asarray(grid.max_num_seqs, dtype=float)[idx[:, 4]], grid.replicas[at],
+                            grid.gpus_total[at], np.round(grid.usd_per_hour[at], 2),
+                            np.round(grid.ttft_s[at] * 1e3, 0), np.round(grid.tpot_s[at] * 1e3, 1)])
+
+
+def _text(grid: PlanGrid, idx: np.ndarray, gpu_names: dict[str, str]) -> list[str]:
+    names = np.asarray([gpu_names.get(g, g) for g in grid.gpu_ids], dtype=object)[idx[:, 0]]
+    q = np.asarray(grid.quantizations, dtype=object)[idx[:, 2]]
+    kv = np.asarray(grid.kv_cache_dtypes, dtype=object)[idx[:, 3]]
+    return (names + ", " + q + " / KV " + kv).tolist()
 
 
 def _hovertemplate(t: T) -> str:
-    """The translated hover line with plotly placeholders for the customdata columns."""
+    """The translated hover line with plotly placeholders (GPU, weights / KV in the text)."""
     marks = {name: f"%{{customdata[{i}]}}" for i, name in enumerate(_FIELDS)}
+    marks["what"] = "%{text}"  # GPU, weights / KV
     return t("pl.pareto.hover", **marks) + "<br>%{x:.2f} s, $%{y:.3f}/M<extra></extra>"

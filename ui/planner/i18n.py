@@ -77,7 +77,7 @@ EN: dict[str, str] = {
     "pl.pareto.x": "End-to-end latency of a request (s)",
     "pl.pareto.y": "Cost per million tokens, input + output ($)",
     "pl.pareto.front": "Pareto front",
-    "pl.pareto.hover": "{gpu} TP {tp}, {q} / KV {kv}, max_num_seqs {s}: {replicas} replica(s), {gpus} GPU(s), "
+    "pl.pareto.hover": "{what}, TP {tp}, max_num_seqs {s}: {replicas} replica(s), {gpus} GPU(s), "
                        "${usd}/h, TTFT {ttft} ms, TPOT {tpot} ms",
     "pl.out.title": "Why options are out",
     "pl.out.caption": "Each GPU / TP / precision option is listed once, with the closest it came over max_num_seqs.",
@@ -198,7 +198,7 @@ ZH: dict[str, str] = {
     "pl.pareto.x": "请求的端到端延迟（秒）",
     "pl.pareto.y": "每百万 token 成本，输入 + 输出（美元）",
     "pl.pareto.front": "帕累托前沿",
-    "pl.pareto.hover": "{gpu} TP {tp}，{q} / KV {kv}，max_num_seqs {s}：{replicas} 个副本，{gpus} 张 GPU，"
+    "pl.pareto.hover": "{what}，TP {tp}，max_num_seqs {s}：{replicas} 个副本，{gpus} 张 GPU，"
                        "每小时 ${usd}，TTFT {ttft} 毫秒，TPOT {tpot} 毫秒",
     "pl.out.title": "方案被排除的原因",
     "pl.out.caption": "每个 GPU / TP / 精度方案列一次，取它在各 max_num_seqs 中最接近满足的结果。",
