@@ -35,6 +35,14 @@ def test_sessions_change_the_slider_and_pages_rerun(tmp_path):
     assert summary["refs"] > 0
 
 
+def test_sessions_opening_at_once_on_a_fresh_server(tmp_path):
+    """Issue 8 item 1: sessions opening together on a cold server all get their page (no import race)."""
+    with load.single_server(tmp_path) as (url, pids):
+        summary = asyncio.run(load.run_sessions(url, 6, 0.5, seed=2, timeout_s=90, pids=pids))
+    assert summary["errors"] == [], summary["errors"]
+    assert all(r.first_load_s is not None for r in summary["results"])
+
+
 def test_command_line_rejects_remote_and_unbounded_runs(capsys):
     for argv in (["--url", "http://example.com"], ["--duration", "100000"], ["--sessions", "1000"],
                  ["--sessions", "a,b"], ["--replicas", "99"]):
