@@ -18,6 +18,7 @@ from ui.planner import explain as X
 from ui.planner import figures as FP
 from ui.planner.controls import (PL_BUDGET, PL_GPUS, PL_MAX_GPUS, PL_PERCENTILE, PL_RATE, PL_SORT, PL_TOP, PL_TPOT_MS,
                                  PL_TTFT_MS, PL_PRICES, PLANNER, PRICES_KEY, parse_prices)
+from ui.safe import describe
 from ui.state import _RENDERED, check_query_params, render_control
 
 sc, t = shell.page()
@@ -54,7 +55,7 @@ prices_text = c10.text_input(t("ctl.pl_prices"), key=PRICES_KEY, bind="query-par
 try:
     prices = parse_prices(prices_text)
 except ControlValueError as exc:
-    st.warning(t("pl.bad_prices", reason=str(exc)))
+    st.warning(t("pl.bad_prices", reason=describe(exc, t)))  # user text: escaped, cut (ui.safe)
     prices = {}
 
 st.caption(t("pl.intro", model=sc.arch.name, rate=F.number(rate, 2), i=F.integer(s.input_len), o=F.integer(s.output_len)))

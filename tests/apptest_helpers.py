@@ -31,6 +31,18 @@ def texts(elements) -> list[str]:
     return [e.value for e in elements]
 
 
+def plain(elements) -> list[str]:
+    """Element texts as the reader sees them: Markdown backslash-escapes (ui.safe) undone."""
+    return [unescape(e.value) for e in elements]
+
+
+def unescape(text: str) -> str:
+    """``a\\_b`` → ``a_b``: what the reader sees of an escaped Markdown text."""
+    import re
+
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text)
+
+
 def plotly_specs(at: AppTest) -> list[dict]:
     """Plotly charts as their JSON specs (AppTest has no typed accessor; arrays may be base64)."""
     specs = []

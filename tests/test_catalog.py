@@ -169,7 +169,7 @@ class TestParseConfigText:
             parse_config_text('{"model_type": "llama",')
 
     def test_json_array(self):
-        with pytest.raises(ConfigError, match=r"must be a JSON object \(got an array\)"):
+        with pytest.raises(ConfigError, match=r"must be a JSON object \(got a list\)"):
             parse_config_text("[1, 2, 3]")
 
     @pytest.mark.parametrize("text", ['"llama"', "null", "42", "true"])
@@ -178,16 +178,16 @@ class TestParseConfigText:
             parse_config_text(text)
 
     def test_missing_hidden_size(self):
-        with pytest.raises(ConfigError, match="field 'hidden_size' is missing"):
+        with pytest.raises(ConfigError, match="config.json hidden_size: required"):
             _parse(hidden_size=...)
 
     def test_string_where_an_int_belongs(self):
-        with pytest.raises(ConfigError, match=r"field 'num_hidden_layers' must be a positive integer \(got '32'\)"):
+        with pytest.raises(ConfigError, match=r"config.json num_hidden_layers: got '32', allowed a positive integer"):
             _parse(num_hidden_layers="32")
 
     @pytest.mark.parametrize("value", [True, 32.0, [32], {"n": 32}])
     def test_other_non_ints(self, value):
-        with pytest.raises(ConfigError, match="'num_hidden_layers' must be a positive integer"):
+        with pytest.raises(ConfigError, match="num_hidden_layers: got .*, allowed a positive integer"):
             _parse(num_hidden_layers=value)
 
     def test_negative_number(self):
@@ -205,22 +205,23 @@ class TestParseConfigText:
             _parse(hidden_size=10**22, head_dim=128)
 
     def test_integer_with_5000_digits(self):
-        with pytest.raises(ConfigError, match="not valid JSON: Exceeds the limit"):
-            parse_config_text('{"hidden_size": ' + "9" * 5000 + "}")
+        # The field is named, the number summarised (not Python's int-digit-limit message).
+        with pytest.raises(ConfigError, match=r"hidden_size: got 99999999999999999999… \(5,000 digits\)"):
+            parse_config_text('{"model_type": "llama", "hidden_size": ' + "9" * 5000 + "}")
 
     def test_infinite_float(self):
-        with pytest.raises(ConfigError, match="'hidden_size' must be a positive integer"):
+        with pytest.raises(ConfigError, match="hidden_size: got inf, allowed a positive integer"):
             parse_config_text('{"model_type": "llama", "hidden_size": 1e400}')
 
     def test_unknown_model_type_lists_supported(self):
-        with pytest.raises(ConfigError, match="model_type 'gpt2' is not supported; supported: deepseek_v2, "
+        with pytest.raises(ConfigError, match="model_type: got 'gpt2', allowed one of the supported deepseek_v2, "
                                               "deepseek_v3, gemma, gemma2, gemma3, gemma3_text, llama, mistral, mixtral, "
                                               "phi3, qwen2"):
             _parse(model_type="gpt2")
 
     @pytest.mark.parametrize("model_type", [..., None, ["llama"], {"t": "llama"}, 7])
     def test_missing_or_odd_model_type(self, model_type):
-        with pytest.raises(ConfigError, match="is not supported; supported:"):
+        with pytest.raises(ConfigError, match="model_type: got .*, allowed one of the supported"):
             _parse(model_type=model_type)
 
     def test_over_one_megabyte(self):
@@ -234,7 +235,7 @@ class TestParseConfigText:
             parse_config_text(json.dumps(dict(LLAMA, note="\u4e2d" * 400_000), ensure_ascii=False))
 
     def test_deeply_nested(self):
-        with pytest.raises(ConfigError, match="nested too deeply"):
+        with pytest.raises(ConfigError, match="nested more than 32 levels deep"):
             parse_config_text("[" * 200_000 + "]" * 200_000)
 
     def test_invalid_utf8_bytes(self):
@@ -250,7 +251,7 @@ class TestParseConfigText:
             _parse(hidden_size=4100)
 
     def test_bool_field_must_be_bool(self):
-        with pytest.raises(ConfigError, match=r"'tie_word_embeddings' must be true or false \(got 'false'\)"):
+        with pytest.raises(ConfigError, match="tie_word_embeddings: got 'false', allowed true or false"):
             _parse(tie_word_embeddings="false")
 
     def test_null_means_default(self):

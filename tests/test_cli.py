@@ -168,13 +168,15 @@ class TestBadInput:
             "allowed: 1 <= tensor_parallel_size <= 1024")
 
     def test_tp_must_divide_heads(self, capsys):
-        assert run_error(capsys, "memory", *LLAMA31_8B, "-tp", "3") == \
-            "error: --tensor-parallel-size 3 must divide num_attention_heads (32) of Llama-3.1-8B"
+        assert run_error(capsys, "memory", *LLAMA31_8B, "-tp", "3") == (
+            "error: tensor_parallel_size: got 3, allowed 1, 2, 4, 8, 16, 32 (it must divide the 32 attention heads "
+            "of Llama-3.1-8B)")
 
     def test_tp_must_divide_kv_heads_or_be_a_multiple(self, capsys):
         # Qwen2.5-7B: 28 query heads, 4 KV heads; TP 7 divides 28 but neither divides nor is a multiple of 4
         assert run_error(capsys, "memory", "--model", "Qwen/Qwen2.5-7B", "--gpu", "h100-sxm", "-tp", "7") == (
-            "error: --tensor-parallel-size 7 must divide num_key_value_heads (4) of Qwen2.5-7B or be a multiple of it")
+            "error: tensor_parallel_size: got 7, allowed 1, 2, 4, 28 (it must divide the 4 KV heads of Qwen2.5-7B "
+            "or be a multiple of them)")
 
     def test_garbage_config_path(self, capsys, tmp_path):
         path = tmp_path / "config.json"
@@ -189,7 +191,7 @@ class TestBadInput:
     def test_unsupported_config(self, capsys, tmp_path):
         path = tmp_path / "config.json"
         path.write_text(json.dumps({"model_type": "gpt2", "n_embd": 768}))
-        assert "model_type 'gpt2' is not supported; supported: deepseek_v2" in run_error(
+        assert "model_type: got 'gpt2', allowed one of the supported deepseek_v2" in run_error(
             capsys, "memory", "--model", str(path), "--gpu", "h100-sxm")
 
     def test_context_longer_than_max_model_len(self, capsys):

@@ -157,7 +157,7 @@ class TestBatch:
         assert sorted(errors) == [2, 3, 4, 5, 7, 8, 9, 10, 12]
         assert out[5]["ignored_options"] == ["bogus"] and "ttft_s" in out[5]
         assert "JSON" in errors[2] and "object" in errors[3] and "nope" in errors[4] and "input_len" in errors[5]
-        assert "input_len" in errors[7] and "tensor-parallel" in errors[8]
+        assert "input_len" in errors[7] and "tensor_parallel_size: got 3" in errors[8]
         assert "gpu" in errors[9] and "nested" in errors[10] and "UTF-8" in errors[12]
         assert cap.err.startswith("error: 9 line(s)") and cap.err.count("\n") == 1
 

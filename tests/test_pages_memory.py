@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from apptest_helpers import app, decode, metrics, plotly_specs, texts
+from apptest_helpers import app, decode, metrics, plain, plotly_specs, texts
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -198,7 +198,7 @@ def test_bad_config_is_rejected_with_the_field_named():
     at.text_area(key="config_text").set_value(json.dumps(TINY | {"hidden_size": "big"})).run()
     at.button(key="config_apply").click().run()
     assert not at.exception
-    assert any("hidden_size" in e for e in texts(at.error))
+    assert any("hidden_size" in e for e in plain(at.error))
     assert at.selectbox(key="model").value == "meta-llama/Llama-2-7b-hf"
     at.sidebar.file_uploader(key="config_upload").set_value(("c.json", b"{not json", "application/json")).run()
     assert any("not valid JSON" in e for e in texts(at.error))

@@ -96,11 +96,11 @@ class TestScenarioFile:
 
     @pytest.mark.parametrize("text, match", [
         ("not json", "not valid JSON"),
-        ("[1, 2]", "not a scenario file"),
+        ("[1, 2]", "scenario file must be a JSON object"),
         (json.dumps({"format": SCENARIO_FORMAT, "version": 99, "controls": {}}), "version"),
         (json.dumps({"format": SCENARIO_FORMAT, "version": 1, "controls": []}), "controls"),
         (_doc(colour="red"), "unknown field"),
-        (_doc(concurrency=5000), r"concurrency: got 5000, allowed integer 1 – 1,024"),
+        (_doc(concurrency=5000), r"concurrency: got 5,000, allowed integer 1 – 1,024"),
         (_doc(gpu="h999"), "gpu"),
         (_doc(model="custom"), "custom_config"),
         (_doc(context=8192), "context"),  # Llama-2-7B has 4,096 positions

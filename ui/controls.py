@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
 from calc.spec.catalog import gpu_ids, model_ids
-from calc.spec.inputs import Efficiency
+from calc.spec.inputs import MIN_CONTEXT_TOKENS, Efficiency
 from calc.sizing.memory import SAMPLER_VERSIONS
 from calc.spec.precision import (DTYPES, KV_CACHE_DTYPE_ALIASES, KV_CACHE_DTYPES, QUANTIZATION_ALIASES,
                                  QUANTIZATIONS)
+from calc.spec.untrusted import HugeInt, InputError
 
 Kind = Literal["select", "slider", "number", "toggle", "multi", "multi_int"]
 
@@ -23,12 +24,15 @@ CUSTOM_MODEL = "custom"
 CUSTOM_GPU = "custom"  # the user-defined GPU (fields below), calc.spec.inputs.CustomGPU
 
 
-class ControlValueError(ValueError):
+MAX_RAW_CHARS = 200  # no control takes a longer text (option ids are < 60 characters)
+
+
+class ControlValueError(InputError):
     """An untrusted value a control cannot take; the message names the field and what it allows."""
 
     def __init__(self, key: str, raw: Any, allowed: str) -> None:
-        self.key, self.raw, self.allowed = key, raw, allowed
-        super().__init__(f"{key}: got {raw!r}, allowed {allowed}")
+        super().__init__(key, raw, allowed=allowed)
+        self.key = key
 
 
 @dataclass(frozen=True)
@@ -84,14 +88,20 @@ class Control:
         def bad() -> ControlValueError:
             return ControlValueError(self.key, raw, self.allowed())
 
+        if isinstance(raw, str) and len(raw) > MAX_RAW_CHARS:
+            raise bad()
         if self.kind in ("multi", "multi_int"):
             items = raw if isinstance(raw, (list, tuple)) else [raw]
+            if len(items) > 64:
+                raise bad()
             item = (Control(self.key, "select", None, options=self.options) if self.kind == "multi"
                     else Control(self.key, "number", None, lo=self.lo, hi=self.hi))
             try:
                 return tuple(item.parse(v) for v in items)
             except ControlValueError:
                 raise bad() from None
+        if isinstance(raw, (dict, list, tuple)):
+            raise bad()
         if self.kind == "select":
             if isinstance(raw, str) and self.aliases and raw in self.aliases:
                 return self.aliases[raw]
@@ -110,11 +120,11 @@ class Control:
             if self.optional:
                 return None
             raise bad()
-        if isinstance(raw, bool):
+        if isinstance(raw, (bool, HugeInt)) or not isinstance(raw, (int, float, str)):
             raise bad()
-        try:
+        try:  # float() of a 400-digit text is inf; of a 400-digit int it raises OverflowError
             value = float(raw)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise bad() from None
         if not math.isfinite(value) or not (self.lo <= value <= self.hi):
             raise bad()
@@ -159,7 +169,7 @@ DTYPE = Control("dtype", "select", "float16", options=DTYPES)
 # "auto" = the checkpoint's own format (config.json quantization_config), vLLM's behaviour without --quantization.
 QUANTIZATION = Control("quantization", "select", "auto", options=QUANTIZATIONS, aliases=QUANTIZATION_ALIASES)
 KV_CACHE_DTYPE = Control("kv_cache_dtype", "select", "auto", options=KV_CACHE_DTYPES, aliases=KV_CACHE_DTYPE_ALIASES)
-CONTEXT = Control("context", "number", 2048, lo=16, hi=10_000_000, step=256)
+CONTEXT = Control("context", "number", 2048, lo=MIN_CONTEXT_TOKENS, hi=10_000_000, step=256)
 CONCURRENCY = Control("concurrency", "slider", 16, lo=1, hi=1024, step=1)
 
 GPU_MEMORY_UTILIZATION = Control("gpu_memory_utilization", "slider", 0.9, lo=0.05, hi=1.0, step=0.01, integer=False)
@@ -288,3 +298,73 @@ KV_MODELS = Control("kv_models", "multi", ("meta-llama/Llama-2-7b-hf", "meta-lla
 KV_CONTEXTS = Control("kv_contexts", "multi_int", (4096, 32768), lo=16, hi=10_000_000,
                       options=(1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072))
 PAGE = (SWEEP_CONTEXT, KV_MODELS, KV_CONTEXTS)
+
+
+# ----------------------------------------------------------------------------- URL parameters
+
+@dataclass(frozen=True)
+class ParamIssue:
+    """Something wrong with one URL parameter: ``invalid`` (removed, the default applies),
+    ``repeated`` (the last value kept) or ``custom`` (model=custom without a config in this session)."""
+
+    key: str
+    kind: Literal["invalid", "repeated", "custom"]
+    values: tuple[str, ...]  # the raw values as given
+    error: InputError | None = None
+    kept: Any = None  # the value used (repeated)
+
+
+def _canonical(ctl: Control, value: Any) -> list[str]:
+    """How a parsed value is written so the bound widget reads it back exactly (``1e3`` → ``1000``)."""
+    if ctl.kind in ("multi", "multi_int"):
+        return [str(v) for v in value]
+    if ctl.kind == "toggle":
+        return ["true" if value else "false"]
+    if value is None:
+        return [""]
+    return [str(value)]
+
+
+def sanitize_params(params: dict[str, list[str]], controls: tuple[Control, ...], *,
+                    custom_available: bool = False) -> tuple[dict[str, list[str] | None], list[ParamIssue]]:
+    """Validate the URL parameters of ``controls`` before any widget sees them (pure, no streamlit).
+
+    ``params`` maps a key to all its values (repeated keys give several). Returns the changes to
+    make (key → canonical values, or None to remove the parameter) and the issues to report.
+    Keys of other controls are left alone.
+
+    >>> changes, issues = sanitize_params({"concurrency": ["16", "1024"], "context": ["inf"]}, SHARED)
+    >>> sorted(changes.items())
+    [('concurrency', ['1024']), ('context', None)]
+    >>> sorted((i.key, i.kind) for i in issues)
+    [('concurrency', 'repeated'), ('context', 'invalid')]
+    """
+    changes: dict[str, list[str] | None] = {}
+    issues: list[ParamIssue] = []
+    for ctl in controls:
+        if ctl.key not in params:
+            continue
+        values = tuple(str(v) for v in params[ctl.key])
+        multi = ctl.kind in ("multi", "multi_int")
+        raw: Any = list(values) if multi else (values[-1] if values else "")
+        if not multi and len(values) > 1:
+            issues.append(ParamIssue(ctl.key, "repeated", values, kept=raw))
+        if ctl.key == "model" and raw == CUSTOM_MODEL and not custom_available:
+            changes[ctl.key] = None
+            issues.append(ParamIssue(ctl.key, "custom", values))
+            continue
+        new = None if multi else alias_of(ctl, raw)
+        if new is not None:
+            issues.append(ParamIssue(ctl.key, "alias", values, kept=new))
+        try:
+            if ctl.key == "model" and raw == CUSTOM_MODEL:
+                parsed_values = [raw]
+            else:
+                parsed_values = _canonical(ctl, ctl.parse(raw))
+        except InputError as exc:
+            changes[ctl.key] = None
+            issues.append(ParamIssue(ctl.key, "invalid", values, error=exc))
+            continue
+        if list(values) != parsed_values:
+            changes[ctl.key] = parsed_values
+    return changes, issues

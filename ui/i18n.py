@@ -92,7 +92,6 @@ EN: dict[str, str] = {
     "share.upload": "Load scenario (JSON)",
     "share.upload.help": "A scenario file saved with the button above; every control is restored.",
     # messages
-    "warn.bad_param": "URL parameter `{key}={raw}` is not valid (allowed: {allowed}); using the default {default}.",
     "warn.old_spelling": "URL parameter `{key}={raw}` is an old spelling, read as `{new}`: {reason}.",
     "warn.old_spelling_file": "Scenario file: `{key}: {raw}` is an old spelling, read as `{new}`: {reason}.",
     "alias.quantization.nf4": "vLLM spells bitsandbytes NF4 `bitsandbytes`",
@@ -101,8 +100,6 @@ EN: dict[str, str] = {
                                     "(same 2 bytes)",
     "alias.kv_cache_dtype.bf16": "vLLM spells it `bfloat16`",
     "alias.kv_cache_dtype.int8": "vLLM has no int8 KV-cache dtype; `fp8` stores the same 1 byte per element",
-    "warn.custom_not_in_link": "URL parameter `model=custom`: a custom config.json is not part of a link. "
-                               "Upload it again, or share a scenario file. Using the default {default}.",
     "msg.invalid_scenario": "These settings cannot be computed: {reason}. Showing the last valid scenario ({model}); "
                             "your inputs are kept.",
     "msg.scenario_rejected": "Scenario file not loaded: {reason}",
@@ -328,7 +325,6 @@ ZH: dict[str, str] = {
     "share.download.help": "把所有控件的值保存为 JSON 文件；在下方（或另一台机器上）上传即可恢复。",
     "share.upload": "加载场景（JSON）",
     "share.upload.help": "用上面按钮保存的场景文件；所有控件都会恢复。",
-    "warn.bad_param": "网址参数 `{key}={raw}` 无效（允许：{allowed}）；改用默认值 {default}。",
     "warn.old_spelling": "网址参数 `{key}={raw}` 是旧写法，按 `{new}` 读取：{reason}。",
     "warn.old_spelling_file": "场景文件：`{key}: {raw}` 是旧写法，按 `{new}` 读取：{reason}。",
     "alias.quantization.nf4": "vLLM 把 bitsandbytes NF4 写作 `bitsandbytes`",
@@ -336,8 +332,6 @@ ZH: dict[str, str] = {
     "alias.kv_cache_dtype.float16": "vLLM 没有 float16 的 KV Cache 类型；`auto` 沿用模型的 16 位类型（同为 2 字节）",
     "alias.kv_cache_dtype.bf16": "vLLM 写作 `bfloat16`",
     "alias.kv_cache_dtype.int8": "vLLM 没有 int8 的 KV Cache 类型；`fp8` 同样每个元素 1 字节",
-    "warn.custom_not_in_link": "网址参数 `model=custom`：自定义 config.json 不包含在链接中。请重新上传，"
-                               "或分享场景文件。改用默认值 {default}。",
     "msg.invalid_scenario": "当前设置无法计算：{reason}。显示上一个有效场景（{model}）；你的输入已保留。",
     "msg.scenario_rejected": "场景文件未加载：{reason}",
     "msg.scenario_loaded": "场景 {name} 已加载：所有控件已恢复。",
@@ -489,6 +483,10 @@ from ui.planner import i18n as _planner  # noqa: E402
 
 EN.update(_planner.EN)
 ZH.update(_planner.ZH)
+from ui import i18n_input as _input  # noqa: E402  (messages about untrusted input)
+
+EN.update(_input.EN)
+ZH.update(_input.ZH)
 
 from ui.loadtest import i18n as _loadtest  # noqa: E402
 
@@ -536,7 +534,9 @@ def resolve_language() -> tuple[str, list[tuple[str, str]]]:
         else:
             lang = language_from_locale(st.context.locale)
             if raw is not None:
-                warnings.append(("warning", Translator(lang)("warn.bad_param", key="lang", raw=raw,
+                from ui.safe import user_text  # noqa: PLC0415
+
+                warnings.append(("warning", Translator(lang)("warn.bad_param", key="lang", raw=user_text(raw),
                                                              allowed="{en, zh}", default=lang)))
         st.session_state[_WIDGET_KEY] = lang
     return st.session_state[_WIDGET_KEY], warnings

@@ -17,11 +17,14 @@ import streamlit as st
 from pydantic import ValidationError
 
 from calc.spec.catalog import get_gpu, get_model, model_ids
-from calc.spec.hf_config import ConfigError, arch_from_hf_config, parse_config_text
-from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig, describe_validation_error
+from calc.spec.hf_config import MAX_CONFIG_BYTES, ConfigError, arch_from_hf_config
+from calc.spec.inputs import MIN_CONTEXT_TOKENS, Efficiency, GPUSpec, ModelArch, ServingConfig, as_input_error
+from calc.spec.parallelism import check_tensor_parallel
+from calc.spec.untrusted import InputError, json_type, load_json, safe_name
 from calc.sizing.scenario import ResolvedServing, resolve_serving
 from ui import controls as C
 from ui.i18n import Translator
+from ui.safe import describe, md_escape, user_text
 
 SCENARIO_FORMAT = "llm-inference-calculator/scenario"
 SCENARIO_VERSION = 1
@@ -63,32 +66,75 @@ MAIN = (MODEL,) + C.MAIN[1:]
 
 # ----------------------------------------------------------------------------- query string
 
-def check_query_params(controls: tuple[C.Control, ...], t: Translator) -> list[str]:
-    """Warnings for query parameters the controls cannot take (bound widgets drop them silently).
+def _query_params_state():
+    """Streamlit's QueryParams object of this session (both the live values and the ones the bound
+    widgets seed from on first load, ``_initial_query_params``); None outside a script run."""
+    try:
+        from streamlit.runtime.state.session_state_proxy import get_session_state  # noqa: PLC0415
 
-    Runs before the widgets are drawn; the widget then shows its default.
+        return get_session_state()
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def sanitize_query_params(controls: tuple[C.Control, ...]) -> list[C.ParamIssue]:
+    """Validate the URL parameters of ``controls`` BEFORE their widgets exist, and fix the URL.
+
+    A bound widget seeds itself from the URL on first load; an integer ``number_input`` given
+    ``inf`` or 400 digits would raise there. So every value is checked here (finite, in range,
+    right type): invalid ones are removed (the widget then shows its default), repeated keys keep
+    their last value, valid ones are rewritten in the spelling the widget reads (``1e3`` → ``1000``).
+    Uses Streamlit's internal QueryParams (``_query_params`` / ``_initial_query_params``): a test
+    (tests/test_input_fuzz.py) holds the behaviour if Streamlit changes them.
     """
+    session = _query_params_state()
+    if session is None:
+        return []
+    issues: list[C.ParamIssue] = []
+    with session.query_params() as qp:
+        live = getattr(qp, "_query_params", {})
+        initial = getattr(qp, "_initial_query_params", {})
+        reported: set[str] = set()
+        for source in (initial, live):
+            params = {k: (v if isinstance(v, list) else [v]) for k, v in source.items()}
+            changes, found = C.sanitize_params(params, controls, custom_available=_CUSTOM_ARCH in st.session_state)
+            for key, values in changes.items():
+                if values is None:
+                    source.pop(key, None)
+                else:
+                    source[key] = values if source is initial else (values if len(values) > 1 else values[0])
+            if changes and source is live:
+                qp._send_query_param_msg()
+            for issue in found:
+                if (issue.key, issue.kind) not in reported:
+                    reported.add((issue.key, issue.kind))
+                    issues.append(issue)
+    return issues
+
+
+def check_query_params(controls: tuple[C.Control, ...], t: Translator) -> list[str]:
+    """Sanitize the URL parameters of ``controls`` (see :func:`sanitize_query_params`) and return
+    one warning per problem, in the current language, naming the field, the value (escaped, cut),
+    what is allowed and the default used. Runs before the widgets are drawn."""
     out = []
-    for ctl in controls:
-        if ctl.key not in st.query_params:
-            continue
-        multi = ctl.kind in ("multi", "multi_int")
-        raw = st.query_params.get_all(ctl.key) if multi else st.query_params[ctl.key]
-        if ctl.key == "model" and raw == C.CUSTOM_MODEL and _CUSTOM_ARCH not in st.session_state:
-            out.append(t("warn.custom_not_in_link", default=ctl.default))
-            continue
-        new = None if multi else C.alias_of(ctl, raw)
-        if new is not None:  # an old spelling: rewrite the link before the bound widget reads it
-            st.query_params[ctl.key] = new
-            st.session_state[ctl.key] = new
-            out.append(t("warn.old_spelling", key=ctl.key, raw=raw, new=new, reason=t(f"alias.{ctl.key}.{raw}")))
-            continue
-        try:
-            ctl.parse(raw)
-        except C.ControlValueError as e:
-            shown_raw = ",".join(raw) if multi else raw
-            out.append(t("warn.bad_param", key=ctl.key, raw=shown_raw, allowed=e.allowed,
-                         default=_shown(ctl.default, t)))
+    for issue in sanitize_query_params(controls):
+        ctl = next(c for c in controls if c.key == issue.key)
+        shown = ", ".join(issue.values)
+        if issue.kind == "repeated":
+            out.append(t("warn.repeated_param", key=ctl.key, count=len(issue.values), raw=user_text(shown),
+                         value=user_text(str(issue.kept))))
+        elif issue.kind == "alias":  # an old spelling, rewritten in the link before the widget reads it
+            raw = issue.values[-1]
+            out.append(t("warn.old_spelling", key=ctl.key, raw=user_text(raw), new=user_text(str(issue.kept)),
+                         reason=t(f"alias.{ctl.key}.{raw}")))
+        elif issue.kind == "custom":
+            out.append(t("warn.custom_not_in_link", default=_shown(ctl.default, t)))
+        else:
+            allowed = issue.error.allowed if issue.error is not None else ctl.allowed()
+            from ui.safe import localize_allowed  # noqa: PLC0415
+
+            out.append(t("warn.bad_param", key=ctl.key, raw=user_text(shown),
+                         allowed=md_escape(localize_allowed(allowed, t)), default=md_escape(_shown(ctl.default, t))))
     return out
 
 
@@ -153,46 +199,51 @@ def scenario_json(sc: Scenario) -> str:
 def load_scenario_text(text: str | bytes) -> tuple[dict[str, Any], ModelArch | None, dict | None]:
     """Validate an uploaded scenario file; return control values (and a custom model if any).
 
-    Raises ``ValueError`` with a message naming the field and what it allows.
+    Raises :class:`~calc.spec.untrusted.InputError` (a ``ValueError``) naming the field and what it
+    allows: size, nesting depth, huge integers, wrong types, unknown fields, cross-field rules.
     """
-    if len(text) > MAX_SCENARIO_BYTES:
-        raise ValueError(f"scenario file is larger than {MAX_SCENARIO_BYTES:,} bytes")
-    try:
-        doc = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"scenario file is not valid JSON: {exc}") from None
-    if not isinstance(doc, dict) or doc.get("format") != SCENARIO_FORMAT:
-        raise ValueError(f"not a scenario file: 'format' must be {SCENARIO_FORMAT!r}")
-    if doc.get("version") != SCENARIO_VERSION:
-        raise ValueError(f"version: got {doc.get('version')!r}, allowed {SCENARIO_VERSION}")
+    doc = load_json(text, what="scenario file", max_bytes=MAX_SCENARIO_BYTES)
+    if not isinstance(doc, dict):
+        raise InputError("scenario file", json_type(doc), code="not_object")
+    if doc.get("format") != SCENARIO_FORMAT:
+        raise InputError("format", doc.get("format"), allowed=repr(SCENARIO_FORMAT), code="range",
+                         detail="not a scenario file")
+    version = doc.get("version")
+    if isinstance(version, bool) or version != SCENARIO_VERSION:
+        raise InputError("version", version, allowed=str(SCENARIO_VERSION))
     values = doc.get("controls")
     if not isinstance(values, dict):
-        raise ValueError("controls: must be a JSON object of control values")
+        raise InputError("controls", json_type(values), code="not_object")
     unknown = sorted(set(values) - set(C.BY_KEY))
     if unknown:
-        raise ValueError(f"controls: unknown field(s) {', '.join(unknown)}; allowed: {', '.join(C.BY_KEY)}")
+        raise InputError("controls", ", ".join(safe_name(k, 40) for k in unknown[:10]), code="unknown_fields",
+                         allowed=", ".join(C.BY_KEY))
     arch = cfg = None
     if values.get("model") == C.CUSTOM_MODEL:
         cfg = doc.get("custom_config")
         if not isinstance(cfg, dict):
-            raise ValueError("custom_config: model is 'custom' but the file has no config.json object")
+            raise InputError("custom_config", json_type(cfg), code="not_object")
         try:
-            arch = arch_from_hf_config(cfg, model_id=str(cfg.get("_name_or_path") or "custom"))
+            arch = arch_from_hf_config(cfg, model_id=_config_name(cfg, "custom"))
         except ConfigError as exc:
-            raise ValueError(f"custom_config: {exc}") from None
+            raise InputError(f"custom_config: {exc.field}", exc.raw, allowed=exc.allowed, code=exc.code,
+                             detail=exc.detail, **exc.params) from None
     parsed = {}
     for key, raw in values.items():
         ctl = C.BY_KEY[key]
         if key == "model" and raw == C.CUSTOM_MODEL:
             parsed[key] = raw
             continue
-        try:
-            parsed[key] = ctl.parse(raw)
-        except C.ControlValueError as exc:
-            raise ValueError(str(exc)) from None
+        parsed[key] = ctl.parse(raw)  # ControlValueError names the field
     merged = {c.key: c.default for c in C.SHARED} | parsed
     build_scenario(merged, custom_arch=arch)  # cross-field rules; raises ValueError
     return merged, arch, cfg
+
+
+def _config_name(cfg: dict, fallback: str) -> str:
+    """A pasted or uploaded config is named after its ``_name_or_path`` when it has one."""
+    name = cfg.get("_name_or_path") or cfg.get("_name") or cfg.get("_id")
+    return safe_name(name) if isinstance(name, str) and name.strip() else safe_name(fallback)
 
 
 def _on_scenario_upload() -> None:
@@ -201,15 +252,15 @@ def _on_scenario_upload() -> None:
         return
     try:
         values, arch, cfg = load_scenario_text(up.getvalue())
-    except ValueError as exc:
-        _post("error", ("msg.scenario_rejected", {"reason": str(exc)}))
+    except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+        _post("error", ("msg.scenario_rejected", {"reason": exc}))
         return
     if arch is not None:
         st.session_state[_CUSTOM_ARCH], st.session_state[_CUSTOM_CFG] = arch, cfg
     for key, value in values.items():
         st.session_state[key] = value
     _post("success", ("msg.scenario_loaded", {"name": getattr(up, "name", "")}))
-    raw_values = json.loads(up.getvalue()).get("controls", {})  # valid JSON: load_scenario_text read it
+    raw_values = load_json(up.getvalue(), what="scenario file", max_bytes=MAX_SCENARIO_BYTES)["controls"]
     for key, raw in raw_values.items():
         new = C.alias_of(C.BY_KEY[key], raw)
         if new is not None:
@@ -217,22 +268,65 @@ def _on_scenario_upload() -> None:
                                                          "reason_key": f"alias.{key}.{raw}"}))
 
 
-def _use_config(text: str | bytes, name: str) -> None:
+def _current_values() -> dict[str, Any]:
+    return {c.key: st.session_state.get(c.key, c.default) for c in C.SHARED}
+
+
+def _shown_model_name() -> str:
+    last = st.session_state.get(_LAST_GOOD)
+    return last.arch.name if last is not None else get_model(C.MODEL.default).name
+
+
+def _fit_controls_to(arch: ModelArch, values: dict[str, Any]) -> dict[str, Any]:
+    """Control values adjusted so a freshly loaded model can be computed at once: the context
+    lowered to the model's positions (and the output below it), TP lowered to the largest size
+    vLLM accepts for its heads. Other problems are left for the caller to report."""
+    values = dict(values, model=C.CUSTOM_MODEL)
+    limit = values["max_model_len"] or arch.max_position_embeddings
+    if int(values["context"]) > limit:
+        values["context"] = max(C.CONTEXT.lo, int(limit))
+    if int(values["output_len"]) >= int(values["context"]):
+        values["output_len"] = max(1, int(values["context"]) // 8)
+    from calc.spec.parallelism import tensor_parallel_sizes  # noqa: PLC0415
+
+    valid = [tp for tp in tensor_parallel_sizes(arch, C.TP_SIZES) if tp <= int(values["tp"])]
+    if valid and valid[-1] != values["tp"]:
+        values["tp"] = valid[-1]
+    return values
+
+
+def _use_config(text: str | bytes, fallback_name: str) -> None:
+    """Make a pasted or uploaded config.json the custom model, or reject it and change nothing.
+
+    The config is named after its ``_name_or_path`` when present. It is checked with the current
+    controls before anything changes, so a rejected config never leaves another model on screen
+    as if it had loaded; the context (and TP) are lowered to what the new model allows.
+    """
     try:
-        arch = parse_config_text(text, model_id=name)
-        cfg = json.loads(text)
-    except ConfigError as exc:
-        _post("error", ("msg.config_rejected", {"reason": str(exc)}))
+        cfg = load_json(text, what="config.json", max_bytes=MAX_CONFIG_BYTES)
+        if not isinstance(cfg, dict):
+            raise ConfigError("config.json", json_type(cfg), code="not_object")
+        arch = arch_from_hf_config(cfg, model_id=_config_name(cfg, fallback_name))
+        before = _current_values()
+        values = _fit_controls_to(arch, before)
+        build_scenario(values, custom_arch=arch)
+    except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+        _post("error", ("msg.config_rejected_kept", {"reason": exc, "model": _shown_model_name()}))
         return
     st.session_state[_CUSTOM_ARCH], st.session_state[_CUSTOM_CFG] = arch, cfg
-    st.session_state[C.MODEL.key] = C.CUSTOM_MODEL
-    _post("success", ("msg.config_loaded", {"name": arch.name}))
+    for key in ("model", "context", "output_len", "tp"):
+        if values[key] != before[key]:
+            st.session_state[key] = values[key]
+    if values["context"] != before["context"]:
+        _post("success", ("msg.config_adjusted", {"name": arch.name, "context": f"{values['context']:,}"}))
+    else:
+        _post("success", ("msg.config_loaded", {"name": arch.name}))
 
 
 def _on_config_upload() -> None:
     up = st.session_state.get("config_upload")
     if up is not None:
-        _use_config(up.getvalue(), up.name.removesuffix(".json") or "custom")
+        _use_config(up.getvalue(), str(up.name).removesuffix(".json") or "custom")
 
 
 def _on_config_paste() -> None:
@@ -240,7 +334,28 @@ def _on_config_paste() -> None:
     if text.strip():
         _use_config(text, "custom")
     else:
-        _post("error", ("msg.config_rejected", {"reason": "config.json: the text box is empty"}))
+        _post("error", ("msg.config_rejected_kept", {"reason": InputError("config.json", code="required"),
+                                                     "model": _shown_model_name()}))
+
+
+def release_uploads() -> None:
+    """Drop this session's uploaded files from the server's memory.
+
+    Uploads are read in their ``on_change`` callbacks, which run before the script; after that
+    nothing needs the bytes. Streamlit keeps every file a client PUTs until the session ends (a
+    client that never sends the frontend's DELETE can stack up hundreds of MB), so every run
+    releases them: one session holds at most what arrives between two runs. Uses Streamlit's
+    internal uploaded-file manager; a no-op where it has no per-session storage.
+    """
+    try:
+        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx  # noqa: PLC0415
+
+        ctx = get_script_run_ctx()
+        mgr = getattr(ctx, "uploaded_file_mgr", None)
+        if mgr is not None and hasattr(mgr, "remove_session_files"):
+            mgr.remove_session_files(ctx.session_id)
+    except Exception:  # noqa: BLE001 - never fail a page over housekeeping
+        pass
 
 
 def _post(level: str, message: tuple[str, dict]) -> None:
@@ -248,13 +363,20 @@ def _post(level: str, message: tuple[str, dict]) -> None:
 
 
 def pop_messages(t: Translator) -> list[tuple[str, str]]:
-    """Messages left by callbacks (upload accepted or rejected), translated, then forgotten."""
+    """Messages left by callbacks (upload accepted or rejected), translated, then forgotten.
+
+    An exception value is worded by :func:`ui.safe.describe` in the current language; every other
+    value is user text (a file or model name) and goes through :func:`ui.safe.user_text`.
+    """
     msgs = st.session_state.pop(_MESSAGES, [])
     out = []
     for level, (key, kw) in msgs:
-        if "reason_key" in kw:  # a translated reason inside the message
-            kw = {k: v for k, v in kw.items() if k != "reason_key"} | {"reason": t(kw["reason_key"])}
-        out.append((level, t(key, **kw)))
+        reason_key = kw.get("reason_key")
+        kw = {k: v for k, v in kw.items() if k != "reason_key"}
+        shown = {k: describe(v, t) if isinstance(v, Exception) else user_text(v) for k, v in kw.items()}
+        if reason_key is not None:  # a translated reason inside the message
+            shown["reason"] = t(reason_key)
+        out.append((level, t(key, **shown)))
     return out
 
 
@@ -264,7 +386,7 @@ def build_scenario(values: dict[str, Any], *, custom_arch: ModelArch | None = No
     """Validated scenario from control values; ``ValueError`` names the field and range."""
     if values["model"] == C.CUSTOM_MODEL:
         if custom_arch is None:
-            raise ValueError("model: 'custom' needs a config.json (upload or paste one)")
+            raise InputError("model", C.CUSTOM_MODEL, code="custom_missing")
         arch = custom_arch
     else:
         arch = get_model(values["model"])
@@ -274,7 +396,7 @@ def build_scenario(values: dict[str, Any], *, custom_arch: ModelArch | None = No
         raise ValueError(describe_validation_error(exc)) from None
     ctx, out = int(values["context"]), int(values["output_len"])
     if out >= ctx:
-        raise ValueError(f"output_len: got {out:,}, allowed 1 – {ctx - 1:,} (less than the context length {ctx:,})")
+        raise InputError("output_len", out, allowed=f"1 – {ctx - 1:,}", code="output_len", context=f"{ctx:,}")
     try:
         serving = ServingConfig(
             tensor_parallel_size=values["tp"], dtype=values["dtype"], quantization=values["quantization"],
@@ -284,15 +406,17 @@ def build_scenario(values: dict[str, Any], *, custom_arch: ModelArch | None = No
             input_len=ctx - out, output_len=out, concurrency=values["concurrency"],
             vllm_version=values.get("vllm_version", "0.19"))
     except ValidationError as exc:
-        raise ValueError(describe_validation_error(exc)) from None
+        raise as_input_error(exc) from None
+    # vLLM's rule, the one the CLI applies too (calc.spec.parallelism).
+    check_tensor_parallel(arch, serving.tensor_parallel_size, field="tp", candidates=C.TP_SIZES)
     resolved = resolve_serving(arch, gpu, serving)
     if ctx > resolved.max_model_len:
-        raise ValueError(f"context: got {ctx:,}, allowed 16 – {resolved.max_model_len:,} "
-                         f"(max_model_len of {arch.name})")
+        raise InputError("context", ctx, allowed=f"{MIN_CONTEXT_TOKENS} – {resolved.max_model_len:,}", code="context",
+                         model=arch.name)
     try:
         efficiency = C.efficiency_from(values)
     except ValidationError as exc:
-        raise ValueError(describe_validation_error(exc)) from None
+        raise as_input_error(exc) from None
     return Scenario(arch=arch, gpu=gpu, serving=serving, efficiency=efficiency, resolved=resolved,
                     context_tokens=ctx, concurrency=int(values["concurrency"]), values=dict(values))
 
@@ -308,6 +432,7 @@ def render_sidebar(t: Translator) -> tuple[Scenario, list[tuple[str, str]]]:
     parameters, rejected uploads, and why the last valid scenario is shown instead.
     """
     st.session_state[_RENDERED] = {}
+    release_uploads()
     messages = [("warning", w) for w in check_query_params(SHARED, t)] + pop_messages(t)
     sb = st.sidebar
     render_control(MODEL, t, sb)
@@ -339,7 +464,7 @@ def render_sidebar(t: Translator) -> tuple[Scenario, list[tuple[str, str]]]:
         st.session_state[_LAST_GOOD] = sc
     except (ValueError, KeyError) as exc:
         sc = st.session_state.get(_LAST_GOOD) or default_scenario()
-        messages.append(("error", t("msg.invalid_scenario", reason=str(exc), model=sc.arch.name)))
+        messages.append(("error", t("msg.invalid_scenario", reason=describe(exc, t), model=md_escape(sc.arch.name))))
     model_text = t("sidebar.model_caption", name=sc.arch.name, kind=sc.arch.attention_kind,
                    layers=sc.arch.num_hidden_layers,
                    kv_heads=sc.arch.num_key_value_heads if sc.arch.mla is None else "1 (latent)",

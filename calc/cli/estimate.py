@@ -16,6 +16,9 @@ from calc.spec.catalog import CatalogError, get_gpu, get_model
 from calc.timing.estimate import estimate
 from calc.spec.hf_config import ConfigError
 from calc.spec.inputs import Efficiency, ServingConfig, describe_validation_error
+from calc.spec.untrusted import InputError, json_type, load_json, quote
+
+MAX_BATCH_LINE_BYTES = 1_000_000  # one line of options is a few hundred bytes
 
 BATCH_KEYS = ("model", "gpu", "gpu_spec", "tensor_parallel_size", "dtype", "quantization", "kv_cache_dtype", "input_len",
               "output_len", "concurrency", "max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill",
@@ -34,9 +37,15 @@ def add_estimate_parser(sub) -> None:
             action.required = False
     e.add_argument("--input-len", type=_positive_int, default=None, help="prompt tokens per request")
     e.add_argument("--output-len", type=_positive_int, default=None, help="generated tokens per request")
-    e.add_argument("--concurrency", type=_concurrency, default=1, help="clients C, or 'max' (as many as fit)")
-    e.add_argument("--enable-chunked-prefill", action=argparse.BooleanOptionalAction, default=True)
-    e.add_argument("--batch", metavar="FILE", help="JSON lines of options ('-' = stdin); one JSON result per line")
+    e.add_argument("--concurrency", type=_concurrency, default=None, help="clients C (default 1), or 'max' (as many as fit)")
+    e.add_argument("--enable-chunked-prefill", action=argparse.BooleanOptionalAction, default=None)
+    e.add_argument("--replicas", type=_positive_int, default=None,
+                   help="independent copies sharing the clients (default 1; at most the concurrency)")
+    e.add_argument("--batch", metavar="FILE", help="JSON lines of options ('-' = stdin); one JSON result per line. "
+                   "Option flags given with --batch are defaults for every line (a line's own value wins)")
+    # Every option defaults to None = "not given": the input model's defaults (vLLM's) apply, and with
+    # --batch only the flags actually given become the lines' defaults.
+    e.set_defaults(**{dest: None for dest in BATCH_KEYS})
 
 
 def _number(x: Any) -> Any:
@@ -57,17 +66,19 @@ def estimate_record(options: dict[str, Any]) -> dict[str, Any]:
     options = {k: (None if isinstance(v, str) and not v.strip() else v) for k, v in options.items()}
     replicas = options.pop("replicas", None)
     replicas = 1 if replicas is None else replicas
-    if isinstance(replicas, bool) or not isinstance(replicas, (int, str)) or not str(replicas).isdigit() \
-            or not 1 <= int(replicas) <= 100_000:
-        raise UsageError(f"replicas: got {replicas!r}, allowed an integer 1 – 100,000 (independent model copies)")
+    if isinstance(replicas, bool) or not isinstance(replicas, (int, str)) or len(str(replicas)) > 6 \
+            or not str(replicas).isdigit() or not 1 <= int(replicas) <= 100_000:
+        raise InputError("replicas", replicas, allowed="an integer 1 – 100,000 (independent model copies)")
     replicas = int(replicas)
     for key in ("model", "input_len", "output_len"):
         if options.get(key) is None:
-            raise UsageError(f"{key} is required")
+            raise InputError(key, code="required")
     if options.get("gpu") is None and options.get("gpu_spec") is None:
         raise UsageError("gpu is required (a catalog id), or gpu_spec (a JSON object) for a user-defined GPU")
-    if not isinstance(options["model"], str) or not isinstance(options.get("gpu") or "", str):
-        raise UsageError("model and gpu must be strings")
+    if not isinstance(options["model"], str):
+        raise InputError("model", options["model"], allowed="a string (catalog id or path to a config.json)")
+    if options.get("gpu") is not None and not isinstance(options["gpu"], str):
+        raise InputError("gpu", options["gpu"], allowed="a string (catalog id)")
     flags = [k for k in NUMERIC_KEYS if isinstance(options.get(k), bool)]
     if flags:  # JSON true/false would otherwise pass as 1/0
         raise UsageError(f"{', '.join(flags)} must be a number, not true/false")
@@ -81,6 +92,10 @@ def estimate_record(options: dict[str, Any]) -> dict[str, Any]:
     fields["concurrency"] = conc
     serving = ServingConfig(**fields)
     check_tensor_parallel(arch, serving.tensor_parallel_size)
+    if serving.concurrency is not None and replicas > serving.concurrency:
+        # Each replica would get less than one client: refused (the closed-loop model needs C >= 1 per copy).
+        raise InputError("replicas", replicas, allowed=f"1 – {serving.concurrency:,}", code="replicas",
+                         concurrency=f"{serving.concurrency:,}")
     # Replicas are independent copies behind a load balancer: each serves C / replicas clients;
     # latencies are one replica's, throughputs add up.
     per_replica = None if serving.concurrency is None else serving.concurrency / replicas
@@ -115,22 +130,24 @@ def estimate_record(options: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
+def flag_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options given as flags (those left at None were not given)."""
+    from calc.cli.main import _dtype  # noqa: PLC0415
+
+    given = {k: getattr(args, k, None) for k in BATCH_KEYS + ("replicas",)}
+    if given.get("dtype") is not None:
+        given["dtype"] = _dtype(given["dtype"])
+    return {k: v for k, v in given.items() if v is not None}
+
+
 def _args_to_options(args: argparse.Namespace) -> dict[str, Any]:
-    from calc.cli.main import UsageError, _dtype  # noqa: PLC0415
+    from calc.cli.main import UsageError  # noqa: PLC0415
 
     if args.model is None or (args.gpu is None and args.gpu_spec is None):
         raise UsageError("--model and --gpu (or --gpu-spec) are required (or --batch FILE)")
     if args.input_len is None or args.output_len is None:
         raise UsageError("--input-len and --output-len are required")
-    return {"model": args.model, "gpu": args.gpu, "gpu_spec": args.gpu_spec, "tensor_parallel_size": args.tensor_parallel_size,
-            "dtype": _dtype(args.dtype), "quantization": args.quantization, "kv_cache_dtype": args.kv_cache_dtype,
-            "input_len": args.input_len, "output_len": args.output_len,
-            "concurrency": "max" if args.concurrency is None else args.concurrency,
-            "max_num_seqs": args.max_num_seqs, "max_num_batched_tokens": args.max_num_batched_tokens,
-            "enable_chunked_prefill": args.enable_chunked_prefill,
-            "gpu_memory_utilization": args.gpu_memory_utilization, "block_size": args.block_size,
-            "max_model_len": args.max_model_len, "disable_custom_all_reduce": args.disable_custom_all_reduce,
-            "vllm_version": args.vllm_version}
+    return flag_options(args)
 
 
 def run_estimate(args: argparse.Namespace) -> int:
@@ -147,6 +164,7 @@ def run_estimate(args: argparse.Namespace) -> int:
         fh = getattr(sys.stdin, "buffer", sys.stdin) if args.batch == "-" else open(args.batch, "rb")
     except OSError as exc:
         raise UsageError(f"cannot read --batch file {args.batch!r}: {exc.strerror}") from None
+    defaults = flag_options(args)  # flags given with --batch: defaults for every line
     failures = 0
     with fh:
         for lineno, raw in enumerate(fh, 1):
@@ -159,22 +177,21 @@ def run_estimate(args: argparse.Namespace) -> int:
             if not line.strip():
                 continue
             try:
-                options = json.loads(line)
+                options = load_json(line, what=f"line {lineno}", max_bytes=MAX_BATCH_LINE_BYTES)
                 if not isinstance(options, dict):
-                    raise UsageError("each line must be a JSON object")
-                print(json.dumps(estimate_record(options)))
-            except json.JSONDecodeError as exc:
-                failures += 1
-                print(json.dumps({"line": lineno, "error": f"not valid JSON: {exc.msg}"}))
-            except RecursionError:  # e.g. '[[[[...' nested deeper than Python's recursion limit
-                failures += 1
-                print(json.dumps({"line": lineno, "error": "not valid JSON: nested too deeply"}))
+                    raise InputError(f"line {lineno}", json_type(options), code="not_object")
+                print(json.dumps(estimate_record(defaults | options)))
             except ValidationError as exc:
                 failures += 1
                 print(json.dumps({"line": lineno, "error": describe_validation_error(exc)}))
-            except (UsageError, CatalogError, ConfigError, ValueError, TypeError) as exc:
+            except (UsageError, CatalogError, ConfigError, InputError, ValueError, TypeError, OverflowError,
+                    OSError, RecursionError) as exc:
                 failures += 1
                 print(json.dumps({"line": lineno, "error": str(exc)}))
+            except Exception as exc:  # noqa: BLE001 - a bug; the next lines still run
+                failures += 1
+                print(json.dumps({"line": lineno, "error": f"internal error ({type(exc).__name__}): "
+                                                            f"{quote(str(exc))}; please report it"}))
     if failures:
         print(f"error: {failures} line(s) of {args.batch} failed; see the 'error' records", file=sys.stderr)
         return 2

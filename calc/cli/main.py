@@ -18,8 +18,10 @@ from calc.spec.hf_config import ConfigError
 from calc.spec.inputs import Efficiency, ModelArch, ServingConfig, describe_validation_error
 from calc.spec.params import param_counts
 from calc.sizing.memory import SAMPLER_VERSIONS
+from calc.spec.parallelism import check_tensor_parallel as _check_tp
 from calc.spec.precision import (ALIAS_REASONS, DTYPES, KV_CACHE_DTYPE_ALIASES, KV_CACHE_DTYPES, QUANTIZATION_ALIASES,
                                  QUANTIZATIONS)
+from calc.spec.untrusted import InputError, quote
 from calc.sizing.scenario import memory_for, resolve_serving
 from calc.spec.units import GB, GiB, KiB, MiB
 
@@ -34,15 +36,28 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _positive_int(text: str) -> int:
+    # Range checks are the input model's (it names the field); here only "is it a whole number",
+    # bounded so a 5,000-digit argument is a usage error, not Python's int-digit-limit message.
+    stripped = text.strip()
+    if len(stripped.lstrip("+-")) > 18 or not stripped.lstrip("+-").isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {quote(text)}")
+    return int(stripped)
+
+
+def _number(text: str) -> float:
+    import math  # noqa: PLC0415
+
     try:
-        value = int(text)
+        value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a number, got {quote(text)}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {quote(text)}")
     return value
 
 
-def _concurrency(text: str) -> int | None:
-    return None if text.strip().lower() == "max" else _positive_int(text)
+def _concurrency(text: str) -> int | str:
+    return "max" if text.strip().lower() == "max" else _positive_int(text)
 
 
 def _add_engine_args(p: argparse.ArgumentParser) -> None:
@@ -58,7 +73,7 @@ def _add_engine_args(p: argparse.ArgumentParser) -> None:
                    help="weight format; auto (default) = the checkpoint's own (config.json quantization_config), "
                         "as vLLM does; none = unquantized")
     p.add_argument("--kv-cache-dtype", choices=KV_CACHE_DTYPES + tuple(KV_CACHE_DTYPE_ALIASES), default="auto")
-    p.add_argument("--gpu-memory-utilization", type=float, default=0.9)
+    p.add_argument("--gpu-memory-utilization", type=_number, default=0.9)
     p.add_argument("--block-size", type=_positive_int, default=16)
     p.add_argument("--max-model-len", type=_positive_int, default=None)
     p.add_argument("--max-num-seqs", type=_positive_int, default=None)
@@ -127,16 +142,12 @@ def _plain(x: Any) -> Any:
 
 
 def check_tensor_parallel(arch: ModelArch, tensor_parallel_size: int) -> None:
-    """vLLM refuses a TP size that does not divide the attention heads ("Total number of attention
-    heads (32) must be divisible by tensor parallel size (3)"), or one that neither divides nor is
-    a multiple of the KV heads; so does the calculator (one-line :class:`UsageError`).
-    """
-    tp, heads, kv = tensor_parallel_size, arch.num_attention_heads, arch.num_key_value_heads
-    if heads % tp:
-        raise UsageError(f"--tensor-parallel-size {tp} must divide num_attention_heads ({heads}) of {arch.name}")
-    if arch.mla is None and kv % tp and tp % kv:
-        raise UsageError(f"--tensor-parallel-size {tp} must divide num_key_value_heads ({kv}) of {arch.name} "
-                         "or be a multiple of it")
+    """vLLM's TP rule (:mod:`calc.spec.parallelism`, the same one the dashboard applies), as a
+    one-line :class:`UsageError`."""
+    try:
+        _check_tp(arch, tensor_parallel_size, field="tensor_parallel_size", candidates=range(1, 1025))
+    except InputError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def memory_report(args: argparse.Namespace) -> dict[str, Any]:
@@ -260,6 +271,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except ValidationError as exc:
         print(f"error: {describe_validation_error(exc)}", file=sys.stderr)
-    except (UsageError, CatalogError, ConfigError) as exc:
+    except (UsageError, CatalogError, ConfigError, InputError) as exc:
         print(f"error: {exc}", file=sys.stderr)
+    except Exception as exc:  # noqa: BLE001 - a bug: say so in one line, exit 3 (never a traceback)
+        print(f"error: internal error ({type(exc).__name__}): {quote(str(exc))}; please report it", file=sys.stderr)
+        return 3
     return 2

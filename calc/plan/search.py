@@ -85,7 +85,7 @@ class PlanRequest(BaseModel):
 
 def valid_tensor_parallel_sizes(arch: ModelArch, candidates: Sequence[int] = TP_CANDIDATES) -> tuple[int, ...]:
     """TP sizes vLLM accepts for this model: TP divides the attention heads, and divides the KV
-    heads or is a multiple of them (the rule of :func:`calc.cli.main.check_tensor_parallel`).
+    heads or is a multiple of them (:func:`calc.spec.parallelism.tensor_parallel_sizes`).
 
     Llama-2-13B has 40 heads (MHA): 1, 2, 4, 5, 8; Llama-3.1-8B (32 heads, 8 KV heads): 1, 2, 4, 8.
 
@@ -93,9 +93,9 @@ def valid_tensor_parallel_sizes(arch: ModelArch, candidates: Sequence[int] = TP_
     >>> valid_tensor_parallel_sizes(get_model("meta-llama/Llama-2-13b-hf"))
     (1, 2, 4, 5, 8)
     """
-    heads, kv = arch.num_attention_heads, arch.num_key_value_heads
-    return tuple(tp for tp in candidates
-                 if heads % tp == 0 and (arch.mla is not None or kv % tp == 0 or tp % kv == 0))
+    from calc.spec.parallelism import tensor_parallel_sizes  # noqa: PLC0415 (the one rule, UI and CLI too)
+
+    return tensor_parallel_sizes(arch, candidates)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from calc.spec.hf_config import MAX_CONFIG_BYTES, ConfigError, arch_from_hf_conf
 from pydantic import ValidationError
 
 from calc.spec.inputs import CustomGPU, GPUSpec, ModelArch, describe_validation_error
+from calc.spec.untrusted import quote
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 
@@ -60,19 +61,26 @@ def get_model(name_or_path: str) -> ModelArch:
     >>> get_model("META-LLAMA/llama-2-7b-hf").name
     'Llama-2-7B'
     """
+    if not isinstance(name_or_path, str):
+        raise CatalogError(f"model: got {quote(name_or_path)}, allowed a catalog id or a path to a config.json")
     key = name_or_path.strip().lower()
     for arch in _models().values():
         if key in (arch.id.lower(), arch.name.lower(), arch.id.split("/")[-1].lower()):
             return arch
     path = Path(name_or_path)
-    if path.suffix == ".json" or path.is_file():
+    try:  # a 256-character name raises "File name too long" (OSError), a NUL byte ValueError
+        is_config = path.suffix == ".json" or path.is_file()
+    except (OSError, ValueError):
+        is_config = False
+    if is_config:
         try:
             with path.open("rb") as f:  # read at most one byte past the limit: size-checked there
                 text = f.read(MAX_CONFIG_BYTES + 1)
-        except OSError as exc:
-            raise CatalogError(f"cannot read model config file {name_or_path!r}: {exc.strerror}") from None
+        except (OSError, ValueError) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc)
+            raise CatalogError(f"cannot read model config file {quote(name_or_path)}: {reason}") from None
         return parse_config_text(text, model_id=path.stem)
-    raise CatalogError(f"unknown model {name_or_path!r}; catalog ids: {', '.join(model_ids())}; "
+    raise CatalogError(f"unknown model {quote(name_or_path)}; catalog ids: {', '.join(model_ids())}; "
                        "or give a path to a config.json")
 
 
@@ -113,10 +121,10 @@ def get_gpu(gpu_id: str) -> GPUSpec:
     2039000000000.0
     """
     gpus = _gpus()
-    key = gpu_id.strip().lower()
+    key = gpu_id.strip().lower() if isinstance(gpu_id, str) else None
     if key in gpus:
         return gpus[key]
-    raise CatalogError(f"unknown GPU {gpu_id!r}; catalog ids: {', '.join(gpus)}")
+    raise CatalogError(f"unknown GPU {quote(gpu_id)}; catalog ids: {', '.join(gpus)}")
 
 
 CUSTOM_GPU_ID = "custom"

@@ -6,13 +6,13 @@ unknown ``model_type`` raises one listing what is supported.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from pydantic import ValidationError
 
-from calc.spec.inputs import ModelArch, describe_validation_error
+from calc.spec.inputs import MIN_CONTEXT_TOKENS, ModelArch, describe_validation_error
+from calc.spec.untrusted import InputError, load_json, json_type, safe_name
 
 # model_type -> short description of what is understood about it.
 SUPPORTED_MODEL_TYPES: dict[str, str] = {
@@ -35,8 +35,16 @@ SUPPORTED_MODEL_TYPES: dict[str, str] = {
 MAX_CONFIG_BYTES = 1_000_000
 
 
-class ConfigError(ValueError):
-    """A config.json that cannot be read as a supported architecture."""
+class ConfigError(InputError):
+    """A config.json that cannot be read as a supported architecture (an :class:`InputError` whose
+    field is the config key, or ``config.json`` for the whole file). A single sentence
+    (``ConfigError("config.json ... is missing")``) is read as the detail of the whole file."""
+
+    def __init__(self, field: str, *args, **kwargs) -> None:
+        if not args and not kwargs and " " in field.removeprefix("config.json "):
+            super().__init__("config.json", code="invalid", detail=field.removeprefix("config.json").lstrip(": "))
+        else:
+            super().__init__(field, *args, **kwargs)
 
 
 def _int(cfg: dict[str, Any], key: str, default: Any = ...) -> int:
@@ -46,9 +54,9 @@ def _int(cfg: dict[str, Any], key: str, default: Any = ...) -> int:
     if value is None:
         value = default
     if value is ...:
-        raise ConfigError(f"config.json field '{key}' is missing")
+        raise ConfigError(f"config.json {key}", code="required")
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"config.json field '{key}' must be a positive integer (got {_short(value)})")
+        raise ConfigError(f"config.json {key}", value, allowed="a positive integer")
     return value
 
 
@@ -57,13 +65,8 @@ def _bool(cfg: dict[str, Any], key: str, default: bool) -> bool:
     if value is None:
         return default
     if not isinstance(value, bool):
-        raise ConfigError(f"config.json field '{key}' must be true or false (got {_short(value)})")
+        raise ConfigError(f"config.json {key}", value, allowed="true or false")
     return value
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 _QUANT_METHODS = {"fp8": "fp8", "awq": "awq", "gptq": "gptq", "bitsandbytes": "bitsandbytes"}
@@ -171,21 +174,14 @@ def parse_config_text(text: str | bytes, *, model_id: str = "custom") -> ModelAr
     >>> parse_config_text('[1, 2]')
     Traceback (most recent call last):
     ...
-    calc.spec.hf_config.ConfigError: config.json must be a JSON object (got an array)
+    calc.spec.hf_config.ConfigError: config.json must be a JSON object (got a list)
     """
-    # A str has at least one byte per character: only encode (to count bytes) when that can matter.
-    size = len(text.encode("utf-8", "surrogatepass")) if isinstance(text, str) and len(text) <= MAX_CONFIG_BYTES else len(text)
-    if size > MAX_CONFIG_BYTES:
-        raise ConfigError(f"config.json is larger than {MAX_CONFIG_BYTES:,} bytes")
     try:
-        cfg = json.loads(text)
-    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, integers over 4300 digits
-        raise ConfigError(f"config.json is not valid JSON: {str(exc).splitlines()[0][:200]}") from None
-    except RecursionError:  # e.g. '[[[[...' nested deeper than Python's recursion limit
-        raise ConfigError("config.json is not valid JSON: nested too deeply") from None
+        cfg = load_json(text, what="config.json", max_bytes=MAX_CONFIG_BYTES)
+    except InputError as exc:
+        raise ConfigError(exc.field, exc.raw, allowed=exc.allowed, code=exc.code, detail=exc.detail) from None
     if not isinstance(cfg, dict):
-        kind = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}.get(type(cfg), "null")
-        raise ConfigError(f"config.json must be a JSON object (got {kind})")
+        raise ConfigError("config.json", json_type(cfg), code="not_object")
     return arch_from_hf_config(cfg, model_id=model_id)
 
 
@@ -205,7 +201,8 @@ def arch_from_hf_config(cfg: dict[str, Any], *, model_id: str | None = None) -> 
     if model_type == "gemma3":  # multimodal wrapper: the language model lives in text_config
         text = cfg.get("text_config")
         if not isinstance(text, dict):
-            raise ConfigError("config.json field 'text_config' is missing (gemma3 nests the language model there)")
+            raise ConfigError("config.json text_config", code="invalid",
+                              detail="missing (gemma3 nests the language model there)")
         vision = cfg.get("vision_config")
         merged = {k: v for k, v in cfg.items() if k.startswith("_") or k == "quantization_config"}
         merged.update(text)
@@ -218,9 +215,10 @@ def arch_from_hf_config(cfg: dict[str, Any], *, model_id: str | None = None) -> 
         cfg, model_type = merged, "gemma3_text"
     if not isinstance(model_type, str) or model_type not in SUPPORTED_MODEL_TYPES:
         supported = ", ".join(sorted(SUPPORTED_MODEL_TYPES))
-        raise ConfigError(f"config.json model_type {_short(model_type)} is not supported; supported: {supported}")
-    mid = str(cfg.get("_id") or model_id or cfg.get("_name_or_path") or "custom")
-    name = str(cfg.get("_name") or mid.split("/")[-1])
+        raise ConfigError("config.json model_type", model_type, allowed=f"one of the supported {supported}")
+    # Names are user text shown on every page and in charts: safe_name keeps them short and inert.
+    mid = safe_name(cfg.get("_id") or model_id or cfg.get("_name_or_path") or "custom", 200)
+    name = safe_name(cfg.get("_name") or mid.split("/")[-1])
     h = _int(cfg, "hidden_size")
     layers = _int(cfg, "num_hidden_layers")
     heads = _int(cfg, "num_attention_heads")
@@ -228,7 +226,8 @@ def arch_from_hf_config(cfg: dict[str, Any], *, model_id: str | None = None) -> 
     head_dim = cfg.get("head_dim")
     if head_dim is None:
         if heads and h % heads:
-            raise ConfigError("config.json: hidden_size is not a multiple of num_attention_heads and head_dim is missing")
+            raise ConfigError("config.json head_dim", code="invalid",
+                              detail="missing, and hidden_size is not a multiple of num_attention_heads")
         head_dim = h // max(heads, 1)
     head_dim = _int({"head_dim": head_dim}, "head_dim")
     fields: dict[str, Any] = dict(
@@ -247,7 +246,7 @@ def arch_from_hf_config(cfg: dict[str, Any], *, model_id: str | None = None) -> 
         norms_per_layer=4 if model_type in ("gemma2", "gemma3_text") else 2,
         qk_norm=model_type in ("qwen3", "qwen3_moe", "gemma3_text"),
         extra_params=extra_params,
-        max_position_embeddings=_int(cfg, "max_position_embeddings", 4096),
+        max_position_embeddings=_max_positions(cfg),
         source=str(cfg.get("_source", "user-supplied config.json")),
         checkpoint_quantization=checkpoint_quantization(cfg),
     )
@@ -307,4 +306,15 @@ def arch_from_hf_config(cfg: dict[str, Any], *, model_id: str | None = None) -> 
     try:
         return ModelArch(**fields)
     except ValidationError as exc:
-        raise ConfigError(f"config.json: {describe_validation_error(exc)}") from None
+        raise ConfigError("config.json", code="invalid", detail=describe_validation_error(exc)) from None
+    except (TypeError, ValueError, OverflowError) as exc:  # a nested value of the wrong type
+        raise ConfigError("config.json", code="invalid", detail=str(exc).splitlines()[0][:200]) from None
+
+
+def _max_positions(cfg: dict[str, Any]) -> int:
+    """``max_position_embeddings``: at least the shortest context the calculator (UI and CLI) handles."""
+    value = _int(cfg, "max_position_embeddings", 4096)
+    if value < MIN_CONTEXT_TOKENS:
+        raise ConfigError("config.json max_position_embeddings", value, code="max_positions",
+                          allowed=f"at least {MIN_CONTEXT_TOKENS}")
+    return value

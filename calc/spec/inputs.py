@@ -16,6 +16,10 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from calc.spec.precision import (DTYPES, KV_CACHE_DTYPES, QUANTIZATIONS, canonical_kv_cache_dtype,
                                  canonical_quantization)
 
+# The shortest context (tokens per request) the calculator handles, UI and CLI alike: a model whose
+# max_position_embeddings is below it is refused when its config.json is read.
+MIN_CONTEXT_TOKENS = 16
+
 PosInt = Annotated[int, Field(ge=1)]
 NonNegInt = Annotated[int, Field(ge=0)]
 
@@ -71,7 +75,7 @@ class ModelArch(_Frozen):
     tie_word_embeddings: bool = False
     qkv_bias: bool = False
     norms_per_layer: Annotated[int, Field(ge=0, le=8)] = 2
-    max_position_embeddings: Annotated[int, Field(ge=1, le=100_000_000)]
+    max_position_embeddings: Annotated[int, Field(ge=MIN_CONTEXT_TOKENS, le=100_000_000)]
     sliding_window: Annotated[int, Field(ge=1, le=100_000_000)] | None = None
     num_sliding_layers: NonNegInt = 0
     moe: MoEConfig | None = None
@@ -412,3 +416,26 @@ def describe_validation_error(err: ValidationError) -> str:
         allowed = f"; allowed: {rng}" if rng else ""
         lines.append(f"{loc}: {msg}{shown}{allowed}" if loc else f"{msg}{shown}")
     return "; ".join(lines)
+
+
+def as_input_error(err: ValidationError):
+    """The first problem of a pydantic error as a structured :class:`~calc.spec.untrusted.InputError`
+    (field, raw value, allowed range, reason ``range`` when the field has one, else ``invalid``);
+    its ``detail`` keeps :func:`describe_validation_error`'s full line.
+
+    >>> try:
+    ...     ServingConfig(gpu_memory_utilization=1.5)
+    ... except ValidationError as e:
+    ...     print(as_input_error(e))
+    gpu_memory_utilization: got 1.5, allowed 0 < gpu_memory_utilization <= 1
+    """
+    from calc.spec.untrusted import InputError  # noqa: PLC0415
+
+    first = err.errors()[0] if err.errors() else {}
+    loc = tuple(first.get("loc", ()))
+    field = ".".join(str(p) for p in loc) or err.title
+    rng = allowed_range(err.title, loc) if loc and first.get("type") != "value_error" else ""
+    if rng and len(err.errors()) == 1:
+        return InputError(field, first.get("input"), allowed=rng)
+    line = describe_validation_error(err)
+    return InputError(field, code="invalid", detail=line.removeprefix(f"{field}: "))

@@ -1,0 +1,318 @@
+"""Hostile generators and the properties every input path must hold (shared by
+tests/test_input_fuzz.py, a bounded CI run, and bench/fuzz.py, the long run).
+
+Paths: URL parameters (pure sanitizer, and AppTest on every page), scenario files, config.json,
+CLI argument vectors and ``--batch`` lines. Generators: inf/nan, huge integers, deep nesting,
+long and non-ASCII strings, Markdown and HTML, plus valid values so accepted paths run too.
+Properties: no exception escapes (no traceback, no exception element), every rejection names
+its field in a short message, the other state is kept, accepted inputs give finite,
+non-negative, consistent outputs (E2E ≥ TTFT, MFU and MBU in [0, 1]).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import re
+import tempfile
+from pathlib import Path
+
+from hypothesis import strategies as st
+
+from calc.cli.main import main
+from calc.spec.catalog import gpu_ids, model_config_json, model_ids
+from calc.spec.hf_config import ConfigError, parse_config_text
+from calc.spec.untrusted import InputError
+from ui import controls as C
+from ui.perf.controls import ALL as PERF_CONTROLS
+from ui.planner.controls import PLANNER
+
+LINK = "`[click me](https://evil.example/phish)`"
+PIXEL = "x` ![t](http://127.0.0.1:9/pixel.png) `"
+MAX_MESSAGE = 700  # characters: a message about one field stays short, whatever the input
+
+SPECIAL_TEXTS = ["inf", "-inf", "nan", "NaN", "Infinity", "1e309", "-1e309", "9" * 400, "9" * 5000, "", " ", "0",
+                 "-1", "1e3", "0x10", "1_000", "１２", "٣", "true", "false", "null", "[]", "{}", "custom", LINK, PIXEL,
+                 "<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "`", "\\", "%00", "\x00", "a\nb",
+                 "x" * 5000, "**bold** _i_ $x$ :red[x]", "www.evil.example", "a@b.co", "💥" * 50, "中文" * 30]
+
+hostile_text = st.one_of(
+    st.sampled_from(SPECIAL_TEXTS),
+    st.integers(min_value=-10 ** 40, max_value=10 ** 40).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.text(max_size=120),
+    st.text(alphabet="[]()`!<>*_#|~$:\\&{}", max_size=40),
+)
+
+json_scalars = st.one_of(st.none(), st.booleans(), st.integers(min_value=-10 ** 40, max_value=10 ** 40),
+                         st.floats(allow_nan=True, allow_infinity=True), hostile_text)
+json_values = st.recursive(json_scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                                 st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+                           max_leaves=8)
+
+
+def all_controls() -> tuple[C.Control, ...]:
+    return C.SHARED + C.PAGE + tuple(PERF_CONTROLS) + tuple(PLANNER)
+
+
+def valid_text(ctl: C.Control) -> st.SearchStrategy[str]:
+    """A value the control accepts, as URL text (so accepted paths are exercised too)."""
+    if ctl.kind in ("select", "multi"):
+        return st.sampled_from([str(o) for o in ctl.choices()] or [""])
+    if ctl.kind == "toggle":
+        return st.sampled_from(["true", "false"])
+    if ctl.kind == "multi_int" or ctl.integer:
+        return st.integers(int(ctl.lo), int(min(ctl.hi, 10 ** 6))).map(str)
+    return st.floats(ctl.lo, ctl.hi).map(lambda v: f"{v:.4g}")
+
+
+@st.composite
+def query_params(draw, controls: tuple[C.Control, ...] | None = None, max_keys: int = 6) -> dict[str, list[str]]:
+    """A query string as parse_qs gives it: key → all values (repeated keys included)."""
+    controls = controls or all_controls()
+    keys = draw(st.lists(st.sampled_from(controls), max_size=max_keys, unique_by=lambda c: c.key))
+    out: dict[str, list[str]] = {}
+    for ctl in keys:
+        n = draw(st.integers(1, 3)) if draw(st.booleans()) else 1
+        out[ctl.key] = [draw(st.one_of(hostile_text, valid_text(ctl))) for _ in range(n)]
+    if draw(st.booleans()):
+        out[draw(st.text(min_size=1, max_size=20))] = [draw(hostile_text)]  # a key no control has
+    return out
+
+
+# ----------------------------------------------------------------------------- pure sanitizer
+
+def check_sanitize(params: dict[str, list[str]]) -> None:
+    """Changes are valid canonical values or removals; issues name their key; idempotent."""
+    controls = all_controls()
+    changes, issues = C.sanitize_params(params, controls)
+    by_key = {c.key: c for c in controls}
+    for key, values in changes.items():
+        assert key in by_key and key in params
+        if values is not None:
+            ctl = by_key[key]
+            raw = values if ctl.kind in ("multi", "multi_int") else values[-1]
+            if not (key == "model" and raw == C.CUSTOM_MODEL):
+                ctl.parse(raw)  # accepted
+    for issue in issues:
+        assert issue.key in params
+        if issue.kind == "invalid":
+            assert issue.error is not None and str(issue.error).startswith(issue.key)
+            assert len(str(issue.error)) < MAX_MESSAGE
+            assert changes[issue.key] is None
+    fixed = {k: v for k, v in params.items() if changes.get(k, v) is not None}
+    fixed |= {k: v for k, v in changes.items() if v is not None}
+    again, issues2 = C.sanitize_params(fixed, controls)
+    assert again == {} and [i for i in issues2 if i.kind != "alias"] == [], (again, issues2)
+
+
+# ----------------------------------------------------------------------------- scenario files
+
+SCENARIO_KEYS = [c.key for c in C.SHARED]
+
+
+@st.composite
+def scenario_texts(draw) -> str | bytes:
+    kind = draw(st.sampled_from(["controls", "controls", "doc", "raw", "deep"]))
+    if kind == "raw":
+        return draw(st.one_of(hostile_text, st.binary(max_size=200)))
+    if kind == "deep":
+        n = draw(st.integers(20, 5000))
+        return "[" * n + ("]" * n if draw(st.booleans()) else "")
+    doc = {"format": "llm-inference-calculator/scenario", "version": 1, "controls": {}}
+    if kind == "doc":
+        key = draw(st.sampled_from(["format", "version", "controls", "custom_config", "model"]))
+        doc[key] = draw(json_values)
+    ctls = draw(st.lists(st.sampled_from(SCENARIO_KEYS), max_size=4, unique=True))
+    for key in ctls:
+        doc["controls"][key] = draw(st.one_of(json_values, valid_text(C.BY_KEY[key])))
+    text = json.dumps(doc, allow_nan=True)
+    if draw(st.booleans()):  # integers beyond what JSON libraries like (the 400- and 5,000-digit cases)
+        text = text.replace('"version": 1', '"version": ' + "9" * draw(st.sampled_from([1, 400, 5000])), 1)
+    return text
+
+
+def check_scenario(text) -> bool:
+    """True when accepted; a rejection is an InputError naming a field, short."""
+    from ui.state import build_scenario, load_scenario_text  # noqa: PLC0415
+
+    try:
+        values, arch, _ = load_scenario_text(text)
+    except InputError as exc:
+        assert exc.field and str(exc).startswith(exc.field.split(":")[0]) and len(str(exc)) < MAX_MESSAGE, str(exc)
+        return False
+    sc = build_scenario(values, custom_arch=arch)
+    assert sc.context_tokens >= 16 and sc.concurrency >= 1
+    return True
+
+
+# ----------------------------------------------------------------------------- config.json
+
+BASE_CONFIG = {k: v for k, v in model_config_json("meta-llama/Llama-3.1-8B").items() if not k.startswith("_")}
+CONFIG_FIELDS = sorted(BASE_CONFIG) + ["_name", "_name_or_path", "head_dim", "sliding_window", "quantization_config"]
+
+
+@st.composite
+def config_texts(draw) -> str | bytes:
+    kind = draw(st.sampled_from(["field", "field", "fields", "raw", "deep"]))
+    if kind == "raw":
+        return draw(st.one_of(hostile_text, st.binary(max_size=200)))
+    if kind == "deep":
+        n = draw(st.integers(20, 5000))
+        return '{"model_type": "llama", "x": ' + "[" * n + "]" * n + "}"
+    cfg = dict(BASE_CONFIG)
+    for key in draw(st.lists(st.sampled_from(CONFIG_FIELDS), min_size=1, max_size=1 if kind == "field" else 4)):
+        if draw(st.integers(0, 5)) == 0:
+            cfg.pop(key, None)
+        else:
+            cfg[key] = draw(json_values)
+    text = json.dumps(cfg, allow_nan=True)
+    if draw(st.integers(0, 4)) == 0:
+        text = text.replace('"hidden_size": 4096', '"hidden_size": ' + "9" * 5000, 1)
+    return text
+
+
+def check_config(text) -> bool:
+    try:
+        arch = parse_config_text(text)
+    except ConfigError as exc:
+        assert exc.field.startswith("config.json") and len(str(exc)) < MAX_MESSAGE, str(exc)
+        return False
+    assert arch.max_position_embeddings >= 16 and len(arch.name) <= 80
+    assert not set(arch.name) & set("`[]<>!*#|$~\\:")
+    return True
+
+
+# ----------------------------------------------------------------------------- CLI
+
+def run_cli(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = main(argv)
+        except SystemExit as exc:  # --help
+            rc = exc.code if isinstance(exc.code, int) else 2
+    return rc, out.getvalue(), err.getvalue()
+
+
+FLAGS = {"--tensor-parallel-size": ["1", "2", "4", "8", "3", "0"], "--dtype": ["auto", "fp16", "bf16", "float32"],
+         "--quantization": ["none", "fp8", "awq", "nf4"], "--kv-cache-dtype": ["auto", "fp8"],
+         "--gpu-memory-utilization": ["0.9", "0.5", "1", "0"], "--block-size": ["16", "32", "7"],
+         "--max-model-len": ["2048", "4096", "1"], "--max-num-seqs": ["1", "64", "256"],
+         "--max-num-batched-tokens": ["512", "8192"], "--input-len": ["1", "512", "2048"],
+         "--output-len": ["1", "128"], "--concurrency": ["1", "16", "max", "1000"], "--replicas": ["1", "2", "64"]}
+
+
+@st.composite
+def cli_argvs(draw) -> list[str]:
+    command = draw(st.sampled_from(["estimate", "estimate", "memory"]))
+    argv = [command, "--model", draw(st.one_of(st.sampled_from(model_ids()), hostile_text)),
+            "--gpu", draw(st.one_of(st.sampled_from(gpu_ids()), hostile_text))]
+    if command == "estimate":
+        argv += ["--input-len", draw(st.sampled_from(["256", "1024"])), "--output-len", "64"]
+    for flag in draw(st.lists(st.sampled_from(sorted(FLAGS)), max_size=4, unique=True)):
+        if command == "memory" and flag in ("--input-len", "--output-len", "--replicas"):
+            continue
+        argv += [flag, draw(st.one_of(st.sampled_from(FLAGS[flag]), hostile_text))]
+    argv += ["--format", "json"]
+    return argv
+
+
+def check_estimate_record(d: dict) -> None:
+    for key in ("ttft_s", "tpot_s", "itl_s", "e2e_latency_s", "output_tokens_per_s", "total_tokens_per_s",
+                "requests_per_s", "mfu", "mbu", "weights_bytes", "kv_pool_bytes"):
+        v = d[key]
+        if d.get("fits") is False and (v is None or key == "kv_pool_bytes"):
+            continue  # does not fit: no latency; the KV pool is the (negative) shortfall (data, not an error)
+        assert v is not None and math.isfinite(v) and v >= 0, (key, v, d)
+    if d.get("fits") is not False:
+        assert d["e2e_latency_s"] >= d["ttft_s"] - 1e-12, d
+        assert 0 <= d["mfu"] <= 1 + 1e-9 and 0 <= d["mbu"] <= 1 + 1e-9, d
+
+
+def check_cli(argv: list[str]) -> int:
+    rc, out, err = run_cli(argv)
+    assert rc in (0, 2), (argv, rc, err)
+    assert "Traceback" not in out + err
+    if rc == 2:
+        lines = err.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: ") and len(lines[0]) < 2000, err
+    elif argv[0] == "estimate":
+        check_estimate_record(json.loads(out))
+    else:
+        d = json.loads(out)
+        assert all(d[k] >= 0 for k in ("weights_bytes", "kv_bytes_per_token", "usable_memory_bytes"))
+    return rc
+
+
+GOOD_LINE = {"model": "meta-llama/Llama-2-7b-hf", "gpu": "a100-80gb", "input_len": 512, "output_len": 64}
+BATCH_KEYS = ["model", "gpu", "tensor_parallel_size", "dtype", "quantization", "kv_cache_dtype", "input_len",
+              "output_len", "concurrency", "max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill",
+              "gpu_memory_utilization", "block_size", "max_model_len", "replicas"]
+GOOD_VALUES = {"tensor_parallel_size": [1, 2, 4, 8], "concurrency": [1, 4, 16, 64, 256, "max"], "replicas": [1, 2, 4],
+               "input_len": [1, 128, 2048], "output_len": [1, 16, 256], "max_num_seqs": [1, 8, 256],
+               "gpu_memory_utilization": [0.5, 0.9, 0.95], "enable_chunked_prefill": [True, False],
+               "kv_cache_dtype": ["auto", "fp8"], "quantization": ["none", "fp8", "awq"], "max_model_len": [4096],
+               "model": list(model_ids()), "gpu": list(gpu_ids())}
+
+
+@st.composite
+def batch_lines(draw) -> str:
+    if draw(st.integers(0, 6)) == 0:
+        return draw(st.one_of(hostile_text, st.just("[" * 3000)))
+    line = dict(GOOD_LINE)
+    for key in draw(st.lists(st.sampled_from(BATCH_KEYS), max_size=4, unique=True)):
+        good = GOOD_VALUES.get(key)
+        line[key] = draw(st.sampled_from(good)) if good and draw(st.booleans()) else draw(json_values)
+    return json.dumps(line, allow_nan=True).replace("\n", " ")
+
+
+def check_batch(lines: list[str]) -> tuple[int, int]:
+    """Every line gives one record or one error line; the valid ones are consistent."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "b.jsonl"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
+        rc, out, err = run_cli(["estimate", "--batch", str(path)])
+    assert rc in (0, 2) and "Traceback" not in out + err, err
+    records = [json.loads(x) for x in out.splitlines()]
+    nonblank = [x for x in lines if x.strip()]
+    assert len(records) == len(nonblank), (len(records), len(nonblank))
+    ok = 0
+    for r in records:
+        if "error" in r:
+            assert isinstance(r["line"], int) and "internal error" not in r["error"], r
+            assert len(r["error"]) < 2000
+        else:
+            check_estimate_record(r)
+            ok += 1
+    return ok, len(records) - ok
+
+
+# ----------------------------------------------------------------------------- pages (AppTest)
+
+def check_page(query: dict[str, list[str]], page: str | None, keep_gpu: str = "h100-sxm") -> None:
+    """A page opened with this query: no exception, each warning names a field, a valid
+    ``gpu`` given beside the hostile values is kept, the sidebar and the page still draw."""
+    from apptest_helpers import unescape  # noqa: PLC0415
+    from streamlit.testing.v1 import AppTest  # noqa: PLC0415
+
+    from conftest import APP  # noqa: PLC0415
+
+    at = AppTest.from_file(APP, default_timeout=60)
+    query = {k: v for k, v in query.items() if k != "gpu"} | {"gpu": [keep_gpu]}
+    for key, values in query.items():
+        at.query_params[key] = values if len(values) > 1 else values[0]
+    at.run()
+    if page:
+        at.switch_page(page).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="gpu").value == keep_gpu  # the other state is kept
+    keys = set(query) | {"lang"}
+    for w in at.warning:
+        text = unescape(w.value)
+        if text.startswith(("URL parameter", "网址参数")):
+            named = re.match(r"(URL parameter |网址参数 )([^ =]+)", text).group(2)
+            assert named in keys, (named, text)
+            assert len(text) < MAX_MESSAGE + 400, text

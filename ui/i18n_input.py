@@ -1,0 +1,68 @@
+"""Messages about untrusted input, in both languages: the reason codes of
+:class:`calc.spec.untrusted.InputError` (worded by :func:`ui.safe.describe`) and the URL-parameter
+warnings. Every placeholder that carries user text is escaped before it is formatted in.
+"""
+
+from __future__ import annotations
+
+EN: dict[str, str] = {
+    # reason codes (calc.spec.untrusted.REASONS_EN has the same English)
+    "reason.range": "{field}: got {raw}, allowed {allowed}",
+    "reason.tp_heads": "{field}: got {raw}, allowed {allowed} (it must divide the {heads} attention heads of {model})",
+    "reason.tp_kv_heads": "{field}: got {raw}, allowed {allowed} (it must divide the {kv_heads} KV heads of {model} "
+                          "or be a multiple of them)",
+    "reason.output_len": "{field}: got {raw}, allowed {allowed} (less than the context length {context})",
+    "reason.context": "{field}: got {raw}, allowed {allowed} (max_model_len of {model})",
+    "reason.max_positions": "{field}: got {raw}, allowed {allowed} (the shortest context this calculator handles)",
+    "reason.replicas": "{field}: got {raw}, allowed {allowed} (at most the concurrency {concurrency}: every "
+                       "replica needs at least one client)",
+    "reason.required": "{field}: required",
+    "reason.custom_missing": "{field}: 'custom' needs a config.json (upload or paste one)",
+    "reason.json": "{field} is not valid JSON: {detail}",
+    "reason.too_deep": "{field} is not valid JSON: nested more than {allowed} levels deep",
+    "reason.too_large": "{field} is larger than {allowed} bytes",
+    "reason.not_object": "{field} must be a JSON object (got {raw})",
+    "reason.unknown_fields": "{field}: unknown field(s) {raw}; allowed: {allowed}",
+    "reason.invalid": "{field}: {detail}",
+    # URL parameters
+    "warn.bad_param": "URL parameter {key}={raw} is not valid (allowed: {allowed}); using the default {default}.",
+    "warn.repeated_param": "URL parameter {key} is given {count} times ({raw}); using the last one, {value}.",
+    "warn.custom_not_in_link": "URL parameter model=custom: a custom config.json is not part of a link. "
+                               "Upload it again, or share a scenario file. Using the default {default}.",
+    "allowed.integer": "integer",
+    "allowed.number": "number",
+    "allowed.or_empty": "(or empty)",
+    "allowed.list_of": "a list of",
+    "msg.config_rejected_kept": "config.json not used: {reason}. Still showing {model}.",
+    "msg.config_adjusted": "Custom model {name} loaded (model = custom); context lowered to {context} tokens "
+                           "(its max_position_embeddings).",
+}
+
+ZH: dict[str, str] = {
+    "reason.range": "{field}：收到 {raw}，允许 {allowed}",
+    "reason.tp_heads": "{field}：收到 {raw}，允许 {allowed}（必须整除 {model} 的 {heads} 个注意力头）",
+    "reason.tp_kv_heads": "{field}：收到 {raw}，允许 {allowed}（必须整除 {model} 的 {kv_heads} 个 KV 头，或是它的整数倍）",
+    "reason.output_len": "{field}：收到 {raw}，允许 {allowed}（须小于上下文长度 {context}）",
+    "reason.context": "{field}：收到 {raw}，允许 {allowed}（{model} 的 max_model_len）",
+    "reason.max_positions": "{field}：收到 {raw}，允许 {allowed}（本计算器支持的最短上下文）",
+    "reason.replicas": "{field}：收到 {raw}，允许 {allowed}（不超过并发数 {concurrency}：每个副本至少需要一个客户端）",
+    "reason.required": "{field}：缺少此项",
+    "reason.custom_missing": "{field}：'custom' 需要一个 config.json（上传或粘贴）",
+    "reason.json": "{field} 不是有效的 JSON：{detail}",
+    "reason.too_deep": "{field} 不是有效的 JSON：嵌套超过 {allowed} 层",
+    "reason.too_large": "{field} 超过 {allowed} 字节",
+    "reason.not_object": "{field} 必须是 JSON 对象（收到 {raw}）",
+    "reason.unknown_fields": "{field}：未知字段 {raw}；允许：{allowed}",
+    "reason.invalid": "{field}：{detail}",
+    "warn.bad_param": "网址参数 {key}={raw} 无效（允许：{allowed}）；改用默认值 {default}。",
+    "warn.repeated_param": "网址参数 {key} 出现了 {count} 次（{raw}）；使用最后一个值 {value}。",
+    "warn.custom_not_in_link": "网址参数 model=custom：自定义 config.json 不包含在链接中。请重新上传，"
+                               "或分享场景文件。改用默认值 {default}。",
+    "allowed.integer": "整数",
+    "allowed.number": "数值",
+    "allowed.or_empty": "（或留空）",
+    "allowed.list_of": "列表，元素为",
+    "msg.config_rejected_kept": "config.json 未采用：{reason}。仍显示 {model}。",
+    "msg.config_adjusted": "自定义模型 {name} 已加载（model = custom）；上下文已降至 {context} 个 token"
+                           "（其 max_position_embeddings）。",
+}
