@@ -58,14 +58,21 @@ class Control:
         opts = self.options() if callable(self.options) else self.options
         return tuple(opts or ())
 
+    def _choice_list(self, shown: int = 10) -> str:
+        """``{a, b, c}``; a long list (the model catalog) shows its first ``shown`` and the count."""
+        opts = [str(o) for o in self.choices()]
+        if len(opts) <= shown + 2:
+            return "{" + ", ".join(opts) + "}"
+        return "{" + ", ".join(opts[:shown]) + f", … ({len(opts)} in all)" + "}"
+
     def allowed(self) -> str:
         """What the control accepts, language-neutral: ``{a, b}`` / ``integer 1 – 1,024``."""
         if self.kind == "multi":
-            return "a list of {" + ", ".join(str(o) for o in self.choices()) + "}"
+            return "a list of " + self._choice_list()
         if self.kind == "multi_int":
             return f"a list of integers {self.lo:,.0f} – {self.hi:,.0f}"
         if self.kind == "select":
-            return "{" + ", ".join(str(o) for o in self.choices()) + "}"
+            return self._choice_list()
         if self.kind == "toggle":
             return "{true, false}"
         lo = f"{self.lo:,.0f}" if self.integer else f"{self.lo:g}"

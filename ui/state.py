@@ -216,8 +216,9 @@ def load_scenario_text(text: str | bytes) -> tuple[dict[str, Any], ModelArch | N
         raise InputError("controls", json_type(values), code="not_object")
     unknown = sorted(set(values) - set(C.BY_KEY))
     if unknown:
+        names = list(C.BY_KEY)
         raise InputError("controls", ", ".join(safe_name(k, 40) for k in unknown[:10]), code="unknown_fields",
-                         allowed=", ".join(C.BY_KEY))
+                         allowed=", ".join(names[:12]) + f", … ({len(names)} in all, as in a downloaded scenario)")
     arch = cfg = None
     if values.get("model") == C.CUSTOM_MODEL:
         cfg = doc.get("custom_config")
