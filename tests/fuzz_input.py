@@ -68,6 +68,16 @@ def valid_text(ctl: C.Control) -> st.SearchStrategy[str]:
     return st.floats(ctl.lo, ctl.hi).map(lambda v: f"{v:.4g}")
 
 
+_STRATEGIES: dict[str, st.SearchStrategy[str]] = {}
+
+
+def _value_strategy(ctl: C.Control) -> st.SearchStrategy[str]:
+    """Hostile or valid text for one control (built once: strategy construction dominated the run)."""
+    if ctl.key not in _STRATEGIES:
+        _STRATEGIES[ctl.key] = st.one_of(hostile_text, valid_text(ctl))
+    return _STRATEGIES[ctl.key]
+
+
 @st.composite
 def query_params(draw, controls: tuple[C.Control, ...] | None = None, max_keys: int = 6) -> dict[str, list[str]]:
     """A query string as parse_qs gives it: key → all values (repeated keys included)."""
@@ -76,7 +86,7 @@ def query_params(draw, controls: tuple[C.Control, ...] | None = None, max_keys: 
     out: dict[str, list[str]] = {}
     for ctl in keys:
         n = draw(st.integers(1, 3)) if draw(st.booleans()) else 1
-        out[ctl.key] = [draw(st.one_of(hostile_text, valid_text(ctl))) for _ in range(n)]
+        out[ctl.key] = [draw(_value_strategy(ctl)) for _ in range(n)]
     if draw(st.booleans()):
         out[draw(st.text(min_size=1, max_size=20))] = [draw(hostile_text)]  # a key no control has
     return out
