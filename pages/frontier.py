@@ -12,6 +12,7 @@ from ui.perf.explain import frontier_panels
 from ui.perf.controls import (CHUNKED, FRONTIER, MAX_OVERLAYS, OVERLAYS, PER_GPU, PRESETS, PRICE, REPLICAS,
                               SLO_TPOT_MS, SLO_TTFT_MS, Variant, apply_variant, same_as)
 from ui.planner.explain import quality_short
+from ui.safe import describe
 from ui.state import check_query_params, render_control
 from ui.theme import SERIES_COLORS
 from ui.why import render_panels
@@ -64,7 +65,7 @@ for tok in tokens:
     try:
         v = apply_variant(base, tok)
     except ValueError as exc:
-        st.warning(t("fr.overlay_invalid", name=V.token_label(tok, t), reason=str(exc)))
+        st.warning(t("fr.overlay_invalid", name=V.token_label(tok, t), reason=describe(exc, t)))
         continue
     if not any(same_as(v, w) for w in variants):
         variants.append(v)
