@@ -36,7 +36,7 @@ class TestServingConfig:
         ("dtype", "int4", "dtype: Input should be 'auto', 'float16', 'bfloat16' or 'float32' (got 'int4')"),
         ("quantization", "fp4", "quantization: Input should be 'auto', 'none', 'fp8', 'int8', 'awq', 'gptq' or 'bitsandbytes' (got 'fp4')"),
         ("kv_cache_dtype", "fp4",
-         "kv_cache_dtype: Input should be 'auto', 'bfloat16', 'fp8', 'fp8_e4m3' or 'fp8_e5m2' (got 'fp4')"),
+         "kv_cache_dtype: Input should be 'auto', 'float16', 'bfloat16', 'fp8', 'fp8_e4m3' or 'fp8_e5m2' (got 'fp4')"),
         ("max_model_len", 0,
          "max_model_len: Input should be greater than or equal to 1 (got 0); allowed: 1 <= max_model_len <= 100000000"),
         ("max_num_seqs", -1,

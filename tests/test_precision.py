@@ -62,9 +62,8 @@ class TestLinearWeightBytesPerParam:
 class TestKvBytesPerElement:
     @pytest.mark.parametrize("kv_cache_dtype, dtype, expected", [
         ("auto", "float16", 2.0), ("auto", "bfloat16", 2.0), ("auto", "float32", 4.0),
-        # old spellings: fp16 reads as vLLM's "auto" (vLLM 0.19 has no float16 KV dtype), so a float32
-        # model keeps 4-byte KV; bf16 reads as "bfloat16" (2 bytes whatever the model dtype)
-        ("fp16", "float32", 4.0), ("bf16", "float16", 2.0),
+        # old spellings read as vLLM's: fp16 -> float16, bf16 -> bfloat16 (2 bytes whatever the model dtype)
+        ("fp16", "float32", 2.0), ("bf16", "float16", 2.0), ("float16", "float32", 2.0),
         ("fp8", "bfloat16", 1.0), ("fp8_e4m3", "bfloat16", 1.0), ("fp8_e5m2", "bfloat16", 1.0),
         ("int8", "float16", 1.0),
     ])
@@ -131,10 +130,10 @@ class TestVllmSpellings:
         from calc.spec.precision import KV_CACHE_DTYPES, QUANTIZATIONS
 
         assert "nf4" not in QUANTIZATIONS and "bitsandbytes" in QUANTIZATIONS
-        assert not {"fp16", "bf16", "int8", "float16"} & set(KV_CACHE_DTYPES)
-        assert set(KV_CACHE_DTYPES) == {"auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2"}
+        assert not {"fp16", "bf16", "int8"} & set(KV_CACHE_DTYPES)
+        assert set(KV_CACHE_DTYPES) == {"auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2"}
 
-    @pytest.mark.parametrize("old,new,b", [("fp16", "auto", 2.0), ("bf16", "bfloat16", 2.0), ("int8", "fp8", 1.0)])
+    @pytest.mark.parametrize("old,new,b", [("fp16", "float16", 2.0), ("bf16", "bfloat16", 2.0), ("int8", "fp8", 1.0)])
     def test_old_kv_spellings(self, old, new, b):
         from calc.spec.inputs import ServingConfig
         from calc.spec.precision import kv_bytes_per_element

@@ -127,7 +127,7 @@ class TestScenarioFile:
 class TestOldSpellings:
     def test_aliases_parse_to_vllm_spellings(self):
         assert C.QUANTIZATION.parse("nf4") == "bitsandbytes"
-        assert C.KV_CACHE_DTYPE.parse("fp16") == "auto" and C.KV_CACHE_DTYPE.parse("int8") == "fp8"
+        assert C.KV_CACHE_DTYPE.parse("fp16") == "float16" and C.KV_CACHE_DTYPE.parse("int8") == "fp8"
         assert C.KV_CACHE_DTYPE.parse("bf16") == "bfloat16"
         assert C.alias_of(C.KV_CACHE_DTYPE, "bfloat16") is None  # current spellings are not aliases
 

@@ -47,7 +47,7 @@ EN: dict[str, str] = {
                              "(0.52 bytes) and bitsandbytes (NF4) about 4.13 bits per weight, scales included. 'none' = dtype.",
     "ctl.kv_cache_dtype": "KV-cache precision",
     "ctl.kv_cache_dtype.help": "vLLM --kv-cache-dtype: bytes per cached key/value element. "
-                               "'auto' follows dtype (2 bytes); bfloat16 = 2 bytes; fp8 (= fp8_e4m3) and fp8_e5m2 = "
+                               "'auto' follows dtype (2 bytes); float16/bfloat16 = 2 bytes; fp8 (= fp8_e4m3) and fp8_e5m2 = "
                                "1 byte, half the KV memory.",
     "ctl.context": "Context length (tokens per request)",
     "ctl.context.help": "Tokens held in the KV cache by one request: prompt + generated output, in tokens. "
@@ -95,9 +95,7 @@ EN: dict[str, str] = {
     "warn.old_spelling": "URL parameter `{key}={raw}` is an old spelling, read as `{new}`: {reason}.",
     "warn.old_spelling_file": "Scenario file: `{key}: {raw}` is an old spelling, read as `{new}`: {reason}.",
     "alias.quantization.nf4": "vLLM spells bitsandbytes NF4 `bitsandbytes`",
-    "alias.kv_cache_dtype.fp16": "vLLM has no float16 KV-cache dtype; `auto` keeps the model's 16-bit dtype (same 2 bytes)",
-    "alias.kv_cache_dtype.float16": "vLLM has no float16 KV-cache dtype; `auto` keeps the model's 16-bit dtype "
-                                    "(same 2 bytes)",
+    "alias.kv_cache_dtype.fp16": "vLLM spells it `float16`",
     "alias.kv_cache_dtype.bf16": "vLLM spells it `bfloat16`",
     "alias.kv_cache_dtype.int8": "vLLM has no int8 KV-cache dtype; `fp8` stores the same 1 byte per element",
     "msg.invalid_scenario": "These settings cannot be computed: {reason}. Showing the last valid scenario ({model}); "
@@ -285,7 +283,7 @@ ZH: dict[str, str] = {
                              "bitsandbytes（NF4）约 4.13 比特（含缩放因子）。'none' 表示按 dtype 存储。",
     "ctl.kv_cache_dtype": "KV Cache 精度",
     "ctl.kv_cache_dtype.help": "vLLM --kv-cache-dtype：每个缓存的 K/V 元素的字节数。'auto' 跟随 dtype（2 字节）；"
-                               "bfloat16 为 2 字节；fp8（= fp8_e4m3）与 fp8_e5m2 为 1 字节，KV 显存减半。",
+                               "float16/bfloat16 为 2 字节；fp8（= fp8_e4m3）与 fp8_e5m2 为 1 字节，KV 显存减半。",
     "ctl.context": "上下文长度（每请求 token 数）",
     "ctl.context.help": "单个请求在 KV Cache 中保存的 token 数：提示词 + 生成的输出，单位 token。不超过 max_model_len。",
     "ctl.concurrency": "并发数（同时处理的请求）",
@@ -328,8 +326,7 @@ ZH: dict[str, str] = {
     "warn.old_spelling": "网址参数 `{key}={raw}` 是旧写法，按 `{new}` 读取：{reason}。",
     "warn.old_spelling_file": "场景文件：`{key}: {raw}` 是旧写法，按 `{new}` 读取：{reason}。",
     "alias.quantization.nf4": "vLLM 把 bitsandbytes NF4 写作 `bitsandbytes`",
-    "alias.kv_cache_dtype.fp16": "vLLM 没有 float16 的 KV Cache 类型；`auto` 沿用模型的 16 位类型（同为 2 字节）",
-    "alias.kv_cache_dtype.float16": "vLLM 没有 float16 的 KV Cache 类型；`auto` 沿用模型的 16 位类型（同为 2 字节）",
+    "alias.kv_cache_dtype.fp16": "vLLM 写作 `float16`",
     "alias.kv_cache_dtype.bf16": "vLLM 写作 `bfloat16`",
     "alias.kv_cache_dtype.int8": "vLLM 没有 int8 的 KV Cache 类型；`fp8` 同样每个元素 1 字节",
     "msg.invalid_scenario": "当前设置无法计算：{reason}。显示上一个有效场景（{model}）；你的输入已保留。",

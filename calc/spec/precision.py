@@ -17,15 +17,14 @@ DTYPES: tuple[str, ...] = ("auto", "float16", "bfloat16", "float32")
 # own format. vLLM 0.19's CacheDType has no float16 or int8:
 # a 16-bit model's KV cache is "auto" (or "bfloat16"); FP8 is "fp8" (= fp8_e4m3) or fp8_e5m2.
 QUANTIZATIONS: tuple[str, ...] = ("auto", "none", "fp8", "int8", "awq", "gptq", "bitsandbytes")
-KV_CACHE_DTYPES: tuple[str, ...] = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2")
+KV_CACHE_DTYPES: tuple[str, ...] = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2")
 # Spellings of earlier versions of this calculator (old links and scenario files) -> vLLM's, with
 # the reason shown to the user once.
 QUANTIZATION_ALIASES: dict[str, str] = {"nf4": "bitsandbytes"}
-KV_CACHE_DTYPE_ALIASES: dict[str, str] = {"fp16": "auto", "float16": "auto", "bf16": "bfloat16", "int8": "fp8"}
+KV_CACHE_DTYPE_ALIASES: dict[str, str] = {"fp16": "float16", "bf16": "bfloat16", "int8": "fp8"}
 ALIAS_REASONS: dict[tuple[str, str], str] = {
     ("quantization", "nf4"): "vLLM spells bitsandbytes NF4 `bitsandbytes`",
-    ("kv_cache_dtype", "fp16"): "vLLM has no float16 KV cache dtype; `auto` keeps the model's 16-bit dtype (same 2 bytes)",
-    ("kv_cache_dtype", "float16"): "vLLM has no float16 KV cache dtype; `auto` keeps the model's 16-bit dtype (same 2 bytes)",
+    ("kv_cache_dtype", "fp16"): "vLLM spells it `float16`",
     ("kv_cache_dtype", "bf16"): "vLLM spells it `bfloat16`",
     ("kv_cache_dtype", "int8"): "vLLM has no int8 KV cache dtype; `fp8` stores the same 1 byte per element",
 }
@@ -43,8 +42,8 @@ def canonical_quantization(value: object) -> object:
 def canonical_kv_cache_dtype(value: object) -> object:
     """vLLM's spelling of a ``--kv-cache-dtype`` value (old spellings mapped, others unchanged).
 
-    >>> canonical_kv_cache_dtype("int8"), canonical_kv_cache_dtype("bf16"), canonical_kv_cache_dtype("fp8")
-    ('fp8', 'bfloat16', 'fp8')
+    >>> canonical_kv_cache_dtype("int8"), canonical_kv_cache_dtype("fp16"), canonical_kv_cache_dtype("fp8")
+    ('fp8', 'float16', 'fp8')
     """
     return KV_CACHE_DTYPE_ALIASES.get(value, value) if isinstance(value, str) else value
 
@@ -125,7 +124,7 @@ def kv_bytes_per_element(*, kv_cache_dtype: str, dtype: str) -> float:
     kv_cache_dtype = canonical_kv_cache_dtype(kv_cache_dtype)
     if kv_cache_dtype == "auto":
         return activation_bytes(dtype)
-    if kv_cache_dtype == "bfloat16":
+    if kv_cache_dtype in ("float16", "bfloat16"):
         return 2.0
     if kv_cache_dtype in ("fp8", "fp8_e4m3", "fp8_e5m2"):
         return 1.0
