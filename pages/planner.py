@@ -19,6 +19,7 @@ from ui.planner import figures as FP
 from ui.planner.controls import (PL_BUDGET, PL_GPUS, PL_MAX_GPUS, PL_PERCENTILE, PL_RATE, PL_SORT, PL_TOP, PL_TPOT_MS,
                                  PL_TTFT_MS, PL_PRICES, PLANNER, PRICES_KEY, parse_prices)
 from ui.safe import describe
+from ui.safe import describe, md_escape
 from ui.state import _RENDERED, check_query_params, render_control
 
 sc, t = shell.page()
@@ -64,7 +65,7 @@ try:
                       tpot_slo_s=tpot_ms / 1e3, percentile=percentile, max_gpus=max_gpus, budget_usd_per_hour=budget,
                       sort=sort, top=top, gpu_memory_utilization=s.gpu_memory_utilization)
 except ValidationError as exc:
-    st.error(describe_validation_error(exc))
+    st.error(md_escape(describe_validation_error(exc)))
     st.stop()
 gpus = [get_gpu(g) for g in allowed] if allowed else list_gpus()
 names = {g.id: g.name for g in list_gpus()}

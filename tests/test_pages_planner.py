@@ -74,3 +74,10 @@ def test_chinese():
     assert not at.exception
     assert at.title[0].value.startswith("部署规划")
     assert "评估的配置数" in metrics(at)
+
+
+def test_hostile_prices_text_is_shown_literally():
+    at = app({"pl_prices": "h100-sxm=[x](https://evil.example)"}, page=PAGE)
+    assert not at.exception
+    (w,) = [w for w in texts(at.warning) if "pl_prices" in w]
+    assert "[x](" not in w and "\\[x\\]" in w  # escaped: no live link
