@@ -256,7 +256,9 @@ def runtime_overhead_bytes(*, tensor_parallel_size, non_torch_overhead_bytes, nc
 def kv_pool_bytes(*, usable_memory_bytes, gpu_memory_utilization, weights_bytes, activation_bytes, overhead_bytes):
     """vLLM's KV cache budget per GPU:
     usable × gpu_memory_utilization − weights − activation peak − runtime overhead.
-    Negative means the model does not fit (kept as data, not clipped).
+    Negative means the model does not fit (kept as data, not clipped). Under TP every rank
+    profiles and vLLM sizes the pool from the rank with the least memory left (the engine takes
+    the minimum over workers); with identical GPUs and the per-rank terms here, that is this value.
 
     Llama-3-8B on H100 (PR #10511 log): 79.22 × 0.9 − 14.96 − 1.26 − 1.79 = 53.29 GiB.
 
