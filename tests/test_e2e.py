@@ -31,7 +31,7 @@ def sidebar_nav(page: Page) -> list[str]:
 
 def test_slider_updates_metric_chart_and_url(page: Page, streamlit_url):
     page.goto(streamlit_url + "/?lang=en")
-    expect(metric(page, "Max concurrency")).to_have_text("57", timeout=LOAD)
+    expect(metric(page, "Max concurrency")).to_have_text("58", timeout=LOAD)
     in_use = metric(page, "KV in use")
     expect(in_use).to_have_text("16.00 GiB")
     slider = page.get_by_role("slider", name="Concurrency (requests at once)")
@@ -46,7 +46,7 @@ def test_slider_updates_metric_chart_and_url(page: Page, streamlit_url):
     page.keyboard.press("End")
     expect(slider).to_have_value("1024")
     expect(page.get_by_test_id("stAlert").filter(has_text="1,024 requests")).to_be_visible()
-    expect(page.locator(".js-plotly-plot .annotation-text").filter(has_text="max 57")).to_have_count(1)
+    expect(page.locator(".js-plotly-plot .annotation-text").filter(has_text="max 58")).to_have_count(1)
     # An engine knob: gpu_memory_utilization 0.90 -> 0.50 shrinks the KV pool.
     page.get_by_test_id("stSidebar").get_by_text("Engine (vLLM)").click()
     util = page.get_by_role("slider", name="gpu_memory_utilization")
@@ -54,7 +54,7 @@ def test_slider_updates_metric_chart_and_url(page: Page, streamlit_url):
     for _ in range(40):
         page.keyboard.press("ArrowLeft")
     expect(util).to_have_value("0.5")
-    expect(metric(page, "Max concurrency")).to_have_text("25")
+    expect(metric(page, "Max concurrency")).to_have_text("26")
     expect(page).to_have_url(re.compile(r"[?&]gpu_memory_utilization=0.5"))
 
 
@@ -104,7 +104,7 @@ def test_switch_to_chinese(page: Page, streamlit_url):
 
 def test_bad_url_parameter_warns_and_falls_back(page: Page, streamlit_url):
     page.goto(streamlit_url + "/?lang=en&concurrency=abc&gpu=h999")
-    expect(metric(page, "Max concurrency")).to_have_text("57", timeout=LOAD)
+    expect(metric(page, "Max concurrency")).to_have_text("58", timeout=LOAD)
     alerts = page.get_by_test_id("stAlert")
     expect(alerts.filter(has_text="concurrency=abc")).to_be_visible()
     expect(alerts.filter(has_text="gpu=h999")).to_be_visible()
