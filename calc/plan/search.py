@@ -37,6 +37,7 @@ from calc.sizing.memory import sampler_bytes_per_logit
 from calc.sizing.scenario import (DEFAULT_SM_COUNT, all_to_all_nvlink, default_max_num_batched_tokens, memory_model,
                                   model_numbers)
 from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
+from calc.spec.parallelism import tensor_parallel_sizes
 from calc.spec.vllm_command import serve_command
 from calc.timing.estimate import engine_numbers
 from calc.timing.serving import EngineNumbers, closed_loop
@@ -84,8 +85,9 @@ class PlanRequest(BaseModel):
 
 
 def valid_tensor_parallel_sizes(arch: ModelArch, candidates: Sequence[int] = TP_CANDIDATES) -> tuple[int, ...]:
-    """TP sizes vLLM accepts for this model: TP divides the attention heads, and divides the KV
-    heads or is a multiple of them (:func:`calc.spec.parallelism.tensor_parallel_sizes`).
+    """TP sizes vLLM accepts for this model, by the rule the UI and the CLI use
+    (:func:`calc.spec.parallelism.tensor_parallel_sizes`: TP divides the attention heads, and
+    divides the KV heads or is a multiple of them).
 
     Llama-2-13B has 40 heads (MHA): 1, 2, 4, 5, 8; Llama-3.1-8B (32 heads, 8 KV heads): 1, 2, 4, 8.
 
@@ -93,9 +95,7 @@ def valid_tensor_parallel_sizes(arch: ModelArch, candidates: Sequence[int] = TP_
     >>> valid_tensor_parallel_sizes(get_model("meta-llama/Llama-2-13b-hf"))
     (1, 2, 4, 5, 8)
     """
-    from calc.spec.parallelism import tensor_parallel_sizes  # noqa: PLC0415 (the one rule, UI and CLI too)
-
-    return tensor_parallel_sizes(arch, candidates)
+    return tensor_parallel_sizes(arch, candidates=tuple(candidates))
 
 
 @dataclass(frozen=True)
