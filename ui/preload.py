@@ -27,6 +27,7 @@ import pandas.api.types  # noqa: F401
 import plotly.graph_objects  # noqa: F401
 import plotly.io  # noqa: F401
 import plotly.io._json  # noqa: F401  (imported by st.plotly_chart's plotly.io.to_json)
+import plotly.subplots  # noqa: F401
 import plotly.tools  # noqa: F401  (st.plotly_chart's return_figure_from_figure_or_data)
 import pyarrow  # noqa: F401  (st.table / st.dataframe serialize through Arrow)
 
@@ -47,6 +48,17 @@ def _exercise() -> None:
                                                   xaxis=dict(title=dict(text="x", font=dict(size=1)), tickfont=dict(size=1)),
                                                   yaxis=dict(title=dict(text="y", font=dict(size=1)), tickfont=dict(size=1))))
     plotly.io.to_json(plotly.tools.return_figure_from_figure_or_data(fig, validate_figure=True), validate=False)
+    # Figures built through Plotly's validating API (the load-test page): make_subplots, update_layout, add_*
+    sub = plotly.subplots.make_subplots(rows=2, cols=1, shared_xaxes=True, specs=[[{}], [{"secondary_y": True}]])
+    sub.add_trace(plotly.graph_objects.Scatter(x=[1], y=[1], mode="lines+markers", line=dict(color="#000000", dash="dot"),
+                                               marker=dict(size=1)), row=2, col=1, secondary_y=True)
+    sub.add_hline(y=1, line=dict(dash="dash"), annotation_text="a", row=1, col=1)
+    sub.add_vrect(x0=0, x1=1, opacity=0.1, line_width=0)
+    sub.update_layout(title=dict(text="t", font=dict(size=1)), font=dict(size=1), legend=dict(orientation="h"),
+                      margin=dict(t=1), hoverlabel=dict(font_size=1))
+    sub.update_xaxes(title_text="x", type="log")
+    sub.update_yaxes(title_text="y", rangemode="tozero")
+    plotly.io.to_json(plotly.tools.return_figure_from_figure_or_data(sub, validate_figure=True), validate=False)
 
 
 _exercise()
