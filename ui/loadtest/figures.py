@@ -9,7 +9,6 @@ from typing import Callable
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from calc.traffic.simulator import SimResult
 from calc.traffic.slo import RateSearch
@@ -59,24 +58,26 @@ def sweep_figure(search: RateSearch, t: T, *, ttft_slo_s: float) -> go.Figure:
     the search tried; the highest rate that meets the SLA marked."""
     order = np.argsort(search.rates_per_s)
     x = search.rates_per_s[order]
-    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    # two y axes by layout (plotly.subplots is not imported: ui/preload keeps page runs import-free)
+    fig = go.Figure()
     fig.add_trace(go.Scatter(x=x, y=search.goodput_requests_per_s[order], mode="lines+markers", name=t("lt.fig.goodput"),
                              line=dict(color=COLORS["feasible"], width=3),
-                             hovertemplate="%{x:,.2f} req/s → %{y:,.2f} req/s<extra></extra>"), secondary_y=False)
+                             hovertemplate="%{x:,.2f} req/s → %{y:,.2f} req/s<extra></extra>"))
     fig.add_trace(go.Scatter(x=x, y=x, mode="lines", name=t("lt.fig.offered"), line=dict(color=COLORS["roof"], dash="dot"),
-                             hoverinfo="skip"), secondary_y=False)
+                             hoverinfo="skip"))
     for name, arr, dash in (("P95", search.ttft_p95_s, "solid"), ("P99", search.ttft_p99_s, "dash")):
         fig.add_trace(go.Scatter(x=x, y=np.asarray(arr)[order] * 1e3, mode="lines+markers", name=t("lt.fig.ttft_p", p=name),
-                                 line=dict(color=COLORS["prefill"], dash=dash),
-                                 hovertemplate=f"%{{x:,.2f}} req/s → {name} %{{y:,.0f}} ms<extra></extra>"), secondary_y=True)
-    fig.add_hline(y=ttft_slo_s * 1e3, line=dict(color=COLORS["limit"], dash="dash"), secondary_y=True)
+                                 line=dict(color=COLORS["prefill"], dash=dash), yaxis="y2",
+                                 hovertemplate=f"%{{x:,.2f}} req/s → {name} %{{y:,.0f}} ms<extra></extra>"))
+    fig.add_shape(type="line", xref="paper", x0=0, x1=1, yref="y2", y0=ttft_slo_s * 1e3, y1=ttft_slo_s * 1e3,
+                  line=dict(color=COLORS["limit"], dash="dash"))
     if np.isfinite(search.rate_per_s):
         fig.add_vline(x=search.rate_per_s, line=dict(color=COLORS["feasible"], width=3),
                       annotation_text=t("lt.fig.best", rate=f"{search.rate_per_s:,.2f}", p=search.percentile),
                       annotation_position="top left")
-    fig.update_xaxes(title_text=t("lt.fig.rate"), type="log")
-    fig.update_yaxes(title_text=t("lt.fig.goodput_axis"), secondary_y=False, rangemode="tozero")
-    fig.update_yaxes(title_text=t("lt.fig.ttft_axis"), secondary_y=True, type="log")
+    fig.update_layout(xaxis=dict(title=dict(text=t("lt.fig.rate")), type="log"),
+                      yaxis=dict(title=dict(text=t("lt.fig.goodput_axis")), rangemode="tozero"),
+                      yaxis2=dict(title=dict(text=t("lt.fig.ttft_axis")), type="log", overlaying="y", side="right"))
     return _layout(fig, t("lt.fig.sweep_title", p=search.percentile))
 
 
@@ -85,21 +86,21 @@ def timeline_figure(r: SimResult, t: T) -> go.Figure:
     step time (bottom), against simulated time."""
     idx = _thin(r.step_s.size)
     x = r.step_start_s[idx]
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, specs=[[{}], [{"secondary_y": True}]])
+    fig = go.Figure()  # two panels by axis domains (top: counts, bottom: KV % and step time)
     fig.add_trace(go.Scatter(x=x, y=r.step_waiting[idx], name=t("lt.fig.waiting"), line=dict(color=COLORS["queued"], width=2),
-                             fill="tozeroy", hovertemplate="%{x:,.2f} s: %{y} <extra></extra>"), row=1, col=1)
+                             fill="tozeroy", hovertemplate="%{x:,.2f} s: %{y} <extra></extra>"))
     fig.add_trace(go.Scatter(x=x, y=r.step_running[idx], name=t("lt.fig.running"), line=dict(color=COLORS["decode"], width=2),
-                             hovertemplate="%{x:,.2f} s: %{y}<extra></extra>"), row=1, col=1)
+                             hovertemplate="%{x:,.2f} s: %{y}<extra></extra>"))
     kv = r.step_kv_blocks[idx] / max(r.num_blocks, 1) * 100.0
-    fig.add_trace(go.Scatter(x=x, y=kv, name=t("lt.fig.kv"), line=dict(color=COLORS["kv"], width=2),
-                             hovertemplate="%{x:,.2f} s: %{y:.1f} %<extra></extra>"), row=2, col=1, secondary_y=False)
-    fig.add_trace(go.Scatter(x=x, y=r.step_s[idx] * 1e3, name=t("lt.fig.step"), mode="markers",
+    fig.add_trace(go.Scatter(x=x, y=kv, name=t("lt.fig.kv"), line=dict(color=COLORS["kv"], width=2), yaxis="y2",
+                             hovertemplate="%{x:,.2f} s: %{y:.1f} %<extra></extra>"))
+    fig.add_trace(go.Scatter(x=x, y=r.step_s[idx] * 1e3, name=t("lt.fig.step"), mode="markers", yaxis="y3",
                              marker=dict(color=COLORS["prefill"], size=3),
-                             hovertemplate="%{x:,.2f} s: %{y:,.1f} ms<extra></extra>"), row=2, col=1, secondary_y=True)
-    fig.update_yaxes(title_text=t("lt.fig.requests"), row=1, col=1, rangemode="tozero")
-    fig.update_yaxes(title_text=t("lt.fig.kv_axis"), row=2, col=1, range=[0, 101], secondary_y=False)
-    fig.update_yaxes(title_text=t("lt.fig.step_axis"), row=2, col=1, secondary_y=True, type="log")
-    fig.update_xaxes(title_text=t("lt.fig.time"), row=2, col=1)
+                             hovertemplate="%{x:,.2f} s: %{y:,.1f} ms<extra></extra>"))
+    fig.update_layout(xaxis=dict(title=dict(text=t("lt.fig.time")), anchor="y2"),
+                      yaxis=dict(title=dict(text=t("lt.fig.requests")), domain=[0.55, 1.0], rangemode="tozero"),
+                      yaxis2=dict(title=dict(text=t("lt.fig.kv_axis")), domain=[0.0, 0.45], range=[0, 101]),
+                      yaxis3=dict(title=dict(text=t("lt.fig.step_axis")), type="log", overlaying="y2", side="right"))
     fig = _layout(fig, t("lt.fig.timeline_title"))
     fig.update_layout(height=int(CHART_HEIGHT * 1.3))
     return fig
