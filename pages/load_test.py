@@ -61,7 +61,7 @@ if trace is not None:
 stats = summarize(r, ttft_slo_s=ttft_slo, tpot_slo_s=tpot_slo)
 ms = lambda x: f"{F.number(x * 1e3, 1)} ms" if np.isfinite(x) else "–"  # noqa: E731
 pt, pp = stats[f"ttft_s_p{q}"], stats[f"tpot_s_p{q}"]
-m = st.columns(6)
+m = [*st.columns(3), *st.columns(3)]
 m[0].metric(t("lt.metric.ttft", q=q), ms(pt), delta=t("lt.metric.vs_slo", delta=ms(pt - ttft_slo)), delta_color="inverse", border=True)
 m[1].metric(t("lt.metric.tpot", q=q), ms(pp), delta=t("lt.metric.vs_slo", delta=ms(pp - tpot_slo)) if np.isfinite(pp) else None,
             delta_color="inverse", border=True)
@@ -99,7 +99,7 @@ with sweep:
 with timeline:
     st.plotly_chart(LF.timeline_figure(r, t), key="lt_timeline", config={"displaylogo": False})
 with table:
-    st.dataframe([{t("lt.col.metric"): name, t("lt.col.mean"): ms(stats[f"{name}_mean"]),
+    st.dataframe([{t("lt.col.metric"): t(f"lt.row.{name}"), t("lt.col.mean"): ms(stats[f"{name}_mean"]),
                    **{f"P{p}": ms(stats[f"{name}_p{p}"]) for p in (50, 90, 95, 99)}}
                   for name in ("ttft_s", "tpot_s", "itl_s", "e2e_latency_s", "queue_wait_s")], hide_index=True)
 c1, c2 = st.columns(2)
@@ -117,12 +117,18 @@ a = estimate(sc.arch, sc.gpu, s, sc.efficiency, concurrency=c_eq, input_len=int(
              output_len=int(np.mean(r.output_len)), uniform_lengths=uniform).serving
 st.subheader(t("lt.analytic.title"))
 st.caption(t("lt.analytic.caption", c=F.integer(c_eq), how=t("lt.analytic.closed" if closed else "lt.analytic.little")))
-st.dataframe([{t("lt.col.metric"): name, t("lt.col.analytic"): ms(float(getattr(a, name))),
-               t("lt.col.simulated"): ms(stats[f"{name}_mean"])} for name in ("ttft_s", "tpot_s", "e2e_latency_s")],
+if closed:
+    st.caption(t("lt.analytic.steady", n=F.integer(load.concurrency)))
+# a closed loop starts with all C prompts at once: the steady state is after the first C requests
+steady = slice(load.concurrency, None) if closed and r.num_requests > 2 * load.concurrency else slice(None)
+sim_mean = {"ttft_s": float(np.nanmean(r.ttft_s[steady])), "tpot_s": float(np.nanmean(r.tpot_s[steady])),
+            "e2e_latency_s": float(np.nanmean(r.e2e_latency_s[steady]))}
+st.dataframe([{t("lt.col.metric"): t(f"lt.row.{name}"), t("lt.col.analytic"): ms(float(getattr(a, name))),
+               t("lt.col.simulated"): ms(sim_mean[name])} for name in ("ttft_s", "tpot_s", "e2e_latency_s")],
              hide_index=True)
 if not bool(a.closed_form):
     st.info(t("lt.analytic.sim_needed"))
 st.subheader(t("why.title"))
 analytic = {"concurrency": F.integer(c_eq), "wave": uniform, "wave_steps": float(a.wave_steps) if uniform else 0.0,
-            "ttft_s": float(a.ttft_s), "closed_form": bool(a.closed_form)}
+            "ttft_s": float(a.ttft_s), "closed_form": bool(a.closed_form), "sim_ttft_s": sim_mean["ttft_s"]}
 render_panels(loadtest_panels(r, stats, t, ttft_slo_s=ttft_slo, tpot_slo_s=tpot_slo, q=q, analytic=analytic), t)

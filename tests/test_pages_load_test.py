@@ -22,7 +22,8 @@ def test_defaults_render_with_percentiles_and_figures():
     assert "Time to first token" in titles and any("timeline" in x for x in titles)
     cdf = specs[titles.index("Time to first token")]
     assert cdf["layout"]["xaxis"]["type"] == "log"
-    assert any(sh.get("x0") == 500 for sh in cdf["layout"]["shapes"])  # the SLA line at 500 ms
+    slo = [tr for tr in cdf["data"] if tr.get("name", "").startswith("SLA")]
+    assert slo and slo[0]["x"] == [500, 500]  # the SLA line at 500 ms
     assert len(at.dataframe) == 2  # statistics + analytic beside simulated
     assert {b.key for b in at.get("download_button")} >= {"lt_csv_requests", "lt_csv_steps"}
 
@@ -40,7 +41,7 @@ def test_rate_sweep_marks_the_highest_sustainable_rate():
     md = " ".join(m.value for m in at.markdown)
     assert "requests/s" in md and "Highest rate meeting P95" in md
     sweep = [s for s in plotly_specs(at) if "against the arrival rate" in s["layout"]["title"]["text"]]
-    assert sweep and any(sh.get("type") == "line" for sh in sweep[0]["layout"]["shapes"])
+    assert sweep and any(tr.get("name", "").startswith("highest rate") for tr in sweep[0]["data"])
 
 
 def test_bad_url_value_warns_and_falls_back():

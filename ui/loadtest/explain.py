@@ -63,8 +63,8 @@ def loadtest_panels(r: SimResult, s: dict, t: T, *, ttft_slo_s: float, tpot_slo_
             formula=(r"\text{TTFT} = T_{\text{arrive}} + k\,T_H,\quad W = \frac{R\,I}{h}" if analytic["wave"]
                      else r"\text{TTFT} = S + D_{\text{TTFT}} + t_{\text{request}} + \text{wait}"),
             plugged=(rf"C = {analytic['concurrency']},\ W = {_n(analytic['wave_steps'], 1)}:\ "
-                     rf"\text{{TTFT}}_{{\text{{analytic}}}} = {_ms(analytic['ttft_s'])}\ \text{{vs simulated}}\ {_ms(s['ttft_s_mean'])}"),
+                     rf"\text{{TTFT}}_{{\text{{analytic}}}} = {_ms(analytic['ttft_s'])}\ \text{{vs simulated}}\ {_ms(analytic['sim_ttft_s'])}"),
             takeaway=t("lt.why.analytic.takeaway" if analytic["closed_form"] else "lt.why.analytic.sim",
-                       an=F.number(analytic["ttft_s"] * 1e3, 0), sim=F.number(s["ttft_s_mean"] * 1e3, 0)),
+                       an=F.number(analytic["ttft_s"] * 1e3, 0), sim=F.number(analytic["sim_ttft_s"] * 1e3, 0)),
             notes=[t("lt.why.analytic.note")]))
     return panels

@@ -46,8 +46,9 @@ def cdf_figure(values_s, t: T, *, title: str, x_title: str, slo_s: float | None,
                                  hovertemplate=f"P{q} = %{{x:,.1f}} ms<extra></extra>"))
         fig.add_hline(y=q, line=dict(color=COLORS["roof"], dash="dot"))
     if slo_s is not None and np.isfinite(slo_s):
-        fig.add_vline(x=slo_s * 1e3, line=dict(color=COLORS["limit"], width=3, dash="dash"),
-                      annotation_text=t("lt.fig.slo", ms=f"{slo_s * 1e3:,.0f}"), annotation_position="top left")
+        # the SLA as a trace (data coordinates: exact on the log axis, and hoverable)
+        fig.add_trace(go.Scatter(x=[slo_s * 1e3, slo_s * 1e3], y=[0, 100], mode="lines", name=t("lt.fig.slo", ms=f"{slo_s * 1e3:,.0f}"),
+                                 line=dict(color=COLORS["limit"], width=3, dash="dash"), hoverinfo="name"))
     fig.update_xaxes(title_text=x_title, type="log")
     fig.update_yaxes(title_text=t("lt.fig.share"), range=[0, 101])
     return _layout(fig, title)
@@ -69,12 +70,15 @@ def sweep_figure(search: RateSearch, t: T, *, ttft_slo_s: float) -> go.Figure:
         fig.add_trace(go.Scatter(x=x, y=np.asarray(arr)[order] * 1e3, mode="lines+markers", name=t("lt.fig.ttft_p", p=name),
                                  line=dict(color=COLORS["prefill"], dash=dash), yaxis="y2",
                                  hovertemplate=f"%{{x:,.2f}} req/s → {name} %{{y:,.0f}} ms<extra></extra>"))
-    fig.add_shape(type="line", xref="paper", x0=0, x1=1, yref="y2", y0=ttft_slo_s * 1e3, y1=ttft_slo_s * 1e3,
-                  line=dict(color=COLORS["limit"], dash="dash"))
+    if x.size:
+        fig.add_trace(go.Scatter(x=[x.min(), x.max()], y=[ttft_slo_s * 1e3] * 2, mode="lines", yaxis="y2",
+                                 name=t("lt.fig.slo", ms=f"{ttft_slo_s * 1e3:,.0f}"),
+                                 line=dict(color=COLORS["limit"], dash="dash"), hoverinfo="name"))
     if np.isfinite(search.rate_per_s):
-        fig.add_vline(x=search.rate_per_s, line=dict(color=COLORS["feasible"], width=3),
-                      annotation_text=t("lt.fig.best", rate=f"{search.rate_per_s:,.2f}", p=search.percentile),
-                      annotation_position="top left")
+        top = float(np.nanmax(np.concatenate([search.goodput_requests_per_s, x]))) if x.size else 1.0
+        fig.add_trace(go.Scatter(x=[search.rate_per_s] * 2, y=[0, top], mode="lines",
+                                 name=t("lt.fig.best", rate=f"{search.rate_per_s:,.2f}", p=search.percentile),
+                                 line=dict(color=COLORS["feasible"], width=4), hoverinfo="name"))
     fig.update_layout(xaxis=dict(title=dict(text=t("lt.fig.rate")), type="log"),
                       yaxis=dict(title=dict(text=t("lt.fig.goodput_axis")), rangemode="tozero"),
                       yaxis2=dict(title=dict(text=t("lt.fig.ttft_axis")), type="log", overlaying="y", side="right"))
