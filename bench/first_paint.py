@@ -24,13 +24,11 @@ benchmark, not a test); tests/test_first_paint.py runs it small.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import statistics
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -144,9 +142,7 @@ def main(argv: list[str] | None = None) -> int:
                 rows[name].append(browser_visit(browser, urls[name], a.timeout))
             print(f"rep {rep + 1}: app {rows['app'][-1]['chart']:.0f} ms, minimal {rows['minimal'][-1]['chart']:.0f} ms",
                   flush=True)
-        with ThreadPoolExecutor(1) as pool:  # (Playwright's sync API holds this thread's event loop)
-            server = {name: pool.submit(asyncio.run, protocol_first_run(bases[name], pages[name])).result()
-                      for name in bases}
+        server = {name: load.run_blocking(protocol_first_run(bases[name], pages[name])) for name in bases}
 
     print("\n| median over fresh sessions | app | minimal | app / minimal |")
     print("|---|---|---|---|")

@@ -282,6 +282,8 @@ class Session:
             self.result.errors.append(f"connection dropped: {exc}")
         except OSError as exc:
             self.result.errors.append(f"connection failed: {exc}")
+        except websockets.InvalidHandshake as exc:  # e.g. a front answering 429 or 502 to the upgrade
+            self.result.errors.append(f"WebSocket refused: {exc}")
         return self.result
 
 
@@ -306,6 +308,15 @@ async def run_sessions(url: str, n: int, duration_s: float, *, seed: int = 0, ti
         sampler.cancel()
     wall = max(time.monotonic() - start_at, 1e-9)
     return summarize(results, wall_s=wall, rss_peak=peak[0], rss_end=rss_bytes(pids or []))
+
+
+def run_blocking(coro):
+    """``asyncio.run(coro)`` in a thread of its own: works where this thread already runs an event
+    loop (Playwright's sync API, pytest-playwright's fixtures)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 async def warm_up(url: str, timeout_s: float = 60) -> list[str]:
@@ -395,12 +406,12 @@ def main(argv: list[str] | None = None) -> int:
     total_errors = 0
     for n in a.sessions:
         if a.url:
-            s = asyncio.run(run_sessions(a.url, n, a.duration, seed=a.seed, timeout_s=a.timeout, pids=pids))
+            s = run_blocking(run_sessions(a.url, n, a.duration, seed=a.seed, timeout_s=a.timeout, pids=pids))
             label = a.url
         else:
             ctx = replicas_behind_nginx(a.replicas, log_dir) if a.replicas else single_server(log_dir)
             with ctx as (url, server_pids):
-                s = asyncio.run(run_sessions(url, n, a.duration, seed=a.seed, timeout_s=a.timeout,
+                s = run_blocking(run_sessions(url, n, a.duration, seed=a.seed, timeout_s=a.timeout,
                                              pids=server_pids))
             label = f"nginx + {a.replicas}" if a.replicas else "1 process"
         print_row(label, s)

@@ -9,7 +9,6 @@ The live part needs nginx (Debian's package; scripts/test.sh installs it) and is
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import hashlib
 import os
@@ -39,14 +38,6 @@ import load  # noqa: E402
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
 needs_nginx = pytest.mark.skipif(NGINX is None, reason="nginx not installed (apt-get install nginx)")
 PLACEHOLDERS = {"LISTEN", "UPSTREAM_SERVERS", "TRUSTED_PROXIES", "RATE_PER_S", "BURST", "CONN_PER_CLIENT"}
-
-
-def run_async(coro):
-    """asyncio.run in a thread of its own (Playwright's sync API keeps a loop running in this one)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coro).result()
 
 
 def placeholders(text: str) -> set[str]:
@@ -193,7 +184,7 @@ def front(tmp_path_factory):
             time.sleep(0.2)
         replica_ports = sorted(int(p.stem.split("-")[1]) for p in run_dir.glob("streamlit-*.log"))
         for p in replica_ports:  # first runs one by one (the cold-start import race is not this test's subject)
-            assert run_async(load.warm_up(f"http://127.0.0.1:{p}")) == []
+            assert load.run_blocking(load.warm_up(f"http://127.0.0.1:{p}")) == []
         yield {"url": f"http://127.0.0.1:{port}", "run_dir": run_dir, "replicas": replica_ports}
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -231,7 +222,7 @@ def test_front_sends_security_headers_and_blocks_metrics(front):
 
 
 def test_sessions_through_the_front_are_sticky_and_spread(front):
-    summary = run_async(load.run_sessions(front["url"], 4, 6, seed=3, timeout_s=60))
+    summary = load.run_blocking(load.run_sessions(front["url"], 4, 6, seed=3, timeout_s=60))
     assert summary["errors"] == [], summary["errors"]
     assert all(r.reruns_finished >= 1 and len(r.page_digests) >= 1 for r in summary["results"])
     for _ in range(30):  # browsers without our cookie: each gets a fresh route

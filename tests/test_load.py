@@ -4,7 +4,6 @@ No latency is asserted (shared machines): only that the client works as a browse
 server runs the page, the slider change reruns it, the content changes) and that nothing fails.
 """
 
-import asyncio
 import sys
 from pathlib import Path
 
@@ -27,8 +26,8 @@ def _check(summary: dict, n: int) -> None:
 
 def test_sessions_change_the_slider_and_pages_rerun(tmp_path):
     with load.single_server(tmp_path) as (url, pids):
-        assert asyncio.run(load.warm_up(url)) == []
-        summary = asyncio.run(load.run_sessions(url, 3, 10, seed=1, timeout_s=60, pids=pids))
+        assert load.run_blocking(load.warm_up(url)) == []
+        summary = load.run_blocking(load.run_sessions(url, 3, 10, seed=1, timeout_s=60, pids=pids))
     _check(summary, 3)
     assert {r.page for r in summary["results"]} == {"memory", "frontier"}
     # The frontend's message cache is honoured: unchanged large elements come back as references.
@@ -38,7 +37,7 @@ def test_sessions_change_the_slider_and_pages_rerun(tmp_path):
 def test_sessions_opening_at_once_on_a_fresh_server(tmp_path):
     """Issue 8 item 1: sessions opening together on a cold server all get their page (no import race)."""
     with load.single_server(tmp_path) as (url, pids):
-        summary = asyncio.run(load.run_sessions(url, 6, 0.5, seed=2, timeout_s=90, pids=pids))
+        summary = load.run_blocking(load.run_sessions(url, 6, 0.5, seed=2, timeout_s=90, pids=pids))
     assert summary["errors"] == [], summary["errors"]
     assert all(r.first_load_s is not None for r in summary["results"])
 
