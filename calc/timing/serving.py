@@ -309,6 +309,7 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
                      enable_chunked_prefill=chunked, decode_step_s=t_dec, mean_context_tokens=mean_ctx)
     uniform = np.asarray(uniform_lengths, dtype=bool)
     ttft_service = np.where(uniform, wave.ttft_s, ttft_service)
+    e2e_spread = e2e_service  # the cycle whose per-step work per_cycle() counts (utilization below)
     e2e_service = np.where(uniform, wave.e2e_latency_s, e2e_service)
     tpot = np.where(uniform & (m > 0), (e2e_service - ttft_service) / np.maximum(m, 1.0), tpot)
     closed_form = (~(uniform & chunked & (((wave.wave_steps > 1.0) & (wave.wave_steps < 6.0) & (R > 1))
@@ -327,8 +328,11 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
         unchunked_part = getattr(pf_whole, attr) * R / n_pf
         return decode_part + np.where(chunked, chunked_part, unchunked_part)
 
-    mfu = per_cycle("flops") / e2e_service / np.asarray(e.peak_flops_per_s, dtype=float)
-    mbu = per_cycle("bytes") / e2e_service / np.asarray(e.hbm_bw_bytes_per_s, dtype=float)
+    # Utilization over the spread cycle whose steps per_cycle() counts, so every step obeys its
+    # roofline and MFU, MBU ≤ 1 (the wave moves the same work into other steps; its cycle differs
+    # from this one by the E2E differences of bench/sim_vs_analytic.py).
+    mfu = per_cycle("flops") / e2e_spread / np.asarray(e.peak_flops_per_s, dtype=float)
+    mbu = per_cycle("bytes") / e2e_spread / np.asarray(e.hbm_bw_bytes_per_s, dtype=float)
     fit = np.asarray(fits, dtype=bool) & (kv_cap >= 1)
     nan = np.where(fit, 1.0, np.nan)
     # With one output token there is no inter-token time: TPOT/ITL are undefined, not t_dec.
