@@ -27,12 +27,11 @@ def test_plan_bench_vectorized_equals_one_by_one(capsys):
 
 def test_pages_bench_measures_server_cpu_per_rerun(tmp_path):
     """bench_pages' measurement on the minimal app's server: one sample per batch, in ms, positive."""
-    import asyncio
-
     import bench_pages
     from conftest import ROOT, SERVER_PIDS, streamlit_server
+    from load import run_blocking
 
     with streamlit_server(tmp_path / "minimal.log", app=ROOT / "bench" / "minimal_app.py") as url:
-        samples = asyncio.run(bench_pages.measure(url, SERVER_PIDS[url], *bench_pages.MINIMAL, runs=4, batch=2,
+        samples = run_blocking(bench_pages.measure(url, SERVER_PIDS[url], *bench_pages.MINIMAL, runs=4, batch=2,
                                                   warmup=1))
     assert len(samples) == 2 and all(s >= 0 for s in samples) and sum(samples) > 0

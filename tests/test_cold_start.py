@@ -8,13 +8,15 @@ found the half-imported module in ``sys.modules`` (see ui/preload.py).
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import sys
 import textwrap
 
 from conftest import ROOT, streamlit_server
 from ws_session import open_all
+
+sys.path.insert(0, str(ROOT / "bench"))
+from load import run_blocking  # noqa: E402  (asyncio.run in its own thread: Playwright's loop may run here)
 
 def test_page_runs_import_no_library_module_for_the_first_time():
     """Deterministic half of the fix: after ``import ui.shell`` (what app.py and every page do
@@ -52,7 +54,7 @@ def test_eight_sessions_opening_at_once_on_a_fresh_server(tmp_path):
     names = [p.path.removeprefix("pages/").removesuffix(".py") for p in SPECS]
     pages = [names[i % len(names)] for i in range(8)]
     with streamlit_server(tmp_path / "server.log") as url:
-        results = asyncio.run(open_all(url, pages))
+        results = run_blocking(open_all(url, pages))
     for page, r in zip(pages, results):
         assert not isinstance(r, BaseException), f"{page}: {r!r}"
         assert r.finished == "FINISHED_SUCCESSFULLY", (page, r.finished)
