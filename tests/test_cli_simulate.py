@@ -63,3 +63,16 @@ def test_batch(tmp_path, capsys):
     assert main(["simulate", "--batch", str(f)]) == 2
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert lines[0]["num_requests"] == 50 and "rate" in lines[1]["error"] and lines[2]["line"] == 3
+
+
+def test_batch_shares_estimate_hardening_and_engine_options(tmp_path, capsys):
+    """One --batch runner for estimate and simulate: a line nested 1,000 deep or not an object is
+    one error record and the lines after it still run; vllm_version / custom GPU options work."""
+    ok = {"model": "meta-llama/Llama-3.1-8B", "gpu": "h100-sxm", "input_len": 256, "output_len": 16, "rate": 2,
+          "num_requests": 20, "vllm_version": "0.19", "disable_custom_all_reduce": True}
+    f = tmp_path / "b.jsonl"
+    f.write_text("[" * 1000 + "\n" + json.dumps([1]) + "\n" + json.dumps(ok) + "\n")
+    assert main(["simulate", "--batch", str(f)]) == 2
+    out = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [r.get("line") for r in out[:2]] == [1, 2] and all("error" in r for r in out[:2])
+    assert out[2]["num_requests"] == 20 and "error" not in out[2]

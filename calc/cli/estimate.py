@@ -160,11 +160,20 @@ def run_estimate(args: argparse.Namespace) -> int:
         else:
             print_table(record)
         return 0
+    return run_batch(args.batch, estimate_record, defaults=flag_options(args))
+
+
+def run_batch(path: str, record, *, defaults: dict[str, Any]) -> int:
+    """``--batch FILE`` (``-`` = stdin) for every command that takes one: each line a JSON object
+    of options, ``defaults | line`` handed to ``record``, one JSON result (or one error record
+    naming the line) printed per line; a bad line never stops the lines after it. Exit status 2
+    when any line failed."""
+    from calc.cli.main import UsageError  # noqa: PLC0415
+
     try:  # bytes: a line that is not UTF-8 is one bad record, not a crash
-        fh = getattr(sys.stdin, "buffer", sys.stdin) if args.batch == "-" else open(args.batch, "rb")
+        fh = getattr(sys.stdin, "buffer", sys.stdin) if path == "-" else open(path, "rb")
     except OSError as exc:
-        raise UsageError(f"cannot read --batch file {args.batch!r}: {exc.strerror}") from None
-    defaults = flag_options(args)  # flags given with --batch: defaults for every line
+        raise UsageError(f"cannot read --batch file {path!r}: {exc.strerror}") from None
     failures = 0
     with fh:
         for lineno, raw in enumerate(fh, 1):
@@ -180,7 +189,7 @@ def run_estimate(args: argparse.Namespace) -> int:
                 options = load_json(line, what=f"line {lineno}", max_bytes=MAX_BATCH_LINE_BYTES)
                 if not isinstance(options, dict):
                     raise InputError(f"line {lineno}", json_type(options), code="not_object")
-                print(json.dumps(estimate_record(defaults | options)))
+                print(json.dumps(record(defaults | options)))
             except ValidationError as exc:
                 failures += 1
                 print(json.dumps({"line": lineno, "error": describe_validation_error(exc)}))
@@ -193,6 +202,6 @@ def run_estimate(args: argparse.Namespace) -> int:
                 print(json.dumps({"line": lineno, "error": f"internal error ({type(exc).__name__}): "
                                                             f"{quote(str(exc))}; please report it"}))
     if failures:
-        print(f"error: {failures} line(s) of {args.batch} failed; see the 'error' records", file=sys.stderr)
+        print(f"error: {failures} line(s) of {path} failed; see the 'error' records", file=sys.stderr)
         return 2
     return 0

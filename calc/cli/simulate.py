@@ -8,20 +8,18 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from typing import Any
 
-from pydantic import ValidationError
 
-from calc.spec.catalog import CatalogError, get_gpu, get_model
-from calc.spec.hf_config import ConfigError
-from calc.spec.inputs import Efficiency, ServingConfig, describe_validation_error
+from calc.spec.catalog import get_model
+from calc.spec.inputs import Efficiency, ServingConfig
+from calc.cli.estimate import run_batch
 from calc.timing.estimate import estimate
 from calc.traffic.simulator import EngineConfig, simulate
 from calc.traffic.slo import summarize
 from calc.traffic.workload import ARRIVALS, LengthSpec, WorkloadError, make_workload
 
-ENGINE_KEYS = ("model", "gpu", "tensor_parallel_size", "dtype", "quantization", "kv_cache_dtype", "input_len",
+ENGINE_KEYS = ("model", "gpu", "gpu_spec", "disable_custom_all_reduce", "vllm_version", "tensor_parallel_size", "dtype", "quantization", "kv_cache_dtype", "input_len",
                "output_len", "max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill",
                "gpu_memory_utilization", "block_size", "max_model_len")
 LOAD_KEYS = ("rate", "concurrency", "arrival", "cv", "num_requests", "seed", "ttft_slo_ms", "tpot_slo_ms",
@@ -86,10 +84,12 @@ def simulate_record(options: dict[str, Any]) -> dict[str, Any]:
     ignored = sorted(set(options) - set(ENGINE_KEYS) - set(LOAD_KEYS))
     options = {k: (None if isinstance(v, str) and not v.strip() else v) for k, v in options.items()
                if k in ENGINE_KEYS or k in LOAD_KEYS}
-    for key in ("model", "gpu", "input_len", "output_len"):
+    for key in ("model", "input_len", "output_len"):
         if options.get(key) is None:
             raise UsageError(f"{key} is required")
-    if not isinstance(options["model"], str) or not isinstance(options["gpu"], str):
+    if options.get("gpu") is None and options.get("gpu_spec") is None:
+        raise UsageError("gpu is required (a catalog id), or gpu_spec (a JSON object) for a user-defined GPU")
+    if not isinstance(options["model"], str) or not isinstance(options.get("gpu") or "", str):
         raise UsageError("model and gpu must be strings")
     rate = _float(options, "rate", None, 1e-6, 1e6, "requests/s")
     conc = options.get("concurrency")
@@ -119,8 +119,11 @@ def simulate_record(options: dict[str, Any]) -> dict[str, Any]:
     flags = [k for k in numeric if isinstance(options.get(k), bool)]
     if flags:
         raise UsageError(f"{', '.join(flags)} must be a number, not true/false")
-    arch, gpu = get_model(options["model"]), get_gpu(options["gpu"])
-    fields = {k: v for k, v in options.items() if k in ENGINE_KEYS and k not in ("model", "gpu") and v is not None}
+    from calc.cli.main import resolve_gpu  # noqa: PLC0415
+
+    arch, gpu = get_model(options["model"]), resolve_gpu(options.get("gpu"), options.get("gpu_spec"))
+    fields = {k: v for k, v in options.items()
+              if k in ENGINE_KEYS and k not in ("model", "gpu", "gpu_spec") and v is not None}
     serving = ServingConfig(**fields, concurrency=conc or 1)
     check_tensor_parallel(arch, serving.tensor_parallel_size)
     est = estimate(arch, gpu, serving, Efficiency(), concurrency=conc or 1)
@@ -167,13 +170,15 @@ def simulate_record(options: dict[str, Any]) -> dict[str, Any]:
 def _args_to_options(args: argparse.Namespace) -> dict[str, Any]:
     from calc.cli.main import UsageError, _dtype  # noqa: PLC0415
 
-    if args.model is None or args.gpu is None:
-        raise UsageError("--model and --gpu are required (or --batch FILE)")
+    if args.model is None or (args.gpu is None and args.gpu_spec is None):
+        raise UsageError("--model and --gpu (or --gpu-spec) are required (or --batch FILE)")
     if args.input_len is None or args.output_len is None:
         raise UsageError("--input-len and --output-len are required")
     if args.rate is None and args.concurrency is None and args.arrival != "burst":
         raise UsageError("--rate R or --concurrency C is required")
-    return {"model": args.model, "gpu": args.gpu, "tensor_parallel_size": args.tensor_parallel_size,
+    return {"model": args.model, "gpu": args.gpu, "gpu_spec": args.gpu_spec,
+            "disable_custom_all_reduce": args.disable_custom_all_reduce, "vllm_version": args.vllm_version,
+            "tensor_parallel_size": args.tensor_parallel_size,
             "dtype": _dtype(args.dtype), "quantization": args.quantization, "kv_cache_dtype": args.kv_cache_dtype,
             "input_len": args.input_len, "output_len": args.output_len,
             "max_num_seqs": args.max_num_seqs, "max_num_batched_tokens": args.max_num_batched_tokens,
@@ -195,36 +200,4 @@ def run_simulate(args: argparse.Namespace) -> int:
         else:
             print_table(record)
         return 0
-    try:
-        fh = getattr(sys.stdin, "buffer", sys.stdin) if args.batch == "-" else open(args.batch, "rb")
-    except OSError as exc:
-        raise UsageError(f"cannot read --batch file {args.batch!r}: {exc.strerror}") from None
-    failures = 0
-    with fh:
-        for lineno, raw in enumerate(fh, 1):
-            try:
-                line = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-            except UnicodeDecodeError:
-                failures += 1
-                print(json.dumps({"line": lineno, "error": "not valid UTF-8 text"}))
-                continue
-            if not line.strip():
-                continue
-            try:
-                options = json.loads(line)
-                if not isinstance(options, dict):
-                    raise UsageError("each line must be a JSON object")
-                print(json.dumps(simulate_record(options)))
-            except (json.JSONDecodeError, RecursionError):
-                failures += 1
-                print(json.dumps({"line": lineno, "error": "not valid JSON"}))
-            except ValidationError as exc:
-                failures += 1
-                print(json.dumps({"line": lineno, "error": describe_validation_error(exc)}))
-            except (UsageError, CatalogError, ConfigError, ValueError, TypeError) as exc:
-                failures += 1
-                print(json.dumps({"line": lineno, "error": str(exc)}))
-    if failures:
-        print(f"error: {failures} line(s) of {args.batch} failed; see the 'error' records", file=sys.stderr)
-        return 2
-    return 0
+    return run_batch(args.batch, simulate_record, defaults={})
