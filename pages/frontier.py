@@ -7,7 +7,7 @@ import streamlit as st
 from ui.perf import figures as FP
 from ui import format as F
 from ui.perf import view as V
-from ui import charts, shell, state, tables
+from ui import layout, shell, state, tables
 from ui.perf.explain import frontier_panels
 from ui.perf.controls import (CHUNKED, FRONTIER, MAX_OVERLAYS, OVERLAYS, PER_GPU, PRESETS, PRICE, REPLICAS,
                               SLO_TPOT_MS, SLO_TTFT_MS, Variant, apply_variant, same_as)
@@ -28,26 +28,24 @@ sc, t = shell.page()
 for warning in check_query_params(FRONTIER, t):
     st.warning(warning)
 s = sc.serving
-st.title(t("fr.page_title"))
-st.caption(t("fr.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size, i=F.integer(s.input_len),
-             o=F.integer(s.output_len)))
+layout.header(t("fr.page_title"), t("fr.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size,
+                                       i=F.integer(s.input_len), o=F.integer(s.output_len)))
 
-b1, b2, b3, _ = st.columns([1.2, 1.4, 0.8, 1])
-b1.button(t("fr.preset.low_latency"), on_click=_preset, args=("low_latency",), key="preset_low", help=t("fr.preset.help"))
-b2.button(t("fr.preset.high_throughput"), on_click=_preset, args=("high_throughput",), key="preset_high",
-          help=t("fr.preset.help"))
-b3.button(t("fr.preset.default"), on_click=_preset, args=(None,), key="preset_default", help=t("fr.preset.help"))
-c1, c2 = st.columns(2)
+# Two dense rows of controls (presets and switches; SLA sliders and overlays), so the metric
+# cards and the first chart fit on a 1080-pixel screen.
+with st.container(horizontal=True, key="fr_buttons", vertical_alignment="center"):
+    st.button(t("fr.preset.low_latency"), on_click=_preset, args=("low_latency",), key="preset_low",
+              help=t("fr.preset.help"))
+    st.button(t("fr.preset.high_throughput"), on_click=_preset, args=("high_throughput",), key="preset_high",
+              help=t("fr.preset.help"))
+    st.button(t("fr.preset.default"), on_click=_preset, args=(None,), key="preset_default", help=t("fr.preset.help"))
+    chunked = render_control(CHUNKED, t)
+    per_gpu = render_control(PER_GPU, t)
+c1, c2, p1, p2, c5 = st.columns([1, 1, 0.8, 0.6, 1.6])
 with c1:
     ttft_slo_s = render_control(SLO_TTFT_MS, t) / 1000
 with c2:
     tpot_slo_s = render_control(SLO_TPOT_MS, t) / 1000
-c3, c4, c5 = st.columns([1, 1, 3])
-with c3:
-    chunked = render_control(CHUNKED, t)
-with c4:
-    per_gpu = render_control(PER_GPU, t)
-p1, p2, _ = st.columns([1, 1, 3])
 with p1:
     price = render_control(PRICE, t, placeholder=t("fr.price.catalog", price=F.number(sc.gpu.price_usd_per_hour, 3))
                            if sc.gpu.price_usd_per_hour else t("fr.price.none"))
@@ -86,12 +84,16 @@ else:
               for k, (v, _) in enumerate(kept)]
     f = series[0]
     tp = s.tensor_parallel_size
-    m1, m2, m3 = st.columns(3)
-    m4, m5, m6 = st.columns(3)
+    if layout.presenting():  # the projector is wide and the sidebar folded: one row of six
+        m1, m2, m3, m4, m5, m6 = st.columns(6)
+    else:
+        m1, m2, m3 = st.columns(3)
+        m4, m5, m6 = st.columns(3)
     if f.best >= 0:
         i = f.best
         m1.metric(t("fr.metric.best"), F.integer(f.concurrency[i]), border=True, help=t("fr.metric.best.help"))
-        m2.metric(t("fr.metric.x"), f"{F.integer(f.output_tokens_per_s[i])} tok/s", border=True,
+        x_shown = f.output_tokens_per_s_per_gpu[i] if per_gpu else f.output_tokens_per_s[i]  # as the charts
+        m2.metric(t("fr.metric.x_gpu" if per_gpu else "fr.metric.x"), f"{F.integer(x_shown)} tok/s", border=True,
                   help=t("fr.metric.x.help", per_gpu=F.integer(f.output_tokens_per_s_per_gpu[i]), tp=tp,
                          total=F.integer(f.total_tokens_per_s[i])))
         cost = "—" if f.cost_per_million_usd is None else f"${F.number(float(f.cost_per_million_usd[i]), 3)}"
@@ -114,11 +116,11 @@ else:
     m6.metric(t("fr.metric.knee"), F.integer(f.concurrency[f.knee]) if f.knee >= 0 else "—", border=True,
               help=t("fr.metric.knee.help"))
 
-    charts.plotly_chart(FP.frontier_sla_figure(series, t, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, per_gpu=per_gpu),
-                    key="frontier_sla_chart", config={"displaylogo": False})
+    layout.chart(FP.frontier_sla_figure(series, t, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, per_gpu=per_gpu),
+                 key="frontier_sla_chart")
     st.caption(t("fr.caption.sla"))
-    charts.plotly_chart(FP.frontier_concurrency_figure(series, t, per_gpu=per_gpu, chosen=sc.concurrency),
-                    key="frontier_conc_chart", config={"displaylogo": False})
+    layout.chart(FP.frontier_concurrency_figure(series, t, per_gpu=per_gpu, chosen=sc.concurrency),
+                 key="frontier_conc_chart")
     st.caption(t("fr.caption.conc", wall=F.integer(f.engine_limit)))
     st.download_button(t("csv.frontier"), key="frontier_csv", on_click="ignore", file_name="frontier.csv",
                        mime="text/csv", data=lambda series=series: V.frontier_csv(series))  # built on click

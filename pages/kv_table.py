@@ -7,7 +7,8 @@ from calc.spec.catalog import get_model
 from calc.spec.inputs import ServingConfig
 from calc.spec.params import param_counts
 from calc.sizing.scenario import memory_for
-from ui import charts, shell, tables
+from ui import layout, shell, tables
+from ui.i18n import weights_phrase
 from ui.memory import figures
 from ui import format as F
 from ui.controls import KV_CONTEXTS, KV_MODELS
@@ -17,8 +18,7 @@ sc, t = shell.page()
 url_warnings = check_query_params((KV_MODELS, KV_CONTEXTS), t)
 for warning in url_warnings:
     st.warning(warning)
-st.title(t("kv.title"))
-st.caption(t("kv.intro"))
+layout.header(t("kv.title"), t("kv.intro"))
 
 st.subheader(t("kv.course_table"))
 try:
@@ -32,7 +32,7 @@ else:
     st.table(tables.arrow([{t("kv.col.section"): r["section"], t("kv.col.figure"): r["short"] + ": " + r["label"],
                t("kv.col.printed"): r["printed"], t("kv.col.computed"): r["computed"], t("kv.col.why"): r["why"]}
               for r in rows]), hide_index=True)
-    charts.plotly_chart(figures.printed_vs_computed_figure(rows, t), key="course_chart", config={"displaylogo": False})
+    layout.chart(figures.printed_vs_computed_figure(rows, t), key="course_chart")
     st.download_button(t("csv.kv_course"), data=tables.course_csv(rows), file_name="course_kv_table.csv",
                        mime="text/csv", key="course_csv", on_click="ignore")
 
@@ -66,6 +66,7 @@ st.dataframe(tables.arrow([{t("kv.col.model"): o["model"], t("kv.col.attention")
                t("kv.col.kv_token"): F.binary(o["kv_bytes_per_token"]),
                **{t("kv.col.kv_at", ctx=F.tokens_short(c)): F.both(v) + (" †" if c > o["max_len"] else "")
                   for c, v in zip(contexts, o["kv_bytes"])}} for o in own]), hide_index=True, key="own_table")
-st.caption(t("kv.own.note", dtype=s.dtype, quant=s.quantization, kv=s.kv_cache_dtype, block=s.block_size))
+st.caption(t("kv.own.note", weights=weights_phrase(t, dtype=s.dtype, quantization=s.quantization), kv=s.kv_cache_dtype,
+             block=s.block_size))
 st.download_button(t("csv.kv_own"), data=tables.own_table_csv(own, contexts), file_name="kv_table.csv",
                    mime="text/csv", key="own_csv", on_click="ignore")

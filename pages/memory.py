@@ -3,7 +3,8 @@
 import streamlit as st
 
 from calc.sizing.scenario import memory_for, model_numbers
-from ui import charts, shell, tables
+from ui import layout, shell, tables
+from ui.i18n import weights_phrase
 from ui.memory import explain, figures, sweeps
 from ui import format as F
 from ui.controls import SWEEP_CONTEXT
@@ -15,12 +16,13 @@ sc, t = shell.page()
 for warning in check_query_params((SWEEP_CONTEXT,), t):
     st.warning(warning)
 s = sc.serving
-st.title(t("mem.title"))
-st.caption(t("mem.intro", model=sc.arch.name, tp=s.tensor_parallel_size, gpu=sc.gpu.name, dtype=s.dtype,
-             quant=s.quantization, kv=s.kv_cache_dtype, ctx=F.integer(sc.context_tokens), block=s.block_size))
+layout.header(t("mem.title"), t("mem.intro", model=sc.arch.name, tp=s.tensor_parallel_size, gpu=sc.gpu.name,
+                                    weights=weights_phrase(t, dtype=s.dtype, quantization=s.quantization),
+                                    kv=s.kv_cache_dtype, ctx=F.integer(sc.context_tokens), block=s.block_size))
 
 r = memory_for(sc.arch, sc.gpu, s, sc.efficiency, concurrency=sc.concurrency, context_tokens=sc.context_tokens)
-fit = int(r.max_concurrency_at_context)
+starts = bool(r.fits)  # False: vLLM refuses to start, so it serves no request at all
+fit = int(r.max_concurrency_at_context) if starts else 0
 
 c1, c2, c3, c4, c5 = st.columns(5)
 c1.metric(t("mem.metric.weights"), F.gib(r.weights_bytes), help=F.both(r.weights_bytes), border=True)
@@ -30,11 +32,17 @@ c3.metric(t("mem.metric.kv_request"), F.gib(r.kv_bytes_per_request), help=F.both
           border=True)
 c4.metric(t("mem.metric.max_conc"), F.integer(fit), border=True,
           help=t("mem.metric.max_conc.help", ctx=F.integer(sc.context_tokens), vllm=F.number(r.max_concurrency),
-                 mml=F.integer(sc.resolved.max_model_len)))
-c5.metric(t("mem.metric.in_use", conc=F.integer(sc.concurrency)), F.gib(r.kv_in_use_bytes), border=True,
-          help=t("mem.metric.in_use.help", used=F.both(r.kv_in_use_bytes), pool=F.both(r.kv_pool_bytes)))
+                 mml=F.integer(sc.resolved.max_model_len)) if starts else t("mem.metric.no_start.help"))
+if not starts:
+    c5.metric(t("mem.metric.in_use", conc=F.integer(sc.concurrency)), "—", border=True,
+              help=t("mem.metric.no_start.help"))
+else:  # the label says how many requests the value holds when not all of them fit
+    in_use_label = (t("mem.metric.in_use", conc=F.integer(sc.concurrency)) if sc.concurrency <= fit
+                    else t("mem.metric.in_use_partial", fit=F.integer(fit), conc=F.integer(sc.concurrency)))
+    c5.metric(in_use_label, F.gib(r.kv_in_use_bytes), border=True,
+              help=t("mem.metric.in_use.help", used=F.both(r.kv_in_use_bytes), pool=F.both(r.kv_pool_bytes)))
 
-if not bool(r.fits):
+if not starts:
     st.error(not_fit_message(model=sc.arch.name, gpu=sc.gpu.name, tp=sc.serving.tensor_parallel_size,
                              max_model_len=sc.resolved.max_model_len, mem=r, t=t))
 elif not bool(r.concurrency_fits):
@@ -51,12 +59,12 @@ else:
     sweep = memory_for(sc.arch, sc.gpu, s, sc.efficiency, concurrency=x, context_tokens=sc.context_tokens)
     kind, chosen, x_name = "concurrency", sc.concurrency, "concurrency"
 fig = figures.memory_stack_figure(x, kind, sweep, t, chosen=chosen, utilization=s.gpu_memory_utilization)
-charts.plotly_chart(fig, key="memory_chart", config={"displaylogo": False})
+layout.chart(fig, key="memory_chart")
 st.download_button(t("csv.memory"), data=tables.memory_sweep_csv(x_name, x, sweep), file_name="memory_sweep.csv",
                    mime="text/csv", key="memory_csv", on_click="ignore")
 
-charts.plotly_chart(figures.waste_figure(r, t, block_size=s.block_size, max_model_len=sc.resolved.max_model_len),
-                key="waste_chart", config={"displaylogo": False})
+layout.chart(figures.waste_figure(r, t, block_size=s.block_size, max_model_len=sc.resolved.max_model_len),
+             key="waste_chart")
 st.caption(t("waste.caption", mml=F.integer(sc.resolved.max_model_len), block=s.block_size))
 st.download_button(t("csv.waste"), key="waste_csv", on_click="ignore", file_name="paged_vs_contiguous.csv",
                    mime="text/csv",

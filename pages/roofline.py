@@ -10,7 +10,8 @@ from calc.sizing.scenario import memory_for
 from ui.perf import figures as FP
 from ui import format as F
 from ui.perf import view as V
-from ui import charts, shell, tables
+from ui import layout, shell, tables
+from ui.i18n import weights_phrase
 from ui.perf.explain import roofline_panels
 from ui.perf.controls import RF_BATCH, ROOFLINE
 from ui.state import check_query_params, render_control
@@ -21,9 +22,10 @@ sc, t = shell.page()
 for warning in check_query_params(ROOFLINE, t):
     st.warning(warning)
 s = sc.serving
-st.title(t("rf.page_title"))
-st.caption(t("rf.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size, dtype=s.dtype,
-             quant=s.quantization, kv=s.kv_cache_dtype, ctx=F.integer(sc.context_tokens), prompt=F.integer(s.input_len)))
+layout.header(t("rf.page_title"), t("rf.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size,
+                                       weights=weights_phrase(t, dtype=s.dtype, quantization=s.quantization),
+                                       kv=s.kv_cache_dtype, ctx=F.integer(sc.context_tokens),
+                                       prompt=F.integer(s.input_len)))
 
 mem = memory_for(sc.arch, sc.gpu, s, sc.efficiency, concurrency=1, context_tokens=sc.context_tokens)
 if not bool(mem.fits):
@@ -46,7 +48,7 @@ else:
     if batch > kv_limit:
         st.warning(t("rf.kv_warning", b=F.integer(batch), fit=F.integer(kv_limit), ctx=F.integer(sc.context_tokens)))
 
-    charts.plotly_chart(FP.roofline_figure(r, t, gpu_name=sc.gpu.name), key="roofline_chart", config={"displaylogo": False})
+    layout.chart(FP.roofline_figure(r, t, gpu_name=sc.gpu.name), key="roofline_chart")
     st.caption(t("rf.caption"))
     rows = V.operator_rows(r)
     st.download_button(t("csv.roofline"), key="roofline_csv", on_click="ignore", file_name="roofline_operators.csv",
@@ -55,8 +57,8 @@ else:
 
     batches = concurrency_points(top=int(max(1024, 2 * kv_limit, batch)), n=96)
     sweep = decode_table(r.engine, batch=batches, context_tokens=sc.context_tokens)
-    charts.plotly_chart(FP.decode_batch_figure(sweep, t, batch=batch, critical_batch=r.critical_batch, kv_limit_batch=kv_limit),
-                    key="decode_batch_chart", config={"displaylogo": False})
+    layout.chart(FP.decode_batch_figure(sweep, t, batch=batch, critical_batch=r.critical_batch, kv_limit_batch=kv_limit),
+                 key="decode_batch_chart")
     st.caption(t("db.caption", bstar=F.number(r.critical_batch, 0), fit=F.integer(kv_limit)))
     st.download_button(t("csv.decode_batch"), key="decode_batch_csv", on_click="ignore", file_name="decode_batch_sweep.csv",
                        mime="text/csv", data=lambda sweep=sweep: V.decode_sweep_csv(sweep))  # built on click

@@ -9,7 +9,7 @@ from calc.timing.schedule import mixed_workload, segments
 from ui.perf import figures as FP
 from ui import format as F
 from ui.perf import view as V
-from ui import charts, shell, tables
+from ui import layout, shell, tables
 from ui.perf.explain import scheduler_panels
 from ui.perf.controls import (SCHED_BUDGET, SCHED_GAP_MS, SCHED_LONG, SCHED_MAX_SEQS, SCHED_OUTPUT, SCHED_REQUESTS,
                               SCHED_SHORT, SCHEDULER)
@@ -21,8 +21,7 @@ sc, t = shell.page()
 for warning in check_query_params(SCHEDULER, t):
     st.warning(warning)
 s = sc.serving
-st.title(t("sc.page_title"))
-st.caption(t("sc.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size))
+layout.header(t("sc.page_title"), t("sc.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size))
 
 controls = (SCHED_BUDGET, SCHED_MAX_SEQS, SCHED_REQUESTS, SCHED_GAP_MS, SCHED_LONG, SCHED_SHORT, SCHED_OUTPUT)
 values = []
@@ -64,8 +63,7 @@ else:
     x_max = max(r.makespan_s for r in runs.values()) * 1e3
     for name, r in runs.items():
         title = t(f"sc.title.{name}", budget=F.integer(r.token_budget), seqs=max_seqs)
-        charts.plotly_chart(FP.schedule_figure(r, segments(r), t, title=title, x_max_ms=x_max), key=f"schedule_{name}",
-                        config={"displaylogo": False})
+        layout.chart(FP.schedule_figure(r, segments(r), t, title=title, x_max_ms=x_max), key=f"schedule_{name}")
         st.caption(t(f"sc.caption.{name}"))
     st.download_button(t("csv.schedule_steps"), key="schedule_steps_csv", on_click="ignore",
                        file_name="schedule_steps.csv", mime="text/csv", data=lambda runs=runs: V.schedule_steps_csv(list(runs.values())))  # built on click

@@ -51,6 +51,19 @@ def plotly_specs(at: AppTest) -> list[dict]:
     return specs
 
 
+def chart_titles(at: AppTest) -> list[str]:
+    """Chart titles, in page order: ui.layout.chart draws each as an HTML heading above its plot."""
+    import html
+    import re
+
+    out = []
+    for el in at.get("html"):
+        m = re.search(r'<div class="chart-title">(.*?)</div>', el.proto.body, re.S)
+        if m:
+            out.append(html.unescape(m.group(1)))
+    return out
+
+
 def decode(arr):
     """A plotly array from a spec: a list, or {"bdata": base64, "dtype": ...}."""
     import numpy as np

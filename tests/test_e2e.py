@@ -34,19 +34,19 @@ def test_slider_updates_metric_chart_and_url(page: Page, streamlit_url):
     expect(metric(page, "Max concurrency")).to_have_text("58", timeout=LOAD)
     in_use = metric(page, "KV in use")
     expect(in_use).to_have_text("16.00 GiB")
-    slider = page.get_by_role("slider", name="Concurrency (requests at once)")
-    slider.focus()
-    for _ in range(4):
-        page.keyboard.press("ArrowRight")
-    expect(slider).to_have_value("20")
-    expect(in_use).to_have_text("20.00 GiB")
+    entry = page.get_by_role("spinbutton", name="Concurrency (requests at once)")
+    entry.fill("20")  # typed: a precise value, no slider dragging
+    entry.press("Enter")
+    expect(in_use).to_have_text("20.00 GiB", timeout=LOAD)
+    expect(entry).to_have_value("20")
     expect(page).to_have_url(re.compile(r"[?&]concurrency=20"))
     expect(page.locator(".js-plotly-plot .xtick text").filter(has_text="20 ★")).to_have_count(1)
-    # Beyond what fits: the chart marks it and the page says so.
-    page.keyboard.press("End")
-    expect(slider).to_have_value("1024")
-    expect(page.get_by_test_id("stAlert").filter(has_text="1,024 requests")).to_be_visible()
+    # Beyond what fits: the chart marks it and the page says so; the card says how many of them fit.
+    entry.fill("1024")
+    entry.press("Enter")
+    expect(page.get_by_test_id("stAlert").filter(has_text="1,024 requests")).to_be_visible(timeout=LOAD)
     expect(page.locator(".js-plotly-plot .annotation-text").filter(has_text="max 58")).to_have_count(1)
+    expect(page.get_by_test_id("stMetric").filter(has_text="58 of 1,024 req. fit")).to_be_visible()
     # An engine knob: gpu_memory_utilization 0.90 -> 0.50 shrinks the KV pool.
     page.get_by_test_id("stSidebar").get_by_text("Engine (vLLM)").click()
     util = page.get_by_role("slider", name="gpu_memory_utilization")
@@ -73,7 +73,7 @@ def test_copied_link_opens_the_same_view(page: Page, streamlit_url, browser):
         p2.goto(link)
         for label, value in values.items():
             expect(metric(p2, label)).to_have_text(value, timeout=LOAD)
-        expect(p2.get_by_role("slider", name="Concurrency (requests at once)")).to_have_value("48")
+        expect(p2.get_by_role("spinbutton", name="Concurrency (requests at once)")).to_have_value("48")
         expect(p2.locator(".js-plotly-plot .g-xtitle").first).to_contain_text("Context length")
     finally:
         other.close()
@@ -88,7 +88,7 @@ def test_page_switch_keeps_shared_state_in_the_url(page: Page, streamlit_url):
     expect(page).to_have_url(re.compile(r"[?&]context=1024"))
     page.get_by_test_id("stSidebar").get_by_role("link", name=NAV[0]).click()
     expect(metric(page, "KV cache per request")).to_have_text("0.50 GiB", timeout=LOAD)
-    expect(page.get_by_role("slider", name="Concurrency (requests at once)")).to_have_value("40")
+    expect(page.get_by_role("spinbutton", name="Concurrency (requests at once)")).to_have_value("40")
 
 
 def test_switch_to_chinese(page: Page, streamlit_url):
@@ -108,7 +108,7 @@ def test_bad_url_parameter_warns_and_falls_back(page: Page, streamlit_url):
     alerts = page.get_by_test_id("stAlert")
     expect(alerts.filter(has_text="concurrency=abc")).to_be_visible()
     expect(alerts.filter(has_text="gpu=h999")).to_be_visible()
-    expect(page.get_by_role("slider", name="Concurrency (requests at once)")).to_have_value("16")
+    expect(page.get_by_role("spinbutton", name="Concurrency (requests at once)")).to_have_value("16")
 
 
 def test_deep_link_cold_start_shows_only_our_navigation(page: Page, fresh_streamlit_url):
@@ -121,4 +121,4 @@ def test_deep_link_cold_start_shows_only_our_navigation(page: Page, fresh_stream
     expect(page.get_by_test_id("stSidebarNav")).to_have_count(0)
     sidebar_links = [_label(t) for t in page.get_by_test_id("stSidebar").locator("a").all_inner_texts()]
     assert sidebar_links == NAV, sidebar_links
-    expect(page.get_by_role("slider", name="Concurrency (requests at once)")).to_have_value("32")
+    expect(page.get_by_role("spinbutton", name="Concurrency (requests at once)")).to_have_value("32")

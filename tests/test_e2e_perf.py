@@ -61,7 +61,7 @@ def test_sla_slider_moves_the_shaded_region_and_the_best_point(page: Page, strea
 
 def test_scheduler_budget_slider_updates_the_timeline(page: Page, streamlit_url):
     page.goto(streamlit_url + "/scheduler?lang=en")
-    title = page.locator(".js-plotly-plot .gtitle").first
+    title = page.locator(".chart-title").first
     expect(title).to_contain_text("budget 512 tokens per step", timeout=LOAD)
     slider = page.get_by_role("slider", name="max_num_batched_tokens")
     slider.focus()
@@ -75,4 +75,4 @@ def test_scheduler_budget_slider_updates_the_timeline(page: Page, streamlit_url)
 def test_roofline_batch_deep_link_and_chinese(page: Page, streamlit_url):
     page.goto(streamlit_url + "/roofline?lang=zh&rf_batch=64")
     expect(page.get_by_test_id("stMetric").filter(has_text="批量 64").first).to_be_visible(timeout=LOAD)
-    expect(page.locator(".js-plotly-plot .gtitle").first).to_contain_text("批量 64")
+    expect(page.locator(".chart-title").first).to_contain_text("批量 64")

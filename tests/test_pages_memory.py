@@ -58,7 +58,7 @@ def test_changing_a_shared_control_changes_the_numbers(key, widget, value, metri
 
 def test_concurrency_beyond_what_fits_warns_and_marks_the_chart():
     at = app()
-    at.slider(key="concurrency").set_value(64).run()
+    at.number_input(key="concurrency").set_value(64).run()
     assert any("64 requests of 2,048 tokens do not fit" in w for w in texts(at.warning))
     spec = plotly_specs(at)[0]
     assert any("max 58" in a["text"] for a in spec["layout"]["annotations"])
@@ -86,7 +86,7 @@ def test_good_query_parameters_set_the_view():
     at = app({"model": "meta-llama/Llama-3.1-8B", "gpu": "h100-sxm", "context": "8192", "concurrency": "64",
               "kv_cache_dtype": "fp8", "sweep_context": "true"})
     assert not at.exception and not at.warning
-    assert at.slider(key="concurrency").value == 64
+    assert at.number_input(key="concurrency").value == 64
     m = metrics(at)
     assert m["KV cache per token"] == "64 KiB" and m["KV cache per request"] == "0.50 GiB"
     assert "Context length" in plotly_specs(at)[0]["layout"]["xaxis"]["title"]["text"]
@@ -141,18 +141,18 @@ def test_chinese_from_url_and_from_browser_locale():
 
 def test_shared_state_survives_page_switches():
     at = app()
-    at.slider(key="concurrency").set_value(40).run()
+    at.number_input(key="concurrency").set_value(40).run()
     at.number_input(key="context").set_value(1024).run()
     at.switch_page("pages/kv_table.py").run()
     assert not at.exception
     at.switch_page("pages/memory.py").run()
-    assert at.slider(key="concurrency").value == 40
+    assert at.number_input(key="concurrency").value == 40
     assert metrics(at)["KV cache per request"] == "0.50 GiB"
 
 
 def test_share_link_and_scenario_round_trip():
     at = app()
-    at.slider(key="concurrency").set_value(40).run()
+    at.number_input(key="concurrency").set_value(40).run()
     at.selectbox(key="gpu").set_value("h100-sxm").run()
     link = texts(at.sidebar.code)[0]
     assert "concurrency=40" in link and "gpu=h100-sxm" in link and "lang=en" in link
@@ -164,20 +164,20 @@ def test_share_link_and_scenario_round_trip():
                                                                     "application/json")).run()
     assert not fresh.exception
     assert any("loaded" in s for s in texts(fresh.success))
-    assert fresh.slider(key="concurrency").value == 99
+    assert fresh.number_input(key="concurrency").value == 99
     assert fresh.number_input(key="context").value == 1024
     assert metrics(fresh)["KV cache per request"] == "0.50 GiB"
 
 
 def test_bad_scenario_file_is_rejected_and_nothing_changes():
     at = app()
-    at.slider(key="concurrency").set_value(40).run()
+    at.number_input(key="concurrency").set_value(40).run()
     bad = {"format": "llm-inference-calculator/scenario", "version": 1, "controls": {"concurrency": 0}}
     at.sidebar.file_uploader(key="scenario_upload").set_value(("bad.json", json.dumps(bad).encode(),
                                                                  "application/json")).run()
     assert not at.exception
     assert any("concurrency: got 0, allowed integer 1 – 1,024" in e for e in texts(at.error))
-    assert at.slider(key="concurrency").value == 40
+    assert at.number_input(key="concurrency").value == 40
 
 
 TINY = {"model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 32,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from apptest_helpers import app, metrics, plotly_specs, texts
+from apptest_helpers import app, chart_titles, metrics, plotly_specs, texts
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 PAGE = "pages/roofline.py"
@@ -40,7 +40,7 @@ def test_batch_slider_moves_decode_toward_the_ridge():
     mfu_64 = _pct(m["Decode MFU (batch 64)"])
     assert mfu_64 > 10 * mfu_1
     assert mfu_64 < 64 / 153 * 100  # still under the B/B* bound
-    assert "batch 64" in plotly_specs(at)[0]["layout"]["title"]["text"]
+    assert "batch 64" in chart_titles(at)[0]
 
 
 def test_batch_in_the_url_and_bad_value_warns():

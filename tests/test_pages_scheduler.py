@@ -2,7 +2,7 @@
 
 import pytest
 
-from apptest_helpers import app, decode, plotly_specs, texts
+from apptest_helpers import app, chart_titles, decode, plotly_specs, texts
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 PAGE = "pages/scheduler.py"
@@ -50,7 +50,7 @@ def test_chunk_budget_trades_ttft_for_token_gaps():
     assert after["Worst TTFT"] > before["Worst TTFT"]
     assert after["Mean TTFT"] > before["Mean TTFT"]
     assert after["Worst token gap"] < before["Worst token gap"]
-    assert "budget 128 tokens per step" in plotly_specs(at)[0]["layout"]["title"]["text"]
+    assert "budget 128 tokens per step" in chart_titles(at)[0]
 
 
 def test_max_num_seqs_one_serialises_the_requests():

@@ -172,12 +172,13 @@ def _model_options() -> tuple[str, ...]:
 MODEL = Control("model", "select", "meta-llama/Llama-2-7b-hf", options=_model_options)
 GPU = Control("gpu", "select", "a100-80gb", options=lambda: tuple(gpu_ids()) + (CUSTOM_GPU,))
 TP = Control("tp", "select", 1, options=TP_SIZES)
-DTYPE = Control("dtype", "select", "float16", options=DTYPES)
+DTYPE = Control("dtype", "select", "auto", options=DTYPES)  # vLLM's default
 # "auto" = the checkpoint's own format (config.json quantization_config), vLLM's behaviour without --quantization.
 QUANTIZATION = Control("quantization", "select", "auto", options=QUANTIZATIONS, aliases=QUANTIZATION_ALIASES)
 KV_CACHE_DTYPE = Control("kv_cache_dtype", "select", "auto", options=KV_CACHE_DTYPES, aliases=KV_CACHE_DTYPE_ALIASES)
 CONTEXT = Control("context", "number", 2048, lo=MIN_CONTEXT_TOKENS, hi=10_000_000, step=256)
-CONCURRENCY = Control("concurrency", "slider", 16, lo=1, hi=1024, step=1)
+# A number entry (type 37, or step with +/-): a 1-1024 slider could not be set precisely.
+CONCURRENCY = Control("concurrency", "number", 16, lo=1, hi=1024, step=1)
 
 GPU_MEMORY_UTILIZATION = Control("gpu_memory_utilization", "slider", 0.9, lo=0.05, hi=1.0, step=0.01, integer=False)
 BLOCK_SIZE = Control("block_size", "select", 16, options=BLOCK_SIZES)
@@ -291,7 +292,7 @@ def efficiency_from(values: dict[str, Any]) -> Efficiency:
     return Efficiency(**fields)
 
 
-MAIN = (MODEL, GPU, TP, DTYPE, QUANTIZATION, KV_CACHE_DTYPE, CONTEXT, CONCURRENCY)
+MAIN = (MODEL, GPU, TP, QUANTIZATION, DTYPE, KV_CACHE_DTYPE, CONTEXT, CONCURRENCY)
 ENGINE = (GPU_MEMORY_UTILIZATION, BLOCK_SIZE, MAX_MODEL_LEN, MAX_NUM_SEQS, MAX_NUM_BATCHED_TOKENS, OUTPUT_LEN,
           VLLM_VERSION)
 SHARED = MAIN + ENGINE + EFFICIENCY + CUSTOM_GPU_CONTROLS

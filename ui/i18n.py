@@ -26,9 +26,15 @@ EN: dict[str, str] = {
     # sidebar
     "sidebar.custom_config": "Your own model (config.json)",
     "sidebar.engine": "Engine (vLLM)",
+    "sidebar.unused": "Not used on this page.",
+    "word.weights_plain": "{dtype} weights",
+    "word.weights_quant": "{quant} weights (activations {dtype})",
+    "ctl.present": "Presenter mode",
+    "ctl.present.help": "Larger text and charts, a compact header, sidebar folded: for a projector. In the link as "
+                        "?present=1.",
     "sidebar.share": "Share and save",
     "sidebar.model_caption": "{name}: {kind}, {layers} layers, {kv_heads} KV heads, up to {max_len} tokens",
-    "sidebar.checkpoint_quant": "The checkpoint ships {quant} weights (config.json quantization_config): vLLM loads that format when --quantization is not given (Weight quantization = auto).",
+    "sidebar.checkpoint_quant": "The checkpoint ships {quant} weights (config.json quantization_config): vLLM loads that format when --quantization is not given (Weight precision = auto).",
     "sidebar.checkpoint_quant_auto": "Weights load in the checkpoint's own {quant} format (config.json quantization_config), as vLLM does without --quantization.",
     "sidebar.gpu_caption": "{name}: {gib} GiB usable, {tbps} TB/s HBM",
     "ctl.model": "Model",
@@ -39,10 +45,11 @@ EN: dict[str, str] = {
     "ctl.tp": "Tensor parallelism (GPUs)",
     "ctl.tp.help": "vLLM --tensor-parallel-size: number of GPUs that split every layer. "
                    "Weights and KV heads are divided among them; all numbers are per GPU.",
-    "ctl.dtype": "Weight precision (dtype)",
+    "ctl.dtype": "Model dtype (--dtype)",
     "ctl.dtype.help": "vLLM --dtype: precision of unquantized weights and activations. "
-                      "float16/bfloat16 = 2 bytes per value, float32 = 4 bytes; 'auto' = the checkpoint's 16-bit type.",
-    "ctl.quantization": "Weight quantization",
+                      "float16/bfloat16 = 2 bytes per value, float32 = 4 bytes; 'auto' (vLLM's default) = the checkpoint's 16-bit type. "
+                      "For FP8 or INT8 weights choose them under Weight precision.",
+    "ctl.quantization": "Weight precision: FP8, INT8, 4-bit (--quantization)",
     "ctl.quantization.help": "vLLM --quantization. auto (default): the checkpoint's own format from its config.json quantization_config (e.g. FP8 for DeepSeek-V3), as vLLM does; none: unquantized. fp8/int8 store linear weights in 1 byte; awq/gptq about 4.16 bits "
                              "(0.52 bytes) and bitsandbytes (NF4) about 4.13 bits per weight, scales included. 'none' = dtype.",
     "ctl.kv_cache_dtype": "KV-cache precision",
@@ -106,7 +113,7 @@ EN: dict[str, str] = {
     "msg.config_loaded": "Custom model {name} loaded (model = custom).",
     # memory page
     "mem.title": "GPU memory: weights, KV cache and how many requests fit",
-    "mem.intro": "{model} on {tp} × {gpu}, {dtype} weights ({quant}), KV cache {kv}, context {ctx} tokens, "
+    "mem.intro": "{model} on {tp} × {gpu}, {weights}, KV cache {kv}, context {ctx} tokens, "
                  "block size {block}. All bytes are per GPU.",
     "mem.metric.weights": "Weights per GPU",
     "mem.metric.kv_token": "KV cache per token",
@@ -115,6 +122,9 @@ EN: dict[str, str] = {
     "mem.metric.max_conc.help": "Requests of {ctx} tokens whose KV fits at once. vLLM logs {vllm} for "
                                 "max_model_len = {mml} tokens.",
     "mem.metric.in_use": "KV in use ({conc} req.)",
+    "mem.metric.in_use_partial": "KV in use ({fit} of {conc} req. fit)",
+    "mem.metric.no_start.help": "vLLM refuses to start with these settings (see the message below the cards): "
+                                "it serves no request, so nothing is in use.",
     "mem.metric.in_use.help": "{used} of a KV pool of {pool}.",
     "fit.budget": "{model} does not fit on {tp} × {gpu}: per GPU, weights {weights} + activation peak {act} + "
                   "runtime overhead {overhead} exceed vLLM's budget {budget} (usable × gpu_memory_utilization). "
@@ -143,10 +153,10 @@ EN: dict[str, str] = {
     "part.reserved": "Reserved (1 − utilization)",
     "part.free": "Free KV pool",
     "waste.title": "Paged vs contiguous KV cache (block size {block}, {ctx}-token requests)",
-    "waste.left": "Wasted KV per request (MiB)",
-    "waste.right": "Requests that fit in the KV pool",
+    "waste.left": "Wasted KV<br>per request (MiB)",
+    "waste.right": "Requests that fit<br>in the KV pool",
     "waste.paged": "Paged (vLLM)",
-    "waste.contiguous": "Contiguous (reserve max_model_len)",
+    "waste.contiguous": "Contiguous<br>(reserve max_model_len)",
     "waste.caption": "Contiguous allocation reserves max_model_len = {mml} tokens for every request; paged "
                      "allocation rounds up to whole blocks of {block} tokens and wastes less than one block.",
     "csv.memory": "Download chart data (CSV)",
@@ -242,7 +252,7 @@ EN: dict[str, str] = {
     "kv.col.kv_at": "KV @ {ctx}",
     "kv.col.params": "Parameters",
     "kv.col.attention": "Attention",
-    "kv.own.note": "Weights {dtype} (quantization {quant}), KV cache {kv}, block size {block} (sidebar). "
+    "kv.own.note": "{weights}, KV cache {kv}, block size {block} (sidebar). "
                    "† = longer than the model's context window (max_position_embeddings).",
     "kv.course_note": "Computed at the course's precision (FP16 weights and KV cache), whole model, exact tokens.",
     "kv.unavailable": "The course figures are not available yet (calc/sizing/course.py is missing); your own table "
@@ -262,9 +272,14 @@ ZH: dict[str, str] = {
     "word.no": "否",
     "sidebar.custom_config": "自定义模型（config.json）",
     "sidebar.engine": "推理引擎（vLLM）",
+    "sidebar.unused": "本页未使用此项。",
+    "word.weights_plain": "权重 {dtype}",
+    "word.weights_quant": "权重 {quant}（激活 {dtype}）",
+    "ctl.present": "演示模式",
+    "ctl.present.help": "更大的文字和图表、紧凑的页眉、侧边栏收起：适合投影。链接中写作 ?present=1。",
     "sidebar.share": "分享与保存",
     "sidebar.model_caption": "{name}：{kind}，{layers} 层，{kv_heads} 个 KV 头，最长 {max_len} token",
-    "sidebar.checkpoint_quant": "该模型权重以 {quant} 格式发布（config.json 的 quantization_config）：不指定 --quantization 时 vLLM 按此格式加载（“权重量化”选 auto）。",
+    "sidebar.checkpoint_quant": "该模型权重以 {quant} 格式发布（config.json 的 quantization_config）：不指定 --quantization 时 vLLM 按此格式加载（“权重精度”选 auto）。",
     "sidebar.checkpoint_quant_auto": "权重按检查点自身的 {quant} 格式加载（config.json 的 quantization_config），与不指定 --quantization 时的 vLLM 一致。",
     "sidebar.gpu_caption": "{name}：可用 {gib} GiB，HBM 带宽 {tbps} TB/s",
     "ctl.model": "模型",
@@ -275,10 +290,10 @@ ZH: dict[str, str] = {
     "ctl.tp": "张量并行（GPU 数）",
     "ctl.tp.help": "vLLM --tensor-parallel-size：把每一层切分到多少张 GPU 上。权重和 KV 头在它们之间均分；"
                    "所有数字均为每卡数值。",
-    "ctl.dtype": "权重精度（dtype）",
+    "ctl.dtype": "模型数据类型（--dtype）",
     "ctl.dtype.help": "vLLM --dtype：未量化权重与激活的精度。float16/bfloat16 每个值 2 字节，float32 为 4 字节；"
-                      "'auto' 即检查点自带的 16 位类型。",
-    "ctl.quantization": "权重量化",
+                      "'auto'（vLLM 默认值）即检查点自带的 16 位类型。FP8 或 INT8 权重请在“权重精度”中选择。",
+    "ctl.quantization": "权重精度：FP8、INT8、4 比特（--quantization）",
     "ctl.quantization.help": "vLLM --quantization。auto（默认）：按检查点 config.json 中 quantization_config 的格式加载（如 DeepSeek-V3 为 FP8），与 vLLM 一致；none：不量化。fp8/int8 每个线性层权重 1 字节；awq/gptq 约 4.16 比特（0.52 字节），"
                              "bitsandbytes（NF4）约 4.13 比特（含缩放因子）。'none' 表示按 dtype 存储。",
     "ctl.kv_cache_dtype": "KV Cache 精度",
@@ -335,7 +350,7 @@ ZH: dict[str, str] = {
     "msg.config_rejected": "config.json 未采用：{reason}",
     "msg.config_loaded": "自定义模型 {name} 已加载（model = custom）。",
     "mem.title": "显存：权重、KV Cache，以及能容纳多少请求",
-    "mem.intro": "{model}，{tp} × {gpu}，权重 {dtype}（量化：{quant}），KV Cache {kv}，上下文 {ctx} token，"
+    "mem.intro": "{model}，{tp} × {gpu}，{weights}，KV Cache {kv}，上下文 {ctx} token，"
                  "块大小 {block}。所有字节数均为每卡数值。",
     "mem.metric.weights": "每卡权重",
     "mem.metric.kv_token": "每 token 的 KV Cache",
@@ -344,6 +359,8 @@ ZH: dict[str, str] = {
     "mem.metric.max_conc.help": "KV 能同时容纳的 {ctx} token 请求数。按 max_model_len = {mml} token，"
                                 "vLLM 日志会显示 {vllm}。",
     "mem.metric.in_use": "已用 KV（{conc} 个请求）",
+    "mem.metric.in_use_partial": "已用 KV（{conc} 个请求中容纳 {fit} 个）",
+    "mem.metric.no_start.help": "按当前设置 vLLM 无法启动（见卡片下方的提示）：不服务任何请求，因此没有 KV 在用。",
     "mem.metric.in_use.help": "KV 池共 {pool}，已用 {used}。",
     "fit.budget": "{model} 放不进 {tp} × {gpu}：每卡权重 {weights} + 激活峰值 {act} + 运行时开销 {overhead} "
                   "超过 vLLM 的显存预算 {budget}（可用显存 × gpu_memory_utilization）。可以增加 GPU（张量并行）、"
@@ -371,10 +388,10 @@ ZH: dict[str, str] = {
     "part.reserved": "预留（1 − 利用率）",
     "part.free": "空闲 KV 池",
     "waste.title": "分页 vs 连续 KV Cache（块大小 {block}，每请求 {ctx} token）",
-    "waste.left": "每请求浪费的 KV（MiB）",
-    "waste.right": "KV 池能容纳的请求数",
+    "waste.left": "每请求浪费的<br>KV（MiB）",
+    "waste.right": "KV 池能容纳的<br>请求数",
     "waste.paged": "分页（vLLM）",
-    "waste.contiguous": "连续（按 max_model_len 预留）",
+    "waste.contiguous": "连续<br>（按 max_model_len 预留）",
     "waste.caption": "连续分配为每个请求预留 max_model_len = {mml} 个 token；分页分配按 {block} token "
                      "的整块向上取整，浪费不到一个块。",
     "csv.memory": "下载图表数据（CSV）",
@@ -456,7 +473,7 @@ ZH: dict[str, str] = {
     "kv.col.kv_at": "KV @ {ctx}",
     "kv.col.params": "参数量",
     "kv.col.attention": "注意力",
-    "kv.own.note": "权重 {dtype}（量化 {quant}），KV Cache {kv}，块大小 {block}（见侧边栏）。"
+    "kv.own.note": "{weights}，KV Cache {kv}，块大小 {block}（见侧边栏）。"
                    "† = 超过模型的上下文窗口（max_position_embeddings）。",
     "kv.course_note": "按课程的精度计算（权重和 KV Cache 均为 FP16），整个模型，按实际 token 数。",
     "kv.unavailable": "课程数字暂不可用（calc/sizing/course.py 尚不存在）；下方你自己的表可以使用。",
@@ -554,3 +571,14 @@ def render_language_switch(t: Translator) -> str:
     if st.query_params.get("lang") != lang:
         st.query_params["lang"] = lang
     return lang
+
+
+def weights_phrase(t: "Translator", *, dtype: str, quantization: str) -> str:
+    """How the weights are stored, in words: ``float16 weights`` or ``FP8 weights (activations auto)``.
+
+    >>> weights_phrase(Translator("en"), dtype="float16", quantization="fp8")
+    'FP8 weights (activations float16)'
+    """
+    if quantization == "none":
+        return t("word.weights_plain", dtype=dtype)
+    return t("word.weights_quant", quant=quantization.upper(), dtype=dtype)

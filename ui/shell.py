@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from ui import preload  # noqa: F401  (first: libraries fully imported before any page runs)
-from ui import compare, i18n, state, vllm_paste
+from ui import compare, i18n, layout, state, vllm_paste
 from ui.i18n import Translator
 
 _IN_SHELL = "_shell_running"  # True only while app.py runs the page
@@ -32,42 +32,68 @@ _SCENARIO = "_scenario"
 
 @dataclass(frozen=True)
 class PageSpec:
-    """One page: script path, translation key of its title, an emoji icon (no icon fonts)."""
+    """One page: script path, translation key of its title, a Material icon, the shared controls it ignores.
+
+    Icons are Streamlit's ``:material/name:`` spellings: the Material Symbols font is bundled with
+    Streamlit's frontend (nothing fetched), unlike emoji, which need an emoji font on the viewer's machine.
+    ``ignores`` lists sidebar control keys that have no effect on this page; the sidebar dims them
+    and says "not used on this page".
+    """
 
     path: str
     title_key: str
     icon: str
     default: bool = False
+    ignores: frozenset[str] = frozenset()
 
 
 # The app's pages, in navigation order. Add a page here (its script in pages/).
+_TIMING = frozenset(("eff_hbm_bw_fraction", "eff_prefill_flops_fraction", "eff_decode_flops_fraction",
+                     "eff_gemm_half_saturation_tokens", "eff_step_overhead_ms", "eff_request_overhead_ms",
+                     "eff_allreduce_latency_us", "eff_interconnect_bw_fraction"))
 PAGES: list[PageSpec] = [
-    PageSpec("pages/memory.py", "nav.memory", "🧮", default=True),
-    PageSpec("pages/kv_table.py", "nav.kv_table", "📋"),
-    PageSpec("pages/roofline.py", "nav.roofline", "📈"),
-    PageSpec("pages/frontier.py", "nav.frontier", "⚖️"),
-    PageSpec("pages/scheduler.py", "nav.scheduler", "🗓️"),
-    PageSpec("pages/load_test.py", "nav.load_test", "🚦"),
-    PageSpec("pages/planner.py", "nav.planner", "🧭"),
+    PageSpec("pages/memory.py", "nav.memory", ":material/memory:", default=True, ignores=_TIMING),
+    # The course table is fixed; "your own table" takes the precisions and block size, not the
+    # sidebar model (it has its own model list), GPU, parallelism or load.
+    PageSpec("pages/kv_table.py", "nav.kv_table", ":material/table_chart:",
+             ignores=_TIMING | {"model", "gpu", "tp", "context", "concurrency", "gpu_memory_utilization",
+                                "max_model_len", "max_num_seqs", "max_num_batched_tokens", "output_len",
+                                "eff_non_torch_overhead_gib", "eff_nccl_overhead_gib", "eff_cuda_context_gib",
+                                "eff_cuda_graph_gib", "eff_activation_live_hidden_buffers"}),
+    # Its own decode batch slider replaces the sidebar concurrency.
+    PageSpec("pages/roofline.py", "nav.roofline", ":material/show_chart:", ignores=frozenset({"concurrency"})),
+    PageSpec("pages/frontier.py", "nav.frontier", ":material/balance:"),
+    # Its own requests, prompt lengths, token budget and max sequences replace these.
+    PageSpec("pages/scheduler.py", "nav.scheduler", ":material/view_timeline:",
+             ignores=frozenset({"concurrency", "context", "output_len", "max_num_seqs", "max_num_batched_tokens"})),
+    PageSpec("pages/load_test.py", "nav.load_test", ":material/traffic:"),
+    PageSpec("pages/planner.py", "nav.planner", ":material/explore:"),
 ]
 
 
 def run(pages: list[PageSpec] | None = None) -> None:
     """The whole frame around the current page (called by app.py)."""
     pages = PAGES if pages is None else pages
-    st.set_page_config(page_title="LLM inference calculator", page_icon="🧮", layout="wide",
-                       initial_sidebar_state="expanded")
+    presenting = layout.present_in_url() or layout.presenting()
+    # "auto": open on a wide screen, collapsed on a phone (Streamlit's breakpoint); presenter mode
+    # starts collapsed so the chart gets the projector's width.
+    st.set_page_config(page_title="LLM inference calculator", page_icon=":material/memory:", layout="wide",
+                       initial_sidebar_state="collapsed" if presenting else "auto")
     lang, lang_warnings = i18n.resolve_language()
     t = Translator(lang)
     st_pages = [st.Page(p.path, title=t(p.title_key), icon=p.icon, default=p.default) for p in pages]
     current = st.navigation(st_pages, position="hidden")
+    spec = next((p for p, sp in zip(pages, st_pages) if sp.title == current.title), None)
+    ignored = spec.ignores if spec is not None else frozenset()
     with st.sidebar:
         st.markdown(f"**{t('app.title')}**")
         with st.container(key="app_nav"):
             for p in st_pages:
                 st.page_link(p, label=p.title, icon=p.icon)
         i18n.render_language_switch(t)
-    sc, messages = state.render_sidebar(t)
+        layout.render_present_switch(t)
+    layout.apply_style(ignored)
+    sc, messages = state.render_sidebar(t, ignored=ignored)
     vllm_paste.render(t)
     compare.render_controls(t)
     share_slot = st.sidebar.container()

@@ -426,17 +426,27 @@ def default_scenario() -> Scenario:
     return build_scenario({c.key: c.default for c in C.SHARED})
 
 
-def render_sidebar(t: Translator) -> tuple[Scenario, list[tuple[str, str]]]:
+def _sidebar_control(ctl: C.Control, t: Translator, where, ignored: frozenset[str], **kw) -> Any:
+    """One sidebar control in its own keyed box; dimmed with a note when the page ignores it."""
+    with where.container(key=f"ctl_{ctl.key}"):
+        value = render_control(ctl, t, st, **kw)
+        if ctl.key in ignored:
+            st.caption(t("sidebar.unused"))
+    return value
+
+
+def render_sidebar(t: Translator, ignored: frozenset[str] = frozenset()) -> tuple[Scenario, list[tuple[str, str]]]:
     """Draw the shared controls in the sidebar; return the scenario and messages for the page.
 
     Messages are (level, text) with level ``warning`` / ``error`` / ``success``: bad query
     parameters, rejected uploads, and why the last valid scenario is shown instead.
+    ``ignored``: keys of controls the current page does not use (dimmed, "not used on this page").
     """
     st.session_state[_RENDERED] = {}
     release_uploads()
     messages = [("warning", w) for w in check_query_params(SHARED, t)] + pop_messages(t)
     sb = st.sidebar
-    render_control(MODEL, t, sb)
+    _sidebar_control(MODEL, t, sb, ignored)
     with sb.expander(t("sidebar.custom_config")):
         st.file_uploader(t("ctl.config_upload"), type=["json"], key="config_upload",
                          on_change=_on_config_upload, help=t("ctl.config_upload.help"))
@@ -444,21 +454,21 @@ def render_sidebar(t: Translator) -> tuple[Scenario, list[tuple[str, str]]]:
                      placeholder='{"model_type": "llama", "hidden_size": 4096, ...}')
         st.button(t("ctl.config_apply"), on_click=_on_config_paste, key="config_apply")
     caption = sb.empty()
-    if render_control(C.GPU, t, sb) == C.CUSTOM_GPU:
+    if _sidebar_control(C.GPU, t, sb, ignored) == C.CUSTOM_GPU:
         with sb.expander(t("sidebar.custom_gpu"), expanded=True):
             st.caption(t("sidebar.custom_gpu.caption"))
             for ctl in C.CUSTOM_GPU_CONTROLS:
                 render_control(ctl, t, st, placeholder=t("word.none") if ctl.optional else None)
     gpu_caption = sb.empty()
     for ctl in MAIN[2:]:
-        render_control(ctl, t, sb)
+        _sidebar_control(ctl, t, sb, ignored)
     with sb.expander(t("sidebar.engine")):
         for ctl in C.ENGINE:
-            render_control(ctl, t, st, placeholder=t("word.vllm_default") if ctl.optional else None)
+            _sidebar_control(ctl, t, st, ignored, placeholder=t("word.vllm_default") if ctl.optional else None)
     with sb.expander(t("sidebar.efficiency")):
         st.caption(t("sidebar.efficiency.caption"))
         for ctl in C.EFFICIENCY:
-            render_control(ctl, t, st)
+            _sidebar_control(ctl, t, st, ignored)
     values = {c.key: st.session_state.get(c.key, c.default) for c in C.SHARED}
     try:
         sc = build_scenario(values, custom_arch=st.session_state.get(_CUSTOM_ARCH))

@@ -44,14 +44,17 @@ def _layout(title: str, *, height: int = CHART_HEIGHT, **kw) -> dict:
         font=dict(size=FONT_SIZE),
         height=height,
         margin=dict(l=70, r=30, t=80, b=70),
-        legend=dict(orientation="h", yanchor="top", y=-0.18, xanchor="left", x=0, font=dict(size=FONT_SIZE - 1)),
+        # Legend at the bottom of the whole figure (not of the plot area): Plotly reserves room for it
+        # below the x-axis title, so the two never overlap, however many rows the legend wraps into.
+        legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0,
+                    font=dict(size=FONT_SIZE - 1)),
         hoverlabel=dict(font=dict(size=FONT_SIZE - 1)),
     ) | kw
 
 
 def _axis(title: str | None = None, **kw) -> dict:
     axis_title = dict(font=dict(size=FONT_SIZE)) | ({} if title is None else dict(text=title))
-    return dict(tickfont=dict(size=FONT_SIZE - 1), title=axis_title, **kw)
+    return dict(tickfont=dict(size=FONT_SIZE - 1), title=axis_title, **({"automargin": True} | kw))
 
 
 def memory_stack_figure(x: Sequence[int], x_kind: str, r: MemoryResult, t: T, *, chosen: int,
@@ -127,16 +130,17 @@ def waste_figure(r: MemoryResult, t: T, *, block_size: int, max_model_len: int) 
              name=t("waste.right"), showlegend=False, hovertemplate="%{x}: %{y:,}<extra></extra>",
              text=[F.integer(f) for f in fit], textposition="outside", cliponaxis=False),
     ]
-    # Two subplots side by side, as plotly.subplots.make_subplots(rows=1, cols=2, horizontal_spacing=0.15)
-    # lays them out (each column (1 − 0.15) / 2 wide), titles centred above each column.
-    left, right = (0.0, 0.425), (0.575, 1.0)
+    # Two subplots side by side, as plotly.subplots.make_subplots(rows=1, cols=2, horizontal_spacing=0.2)
+    # lays them out (each column (1 − 0.2) / 2 wide), titles centred above each column.
+    left, right = (0.0, 0.4), (0.6, 1.0)
     titles = [dict(text=text, x=(lo + hi) / 2, y=1.0, xref="paper", yref="paper", xanchor="center",
                    yanchor="bottom", showarrow=False, font=dict(size=FONT_SIZE))
               for text, (lo, hi) in ((t("waste.left"), left), (t("waste.right"), right))]
     layout = _layout(t("waste.title", block=block_size, ctx=F.integer(ctx)), height=420, annotations=titles,
                      xaxis=_axis(anchor="y", domain=list(left)), xaxis2=_axis(anchor="y2", domain=list(right)),
                      yaxis=_axis("MiB", anchor="x", domain=[0.0, 1.0], rangemode="tozero"),
-                     yaxis2=_axis(t("mem.chart.x_conc"), anchor="x2", domain=[0.0, 1.0], rangemode="tozero"))
+                     # no y title on the right: its subplot title names it, and a title there sat on the bars
+                     yaxis2=_axis(anchor="x2", domain=[0.0, 1.0], rangemode="tozero"))
     layout["margin"]["t"] = 110
     return _fig(traces, layout)
 

@@ -43,7 +43,9 @@ def _fig(traces: list[dict], layout: dict) -> go.Figure:
 
 
 def _layout(title: str, *, height: int = CHART_HEIGHT, legend_below: bool = True, **axes) -> dict:
-    legend = (dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0, font=dict(size=FONT_SIZE - 1))
+    # Below: at the bottom of the whole figure, so Plotly keeps it clear of the x-axis title.
+    legend = (dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0,
+                   font=dict(size=FONT_SIZE - 1))
               if legend_below else dict(font=dict(size=FONT_SIZE - 1)))
     return dict(title=dict(text=title, font=dict(size=TITLE_SIZE)), font=dict(size=FONT_SIZE), height=height,
                 margin=dict(l=80, r=30, t=90, b=80), hoverlabel=dict(font_size=FONT_SIZE - 1), legend=legend, **axes)
@@ -51,7 +53,7 @@ def _layout(title: str, *, height: int = CHART_HEIGHT, legend_below: bool = True
 
 def _axis(title: str, *, log: bool = False, ticks: tuple[float, float, str] | None = None, **kw) -> dict:
     """An axis with a title; ``ticks=(lo, hi, kind)`` labels a log axis in full numbers."""
-    ax = dict(title=dict(text=title), type="log" if log else "linear", **kw)
+    ax = dict(title=dict(text=title), type="log" if log else "linear", automargin=True, **kw)
     if ticks is not None:
         ax["tickvals"], ax["ticktext"] = log_ticks(*ticks)
     return ax
@@ -84,8 +86,8 @@ def log_ticks(lo: float, hi: float, kind: str) -> tuple[list[float], list[str]]:
     return vals, [f"{v:g}" if v < 1 else F.integer(v) for v in vals]
 
 
-def _subtitle(text: str, x: float, y: float = 1.0) -> dict:
-    return dict(text=text, x=x, y=y, xref="paper", yref="paper", xanchor="center", yanchor="bottom", showarrow=False,
+def _subtitle(text: str, x: float, y: float = 1.0, xanchor: str = "center") -> dict:
+    return dict(text=text, x=x, y=y, xref="paper", yref="paper", xanchor=xanchor, yanchor="bottom", showarrow=False,
                 font=dict(size=FONT_SIZE))
 
 
@@ -172,8 +174,8 @@ def roofline_figure(r: RooflineResult, t: T, *, gpu_name: str) -> go.Figure:
     batch = int(np.ravel(r.decode.tokens)[0])
     prompt = int(np.ravel(r.prefill.tokens)[0])
     annotations = []
-    for table, text, op, ax, ay in ((r.decode, t("rf.legend.decode", batch=F.integer(batch)), "attention", 150, 75),
-                                    (r.prefill, t("rf.legend.prefill", prompt=F.integer(prompt)), "mlp", 0, 95)):
+    for table, text, op, ax, ay in ((r.decode, t("rf.legend.decode", batch=F.integer(batch)), "attention", 110, 75),
+                                    (r.prefill, t("rf.legend.prefill", prompt=F.integer(prompt)), "mlp", -70, 95)):
         # Name each cluster with an arrow: decode at its attention point (always the leftmost: every
         # sequence reads its own KV), prefill at its MLP point. Annotation x/y on log axes are log10.
         i = table.operators.index(op)
@@ -187,7 +189,7 @@ def roofline_figure(r: RooflineResult, t: T, *, gpu_name: str) -> go.Figure:
     y_lo = lo * bw / TERA
     y_hi = max(roof.peak_flops_per_s for roof in r.roofs) / TERA * 2
     return _fig(traces, _layout(
-        t("rf.title", gpu=gpu_name, batch=F.integer(batch), prompt=F.integer(prompt)), height=640, legend_below=False,
+        t("rf.title", gpu=gpu_name, batch=F.integer(batch), prompt=F.integer(prompt)), height=640,
         annotations=annotations,
         xaxis=_axis(t("rf.x"), log=True, range=[np.log10(lo), np.log10(hi)], ticks=(lo, hi, "pow10")),
         yaxis=_axis(t("rf.y"), log=True, range=[np.log10(y_lo), np.log10(y_hi)], ticks=(y_lo, y_hi, "pow10"))))
@@ -230,8 +232,11 @@ def decode_batch_figure(sweep: OperatorTable, t: T, *, batch: int, critical_batc
                      xaxis=_axis(t("db.x"), log=True, domain=[0.0, 0.44], anchor="y", ticks=(b[0], b[-1], "pow2")),
                      yaxis=_axis(t("db.y_left"), log=True, anchor="x", ticks=(*ranges[("x", "y")], "125")),
                      xaxis2=_axis(t("db.x"), log=True, domain=[0.56, 1.0], anchor="y2", ticks=(b[0], b[-1], "pow2")),
-                     yaxis2=_axis(t("db.y_right"), log=True, anchor="x2", ticks=(*ranges[("x2", "y2")], "125")),
-                     annotations=[_subtitle(t("db.left"), 0.22), _subtitle(t("db.right"), 0.78)])
+                     yaxis2=_axis(t("db.y_right"), log=True, anchor="x2", ticks=(*ranges[("x2", "y2")], "125"),
+                                  side="right"),  # its title never lands on the left plot
+                     # no subplot titles: the two y-axis titles say what each plot shows, and on a
+                     # phone two titles side by side would run into each other
+                     )
     return _fig(traces, layout)
 
 
@@ -346,7 +351,8 @@ def frontier_sla_figure(series: Sequence, t: T, *, ttft_slo_s: float, tpot_slo_s
                                                       **({} if k == 0 else dict(matches="y", showticklabels=False)))
     traces += _marker_legend(t)
     layout = _layout(t("fr.title.sla", ttft=F.number(ttft_slo_s * MS, 0), tpot=F.number(tpot_slo_s * MS, 0)),
-                     height=580, annotations=[_subtitle(t("fr.sub.tpot"), 0.235), _subtitle(t("fr.sub.ttft"), 0.765)],
+                     height=580, annotations=[_subtitle(t("fr.sub.tpot"), 0.0, xanchor="left"),
+                                              _subtitle(t("fr.sub.ttft"), 1.0, xanchor="right")],
                      **axes)
     return _fig(traces, layout)
 

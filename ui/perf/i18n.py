@@ -58,7 +58,7 @@ EN: dict[str, str] = {
     "ctl.sched_max_seqs.help": "Requests running at once, vLLM --max-num-seqs: requests beyond it wait in the queue.",
     # roofline page
     "rf.page_title": "Roofline: why decode is memory-bound and where batching stops paying",
-    "rf.intro": "{model} on {tp} × {gpu}, {dtype} weights ({quant}), KV cache {kv}. Decode: each sequence attends "
+    "rf.intro": "{model} on {tp} × {gpu}, {weights}, KV cache {kv}. Decode: each sequence attends "
                 "{ctx} tokens; prefill: one prompt of {prompt} tokens. All numbers per GPU; FLOPs count a "
                 "multiply-add as 2.",
     "rf.metric.mfu": "Decode MFU (batch {b})",
@@ -96,8 +96,6 @@ EN: dict[str, str] = {
     "rf.x": "Arithmetic intensity (FLOP/byte)",
     "rf.y": "Performance (TFLOP/s)",
     "db.title": "Decode step vs batch size: where batching stops paying",
-    "db.left": "Step time (ms)",
-    "db.right": "Decode throughput (tokens/s)",
     "db.hover.time": "batch {b}: {v} ms",
     "db.hover.tokens": "batch {b}: {v} tokens/s",
     "db.trace.step": "Step time",
@@ -107,9 +105,9 @@ EN: dict[str, str] = {
     "db.trace.bstar": "B* = {v}",
     "db.trace.kv": "KV cache full at {v}",
     "db.trace.yours": "Your batch {b}",
-    "db.x": "Decode batch (sequences)",
+    "db.x": "Decode batch<br>(sequences)",
     "db.y_left": "Time per step (ms)",
-    "db.y_right": "Tokens/s",
+    "db.y_right": "Decode throughput (tokens/s)",
     "db.caption": "While memory time dominates, a bigger batch costs almost nothing per step, so tokens/s grow with "
                   "the batch. The lines cross near B* ≈ {bstar} (later with long contexts, because KV reads grow too); "
                   "past that every sequence adds compute. Here the KV cache holds at most {fit} sequences of this "
@@ -205,6 +203,7 @@ EN: dict[str, str] = {
     "fr.metric.best": "Best concurrency meeting the SLA",
     "fr.metric.best.help": "The number of clients with the highest throughput among those meeting both targets.",
     "fr.metric.x": "Throughput there",
+    "fr.metric.x_gpu": "Throughput per GPU there",
     "fr.metric.x.help": "Output tokens/s of the whole TP group; {per_gpu} per GPU (TP {tp}); {total} tokens/s "
                         "including prompt tokens.",
     "fr.metric.ttft": "TTFT there",
@@ -265,8 +264,8 @@ EN: dict[str, str] = {
     "fr.x.concurrency": "Concurrency (clients)",
     "fr.y.total": "Output throughput (tokens/s)",
     "fr.y.per_gpu": "Output throughput per GPU (tokens/s)",
-    "fr.sub.tpot": "vs time per output token",
-    "fr.sub.ttft": "vs time to first token",
+    "fr.sub.tpot": "vs TPOT",
+    "fr.sub.ttft": "vs TTFT",
     "fr.hover.region_tpot": "TPOT ≤ {v} ms",
     "fr.hover.region_ttft": "TTFT ≤ {v} ms",
     "fr.trace.feasible": "Meets the target",
@@ -328,8 +327,10 @@ EN: dict[str, str] = {
                         "calculator adds the efficiencies, interleaved prefill and the per-step overhead.",
     "case.why.tokens_per_s": "In a decode-dominated closed loop, throughput ≈ clients ÷ TPOT (Little's law). The "
                              "course's own numbers obey it: 16 ÷ 45 ms = {little_before} and 32 ÷ 52 ms = "
-                             "{little_after} tok/s, close to its 320 and 680. The calculator's: {calc_little_before} "
-                             "and {calc_little_after} tok/s. Its lower TPOT is why its throughput is higher.",
+                             "{little_after} tok/s, close to its 320 and 680. The calculator's clients ÷ TPOT gives "
+                             "{calc_little_before} and {calc_little_after} tok/s; its throughput in the table, "
+                             "{calc_before} → {calc_after} tok/s, is a little lower because every request also spends "
+                             "its TTFT in prefill before producing tokens. Its lower TPOT is why its throughput is higher.",
     "case.why.memory_gb": "Computed: weights + activations + runtime overhead + the KV of the running requests "
                           "(16 × 2,048 tokens in FP16, then 32 × 2,048 in FP8: the same bytes). vLLM preallocates its "
                           "whole budget (gpu_memory_utilization × memory = {budget} GB) at start-up, so nvidia-smi "
@@ -378,7 +379,7 @@ EN: dict[str, str] = {
     "sc.col.decode": "decodes",
     "sc.col.prefill": "prompt tokens",
     "sc.request": "Request {i} ({p} tok)",
-    "sc.sub.tokens": "Tokens in each step (bar width = step duration)",
+    "sc.sub.tokens": "Tokens in each step<br>(bar width = step duration)",
     "sc.sub.gantt": "What each request is doing",
     "sc.hover.step": "step {j}: starts {s} ms, lasts {d} ms<br>{dec} decodes + {pf} prompt tokens",
     "sc.trace.budget": "Token budget {v}",
@@ -453,7 +454,7 @@ ZH: dict[str, str] = {
     "ctl.sched_max_seqs": "max_num_seqs（并发上限）",
     "ctl.sched_max_seqs.help": "vLLM --max-num-seqs：超出的请求在队列中等待。",
     "rf.page_title": "Roofline：为什么 Decode 受限于访存，批处理在哪里不再划算",
-    "rf.intro": "{model} 运行在 {tp} × {gpu} 上，权重 {dtype}（{quant}），KV Cache {kv}。Decode：每个序列关注 {ctx} 个 token；"
+    "rf.intro": "{model} 运行在 {tp} × {gpu} 上，{weights}，KV Cache {kv}。Decode：每个序列关注 {ctx} 个 token；"
                 "Prefill：一条 {prompt} token 的提示词。所有数字均为每卡数值；一次乘加记为 2 次 FLOP。",
     "rf.metric.mfu": "Decode MFU（批量 {b}）",
     "rf.metric.mfu.help": "模型算力利用率：本步 FLOPs ÷（步时 × 峰值 FLOP/s）。",
@@ -487,8 +488,6 @@ ZH: dict[str, str] = {
     "rf.x": "算术强度（FLOP/字节）",
     "rf.y": "性能（TFLOP/s）",
     "db.title": "Decode 单步随批量变化：批处理在哪里不再划算",
-    "db.left": "单步耗时（ms）",
-    "db.right": "Decode 吞吐（token/s）",
     "db.hover.time": "批量 {b}：{v} ms",
     "db.hover.tokens": "批量 {b}：{v} token/s",
     "db.trace.step": "单步耗时",
@@ -500,7 +499,7 @@ ZH: dict[str, str] = {
     "db.trace.yours": "你的批量 {b}",
     "db.x": "Decode 批量（序列数）",
     "db.y_left": "每步耗时（ms）",
-    "db.y_right": "token/s",
+    "db.y_right": "Decode 吞吐（token/s）",
     "db.caption": "访存时间占主导时，增大批量几乎不增加单步耗时，token/s 随批量增长。两条线在 B* ≈ {bstar} 附近相交"
                   "（长上下文时更晚，因为 KV 读取也在增长）；之后每个序列都会增加计算量。此上下文下 KV Cache 最多容纳 {fit} 个序列。",
     "op.table_title": "一个步骤中的各算子",
@@ -585,6 +584,7 @@ ZH: dict[str, str] = {
     "fr.metric.best": "满足 SLA 的最佳并发",
     "fr.metric.best.help": "在同时满足两个目标的客户端数中，吞吐最高的那个。",
     "fr.metric.x": "此时吞吐",
+    "fr.metric.x_gpu": "此时每卡吞吐",
     "fr.metric.x.help": "整个张量并行组的输出 token/s；每卡 {per_gpu}（TP {tp}）；含提示词 token 共 {total} token/s。",
     "fr.metric.ttft": "此时 TTFT",
     "fr.metric.tpot": "此时 TPOT",
@@ -690,7 +690,8 @@ ZH: dict[str, str] = {
                         "计算器则加上了效率、穿插的预填充和每步固定开销。",
     "case.why.tokens_per_s": "在以 Decode 为主的闭环中，吞吐 ≈ 客户端数 ÷ TPOT（Little 定律）。课程自己的数字符合这一点："
                              "16 ÷ 45 ms = {little_before}、32 ÷ 52 ms = {little_after} token/s，接近其 320 和 680。"
-                             "计算器的对应值为 {calc_little_before} 和 {calc_little_after} token/s。它的 TPOT 更低，所以吞吐更高。",
+                             "计算器的客户端数 ÷ TPOT 为 {calc_little_before} 和 {calc_little_after} token/s；表中的吞吐 {calc_before} → "
+                             "{calc_after} token/s 略低，因为每个请求在产出 token 之前还要花 TTFT 做预填充。它的 TPOT 更低，所以吞吐更高。",
     "case.why.memory_gb": "计算值：权重 + 激活 + 运行时开销 + 运行中请求的 KV（16 × 2,048 token 的 FP16，然后 32 × 2,048 的 FP8："
                           "字节数相同）。vLLM 在启动时就预先分配整个预算（gpu_memory_utilization × 显存 = {budget} GB），"
                           "所以 nvidia-smi 在两种情况下都会显示接近这个值，而不是 38 或 41 GB。",

@@ -296,7 +296,8 @@ def case_rows(c: CaseStudy, t: T) -> list[dict[str, str]]:
         k=int(np.max(a.prefill_chunks)), floor=F.number(c.bound_tpot_before_s * 1e3, 1),
         little_before=F.integer(16 / 0.045), little_after=F.integer(32 / 0.052),
         calc_little_before=F.integer(16 / float(b.tpot_s)), calc_little_after=F.integer(32 / float(a.tpot_s)),
-        budget=F.number(c.budget_bytes / GB, 1))
+        budget=F.number(c.budget_bytes / GB, 1),
+        calc_before=F.number(float(b.output_tokens_per_s), 0), calc_after=F.number(float(a.output_tokens_per_s), 0))
     rows = []
     for key, (cb, ca) in CASE_COURSE.items():
         xb, xa = calc[key]

@@ -1,0 +1,137 @@
+"""Browser tests of the layout on a laptop (1440×900), a phone (390×844) and a projector (1920×1080).
+
+Few browser sessions (one context per screen size, every page visited in turn): the whole e2e
+suite runs on 2-core CI machines.
+- Laptop: no metric value or label is cut (an element's scrollWidth never exceeds its clientWidth),
+  in both languages, on every page of ui.shell.PAGES.
+- Phone: the sidebar starts collapsed; no chart title, axis title, tick label, legend entry or
+  annotation is outside its chart; legends, axis titles and subplot titles do not overlap each other or
+  another subplot's plot area.
+- Projector, presenter mode: the first chart is entirely on the first screen.
+"""
+
+import re
+
+import pytest
+
+pytest.importorskip("pytest_playwright")
+from playwright.sync_api import Browser, Page, expect  # noqa: E402
+
+from ui.shell import PAGES  # noqa: E402
+
+pytestmark = pytest.mark.e2e
+LOAD = 45_000  # ms
+
+
+def _path(spec) -> str:
+    return "/" if spec.default else "/" + spec.path.removeprefix("pages/").removesuffix(".py")
+
+
+PATHS = [_path(p) for p in PAGES]
+
+TRUNCATED_JS = """() => {
+  const bad = [];
+  for (const el of document.querySelectorAll('[data-testid="stMetric"], [data-testid="stMetric"] *')) {
+    if (el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1)
+      bad.push(`${el.tagName}.${el.getAttribute('data-testid') || ''} "${el.textContent.trim().slice(0, 50)}" `
+               + `${el.scrollWidth} > ${el.clientWidth}`);
+  }
+  return bad;
+}"""
+
+# Every text of every chart inside its chart and the window; legend, axis titles and annotations
+# (subplot titles) not overlapping each other, and axis titles not over another subplot's plot area.
+CHART_JS = """() => {
+  const bad = [], box = e => e.getBoundingClientRect();
+  const hit = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+  const name = e => (e.textContent || '').trim().slice(0, 40);
+  document.querySelectorAll('.chart-title').forEach(el => {
+    if (el.scrollWidth > el.clientWidth + 1) bad.push(`chart title cut: ${name(el)}`);
+  });
+  document.querySelectorAll('.js-plotly-plot').forEach((plot, i) => {
+    const svg = box(plot.querySelector('.main-svg'));
+    if (svg.right > window.innerWidth + 1) bad.push(`chart ${i} wider than the window`);
+    const texts = plot.querySelectorAll('.g-xtitle text, .g-ytitle text, .g-x2title text, .g-y2title text, '
+      + '.xtick text, .ytick text, .x2tick text, .y2tick text, .annotation-text');  // (a long legend scrolls)
+    texts.forEach(t => {
+      const b = box(t);
+      if (b.width === 0) return;
+      if (b.left < svg.left - 1 || b.right > svg.right + 1 || b.top < svg.top - 1 || b.bottom > svg.bottom + 1)
+        bad.push(`chart ${i}: "${name(t)}" outside its chart`);
+    });
+    const legend = plot.querySelector('.legend');
+    const titles = [...plot.querySelectorAll('[class^="g-x"][class$="title"] text, [class^="g-y"][class$="title"] text')];
+    const annots = [...plot.querySelectorAll('.annotation')].filter(a => box(a).width > 0);
+    const areas = [...plot.querySelectorAll('.draglayer .nsewdrag')].map(box);
+    for (const t of titles) {
+      if (legend && hit(box(legend), box(t))) bad.push(`chart ${i}: legend on axis title "${name(t)}"`);
+      for (const a of areas) if (hit(a, box(t))) bad.push(`chart ${i}: axis title "${name(t)}" over a plot area`);
+    }
+    for (let j = 0; j < annots.length; j++)
+      for (let k = j + 1; k < annots.length; k++)
+        if (hit(box(annots[j]), box(annots[k]))) bad.push(`chart ${i}: "${name(annots[j])}" on "${name(annots[k])}"`);
+  });
+  return bad;
+}"""
+
+
+def _open(page: Page, url: str) -> None:
+    page.goto(url)
+    page.locator(".js-plotly-plot, [data-testid=stAlert]").first.wait_for(timeout=LOAD)
+    page.wait_for_timeout(1200)  # Plotly lays out after the element appears
+
+
+def test_laptop_no_metric_truncated(browser: Browser, streamlit_url):
+    ctx = browser.new_context(viewport={"width": 1440, "height": 900})
+    try:
+        page = ctx.new_page()
+        found = {}
+        for lang in ("en", "zh"):
+            for path in PATHS + ["/?model=meta-llama/Llama-3.1-70B&gpu=h100-sxm&tp=2&dtype=bfloat16"]:
+                sep = "&" if "?" in path else "?"
+                _open(page, f"{streamlit_url}{path}{sep}lang={lang}")
+                bad = page.evaluate(TRUNCATED_JS)
+                if bad:
+                    found[f"{path} {lang}"] = bad
+        assert not found, found
+    finally:
+        ctx.close()
+
+
+def test_phone_sidebar_collapsed_and_charts_not_clipped(browser: Browser, streamlit_url):
+    ctx = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    try:
+        page = ctx.new_page()
+        found = {}
+        for k, path in enumerate(PATHS):
+            lang = "zh" if k % 2 else "en"  # both languages over the pages, one visit each
+            _open(page, f"{streamlit_url}{path}?lang={lang}")
+            box = page.get_by_test_id("stSidebar").bounding_box()
+            assert box is None or box["x"] + box["width"] <= 1, box  # collapsed: off screen
+            bad = page.evaluate(CHART_JS)
+            if bad:
+                found[f"{path} {lang}"] = bad
+        assert not found, found
+    finally:
+        ctx.close()
+
+
+def test_presenter_mode_first_chart_above_the_fold(browser: Browser, streamlit_url):
+    ctx = browser.new_context(viewport={"width": 1920, "height": 1080})
+    try:
+        page = ctx.new_page()
+        for path in ("/frontier", "/"):
+            _open(page, f"{streamlit_url}{path}?present=1&lang=en")
+            box = page.get_by_test_id("stSidebar").bounding_box()
+            assert box is None or box["x"] + box["width"] <= 1, box  # folded away for the projector
+            expect(page).to_have_url(re.compile(r"[?&]present=1"))
+            chart = page.locator(".js-plotly-plot").first.bounding_box()
+            assert chart is not None and chart["y"] + chart["height"] <= 1080, (path, chart)
+            ticks = page.evaluate("() => parseFloat(getComputedStyle(document.querySelector('.js-plotly-plot "
+                                  ".xtick text')).fontSize)")
+            assert ticks >= 18, ticks  # 15 px in normal mode; larger for the back of the room
+        page.get_by_test_id("stSidebarCollapsedControl").get_by_role("button").click()
+        page.get_by_test_id("stSidebar").get_by_text("Presenter mode").click()  # the switch turns it off
+        expect(page).not_to_have_url(re.compile(r"[?&]present="), timeout=LOAD)
+    finally:
+        ctx.close()

@@ -1,0 +1,171 @@
+"""Page layout shared by every view: the style sheet, presenter mode, page headers and charts.
+
+- :func:`apply_style` injects one small style sheet per run (no web fonts, nothing fetched):
+  metric values and labels wrap instead of being cut with an ellipsis, tables and charts keep
+  their width on a phone, the page header is compact, and sidebar controls a page does not use
+  are dimmed (:func:`unused_note`).
+- Presenter mode (``?present=1`` or the sidebar switch, kept in the address bar as ``?present=1``):
+  larger type, larger chart text, a denser header (intro caption folded away) so the main chart
+  is on the first screen of a 1920×1080 projector.
+- :func:`chart` draws a Plotly figure the same way on every page, scaled for presenter mode.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any, Iterable
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from ui import charts
+
+
+PRESENT_PARAM = "present"  # ?present=1
+_SWITCH = "ui_present"
+PRESENT_FONT_SCALE = 1.35  # chart text in presenter mode (16 px ticks → ~22 px on a projector)
+PRESENT_HEIGHT_SCALE = 1.0  # same height: the header shrinks instead, so the chart stays on the first screen
+
+_BASE_CSS = """
+/* Metric cards: values and labels wrap (value + unit always visible), never an ellipsis. */
+[data-testid="stMetricValue"] { font-size: clamp(1.45rem, 1.1rem + 0.9vw, 2.4rem); }
+[data-testid="stMetricValue"] > div, [data-testid="stMetricLabel"] p,
+[data-testid="stMetricLabel"] > div, [data-testid="stMetricLabel"] {
+  white-space: normal !important; overflow: visible !important; text-overflow: clip !important;
+  overflow-wrap: anywhere; }
+[data-testid="stMetricValue"] > div { line-height: 1.15; }
+/* Compact page header: less empty space above the title, a title that fits one line at 1440 px. */
+.stMainBlockContainer, [data-testid="stMainBlockContainer"] { padding-top: 4rem; }
+.stMain h1 { font-size: clamp(1.5rem, 0.9rem + 1.2vw, 2.3rem); padding-top: 0.25rem; }
+/* Sidebar controls the current page ignores. */
+[class*="st-key-ctl_"].unused-ctl, .unused-ctl { opacity: 0.5; }
+/* Tables: scroll inside their own box instead of cutting columns. */
+[data-testid="stTable"] { overflow-x: auto; }
+/* Chart titles are HTML (they wrap on a phone); see ui.layout.chart. */
+.chart-title { font-weight: 600; font-size: 1.15rem; line-height: 1.3; margin: 0.6rem 0 -0.4rem 0; }
+@media (max-width: 640px) {
+  .stMainBlockContainer, [data-testid="stMainBlockContainer"] { padding-left: 0.6rem; padding-right: 0.6rem;
+    padding-top: 3.5rem; }
+  .stMain h1 { font-size: 1.45rem; }
+}
+"""
+
+_PRESENT_CSS = """
+html { font-size: 20px; }
+.stMainBlockContainer, [data-testid="stMainBlockContainer"] { padding-top: 1.4rem; padding-bottom: 2rem;
+  max-width: 100%; }
+.stMain h1 { font-size: 1.7rem; padding: 0; }
+.st-key-page_intro { display: none; }
+[data-testid="stMetric"] { padding: 0.3rem 0.75rem; }
+[data-testid="stMetricLabel"] p { font-size: 0.8rem; }
+.stMain [data-testid="stVerticalBlock"] { gap: 0.55rem; }
+/* The title sits beside the (transparent) toolbar: nothing of the toolbar is under it. */
+[data-testid="stHeader"] { background: transparent; }
+[data-testid="stMetricValue"] { font-size: 2.1rem; }
+.chart-title { font-size: 1.35rem; }
+"""
+
+
+def present_in_url() -> bool:
+    """``?present=1`` (or ``true`` / ``yes`` / ``on``) in the address bar."""
+    return str(st.query_params.get(PRESENT_PARAM, "")).strip().lower() in ("1", "true", "yes", "on")
+
+
+def render_present_switch(t) -> bool:
+    """The presenter-mode switch. Its state lives in the URL as ``?present=1``, written here (not a
+    bound widget: a bound toggle spells it ``true`` and drops ``1``), like the language switch."""
+    if _SWITCH not in st.session_state:
+        st.session_state[_SWITCH] = present_in_url()
+    on = st.toggle(t("ctl.present"), key=_SWITCH, help=t("ctl.present.help"))
+    if on and st.query_params.get(PRESENT_PARAM) != "1":
+        st.query_params[PRESENT_PARAM] = "1"
+    elif not on and PRESENT_PARAM in st.query_params:
+        del st.query_params[PRESENT_PARAM]
+    return on
+
+
+def presenting() -> bool:
+    return bool(st.session_state.get(_SWITCH, False))
+
+
+def apply_style(unused_keys: Iterable[str] = ()) -> None:
+    """Inject this run's style sheet (base, presenter, dimmed controls). Call once per run."""
+    css = _BASE_CSS + (_PRESENT_CSS if presenting() else "")
+    css += "".join(f".st-key-ctl_{k} {{ opacity: 0.5; }}\n" for k in unused_keys)
+    st.html(f"<style>{css}</style>")
+
+
+def header(title: str, intro: str) -> None:
+    """The page title and its intro caption (folded away in presenter mode; the sidebar says it all)."""
+    st.title(title)
+    with st.container(key="page_intro"):
+        st.caption(intro)
+
+
+def scale_fonts(fig: dict, scale: float, height_scale: float = 1.0) -> dict:
+    """Scale every font size of a figure dict by ``scale`` and its height by ``height_scale`` (in place).
+
+    Walks the layout and trace dicts and scales each ``size`` under a ``*font`` key (presenter mode).
+
+    >>> f = {"data": [], "layout": {"font": {"size": 16}, "height": 400, "title": {"font": {"size": 20}}}}
+    >>> g = scale_fonts(f, 1.5, 1.25)["layout"]
+    >>> g["font"]["size"], g["title"]["font"]["size"], g["height"]
+    (24, 30, 500)
+    """
+    def walk(node, in_font: bool = False) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if in_font and k == "size" and isinstance(v, (int, float)):
+                    node[k] = round(v * scale)
+                elif k.endswith("font_size") and isinstance(v, (int, float)):
+                    node[k] = round(v * scale)
+                else:
+                    walk(v, k.endswith("font"))
+        elif isinstance(node, list):
+            for v in node:
+                walk(v, in_font)
+
+    walk(fig)
+    layout = fig.setdefault("layout", {})
+    layout.setdefault("font", {}).setdefault("size", round(14 * scale))
+    if isinstance(layout.get("height"), (int, float)):
+        layout["height"] = round(layout["height"] * height_scale)
+    return fig
+
+
+def title_text(plotly_title: str | None) -> str:
+    """A Plotly title as plain text (``<br>`` → space, other tags dropped) for an HTML heading.
+
+    >>> title_text("Memory <b>per GPU</b><br>(2,048 tokens)")
+    'Memory per GPU (2,048 tokens)'
+    """
+    text = re.sub(r"<br\s*/?>", " ", plotly_title or "", flags=re.I)
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", text)).strip()
+
+
+def chart(fig: go.Figure, key: str, where: Any = None) -> None:
+    """Draw a figure the same way on every page (through :mod:`ui.charts`: arrays sent pre-encoded).
+
+    The figure's title is drawn as an HTML heading above it (escaped), which wraps on a phone
+    where an SVG title would be cut; the plot keeps only the room its subplot titles need. No
+    Plotly logo; larger text in presenter mode. Pass a figure built for this call.
+    """
+    if "_spec" in fig.__dict__:  # a charts.Figure: its dict, already a copy of the containers
+        d = fig.to_dict()
+    else:  # a Plotly-built figure: encode its arrays in place, take its own dicts (shallow)
+        charts.encode_arrays(fig._data)
+        charts.encode_arrays(fig._layout)
+        d = {"data": fig._data, "layout": dict(fig._layout)}
+    layout = d["layout"]
+    title = layout.pop("title", None) or {}
+    text = title_text(title.get("text") if isinstance(title, dict) else str(title))
+    margin = layout["margin"] = dict(layout.get("margin") or {})
+    margin["t"] = max(int(margin.get("t", 80)) - 40, 44)  # the title's room goes; subplot titles keep theirs
+    if presenting():
+        d = charts.encoded(d)  # own copies of every container before scaling fonts in place
+        scale_fonts(d, PRESENT_FONT_SCALE, PRESENT_HEIGHT_SCALE)
+    where = where or st
+    if text:
+        where.html(f'<div class="chart-title">{html.escape(text)}</div>')
+    where.plotly_chart(charts.Figure(d["data"], d["layout"]), key=key, config={"displaylogo": False})
