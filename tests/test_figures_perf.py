@@ -88,7 +88,7 @@ class TestRooflineFigure:
         fig = FP.decode_batch_figure(sweep, EN, batch=8, critical_batch=rl.critical_batch, kv_limit_batch=57)
         lay = fig.layout
         assert lay.xaxis.type == lay.xaxis2.type == lay.yaxis.type == lay.yaxis2.type == "log"
-        assert "ms" in lay.yaxis.title.text and "Tokens/s" in lay.yaxis2.title.text
+        assert "ms" in lay.yaxis.title.text and "tokens/s" in lay.yaxis2.title.text
         step = next(tr for tr in fig.data if tr.name == "Step time")
         assert list(step.x) == [1, 2, 4, 8, 16, 64, 256]
         assert step.y[3] == pytest.approx(float(decode_table(rl.engine, batch=8, context_tokens=2048).step_s) * 1e3)
