@@ -29,9 +29,12 @@ PRESENT_HEIGHT_SCALE = 1.0  # same height: the header shrinks instead, so the ch
 
 _BASE_CSS = """
 /* Metric cards: values and labels wrap (value + unit always visible), never an ellipsis. */
-[data-testid="stMetricValue"] { font-size: clamp(1.45rem, 1.1rem + 0.9vw, 2.4rem); }
-[data-testid="stMetricValue"] > div, [data-testid="stMetricLabel"] p,
-[data-testid="stMetricLabel"] > div, [data-testid="stMetricLabel"] {
+/* The value's size follows its card's width (container query units), so five or eight cards in a
+   row keep "12.55 GiB" whole; a longer value still wraps at its space. */
+[data-testid="stMetric"] { container-type: inline-size; }
+[data-testid="stMetricValue"] { font-size: clamp(1rem, 14cqi, 2.4rem); }
+[data-testid="stMetricValue"], [data-testid="stMetricValue"] *, [data-testid="stMetricLabel"],
+[data-testid="stMetricLabel"] *, [data-testid="stMetricDelta"], [data-testid="stMetricDelta"] * {
   white-space: normal !important; overflow: visible !important; text-overflow: clip !important;
   overflow-wrap: anywhere; }
 [data-testid="stMetricValue"] > div { line-height: 1.15; }
@@ -62,7 +65,7 @@ html { font-size: 20px; }
 .stMain [data-testid="stVerticalBlock"] { gap: 0.55rem; }
 /* The title sits beside the (transparent) toolbar: nothing of the toolbar is under it. */
 [data-testid="stHeader"] { background: transparent; }
-[data-testid="stMetricValue"] { font-size: 2.1rem; }
+[data-testid="stMetricValue"] { font-size: clamp(1.1rem, 14cqi, 2.2rem); }
 .chart-title { font-size: 1.35rem; }
 """
 
