@@ -64,7 +64,8 @@ else:
                        mime="text/csv", data=lambda sweep=sweep: V.decode_sweep_csv(sweep))  # built on click
 
     st.subheader(t("op.table_title"))
-    st.dataframe(tables.arrow(V.operator_display(rows, t)), hide_index=True, height=36 * (len(rows) + 1) + 4)
+    # a static table: it wraps its headers to the page width instead of scrolling its last column away
+    st.table(tables.arrow(V.operator_display(rows, t)), hide_index=True)
 
     st.subheader(t("mfu.title"))
     st.caption(t("mfu.intro", i=F.integer(s.input_len), o=F.integer(s.output_len)))

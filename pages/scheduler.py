@@ -71,7 +71,7 @@ else:
     st.subheader(t("sc.table_title"))
     ch, wh = runs["chunked"], runs["whole"]
     ms0 = lambda x: F.number(float(x) * 1e3, 1)  # noqa: E731
-    st.dataframe(tables.arrow([{t("sc.col.request"): i + 1, t("sc.col.arrival"): ms0(ch.arrival_s[i]),
+    st.table(tables.arrow([{t("sc.col.request"): i + 1, t("sc.col.arrival"): ms0(ch.arrival_s[i]),
                    t("sc.col.prompt"): F.integer(ch.prompt_tokens[i]), t("sc.col.output"): F.integer(ch.output_tokens[i]),
                    t("sc.col.ttft_chunked"): ms0(ch.ttft_s[i]), t("sc.col.ttft_whole"): ms0(wh.ttft_s[i]),
                    t("sc.col.tpot_chunked"): ms0(ch.tpot_s[i]), t("sc.col.tpot_whole"): ms0(wh.tpot_s[i]),

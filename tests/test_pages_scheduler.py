@@ -36,7 +36,7 @@ def test_defaults_render_without_exception():
         assert {tr["name"] for tr in bars} >= {"Prefill", "Decode"}
     budget = [tr for tr in specs[0]["data"] if tr.get("name", "").startswith("Token budget")]
     assert decode(budget[0]["y"]) == [512, 512]
-    assert len(at.dataframe) == 1 and len(at.dataframe[0].value) == 6  # one row per request
+    assert len(at.table) == 1 and len(at.table[0].value) == 6  # one row per request
 
 
 def test_chunk_budget_trades_ttft_for_token_gaps():

@@ -22,7 +22,7 @@ from calc.spec.inputs import Efficiency, ModelArch, ServingConfig
 from calc.timing.operators import OperatorTable, RooflineResult, roofline
 from calc.sizing.scenario import memory_for
 from calc.timing.schedule import PHASE_NAMES, ScheduleResult, simulate
-from calc.spec.units import GB
+from calc.spec.units import GB, MiB
 from calc.spec.vllm_command import serve_command
 from ui import format as F
 from ui.perf.controls import Variant
@@ -365,8 +365,9 @@ def operator_rows(r: RooflineResult) -> list[dict[str, Any]]:
 def operator_display(rows: Sequence[dict[str, Any]], t: T) -> list[dict[str, str]]:
     """The operator table as the page shows it (translated headers, units in the headers)."""
     return [{t("op.col.phase"): t(f"phase.{r['phase']}"), t("op.col.operator"): t(f"op.{r['operator']}"),
-             t("op.col.flops"): F.number(r["flops"] / 1e9, 2), t("op.col.weights"): F.number(r["weight_bytes"] / 1e6, 1),
-             t("op.col.kv"): F.number(r["kv_bytes"] / 1e6, 1), t("op.col.act"): F.number(r["activation_bytes"] / 1e6, 1),
+             # bytes in MiB (2^20), the binary units of every other page (GiB, MiB), not MB
+             t("op.col.flops"): F.number(r["flops"] / 1e9, 2), t("op.col.weights"): F.number(r["weight_bytes"] / MiB, 1),
+             t("op.col.kv"): F.number(r["kv_bytes"] / MiB, 1), t("op.col.act"): F.number(r["activation_bytes"] / MiB, 1),
              t("op.col.intensity"): F.number(r["intensity_flops_per_byte"], 1), t("op.col.bound"): t(f"bound.{r['bound']}"),
              t("op.col.time"): F.number(r["time_s"] * 1e6, 1), t("op.col.share"): F.percent(r["time_share"], 1)}
             for r in rows]
