@@ -130,7 +130,7 @@ def test_presenter_mode_first_chart_above_the_fold(browser: Browser, streamlit_u
             ticks = page.evaluate("() => parseFloat(getComputedStyle(document.querySelector('.js-plotly-plot "
                                   ".xtick text')).fontSize)")
             assert ticks >= 18, ticks  # 15 px in normal mode; larger for the back of the room
-        page.get_by_test_id("stSidebarCollapsedControl").get_by_role("button").click()
+        page.get_by_test_id("stExpandSidebarButton").click()
         page.get_by_test_id("stSidebar").get_by_text("Presenter mode").click()  # the switch turns it off
         expect(page).not_to_have_url(re.compile(r"[?&]present="), timeout=LOAD)
     finally:

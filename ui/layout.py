@@ -20,12 +20,13 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ui import charts
+from ui.theme import FONT_SIZE
 
 
 PRESENT_PARAM = "present"  # ?present=1
 _SWITCH = "ui_present"
 PRESENT_FONT_SCALE = 1.35  # chart text in presenter mode (16 px ticks → ~22 px on a projector)
-PRESENT_HEIGHT_SCALE = 1.0  # same height: the header shrinks instead, so the chart stays on the first screen
+PRESENT_HEIGHT_SCALE = 0.95  # same height: the header shrinks instead, so the chart stays on the first screen
 
 _BASE_CSS = """
 /* Metric cards: values and labels wrap (value + unit always visible), never an ellipsis. */
@@ -58,7 +59,7 @@ _PRESENT_CSS = """
 html { font-size: 20px; }
 .stMainBlockContainer, [data-testid="stMainBlockContainer"] { padding-top: 1.4rem; padding-bottom: 2rem;
   max-width: 100%; }
-.stMain h1 { font-size: 1.7rem; padding: 0; }
+.stMain h1 { font-size: 1.6rem; padding: 0; }
 .st-key-page_intro { display: none; }
 [data-testid="stMetric"] { padding: 0.3rem 0.75rem; }
 [data-testid="stMetricLabel"] p { font-size: 0.8rem; }
@@ -167,6 +168,13 @@ def chart(fig: go.Figure, key: str, where: Any = None) -> None:
     margin["t"] = max(int(margin.get("t", 80)) - 40, 44)  # the title's room goes; subplot titles keep theirs
     if presenting():
         d = charts.encoded(d)  # own copies of every container before scaling fonts in place
+        for name, ax in d["layout"].items():  # explicit sizes: the frontend's theme would set its own small ones
+            if (name.startswith("xaxis") or name.startswith("yaxis")) and isinstance(ax, dict):
+                ax.setdefault("tickfont", {}).setdefault("size", FONT_SIZE - 1)
+                title = ax.setdefault("title", {})
+                if isinstance(title, dict):
+                    title.setdefault("font", {}).setdefault("size", FONT_SIZE)
+        d["layout"].setdefault("legend", {}).setdefault("font", {}).setdefault("size", FONT_SIZE - 1)
         scale_fonts(d, PRESENT_FONT_SCALE, PRESENT_HEIGHT_SCALE)
     where = where or st
     if text:
