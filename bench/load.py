@@ -9,8 +9,8 @@ What one session does (what a browser tab does, minus drawing):
    as ``deploy/nginx.conf`` pins it to one replica, as it pins a browser);
 2. opens ``/_stcore/stream`` (sub-protocol ``streamlit``) and sends a ``BackMsg.rerun_script`` with
    the page name, like the frontend on connect; reads ``ForwardMsg``s up to ``script_finished``;
-3. then, until the time is up: waits 1-3 s, moves the sidebar ``concurrency`` slider to a new value
-   (a ``WidgetState`` with ``double_array_value``, the slider's wire format), sends a rerun with the
+3. then, until the time is up: waits 1-3 s, sets the sidebar ``concurrency`` entry to a new value
+   (a ``WidgetState`` with ``int_value``, an integer number_input's wire format), sends a rerun with the
    current page hash (from the ``navigation`` message), the query string the server last set
    (``page_info_changed``) and the hashes of the cacheable messages it holds (the frontend's
    message cache: the server then sends ``ref_hash`` references instead of repeating large charts);
@@ -55,7 +55,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ("memory", "frontier")
-CONTROL_KEY = "concurrency"  # the sidebar slider: every page redraws with it
+CONTROL_KEY = "concurrency"  # the sidebar number entry: every page redraws with it
 CONTROL_VALUES = tuple(range(1, 257))
 MAX_SESSIONS = 100
 MAX_DURATION_S = 600
@@ -200,7 +200,7 @@ class Session:
         for key, value in (widgets or {}).items():
             w = rs.widget_states.widgets.add()
             w.id = self.widget_ids[key]
-            w.double_array_value.data.append(float(value))
+            w.int_value = int(value)  # the sidebar concurrency is an integer number entry (ui.controls)
         return msg.SerializeToString()
 
     async def _until_finished(self, ws) -> str:

@@ -51,7 +51,7 @@ def test_repeated_key_is_named_and_the_last_value_used():
     at = app({"concurrency": ["16", "40"]})
     assert not at.exception
     assert "URL parameter concurrency is given 2 times (16, 40); using the last one, 40." in plain(at.warning)
-    assert at.slider(key="concurrency").value == 40
+    assert at.number_input(key="concurrency").value == 40
 
 
 def test_valid_number_in_another_spelling_reaches_the_widget():

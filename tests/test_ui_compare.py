@@ -13,7 +13,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 def test_encode_decode_round_trip():
     values = {"gpu": "h100-sxm", "tp": 2, "quantization": "fp8", "concurrency": 64, "chunked_prefill": False,
-              "dtype": "float16"}  # dtype float16 is the default: left out
+              "dtype": "auto"}  # dtype auto (vLLM's default) is the default: left out
     text = encode(values)
     assert text == "gpu=h100-sxm;tp=2;quantization=fp8;concurrency=64;chunked_prefill=false"
     assert decode(text) == {k: v for k, v in values.items() if k != "dtype"}
@@ -45,8 +45,8 @@ def test_case_study_buttons_and_comparison_table():
     at.button(key="case_both").click().run()
     assert not at.exception
     assert at.number_input(key="max_num_batched_tokens").value == 512
-    assert at.selectbox(key="kv_cache_dtype").value == "fp8" and at.slider(key="concurrency").value == 32
-    assert at.text_input(key="compare").value == "chunked_prefill=false"
+    assert at.selectbox(key="kv_cache_dtype").value == "fp8" and at.number_input(key="concurrency").value == 32
+    assert at.text_input(key="compare").value == "dtype=float16;chunked_prefill=false"  # the course says FP16; default auto
     assert "Scenario A (pinned) vs B (sidebar)" in texts(at.subheader)
     table = at.table[-1].value
     assert len(table) == 8 and list(table.columns)[1:3] == ["A", "B"]

@@ -38,7 +38,7 @@ def _controls() -> dict[str, C.Control]:
 def encode(values: dict[str, Any]) -> str:
     """Non-default values as ``key=value;…`` (the URL spelling of each control).
 
-    >>> encode({"gpu": "h100-sxm", "tp": 2, "dtype": "float16", "chunked_prefill": False})
+    >>> encode({"gpu": "h100-sxm", "tp": 2, "dtype": "auto", "chunked_prefill": False})
     'gpu=h100-sxm;tp=2;chunked_prefill=false'
     """
     ctl = _controls()
