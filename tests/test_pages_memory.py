@@ -154,7 +154,7 @@ def test_share_link_and_scenario_round_trip():
     at = app()
     at.number_input(key="concurrency").set_value(40).run()
     at.selectbox(key="gpu").set_value("h100-sxm").run()
-    link = texts(at.sidebar.code)[0]
+    link = at.text_input(key="share_link").value
     assert "concurrency=40" in link and "gpu=h100-sxm" in link and "lang=en" in link
     from ui.state import default_scenario, scenario_json  # what the download button serves
     text = scenario_json(default_scenario())

@@ -496,7 +496,10 @@ def render_share(sc: Scenario, t: Translator, lang: str, where) -> None:
     with where.expander(t("sidebar.share")):
         base = st.context.url or ""
         st.caption(t("share.link_help"))
-        st.code(f"{base}?{share_query(st.session_state.get(_RENDERED, {}), lang)}", language=None, wrap_lines=True)
+        # A text box, not st.code: st.code on every page made each fresh browser session load the
+        # 1.5 MB syntax-highlighter bundle before the first chart (bench/first_paint.py profile).
+        st.session_state["share_link"] = f"{base}?{share_query(st.session_state.get(_RENDERED, {}), lang)}"
+        st.text_input(t("share.link_label"), key="share_link", label_visibility="collapsed")
         st.download_button(t("share.download"), data=scenario_json(sc), file_name="scenario.json",
                            mime="application/json", key="scenario_download", on_click="ignore",
                            help=t("share.download.help"))
