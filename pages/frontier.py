@@ -17,6 +17,7 @@ from ui.state import check_query_params, render_control
 from ui.theme import SERIES_COLORS
 from ui.why import render_panels
 from ui.fit import not_fit_message
+from ui.loadtest.runs import simulated_closed_loop
 
 
 def _preset(name: str | None) -> None:
@@ -105,6 +106,13 @@ else:
             st.caption(t("fr.cost.split", cin=F.number(float(f.cost_per_million_input_usd[i]), 4),
                          cout=F.number(float(f.cost_per_million_output_split_usd[i]), 4),
                          price=F.number(f.price_usd_per_gpu_hour, 3), tp=tp))
+        if f.closed_form is not None and not bool(f.closed_form[i]):
+            # Outside the regime the closed form matches: the request simulator at this point instead.
+            with st.spinner(t("fr.sim.running")):
+                sim = simulated_closed_loop(sc.arch, f.variant, sc.efficiency, int(f.concurrency[i]))
+            st.info(t("fr.sim.instead", c=F.integer(f.concurrency[i]), ttft=F.number(sim["ttft_s"] * 1e3, 0),
+                      tpot=F.number(sim["tpot_s"] * 1e3, 1), e2e=F.number(sim["e2e_latency_s"], 2),
+                      ttft95=F.number(sim["ttft_s_p95"] * 1e3, 0), n=F.integer(sim["num_requests"])))
         st.caption(t("fr.replicas.total", n=replicas, gpus=F.integer(replicas * tp),
                      x=F.integer(float(f.output_tokens_per_s[i]) * replicas),
                      usd="—" if f.price_usd_per_gpu_hour is None else F.number(f.price_usd_per_gpu_hour * tp * replicas, 2)))

@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 import streamlit as st
 
 from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
@@ -83,3 +85,18 @@ def sweep(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load:
 
 def finite(x: float) -> bool:
     return isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def simulated_closed_loop(arch: ModelArch, v, eff: Efficiency, concurrency: int) -> dict[str, float]:
+    """Mean TTFT / TPOT / E2E (and P95 TTFT) of a simulated closed loop of ``concurrency`` clients
+    sending the variant's fixed-length requests, steady state after the first C requests: what the
+    frontier page shows where the closed-form model does not match the simulator."""
+    serving = v.serving.model_copy(update={"enable_chunked_prefill": bool(v.chunked), "concurrency": concurrency})
+    n = int(min(max(4 * concurrency, 400), 4000))
+    load = Load(arrival="closed", rate_per_s=1.0, cv=1.0, concurrency=concurrency, num_requests=n, lengths="fixed",
+                input_len=serving.input_len, output_len=serving.output_len, spread=0.0, seed=0)
+    r = run(arch.model_dump_json(), v.gpu.model_dump_json(), serving.model_dump_json(), eff.model_dump_json(), load, None)
+    steady = slice(concurrency, None)
+    return {"ttft_s": float(np.nanmean(r.ttft_s[steady])), "tpot_s": float(np.nanmean(r.tpot_s[steady])),
+            "e2e_latency_s": float(np.nanmean(r.e2e_latency_s[steady])),
+            "ttft_s_p95": float(np.nanpercentile(r.ttft_s[steady], 95)), "num_requests": n}

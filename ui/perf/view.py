@@ -70,6 +70,9 @@ class FrontierSeries:
     cost_per_million_input_usd: np.ndarray | None = None
     cost_per_million_output_split_usd: np.ndarray | None = None
     price_usd_per_gpu_hour: float | None = None
+    # Where the closed-form model matches the request simulator (calc.timing.serving.closed_loop);
+    # False: the page shows the simulated closed loop beside it.
+    closed_form: np.ndarray | None = None
 
     @property
     def engine_limit(self) -> float:
@@ -194,7 +197,7 @@ def frontier_series(v: Variant, arch: ModelArch, eff: Efficiency, *, concurrency
         max_num_seqs=float(np.max(r.max_num_seqs)), max_num_batched_tokens=float(np.max(r.max_num_batched_tokens)),
         chosen=int(np.searchsorted(concurrency, chosen)), cost_per_million_usd=cost,
         fits=bool(np.all(s.fits)), cost_per_million_input_usd=cost_in, cost_per_million_output_split_usd=cost_out,
-        price_usd_per_gpu_hour=price)
+        price_usd_per_gpu_hour=price, closed_form=np.broadcast_to(s.closed_form, (n,)))
 
 
 def token_label(token: str, t: T) -> str:
