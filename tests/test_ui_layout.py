@@ -72,6 +72,7 @@ def test_memory_page_labels_kv_in_use_when_not_all_requests_fit():
 def test_weights_phrase_names_fp8_weights():
     en, zh = Translator("en"), Translator("zh")
     assert weights_phrase(en, dtype="auto", quantization="none") == "auto weights"
+    assert weights_phrase(en, dtype="auto", quantization="auto") == "auto weights"
     assert weights_phrase(en, dtype="bfloat16", quantization="fp8") == "FP8 weights (activations bfloat16)"
     assert weights_phrase(zh, dtype="auto", quantization="fp8") == "权重 FP8（激活 auto）"
 

@@ -581,6 +581,6 @@ def weights_phrase(t: "Translator", *, dtype: str, quantization: str) -> str:
     >>> weights_phrase(Translator("en"), dtype="float16", quantization="fp8")
     'FP8 weights (activations float16)'
     """
-    if quantization == "none":
+    if quantization in ("none", "auto"):  # auto: the checkpoint's own format (the sidebar names it when quantized)
         return t("word.weights_plain", dtype=dtype)
     return t("word.weights_quant", quant=quantization.upper(), dtype=dtype)
