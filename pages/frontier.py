@@ -106,11 +106,12 @@ else:
             st.caption(t("fr.cost.split", cin=F.number(float(f.cost_per_million_input_usd[i]), 4),
                          cout=F.number(float(f.cost_per_million_output_split_usd[i]), 4),
                          price=F.number(f.price_usd_per_gpu_hour, 3), tp=tp))
+        sim_slot = st.empty()  # always drawn: a conditional element would shift the elements below it
         if f.closed_form is not None and not bool(f.closed_form[i]):
             # Outside the regime the closed form matches: the request simulator at this point instead.
-            with st.spinner(t("fr.sim.running")):
+            with sim_slot, st.spinner(t("fr.sim.running")):
                 sim = simulated_closed_loop(sc.arch, f.variant, sc.efficiency, int(f.concurrency[i]))
-            st.info(t("fr.sim.instead", c=F.integer(f.concurrency[i]), ttft=F.number(sim["ttft_s"] * 1e3, 0),
+            sim_slot.info(t("fr.sim.instead", c=F.integer(f.concurrency[i]), ttft=F.number(sim["ttft_s"] * 1e3, 0),
                       tpot=F.number(sim["tpot_s"] * 1e3, 1), e2e=F.number(sim["e2e_latency_s"], 2),
                       ttft95=F.number(sim["ttft_s_p95"] * 1e3, 0), n=F.integer(sim["num_requests"])))
         st.caption(t("fr.replicas.total", n=replicas, gpus=F.integer(replicas * tp),

@@ -268,7 +268,9 @@ def test_front_rate_limits_a_flooding_client(front):
 
     with ThreadPoolExecutor(16) as pool:  # 300 requests in a second or two (rate 10/s, burst 100 here)
         statuses = list(pool.map(lambda _: _get(front["url"] + "/_stcore/health")[0], range(300)))
-    assert statuses.count(200) >= 100  # the burst is served
+    # The burst is served (less what this module's earlier tests took from the same bucket, which
+    # refills at 10/s: how much depends on how fast the machine ran them).
+    assert statuses.count(200) >= 50
     assert statuses.count(429) > 0, "limit_req did not answer 429 to 300 back-to-back requests"
     # The frontend's own files stay outside the request-rate limit (a first visit loads ~250).
     index = (Path(streamlit.__file__).parent / "static" / "index.html").read_text()

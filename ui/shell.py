@@ -36,6 +36,8 @@ class PageSpec:
 
     Icons are Streamlit's ``:material/name:`` spellings: the Material Symbols font is bundled with
     Streamlit's frontend (nothing fetched), unlike emoji, which need an emoji font on the viewer's machine.
+    Not the favicon: a ``:material/...:`` page_icon makes the browser fetch the symbol's SVG from
+    fonts.gstatic.com (tests/test_e2e_hostile.py watches every request), so it stays an emoji.
     ``ignores`` lists sidebar control keys that have no effect on this page; the sidebar dims them
     and says "not used on this page".
     """
@@ -77,7 +79,7 @@ def run(pages: list[PageSpec] | None = None) -> None:
     presenting = layout.present_in_url() or layout.presenting()
     # "auto": open on a wide screen, collapsed on a phone (Streamlit's breakpoint); presenter mode
     # starts collapsed so the chart gets the projector's width.
-    st.set_page_config(page_title="LLM inference calculator", page_icon=":material/memory:", layout="wide",
+    st.set_page_config(page_title="LLM inference calculator", page_icon="🧮", layout="wide",
                        initial_sidebar_state="collapsed" if presenting else "auto")
     lang, lang_warnings = i18n.resolve_language()
     t = Translator(lang)

@@ -20,8 +20,10 @@ MAX_POINTS = 3000  # points per trace: a browser and a websocket handle that wit
 
 def _layout(fig: go.Figure, title: str) -> go.Figure:
     fig.update_layout(title=dict(text=title, font=dict(size=TITLE_SIZE)), font=dict(size=FONT_SIZE),
-                      height=CHART_HEIGHT, margin=dict(l=60, r=30, t=70, b=60), hovermode="closest",
-                      legend=dict(orientation="h", yanchor="bottom", y=-0.35, x=0))
+                      height=CHART_HEIGHT, margin=dict(l=60, r=30, t=70, b=80), hovermode="closest",
+                      # at the bottom of the whole figure (as ui.perf.figures): clear of the x-axis title
+                      legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0,
+                                  font=dict(size=FONT_SIZE - 1)))
     return fig
 
 
