@@ -54,7 +54,8 @@ def _exercise() -> None:
                                                marker=dict(size=1)), row=2, col=1, secondary_y=True)
     sub.add_hline(y=1, line=dict(dash="dash"), annotation_text="a", row=1, col=1)
     sub.add_vrect(x0=0, x1=1, opacity=0.1, line_width=0)
-    sub.update_layout(title=dict(text="t", font=dict(size=1)), font=dict(size=1), legend=dict(orientation="h"),
+    sub.update_layout(title=dict(text="t", font=dict(size=1)), font=dict(size=1),
+                      legend=dict(orientation="h", yref="container", font=dict(size=1)),
                       margin=dict(t=1), hoverlabel=dict(font_size=1))
     sub.update_xaxes(title_text="x", type="log")
     sub.update_yaxes(title_text="y", rangemode="tozero")
