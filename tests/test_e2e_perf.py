@@ -43,11 +43,15 @@ def test_sla_slider_moves_the_shaded_region_and_the_best_point(page: Page, strea
     before_star = page.evaluate(STAR_JS)
 
     # the live slider (while a rerun redraws the row, Streamlit keeps the old one beside it, marked
-    # stale): 50 → 30 ms in four key presses of 5 ms on one focused slider
+    # stale): one key press moves it 5 ms and writes the link
     slider = page.locator('.st-key-slo_tpot_ms:not([data-stale="true"])').get_by_role("slider")
     slider.focus()
-    for _ in range(4):
-        page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")
+    expect(slider).to_have_value("45", timeout=LOAD)
+    expect(page).to_have_url(re.compile(r"[?&]slo_tpot_ms=45"), timeout=LOAD)
+    # Further presses during the reruns are sometimes lost by the browser slider (seen in CI runs):
+    # the tighter target through the link the page writes
+    page.goto(streamlit_url + "/frontier?lang=en&overlays=&slo_tpot_ms=30")
     expect(slider).to_have_value("30", timeout=LOAD)
     expect(best).not_to_have_text(str(before_best), timeout=LOAD)
     assert int(best.inner_text()) < before_best
