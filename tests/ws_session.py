@@ -36,6 +36,13 @@ def _cookie(url: str) -> str:
     return "; ".join(f"{c.name}={c.value}" for c in jar)
 
 
+def _wire_kind(el, etype: str) -> str:
+    """How a widget's value travels back: an integer or float number_input, else a slider's array."""
+    if etype == "number_input":
+        return "int" if el.number_input.data_type == el.number_input.INT else "float"
+    return "slider"
+
+
 class Session:
     """One browser tab's worth of protocol on ``base_url`` (``http://127.0.0.1:port``)."""
 
@@ -44,6 +51,7 @@ class Session:
         self.query_string = query_string
         self.page_hash = ""
         self.widget_ids: dict[str, str] = {}  # user key -> widget id
+        self.widget_kinds: dict[str, str] = {}  # user key -> "int" | "float" | "slider" (its wire format)
         self.cached: set[str] = set()  # hashes of cacheable messages received (the frontend's cache)
         self.ws = None
 
@@ -72,7 +80,13 @@ class Session:
         for key, value in widgets.items():
             w = rs.widget_states.widgets.add()
             w.id = self.widget_ids[key]
-            w.double_array_value.data.append(float(value))
+            kind = self.widget_kinds.get(key, "slider")
+            if kind == "int":  # an integer number_input (the sidebar concurrency, ui.controls)
+                w.int_value = int(value)
+            elif kind == "float":
+                w.double_value = float(value)
+            else:
+                w.double_array_value.data.append(float(value))
         await self.ws.send(msg.SerializeToString())
         out = RunResult()
         async with asyncio.timeout(self.timeout_s):
@@ -94,7 +108,9 @@ class Session:
                         out.exceptions.append(f"{el.exception.type}: {el.exception.message}")
                     widget_id = getattr(getattr(el, etype), "id", "") if etype else ""
                     if widget_id and "-" in widget_id:  # "$$ID-<hash>-<user key>"
-                        self.widget_ids[widget_id.rsplit("-", 1)[-1]] = widget_id
+                        user_key = widget_id.rsplit("-", 1)[-1]
+                        self.widget_ids[user_key] = widget_id
+                        self.widget_kinds[user_key] = _wire_kind(el, etype)
                 elif kind == "script_finished":
                     out.finished = ForwardMsg.ScriptFinishedStatus.Name(fm.script_finished)
                     return out
