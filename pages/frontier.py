@@ -7,9 +7,9 @@ import streamlit as st
 from ui.perf import figures as FP
 from ui import format as F
 from ui.perf import view as V
-from ui import layout, shell, state, tables
+from ui import compare, layout, shell, tables
 from ui.perf.explain import frontier_panels
-from ui.perf.controls import (CHUNKED, FRONTIER, MAX_OVERLAYS, OVERLAYS, PER_GPU, PRESETS, PRICE, REPLICAS,
+from ui.perf.controls import (CHUNKED, FRONTIER, PER_GPU, PRESETS, PRICE, REPLICAS,
                               SLO_TPOT_MS, SLO_TTFT_MS, Variant, apply_variant, same_as)
 from ui.planner.explain import quality_short
 from ui.safe import describe
@@ -52,11 +52,7 @@ with p1:
                            if sc.gpu.price_usd_per_hour else t("fr.price.none"))
 with p2:
     replicas = render_control(REPLICAS, t)
-st.session_state.setdefault(state._RENDERED, {})[OVERLAYS.key] = OVERLAYS  # in the share link
-tokens = c5.multiselect(t("ctl.overlays"), OVERLAYS.choices(), default=list(OVERLAYS.default), key=OVERLAYS.key,
-                        bind="query-params", max_selections=MAX_OVERLAYS, help=t("ctl.overlays.help"))
-# (no format_func: a bound multiselect writes the *displayed* text to the URL, and links must not
-# depend on the language; the tokens kv:fp8, tp:2, gpu:h100-sxm … are the URL spelling)
+tokens = compare.render_overlays(t, c5)  # translated chips; the link keeps the tokens (kv:fp8, tp:2 …)
 
 base = Variant("", s, sc.gpu, chunked)
 variants = [base]

@@ -71,3 +71,53 @@ def test_bad_compare_link_is_named():
     assert not at.exception
     assert any("cannot be used" in w for w in texts(at.warning))
     assert any(c.value.startswith("tp: got '3'") for c in at.code)
+
+
+# ----------------------------------------------------------------------------- frontier chips
+
+FRONTIER = "pages/frontier.py"
+
+
+def _chips(at):
+    ms = at.multiselect(key="overlays")
+    return list(ms.value), [ms.format_func(v) for v in ms.value]
+
+
+def test_chips_show_english_labels_and_the_link_keeps_tokens():
+    at = app({"overlays": ["kv:fp8", "preset:low_latency", "quant:none"]}, page=FRONTIER)
+    assert not at.exception and not texts(at.warning)
+    tokens, labels = _chips(at)
+    assert tokens == ["kv:fp8", "preset:low_latency", "quant:none"]
+    assert labels == ["KV cache fp8", "Preset: low latency (8 / 2048)", "Weights unquantized"]
+    assert at.query_params["overlays"] == ["kv:fp8", "preset:low_latency", "quant:none"]
+
+
+def test_chips_show_chinese_labels():
+    at = app({"overlays": ["kv:fp8", "preset:low_latency", "tp:2"], "lang": "zh"}, page=FRONTIER)
+    assert not at.exception
+    _, labels = _chips(at)
+    assert labels == ["KV Cache fp8", "预设：低延迟（8 / 2048）", "张量并行 = 2"]
+    assert all(":" not in label for label in labels)  # no raw code (kv:fp8) in the chips
+
+
+def test_chips_round_trip_through_the_link_across_languages():
+    at = app({"lang": "zh"}, page=FRONTIER)
+    assert _chips(at)[0] == ["kv:fp8"] and "overlays" not in at.query_params  # the default: not in the link
+    at.multiselect(key="overlays").select("gpu:h100-sxm").select("preset:high_throughput").run()
+    assert not at.exception
+    written = at.query_params["overlays"]
+    assert written == ["kv:fp8", "gpu:h100-sxm", "preset:high_throughput"]  # tokens, not 高吞吐…
+    again = app({"overlays": written, "lang": "en"}, page=FRONTIER)  # the link opened in English
+    tokens, labels = _chips(again)
+    assert tokens == written and labels[2] == "Preset: high throughput (256 / 8192)"
+    at.multiselect(key="overlays").unselect("kv:fp8").unselect("gpu:h100-sxm").unselect("preset:high_throughput").run()
+    assert at.query_params["overlays"] in ("", [""])  # none: ?overlays= (not the default)
+    empty = app({"overlays": ""}, page=FRONTIER)
+    assert not texts(empty.warning) and _chips(empty)[0] == []
+
+
+def test_chips_survive_a_visit_to_another_page():
+    at = app({"overlays": ["tp:2"]}, page=FRONTIER)
+    at.switch_page("pages/memory.py").run()
+    at.switch_page(FRONTIER).run()
+    assert not at.exception and _chips(at)[0] == ["tp:2"]

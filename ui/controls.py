@@ -99,6 +99,8 @@ class Control:
             raise bad()
         if self.kind in ("multi", "multi_int"):
             items = raw if isinstance(raw, (list, tuple)) else [raw]
+            if list(items) == [""]:  # ?key= (empty): an empty selection
+                return ()
             if len(items) > 64:
                 raise bad()
             item = (Control(self.key, "select", None, options=self.options) if self.kind == "multi"
@@ -152,7 +154,7 @@ class Control:
         if self.kind in ("multi", "multi_int"):
             if tuple(value) == tuple(self.default):
                 return None
-            return [str(v) for v in value]
+            return [str(v) for v in value] or [""]  # empty, unlike a non-empty default: ?key=
         if self.kind == "toggle":
             return "true" if value else "false"
         if isinstance(value, float) and value == int(value):
@@ -325,7 +327,7 @@ class ParamIssue:
 def _canonical(ctl: Control, value: Any) -> list[str]:
     """How a parsed value is written so the bound widget reads it back exactly (``1e3`` → ``1000``)."""
     if ctl.kind in ("multi", "multi_int"):
-        return [str(v) for v in value]
+        return [str(v) for v in value] or [""]
     if ctl.kind == "toggle":
         return ["true" if value else "false"]
     if value is None:

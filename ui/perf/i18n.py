@@ -37,9 +37,10 @@ EN: dict[str, str] = {
     "ctl.per_gpu": "Throughput per GPU",
     "ctl.per_gpu.help": "Divide throughput by the tensor-parallel size: fair when comparing TP 1 with TP 2.",
     "ctl.overlays": "Compare with (up to 4 variants of your scenario)",
-    "ctl.overlays.help": "Each variant changes one thing of the sidebar scenario: kv: KV-cache precision, tp: tensor "
-                         "parallelism, quant: weight quantization, chunked: chunked prefill, preset: a course §3.4 "
-                         "preset (max_num_seqs / max_num_batched_tokens), gpu: the GPU.",
+    "ctl.overlays.help": "Each variant changes one thing of the sidebar scenario: the KV-cache precision, the tensor "
+                         "parallelism (TP), the weight quantization, chunked prefill, a course §3.4 preset "
+                         "(max_num_seqs / max_num_batched_tokens) or the GPU. The link keeps short codes "
+                         "(kv:fp8, tp:2, preset:low_latency, gpu:h100-sxm …), the same in every language.",
     "ctl.sched_requests": "Requests",
     "ctl.sched_requests.help": "How many requests arrive, one every 'arrival gap'; odd-numbered ones have the long "
                                "prompt, even-numbered ones the short prompt.",
@@ -200,6 +201,8 @@ EN: dict[str, str] = {
     "fr.value.off": "off",
     "fr.value.low_latency": "low latency (8 / 2048)",
     "fr.value.high_throughput": "high throughput (256 / 8192)",
+    "fr.value.kv_auto": "auto (as the model)",
+    "fr.value.quant_none": "unquantized",
     "fr.metric.best": "Best concurrency meeting the SLA",
     "fr.metric.best.help": "The number of clients with the highest throughput among those meeting both targets.",
     "fr.metric.x": "Throughput there",
@@ -441,8 +444,9 @@ ZH: dict[str, str] = {
     "ctl.per_gpu": "按每卡计吞吐",
     "ctl.per_gpu.help": "吞吐除以张量并行数：比较 TP 1 与 TP 2 时更公平。",
     "ctl.overlays": "对比（当前场景的最多 4 个变体）",
-    "ctl.overlays.help": "每个变体只改侧栏场景中的一项：kv：KV Cache 精度；tp：张量并行；quant：权重量化；chunked：分块预填充；"
-                         "preset：课程 §3.4 预设（max_num_seqs / max_num_batched_tokens）；gpu：GPU。",
+    "ctl.overlays.help": "每个变体只改侧栏场景中的一项：KV Cache 精度、张量并行（TP）、权重量化、分块预填充、"
+                         "课程 §3.4 预设（max_num_seqs / max_num_batched_tokens）或 GPU。链接中保存简短代码"
+                         "（kv:fp8、tp:2、preset:low_latency、gpu:h100-sxm …），与语言无关。",
     "ctl.sched_requests": "请求数",
     "ctl.sched_requests.help": "依次到达的请求个数，间隔为“到达间隔”；奇数号请求用短提示词，偶数号用长提示词。",
     "ctl.sched_long_prompt": "长提示词（token）",
@@ -586,6 +590,8 @@ ZH: dict[str, str] = {
     "fr.value.off": "关",
     "fr.value.low_latency": "低延迟（8 / 2048）",
     "fr.value.high_throughput": "高吞吐（256 / 8192）",
+    "fr.value.kv_auto": "auto（与模型相同）",
+    "fr.value.quant_none": "不量化",
     "fr.metric.best": "满足 SLA 的最佳并发",
     "fr.metric.best.help": "在同时满足两个目标的客户端数中，吞吐最高的那个。",
     "fr.metric.x": "此时吞吐",

@@ -207,7 +207,9 @@ def token_label(token: str, t: T) -> str:
     kind, _, value = token.partition(":")
     if kind == "gpu":
         return t("fr.variant.gpu", name=get_gpu(value).name)
-    return t(f"fr.variant.{kind}", value=t(f"fr.value.{value}") if kind in ("chunked", "preset") else value)
+    worded = kind in ("chunked", "preset") or (kind, value) in (("kv", "auto"), ("quant", "none"))
+    return t(f"fr.variant.{kind}", value=t(f"fr.value.{kind}_{value}" if kind in ("kv", "quant") else f"fr.value.{value}")
+             if worded else value)
 
 
 def frontier_csv(series: Sequence[FrontierSeries]) -> str:
