@@ -79,3 +79,32 @@ def test_chinese_panels_have_no_english_fallbacks(model, gpu, kw):
         for text in (p.title, p.takeaway, *p.notes):
             assert "why." not in text, text  # a missing key would show its id
     assert "采样" in " ".join(ps["activations"].notes)
+
+
+def test_max_concurrency_when_vllm_refuses_to_start_pool_too_small():
+    # Llama-3.1-70B bf16 on 2 × H100: 631 blocks × 16 tokens = 10,096 tokens of KV (160 KiB each: 1.54 GiB),
+    # one max_model_len request needs 131,072 × 160 KiB = 20 GiB; 10,096 / 131,072 = 0.077 < 1: no start.
+    kw = dict(context=2048, tensor_parallel_size=2, dtype="bfloat16")
+    p = panels("meta-llama/Llama-3.1-70B", "h100-sxm", **kw)["max_conc"]
+    assert p.title == "Max concurrency: none, vLLM refuses to start"
+    assert (r"\frac{631 \cdot 16 \cdot 160\,\text{KiB}}{\text{KV}(131{,}072)} = \frac{1.54\,\text{GiB}}{20\,\text{GiB}}"
+            r" = 0.08 < 1 \;\Rightarrow\; C_{\max} = 0") == p.plugged
+    assert "serves no request" in p.takeaway and "at most 10,096" in p.takeaway
+    assert "= 4" not in p.title and "would hold about 4 requests of 2,048 tokens" in p.notes[0]  # only as a "once it starts"
+    z = panels("meta-llama/Llama-3.1-70B", "h100-sxm", t=ZH, **kw)["max_conc"]
+    assert z.title == "最大并发数：无，vLLM 拒绝启动" and "不服务任何请求" in z.takeaway
+
+
+def test_max_concurrency_when_the_weights_take_the_budget():
+    # Llama-2-70B FP16 on one A100 80GB: 128.48 GiB of weights > 0.9 × 79.15 GiB: the pool is negative.
+    p = panels("meta-llama/Llama-2-70b-hf", "a100-80gb", context=2048, dtype="float16")["max_conc"]
+    assert p.title == "Max concurrency: none, vLLM refuses to start"
+    assert r"\le 0 \;\Rightarrow\; N_{\text{blocks}} = 0 \;\Rightarrow\; C_{\max} = 0" in p.plugged
+    assert "nothing is left for KV blocks" in p.takeaway and not p.notes
+    assert panels("meta-llama/Llama-2-70b-hf", "a100-80gb", t=ZH, context=2048, dtype="float16")["max_conc"].takeaway \
+        .startswith("权重、激活峰值和运行时开销占满了显存预算")
+
+
+def test_max_concurrency_when_it_starts_is_the_number():
+    p = panels("meta-llama/Llama-2-7b-hf", "a100-80gb", context=2048, dtype="float16")["max_conc"]
+    assert p.title.startswith("Max concurrency = ") and "C_{\\max}" in p.plugged

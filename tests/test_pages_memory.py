@@ -235,3 +235,19 @@ def test_old_spellings_in_a_link_are_read_with_a_note():
     assert "`quantization=nf4` is an old spelling, read as `bitsandbytes`" in notes
     assert "`kv_cache_dtype=int8` is an old spelling, read as `fp8`" in notes
     assert at.session_state["quantization"] == "bitsandbytes" and at.session_state["kv_cache_dtype"] == "fp8"
+
+
+@pytest.mark.parametrize("lang, title, right, bar", [
+    ("en", "Max concurrency: none, vLLM refuses to start", "Requests served: none<br>(vLLM refuses to start)",
+     "0: does not start"),
+    ("zh", "最大并发数：无，vLLM 拒绝启动", "可服务的请求：无<br>（vLLM 拒绝启动）", "0：无法启动")])
+def test_refusal_is_not_contradicted_by_the_why_panel_or_the_waste_chart(lang, title, right, bar):
+    # Llama-3.1-70B bf16 on 2 × H100 (issue 11): vLLM refuses to start, so nothing may say "3 fit" / "= 4".
+    at = app({"model": "meta-llama/Llama-3.1-70B", "gpu": "h100-sxm", "tp": "2", "dtype": "bfloat16", "lang": lang})
+    assert not at.exception and at.error
+    labels = [e.label for e in at.expander]
+    assert title in labels
+    assert not [x for x in labels if x.startswith(("Max concurrency =", "最大并发数 ="))]
+    waste = next(s for s in plotly_specs(at) if "xaxis2" in s["layout"])
+    assert waste["data"][1]["text"] == [bar, bar] and decode(waste["data"][1]["y"]) == [0, 0]
+    assert right in [a["text"] for a in waste["layout"]["annotations"]]

@@ -156,6 +156,8 @@ EN: dict[str, str] = {
     "waste.title": "Paged vs contiguous KV cache (block size {block}, {ctx}-token requests)",
     "waste.left": "Wasted KV<br>per request (MiB)",
     "waste.right": "Requests that fit<br>in the KV pool",
+    "waste.right_no_start": "Requests served: none<br>(vLLM refuses to start)",
+    "waste.no_start": "0: does not start",
     "waste.paged": "Paged (vLLM)",
     "waste.contiguous": "Contiguous<br>(reserve max_model_len)",
     "waste.caption": "Contiguous allocation reserves max_model_len = {mml} tokens for every request; paged "
@@ -187,6 +189,17 @@ EN: dict[str, str] = {
     "why.max_conc": "Max concurrency = {value}",
     "why.max_conc.take": "vLLM's own log line reports {vllm} for requests of max_model_len = {mml} tokens; "
                          "shorter requests fit more.",
+    "why.max_conc.no_start": "Max concurrency: none, vLLM refuses to start",
+    "why.max_conc.take_no_start": "At start-up vLLM checks that one request of max_model_len = {mml} tokens fits in "
+                                  "the KV pool; this pool holds {tokens} tokens (vLLM would log {vllm}×), so vLLM "
+                                  "stops with an error and serves no request. Lower max_model_len (Engine settings) "
+                                  "to at most {tokens}, use an FP8 KV cache, or add GPU memory.",
+    "why.max_conc.take_no_pool": "The weights, activation peak and runtime overhead take the whole budget: nothing "
+                                 "is left for KV blocks, so vLLM refuses to start and serves no request. Add GPUs "
+                                 "(tensor parallelism), quantize the weights, pick a larger GPU, or raise "
+                                 "gpu_memory_utilization.",
+    "why.max_conc.would_fit": "Once vLLM starts (max_model_len at most {tokens}), this pool would hold about {fit} requests "
+                              "of {ctx} tokens at once.",
     "why.activations": "Activation peak = {value}",
     "why.activations.take": "vLLM measures this peak in its profile run: one forward pass over max_num_batched_tokens "
                             "tokens, then a sampler warm-up over max_num_seqs rows of logits. With a large vocabulary "
@@ -392,6 +405,8 @@ ZH: dict[str, str] = {
     "waste.title": "分页 vs 连续 KV Cache（块大小 {block}，每请求 {ctx} token）",
     "waste.left": "每请求浪费的<br>KV（MiB）",
     "waste.right": "KV 池能容纳的<br>请求数",
+    "waste.right_no_start": "可服务的请求：无<br>（vLLM 拒绝启动）",
+    "waste.no_start": "0：无法启动",
     "waste.paged": "分页（vLLM）",
     "waste.contiguous": "连续<br>（按 max_model_len 预留）",
     "waste.caption": "连续分配为每个请求预留 max_model_len = {mml} 个 token；分页分配按 {block} token "
@@ -417,6 +432,16 @@ ZH: dict[str, str] = {
     "why.pool.take": "显存预算减去权重、激活峰值和运行时开销后，剩下的全部用来存放 KV Cache。",
     "why.max_conc": "最大并发数 = {value}",
     "why.max_conc.take": "vLLM 自己的日志按 max_model_len = {mml} token 的请求报告 {vllm}；更短的请求能放下更多。",
+    "why.max_conc.no_start": "最大并发数：无，vLLM 拒绝启动",
+    "why.max_conc.take_no_start": "vLLM 启动时会检查 KV 池能否放下一条 max_model_len = {mml} token 的请求；"
+                                  "这个 KV 池只能容纳 {tokens} 个 token（vLLM 日志会显示 {vllm}×），所以 vLLM "
+                                  "报错退出，不服务任何请求。请在引擎设置中把 max_model_len 降到 {tokens} 以内，"
+                                  "或使用 FP8 KV Cache，或增加显存。",
+    "why.max_conc.take_no_pool": "权重、激活峰值和运行时开销占满了显存预算：没有空间留给 KV 块，所以 vLLM "
+                                 "拒绝启动，不服务任何请求。可以增加 GPU（张量并行）、量化权重、换更大的 GPU，"
+                                 "或提高 gpu_memory_utilization。",
+    "why.max_conc.would_fit": "等 vLLM 能启动后（max_model_len 不超过 {tokens}），这个 KV 池大约可同时容纳 {fit} 个 "
+                              "{ctx} token 的请求。",
     "why.activations": "激活峰值 = {value}",
     "why.activations.take": "vLLM 在显存剖析中测量这个峰值：先用 max_num_batched_tokens 个 token 做一次前向，"
                             "再用 max_num_seqs 行 logits 预热采样器。词表较大时采样器决定峰值，所以调低 max_num_seqs "

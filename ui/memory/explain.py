@@ -156,6 +156,8 @@ def max_concurrency(i: Inputs, t: T) -> Panel:
     per_tok = _f(r.kv_bytes_per_token)
     per_req = _f(r.kv_bytes_per_request)
     fit = int(np.max(r.max_concurrency_at_context))
+    if not bool(np.all(r.fits)):
+        return _no_start(i, t, blocks=blocks, fit=fit)
     return Panel(
         key="max_conc",
         title=t("why.max_conc", value=F.integer(fit)),
@@ -167,6 +169,31 @@ def max_concurrency(i: Inputs, t: T) -> Panel:
                  f" \\cdot {_b(per_tok)}}}{{{_b(per_req)}}} \\right\\rfloor = {_n(fit)}"),
         takeaway=t("why.max_conc.take", vllm=F.number(_f(r.max_concurrency)), mml=F.integer(i.resolved.max_model_len)),
     )
+
+
+def _no_start(i: Inputs, t: T, *, blocks: int, fit: int) -> Panel:
+    """Max concurrency when vLLM refuses to start: none, and why (no pool, or a pool smaller than
+    one max_model_len request: vLLM's start-up check), never the count a running engine would serve."""
+    r, B, mml = i.result, i.serving.block_size, i.resolved.max_model_len
+    pool, vllm = _f(r.kv_pool_bytes), _f(r.max_concurrency)
+    refused = r"\;\Rightarrow\; C_{\max} = 0"  # words in the title and takeaway (KaTeX text stays ASCII)
+    formula = (r"\text{start} \iff \text{pool} > 0 \;\wedge\; \frac{N_{\text{blocks}} \cdot B \cdot \text{KV/token}}"
+               r"{\text{KV}(L_{\max})} \ge 1")
+    notes: list[str] = []
+    if pool <= 0:
+        plugged = rf"\text{{pool}} = {_b(pool)} \le 0 \;\Rightarrow\; N_{{\text{{blocks}}}} = 0 {refused}"
+        take = t("why.max_conc.take_no_pool")
+    else:
+        used = blocks * B * _f(r.kv_bytes_per_token)
+        per_max = rf" = \frac{{{_b(used)}}}{{{_b(used / vllm)}}}" if vllm > 0 else ""
+        plugged = (rf"\frac{{{_n(blocks)} \cdot {B} \cdot {_b(_f(r.kv_bytes_per_token))}}}{{\text{{KV}}({_n(mml)})}}"
+                   rf"{per_max} = {_n(vllm)} < 1 {refused}")
+        tokens = F.integer(int(np.max(r.kv_pool_tokens)))
+        take = t("why.max_conc.take_no_start", tokens=tokens, mml=F.integer(mml), vllm=F.number(vllm))
+        if fit > 0:
+            notes.append(t("why.max_conc.would_fit", fit=F.integer(fit), ctx=F.integer(i.context_tokens), tokens=tokens))
+    return Panel(key="max_conc", title=t("why.max_conc.no_start"), formula=formula, plugged=plugged, takeaway=take,
+                 notes=notes)
 
 
 def activations(i: Inputs, t: T) -> Panel:

@@ -120,7 +120,9 @@ def waste_figure(r: MemoryResult, t: T, *, block_size: int, max_model_len: int) 
     ctx = int(np.max(r.context_tokens))
     schemes = [t("waste.paged"), t("waste.contiguous")]
     waste = [float(np.max(r.paged_waste_bytes)), float(np.max(r.contiguous_waste_bytes))]
-    fit = [int(np.max(r.max_concurrency_at_context)), int(np.max(r.contiguous_max_sequences))]
+    starts = bool(np.all(r.fits))  # False: vLLM refuses to start and serves no request in either scheme
+    fit = [int(np.max(r.max_concurrency_at_context)), int(np.max(r.contiguous_max_sequences))] if starts else [0, 0]
+    fit_text = [F.integer(f) for f in fit] if starts else [t("waste.no_start")] * 2
     traces = [
         dict(type="bar", x=schemes, y=[w / MiB for w in waste], xaxis="x", yaxis="y",
              marker=dict(color=COLORS["kv"], pattern=dict(shape=WASTE_PATTERN)), name=t("waste.left"),
@@ -128,19 +130,21 @@ def waste_figure(r: MemoryResult, t: T, *, block_size: int, max_model_len: int) 
              text=[F.binary(w) for w in waste], textposition="outside", cliponaxis=False),
         dict(type="bar", x=schemes, y=fit, xaxis="x2", yaxis="y2", marker=dict(color=COLORS["kv"]),
              name=t("waste.right"), showlegend=False, hovertemplate="%{x}: %{y:,}<extra></extra>",
-             text=[F.integer(f) for f in fit], textposition="outside", cliponaxis=False),
+             text=fit_text, textposition="outside", cliponaxis=False),
     ]
     # Two subplots side by side, as plotly.subplots.make_subplots(rows=1, cols=2, horizontal_spacing=0.2)
     # lays them out (each column (1 − 0.2) / 2 wide), titles centred above each column.
     left, right = (0.0, 0.4), (0.6, 1.0)
     titles = [dict(text=text, x=(lo + hi) / 2, y=1.0, xref="paper", yref="paper", xanchor="center",
                    yanchor="bottom", showarrow=False, font=dict(size=FONT_SIZE))
-              for text, (lo, hi) in ((t("waste.left"), left), (t("waste.right"), right))]
+              for text, (lo, hi) in ((t("waste.left"), left),
+                                     (t("waste.right") if starts else t("waste.right_no_start"), right))]
     layout = _layout(t("waste.title", block=block_size, ctx=F.integer(ctx)), height=420, annotations=titles,
                      xaxis=_axis(anchor="y", domain=list(left)), xaxis2=_axis(anchor="y2", domain=list(right)),
                      yaxis=_axis("MiB", anchor="x", domain=[0.0, 1.0], rangemode="tozero"),
                      # no y title on the right: its subplot title names it, and a title there sat on the bars
-                     yaxis2=_axis(anchor="x2", domain=[0.0, 1.0], rangemode="tozero"))
+                     yaxis2=_axis(anchor="x2", domain=[0.0, 1.0], rangemode="tozero",
+                                  **({} if starts else {"range": [0, 1], "showticklabels": False})))
     layout["margin"]["t"] = 110
     return _fig(traces, layout)
 
