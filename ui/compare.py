@@ -220,7 +220,8 @@ def render_overlays(t, where=st) -> list[str]:
             seeded = st.session_state.get(_KEPT, OVERLAYS.default)
         st.session_state[OVERLAYS.key] = list(seeded)[:MAX_OVERLAYS]
     tokens = where.multiselect(t("ctl.overlays"), OVERLAYS.choices(), key=OVERLAYS.key, max_selections=MAX_OVERLAYS,
-                               format_func=lambda tok: chip_label(tok, t), help=t("ctl.overlays.help"))
+                               format_func=lambda tok: chip_label(tok, t), help=t("ctl.overlays.help"),
+                               wrap=True)  # long labels: every chip visible, not a scrolled row
     st.session_state[_KEPT] = list(tokens)
     _write_url(tokens)
     return list(tokens)
