@@ -44,8 +44,11 @@ def _fig(traces: list[dict], layout: dict) -> go.Figure:
 
 def _layout(title: str, *, height: int = CHART_HEIGHT, legend_below: bool = True, **axes) -> dict:
     # Below: at the bottom of the whole figure, so Plotly keeps it clear of the x-axis title.
+    # maxheight 1 (the whole figure): Plotly's default for a legend below is half the figure's
+    # height, past which it scrolls; on a 390-pixel phone the roofline's 13 entries wrap into
+    # more rows than that (issue 11), so the legend takes the room it needs and the plot shrinks.
     legend = (dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0,
-                   font=dict(size=FONT_SIZE - 1))
+                   font=dict(size=FONT_SIZE - 1), maxheight=1)
               if legend_below else dict(font=dict(size=FONT_SIZE - 1)))
     return dict(title=dict(text=title, font=dict(size=TITLE_SIZE)), font=dict(size=FONT_SIZE), height=height,
                 margin=dict(l=80, r=30, t=90, b=80), hoverlabel=dict(font_size=FONT_SIZE - 1), legend=legend, **axes)
@@ -84,6 +87,17 @@ def log_ticks(lo: float, hi: float, kind: str) -> tuple[list[float], list[str]]:
     while len(vals) > 12:
         vals = vals[::2]
     return vals, [f"{v:g}" if v < 1 else F.integer(v) for v in vals]
+
+
+def _fewer(ticks: tuple[list[float], list[str]], most: int = 4) -> tuple[list[float], list[str]]:
+    """At most ``most`` ticks, evenly picked from the first (unrotated labels in half a phone's width).
+
+    >>> _fewer(log_ticks(1, 1024, "pow2"))[1]
+    ['1', '8', '64', '512']
+    """
+    vals, text = ticks
+    step = -(-len(vals) // most)
+    return vals[::step], text[::step]
 
 
 def _subtitle(text: str, x: float, y: float = 1.0, xanchor: str = "center") -> dict:
@@ -174,7 +188,7 @@ def roofline_figure(r: RooflineResult, t: T, *, gpu_name: str) -> go.Figure:
     batch = int(np.ravel(r.decode.tokens)[0])
     prompt = int(np.ravel(r.prefill.tokens)[0])
     annotations = []
-    for table, text, op, ax, ay in ((r.decode, t("rf.legend.decode", batch=F.integer(batch)), "attention", 110, 75),
+    for table, text, op, ax, ay in ((r.decode, t("rf.legend.decode", batch=F.integer(batch)), "attention", 110, 45),
                                     (r.prefill, t("rf.legend.prefill", prompt=F.integer(prompt)), "mlp", -70, 95)):
         # Name each cluster with an arrow: decode at its attention point (always the leftmost: every
         # sequence reads its own KV), prefill at its MLP point. Annotation x/y on log axes are log10.
@@ -189,7 +203,7 @@ def roofline_figure(r: RooflineResult, t: T, *, gpu_name: str) -> go.Figure:
     y_lo = lo * bw / TERA
     y_hi = max(roof.peak_flops_per_s for roof in r.roofs) / TERA * 2
     return _fig(traces, _layout(
-        t("rf.title", gpu=gpu_name, batch=F.integer(batch), prompt=F.integer(prompt)), height=640,
+        t("rf.title", gpu=gpu_name, batch=F.integer(batch), prompt=F.integer(prompt)), height=720,  # legend: 12 rows on a phone
         annotations=annotations,
         xaxis=_axis(t("rf.x"), log=True, range=[np.log10(lo), np.log10(hi)], ticks=(lo, hi, "pow10")),
         yaxis=_axis(t("rf.y"), log=True, range=[np.log10(y_lo), np.log10(y_hi)], ticks=(y_lo, y_hi, "pow10"))))
@@ -228,10 +242,11 @@ def decode_batch_figure(sweep: OperatorTable, t: T, *, batch: int, critical_batc
                            name=t("db.trace.yours", b=F.integer(b[i])), legendgroup="yours", showlegend=k == 0,
                            marker=dict(size=16, color=COLORS["decode"], line=dict(width=2, color="#FFFFFF")),
                            hovertemplate=t("db.trace.yours", b=F.integer(b[i])) + ": %{y:,.2f}" + NO_HOVER))
-    layout = _layout(t("db.title"), height=520,
-                     xaxis=_axis(t("db.x"), log=True, domain=[0.0, 0.44], anchor="y", ticks=(b[0], b[-1], "pow2")),
+    bx = _fewer(log_ticks(b[0], b[-1], "pow2"))  # 1, 8, 64, 512: readable in half a phone's width
+    layout = _layout(t("db.title"), height=580,
+                     xaxis=_axis(t("db.x"), log=True, domain=[0.0, 0.44], anchor="y", tickvals=bx[0], ticktext=bx[1]),
                      yaxis=_axis(t("db.y_left"), log=True, anchor="x", ticks=(*ranges[("x", "y")], "125")),
-                     xaxis2=_axis(t("db.x"), log=True, domain=[0.56, 1.0], anchor="y2", ticks=(b[0], b[-1], "pow2")),
+                     xaxis2=_axis(t("db.x"), log=True, domain=[0.56, 1.0], anchor="y2", tickvals=bx[0], ticktext=bx[1]),
                      yaxis2=_axis(t("db.y_right"), log=True, anchor="x2", ticks=(*ranges[("x2", "y2")], "125"),
                                   side="right"),  # its title never lands on the left plot
                      # no subplot titles: the two y-axis titles say what each plot shows, and on a

@@ -506,7 +506,7 @@ ZH: dict[str, str] = {
     "db.trace.bstar": "临界批量 B* = {v}",
     "db.trace.kv": "KV Cache 在 {v} 时占满",
     "db.trace.yours": "你的批量 {b}",
-    "db.x": "Decode 批量（序列数）",
+    "db.x": "Decode 批量<br>（序列数）",
     "db.y_left": "每步耗时（ms）",
     "db.y_right": "Decode 吞吐（token/s）",
     "db.caption": "访存时间占主导时，增大批量几乎不增加单步耗时，token/s 随批量增长。两条线在 B* ≈ {bstar} 附近相交"
