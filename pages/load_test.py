@@ -11,7 +11,7 @@ from calc.timing.estimate import estimate
 from calc.traffic.slo import summarize
 from calc.traffic.workload import WorkloadError
 from ui import format as F
-from ui import shell
+from ui import labelled, shell
 from ui.loadtest import controls as LC
 from ui.loadtest import figures as LF
 from ui.loadtest import runs
@@ -30,7 +30,8 @@ cols = [*st.columns(5), *st.columns(4), *st.columns(5)]
 v = {ctl.key: None for ctl in LC.LOADTEST}
 for col, ctl in zip(cols, LC.LOADTEST):
     with col:
-        v[ctl.key] = render_control(ctl, t)
+        v[ctl.key] = (labelled.render(ctl, t, lambda o, k=ctl.key: t(f"opt.{k}.{o}")) if ctl.key in LC.TRANSLATED
+                      else render_control(ctl, t))
 trace_file = st.file_uploader(t("lt.trace"), type=["csv", "jsonl", "json", "txt"], key="lt_trace", help=t("lt.trace.help"))
 q = int(str(v["lt_percentile"])[1:])
 ttft_slo, tpot_slo = v["lt_ttft_ms"] / 1e3, v["lt_tpot_ms"] / 1e3

@@ -35,6 +35,24 @@ def test_chinese_and_closed_loop_with_analytic_flag():
     assert any("解析" in str(df.value.columns.tolist()) for df in at.dataframe)
 
 
+def test_arrival_and_length_options_in_chinese_with_tokens_in_the_link():
+    at = app({**SMALL, "lt_arrival": "closed", "lt_concurrency": "16", "lang": "zh"}, page=PAGE)
+    assert not at.exception and not at.error
+    arrival, lengths = at.selectbox(key="lt_arrival"), at.selectbox(key="lt_lengths")
+    assert arrival.value == "closed" and lengths.value == "lognormal"
+    assert list(arrival.options) == ["泊松（独立用户）", "Gamma（突发）", "闭环（C 个客户端）",
+                                                                 "一次性到达（t = 0）"]
+    assert list(lengths.options) == ["固定", "均匀", "对数正态"]
+    lengths.select("fixed").run()
+    assert not at.exception
+    assert at.query_params["lt_lengths"] == "fixed" and at.query_params["lt_arrival"] == "closed"  # tokens, not 固定
+    en = app({**SMALL, "lt_arrival": "closed", "lt_lengths": "fixed", "lt_concurrency": "16"}, page=PAGE)
+    assert en.selectbox(key="lt_lengths").value == "fixed" and en.selectbox(key="lt_arrival").value == "closed"
+    assert en.selectbox(key="lt_arrival").format_func("closed") == "Closed loop (C clients)"
+    en.selectbox(key="lt_arrival").select("poisson").run()  # back to the default: out of the link
+    assert "lt_arrival" not in en.query_params
+
+
 def test_rate_sweep_marks_the_highest_sustainable_rate():
     at = app({"lt_requests": "200", "lt_rate": "2", "lt_input_len": "512", "lt_output_len": "64"}, page=PAGE)
     assert not at.exception

@@ -121,3 +121,9 @@ def test_chips_survive_a_visit_to_another_page():
     at.switch_page("pages/memory.py").run()
     at.switch_page(FRONTIER).run()
     assert not at.exception and _chips(at)[0] == ["tp:2"]
+
+
+def test_a_link_with_too_many_chips_keeps_the_first_four():
+    at = app({"overlays": ["kv:fp8", "tp:2", "tp:4", "quant:fp8", "chunked:off"]}, page=FRONTIER)
+    assert not at.exception
+    assert _chips(at)[0] == ["kv:fp8", "tp:2", "tp:4", "quant:fp8"]

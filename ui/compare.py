@@ -165,63 +165,19 @@ def render_comparison(sc_b, t) -> None:
 
 # ----------------------------------------------------------------------------- frontier chips
 
-_KEPT = "_overlays_kept"  # the chips while the frontier page is not shown (its widget state is dropped)
-
 
 def chip_label(token: str, t) -> str:
     """What a comparison chip shows: the translated variant (``kv:fp8`` → "KV cache fp8" / "KV Cache fp8")."""
     from ui.perf.view import token_label  # noqa: PLC0415
 
-    try:
-        return token_label(token, t)
-    except (KeyError, ValueError):  # not a known variant (a stale value): the code itself
-        return token
-
-
-def _tokens_from_url() -> tuple[str, ...] | None:
-    """The chips in the link (already checked by ui.state.check_query_params), None when absent."""
-    from ui.perf.controls import OVERLAYS  # noqa: PLC0415
-
-    if OVERLAYS.key not in st.query_params:
-        return None
-    try:
-        return OVERLAYS.parse(st.query_params.get_all(OVERLAYS.key))
-    except C.ControlValueError:
-        return None
-
-
-def _write_url(tokens) -> None:
-    """The link keeps the stable tokens (never the translated labels); ``?overlays=`` is none."""
-    from ui.perf.controls import OVERLAYS  # noqa: PLC0415
-
-    want = OVERLAYS.url_value(tuple(tokens))
-    if want is None:
-        if OVERLAYS.key in st.query_params:
-            del st.query_params[OVERLAYS.key]
-    elif st.query_params.get_all(OVERLAYS.key) != want:
-        st.query_params[OVERLAYS.key] = want
+    return token_label(token, t)
 
 
 def render_overlays(t, where=st) -> list[str]:
-    """The frontier's "compare with" chips, labelled in the reader's language.
-
-    Not ``bind="query-params"``: a bound multiselect writes its *displayed* text into the URL
-    (Streamlit 1.67's MultiSelectSerde.serialize returns ``format_func(option)``), so a Chinese
-    link would not open in English. The widget shows translated labels (``format_func``) and this
-    function keeps ``?overlays=`` in the tokens' spelling: read from the link on first draw,
-    written back on every run where it differs.
-    """
+    """The frontier's "compare with" chips, labelled in the reader's language; the link keeps the
+    tokens (``?overlays=kv:fp8&overlays=tp:2``), the same in every language (:mod:`ui.labelled`)."""
+    from ui import labelled  # noqa: PLC0415
     from ui.perf.controls import MAX_OVERLAYS, OVERLAYS  # noqa: PLC0415
 
-    st.session_state.setdefault("_rendered_controls", {})[OVERLAYS.key] = OVERLAYS  # in the share link
-    if OVERLAYS.key not in st.session_state:
-        seeded = _tokens_from_url()
-        if seeded is None:
-            seeded = st.session_state.get(_KEPT, OVERLAYS.default)
-        st.session_state[OVERLAYS.key] = list(seeded)[:MAX_OVERLAYS]
-    tokens = where.multiselect(t("ctl.overlays"), OVERLAYS.choices(), key=OVERLAYS.key, max_selections=MAX_OVERLAYS,
-                               format_func=lambda tok: chip_label(tok, t), help=t("ctl.overlays.help"),
-                               wrap=True)  # long labels: every chip visible, not a scrolled row
-    st.session_state[_KEPT] = list(tokens)
-    _write_url(tokens)
-    return list(tokens)
+    return labelled.render(OVERLAYS, t, lambda tok: chip_label(tok, t), where, max_selections=MAX_OVERLAYS,
+                           wrap=True)  # long labels: every chip visible, not a scrolled row

@@ -6,11 +6,18 @@ from __future__ import annotations
 EN: dict[str, str] = {
     "nav.load_test": "Load test (P50/P95/P99)",
     "ctl.lt_arrival": "Arrivals",
-    "ctl.lt_arrival.help": "poisson: independent users at a mean rate; gamma: bursty (coefficient of variation below); "
-                           "closed: C clients, each sends its next request when the previous returns (vllm bench "
-                           "--max-concurrency); burst: every request at t = 0.",
+    "ctl.lt_arrival.help": "Poisson: independent users at a mean rate; Gamma: bursty (coefficient of variation below); "
+                           "closed loop: C clients, each sends its next request when the previous returns (vllm bench "
+                           "--max-concurrency); all at once: every request at t = 0.",
+    "opt.lt_arrival.poisson": "Poisson (independent users)",
+    "opt.lt_arrival.gamma": "Gamma (bursty)",
+    "opt.lt_arrival.closed": "Closed loop (C clients)",
+    "opt.lt_arrival.burst": "All at once (t = 0)",
+    "opt.lt_lengths.fixed": "Fixed",
+    "opt.lt_lengths.uniform": "Uniform",
+    "opt.lt_lengths.lognormal": "Lognormal",
     "ctl.lt_rate": "Arrival rate (requests/s)",
-    "ctl.lt_rate.help": "Mean requests per second offered to one engine (poisson, gamma).",
+    "ctl.lt_rate.help": "Mean requests per second offered to one engine (Poisson, Gamma).",
     "ctl.lt_cv": "Burstiness (CV of gaps)",
     "ctl.lt_cv.help": "Gamma arrivals: coefficient of variation of the time between requests. 1 = Poisson, "
                       "above 1 = bursts and lulls.",
@@ -19,7 +26,7 @@ EN: dict[str, str] = {
     "ctl.lt_requests": "Requests to simulate",
     "ctl.lt_requests.help": "More requests: steadier percentiles, longer runs (2,000 take well under a second of CPU).",
     "ctl.lt_lengths": "Length distribution",
-    "ctl.lt_lengths.help": "fixed: every request the same (benchmarks); uniform: mean ± spread × mean; lognormal: "
+    "ctl.lt_lengths.help": "Fixed: every request the same (benchmarks); uniform: mean ± spread × mean; lognormal: "
                            "mean and coefficient of variation = spread (chat datasets are lognormal-like).",
     "ctl.lt_input_len": "Mean prompt (tokens)",
     "ctl.lt_input_len.help": "Mean input length; cut so that prompt + output fit max_model_len.",
@@ -90,7 +97,7 @@ EN: dict[str, str] = {
     "lt.fig.step_axis": "step (ms, log)",
     "lt.fig.time": "simulated time (s)",
     "lt.fig.timeline_title": "Engine timeline: queue, running sequences, KV use, step time",
-    "lt.sweep_only_open": "The rate search needs open arrivals (poisson or gamma).",
+    "lt.sweep_only_open": "The rate search needs open arrivals (Poisson or Gamma).",
     "lt.sweep_off": "Switch on 'Find the highest sustainable rate' to search.",
     "lt.sweep_result": "Highest rate meeting P{q} TTFT ≤ {ttft} ms and TPOT ≤ {tpot} ms: **{rate} requests/s** "
                        "({n} simulated rates, 400 requests each).",
@@ -142,25 +149,32 @@ EN: dict[str, str] = {
 ZH: dict[str, str] = {
     "nav.load_test": "负载测试（P50/P95/P99）",
     "ctl.lt_arrival": "到达方式",
-    "ctl.lt_arrival.help": "poisson：独立用户按平均速率到达；gamma：突发（见下方变异系数）；closed：C 个客户端，"
-                           "每个在上一个请求返回后发送下一个（vllm bench --max-concurrency）；burst：所有请求在 t = 0 到达。",
+    "ctl.lt_arrival.help": "泊松：独立用户按平均速率到达；Gamma：突发（见下方变异系数）；闭环：C 个客户端，"
+                           "每个在上一个请求返回后发送下一个（vllm bench --max-concurrency）；一次性到达：所有请求在 t = 0 到达。",
+    "opt.lt_arrival.poisson": "泊松（独立用户）",
+    "opt.lt_arrival.gamma": "Gamma（突发）",
+    "opt.lt_arrival.closed": "闭环（C 个客户端）",
+    "opt.lt_arrival.burst": "一次性到达（t = 0）",
+    "opt.lt_lengths.fixed": "固定",
+    "opt.lt_lengths.uniform": "均匀",
+    "opt.lt_lengths.lognormal": "对数正态",
     "ctl.lt_rate": "到达速率（请求/秒）",
-    "ctl.lt_rate.help": "每秒提供给一个引擎的平均请求数（poisson、gamma）。",
+    "ctl.lt_rate.help": "每秒提供给一个引擎的平均请求数（泊松、Gamma）。",
     "ctl.lt_cv": "突发程度（间隔变异系数）",
-    "ctl.lt_cv.help": "gamma 到达：请求间隔的变异系数。1 = 泊松，大于 1 = 突发与空闲交替。",
+    "ctl.lt_cv.help": "Gamma 到达：请求间隔的变异系数。1 = 泊松，大于 1 = 突发与空闲交替。",
     "ctl.lt_concurrency": "客户端数（闭环）",
     "ctl.lt_concurrency.help": "闭环：同时在途的请求数，全部同时开始。",
     "ctl.lt_requests": "模拟的请求数",
     "ctl.lt_requests.help": "请求越多，分位数越稳定，运行越久（2,000 个请求的 CPU 时间远少于一秒）。",
     "ctl.lt_lengths": "长度分布",
-    "ctl.lt_lengths.help": "fixed：每个请求相同（基准测试）；uniform：均值 ± 离散度 × 均值；lognormal：均值与变异系数 = "
+    "ctl.lt_lengths.help": "固定：每个请求相同（基准测试）；均匀：均值 ± 离散度 × 均值；对数正态：均值与变异系数 = "
                            "离散度（对话数据集近似对数正态）。",
     "ctl.lt_input_len": "平均提示长度（token）",
     "ctl.lt_input_len.help": "平均输入长度；截断使提示 + 输出不超过 max_model_len。",
     "ctl.lt_output_len": "平均输出长度（token）",
     "ctl.lt_output_len.help": "每个请求平均生成的 token 数。",
     "ctl.lt_spread": "长度离散度",
-    "ctl.lt_spread.help": "lognormal：变异系数；uniform：均值的 ± 该比例。fixed 时忽略。",
+    "ctl.lt_spread.help": "对数正态：变异系数；均匀：均值的 ± 该比例。固定时忽略。",
     "ctl.lt_ttft_ms": "SLA：TTFT（毫秒）",
     "ctl.lt_ttft_ms.help": "首 token 时间目标。课程 §3.4：对话需要 < 500 毫秒。",
     "ctl.lt_tpot_ms": "SLA：TPOT（毫秒）",
@@ -170,7 +184,7 @@ ZH: dict[str, str] = {
     "ctl.lt_seed": "随机种子",
     "ctl.lt_seed.help": "相同种子，相同的到达与长度，相同的结果。",
     "ctl.lt_sweep": "寻找可持续的最高速率",
-    "ctl.lt_sweep.help": "模拟一系列速率（二分查找，每个 400 个请求），找出分位数仍满足 SLA 的最大速率。仅适用于 poisson 和 gamma 到达。",
+    "ctl.lt_sweep.help": "模拟一系列速率（二分查找，每个 400 个请求），找出分位数仍满足 SLA 的最大速率。仅适用于泊松和 Gamma 到达。",
     "lt.page_title": "负载测试：真实流量下的尾延迟",
     "lt.intro": "{model} 运行于 {gpu}（TP {tp}）：每个请求逐步通过 vLLM 调度器模拟（先来先服务，先解码再在 "
                 "max_num_batched_tokens 内分块预填充，KV 块，抢占），每一步的时间来自与其他页面相同的步时模型。",
@@ -222,7 +236,7 @@ ZH: dict[str, str] = {
     "lt.fig.step_axis": "步时（毫秒，对数）",
     "lt.fig.time": "模拟时间（秒）",
     "lt.fig.timeline_title": "引擎时间线：队列、运行序列、KV 使用、步时",
-    "lt.sweep_only_open": "速率搜索需要开放式到达（poisson 或 gamma）。",
+    "lt.sweep_only_open": "速率搜索需要开放式到达（泊松或 Gamma）。",
     "lt.sweep_off": "打开“寻找可持续的最高速率”以进行搜索。",
     "lt.sweep_result": "满足 P{q} TTFT ≤ {ttft} 毫秒且 TPOT ≤ {tpot} 毫秒的最高速率：**{rate} 请求/秒**（模拟了 {n} 个速率，每个 400 个请求）。",
     "lt.sweep_none": "即使尝试的最低速率（{rate} 请求/秒）在 P{q} 也未满足 SLA。",

@@ -1,0 +1,84 @@
+"""Widgets that show their options translated while the link keeps the stable tokens.
+
+A widget bound with ``bind="query-params"`` writes its *displayed* text into the URL: Streamlit
+1.67's select and multiselect serdes serialize ``format_func(option)``. With translated labels a
+Chinese link would then not open in English (and a label change would break old links). So these
+widgets are not bound: each shows ``label_of(option)`` and this module keeps ``?key=`` in the
+control's URL spelling (the tokens ``poisson``, ``kv:fp8`` …):
+
+* on first draw the value comes from the link (already checked by
+  :func:`ui.state.check_query_params`, so it parses), else from the value kept when the page was
+  left (a page-local widget's state is dropped on another page), else the control's default;
+* after the widget, the link is written back when it differs (default: the key is removed; an
+  empty selection where the default is not empty: ``?key=``).
+
+The control goes into ``_rendered_controls`` like a bound one, so the share link and scenario
+files see it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import streamlit as st
+
+from ui import controls as C
+
+_RENDERED = "_rendered_controls"  # as ui.state._RENDERED: the controls of this run, for the share link
+_KEPT = "_kept_{}"
+
+
+def _from_url(ctl: C.Control) -> Any:
+    """The control's value in the link, or None when absent or unreadable."""
+    if ctl.key not in st.query_params:
+        return None
+    raw = st.query_params.get_all(ctl.key)
+    try:
+        return ctl.parse(raw if ctl.kind in ("multi", "multi_int") else raw[-1])
+    except C.ControlValueError:
+        return None
+
+
+def _write_url(ctl: C.Control, value: Any) -> None:
+    want = ctl.url_value(tuple(value) if isinstance(value, list) else value)
+    if want is None:
+        if ctl.key in st.query_params:
+            del st.query_params[ctl.key]
+        return
+    want = want if isinstance(want, list) else [want]
+    if st.query_params.get_all(ctl.key) != want:
+        st.query_params[ctl.key] = want if len(want) > 1 else want[0]
+
+
+def render(ctl: C.Control, t: Callable[..., str], label_of: Callable[[Any], str], where: Any = st,
+           **widget: Any) -> Any:
+    """Draw a "select" or "multi" control with translated option labels; return its value.
+
+    ``label_of(option)`` gives the text shown; ``widget`` goes to the Streamlit call
+    (``max_selections``, ``wrap`` …). Label and help come from the translations
+    (``ctl.<key>``, ``ctl.<key>.help``) as for :func:`ui.state.render_control`.
+    """
+    key = ctl.key
+    multi = ctl.kind == "multi"
+    st.session_state.setdefault(_RENDERED, {})[key] = ctl
+    if key not in st.session_state:
+        seeded = _from_url(ctl)
+        if seeded is None:
+            seeded = st.session_state.get(_KEPT.format(key), ctl.default)
+        # a link may hold more than the widget allows (it would raise): the first ones are kept
+        st.session_state[key] = list(seeded)[:widget.get("max_selections") or None] if multi else seeded
+
+    def fmt(option: Any) -> str:
+        try:
+            return label_of(option)
+        except (KeyError, ValueError):  # not a known option (a stale value): the token itself
+            return str(option)
+
+    common = dict(key=key, format_func=fmt, help=t(f"ctl.{key}.help"), **widget)
+    if multi:
+        value = where.multiselect(t(f"ctl.{key}"), ctl.choices(), **common)
+    else:
+        value = where.selectbox(t(f"ctl.{key}"), ctl.choices(), **common)
+    st.session_state[_KEPT.format(key)] = list(value) if multi else value
+    _write_url(ctl, value)
+    return list(value) if multi else value
