@@ -4,7 +4,7 @@ measured side by side in the same run.
     .venv/bin/python bench/bench_pages.py [--runs 30] [--pages memory,frontier]
 
 One server per app (this one, and ``bench/minimal_app.py``: one title, one slider, one Plotly
-line chart). One session per page speaks Streamlit's WebSocket protocol (``tests/ws_session.py``,
+line chart). One session per page speaks Streamlit's WebSocket protocol (``bench/ws_session.py``,
 with the frontend's message cache), moves a slider, waits for ``script_finished``; the CPU time
 the server process used (user + system, from ``/proc/<pid>/stat``, all its threads) over a batch
 of reruns, divided by the batch size, is one sample. Reported: median and p90 in ms per page, and the ratio of the median to
@@ -25,9 +25,9 @@ from contextlib import ExitStack
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from conftest import SERVER_PIDS, streamlit_server  # noqa: E402
+from load import single_server  # noqa: E402
 from ws_session import Session  # noqa: E402
 
 TARGET_MS = 40.0
@@ -91,15 +91,14 @@ def run(runs: int, pages: set[str] | None, rounds: int, batch: int = 5,
     samples: dict[tuple[str, str, str], list[float]] = {}
     minimal: list[float] = []
     with ExitStack() as stack:
-        murl = stack.enter_context(streamlit_server(tmp / "minimal.log", app=ROOT / "bench" / "minimal_app.py"))
-        urls = {name: stack.enter_context(streamlit_server(tmp / f"{name}.log", app=path, cwd=path.parent))
-                for name, path in apps.items()}
+        murl, (mpid,) = stack.enter_context(single_server(tmp, app=ROOT / "bench" / "minimal_app.py", cwd=ROOT))
+        servers = {name: stack.enter_context(single_server(tmp, app=path)) for name, path in apps.items()}
         for _ in range(rounds):  # interleaved rounds: every app sees the same machine load
-            minimal += asyncio.run(measure(murl, SERVER_PIDS[murl], *MINIMAL, runs=runs, batch=batch))
+            minimal += asyncio.run(measure(murl, mpid, *MINIMAL, runs=runs, batch=batch))
             for page, key, values in cases:
-                for name, url in urls.items():
+                for name, (url, (pid,)) in servers.items():
                     samples.setdefault((name, page, key), []).extend(
-                        asyncio.run(measure(url, SERVER_PIDS[url], page, key, values, runs, batch)))
+                        asyncio.run(measure(url, pid, page, key, values, runs, batch)))
     base = statistics.median(minimal)
     rows = [("minimal app", "concurrency", *_stats(minimal), 1.0, None)]
     for page, key, _ in cases:

@@ -13,7 +13,7 @@ and records in the page, with a MutationObserver installed before any script of 
   - the first Plotly chart has drawn its SVG (``.js-plotly-plot .main-svg``): the figure we compare.
 Headless Debian Chromium (/usr/bin/chromium, or $CHROMIUM_PATH) through Playwright.
 
-Server side, the same first run is timed over Streamlit's protocol (bench/load.py's client): rerun
+Server side, the same first run is timed over Streamlit's protocol (bench/ws_session.py): rerun
 sent -> first chart element received -> script finished, to split a slow first paint between the
 server's first run (imports, sidebar, page) and the browser (JS, Plotly).
 
@@ -33,7 +33,8 @@ from contextlib import ExitStack
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import load  # noqa: E402  (server start/stop and the protocol client)
+import load  # noqa: E402  (server start/stop)
+from ws_session import Session  # noqa: E402  (the protocol client)
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
@@ -75,28 +76,11 @@ def browser_visit(browser, url: str, timeout_s: float) -> dict[str, float]:
 
 
 async def protocol_first_run(url: str, page: str) -> dict[str, float]:
-    """Server side of a first visit: rerun sent -> first chart element -> script finished (s)."""
-    import websockets
-    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-
-    s = load.Session(url, page, __import__("random").Random(0), 120)
-    ws_url = url.replace("http://", "ws://", 1) + "/_stcore/stream"
-    out: dict[str, float] = {}
-    async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None) as ws:
-        t0 = time.perf_counter()
-        await ws.send(s._rerun())
-        while True:
-            msg = ForwardMsg()
-            msg.ParseFromString(await ws.recv())
-            kind = msg.WhichOneof("type")
-            if kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
-                el = msg.delta.new_element.WhichOneof("type")
-                out.setdefault("first_element_s", time.perf_counter() - t0)
-                if el == "plotly_chart":
-                    out.setdefault("chart_s", time.perf_counter() - t0)
-            if kind == "script_finished":
-                out["finished_s"] = time.perf_counter() - t0
-                return out
+    """Server side of a first visit: rerun sent -> first element, first chart, script finished (s)."""
+    async with Session(url, page, timeout_s=120) as s:
+        r = await s.open()
+    marks = {"first_element_s": r.first_element_s, "chart_s": r.first_chart_s, "finished_s": r.elapsed_s}
+    return {k: v for k, v in marks.items() if v is not None}
 
 
 def _median(rows: list[dict[str, float]], key: str) -> float:

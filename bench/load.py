@@ -4,8 +4,9 @@
     .venv/bin/python bench/load.py --sessions 50 --replicas 4 --duration 60       # nginx + 4 processes (deploy/)
     .venv/bin/python bench/load.py --sessions 10 --url http://127.0.0.1:8080      # an existing server or front
 
-What one session does (what a browser tab does, minus drawing):
-1. ``GET /`` and ``GET /_stcore/health`` with its own cookie jar (so a cookie-affinity front such
+What one session does (what a browser tab does, minus drawing; the protocol client is
+bench/ws_session.py):
+1. ``GET /<page>`` and ``GET /_stcore/health`` with its own cookie jar (so a cookie-affinity front such
    as ``deploy/nginx.conf`` pins it to one replica, as it pins a browser);
 2. opens ``/_stcore/stream`` (sub-protocol ``streamlit``) and sends a ``BackMsg.rerun_script`` with
    the page name, like the frontend on connect; reads ``ForwardMsg``s up to ``script_finished``;
@@ -22,7 +23,8 @@ growing queue. Widgets the session did not touch are not re-sent: the server kee
 (``SessionState`` compacts the previous run's widget states), as it does for a browser.
 
 Errors: an ``exception`` element in any ForwardMsg, a script that finished with a compile error,
-a connection that dropped, no ``script_finished`` within ``--timeout`` seconds.
+a connection that dropped, no ``script_finished`` within ``--timeout`` seconds (no message for
+that long while a run is under way).
 Server memory: resident set size of the server processes (sampled every 0.5 s; peak and at the end).
 
 Bounded: at most ``--max-sessions`` (100) sessions, ``--duration`` at most 600 s, loopback addresses
@@ -33,13 +35,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
-import http.cookiejar
 import os
 import random
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import time
@@ -50,8 +49,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import websockets
-from streamlit.proto.BackMsg_pb2 import BackMsg
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from ws_session import RunResult, Session  # bench/ is on sys.path (this script's folder, or the tests')
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ("memory", "frontier")
@@ -110,16 +108,16 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 @contextmanager
-def single_server(log_dir: Path, app: Path | None = None):
-    """A fresh ``streamlit run app.py`` (or ``app``, run from its own folder) on a free loopback port;
-    yields (url, [pid])."""
+def single_server(log_dir: Path, app: Path | None = None, cwd: Path | None = None):
+    """A fresh ``streamlit run app.py`` (or ``app``, run from ``cwd``, by default its own folder: the
+    ``.streamlit/config.toml`` there applies) on a free loopback port; yields (url, [pid])."""
     app = Path(app) if app else ROOT / "app.py"
     port = _free_port()
     env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "STREAMLIT_SERVER_HEADLESS": "true"}
     cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
            "--server.address", "127.0.0.1", "--server.port", str(port), "--server.fileWatcherType", "none"]
     log = open(log_dir / f"streamlit-{port}.log", "w")
-    proc = subprocess.Popen(cmd, cwd=app.parent, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(cmd, cwd=cwd or app.parent, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(url, proc)
@@ -166,125 +164,55 @@ def rss_bytes(pids: list[int]) -> int:
     return total
 
 
-def _http_get(opener: urllib.request.OpenerDirector, url: str) -> None:
-    with opener.open(url, timeout=30) as r:
-        r.read()
+async def run_session(base_url: str, page: str, rng: random.Random, timeout_s: float, start_at: float,
+                      end_at: float) -> SessionResult:
+    """One session (bench/ws_session.py): opens at ``start_at``, changes the control until ``end_at``."""
+    result = SessionResult(page)
+    s = Session(base_url, page, timeout_s=timeout_s)
 
+    def collect(r: RunResult) -> None:
+        result.errors += [f"exception: {e}" for e in r.exceptions]
+        result.errors += [f"unknown ref_hash {h}" for h in r.unknown_refs]
+        if r.finished == "FINISHED_WITH_COMPILE_ERROR":
+            result.errors.append("script finished with a compile error")
+        result.refs += r.refs
 
-class Session:
-    """One browser tab's worth of protocol."""
-
-    def __init__(self, base_url: str, page: str, rng: random.Random, timeout_s: float):
-        self.base_url, self.page, self.rng, self.timeout_s = base_url.rstrip("/"), page, rng, timeout_s
-        self.result = SessionResult(page)
-        self.page_hash = ""
-        self.query_string = ""
-        self.widget_ids: dict[str, str] = {}  # user key -> widget id
-        self.cache: dict[str, bytes] = {}  # hash -> delta bytes (the frontend's message cache)
-        self.value: int | None = None
-
-    async def _open_http(self) -> str:
-        jar = http.cookiejar.CookieJar()
-        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
-        await asyncio.to_thread(_http_get, opener, f"{self.base_url}/{self.page}")
-        await asyncio.to_thread(_http_get, opener, f"{self.base_url}/_stcore/health")
-        return "; ".join(f"{c.name}={c.value}" for c in jar)
-
-    def _rerun(self, widgets: dict[str, int] | None = None) -> bytes:
-        msg = BackMsg()
-        rs = msg.rerun_script
-        rs.query_string = self.query_string
-        rs.page_script_hash = self.page_hash
-        rs.page_name = "" if self.page_hash else self.page
-        rs.cached_message_hashes.extend(self.cache)
-        for key, value in (widgets or {}).items():
-            w = rs.widget_states.widgets.add()
-            w.id = self.widget_ids[key]
-            w.int_value = int(value)  # the sidebar concurrency is an integer number entry (ui.controls)
-        return msg.SerializeToString()
-
-    async def _until_finished(self, ws) -> str:
-        """Read ForwardMsgs up to script_finished; returns a digest of the page content."""
-        digest = hashlib.sha256()
+    try:
+        await s.fetch_cookie()
+        await asyncio.sleep(max(0.0, start_at - time.monotonic()))  # all sessions open at once
+        await s.connect()
+        r = await s.run()
+        collect(r)
+        result.first_load_s = r.elapsed_s
+        if CONTROL_KEY not in s.widget_ids:
+            result.errors.append(f"no {CONTROL_KEY} widget on {page}")
+            return result
+        value = None
         while True:
-            raw = await asyncio.wait_for(ws.recv(), self.timeout_s)
-            if self.result.first_load_s is not None:
-                self.result.bytes_in += len(raw)
-            msg = ForwardMsg()
-            msg.ParseFromString(raw)
-            kind = msg.WhichOneof("type")
-            if kind == "ref_hash":
-                self.result.refs += 1
-                body = self.cache.get(msg.ref_hash)
-                if body is None:
-                    self.result.errors.append(f"unknown ref_hash {msg.ref_hash}")
-                    continue
-                delta = ForwardMsg()
-                delta.ParseFromString(body)
-                msg, kind = delta, "delta"
-            if kind == "delta":
-                if msg.metadata.cacheable and msg.hash:
-                    self.cache[msg.hash] = raw
-                d = msg.delta
-                if d.WhichOneof("type") == "new_element":
-                    el = d.new_element
-                    ek = el.WhichOneof("type")
-                    if ek == "exception":
-                        self.result.errors.append(f"exception: {el.exception.type}: {el.exception.message[:200]}")
-                    wid = getattr(getattr(el, ek), "id", "") if ek else ""
-                    if isinstance(wid, str) and wid.startswith("$$ID-"):
-                        self.widget_ids[wid.rsplit("-", 1)[-1]] = wid
-                    else:  # content, not widgets (a slider's own value is not "the page changed")
-                        digest.update(el.SerializeToString(deterministic=True))
-            elif kind == "navigation":
-                self.page_hash = msg.navigation.page_script_hash
-            elif kind == "page_info_changed":
-                self.query_string = msg.page_info_changed.query_string
-            elif kind == "script_finished":
-                status = msg.script_finished
-                if status == ForwardMsg.FINISHED_WITH_COMPILE_ERROR:
-                    self.result.errors.append("script finished with a compile error")
-                if status in (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERROR):
-                    return digest.hexdigest()
-
-    async def run(self, start_at: float, end_at: float) -> SessionResult:
-        ws_url = self.base_url.replace("http://", "ws://", 1) + "/_stcore/stream"
-        origin = "{0.scheme}://{0.netloc}".format(urlsplit(self.base_url))
-        try:
-            cookie = await self._open_http()
-            await asyncio.sleep(max(0.0, start_at - time.monotonic()))  # all sessions open at once
-            headers = {"Cookie": cookie} if cookie else {}
-            async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None, origin=origin,
-                                          additional_headers=headers, open_timeout=self.timeout_s,
-                                          ping_interval=None) as ws:
-                t0 = time.monotonic()
-                await ws.send(self._rerun())
-                await self._until_finished(ws)
-                self.result.first_load_s = time.monotonic() - t0
-                if CONTROL_KEY not in self.widget_ids:
-                    self.result.errors.append(f"no {CONTROL_KEY} widget on {self.page}")
-                    return self.result
-                while True:
-                    think = self.rng.uniform(1.0, 3.0)
-                    if time.monotonic() + think >= end_at:
-                        break
-                    await asyncio.sleep(think)
-                    self.value = self.rng.choice([v for v in CONTROL_VALUES if v != self.value])
-                    t0 = time.monotonic()
-                    await ws.send(self._rerun({CONTROL_KEY: self.value}))
-                    digest = await self._until_finished(ws)
-                    self.result.latencies_s.append(time.monotonic() - t0)
-                    self.result.page_digests.add(digest)
-                    self.result.reruns_finished += 1
-        except asyncio.TimeoutError:
-            self.result.errors.append(f"no script_finished within {self.timeout_s:.0f} s")
-        except websockets.ConnectionClosed as exc:
-            self.result.errors.append(f"connection dropped: {exc}")
-        except OSError as exc:
-            self.result.errors.append(f"connection failed: {exc}")
-        except websockets.InvalidHandshake as exc:  # e.g. a front answering 429 or 502 to the upgrade
-            self.result.errors.append(f"WebSocket refused: {exc}")
-        return self.result
+            think = rng.uniform(1.0, 3.0)
+            if time.monotonic() + think >= end_at:
+                break
+            await asyncio.sleep(think)
+            value = rng.choice([v for v in CONTROL_VALUES if v != value])
+            r = await s.rerun({CONTROL_KEY: value})
+            collect(r)
+            result.bytes_in += r.bytes_in
+            result.latencies_s.append(r.elapsed_s)
+            result.page_digests.add(r.digest)
+            result.reruns_finished += 1
+    except asyncio.TimeoutError:
+        collect(s.current)  # what the unfinished run showed before it stalled
+        result.errors.append(f"no script_finished within {timeout_s:.0f} s")
+    except websockets.ConnectionClosed as exc:
+        collect(s.current)
+        result.errors.append(f"connection dropped: {exc}")
+    except OSError as exc:
+        result.errors.append(f"connection failed: {exc}")
+    except websockets.InvalidHandshake as exc:  # e.g. a front answering 429 or 502 to the upgrade
+        result.errors.append(f"WebSocket refused: {exc}")
+    finally:
+        await s.close()
+    return result
 
 
 async def run_sessions(url: str, n: int, duration_s: float, *, seed: int = 0, timeout_s: float = 60,
@@ -293,7 +221,7 @@ async def run_sessions(url: str, n: int, duration_s: float, *, seed: int = 0, ti
     rng = random.Random(seed)
     start_at = time.monotonic() + 1.0 + 0.02 * n  # time for every session's HTTP requests first
     end_at = start_at + duration_s
-    sessions = [Session(url, PAGES[i % 2], random.Random(rng.random()), timeout_s) for i in range(n)]
+    rngs = [random.Random(rng.random()) for _ in range(n)]
     peak = [rss_bytes(pids or [])]
 
     async def sample_rss():
@@ -303,7 +231,8 @@ async def run_sessions(url: str, n: int, duration_s: float, *, seed: int = 0, ti
 
     sampler = asyncio.create_task(sample_rss())
     try:
-        results = await asyncio.gather(*(s.run(start_at, end_at) for s in sessions))
+        results = await asyncio.gather(*(run_session(url, PAGES[i % 2], rngs[i], timeout_s, start_at, end_at)
+                                         for i in range(n)))
     finally:
         sampler.cancel()
     wall = max(time.monotonic() - start_at, 1e-9)
@@ -323,9 +252,8 @@ async def warm_up(url: str, timeout_s: float = 60) -> list[str]:
     """One session loads each page once (no changes); returns its errors."""
     errors = []
     for page in PAGES:
-        s = Session(url, page, random.Random(0), timeout_s)
         now = time.monotonic()
-        errors += (await s.run(now, now)).errors
+        errors += (await run_session(url, page, random.Random(0), timeout_s, now, now)).errors
     return errors
 
 

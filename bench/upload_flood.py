@@ -18,67 +18,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import http.cookiejar
 import os
-import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
 import uuid
-from contextlib import contextmanager
 from pathlib import Path
-from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import websockets  # noqa: E402
-from load import ROOT, _free_port, _stop, _wait_healthy, rss_bytes  # noqa: E402
-from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
+from load import ROOT, rss_bytes, single_server  # noqa: E402
+from ws_session import Session  # noqa: E402
 
 MiB = 2 ** 20
-
-
-@contextmanager
-def server(script: Path, log_dir: Path):
-    """``streamlit run script`` on a free loopback port, with the app's .streamlit/config.toml."""
-    port = _free_port()
-    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "STREAMLIT_SERVER_HEADLESS": "true"}
-    cmd = [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
-           "--server.address", "127.0.0.1", "--server.port", str(port), "--server.fileWatcherType", "none"]
-    log = open(log_dir / f"streamlit-{port}.log", "w")
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(url, proc)
-        yield url, [proc.pid]
-    finally:
-        _stop(proc)
-        log.close()
-
-
-def _rerun(page_hash: str = "") -> bytes:
-    msg = BackMsg()
-    msg.rerun_script.query_string = ""
-    msg.rerun_script.page_script_hash = page_hash
-    msg.rerun_script.page_name = "" if page_hash else "memory"
-    return msg.SerializeToString()
-
-
-async def _until_finished(ws, timeout_s: float = 120) -> dict:
-    seen: dict = {}
-    while True:
-        msg = ForwardMsg()
-        msg.ParseFromString(await asyncio.wait_for(ws.recv(), timeout_s))
-        kind = msg.WhichOneof("type")
-        if kind == "new_session":
-            seen["session_id"] = msg.new_session.initialize.session_id
-        elif kind == "navigation":
-            seen["page_hash"] = msg.navigation.page_script_hash
-        elif kind == "script_finished" and msg.script_finished in (ForwardMsg.FINISHED_SUCCESSFULLY,
-                                                                   ForwardMsg.FINISHED_WITH_COMPILE_ERROR):
-            return seen
 
 
 def _put(url: str, cookie: str, token: str, payload: bytes) -> int:
@@ -92,19 +45,9 @@ def _put(url: str, cookie: str, token: str, payload: bytes) -> int:
 
 
 async def flood(url: str, pids: list[int], files: int, size: int, rounds: int) -> dict:
-    jar = http.cookiejar.CookieJar()
-    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
-    opener.open(url + "/", timeout=30).read()
-    opener.open(url + "/_stcore/health", timeout=30).read()  # sets the XSRF cookie
-    cookie = "; ".join(f"{c.name}={c.value}" for c in jar)
-    token = next((c.value for c in jar if c.name == "_streamlit_xsrf"), "")
-    ws_url = url.replace("http://", "ws://", 1) + "/_stcore/stream"
-    origin = "{0.scheme}://{0.netloc}".format(urlsplit(url))
-    async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None, origin=origin,
-                                  additional_headers={"Cookie": cookie}, ping_interval=None) as ws:
-        await ws.send(_rerun())
-        seen = await _until_finished(ws)
-        sid, page_hash = seen["session_id"], seen.get("page_hash", "")
+    async with Session(url, "memory", timeout_s=120) as s:  # bench/ws_session.py
+        await s.open()
+        sid, cookie, token = s.session_id, s.cookie, s.xsrf_token
         await asyncio.sleep(1.0)
         base = rss_bytes(pids)
         t0 = time.monotonic()
@@ -116,8 +59,7 @@ async def flood(url: str, pids: list[int], files: int, size: int, rounds: int) -
                     _put, f"{url}/_stcore/upload_file/{sid}/{uuid.uuid4().hex}", cookie, token, payload))
             await asyncio.sleep(1.0)
             after_flood.append(rss_bytes(pids))
-            await ws.send(_rerun(page_hash))  # any interaction runs the script
-            await _until_finished(ws)
+            await s.rerun()  # any interaction runs the script
             await asyncio.sleep(1.0)
             after_run.append(rss_bytes(pids))
         push_s = time.monotonic() - t0
@@ -136,7 +78,7 @@ def main(argv=None) -> int:
     print(f"{args.rounds} rounds of {args.files} uploads of {args.mb} MB each, then one run of the script; "
           "server RSS above its baseline (machine shared, RSS indicative)")
     for label, script in apps.items():
-        with tempfile.TemporaryDirectory() as tmp, server(script, Path(tmp)) as (url, pids):
+        with tempfile.TemporaryDirectory() as tmp, single_server(Path(tmp), script, cwd=ROOT) as (url, pids):
             r = asyncio.run(flood(url, pids, args.files, int(args.mb * 1e6), args.rounds))
         rounds = ", ".join(f"+{(f - r['base']) / MiB:.0f} / +{(a - r['base']) / MiB:.0f}"
                            for f, a in zip(r["after_flood"], r["after_run"]))

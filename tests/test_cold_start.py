@@ -13,10 +13,10 @@ import sys
 import textwrap
 
 from conftest import ROOT, streamlit_server
-from ws_session import open_all
 
 sys.path.insert(0, str(ROOT / "bench"))
 from load import run_blocking  # noqa: E402  (asyncio.run in its own thread: Playwright's loop may run here)
+from ws_session import open_all  # noqa: E402  (the protocol client)
 
 def test_page_runs_import_no_library_module_for_the_first_time():
     """Deterministic half of the fix: after ``import ui.shell`` (what app.py and every page do
