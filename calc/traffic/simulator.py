@@ -104,6 +104,29 @@ def _ceil_div(a, b):
     return -(-a // b)
 
 
+def _retire(fin, end, running, finish_t, arrival, pending, next_new, workload, t_req):
+    """Retire the running requests flagged ``fin`` (their last token came at ``end``).
+
+    Sets their finish time, drops them from the running arrays (``running``, in admission order:
+    ids first, KV blocks held sixth) and, in a closed loop, lets each finished client's next
+    request arrive ``think_s`` later (entering the queue ``t_req`` after that). Returns the kept
+    running arrays, the KV blocks freed and the next request index not yet arrived.
+    """
+    rid, rh = running[0], running[5]
+    fid = rid[fin]
+    finish_t[fid] = end
+    freed = int(rh[fin].sum())
+    keep = ~fin
+    running = tuple(a[keep] for a in running)
+    if workload.closed:
+        for _ in range(int(fid.size)):
+            if next_new < finish_t.size:  # requests in the workload
+                arrival[next_new] = end + workload.think_s
+                heapq.heappush(pending, (end + workload.think_s + t_req, next_new))
+                next_new += 1
+    return running, freed, next_new
+
+
 def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_steps: int = MAX_STEPS,
              timer: StepTimer | None = None) -> SimResult:
     """Run ``workload`` through the scheduler (module docstring) until every request finishes.
@@ -257,18 +280,10 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
                 now = end
                 fin = rg >= ro
                 if fin.any():
-                    fid = rid[fin]
-                    finish_t[fid] = end
-                    free += int(rh[fin].sum())
-                    done += int(fid.size)
-                    keep = ~fin
-                    rid, rp, ro, rc, rg, rh, rl = rid[keep], rp[keep], ro[keep], rc[keep], rg[keep], rh[keep], rl[keep]
-                    if workload.closed:
-                        for _ in range(int(fid.size)):
-                            if next_new < n:
-                                arrival[next_new] = end + workload.think_s
-                                heapq.heappush(pending, (end + workload.think_s + t_req, next_new))
-                                next_new += 1
+                    (rid, rp, ro, rc, rg, rh, rl), freed, next_new = _retire(
+                        fin, end, (rid, rp, ro, rc, rg, rh, rl), finish_t, arrival, pending, next_new, workload, t_req)
+                    free += freed
+                    done += int(np.count_nonzero(fin))
                 continue
         # ---- a general step ----
         preempted = False
@@ -382,18 +397,10 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
             rl = np.where(emit, end, rl)
             fin = rg >= ro
             if fin.any():
-                fid = rid[fin]
-                finish_t[fid] = end
-                free += int(rh[fin].sum())
-                done += int(fid.size)
-                keep = ~fin
-                rid, rp, ro, rc, rg, rh, rl = rid[keep], rp[keep], ro[keep], rc[keep], rg[keep], rh[keep], rl[keep]
-                if workload.closed:
-                    for _ in range(int(fid.size)):
-                        if next_new < n:
-                            arrival[next_new] = end + workload.think_s
-                            heapq.heappush(pending, (end + workload.think_s + t_req, next_new))
-                            next_new += 1
+                (rid, rp, ro, rc, rg, rh, rl), freed, next_new = _retire(
+                    fin, end, (rid, rp, ro, rc, rg, rh, rl), finish_t, arrival, pending, next_new, workload, t_req)
+                free += freed
+                done += int(np.count_nonzero(fin))
         now = end
 
     ttft = first_t - arrival
