@@ -11,7 +11,7 @@ from calc.timing.estimate import estimate
 from calc.traffic.slo import summarize
 from calc.traffic.workload import WorkloadError
 from ui import format as F
-from ui import labelled, shell
+from ui import labelled, layout, shell
 from ui.loadtest import controls as LC
 from ui.loadtest import figures as LF
 from ui.loadtest import runs
@@ -76,10 +76,10 @@ ok = pt <= ttft_slo and (not np.isfinite(pp) or pp <= tpot_slo)
 dist, sweep, timeline, table = st.tabs([t("lt.tab.dist"), t("lt.tab.sweep"), t("lt.tab.timeline"), t("lt.tab.table")])
 with dist:
     c1, c2 = st.columns(2)
-    c1.plotly_chart(LF.cdf_figure(r.ttft_s, t, title=t("lt.fig.ttft_title"), x_title=t("lt.fig.ttft_x"), slo_s=ttft_slo, q=q),
-                    key="lt_cdf_ttft", config={"displaylogo": False})
-    c2.plotly_chart(LF.cdf_figure(r.tpot_s, t, title=t("lt.fig.tpot_title"), x_title=t("lt.fig.tpot_x"), slo_s=tpot_slo, q=q),
-                    key="lt_cdf_tpot", config={"displaylogo": False})
+    layout.chart(LF.cdf_figure(r.ttft_s, t, title=t("lt.fig.ttft_title"), x_title=t("lt.fig.ttft_x"), slo_s=ttft_slo, q=q),
+                 key="lt_cdf_ttft", where=c1)  # titles as HTML above the plot: they wrap on a phone
+    layout.chart(LF.cdf_figure(r.tpot_s, t, title=t("lt.fig.tpot_title"), x_title=t("lt.fig.tpot_x"), slo_s=tpot_slo, q=q),
+                 key="lt_cdf_tpot", where=c2)
 with sweep:
     if trace is not None or load.arrival not in ("poisson", "gamma"):
         st.info(t("lt.sweep_only_open"))
@@ -96,9 +96,9 @@ with sweep:
                           rate=F.number(search.rate_per_s, 2), n=len(search.rates_per_s)))
         else:
             st.warning(t("lt.sweep_none", rate=F.number(float(search.rates_per_s.min()), 2), q=q))
-        st.plotly_chart(LF.sweep_figure(search, t, ttft_slo_s=ttft_slo), key="lt_sweep_fig", config={"displaylogo": False})
+        layout.chart(LF.sweep_figure(search, t, ttft_slo_s=ttft_slo), key="lt_sweep_fig")
 with timeline:
-    st.plotly_chart(LF.timeline_figure(r, t), key="lt_timeline", config={"displaylogo": False})
+    layout.chart(LF.timeline_figure(r, t), key="lt_timeline")
 with table:
     st.dataframe([{t("lt.col.metric"): t(f"lt.row.{name}"), t("lt.col.mean"): ms(stats[f"{name}_mean"]),
                    **{f"P{p}": ms(stats[f"{name}_p{p}"]) for p in (50, 90, 95, 99)}}

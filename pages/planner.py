@@ -11,7 +11,7 @@ from calc.plan.search import PlanRequest, plan
 from calc.spec.catalog import get_gpu, list_gpus
 from calc.spec.inputs import describe_validation_error
 from ui import format as F
-from ui import shell
+from ui import labelled, layout, shell
 from ui.controls import ControlValueError
 from ui.i18n import current_language
 from ui.planner import explain as X
@@ -36,11 +36,12 @@ with c2:
     ttft_ms = render_control(PL_TTFT_MS, t)
 with c3:
     tpot_ms = render_control(PL_TPOT_MS, t)
-with c4:
-    percentile = render_control(PL_PERCENTILE, t)
+names = {g.id: g.name for g in list_gpus()}
+with c4:  # translated options, the link keeps the tokens (ui.labelled)
+    percentile = labelled.render(PL_PERCENTILE, t, lambda o: t(f"opt.pl_percentile.{o}"))
 c5, c6, c7, c8 = st.columns(4)
 with c5:
-    sort = render_control(PL_SORT, t)
+    sort = labelled.render(PL_SORT, t, lambda o: t(f"opt.pl_sort.{o}"))
 with c6:
     top = render_control(PL_TOP, t)
 with c7:
@@ -48,8 +49,8 @@ with c7:
 with c8:
     budget = render_control(PL_BUDGET, t)
 c9, c10 = st.columns([3, 2])
-with c9:
-    allowed = render_control(PL_GPUS, t)
+with c9:  # GPU names shown, ids in the link
+    allowed = labelled.render(PL_GPUS, t, names.__getitem__, placeholder=t("pl.gpus.placeholder"))
 st.session_state.setdefault(_RENDERED, {})[PRICES_KEY] = PL_PRICES  # in the share link
 prices_text = c10.text_input(t("ctl.pl_prices"), key=PRICES_KEY, bind="query-params", help=t("ctl.pl_prices.help"),
                              max_chars=2000, placeholder="h100-sxm=2.49")
@@ -68,7 +69,6 @@ except ValidationError as exc:
     st.error(md_escape(describe_validation_error(exc)))
     st.stop()
 gpus = [get_gpu(g) for g in allowed] if allowed else list_gpus()
-names = {g.id: g.name for g in list_gpus()}
 t0 = time.perf_counter()
 result = check_top(plan(sc.arch, gpus, req, sc.efficiency, prices=prices), sc.arch, gpus, sc.efficiency)
 elapsed = time.perf_counter() - t0
@@ -95,9 +95,8 @@ else:
     st.dataframe(X.ranked_rows(result, t, lang=lang), hide_index=True, key="planner_table",
                  column_config={t("pl.col.open"): st.column_config.LinkColumn(display_text=t("pl.open"))})
     st.caption(t("pl.table.caption"))
-    st.plotly_chart(FP.pareto_figure(result.grid, t, rate_rps=req.rate_rps, input_len=req.input_len,
-                                     output_len=req.output_len, gpu_names=names),
-                    key="planner_pareto", config={"displaylogo": False})
+    layout.chart(FP.pareto_figure(result.grid, t, rate_rps=req.rate_rps, input_len=req.input_len,
+                                  output_len=req.output_len, gpu_names=names), key="planner_pareto")
     st.subheader(t("pl.cmd.title"))
     labels = [f"#{k} {d.gpu} TP {d.tensor_parallel_size} {X.precision_label(d.quantization, t)} / KV {d.kv_cache_dtype}"
               for k, d in enumerate(result.ranked, 1)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from apptest_helpers import app, plotly_specs
+from apptest_helpers import app, chart_titles, plotly_specs
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 PAGE = "pages/load_test.py"
@@ -18,7 +18,7 @@ def test_defaults_render_with_percentiles_and_figures():
     labels = [m.label for m in at.metric]
     assert labels[:3] == ["P95 TTFT", "P95 TPOT", "Goodput"]
     specs = plotly_specs(at)
-    titles = [s["layout"]["title"]["text"] for s in specs]
+    titles = chart_titles(at)  # HTML headings above the plots (ui.layout.chart), in page order
     assert "Time to first token" in titles and any("timeline" in x for x in titles)
     cdf = specs[titles.index("Time to first token")]
     assert cdf["layout"]["xaxis"]["type"] == "log"
@@ -43,6 +43,9 @@ def test_arrival_and_length_options_in_chinese_with_tokens_in_the_link():
     assert list(arrival.options) == ["泊松（独立用户）", "Gamma（突发）", "闭环（C 个客户端）",
                                                                  "一次性到达（t = 0）"]
     assert list(lengths.options) == ["固定", "均匀", "对数正态"]
+    # the delta's sign comes first (Streamlit draws the arrow from it): "-274 ms（相对目标）", not "与目标相差 -274 ms"
+    deltas = [m.delta for m in at.metric if m.delta]
+    assert deltas and all(d[0] in "-0123456789" for d in deltas)
     lengths.select("fixed").run()
     assert not at.exception
     assert at.query_params["lt_lengths"] == "fixed" and at.query_params["lt_arrival"] == "closed"  # tokens, not 固定
@@ -58,7 +61,8 @@ def test_rate_sweep_marks_the_highest_sustainable_rate():
     assert not at.exception
     md = " ".join(m.value for m in at.markdown)
     assert "requests/s" in md and "Highest rate meeting P95" in md
-    sweep = [s for s in plotly_specs(at) if "against the arrival rate" in s["layout"]["title"]["text"]]
+    titles = chart_titles(at)
+    sweep = [s for s, x in zip(plotly_specs(at), titles) if "against the arrival rate" in x]
     assert sweep and any(tr.get("name", "").startswith("highest rate") for tr in sweep[0]["data"])
 
 

@@ -81,3 +81,19 @@ def test_hostile_prices_text_is_shown_literally():
     assert not at.exception
     (w,) = [w for w in texts(at.warning) if "pl_prices" in w]
     assert "[x](" not in w and "\\[x\\]" in w  # escaped: no live link
+
+
+def test_options_in_chinese_gpu_names_and_tokens_in_the_link():
+    at = app({"pl_sort": "gpus", "pl_gpus": ["h100-sxm", "a100-80gb"], "lang": "zh"}, page=PAGE)
+    assert not at.exception
+    pct, sort, gpus = at.selectbox(key="pl_percentile"), at.selectbox(key="pl_sort"), at.multiselect(key="pl_gpus")
+    assert list(pct.options) == ["均值", "P50（中位数）", "P90", "P95", "P99"] and pct.value == "mean"
+    assert list(sort.options) == ["成本（美元/小时）", "GPU 最少", "每 GPU 吞吐"] and sort.value == "gpus"
+    assert gpus.value == ["h100-sxm", "a100-80gb"] and gpus.format_func("h100-sxm") == "NVIDIA H100 SXM5 80GB"
+    assert gpus.proto.placeholder == "目录中的所有 GPU"
+    sort.select("throughput").run()
+    assert not at.exception
+    assert at.query_params["pl_sort"] == "throughput" and at.query_params["pl_gpus"] == ["h100-sxm", "a100-80gb"]
+    en = app({"pl_sort": "throughput", "pl_gpus": ["h100-sxm", "a100-80gb"]}, page=PAGE)  # the link, in English
+    assert en.selectbox(key="pl_sort").value == "throughput" and en.multiselect(key="pl_gpus").value == ["h100-sxm", "a100-80gb"]
+    assert list(en.selectbox(key="pl_sort").options) == ["Cost ($ per hour)", "Fewest GPUs", "Throughput per GPU"]

@@ -27,6 +27,19 @@ def _layout(fig: go.Figure, title: str) -> go.Figure:
     return fig
 
 
+def _full_ticks(values) -> dict:
+    """Log-axis ticks written out (5, 10, 20, 50, 100 …) instead of Plotly's "2 3 4 5" between
+    powers of ten, which a phone squeezes together; empty when there is nothing to span."""
+    from ui.perf.figures import log_ticks  # noqa: PLC0415
+
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v) & (v > 0)]
+    if v.size == 0:
+        return {}
+    vals, text = log_ticks(float(v.min()), float(v.max()), "125")
+    return dict(tickvals=vals, ticktext=text) if len(vals) >= 2 else {}
+
+
 def _thin(n: int) -> np.ndarray:
     """Indices of at most MAX_POINTS evenly spread samples of n."""
     return np.unique(np.linspace(0, n - 1, MAX_POINTS).astype(int)) if n > MAX_POINTS else np.arange(n)
@@ -51,7 +64,7 @@ def cdf_figure(values_s, t: T, *, title: str, x_title: str, slo_s: float | None,
         # the SLA as a trace (data coordinates: exact on the log axis, and hoverable)
         fig.add_trace(go.Scatter(x=[slo_s * 1e3, slo_s * 1e3], y=[0, 100], mode="lines", name=t("lt.fig.slo", ms=f"{slo_s * 1e3:,.0f}"),
                                  line=dict(color=COLORS["limit"], width=3, dash="dash"), hoverinfo="name"))
-    fig.update_xaxes(title_text=x_title, type="log")
+    fig.update_xaxes(title_text=x_title, type="log", **_full_ticks(np.append(v, slo_s * 1e3 if slo_s else np.nan)))
     fig.update_yaxes(title_text=t("lt.fig.share"), range=[0, 101])
     return _layout(fig, title)
 
@@ -81,7 +94,7 @@ def sweep_figure(search: RateSearch, t: T, *, ttft_slo_s: float) -> go.Figure:
         fig.add_trace(go.Scatter(x=[search.rate_per_s] * 2, y=[0, top], mode="lines",
                                  name=t("lt.fig.best", rate=f"{search.rate_per_s:,.2f}", p=search.percentile),
                                  line=dict(color=COLORS["feasible"], width=4), hoverinfo="name"))
-    fig.update_layout(xaxis=dict(title=dict(text=t("lt.fig.rate")), type="log"),
+    fig.update_layout(xaxis=dict(title=dict(text=t("lt.fig.rate")), type="log", **_full_ticks(x)),
                       yaxis=dict(title=dict(text=t("lt.fig.goodput_axis")), rangemode="tozero"),
                       yaxis2=dict(title=dict(text=t("lt.fig.ttft_axis")), type="log", overlaying="y", side="right"))
     return _layout(fig, t("lt.fig.sweep_title", p=search.percentile))

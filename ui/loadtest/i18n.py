@@ -202,7 +202,7 @@ ZH: dict[str, str] = {
     "lt.metric.throughput": "吞吐量",
     "lt.metric.preemptions": "抢占次数",
     "lt.metric.attainment": "满足 SLA 的比例",
-    "lt.metric.vs_slo": "与目标相差 {delta}",
+    "lt.metric.vs_slo": "{delta}（相对目标）",  # the sign first: Streamlit picks the arrow from it
     "lt.verdict.pass": "P{q} 同时满足两个目标。",
     "lt.verdict.fail": "P{q} 未满足目标：在此 SLA 下这个负载超出单个引擎的能力。",
     "lt.tab.dist": "延迟分布",

@@ -54,11 +54,13 @@ def pareto_figure(grid: PlanGrid, t: T, *, rate_rps: float, input_len: int, outp
                        hovertemplate=hover, line=dict(color=COLORS["feasible"], width=3, shape="hv"),
                        marker=dict(size=11, color=COLORS["feasible"], symbol="diamond")))
     layout = dict(title=dict(text=t("pl.pareto.title"), font=dict(size=TITLE_SIZE)), font=dict(size=FONT_SIZE),
-                  height=CHART_HEIGHT + 120, margin=dict(l=80, r=30, t=90, b=40),
+                  height=CHART_HEIGHT + 200, margin=dict(l=80, r=30, t=90, b=40),  # room for 17 GPUs on a phone
                   xaxis=dict(title=dict(text=t("pl.pareto.x")), type="log", automargin=True),
                   yaxis=dict(title=dict(text=t("pl.pareto.y")), type="log", automargin=True),
+                  # below the axis title at any width; maxheight 1: the whole list of GPUs, never a
+                  # scrolled box (Plotly's default for a legend below is half the figure's height)
                   legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0,
-                              font=dict(size=FONT_SIZE - 2)))  # below the axis title at any width
+                              font=dict(size=FONT_SIZE - 2), maxheight=1))
     return go.Figure(data=traces, layout=layout, _validate=False)
 
 
