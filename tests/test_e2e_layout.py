@@ -5,7 +5,7 @@ suite runs on 2-core CI machines.
 - Laptop: no metric value or label is cut (an element's scrollWidth never exceeds its clientWidth),
   in both languages, on every page of ui.shell.PAGES.
 - Phone: the sidebar starts collapsed; no chart title, axis title, tick label, legend entry or
-  annotation is outside its chart; legends, axis titles and subplot titles do not overlap each other or
+  annotation is outside its chart; no legend scrolls; legends, axis titles and subplot titles do not overlap each other or
   another subplot's plot area.
 - Projector, presenter mode: the first chart is entirely on the first screen.
 """
@@ -60,6 +60,8 @@ CHART_JS = """() => {
         bad.push(`chart ${i}: "${name(t)}" outside its chart`);
     });
     const legend = plot.querySelector('.legend');
+    const scroll = plot.querySelector('.legend .scrollbar');  // Plotly scrolls a legend taller than its maxheight
+    if (scroll && box(scroll).height > 0) bad.push(`chart ${i}: the legend scrolls`);
     const titles = [...plot.querySelectorAll('[class^="g-x"][class$="title"] text, [class^="g-y"][class$="title"] text')];
     const annots = [...plot.querySelectorAll('.annotation')].filter(a => box(a).width > 0);
     const areas = [...plot.querySelectorAll('.draglayer .nsewdrag')].map(box);
