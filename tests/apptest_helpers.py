@@ -71,3 +71,11 @@ def decode(arr):
     if isinstance(arr, dict) and "bdata" in arr:
         return np.frombuffer(base64.b64decode(arr["bdata"]), dtype=arr["dtype"]).tolist()
     return arr
+
+
+def open_why(at: AppTest, *keys: str) -> AppTest:
+    """Open "why" panels by their keys (what ui.why's expander callback stores) and rerun: closed
+    panels are lazy and send only their titles."""
+    for key in keys:
+        at.session_state[f"_why_open_{key}"] = True
+    return at.run()

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from apptest_helpers import app, decode, metrics, plain, plotly_specs, texts
+from apptest_helpers import app, decode, metrics, open_why, plain, plotly_specs, texts
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -118,8 +118,10 @@ def test_sweep_toggle_switches_the_x_axis():
     assert decode(spec["data"][0]["x"]) == ["256", "512", "1K", "2K", "4K"]
 
 
-def test_why_panels_plug_in_the_values():
+def test_why_panels_are_lazy_and_plug_in_the_values():
     at = app()
+    assert not at.latex  # closed panels send only their titles (bench/bench_pages.py: CPU per rerun)
+    open_why(at, "kv_token", "kv_request")
     latex = " ".join(texts(at.latex))
     assert "2 \\cdot 32 \\cdot 32 \\cdot 128 \\cdot 2\\,\\text{B} = 524{,}288\\,\\text{B}" in latex
     assert "\\lceil 2{,}048 / 16 \\rceil" in latex

@@ -2,7 +2,7 @@
 
 import pytest
 
-from apptest_helpers import app, chart_titles, metrics, plotly_specs, texts
+from apptest_helpers import app, chart_titles, metrics, open_why, plotly_specs, texts
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 PAGE = "pages/roofline.py"
@@ -87,8 +87,8 @@ def test_tp_communication_panel_names_the_path():
     at = app({"model": "meta-llama/Llama-3.1-8B", "gpu": "h100-sxm", "tp": "2"}, page="pages/roofline.py")
     assert not at.exception
     assert any(e.label.startswith("Tensor-parallel communication") for e in at.expander)
-    assert any("custom all-reduce" in m.value for m in at.markdown)
+    assert any("custom all-reduce" in m.value for m in open_why(at, "tp_comm").markdown)
     at = app({"model": "meta-llama/Llama-3.1-70B", "gpu": "h100-pcie", "tp": "8"}, page="pages/roofline.py")
-    assert not at.exception and any("NCCL does this all-reduce" in m.value for m in at.markdown)
+    assert not at.exception and any("NCCL does this all-reduce" in m.value for m in open_why(at, "tp_comm").markdown)
     at = app({"model": "meta-llama/Llama-3.1-8B", "gpu": "h100-sxm"}, page="pages/roofline.py")  # TP 1: no panel
     assert not any(e.label.startswith("Tensor-parallel communication") for e in at.expander)

@@ -1,4 +1,10 @@
-"""Draw "why this number" panels (:class:`ui.memory.explain.Panel`) as expanders, the same way on every page."""
+"""Draw "why this number" panels (:class:`ui.memory.explain.Panel`) as expanders, the same way on every page.
+
+Panels are lazy: a closed panel sends only its title (which carries the value); its formula,
+plugged-in values and notes are drawn when the reader opens it. Collapsed panels used to be a
+third of a memory-page rerun's elements (42 of 133), each one serialized, sent and laid out by
+the browser (KaTeX) on every slider change although nobody looked at them.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +14,21 @@ import streamlit as st
 
 from ui.memory.explain import Panel
 
+_OPEN = "_why_open_{}"  # session flag per panel key: open or not, kept across title changes
+
+
+def _remember(panel_key: str) -> None:
+    """Expander callback: keep the open state under the panel's key (the widget id changes with its title)."""
+    st.session_state[_OPEN.format(panel_key)] = bool(st.session_state.get(f"why_{panel_key}"))
+
 
 def render_panels(panels: Sequence[Panel], t: Callable[..., str], where=st) -> None:
     for panel in panels:
-        with where.expander(panel.title):
+        exp = where.expander(panel.title, expanded=bool(st.session_state.get(_OPEN.format(panel.key))),
+                             key=f"why_{panel.key}", on_change=_remember, args=(panel.key,))
+        if not exp.open:
+            continue
+        with exp:
             st.markdown(f"**{t('why.formula')}**")
             st.latex(panel.formula)
             st.markdown(f"**{t('why.values')}**")
