@@ -74,8 +74,15 @@ def decode(arr):
 
 
 def open_why(at: AppTest, *keys: str) -> AppTest:
-    """Open "why" panels by their keys (what ui.why's expander callback stores) and rerun: closed
-    panels are lazy and send only their titles."""
+    """Open "why" panels by their keys (the flag ui.layout.lazy_expander's callback stores) and
+    rerun: closed panels are lazy and send only their titles."""
     for key in keys:
-        at.session_state[f"_why_open_{key}"] = True
+        at.session_state[f"_open_why_{key}"] = True
+    return at.run()
+
+
+def open_section(at: AppTest, *keys: str) -> AppTest:
+    """Open lazy sidebar sections (``sec_engine``, ``sec_efficiency``, ...) and rerun."""
+    for key in keys:
+        at.session_state[f"_open_{key}"] = True
     return at.run()

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from apptest_helpers import app, decode, metrics, open_why, plain, plotly_specs, texts
+from apptest_helpers import app, decode, metrics, open_section, open_why, plain, plotly_specs, texts
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -27,6 +27,8 @@ def test_defaults_render_without_exception():
 
 def test_sidebar_has_every_shared_control_with_help():
     at = app()
+    assert "max_num_seqs" not in {w.key for w in at.sidebar.number_input}  # lazy sections start closed
+    at = open_section(at, "sec_engine", "sec_efficiency")
     keys = {w.key for w in (*at.sidebar.selectbox, *at.sidebar.number_input, *at.sidebar.slider)}
     assert {"model", "gpu", "tp", "dtype", "quantization", "kv_cache_dtype", "context", "concurrency",
             "gpu_memory_utilization", "block_size", "max_model_len", "max_num_seqs", "max_num_batched_tokens",
@@ -50,10 +52,34 @@ def test_sidebar_has_every_shared_control_with_help():
     ("gpu_memory_utilization", "slider", 0.5, "Max concurrency", "26"),
 ])
 def test_changing_a_shared_control_changes_the_numbers(key, widget, value, metric, expected):
-    at = app()
+    at = open_section(app(), "sec_engine")
     getattr(at, widget)(key=key).set_value(value).run()
     assert not at.exception
     assert metrics(at)[metric] == expected
+
+
+def test_closed_engine_section_keeps_its_values_in_the_session_and_the_link():
+    # A link with an engine knob: the section stays closed (not drawn) but the value applies,
+    # stays in the address bar, and the closed section's label says it was changed.
+    at = app({"gpu_memory_utilization": "0.5"})
+    assert not at.exception and "gpu_memory_utilization" not in {w.key for w in at.sidebar.slider}
+    assert metrics(at)["Max concurrency"] == "26"  # as when the slider is moved (case above)
+    assert at.query_params["gpu_memory_utilization"] in ("0.5", ["0.5"])
+    assert any(e.label == "Engine (vLLM) · 1 changed" for e in at.sidebar.expander), [e.label for e in at.sidebar.expander]
+    # Opened: the slider shows the link's value; moved, then the section closed: value and link kept.
+    at = open_section(at, "sec_engine")
+    assert at.slider(key="gpu_memory_utilization").value == 0.5
+    at.slider(key="gpu_memory_utilization").set_value(0.6).run()
+    assert at.query_params["gpu_memory_utilization"] in ("0.6", ["0.6"])
+    at.session_state["_open_sec_engine"] = False
+    at.run()
+    assert "gpu_memory_utilization" not in {w.key for w in at.sidebar.slider}
+    assert at.query_params["gpu_memory_utilization"] in ("0.6", ["0.6"]) and at.session_state["gpu_memory_utilization"] == 0.6
+    # Back to the default: the parameter leaves the link, as a bound widget's would.
+    at = open_section(at, "sec_engine")
+    at.slider(key="gpu_memory_utilization").set_value(0.9).run()
+    assert "gpu_memory_utilization" not in at.query_params
+    assert metrics(at)["Max concurrency"] == "58"
 
 
 def test_concurrency_beyond_what_fits_warns_and_marks_the_chart():
@@ -99,7 +125,7 @@ def test_invalid_combination_keeps_inputs_and_shows_last_valid_scenario():
     assert any("context: got 8,192, allowed 16 – 4,096" in e for e in texts(at.error))
     assert at.number_input(key="context").value == 8192  # what the user typed is kept
     assert metrics(at)["KV cache per request"] == "1.00 GiB"  # last valid scenario
-    at.number_input(key="max_model_len").set_value(16384).run()  # now it is valid
+    open_section(at, "sec_engine").number_input(key="max_model_len").set_value(16384).run()  # now it is valid
     assert not at.error and metrics(at)["KV cache per request"] == "4.00 GiB"
 
 

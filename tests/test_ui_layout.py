@@ -36,11 +36,11 @@ def test_normal_mode_has_no_presenter_style_and_titles_become_headings():
 
 def test_sidebar_marks_controls_the_page_ignores():
     at = app(page="pages/roofline.py")
-    assert ".st-key-ctl_concurrency { opacity: 0.5; }" in _styles(at)
+    assert ".st-key-concurrency { opacity: 0.5; }" in _styles(at)
     assert Translator("en")("sidebar.unused") in texts(at.sidebar.caption)
     at = app()  # the memory page uses the concurrency
-    assert ".st-key-ctl_concurrency {" not in _styles(at)
-    assert ".st-key-ctl_eff_step_overhead_ms { opacity: 0.5; }" in _styles(at)  # timing only
+    assert ".st-key-concurrency {" not in _styles(at)
+    assert ".st-key-eff_step_overhead_ms { opacity: 0.5; }" in _styles(at)  # timing only
 
 
 def test_every_ignored_key_is_a_sidebar_control():

@@ -298,6 +298,7 @@ MAIN = (MODEL, GPU, TP, QUANTIZATION, DTYPE, KV_CACHE_DTYPE, CONTEXT, CONCURRENC
 ENGINE = (GPU_MEMORY_UTILIZATION, BLOCK_SIZE, MAX_MODEL_LEN, MAX_NUM_SEQS, MAX_NUM_BATCHED_TOKENS, OUTPUT_LEN,
           VLLM_VERSION)
 SHARED = MAIN + ENGINE + EFFICIENCY + CUSTOM_GPU_CONTROLS
+LAZY = ENGINE + EFFICIENCY  # drawn only while their sidebar section is open (ui.state._lazy_section)
 BY_KEY = {c.key: c for c in SHARED}
 
 # Page-level controls (also in the URL; dropped from it when the user leaves their page).

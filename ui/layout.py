@@ -3,7 +3,7 @@
 - :func:`apply_style` injects one small style sheet per run (no web fonts, nothing fetched):
   metric values and labels wrap instead of being cut with an ellipsis, tables and charts keep
   their width on a phone, the page header is compact, and sidebar controls a page does not use
-  are dimmed (:func:`unused_note`).
+  are dimmed (``.st-key-<control key>``, see :func:`apply_style`).
 - Presenter mode (``?present=1`` or the sidebar switch, kept in the address bar as ``?present=1``):
   larger type, larger chart text, a denser header (intro caption folded away) so the main chart
   is on the first screen of a 1920×1080 projector.
@@ -42,8 +42,6 @@ _BASE_CSS = """
 /* Compact page header: less empty space above the title, a title that fits one line at 1440 px. */
 .stMainBlockContainer, [data-testid="stMainBlockContainer"] { padding-top: 4rem; }
 .stMain h1 { font-size: clamp(1.5rem, 0.9rem + 1.2vw, 2.3rem); padding-top: 0.25rem; }
-/* Sidebar controls the current page ignores. */
-[class*="st-key-ctl_"].unused-ctl, .unused-ctl { opacity: 0.5; }
 /* Tables: scroll inside their own box instead of cutting columns. */
 [data-testid="stTable"] { overflow-x: auto; }
 /* Chart titles are HTML (they wrap on a phone); see ui.layout.chart. */
@@ -89,6 +87,25 @@ def render_present_switch(t) -> bool:
     return on
 
 
+_OPEN = "_open_{}"  # session flag per lazy expander key: open or not (its widget id changes with its label)
+
+
+def _remember_open(key: str) -> None:
+    st.session_state[_OPEN.format(key)] = bool(st.session_state.get(key))
+
+
+def lazy_expander(where, label: str, key: str):
+    """An expander whose content the caller draws only while it is open (``.open``).
+
+    Streamlit's stateful expander (``on_change``): opening or closing it reruns the script. A
+    closed one sends only its label, where a plain expander sends (and the browser lays out) all
+    its content on every rerun. The open state is kept under ``key`` in a flag of its own, since
+    the widget's id changes with its label (a value, a language) and would close it.
+    """
+    return where.expander(label, expanded=bool(st.session_state.get(_OPEN.format(key))), key=key,
+                          on_change=_remember_open, args=(key,))
+
+
 def presenting() -> bool:
     return bool(st.session_state.get(_SWITCH, False))
 
@@ -96,7 +113,7 @@ def presenting() -> bool:
 def apply_style(unused_keys: Iterable[str] = ()) -> None:
     """Inject this run's style sheet (base, presenter, dimmed controls). Call once per run."""
     css = _BASE_CSS + (_PRESENT_CSS if presenting() else "")
-    css += "".join(f".st-key-ctl_{k} {{ opacity: 0.5; }}\n" for k in unused_keys)
+    css += "".join(f".st-key-{k} {{ opacity: 0.5; }}\n" for k in unused_keys)
     st.html(f"<style>{css}</style>")
 
 

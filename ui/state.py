@@ -24,6 +24,7 @@ from calc.spec.untrusted import InputError, json_type, load_json, safe_name
 from calc.sizing.scenario import ResolvedServing, resolve_serving
 from ui import controls as C
 from ui.i18n import Translator
+from ui.layout import lazy_expander
 from ui.safe import describe, md_escape, user_text
 
 SCENARIO_FORMAT = "llm-inference-calculator/scenario"
@@ -146,10 +147,17 @@ def _shown(value: Any, t: Translator) -> str:
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
 
-def render_control(ctl: C.Control, t: Translator, where=st, *, placeholder: str | None = None) -> Any:
-    """Draw one URL-bound widget from its spec (label and help text from the translations)."""
+def render_control(ctl: C.Control, t: Translator, where=st, *, placeholder: str | None = None,
+                   bound: bool = True) -> Any:
+    """Draw one URL-bound widget from its spec (label and help text from the translations).
+
+    ``bound=False``: a control of a lazy sidebar section (:func:`_lazy_section`): not bound to the
+    URL by Streamlit (a bound widget's parameter leaves the URL when the widget is not drawn);
+    its value survives while undrawn (``persist_state``) and the section keeps the URL itself.
+    """
     label, help_ = t(f"ctl.{ctl.key}"), t(f"ctl.{ctl.key}.help")
-    common = dict(key=ctl.key, bind="query-params", help=help_)
+    common = dict(key=ctl.key, bind="query-params", help=help_) if bound else \
+        dict(key=ctl.key, persist_state="session", help=help_)
     st.session_state.setdefault(_RENDERED, {})[ctl.key] = ctl
     if ctl.kind == "select":
         opts = ctl.choices()
@@ -427,12 +435,56 @@ def default_scenario() -> Scenario:
 
 
 def _sidebar_control(ctl: C.Control, t: Translator, where, ignored: frozenset[str], **kw) -> Any:
-    """One sidebar control in its own keyed box; dimmed with a note when the page ignores it."""
-    with where.container(key=f"ctl_{ctl.key}"):
-        value = render_control(ctl, t, st, **kw)
-        if ctl.key in ignored:
-            st.caption(t("sidebar.unused"))
+    """One sidebar control; a note under it when the page ignores it (ui.layout dims ``.st-key-<key>``).
+
+    No keyed box around each control: 39 containers were ~10 ms of CPU per rerun (side by side,
+    bench notes in the commit), and the widget's own ``st-key-<key>`` class is enough to dim it.
+    """
+    value = render_control(ctl, t, where, **kw)
+    if ctl.key in ignored:
+        where.caption(t("sidebar.unused"))
     return value
+
+
+def _seed_lazy(controls: tuple[C.Control, ...]) -> None:
+    """Give every control of a lazy section its value before anything reads it: the session's
+    (drawn earlier, or set by a scenario file or a pasted command), else the URL's (already
+    sanitized by :func:`check_query_params`), else the default."""
+    for ctl in controls:
+        if ctl.key in st.session_state:
+            continue
+        raw = st.query_params.get_all(ctl.key)
+        value = ctl.default
+        if raw:
+            try:
+                value = ctl.parse(raw if ctl.kind in ("multi", "multi_int") else raw[-1])
+            except C.ControlValueError:  # cannot happen after sanitizing; the default is the safe answer
+                value = ctl.default
+        st.session_state[ctl.key] = value
+
+
+def _sync_lazy_url(controls: tuple[C.Control, ...]) -> None:
+    """Write the values of lazy-section controls into the address bar (non-defaults only, as a
+    bound widget would), drawn or not: the browser's URL stays the exact view."""
+    for ctl in controls:
+        want = ctl.url_value(st.session_state.get(ctl.key, ctl.default))
+        want_list = [] if want is None else (list(want) if isinstance(want, list) else [want])
+        if st.query_params.get_all(ctl.key) == want_list:
+            continue
+        if want is None:
+            del st.query_params[ctl.key]
+        else:
+            st.query_params[ctl.key] = want
+
+
+def _lazy_section(where, t: Translator, label_key: str, key: str, controls: tuple[C.Control, ...]):
+    """A sidebar section drawn only while open (:func:`ui.layout.lazy_expander`); its label counts
+    the controls that differ from their defaults, so a closed section still says a link changed it."""
+    for ctl in controls:
+        st.session_state.setdefault(_RENDERED, {})[ctl.key] = ctl  # in the share link, drawn or not
+    changed = sum(ctl.url_value(st.session_state.get(ctl.key, ctl.default)) is not None for ctl in controls)
+    label = t(label_key) + (t("sidebar.changed", n=changed) if changed else "")
+    return lazy_expander(where, label, key)
 
 
 def render_sidebar(t: Translator, ignored: frozenset[str] = frozenset()) -> tuple[Scenario, list[tuple[str, str]]]:
@@ -462,13 +514,22 @@ def render_sidebar(t: Translator, ignored: frozenset[str] = frozenset()) -> tupl
     gpu_caption = sb.empty()
     for ctl in MAIN[2:]:
         _sidebar_control(ctl, t, sb, ignored)
-    with sb.expander(t("sidebar.engine")):
-        for ctl in C.ENGINE:
-            _sidebar_control(ctl, t, st, ignored, placeholder=t("word.vllm_default") if ctl.optional else None)
-    with sb.expander(t("sidebar.efficiency")):
-        st.caption(t("sidebar.efficiency.caption"))
-        for ctl in C.EFFICIENCY:
-            _sidebar_control(ctl, t, st, ignored)
+    # Engine and efficiency knobs (24 widgets, a third of a rerun's CPU) are drawn only while their
+    # section is open; their values live in the session and the URL either way.
+    _seed_lazy(C.LAZY)
+    engine = _lazy_section(sb, t, "sidebar.engine", "sec_engine", C.ENGINE)
+    if engine.open:
+        with engine:
+            for ctl in C.ENGINE:
+                _sidebar_control(ctl, t, st, ignored, bound=False,
+                                 placeholder=t("word.vllm_default") if ctl.optional else None)
+    efficiency = _lazy_section(sb, t, "sidebar.efficiency", "sec_efficiency", C.EFFICIENCY)
+    if efficiency.open:
+        with efficiency:
+            st.caption(t("sidebar.efficiency.caption"))
+            for ctl in C.EFFICIENCY:
+                _sidebar_control(ctl, t, st, ignored, bound=False)
+    _sync_lazy_url(C.LAZY)
     values = {c.key: st.session_state.get(c.key, c.default) for c in C.SHARED}
     try:
         sc = build_scenario(values, custom_arch=st.session_state.get(_CUSTOM_ARCH))

@@ -12,20 +12,13 @@ from typing import Callable, Sequence
 
 import streamlit as st
 
+from ui.layout import lazy_expander
 from ui.memory.explain import Panel
-
-_OPEN = "_why_open_{}"  # session flag per panel key: open or not, kept across title changes
-
-
-def _remember(panel_key: str) -> None:
-    """Expander callback: keep the open state under the panel's key (the widget id changes with its title)."""
-    st.session_state[_OPEN.format(panel_key)] = bool(st.session_state.get(f"why_{panel_key}"))
 
 
 def render_panels(panels: Sequence[Panel], t: Callable[..., str], where=st) -> None:
     for panel in panels:
-        exp = where.expander(panel.title, expanded=bool(st.session_state.get(_OPEN.format(panel.key))),
-                             key=f"why_{panel.key}", on_change=_remember, args=(panel.key,))
+        exp = lazy_expander(where, panel.title, f"why_{panel.key}")
         if not exp.open:
             continue
         with exp:
