@@ -15,7 +15,7 @@ import tomllib
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from apptest_helpers import app, metrics, plain, texts
+from apptest_helpers import app, metrics, open_section, plain, texts
 from calc.cli.main import main
 from calc.spec.catalog import get_model
 from calc.spec.hf_config import ConfigError, parse_config_text
@@ -142,7 +142,7 @@ TINY = {"model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 16, "nu
 
 
 def test_rejected_paste_keeps_the_previous_model_and_says_so():
-    at = app()
+    at = open_section(app(), "sec_config")
     at.text_area(key="config_text").set_value(json.dumps(TINY | {"_name_or_path": "org/first-model"})).run()
     at.button(key="config_apply").click().run()
     assert any("first-model" in s for s in plain(at.success))
@@ -156,7 +156,7 @@ def test_rejected_paste_keeps_the_previous_model_and_says_so():
 
 
 def test_config_with_a_short_window_lowers_the_context_instead_of_failing():
-    at = app({"context": "4096"})
+    at = open_section(app({"context": "4096"}), "sec_config")
     at.text_area(key="config_text").set_value(json.dumps(TINY | {"max_position_embeddings": 1024})).run()
     at.button(key="config_apply").click().run()
     assert not at.exception and not at.error

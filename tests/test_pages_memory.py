@@ -182,12 +182,12 @@ def test_share_link_and_scenario_round_trip():
     at = app()
     at.number_input(key="concurrency").set_value(40).run()
     at.selectbox(key="gpu").set_value("h100-sxm").run()
-    link = at.text_input(key="share_link").value
+    link = open_section(at, "sec_share").text_input(key="share_link").value
     assert "concurrency=40" in link and "gpu=h100-sxm" in link and "lang=en" in link
     from ui.state import default_scenario, scenario_json  # what the download button serves
     text = scenario_json(default_scenario())
     data = json.loads(text) | {"controls": json.loads(text)["controls"] | {"concurrency": 99, "context": 1024}}
-    fresh = app()
+    fresh = open_section(app(), "sec_share")
     fresh.sidebar.file_uploader(key="scenario_upload").set_value(("s.json", json.dumps(data).encode(),
                                                                     "application/json")).run()
     assert not fresh.exception
@@ -201,7 +201,7 @@ def test_bad_scenario_file_is_rejected_and_nothing_changes():
     at = app()
     at.number_input(key="concurrency").set_value(40).run()
     bad = {"format": "llm-inference-calculator/scenario", "version": 1, "controls": {"concurrency": 0}}
-    at.sidebar.file_uploader(key="scenario_upload").set_value(("bad.json", json.dumps(bad).encode(),
+    open_section(at, "sec_share").sidebar.file_uploader(key="scenario_upload").set_value(("bad.json", json.dumps(bad).encode(),
                                                                  "application/json")).run()
     assert not at.exception
     assert any("concurrency: got 0, allowed integer 1 – 1,024" in e for e in texts(at.error))
@@ -213,7 +213,7 @@ TINY = {"model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 16, "nu
 
 
 def test_pasted_config_becomes_the_custom_model():
-    at = app()
+    at = open_section(app(), "sec_config")
     at.text_area(key="config_text").set_value(json.dumps(TINY)).run()
     at.button(key="config_apply").click().run()
     assert not at.exception
@@ -222,7 +222,7 @@ def test_pasted_config_becomes_the_custom_model():
 
 
 def test_bad_config_is_rejected_with_the_field_named():
-    at = app()
+    at = open_section(app(), "sec_config")
     at.text_area(key="config_text").set_value(json.dumps(TINY | {"hidden_size": "big"})).run()
     at.button(key="config_apply").click().run()
     assert not at.exception
@@ -279,3 +279,18 @@ def test_refusal_is_not_contradicted_by_the_why_panel_or_the_waste_chart(lang, t
     waste = next(s for s in plotly_specs(at) if "xaxis2" in s["layout"])
     assert waste["data"][1]["text"] == [bar, bar] and decode(waste["data"][1]["y"]) == [0, 0]
     assert right in [a["text"] for a in waste["layout"]["annotations"]]
+
+
+def test_lazy_sidebar_sections_keep_what_the_user_typed():
+    # Closed sections are not drawn (CPU per rerun); text typed in them must survive closing.
+    at = app()
+    assert "config_text" not in {w.key for w in at.sidebar.text_area}
+    at = open_section(at, "sec_config", "sec_paste")
+    at.text_area(key="config_text").set_value('{"model_type": "llama"').run()
+    at.text_area(key="vllm_command_text").set_value("vllm serve x --max-num-seqs 8").run()
+    at.session_state["_open_sec_config"] = at.session_state["_open_sec_paste"] = False
+    at.run()
+    assert not at.sidebar.text_area
+    at = open_section(at, "sec_config", "sec_paste")
+    assert at.text_area(key="config_text").value == '{"model_type": "llama"'
+    assert at.text_area(key="vllm_command_text").value == "vllm serve x --max-num-seqs 8"

@@ -2,13 +2,13 @@
 
 import pytest
 
-from apptest_helpers import app
+from apptest_helpers import app, open_section
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
 def test_paste_sets_the_sidebar():
-    at = app(page="pages/frontier.py")
+    at = open_section(app(page="pages/frontier.py"), "sec_paste")
     at.text_area(key="vllm_command_text").set_value(
         "vllm serve meta-llama/Llama-3.1-8B \\\n --tensor-parallel-size 2 --kv-cache-dtype fp8_e4m3 "
         "--no-enable-chunked-prefill --enforce-eager --max-num-seqs many").run()

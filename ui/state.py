@@ -499,12 +499,14 @@ def render_sidebar(t: Translator, ignored: frozenset[str] = frozenset()) -> tupl
     messages = [("warning", w) for w in check_query_params(SHARED, t)] + pop_messages(t)
     sb = st.sidebar
     _sidebar_control(MODEL, t, sb, ignored)
-    with sb.expander(t("sidebar.custom_config")):
-        st.file_uploader(t("ctl.config_upload"), type=["json"], key="config_upload",
-                         on_change=_on_config_upload, help=t("ctl.config_upload.help"))
-        st.text_area(t("ctl.config_text"), key="config_text", height=120, help=t("ctl.config_text.help"),
-                     placeholder='{"model_type": "llama", "hidden_size": 4096, ...}')
-        st.button(t("ctl.config_apply"), on_click=_on_config_paste, key="config_apply")
+    custom = lazy_expander(sb, t("sidebar.custom_config"), "sec_config")
+    if custom.open:  # drawn only while open; the pasted text survives closing (persist_state)
+        with custom:
+            st.file_uploader(t("ctl.config_upload"), type=["json"], key="config_upload",
+                             on_change=_on_config_upload, help=t("ctl.config_upload.help"))
+            st.text_area(t("ctl.config_text"), key="config_text", height=120, help=t("ctl.config_text.help"),
+                         placeholder='{"model_type": "llama", "hidden_size": 4096, ...}', persist_state="session")
+            st.button(t("ctl.config_apply"), on_click=_on_config_paste, key="config_apply")
     caption = sb.empty()
     if _sidebar_control(C.GPU, t, sb, ignored) == C.CUSTOM_GPU:
         with sb.expander(t("sidebar.custom_gpu"), expanded=True):
@@ -554,7 +556,10 @@ def render_sidebar(t: Translator, ignored: frozenset[str] = frozenset()) -> tupl
 
 def render_share(sc: Scenario, t: Translator, lang: str, where) -> None:
     """Copy-link box, scenario download and upload (drawn after the page, so page controls count)."""
-    with where.expander(t("sidebar.share")):
+    share = lazy_expander(where, t("sidebar.share"), "sec_share")
+    if not share.open:  # drawn only while open (the link is rebuilt from the state when it is)
+        return
+    with share:
         base = st.context.url or ""
         st.caption(t("share.link_help"))
         # A text box, not st.code: st.code on every page made each fresh browser session load the

@@ -13,6 +13,7 @@ import streamlit as st
 from calc.spec.catalog import CatalogError, get_model
 from calc.spec.vllm_command import parse_serve_command, shown
 from ui import controls as C
+from ui.layout import lazy_expander
 
 TEXT_KEY = "vllm_command_text"
 _RESULT = "_vllm_command_result"
@@ -73,10 +74,13 @@ def _apply() -> None:
 
 def render(t, where=st.sidebar) -> None:
     """The paste box and what the last paste did (applied values, ignored flags, problems)."""
-    with where.expander(t("cmd.paste.title")):
+    box = lazy_expander(where, t("cmd.paste.title"), "sec_paste")
+    if not box.open:  # drawn only while open; the pasted command survives closing (persist_state)
+        return
+    with box:
         st.text_area(t("cmd.paste.label"), key=TEXT_KEY, height=120, max_chars=20_000,
                      placeholder="vllm serve meta-llama/Llama-3.1-8B --tensor-parallel-size 2 ...",
-                     help=t("cmd.paste.help"))
+                     help=t("cmd.paste.help"), persist_state="session")
         st.button(t("cmd.paste.apply"), key="vllm_command_apply", on_click=_apply)
         result = st.session_state.get(_RESULT)
         if not result:
