@@ -63,7 +63,9 @@ def test_copied_link_opens_the_same_view(page: Page, streamlit_url, browser):
               "&concurrency=48&kv_cache_dtype=fp8&sweep_context=true")
     expect(metric(page, "KV cache per token")).to_have_text("64 KiB", timeout=LOAD)
     page.get_by_test_id("stSidebar").get_by_text("Share and save").click()
-    link = page.get_by_test_id("stSidebar").get_by_label("Link to this view").input_value().strip()
+    box = page.get_by_test_id("stSidebar").get_by_label("Link to this view")
+    expect(box).to_have_value(re.compile(r"concurrency=48"), timeout=LOAD)  # the section is drawn when opened
+    link = box.input_value().strip()
     assert link.startswith(streamlit_url) and "concurrency=48" in link
     values = {lab: metric(page, lab).inner_text() for lab in ("Weights per GPU", "KV cache per request",
                                                                "Max concurrency", "KV in use")}

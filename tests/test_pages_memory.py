@@ -65,7 +65,7 @@ def test_closed_engine_section_keeps_its_values_in_the_session_and_the_link():
     assert not at.exception and "gpu_memory_utilization" not in {w.key for w in at.sidebar.slider}
     assert metrics(at)["Max concurrency"] == "26"  # as when the slider is moved (case above)
     assert at.query_params["gpu_memory_utilization"] in ("0.5", ["0.5"])
-    assert any(e.label == "Engine (vLLM) · 1 changed" for e in at.sidebar.expander), [e.label for e in at.sidebar.expander]
+    assert "↑ 1 changed from the defaults (open to see)" in texts(at.sidebar.caption)
     # Opened: the slider shows the link's value; moved, then the section closed: value and link kept.
     at = open_section(at, "sec_engine")
     assert at.slider(key="gpu_memory_utilization").value == 0.5

@@ -478,13 +478,17 @@ def _sync_lazy_url(controls: tuple[C.Control, ...]) -> None:
 
 
 def _lazy_section(where, t: Translator, label_key: str, key: str, controls: tuple[C.Control, ...]):
-    """A sidebar section drawn only while open (:func:`ui.layout.lazy_expander`); its label counts
-    the controls that differ from their defaults, so a closed section still says a link changed it."""
+    """A sidebar section drawn only while open (:func:`ui.layout.lazy_expander`). Closed, a caption
+    under it counts the controls that differ from their defaults (a link may have changed them).
+    Not in the label: a new label is a new expander in the browser, which would take the focus
+    from the slider being moved inside it."""
     for ctl in controls:
         st.session_state.setdefault(_RENDERED, {})[ctl.key] = ctl  # in the share link, drawn or not
+    exp = lazy_expander(where, t(label_key), key)
     changed = sum(ctl.url_value(st.session_state.get(ctl.key, ctl.default)) is not None for ctl in controls)
-    label = t(label_key) + (t("sidebar.changed", n=changed) if changed else "")
-    return lazy_expander(where, label, key)
+    if changed and not exp.open:
+        where.caption(t("sidebar.changed", n=changed))
+    return exp
 
 
 def render_sidebar(t: Translator, ignored: frozenset[str] = frozenset()) -> tuple[Scenario, list[tuple[str, str]]]:
