@@ -11,7 +11,7 @@ from calc.timing.estimate import estimate
 from calc.traffic.slo import summarize
 from calc.traffic.workload import WorkloadError
 from ui import format as F
-from ui import labelled, layout, shell
+from ui import labelled, layout, shell, tables
 from ui.loadtest import controls as LC
 from ui.loadtest import figures as LF
 from ui.loadtest import runs
@@ -124,9 +124,10 @@ if closed:
 steady = slice(load.concurrency, None) if closed and r.num_requests > 2 * load.concurrency else slice(None)
 sim_mean = {"ttft_s": float(np.nanmean(r.ttft_s[steady])), "tpot_s": float(np.nanmean(r.tpot_s[steady])),
             "e2e_latency_s": float(np.nanmean(r.e2e_latency_s[steady]))}
-st.dataframe([{t("lt.col.metric"): t(f"lt.row.{name}"), t("lt.col.analytic"): ms(float(getattr(a, name))),
-               t("lt.col.simulated"): ms(sim_mean[name])} for name in ("ttft_s", "tpot_s", "e2e_latency_s")],
-             hide_index=True)
+# st.table: its cells wrap on a phone (a dataframe cut the last column in Chinese)
+st.table(tables.arrow([{t("lt.col.metric"): t(f"lt.row.{name}"), t("lt.col.analytic"): ms(float(getattr(a, name))),
+                        t("lt.col.simulated"): ms(sim_mean[name])} for name in ("ttft_s", "tpot_s", "e2e_latency_s")]),
+         hide_index=True)
 if not bool(a.closed_form):
     st.info(t("lt.analytic.sim_needed"))
 st.subheader(t("why.title"))

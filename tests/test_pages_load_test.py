@@ -24,7 +24,7 @@ def test_defaults_render_with_percentiles_and_figures():
     assert cdf["layout"]["xaxis"]["type"] == "log"
     slo = [tr for tr in cdf["data"] if tr.get("name", "").startswith("SLA")]
     assert slo and slo[0]["x"] == [500, 500]  # the SLA line at 500 ms
-    assert len(at.dataframe) == 2  # statistics + analytic beside simulated
+    assert len(at.dataframe) == 1 and len(at.table) == 1  # statistics; analytic beside simulated (wraps on a phone)
     assert {b.key for b in at.get("download_button")} >= {"lt_csv_requests", "lt_csv_steps"}
 
 
@@ -32,7 +32,7 @@ def test_chinese_and_closed_loop_with_analytic_flag():
     at = app({**SMALL, "lt_arrival": "closed", "lt_concurrency": "16", "lt_lengths": "fixed", "lang": "zh"}, page=PAGE)
     assert not at.exception and not at.error
     assert at.title[0].value == "负载测试：真实流量下的尾延迟"
-    assert any("解析" in str(df.value.columns.tolist()) for df in at.dataframe)
+    assert "解析" in at.table[0].value.columns.tolist()
 
 
 def test_arrival_and_length_options_in_chinese_with_tokens_in_the_link():

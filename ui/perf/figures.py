@@ -72,6 +72,8 @@ def log_ticks(lo: float, hi: float, kind: str) -> tuple[list[float], list[str]]:
     ['5', '10', '20', '50', '100', '200', '500']
     >>> log_ticks(50, 200_000, "125")[1]
     ['100', '1,000', '10,000', '100,000']
+    >>> log_ticks(0.018, 5.3, "125")[1]
+    ['0.05', '0.1', '0.5', '1', '5']
     """
     lo, hi = max(float(lo), 1e-12), max(float(hi), float(lo))
     if kind == "pow2":
@@ -81,9 +83,9 @@ def log_ticks(lo: float, hi: float, kind: str) -> tuple[list[float], list[str]]:
         vals = [m * 10.0 ** k for k in range(int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi))) + 1) for m in mult]
     vals = [v for v in vals if lo <= v <= hi]
     if len(vals) > 7 and kind == "125":  # too many for a projector: 1, 5, 10, 50, … then 1, 10, 100, …
-        vals = [v for v in vals if f"{v:g}"[0] in "15"]
+        vals = [v for v in vals if f"{v:.0e}"[0] in "15"]  # the leading digit (0.05 → 5, not 0)
         if len(vals) > 5:
-            vals = [v for v in vals if f"{v:g}"[0] == "1"]
+            vals = [v for v in vals if f"{v:.0e}"[0] == "1"]
     while len(vals) > 12:
         vals = vals[::2]
     return vals, [f"{v:g}" if v < 1 else F.integer(v) for v in vals]

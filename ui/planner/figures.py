@@ -55,13 +55,28 @@ def pareto_figure(grid: PlanGrid, t: T, *, rate_rps: float, input_len: int, outp
                        marker=dict(size=11, color=COLORS["feasible"], symbol="diamond")))
     layout = dict(title=dict(text=t("pl.pareto.title"), font=dict(size=TITLE_SIZE)), font=dict(size=FONT_SIZE),
                   height=CHART_HEIGHT + 200, margin=dict(l=80, r=30, t=90, b=40),  # room for 17 GPUs on a phone
-                  xaxis=dict(title=dict(text=t("pl.pareto.x")), type="log", automargin=True),
-                  yaxis=dict(title=dict(text=t("pl.pareto.y")), type="log", automargin=True),
+                  xaxis=dict(title=dict(text=t("pl.pareto.x")), type="log", automargin=True,
+                             **_full_ticks(p["e2e_s"][order])),
+                  yaxis=dict(title=dict(text=t("pl.pareto.y")), type="log", automargin=True,
+                             **_full_ticks(p["cost"][order])),
                   # below the axis title at any width; maxheight 1: the whole list of GPUs, never a
                   # scrolled box (Plotly's default for a legend below is half the figure's height)
                   legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0,
                               font=dict(size=FONT_SIZE - 2), maxheight=1))
     return go.Figure(data=traces, layout=layout, _validate=False)
+
+
+def _full_ticks(values) -> dict:
+    """Log-axis ticks written out (0.05, 0.1, 0.2, 0.5, 1 …): Plotly's own labels between powers
+    of ten ("2", "5" for 0.02 and 0.05) read as whole numbers."""
+    from ui.perf.figures import log_ticks  # noqa: PLC0415
+
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v) & (v > 0)]
+    if v.size == 0:
+        return {}
+    vals, text = log_ticks(float(v.min()), float(v.max()), "125")
+    return dict(tickvals=vals, ticktext=text) if len(vals) >= 2 else {}
 
 
 _FIELDS = ("tp", "s", "replicas", "gpus", "usd", "ttft", "tpot")  # numeric customdata columns
