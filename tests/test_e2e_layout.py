@@ -52,7 +52,7 @@ CHART_JS = """() => {
     const svg = box(plot.querySelector('.main-svg'));
     if (svg.right > window.innerWidth + 1) bad.push(`chart ${i} wider than the window`);
     const texts = plot.querySelectorAll('.g-xtitle text, .g-ytitle text, .g-x2title text, .g-y2title text, '
-      + '.xtick text, .ytick text, .x2tick text, .y2tick text, .annotation-text');  // (a long legend scrolls)
+      + '.xtick text, .ytick text, .x2tick text, .y2tick text, .annotation-text, .textpoint text');
     texts.forEach(t => {
       const b = box(t);
       if (b.width === 0) return;

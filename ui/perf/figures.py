@@ -157,8 +157,9 @@ def roofline_figure(r: RooflineResult, t: T, *, gpu_name: str) -> go.Figure:
         type="scatter", x=[ridge], y=[peak], mode="markers+text", name=t("rf.trace.ridge", ridge=F.number(ridge, 0)),
         marker=dict(symbol="x-thin", size=20, line=dict(width=4, color=COLORS["limit"])),
         text=[t("rf.ridge_label", ridge=F.number(ridge, 0), bstar=F.number(r.critical_batch, 0))],
-        textposition="top left", textfont=dict(color=COLORS["limit"], size=FONT_SIZE),
+        textposition="top left", textfont=dict(color=COLORS["limit"], size=FONT_SIZE), cliponaxis=False,
         hovertemplate=t("rf.hover.ridge", ridge=F.number(ridge, 1), bstar=F.number(r.critical_batch, 1)) + NO_HOVER))
+    # (the label is two lines: on one, left of the ridge, it ran off a phone-wide plot)
     points = []
     for table in (r.decode, r.prefill):
         for i, op in enumerate(table.operators):

@@ -87,7 +87,7 @@ EN: dict[str, str] = {
     "rf.trace.roof": "{precision} peak {peak} {unit}",
     "rf.hover.roof": "{precision} tensor cores: {peak} {unit} dense; ridge {ridge} FLOP/B",
     "rf.trace.ridge": "Ridge point {ridge} FLOP/B",
-    "rf.ridge_label": "ridge {ridge} FLOP/B ≈ batch B* {bstar}",
+    "rf.ridge_label": "ridge {ridge} FLOP/B<br>≈ batch B* {bstar}",
     "rf.hover.ridge": "Ridge = peak ÷ bandwidth = {ridge} FLOP/B; decode linear layers reach it at batch B* = {bstar}",
     "rf.hover.op": "<b>{op}</b> ({phase})<br>FLOPs: {flops} GFLOP<br>bytes: {bytes} MB<br>intensity: {ai} FLOP/B<br>"
                    "achieved: {achieved} TFLOP/s (roof {roof})<br>{bound}<br>time: {time} µs ({share} of the step)",
@@ -487,7 +487,7 @@ ZH: dict[str, str] = {
     "rf.trace.roof": "{precision} 峰值 {peak} {unit}",
     "rf.hover.roof": "{precision} Tensor Core：稠密 {peak} {unit}；屋脊点 {ridge} FLOP/B",
     "rf.trace.ridge": "屋脊点 {ridge} FLOP/B",
-    "rf.ridge_label": "屋脊点 {ridge} FLOP/B ≈ 批量 B* {bstar}",
+    "rf.ridge_label": "屋脊点 {ridge} FLOP/B<br>≈ 批量 B* {bstar}",
     "rf.hover.ridge": "屋脊点 = 峰值 ÷ 带宽 = {ridge} FLOP/B；Decode 线性层在批量 B* = {bstar} 时到达",
     "rf.hover.op": "<b>{op}</b>（{phase}）<br>FLOPs：{flops} GFLOP<br>字节：{bytes} MB<br>算术强度：{ai} FLOP/B<br>"
                    "实际：{achieved} TFLOP/s（屋顶 {roof}）<br>{bound}<br>耗时：{time} µs（占本步 {share}）",
