@@ -2,7 +2,7 @@
 
 import pytest
 
-from apptest_helpers import app, texts
+from apptest_helpers import app, open_section, texts
 from calc.plan.compare import deltas, headline
 from calc.spec.catalog import get_gpu, get_model
 from calc.spec.inputs import ServingConfig
@@ -42,6 +42,8 @@ def test_headline_deltas_by_hand():
 
 def test_case_study_buttons_and_comparison_table():
     at = app(page="pages/memory.py")
+    assert not at.sidebar.button  # the comparison section is closed and drawn lazily (no comparison set)
+    at = open_section(at, "sec_compare")
     at.button(key="case_both").click().run()
     assert not at.exception
     assert at.session_state["max_num_batched_tokens"] == 512  # engine section closed: kept in the session
@@ -62,7 +64,7 @@ def test_pin_then_change_and_link():
     assert table["A"].iloc[1] != table["B"].iloc[1]  # weights per GPU differ (TP 2 on A)
     at.button(key="compare_clear").click().run()
     assert "Scenario A (pinned) vs B (sidebar)" not in texts(at.subheader)
-    at.button(key="compare_pin").click().run()
+    at.button(key="compare_pin").click().run()  # the section stayed open after "clear"
     assert at.text_input(key="compare").value == ""  # the sidebar is all defaults: nothing to write
 
 

@@ -17,6 +17,7 @@ import streamlit as st
 from calc.plan.compare import HEADLINE_FIELDS, deltas, headline
 from ui import controls as C
 from ui import format as F
+from ui.layout import lazy_expander
 from ui.perf.controls import CHUNKED
 from ui.planner.controls import TextControl
 
@@ -84,25 +85,37 @@ def _defaults() -> dict[str, Any]:
     return {k: c.default for k, c in _controls().items()}
 
 
+_SECTION_OPEN = "_open_sec_compare"  # ui.layout.lazy_expander's flag: the buttons are inside, so it stays open
+
+
 def _pin() -> None:
     current = {k: st.session_state.get(k, c.default) for k, c in _controls().items()}
     st.session_state[KEY] = encode(current)
+    st.session_state[_SECTION_OPEN] = True
 
 
 def _clear() -> None:
     st.session_state[KEY] = ""
+    st.session_state[_SECTION_OPEN] = True
 
 
 def _load(values: dict[str, Any], compare_with: dict[str, Any] | None = None) -> None:
     for key, value in (_defaults() | values).items():
         st.session_state[key] = value
     st.session_state[KEY] = encode(compare_with) if compare_with else ""
+    st.session_state[_SECTION_OPEN] = True
 
 
 def render_controls(t, where=st.sidebar) -> None:
     """Sidebar: the §3.5 buttons, "pin as A", the URL-bound A text, "clear"."""
     st.session_state.setdefault("_rendered_controls", {})[KEY] = COMPARE  # in the share link
-    with where.expander(t("cmp.title"), expanded=bool(st.session_state.get(KEY))):
+    # Drawn while open, or while a comparison is set (its text box is bound to the link: undrawn,
+    # Streamlit would drop ?compare= from it); otherwise only the section's title is sent.
+    has_value = bool(st.session_state.get(KEY) or st.query_params.get(KEY))
+    box = lazy_expander(where, t("cmp.title"), "sec_compare", expanded=has_value)
+    if not (box.open or has_value):
+        return
+    with box:
         st.caption(t("cmp.case.caption"))
         b1, b2 = st.columns(2)
         b1.button(t("cmp.case.before"), key="case_before", on_click=_load, args=(CASE_BEFORE,))

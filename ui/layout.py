@@ -94,15 +94,17 @@ def _remember_open(key: str) -> None:
     st.session_state[_OPEN.format(key)] = bool(st.session_state.get(key))
 
 
-def lazy_expander(where, label: str, key: str):
+def lazy_expander(where, label: str, key: str, expanded: bool = False):
     """An expander whose content the caller draws only while it is open (``.open``).
 
     Streamlit's stateful expander (``on_change``): opening or closing it reruns the script. A
     closed one sends only its label, where a plain expander sends (and the browser lays out) all
     its content on every rerun. The open state is kept under ``key`` in a flag of its own, since
     the widget's id changes with its label (a value, a language) and would close it.
+    ``expanded``: the state until the reader opens or closes it.
     """
-    return where.expander(label, expanded=bool(st.session_state.get(_OPEN.format(key))), key=key,
+    flag = st.session_state.get(_OPEN.format(key))
+    return where.expander(label, expanded=bool(expanded if flag is None else flag), key=key,
                           on_change=_remember_open, args=(key,))
 
 
