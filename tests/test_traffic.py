@@ -13,7 +13,7 @@ from calc.timing.serving import decode_step, engine_step, prefill_step
 from calc.traffic.simulator import EngineConfig, simulate
 from calc.traffic.slo import littles_law, max_sustainable_rate, summarize
 from calc.traffic.steptime import StepTimer
-from calc.traffic.workload import LengthSpec, WorkloadError, arrivals, make_workload, parse_trace
+from calc.traffic.workload import LengthSpec, Workload, WorkloadError, arrivals, make_workload, parse_trace
 
 LLAMA8B = "meta-llama/Llama-3.1-8B"
 
@@ -141,6 +141,44 @@ class TestScheduler:
         r = simulate(h100.engine, w, _cfg(h100, chunked=False, budget=2048))
         pf = r.step_prefill_tokens > 0
         assert (r.step_decode_tokens[pf] == 0).all() and (r.step_prefill_tokens[pf] % 1000 == 0).all()
+
+    def test_last_prompt_token_gives_the_first_token_not_a_decode(self, h100):
+        """Budget 256, A (100 + 50) and B (412 + 5) at t = 0: step 1 computes A's prompt (100) and
+        156 of B's, step 2 A's decode and 255 more of B's; B then has 1 prompt token left while A
+        decodes (computed = prompt + generated - 1, as for a decode). That token gives B's FIRST
+        token: a TTFT, no inter-token gap; 49 + 4 = 53 gaps in all. (Before, the decode fast-forward
+        took B for a decode: TTFT NaN and a 54th gap measured from t = 0.)"""
+        w = Workload(arrival_s=np.zeros(2), input_len=np.array([100, 412]), output_len=np.array([50, 5]))
+        r = simulate(h100.engine, w, _cfg(h100, seqs=8, budget=256, blocks=1000))
+        assert r.step_prefill_tokens[:2].tolist() == [256, 255] and r.step_decode_tokens[:2].tolist() == [0, 1]
+        assert np.isfinite(r.ttft_s).all() and r.first_token_s[1] == r.step_start_s[2] + r.step_s[2]  # end of step 3
+        assert r.itl_s.size == 49 + 4
+
+    def test_unchunked_recompute_longer_than_the_budget_runs_alone(self, h100):
+        """Two requests of 480 + 400 tokens, budget 512 (two prompts do not fit one step: 480, then
+        480), 70 blocks of 16. Both decode until the pool is full at 35 blocks each (560 tokens: 480
+        + 80 computed); the last admitted is preempted when it needs its 36th block, having generated
+        81 tokens, and recomputes 480 + 81 = 561 tokens whole, more than the budget: it runs alone
+        (vLLM demands a budget of at least max_model_len without chunked prefill, so there it always
+        fits). Before, the queue's head never fitted the budget: the simulator raised 'stalled'
+        while the other request ran, and looped forever once it had finished."""
+        import signal
+
+        def hung(*_):
+            raise TimeoutError("simulate did not return within 60 s")
+
+        w = make_workload(arrival="burst", num_requests=2, input_len=LengthSpec("fixed", 480),
+                          output_len=LengthSpec("fixed", 400))
+        old = signal.signal(signal.SIGALRM, hung)
+        signal.alarm(60)
+        try:
+            r = simulate(h100.engine, w, _cfg(h100, chunked=False, blocks=70, seqs=8, budget=512))
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, old)
+        assert r.preemptions.tolist() == [0, 1]
+        assert r.step_prefill_tokens[r.step_prefill_tokens > 0].tolist() == [480, 480, 561]
+        assert not r.truncated and np.isfinite(r.e2e_latency_s).all() and (r.step_kv_blocks <= 70).all()
 
     @settings(max_examples=25)
     @given(n=st.integers(1, 60), rate=st.floats(0.5, 50), i_mean=st.integers(1, 3000), o_hi=st.integers(1, 200),

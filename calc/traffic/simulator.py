@@ -13,7 +13,8 @@ Scheduling (vLLM V1 ``v1/core/sched/scheduler.py``, ``schedule()``), one engine 
   budget is left and their first chunk's blocks fit (the first that does not fit stops the queue).
 * **whole** (``--no-enable-chunked-prefill``; vLLM V0's policy, the one the analytic model
   assumes): if a waiting request can be admitted, the step is a prefill-only step of whole prompts
-  (as many as fit the budget, ≥ max prompt), and running decodes stall for it; otherwise every
+  (as many as fit the budget, ≥ max prompt; a preempted request's recompute, prompt + generated
+  tokens, may pass it and then runs alone), and running decodes stall for it; otherwise every
   running request decodes. Same blocks and preemption.
 
 A request's token is sampled by the step that finishes computing its known tokens (the last
@@ -158,7 +159,10 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
         i = int(np.flatnonzero(too_big)[0])
         raise ValueError(f"request {i}: input_len + output_len = {int(prompt[i] + out_len[i])} tokens needs more "
                          f"KV blocks than the pool holds ({free} blocks of {bs})")
-    timer = timer or StepTimer(e, max_tokens=budget + max_seqs)
+    # Without chunked prefill a preempted request's recompute (prompt + tokens generated, at most
+    # input + output - 1) may pass the budget and run alone: the step table must reach it.
+    longest_step = budget if chunked else max(budget, int((prompt + out_len).max()) - 1)
+    timer = timer or StepTimer(e, max_tokens=longest_step + max_seqs)
     t_req = float(e.request_overhead_s)
     phi = float(e.sliding_fraction)
     window = float(e.sliding_window)
@@ -217,7 +221,8 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
             room = budget - R if chunked else budget
             first = min(need0, room) if chunked else need0
             can_admit = first > 0 and _ceil_div(first, bs) <= free
-        all_decoding = R > 0 and bool(np.all(rc == rp + rg - 1))
+        # (rg > 0: a prompt with one token left to compute is not a decode: its token is the first)
+        all_decoding = R > 0 and bool(np.all((rc == rp + rg - 1) & (rg > 0)))
         if all_decoding and not can_admit and R <= budget:
             # ---- a run of pure decode steps, fast-forwarded until the next event ----
             # (a finish, an arrival into an empty queue, or the KV pool running out; a blocked
@@ -323,8 +328,14 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
                 i = waiting[0]
                 need_i = int(prompt[i] + gen[i])  # computed tokens are 0 in the queue
                 if not chunked and need_i > left:
-                    break
-                a = need_i if need_i < left else left
+                    if new_ids:
+                        break
+                    # A preempted request recomputes prompt + generated tokens, which can pass the
+                    # budget (≥ max prompt): it runs alone (vLLM requires a budget ≥ max_model_len
+                    # without chunked prefill, so there it always fits one step).
+                    a = need_i
+                else:
+                    a = need_i if need_i < left else left
                 blocks = _ceil_div(a, bs)
                 if blocks > free:
                     break
