@@ -96,7 +96,10 @@ def sweep_figure(search: RateSearch, t: T, *, ttft_slo_s: float) -> go.Figure:
                                  line=dict(color=COLORS["feasible"], width=4), hoverinfo="name"))
     fig.update_layout(xaxis=dict(title=dict(text=t("lt.fig.rate")), type="log", **_full_ticks(x)),
                       yaxis=dict(title=dict(text=t("lt.fig.goodput_axis")), rangemode="tozero"),
-                      yaxis2=dict(title=dict(text=t("lt.fig.ttft_axis")), type="log", overlaying="y", side="right"))
+                      # automargin: the right axis's labels widen its margin (they were cut at a phone's edge)
+                      yaxis2=dict(title=dict(text=t("lt.fig.ttft_axis")), type="log", overlaying="y", side="right",
+                                  automargin=True, **_full_ticks(np.concatenate(
+                                      [np.asarray(search.ttft_p95_s), np.asarray(search.ttft_p99_s), [ttft_slo_s]]) * 1e3)))
     return _layout(fig, t("lt.fig.sweep_title", p=search.percentile))
 
 
@@ -119,7 +122,8 @@ def timeline_figure(r: SimResult, t: T) -> go.Figure:
     fig.update_layout(xaxis=dict(title=dict(text=t("lt.fig.time")), anchor="y2"),
                       yaxis=dict(title=dict(text=t("lt.fig.requests")), domain=[0.55, 1.0], rangemode="tozero"),
                       yaxis2=dict(title=dict(text=t("lt.fig.kv_axis")), domain=[0.0, 0.45], range=[0, 101]),
-                      yaxis3=dict(title=dict(text=t("lt.fig.step_axis")), type="log", overlaying="y2", side="right"))
+                      yaxis3=dict(title=dict(text=t("lt.fig.step_axis")), type="log", overlaying="y2", side="right",
+                                  automargin=True, **_full_ticks(r.step_s[idx] * 1e3)))
     fig = _layout(fig, t("lt.fig.timeline_title"))
     fig.update_layout(height=int(CHART_HEIGHT * 1.3))
     return fig
