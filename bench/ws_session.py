@@ -100,7 +100,8 @@ class Session:
     async def fetch_cookie(self) -> None:
         jar = http.cookiejar.CookieJar()
         opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
-        for path in (self.page, "_stcore/health"):
+        page = self.page + (f"?{self.query_string}" if self.query_string else "")  # the link as opened
+        for path in (page, "_stcore/health"):
             await asyncio.to_thread(_http_get, opener, f"{self.base_url}/{path}", self.timeout_s)
         self.cookie = "; ".join(f"{c.name}={c.value}" for c in jar)
         self.xsrf_token = next((c.value for c in jar if c.name == "_streamlit_xsrf"), "")
