@@ -2,7 +2,7 @@
 
 Few browser sessions (one context per screen size, every page visited in turn): the whole e2e
 suite runs on 2-core CI machines.
-- Laptop: no metric value or label is cut (an element's scrollWidth never exceeds its clientWidth),
+- Laptop: no metric value or label, nor a widget's label, is cut (an element's scrollWidth never exceeds its clientWidth),
   in both languages, on every page of ui.shell.PAGES.
 - Phone: the sidebar starts collapsed; no chart title, axis title, tick label, legend entry or
   annotation is outside its chart; no legend scrolls; legends, axis titles and subplot titles do not overlap each other or
@@ -31,7 +31,8 @@ PATHS = [_path(p) for p in PAGES]
 
 TRUNCATED_JS = """() => {
   const bad = [];
-  for (const el of document.querySelectorAll('[data-testid="stMetric"], [data-testid="stMetric"] *')) {
+  for (const el of document.querySelectorAll('[data-testid="stMetric"], [data-testid="stMetric"] *, '
+                                            + '[data-testid="stWidgetLabel"], [data-testid="stWidgetLabel"] *')) {
     if (el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1)
       bad.push(`${el.tagName}.${el.getAttribute('data-testid') || ''} "${el.textContent.trim().slice(0, 50)}" `
                + `${el.scrollWidth} > ${el.clientWidth}`);

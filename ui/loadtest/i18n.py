@@ -42,7 +42,7 @@ EN: dict[str, str] = {
     "ctl.lt_percentile.help": "The percentile that must meet the targets (course §3.6: P95 or P99, not the mean).",
     "ctl.lt_seed": "Random seed",
     "ctl.lt_seed.help": "Same seed, same arrivals and lengths, same result.",
-    "ctl.lt_sweep": "Find the highest sustainable rate",
+    "ctl.lt_sweep": "Find max rate",
     "ctl.lt_sweep.help": "Simulate a series of rates (bisection, 400 requests each) for the largest one whose percentile "
                          "meets the SLA. Poisson and gamma arrivals only.",
     "lt.page_title": "Load test: tail latency under real traffic",
@@ -183,7 +183,7 @@ ZH: dict[str, str] = {
     "ctl.lt_percentile.help": "必须满足目标的分位数（课程 §3.6：看 P95 或 P99，而不是均值）。",
     "ctl.lt_seed": "随机种子",
     "ctl.lt_seed.help": "相同种子，相同的到达与长度，相同的结果。",
-    "ctl.lt_sweep": "寻找可持续的最高速率",
+    "ctl.lt_sweep": "搜索最高速率",
     "ctl.lt_sweep.help": "模拟一系列速率（二分查找，每个 400 个请求），找出分位数仍满足 SLA 的最大速率。仅适用于泊松和 Gamma 到达。",
     "lt.page_title": "负载测试：真实流量下的尾延迟",
     "lt.intro": "{model} 运行于 {gpu}（TP {tp}）：每个请求逐步通过 vLLM 调度器模拟（先来先服务，先解码再在 "
