@@ -56,9 +56,9 @@ def pareto_figure(grid: PlanGrid, t: T, *, rate_rps: float, input_len: int, outp
     layout = dict(title=dict(text=t("pl.pareto.title"), font=dict(size=TITLE_SIZE)), font=dict(size=FONT_SIZE),
                   height=CHART_HEIGHT + 200, margin=dict(l=80, r=30, t=90, b=40),  # room for 17 GPUs on a phone
                   xaxis=dict(title=dict(text=t("pl.pareto.x")), type="log", automargin=True,
-                             **_full_ticks(p["e2e_s"][order])),
+                             **_full_ticks(p["e2e_s"])),  # every point: the front is drawn in full
                   yaxis=dict(title=dict(text=t("pl.pareto.y")), type="log", automargin=True,
-                             **_full_ticks(p["cost"][order])),
+                             **_full_ticks(p["cost"])),
                   # below the axis title at any width; maxheight 1: the whole list of GPUs, never a
                   # scrolled box (Plotly's default for a legend below is half the figure's height)
                   legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0,
