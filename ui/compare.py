@@ -180,9 +180,17 @@ def render_comparison(sc_b, t) -> None:
 
 
 def chip_label(token: str, t) -> str:
-    """What a comparison chip shows: the translated variant (``kv:fp8`` → "KV cache fp8" / "KV Cache fp8")."""
+    """What a comparison chip shows: the translated variant (``kv:fp8`` → "KV cache fp8" / "KV Cache fp8"),
+    shorter than the legend's where a chip would cut it ("Preset: low latency", "GPU: H100 SXM5 80GB")."""
+    from calc.spec.catalog import get_gpu  # noqa: PLC0415
     from ui.perf.view import token_label  # noqa: PLC0415
 
+    kind, _, value = token.partition(":")
+    if kind == "preset":
+        return t("fr.variant.preset", value=t(f"fr.value.{value}.short"))
+    if kind == "gpu":
+        name = get_gpu(value).name
+        return t("fr.variant.gpu", name=name.removeprefix("NVIDIA ").removeprefix("AMD "))
     return token_label(token, t)
 
 
