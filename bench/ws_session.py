@@ -87,6 +87,7 @@ class Session:
         self.xsrf_token = ""
         self.widget_ids: dict[str, str] = {}  # user key -> widget id
         self.widget_kinds: dict[str, str] = {}  # user key -> "int" | "float" | "slider" (its wire format)
+        self.widget_fragments: dict[str, str] = {}  # user key -> id of the st.fragment drawing it ("" if none)
         self.cache: dict[str, ForwardMsg] = {}  # hash -> cacheable message (the frontend's message cache)
         self.current = RunResult()  # the run under way (or the last one): what came before a failure
         self.ws = None
@@ -136,6 +137,10 @@ class Session:
         rs.page_script_hash = self.page_hash
         rs.page_name = "" if self.page_hash else self.page
         rs.cached_message_hashes.extend(self.cache)  # the server then sends references
+        # A widget drawn inside an st.fragment reruns only that fragment, as the frontend asks
+        fragments = {self.widget_fragments.get(key, "") for key in (widgets or {})}
+        if len(fragments) == 1 and "" not in fragments:
+            rs.fragment_id = fragments.pop()
         for key, value in (widgets or {}).items():
             w = rs.widget_states.widgets.add()
             w.id = self.widget_ids[key]
@@ -171,7 +176,7 @@ class Session:
                 self.cache[fm.hash] = fm
             if kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
                 self._element(fm.delta.new_element, out, content, tuple(fm.metadata.delta_path),
-                              time.perf_counter() - t0)
+                              time.perf_counter() - t0, fm.delta.fragment_id)
             elif kind == "new_session":
                 self.session_id = fm.new_session.initialize.session_id or self.session_id
             elif kind == "navigation":
@@ -184,7 +189,8 @@ class Session:
                 out.digest = _page_digest(content)
                 return out
 
-    def _element(self, el, out: RunResult, content: dict, path: tuple[int, ...], t: float) -> None:
+    def _element(self, el, out: RunResult, content: dict, path: tuple[int, ...], t: float,
+                 fragment_id: str = "") -> None:
         etype = el.WhichOneof("type")
         out.elements.append(etype)
         if out.first_element_s is None:
@@ -198,6 +204,7 @@ class Session:
             user_key = widget_id.rsplit("-", 1)[-1]
             self.widget_ids[user_key] = widget_id
             self.widget_kinds[user_key] = wire_kind(el, etype)
+            self.widget_fragments[user_key] = fragment_id
             if etype not in CONTENT_WITH_ID:
                 content.pop(path, None)  # an input's own value is not "the page changed"
                 return

@@ -20,9 +20,13 @@ from ui.fit import not_fit_message
 from ui.loadtest.runs import simulated_closed_loop
 
 
+_APP_RERUN = "_fr_app_rerun"
+
+
 def _preset(name: str | None) -> None:
     seqs, tokens = PRESETS[name] if name else (None, None)
     st.session_state["max_num_seqs"], st.session_state["max_num_batched_tokens"] = seqs, tokens
+    st.session_state[_APP_RERUN] = True  # sidebar values: the whole app reruns, not only the page's fragment
 
 
 sc, t = shell.page()
@@ -32,128 +36,143 @@ s = sc.serving
 layout.header(t("fr.page_title"), t("fr.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size,
                                        i=F.integer(s.input_len), o=F.integer(s.output_len)))
 
-# Two dense rows of controls (presets and switches; SLA sliders and overlays), so the metric
-# cards and the first chart fit on a 1080-pixel screen.
-with st.container(horizontal=True, key="fr_buttons", vertical_alignment="center"):
-    st.button(t("fr.preset.low_latency"), on_click=_preset, args=("low_latency",), key="preset_low",
-              help=t("fr.preset.help"))
-    st.button(t("fr.preset.high_throughput"), on_click=_preset, args=("high_throughput",), key="preset_high",
-              help=t("fr.preset.help"))
-    st.button(t("fr.preset.default"), on_click=_preset, args=(None,), key="preset_default", help=t("fr.preset.help"))
-    chunked = render_control(CHUNKED, t)
-    per_gpu = render_control(PER_GPU, t)
-c1, c2, p1, p2, c5 = st.columns([1, 1, 0.8, 0.6, 1.6])
-with c1:
-    ttft_slo_s = render_control(SLO_TTFT_MS, t) / 1000
-with c2:
-    tpot_slo_s = render_control(SLO_TPOT_MS, t) / 1000
-with p1:
-    price = render_control(PRICE, t, placeholder=t("fr.price.catalog", price=F.number(sc.gpu.price_usd_per_hour, 3))
-                           if sc.gpu.price_usd_per_hour else t("fr.price.none"))
-with p2:
-    replicas = render_control(REPLICAS, t)
-tokens = compare.render_overlays(t, c5)  # translated chips; the link keeps the tokens (kv:fp8, tp:2 …)
+@st.fragment
+def _body() -> None:
+    """Everything below the header. A fragment: moving one of the page's own controls (SLA
+    targets, per-GPU, price, replicas, overlays, chunked prefill) reruns only this, not the
+    sidebar and the frame around it (bench/bench_pages.py, slo_tpot_ms). The whole app reruns
+    instead when a preset changed sidebar values, or when something outside this fragment shows
+    the page's controls: the share box (its link) or a pinned comparison (its chunked prefill)."""
+    if layout.in_fragment_rerun() and (st.session_state.pop(_APP_RERUN, False)
+                                       or st.session_state.get("_open_sec_share")
+                                       or st.session_state.get(compare.KEY)):
+        st.rerun(scope="app")
+    st.session_state.pop(_APP_RERUN, None)
+    # Two dense rows of controls (presets and switches; SLA sliders and overlays), so the metric
+    # cards and the first chart fit on a 1080-pixel screen.
+    with st.container(horizontal=True, key="fr_buttons", vertical_alignment="center"):
+        st.button(t("fr.preset.low_latency"), on_click=_preset, args=("low_latency",), key="preset_low",
+                  help=t("fr.preset.help"))
+        st.button(t("fr.preset.high_throughput"), on_click=_preset, args=("high_throughput",), key="preset_high",
+                  help=t("fr.preset.help"))
+        st.button(t("fr.preset.default"), on_click=_preset, args=(None,), key="preset_default", help=t("fr.preset.help"))
+        chunked = render_control(CHUNKED, t)
+        per_gpu = render_control(PER_GPU, t)
+    c1, c2, p1, p2, c5 = st.columns([1, 1, 0.8, 0.6, 1.6])
+    with c1:
+        ttft_slo_s = render_control(SLO_TTFT_MS, t) / 1000
+    with c2:
+        tpot_slo_s = render_control(SLO_TPOT_MS, t) / 1000
+    with p1:
+        price = render_control(PRICE, t, placeholder=t("fr.price.catalog", price=F.number(sc.gpu.price_usd_per_hour, 3))
+                               if sc.gpu.price_usd_per_hour else t("fr.price.none"))
+    with p2:
+        replicas = render_control(REPLICAS, t)
+    tokens = compare.render_overlays(t, c5)  # translated chips; the link keeps the tokens (kv:fp8, tp:2 …)
 
-base = Variant("", s, sc.gpu, chunked)
-variants = [base]
-for tok in tokens:
-    try:
-        v = apply_variant(base, tok)
-    except ValueError as exc:
-        st.warning(t("fr.overlay_invalid", name=V.token_label(tok, t), reason=describe(exc, t)))
-        continue
-    if not any(same_as(v, w) for w in variants):
-        variants.append(v)
-probes = [V.probe(v, sc.arch, sc.efficiency) for v in variants]
-if not bool(probes[0].serving.fits):
-    m = probes[0].memory
-    st.error(not_fit_message(model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size,
-                             max_model_len=sc.resolved.max_model_len, mem=m, t=t))
-else:
-    for v, p in zip(variants[1:], probes[1:]):
-        if not bool(p.serving.fits):
-            st.caption(t("fr.overlay_not_fit", name=V.token_label(v.token, t)))
-    kept = [(v, p) for v, p in zip(variants, probes) if bool(p.serving.fits)]
-    conc = V.sweep_concurrency([p for _, p in kept], sc.concurrency)
-    series = [V.frontier_series(v, sc.arch, sc.efficiency, concurrency=conc, label=V.token_label(v.token, t),
-                                color=SERIES_COLORS[k], ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s,
-                                chosen=sc.concurrency, price=price if v.gpu.id == sc.gpu.id else None)
-              for k, (v, _) in enumerate(kept)]
-    f = series[0]
-    tp = s.tensor_parallel_size
-    if layout.presenting():  # the projector is wide and the sidebar folded: one row of six
-        m1, m2, m3, m4, m5, m6 = st.columns(6)
+    base = Variant("", s, sc.gpu, chunked)
+    variants = [base]
+    for tok in tokens:
+        try:
+            v = apply_variant(base, tok)
+        except ValueError as exc:
+            st.warning(t("fr.overlay_invalid", name=V.token_label(tok, t), reason=describe(exc, t)))
+            continue
+        if not any(same_as(v, w) for w in variants):
+            variants.append(v)
+    probes = [V.probe(v, sc.arch, sc.efficiency) for v in variants]
+    if not bool(probes[0].serving.fits):
+        m = probes[0].memory
+        st.error(not_fit_message(model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size,
+                                 max_model_len=sc.resolved.max_model_len, mem=m, t=t))
     else:
-        m1, m2, m3 = st.columns(3)
-        m4, m5, m6 = st.columns(3)
-    if f.best >= 0:
-        i = f.best
-        m1.metric(t("fr.metric.best"), F.integer(f.concurrency[i]), border=True, help=t("fr.metric.best.help"))
-        x_shown = f.output_tokens_per_s_per_gpu[i] if per_gpu else f.output_tokens_per_s[i]  # as the charts
-        m2.metric(t("fr.metric.x_gpu" if per_gpu else "fr.metric.x"), f"{F.integer(x_shown)} tok/s", border=True,
-                  help=t("fr.metric.x.help", per_gpu=F.integer(f.output_tokens_per_s_per_gpu[i]), tp=tp,
-                         total=F.integer(f.total_tokens_per_s[i])))
-        cost = "—" if f.cost_per_million_usd is None else f"${F.number(float(f.cost_per_million_usd[i]), 3)}"
-        m3.metric(t("fr.metric.cost"), cost, border=True,
-                  help=t("fr.metric.cost.help") if f.cost_per_million_usd is not None else t("fr.metric.cost.none"))
-        m4.metric(t("fr.metric.ttft"), f"{F.number(float(f.ttft_s[i]) * 1e3, 0)} ms", border=True)
-        m5.metric(t("fr.metric.tpot"), f"{F.number(float(f.tpot_s[i]) * 1e3, 1)} ms", border=True)
-        if f.cost_per_million_input_usd is not None:
-            st.caption(t("fr.cost.split", cin=F.number(float(f.cost_per_million_input_usd[i]), 4),
-                         cout=F.number(float(f.cost_per_million_output_split_usd[i]), 4),
-                         price=F.number(f.price_usd_per_gpu_hour, 3), tp=tp))
-        sim_slot = st.empty()  # always drawn: a conditional element would shift the elements below it
-        if f.closed_form is not None and not bool(f.closed_form[i]):
-            # Outside the regime the closed form matches: the request simulator at this point instead.
-            with sim_slot, st.spinner(t("fr.sim.running")):
-                sim = simulated_closed_loop(sc.arch, f.variant, sc.efficiency, int(f.concurrency[i]))
-            sim_slot.info(t("fr.sim.instead", c=F.integer(f.concurrency[i]), ttft=F.number(sim["ttft_s"] * 1e3, 0),
-                      tpot=F.number(sim["tpot_s"] * 1e3, 1), e2e=F.number(sim["e2e_latency_s"], 2),
-                      ttft95=F.number(sim["ttft_s_p95"] * 1e3, 0), n=F.integer(sim["num_requests"])))
-        st.caption(t("fr.replicas.total", n=replicas, gpus=F.integer(replicas * tp),
-                     x=F.integer(float(f.output_tokens_per_s[i]) * replicas),
-                     usd="—" if f.price_usd_per_gpu_hour is None else F.number(f.price_usd_per_gpu_hour * tp * replicas, 2)))
-    else:
-        st.warning(t("fr.none_feasible", ttft=F.number(ttft_slo_s * 1e3, 0), tpot=F.number(tpot_slo_s * 1e3, 0),
-                     min_ttft=F.number(float(np.nanmin(f.ttft_s)) * 1e3, 0),
-                     min_tpot=F.number(float(np.nanmin(f.tpot_s)) * 1e3, 1)))
-        m1.metric(t("fr.metric.best"), "—", border=True, help=t("fr.metric.best.help"))
-    m6.metric(t("fr.metric.knee"), F.integer(f.concurrency[f.knee]) if f.knee >= 0 else "—", border=True,
-              help=t("fr.metric.knee.help"))
+        for v, p in zip(variants[1:], probes[1:]):
+            if not bool(p.serving.fits):
+                st.caption(t("fr.overlay_not_fit", name=V.token_label(v.token, t)))
+        kept = [(v, p) for v, p in zip(variants, probes) if bool(p.serving.fits)]
+        conc = V.sweep_concurrency([p for _, p in kept], sc.concurrency)
+        series = [V.frontier_series(v, sc.arch, sc.efficiency, concurrency=conc, label=V.token_label(v.token, t),
+                                    color=SERIES_COLORS[k], ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s,
+                                    chosen=sc.concurrency, price=price if v.gpu.id == sc.gpu.id else None)
+                  for k, (v, _) in enumerate(kept)]
+        f = series[0]
+        tp = s.tensor_parallel_size
+        if layout.presenting():  # the projector is wide and the sidebar folded: one row of six
+            m1, m2, m3, m4, m5, m6 = st.columns(6)
+        else:
+            m1, m2, m3 = st.columns(3)
+            m4, m5, m6 = st.columns(3)
+        if f.best >= 0:
+            i = f.best
+            m1.metric(t("fr.metric.best"), F.integer(f.concurrency[i]), border=True, help=t("fr.metric.best.help"))
+            x_shown = f.output_tokens_per_s_per_gpu[i] if per_gpu else f.output_tokens_per_s[i]  # as the charts
+            m2.metric(t("fr.metric.x_gpu" if per_gpu else "fr.metric.x"), f"{F.integer(x_shown)} tok/s", border=True,
+                      help=t("fr.metric.x.help", per_gpu=F.integer(f.output_tokens_per_s_per_gpu[i]), tp=tp,
+                             total=F.integer(f.total_tokens_per_s[i])))
+            cost = "—" if f.cost_per_million_usd is None else f"${F.number(float(f.cost_per_million_usd[i]), 3)}"
+            m3.metric(t("fr.metric.cost"), cost, border=True,
+                      help=t("fr.metric.cost.help") if f.cost_per_million_usd is not None else t("fr.metric.cost.none"))
+            m4.metric(t("fr.metric.ttft"), f"{F.number(float(f.ttft_s[i]) * 1e3, 0)} ms", border=True)
+            m5.metric(t("fr.metric.tpot"), f"{F.number(float(f.tpot_s[i]) * 1e3, 1)} ms", border=True)
+            if f.cost_per_million_input_usd is not None:
+                st.caption(t("fr.cost.split", cin=F.number(float(f.cost_per_million_input_usd[i]), 4),
+                             cout=F.number(float(f.cost_per_million_output_split_usd[i]), 4),
+                             price=F.number(f.price_usd_per_gpu_hour, 3), tp=tp))
+            sim_slot = st.empty()  # always drawn: a conditional element would shift the elements below it
+            if f.closed_form is not None and not bool(f.closed_form[i]):
+                # Outside the regime the closed form matches: the request simulator at this point instead.
+                with sim_slot, st.spinner(t("fr.sim.running")):
+                    sim = simulated_closed_loop(sc.arch, f.variant, sc.efficiency, int(f.concurrency[i]))
+                sim_slot.info(t("fr.sim.instead", c=F.integer(f.concurrency[i]), ttft=F.number(sim["ttft_s"] * 1e3, 0),
+                          tpot=F.number(sim["tpot_s"] * 1e3, 1), e2e=F.number(sim["e2e_latency_s"], 2),
+                          ttft95=F.number(sim["ttft_s_p95"] * 1e3, 0), n=F.integer(sim["num_requests"])))
+            st.caption(t("fr.replicas.total", n=replicas, gpus=F.integer(replicas * tp),
+                         x=F.integer(float(f.output_tokens_per_s[i]) * replicas),
+                         usd="—" if f.price_usd_per_gpu_hour is None else F.number(f.price_usd_per_gpu_hour * tp * replicas, 2)))
+        else:
+            st.warning(t("fr.none_feasible", ttft=F.number(ttft_slo_s * 1e3, 0), tpot=F.number(tpot_slo_s * 1e3, 0),
+                         min_ttft=F.number(float(np.nanmin(f.ttft_s)) * 1e3, 0),
+                         min_tpot=F.number(float(np.nanmin(f.tpot_s)) * 1e3, 1)))
+            m1.metric(t("fr.metric.best"), "—", border=True, help=t("fr.metric.best.help"))
+        m6.metric(t("fr.metric.knee"), F.integer(f.concurrency[f.knee]) if f.knee >= 0 else "—", border=True,
+                  help=t("fr.metric.knee.help"))
 
-    layout.chart(FP.frontier_sla_figure(series, t, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, per_gpu=per_gpu),
-                 key="frontier_sla_chart")
-    st.caption(t("fr.caption.sla"))
-    layout.chart(FP.frontier_concurrency_figure(series, t, per_gpu=per_gpu, chosen=sc.concurrency),
-                 key="frontier_conc_chart")
-    st.caption(t("fr.caption.conc", wall=F.integer(f.engine_limit)))
-    st.download_button(t("csv.frontier"), key="frontier_csv", on_click="ignore", file_name="frontier.csv",
-                       mime="text/csv", data=lambda series=series: V.frontier_csv(series))  # built on click
+        layout.chart(FP.frontier_sla_figure(series, t, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, per_gpu=per_gpu),
+                     key="frontier_sla_chart")
+        st.caption(t("fr.caption.sla"))
+        layout.chart(FP.frontier_concurrency_figure(series, t, per_gpu=per_gpu, chosen=sc.concurrency),
+                     key="frontier_conc_chart")
+        st.caption(t("fr.caption.conc", wall=F.integer(f.engine_limit)))
+        st.download_button(t("csv.frontier"), key="frontier_csv", on_click="ignore", file_name="frontier.csv",
+                           mime="text/csv", data=lambda series=series: V.frontier_csv(series))  # built on click
 
-    st.subheader(t("fr.compare"))
-    st.table(tables.arrow([{t("fr.col.scenario"): x.label,
-               t("fr.col.best"): F.integer(x.concurrency[x.best]) if x.best >= 0 else "—",
-               t("fr.col.x"): F.integer(x.output_tokens_per_s[x.best]) if x.best >= 0 else "—",
-               t("fr.col.x_gpu"): F.integer(x.output_tokens_per_s_per_gpu[x.best]) if x.best >= 0 else "—",
-               t("fr.col.knee"): F.integer(x.concurrency[x.knee]) if x.knee >= 0 else "—",
-               t("fr.col.wall"): F.integer(x.engine_limit),
-               t("fr.col.cost"): ("—" if x.cost_per_million_usd is None or x.best < 0
-                                  else f"${F.number(float(x.cost_per_million_usd[x.best]), 3)}")}
-              for x in series]), hide_index=True)
+        st.subheader(t("fr.compare"))
+        st.table(tables.arrow([{t("fr.col.scenario"): x.label,
+                   t("fr.col.best"): F.integer(x.concurrency[x.best]) if x.best >= 0 else "—",
+                   t("fr.col.x"): F.integer(x.output_tokens_per_s[x.best]) if x.best >= 0 else "—",
+                   t("fr.col.x_gpu"): F.integer(x.output_tokens_per_s_per_gpu[x.best]) if x.best >= 0 else "—",
+                   t("fr.col.knee"): F.integer(x.concurrency[x.knee]) if x.knee >= 0 else "—",
+                   t("fr.col.wall"): F.integer(x.engine_limit),
+                   t("fr.col.cost"): ("—" if x.cost_per_million_usd is None or x.best < 0
+                                      else f"${F.number(float(x.cost_per_million_usd[x.best]), 3)}")}
+                  for x in series]), hide_index=True)
 
-    st.subheader(t("fr.cmd.title"))
-    seqs = int(f.concurrency[f.best]) if f.best >= 0 else int(f.max_num_seqs)
-    st.code(V.vllm_command(model_id=sc.arch.id, serving=s, max_model_len=sc.resolved.max_model_len, max_num_seqs=seqs,
-                           max_num_batched_tokens=int(f.max_num_batched_tokens), chunked=chunked), language="bash")
-    st.caption(t("fr.cmd.caption" if f.best >= 0 else "fr.cmd.caption_none", c=F.integer(seqs)))
-    st.caption(t("fr.cmd.replicas", n=replicas, tp=tp) + " " +
-               t("fr.quality", q=s.quantization, value=quality_short(sc.arch.id, s.quantization)))
+        st.subheader(t("fr.cmd.title"))
+        seqs = int(f.concurrency[f.best]) if f.best >= 0 else int(f.max_num_seqs)
+        st.code(V.vllm_command(model_id=sc.arch.id, serving=s, max_model_len=sc.resolved.max_model_len, max_num_seqs=seqs,
+                               max_num_batched_tokens=int(f.max_num_batched_tokens), chunked=chunked), language="bash")
+        st.caption(t("fr.cmd.caption" if f.best >= 0 else "fr.cmd.caption_none", c=F.integer(seqs)))
+        st.caption(t("fr.cmd.replicas", n=replicas, tp=tp) + " " +
+                   t("fr.quality", q=s.quantization, value=quality_short(sc.arch.id, s.quantization)))
 
-    st.subheader(t("case.title"))
-    st.caption(t("case.intro", i=F.integer(V.CASE_INPUT), o=F.integer(V.CASE_OUTPUT)))
-    st.table(tables.arrow([{t("case.col.metric"): r["metric"], t("case.col.course"): r["course"], t("case.col.calc"): r["calc"],
-               t("case.col.why"): r["why"]} for r in V.case_rows(V.case_study(sc.efficiency), t)]), hide_index=True)
+        st.subheader(t("case.title"))
+        st.caption(t("case.intro", i=F.integer(V.CASE_INPUT), o=F.integer(V.CASE_OUTPUT)))
+        st.table(tables.arrow([{t("case.col.metric"): r["metric"], t("case.col.course"): r["course"], t("case.col.calc"): r["calc"],
+                   t("case.col.why"): r["why"]} for r in V.case_rows(V.case_study(sc.efficiency), t)]), hide_index=True)
 
-    st.subheader(t("why.title"))
-    render_panels(frontier_panels(f, t, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, input_len=s.input_len,
-                                  output_len=s.output_len, price=f.price_usd_per_gpu_hour, tp=tp), t)
+        st.subheader(t("why.title"))
+        render_panels(frontier_panels(f, t, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, input_len=s.input_len,
+                                      output_len=s.output_len, price=f.price_usd_per_gpu_hour, tp=tp), t)
+
+
+_body()

@@ -82,3 +82,21 @@ def test_roofline_batch_deep_link_and_chinese(page: Page, streamlit_url):
     page.goto(streamlit_url + "/roofline?lang=zh&rf_batch=64")
     expect(page.get_by_test_id("stMetric").filter(has_text="批量 64").first).to_be_visible(timeout=LOAD)
     expect(page.locator(".chart-title").first).to_contain_text("批量 64")
+
+
+def test_frontier_page_controls_rerun_the_fragment_and_presets_the_app(page: Page, streamlit_url):
+    # The frontier body is an st.fragment: its own controls rerun only it. A preset changes sidebar
+    # values, so it reruns the whole app: the closed Engine section then counts 2 changed knobs.
+    page.goto(streamlit_url + "/frontier?lang=en")
+    expect(metric(page, BEST)).to_be_visible(timeout=LOAD)
+    sidebar = page.get_by_test_id("stSidebar")
+    expect(sidebar.get_by_text("2 changed from the defaults")).to_have_count(0)
+    page.get_by_role("button", name="Low latency (8 / 2048)").click()
+    expect(sidebar.get_by_text("2 changed from the defaults", exact=False)).to_be_visible(timeout=LOAD)
+    expect(page).to_have_url(re.compile(r"[?&]max_num_seqs=8"))
+    # With the share box open, a page control also updates the link in it (the app reruns).
+    sidebar.get_by_text("Share and save").click()
+    box = sidebar.get_by_label("Link to this view")
+    expect(box).to_have_value(re.compile(r"max_num_seqs=8"), timeout=LOAD)
+    page.get_by_text("Throughput per GPU").click()
+    expect(box).to_have_value(re.compile(r"per_gpu=true"), timeout=LOAD)

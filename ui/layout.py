@@ -108,6 +108,14 @@ def lazy_expander(where, label: str, key: str, expanded: bool = False):
                           on_change=_remember_open, args=(key,))
 
 
+def in_fragment_rerun() -> bool:
+    """True while Streamlit reruns only a fragment (``st.fragment``), not the whole script."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx  # noqa: PLC0415
+
+    ctx = get_script_run_ctx()
+    return bool(ctx is not None and ctx.fragment_ids_this_run)
+
+
 def presenting() -> bool:
     return bool(st.session_state.get(_SWITCH, False))
 
