@@ -20,13 +20,10 @@ from ui.fit import not_fit_message
 from ui.loadtest.runs import simulated_closed_loop
 
 
-_APP_RERUN = "_fr_app_rerun"
-
-
 def _preset(name: str | None) -> None:
     seqs, tokens = PRESETS[name] if name else (None, None)
     st.session_state["max_num_seqs"], st.session_state["max_num_batched_tokens"] = seqs, tokens
-    st.session_state[_APP_RERUN] = True  # sidebar values: the whole app reruns, not only the page's fragment
+    shell.request_app_rerun()  # sidebar values: the whole app reruns, not only the page's fragment
 
 
 sc, t = shell.page()
@@ -36,18 +33,9 @@ s = sc.serving
 layout.header(t("fr.page_title"), t("fr.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size,
                                        i=F.integer(s.input_len), o=F.integer(s.output_len)))
 
-@st.fragment
 def _body() -> None:
-    """Everything below the header. A fragment: moving one of the page's own controls (SLA
-    targets, per-GPU, price, replicas, overlays, chunked prefill) reruns only this, not the
-    sidebar and the frame around it (bench/bench_pages.py, slo_tpot_ms). The whole app reruns
-    instead when a preset changed sidebar values, or when something outside this fragment shows
-    the page's controls: the share box (its link) or a pinned comparison (its chunked prefill)."""
-    if layout.in_fragment_rerun() and (st.session_state.pop(_APP_RERUN, False)
-                                       or st.session_state.get("_open_sec_share")
-                                       or st.session_state.get(compare.KEY)):
-        st.rerun(scope="app")
-    st.session_state.pop(_APP_RERUN, None)
+    """Everything below the header, run as a fragment (shell.run_fragment): the page's own controls
+    (SLA targets, per-GPU, price, replicas, overlays, chunked prefill) rerun only this."""
     # Two dense rows of controls (presets and switches; SLA sliders and overlays), so the metric
     # cards and the first chart fit on a 1080-pixel screen.
     with st.container(horizontal=True, key="fr_buttons", vertical_alignment="center"):
@@ -175,4 +163,4 @@ def _body() -> None:
                                       output_len=s.output_len, price=f.price_usd_per_gpu_hour, tp=tp), t)
 
 
-_body()
+shell.run_fragment(_body)

@@ -94,6 +94,11 @@ def _remember_open(key: str) -> None:
     st.session_state[_OPEN.format(key)] = bool(st.session_state.get(key))
 
 
+def lazy_open(key: str) -> bool:
+    """Whether the reader has the lazy expander ``key`` open."""
+    return bool(st.session_state.get(_OPEN.format(key)))
+
+
 def lazy_expander(where, label: str, key: str, expanded: bool = False):
     """An expander whose content the caller draws only while it is open (``.open``).
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from typing import Callable
+
 import streamlit as st
 
 from ui import preload  # noqa: F401  (first: libraries fully imported before any page runs)
@@ -109,6 +111,33 @@ def run(pages: list[PageSpec] | None = None) -> None:
         st.session_state[_IN_SHELL] = False
     compare.render_comparison(st.session_state[_SCENARIO], t)
     state.render_share(st.session_state[_SCENARIO], t, lang, share_slot)
+
+
+_APP_RERUN = "_app_rerun"
+
+
+def request_app_rerun() -> None:
+    """From the callback of a widget inside a page fragment that changed sidebar values: the next
+    run is the whole app's, not only the fragment's."""
+    st.session_state[_APP_RERUN] = True
+
+
+def run_fragment(body: Callable[[], None]) -> None:
+    """Run a page's body (everything below its header) as an ``st.fragment``: moving one of the
+    page's own controls reruns only the body, not the sidebar and the frame around it (on the
+    frontier page ~10 ms of server CPU per change, bench/bench_pages.py). The whole app reruns
+    instead when a callback asked for it (:func:`request_app_rerun`), or when something outside the
+    body shows the page's controls: the open share box (its link) or a pinned comparison."""
+
+    @st.fragment
+    def page_body() -> None:
+        if layout.in_fragment_rerun() and (st.session_state.pop(_APP_RERUN, False) or layout.lazy_open("sec_share")
+                                           or st.session_state.get(compare.KEY)):
+            st.rerun(scope="app")
+        st.session_state.pop(_APP_RERUN, None)
+        body()
+
+    page_body()
 
 
 def page() -> tuple[state.Scenario, Translator]:
