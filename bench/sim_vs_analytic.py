@@ -28,10 +28,11 @@ from calc.traffic.simulator import EngineConfig, simulate  # noqa: E402
 from calc.traffic.workload import LengthSpec, make_workload  # noqa: E402
 
 MODELS = (("meta-llama/Llama-3.1-8B", "h100-sxm"), ("meta-llama/Llama-2-7b-hf", "a100-80gb"), ("Qwen/Qwen2.5-7B", "l40s"))
-SHAPES = ((128, 128), (1024, 256), (2048, 128), (512, 8), (4096, 1024))
+SHAPES = ((128, 128), (1024, 256), (2048, 128), (512, 8), (4096, 1024), (2048, 1))  # O = 1: prefill-only requests
 CONCURRENCY = (1, 4, 16, 64, 256)
 QUICK = ((MODELS[0], (1024, 256), (1, 16, 64, 128)), (MODELS[0], (512, 8), (4, 16)),
-         (MODELS[1], (2048, 128), (1, 16)), (MODELS[2], (128, 128), (16, 256)))
+         (MODELS[1], (2048, 128), (1, 16)), (MODELS[2], (128, 128), (16, 256)),
+         (MODELS[0], (2048, 1), (4, 64)), (MODELS[1], (173, 1), (256,)))  # one output token: W prompts per cycle
 
 
 def compare(model: str, gpu: str, I: int, O: int, C: int, chunked: bool) -> dict:
