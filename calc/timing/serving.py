@@ -312,8 +312,9 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
     e2e_spread = e2e_service  # the cycle whose per-step work per_cycle() counts (utilization below)
     e2e_service = np.where(uniform, wave.e2e_latency_s, e2e_service)
     tpot = np.where(uniform & (m > 0), (e2e_service - ttft_service) / np.maximum(m, 1.0), tpot)
-    closed_form = (~(uniform & chunked & (((wave.wave_steps > 1.0) & (wave.wave_steps < 6.0) & (R > 1))
-                                          | (wave.wave_steps > 60.0)))
+    # (one output token: the wave is the whole cycle, which matches the simulator at every W)
+    closed_form = (~(uniform & chunked & (m > 0) & (((wave.wave_steps > 1.0) & (wave.wave_steps < 6.0) & (R > 1))
+                                                    | (wave.wave_steps > 60.0)))
                    & (C <= kv_cap) & ~((C > R) & (tok_cap < np.minimum(seq_cap, kv_cap))))
     X = R / e2e_service
     e2e = C / X
@@ -404,6 +405,9 @@ def fcfs_wave(e: EngineNumbers, *, input_len, output_len, running, max_num_batch
     # Llama-3.1-8B H100, I = 2048, O = 1, C = 64 took 0.42 s here where the simulator takes 3.06 s).
     extra = np.maximum(w_c - 1.0 - k_own - m, 0.0)
     ttft_c = np.maximum(arrive, t_req) + (k_own + extra) * heavy_c
+    # With one output token inside a wave the cycle is the wave itself, W heavy steps (flat
+    # throughput h / (I·T_H) as R grows, where the sum above dips by parts in a million).
+    ttft_c = np.where(inside & (m == 0), np.maximum(w_c * heavy_c, t_req + k_own * heavy_c), ttft_c)
     k_h = np.clip(w_c - 1.0 - k_own, 0.0, m)  # the wave's other heavy steps, during our decodes
     e2e_c = ttft_c + k_h * heavy_c + (m - k_h) * t_dec
     # whole prompts: n per prefill-only step
