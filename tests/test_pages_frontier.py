@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from apptest_helpers import app, decode, metrics, plotly_specs, texts
+from apptest_helpers import app, decode, metrics, open_section, plotly_specs, texts
 from calc.spec.catalog import get_gpu, get_model
 from calc.timing.estimate import estimate
 from calc.timing.frontier import best_feasible, sla_feasible
@@ -58,7 +58,8 @@ def test_defaults_render_without_exception():
     code = at.code[0].value
     assert code.startswith("vllm serve meta-llama/Llama-2-7b-hf") and f"--max-num-seqs {_int(m[BEST])}" in code
     assert "--enable-chunked-prefill" in code
-    assert len(at.table) == 2  # scenarios side by side, course §3.5 case study
+    assert len(at.table) == 1  # scenarios side by side; the course §3.5 case study is drawn when opened
+    assert len(open_section(at, "sec_case").table) == 2
 
 
 @pytest.mark.parametrize("key, value, ttft, tpot", [("slo_tpot_ms", 30, 0.5, 0.03), ("slo_ttft_ms", 150, 0.15, 0.05)])

@@ -3,7 +3,7 @@ does not start, precision wording, and the §3.5 text agreeing with its table.""
 
 import pytest
 
-from apptest_helpers import app, chart_titles, metrics, texts
+from apptest_helpers import app, chart_titles, metrics, open_section, texts
 from ui.i18n import Translator, weights_phrase
 from ui.layout import scale_fonts, title_text
 from ui.shell import PAGES
@@ -78,7 +78,7 @@ def test_weights_phrase_names_fp8_weights():
 
 
 def test_case_study_text_states_the_table_throughput():
-    at = app(page="pages/frontier.py")
+    at = open_section(app(page="pages/frontier.py"), "sec_case")
     table = at.table[-1].value  # the §3.5 case study
     row = table[table.iloc[:, 0] == "Throughput"].iloc[0]
     calc = row.iloc[2]  # e.g. "591 → 974 tok/s (+65 %)"
