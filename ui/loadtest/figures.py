@@ -28,16 +28,9 @@ def _layout(fig: go.Figure, title: str) -> go.Figure:
 
 
 def _full_ticks(values) -> dict:
-    """Log-axis ticks written out (5, 10, 20, 50, 100 …) instead of Plotly's "2 3 4 5" between
-    powers of ten, which a phone squeezes together; empty when there is nothing to span."""
-    from ui.perf.figures import log_ticks  # noqa: PLC0415
+    from ui.perf.figures import full_log_ticks  # noqa: PLC0415
 
-    v = np.asarray(values, dtype=float)
-    v = v[np.isfinite(v) & (v > 0)]
-    if v.size == 0:
-        return {}
-    vals, text = log_ticks(float(v.min()), float(v.max()), "125")
-    return dict(tickvals=vals, ticktext=text) if len(vals) >= 2 else {}
+    return full_log_ticks(values)
 
 
 def _thin(n: int) -> np.ndarray:

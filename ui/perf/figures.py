@@ -91,6 +91,18 @@ def log_ticks(lo: float, hi: float, kind: str) -> tuple[list[float], list[str]]:
     return vals, [f"{v:g}" if v < 1 else F.integer(v) for v in vals]
 
 
+def full_log_ticks(values) -> dict:
+    """Log-axis ticks written out (0.05, 0.1, 0.2, 0.5, 1 … 5, 10, 20, 50 …) instead of Plotly's own
+    labels between powers of ten ("2", "5": read as whole numbers, squeezed on a phone); empty when
+    there is nothing to span. For the load-test and planner charts."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v) & (v > 0)]
+    if v.size == 0:
+        return {}
+    vals, text = log_ticks(float(v.min()), float(v.max()), "125")
+    return dict(tickvals=vals, ticktext=text) if len(vals) >= 2 else {}
+
+
 def _fewer(ticks: tuple[list[float], list[str]], most: int = 4) -> tuple[list[float], list[str]]:
     """At most ``most`` ticks, evenly picked from the first (unrotated labels in half a phone's width).
 

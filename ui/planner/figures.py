@@ -67,16 +67,9 @@ def pareto_figure(grid: PlanGrid, t: T, *, rate_rps: float, input_len: int, outp
 
 
 def _full_ticks(values) -> dict:
-    """Log-axis ticks written out (0.05, 0.1, 0.2, 0.5, 1 …): Plotly's own labels between powers
-    of ten ("2", "5" for 0.02 and 0.05) read as whole numbers."""
-    from ui.perf.figures import log_ticks  # noqa: PLC0415
+    from ui.perf.figures import full_log_ticks  # noqa: PLC0415
 
-    v = np.asarray(values, dtype=float)
-    v = v[np.isfinite(v) & (v > 0)]
-    if v.size == 0:
-        return {}
-    vals, text = log_ticks(float(v.min()), float(v.max()), "125")
-    return dict(tickvals=vals, ticktext=text) if len(vals) >= 2 else {}
+    return full_log_ticks(values)
 
 
 _FIELDS = ("tp", "s", "replicas", "gpus", "usd", "ttft", "tpot")  # numeric customdata columns
