@@ -28,7 +28,9 @@ def test_chinese_strings_are_translated():
     assert same <= {"ctl.gpu", "ctl.gpu_memory_utilization", "lang.label", "kv.col.kv_token", "kv.col.kv_at",
                     "kv.short.kv", "kv.short.kv_total",
                     # percentile names read the same in Chinese
-                    "opt.pl_percentile.p90", "opt.pl_percentile.p95", "opt.pl_percentile.p99"}, same
+                    "opt.pl_percentile.p90", "opt.pl_percentile.p95", "opt.pl_percentile.p99",
+                    # the price box's placeholder: the catalog price itself, or a dash
+                    "fr.price.catalog", "fr.price.none"}, same
 
 
 def test_every_control_has_a_label_and_help_in_both_languages():

@@ -219,8 +219,8 @@ EN: dict[str, str] = {
     "ctl.replicas": "Replicas",
     "ctl.replicas.help": "Independent copies of this deployment behind a load balancer: throughput and cost add up, "
                          "latencies are one replica's (each serves its share of the clients).",
-    "fr.price.catalog": "catalog: {price}",
-    "fr.price.none": "no catalog price",
+    "fr.price.catalog": "{price}",  # the catalog price as the placeholder (the help says empty = catalog); "catalog: …" was cut at 1440 px
+    "fr.price.none": "—",
     "fr.cost.split": "Bill split by engine time: \\${cin} per million input tokens, \\${cout} per million output tokens "
                      "(\\${price}/GPU-hour × {tp} GPU(s)).",
     "fr.replicas.total": "× {n} replica(s): {gpus} GPUs, {x} output tokens/s, \\${usd}/hour.",
@@ -607,8 +607,8 @@ ZH: dict[str, str] = {
     "ctl.price_usd.help": "一张 GPU 每小时的按需价格；留空 = 目录中有来源的价格（calc/data/gpu_prices.json：厂商、日期和其他厂商报价）。",
     "ctl.replicas": "副本数",
     "ctl.replicas.help": "负载均衡器后的独立部署副本：吞吐和费用相加，延迟是单个副本的（每个副本承担自己那份客户端）。",
-    "fr.price.catalog": "目录：{price}",
-    "fr.price.none": "目录无价格",
+    "fr.price.catalog": "{price}",
+    "fr.price.none": "—",
     "fr.cost.split": "按引擎时间分摊费用：每百万输入 token \\${cin}，每百万输出 token \\${cout}（每 GPU 每小时 \\${price} × {tp} 张 GPU）。",
     "fr.replicas.total": "× {n} 个副本：{gpus} 张 GPU，每秒 {x} 个输出 token，每小时 \\${usd}。",
     "fr.sim.running": "正在逐请求模拟闭环负载…",
