@@ -43,6 +43,8 @@ def test_arrival_and_length_options_in_chinese_with_tokens_in_the_link():
     assert list(arrival.options) == ["泊松（独立用户）", "Gamma（突发）", "闭环（C 个客户端）",
                                                                  "一次性到达（t = 0）"]
     assert list(lengths.options) == ["固定", "均匀", "对数正态"]
+    assert list(at.selectbox(key="lt_percentile").options) == ["P50（中位数）", "P90", "P95", "P99"]
+    assert at.selectbox(key="lt_percentile").value == "p95"  # the token, as in the link
     # the delta's sign comes first (Streamlit draws the arrow from it): "-274 ms（相对目标）", not "与目标相差 -274 ms"
     deltas = [m.delta for m in at.metric if m.delta]
     assert deltas and all(d[0] in "-0123456789" for d in deltas)

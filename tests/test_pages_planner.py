@@ -19,7 +19,7 @@ def test_defaults_render_and_match_calc():
     r = plan(get_model("meta-llama/Llama-2-7b-hf"), list_gpus(),
              PlanRequest(rate_rps=10, input_len=1792, output_len=256, ttft_slo_s=1.0, tpot_slo_s=0.05))
     best = r.ranked[0]
-    assert m["Best option"] == f"{best.gpus_total} × {best.gpu}"
+    assert m["Best option"] == f"{best.gpus_total} × {best.gpu_name.removeprefix('NVIDIA ').removeprefix('AMD ')}"
     assert m["Meet the SLA and limits"] == f"{int(r.grid.meets_slo.sum()):,}"
     table = at.dataframe[0].value
     assert len(table) == 10

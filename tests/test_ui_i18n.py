@@ -29,6 +29,7 @@ def test_chinese_strings_are_translated():
                     "kv.short.kv", "kv.short.kv_total",
                     # percentile names read the same in Chinese
                     "opt.pl_percentile.p90", "opt.pl_percentile.p95", "opt.pl_percentile.p99",
+                    "opt.lt_percentile.p90", "opt.lt_percentile.p95", "opt.lt_percentile.p99",
                     # the price box's placeholder: the catalog price itself, or a dash
                     "fr.price.catalog", "fr.price.none"}, same
 

@@ -190,7 +190,7 @@ def chip_label(token: str, t) -> str:
         return t("fr.variant.preset", value=t(f"fr.value.{value}.short"))
     if kind == "gpu":
         name = get_gpu(value).name
-        return t("fr.variant.gpu", name=name.removeprefix("NVIDIA ").removeprefix("AMD "))
+        return t("fr.variant.gpu", name=F.gpu_short(name))
     return token_label(token, t)
 
 

@@ -99,3 +99,12 @@ def params_billions(n: float) -> str:
 
 def percent(fraction: float, digits: int = 0) -> str:
     return "—" if not _finite(fraction) else f"{100 * float(fraction):.{digits}f} %"
+
+
+def gpu_short(name: str) -> str:
+    """A GPU's catalog name without its vendor, for cards and chips where space is short.
+
+    >>> gpu_short("NVIDIA H100 SXM5 80GB"), gpu_short("AMD Instinct MI300X 192GB")
+    ('H100 SXM5 80GB', 'Instinct MI300X 192GB')
+    """
+    return name.removeprefix("NVIDIA ").removeprefix("AMD ")

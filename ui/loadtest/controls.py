@@ -26,5 +26,5 @@ LT_SWEEP = Control("lt_sweep", "toggle", True)
 LOADTEST = (LT_ARRIVAL, LT_RATE, LT_CV, LT_CONCURRENCY, LT_REQUESTS, LT_LENGTHS, LT_INPUT, LT_OUTPUT, LT_SPREAD,
             LT_TTFT_MS, LT_TPOT_MS, LT_PERCENTILE, LT_SEED, LT_SWEEP)
 # Shown translated (ui.labelled), the link keeps the token: option o of control k reads t("opt.k.o").
-TRANSLATED = (LT_ARRIVAL.key, LT_LENGTHS.key)
+TRANSLATED = (LT_ARRIVAL.key, LT_LENGTHS.key, LT_PERCENTILE.key)
 SWEEP_REQUESTS = 400  # per rate of the sustainable-rate search (cheaper than the main run)
