@@ -28,8 +28,9 @@ _RENDERED = "_rendered_controls"  # as ui.state._RENDERED: the controls of this 
 _KEPT = "_kept_{}"
 
 
-def _from_url(ctl: C.Control) -> Any:
-    """The control's value in the link, or None when absent or unreadable."""
+def value_from_url(ctl: C.Control) -> Any:
+    """The control's value in the link, or None when absent or unreadable (also used by the lazy
+    sidebar sections, ui.state)."""
     if ctl.key not in st.query_params:
         return None
     raw = st.query_params.get_all(ctl.key)
@@ -39,7 +40,8 @@ def _from_url(ctl: C.Control) -> Any:
         return None
 
 
-def _write_url(ctl: C.Control, value: Any) -> None:
+def write_url(ctl: C.Control, value: Any) -> None:
+    """Keep ``?key=`` in the control's URL spelling (removed at the default), as a bound widget would."""
     want = ctl.url_value(tuple(value) if isinstance(value, list) else value)
     if want is None:
         if ctl.key in st.query_params:
@@ -62,7 +64,7 @@ def render(ctl: C.Control, t: Callable[..., str], label_of: Callable[[Any], str]
     multi = ctl.kind == "multi"
     st.session_state.setdefault(_RENDERED, {})[key] = ctl
     if key not in st.session_state:
-        seeded = _from_url(ctl)
+        seeded = value_from_url(ctl)
         if seeded is None:
             seeded = st.session_state.get(_KEPT.format(key), ctl.default)
         # a link may hold more than the widget allows (it would raise): the first ones are kept
@@ -80,5 +82,5 @@ def render(ctl: C.Control, t: Callable[..., str], label_of: Callable[[Any], str]
     else:
         value = where.selectbox(t(f"ctl.{key}"), ctl.choices(), **common)
     st.session_state[_KEPT.format(key)] = list(value) if multi else value
-    _write_url(ctl, value)
+    write_url(ctl, value)
     return list(value) if multi else value

@@ -24,6 +24,7 @@ from calc.spec.untrusted import InputError, json_type, load_json, safe_name
 from calc.sizing.scenario import ResolvedServing, resolve_serving
 from ui import controls as C
 from ui.i18n import Translator
+from ui.labelled import value_from_url, write_url
 from ui.layout import lazy_expander
 from ui.safe import describe, md_escape, user_text
 
@@ -451,30 +452,16 @@ def _seed_lazy(controls: tuple[C.Control, ...]) -> None:
     (drawn earlier, or set by a scenario file or a pasted command), else the URL's (already
     sanitized by :func:`check_query_params`), else the default."""
     for ctl in controls:
-        if ctl.key in st.session_state:
-            continue
-        raw = st.query_params.get_all(ctl.key)
-        value = ctl.default
-        if raw:
-            try:
-                value = ctl.parse(raw if ctl.kind in ("multi", "multi_int") else raw[-1])
-            except C.ControlValueError:  # cannot happen after sanitizing; the default is the safe answer
-                value = ctl.default
-        st.session_state[ctl.key] = value
+        if ctl.key not in st.session_state:
+            from_url = value_from_url(ctl)
+            st.session_state[ctl.key] = ctl.default if from_url is None else from_url
 
 
 def _sync_lazy_url(controls: tuple[C.Control, ...]) -> None:
     """Write the values of lazy-section controls into the address bar (non-defaults only, as a
     bound widget would), drawn or not: the browser's URL stays the exact view."""
     for ctl in controls:
-        want = ctl.url_value(st.session_state.get(ctl.key, ctl.default))
-        want_list = [] if want is None else (list(want) if isinstance(want, list) else [want])
-        if st.query_params.get_all(ctl.key) == want_list:
-            continue
-        if want is None:
-            del st.query_params[ctl.key]
-        else:
-            st.query_params[ctl.key] = want
+        write_url(ctl, st.session_state.get(ctl.key, ctl.default))
 
 
 def _lazy_section(where, t: Translator, label_key: str, key: str, controls: tuple[C.Control, ...]):

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from calc.spec.catalog import CatalogError, get_gpu, get_model
+from calc.spec.catalog import CatalogError, get_model
 from calc.timing.estimate import estimate
 from calc.spec.hf_config import ConfigError
 from calc.spec.inputs import Efficiency, ServingConfig, describe_validation_error
@@ -31,10 +31,7 @@ def add_estimate_parser(sub) -> None:
     from calc.cli.main import _add_engine_args, _concurrency, _positive_int  # noqa: PLC0415 (circular at import)
 
     e = sub.add_parser("estimate", help="TTFT, TPOT and throughput of a closed-loop load (C clients)")
-    _add_engine_args(e)
-    for action in e._actions:  # --batch FILE replaces --model/--gpu
-        if action.dest in ("model", "gpu"):
-            action.required = False
+    _add_engine_args(e, batch=True)  # --batch FILE replaces --model/--gpu
     e.add_argument("--input-len", type=_positive_int, default=None, help="prompt tokens per request")
     e.add_argument("--output-len", type=_positive_int, default=None, help="generated tokens per request")
     e.add_argument("--concurrency", type=_concurrency, default=None, help="clients C (default 1), or 'max' (as many as fit)")
@@ -151,16 +148,21 @@ def _args_to_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_estimate(args: argparse.Namespace) -> int:
-    from calc.cli.main import UsageError, print_table  # noqa: PLC0415
+    return run_records(args, estimate_record, lambda: _args_to_options(args), defaults=flag_options(args))
 
-    if args.batch is None:
-        record = estimate_record(_args_to_options(args))
-        if args.format == "json":
-            print(json.dumps(record))
-        else:
-            print_table(record)
-        return 0
-    return run_batch(args.batch, estimate_record, defaults=flag_options(args))
+
+def run_records(args: argparse.Namespace, record, options, *, defaults: dict[str, Any]) -> int:
+    """One record from the flags (``options()``, printed as a table or JSON), or ``--batch FILE``."""
+    from calc.cli.main import print_table  # noqa: PLC0415
+
+    if args.batch is not None:
+        return run_batch(args.batch, record, defaults=defaults)
+    out = record(options())
+    if args.format == "json":
+        print(json.dumps(out))
+    else:
+        print_table(out)
+    return 0
 
 
 def run_batch(path: str, record, *, defaults: dict[str, Any]) -> int:

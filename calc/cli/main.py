@@ -60,8 +60,10 @@ def _concurrency(text: str) -> int | str:
     return "max" if text.strip().lower() == "max" else _positive_int(text)
 
 
-def _add_engine_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", required=True, help="catalog id (e.g. meta-llama/Llama-3.1-8B) or path to config.json")
+def _add_engine_args(p: argparse.ArgumentParser, *, batch: bool = False) -> None:
+    """The engine flags every command takes; ``batch``: --model may be left out (--batch FILE gives it)."""
+    p.add_argument("--model", required=not batch,
+                   help="catalog id (e.g. meta-llama/Llama-3.1-8B) or path to config.json")
     p.add_argument("--gpu", help="GPU id, see `python -m calc gpus` (or 'custom' with --gpu-spec)")
     p.add_argument("--gpu-spec", metavar="JSON", default=None,
                    help="a user-defined GPU: JSON object with memory_gib, hbm_tb_per_s, bf16_tflops, link_gb_per_s "

@@ -6,14 +6,13 @@ JSON result per line out)."""
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from typing import Any
 
 
 from calc.spec.catalog import get_model
 from calc.spec.inputs import Efficiency, ServingConfig
-from calc.cli.estimate import run_batch
+from calc.cli.estimate import run_records
 from calc.timing.estimate import estimate
 from calc.traffic.simulator import EngineConfig, simulate
 from calc.traffic.slo import summarize
@@ -33,10 +32,7 @@ def add_simulate_parser(sub) -> None:
     from calc.cli.main import _add_engine_args, _positive_int  # noqa: PLC0415 (circular at import)
 
     s = sub.add_parser("simulate", help="simulate requests through vLLM's scheduler: P50/P95/P99, goodput")
-    _add_engine_args(s)
-    for action in s._actions:  # --batch FILE replaces --model/--gpu
-        if action.dest in ("model", "gpu"):
-            action.required = False
+    _add_engine_args(s, batch=True)  # --batch FILE replaces --model/--gpu
     s.add_argument("--input-len", type=_positive_int, default=None, help="prompt tokens per request")
     s.add_argument("--output-len", type=_positive_int, default=None, help="generated tokens per request")
     s.add_argument("--enable-chunked-prefill", action=argparse.BooleanOptionalAction, default=True)
@@ -191,13 +187,4 @@ def _args_to_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_simulate(args: argparse.Namespace) -> int:
-    from calc.cli.main import UsageError, print_table  # noqa: PLC0415
-
-    if args.batch is None:
-        record = simulate_record(_args_to_options(args))
-        if args.format == "json":
-            print(json.dumps(record))
-        else:
-            print_table(record)
-        return 0
-    return run_batch(args.batch, simulate_record, defaults={})
+    return run_records(args, simulate_record, lambda: _args_to_options(args), defaults={})

@@ -399,14 +399,12 @@ def fcfs_wave(e: EngineNumbers, *, input_len, output_len, running, max_num_batch
     inside = (w_c > 1.0) & (R > 1.0)
     k_own = np.where(inside, np.where(w_c >= 12.0, 1.0 + (I - 1.0) / h, np.maximum(I / h, 1.0)), np.ceil(I / h - 1e-9))
     arrive = np.where(inside, ((w_c - 1.0) * heavy_c + t_dec) / np.maximum(w_c, 1.0), t_req)
-    # The wave's other heavy steps run during our decodes, k_h of them; those that find no decode
-    # of ours to ride on (m < W − 1 − k_own: one output token, O = 1, leaves none) run before our
-    # prompt: every prompt of the wave is prefilled once per cycle (bench/sim_vs_analytic.py:
-    # Llama-3.1-8B H100, I = 2048, O = 1, C = 64 took 0.42 s here where the simulator takes 3.06 s).
-    extra = np.maximum(w_c - 1.0 - k_own - m, 0.0)
-    ttft_c = np.maximum(arrive, t_req) + (k_own + extra) * heavy_c
-    # With one output token inside a wave the cycle is the wave itself, W heavy steps (flat
-    # throughput h / (I·T_H) as R grows, where the sum above dips by parts in a million).
+    ttft_c = np.maximum(arrive, t_req) + k_own * heavy_c
+    # The wave's other heavy steps run during our decodes (k_h below). With one output token there
+    # are none to ride on: every prompt of the wave is prefilled before ours comes round again, so
+    # the cycle is the wave itself, W heavy steps (bench/sim_vs_analytic.py: Llama-3.1-8B H100,
+    # I = 2048, O = 1, C = 64 took 0.42 s here without this, where the simulator takes 3.06 s).
+    # With O > 1 the token cap (closed_loop's tok_cap) keeps W − 1 − k_own within the O − 1 decodes.
     ttft_c = np.where(inside & (m == 0), np.maximum(w_c * heavy_c, t_req + k_own * heavy_c), ttft_c)
     k_h = np.clip(w_c - 1.0 - k_own, 0.0, m)  # the wave's other heavy steps, during our decodes
     e2e_c = ttft_c + k_h * heavy_c + (m - k_h) * t_dec

@@ -111,8 +111,12 @@ def _retire(fin, end, running, finish_t, arrival, pending, next_new, workload, t
     Sets their finish time, drops them from the running arrays (``running``, in admission order:
     ids first, KV blocks held sixth) and, in a closed loop, lets each finished client's next
     request arrive ``think_s`` later (entering the queue ``t_req`` after that). Returns the kept
-    running arrays, the KV blocks freed and the next request index not yet arrived.
+    running arrays, the KV blocks freed, the next request index not yet arrived and how many
+    finished (nothing changes when none did).
     """
+    n_done = int(np.count_nonzero(fin))
+    if n_done == 0:
+        return running, 0, next_new, 0
     rid, rh = running[0], running[5]
     fid = rid[fin]
     finish_t[fid] = end
@@ -125,7 +129,7 @@ def _retire(fin, end, running, finish_t, arrival, pending, next_new, workload, t
                 arrival[next_new] = end + workload.think_s
                 heapq.heappush(pending, (end + workload.think_s + t_req, next_new))
                 next_new += 1
-    return running, freed, next_new
+    return running, freed, next_new, n_done
 
 
 def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_steps: int = MAX_STEPS,
@@ -283,12 +287,10 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
                 rh = _ceil_div(rc, bs)
                 rl = np.full(R, end)
                 now = end
-                fin = rg >= ro
-                if fin.any():
-                    (rid, rp, ro, rc, rg, rh, rl), freed, next_new = _retire(
-                        fin, end, (rid, rp, ro, rc, rg, rh, rl), finish_t, arrival, pending, next_new, workload, t_req)
-                    free += freed
-                    done += int(np.count_nonzero(fin))
+                (rid, rp, ro, rc, rg, rh, rl), freed, next_new, n_done = _retire(
+                    rg >= ro, end, (rid, rp, ro, rc, rg, rh, rl), finish_t, arrival, pending, next_new, workload, t_req)
+                free += freed
+                done += n_done
                 continue
         # ---- a general step ----
         preempted = False
@@ -406,12 +408,10 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
                 itl_vals.append(end - rl[later])
                 itl_counts.append(np.ones(int(np.count_nonzero(later)), dtype=np.int64))
             rl = np.where(emit, end, rl)
-            fin = rg >= ro
-            if fin.any():
-                (rid, rp, ro, rc, rg, rh, rl), freed, next_new = _retire(
-                    fin, end, (rid, rp, ro, rc, rg, rh, rl), finish_t, arrival, pending, next_new, workload, t_req)
-                free += freed
-                done += int(np.count_nonzero(fin))
+            (rid, rp, ro, rc, rg, rh, rl), freed, next_new, n_done = _retire(
+                rg >= ro, end, (rid, rp, ro, rc, rg, rh, rl), finish_t, arrival, pending, next_new, workload, t_req)
+            free += freed
+            done += n_done
         now = end
 
     ttft = first_t - arrival
