@@ -64,9 +64,10 @@ def _exercise() -> None:
 
 _exercise()
 
-# Streamlit runs a full garbage collection after every script run (``runner.postScriptGC``); a full
-# collection walks every tracked object, and the libraries imported above are ~125,000 of them:
-# about 50 ms of CPU per rerun, more than the whole page. They live as long as the server, so move
+# A full garbage collection walks every tracked object, and the libraries imported above are
+# ~125,000 of them: about 50 ms of CPU. Streamlit forced one after every script run by default
+# (``runner.postScriptGC``, off in .streamlit/config.toml: the rest still cost ~2 ms per rerun), and
+# Python's own collector still runs one now and then. They live as long as the server, so move
 # them out of the collector's sight (reference counting still frees them; only cycle detection
 # skips them). Objects created later (sessions, results) are collected as before.
 gc.freeze()
