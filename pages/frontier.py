@@ -46,17 +46,14 @@ def _body() -> None:
         st.button(t("fr.preset.default"), on_click=_preset, args=(None,), key="preset_default", help=t("fr.preset.help"))
         chunked = render_control(CHUNKED, t)
         per_gpu = render_control(PER_GPU, t)
-    c1, c2, p1, p2, c5 = st.columns([1, 1, 0.8, 0.6, 1.6])
-    with c1:
+    controls = layout.grid("fr_sla", 5)
+    with controls:
         ttft_slo_s = render_control(SLO_TTFT_MS, t) / 1000
-    with c2:
         tpot_slo_s = render_control(SLO_TPOT_MS, t) / 1000
-    with p1:
         price = render_control(PRICE, t, placeholder=t("fr.price.catalog", price=F.number(sc.gpu.price_usd_per_hour, 3))
                                if sc.gpu.price_usd_per_hour else t("fr.price.none"))
-    with p2:
         replicas = render_control(REPLICAS, t)
-    tokens = compare.render_overlays(t, c5)  # translated chips; the link keeps the tokens (kv:fp8, tp:2 …)
+    tokens = compare.render_overlays(t, controls)  # translated chips; the link keeps the tokens (kv:fp8, tp:2 …)
 
     base = Variant("", s, sc.gpu, chunked)
     variants = [base]
@@ -85,11 +82,8 @@ def _body() -> None:
                   for k, (v, _) in enumerate(kept)]
         f = series[0]
         tp = s.tensor_parallel_size
-        if layout.presenting():  # the projector is wide and the sidebar folded: one row of six
-            m1, m2, m3, m4, m5, m6 = st.columns(6)
-        else:
-            m1, m2, m3 = st.columns(3)
-            m4, m5, m6 = st.columns(3)
+        # the projector is wide and the sidebar folded: one row of six
+        m1 = m2 = m3 = m4 = m5 = m6 = layout.grid("fr", 6 if layout.presenting() else 3)
         if f.best >= 0:
             i = f.best
             m1.metric(t("fr.metric.best"), F.integer(f.concurrency[i]), border=True, help=t("fr.metric.best.help"))

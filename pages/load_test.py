@@ -62,7 +62,7 @@ if trace is not None:
 stats = summarize(r, ttft_slo_s=ttft_slo, tpot_slo_s=tpot_slo)
 ms = lambda x: f"{F.number(x * 1e3, 1)} ms" if np.isfinite(x) else "–"  # noqa: E731
 pt, pp = stats[f"ttft_s_p{q}"], stats[f"tpot_s_p{q}"]
-m = [*st.columns(3), *st.columns(3)]
+m = [layout.grid("lt", 3)] * 6
 m[0].metric(t("lt.metric.ttft", q=q), ms(pt), delta=t("lt.metric.vs_slo", delta=ms(pt - ttft_slo)), delta_color="inverse", border=True)
 m[1].metric(t("lt.metric.tpot", q=q), ms(pp), delta=t("lt.metric.vs_slo", delta=ms(pp - tpot_slo)) if np.isfinite(pp) else None,
             delta_color="inverse", border=True)

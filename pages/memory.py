@@ -24,7 +24,7 @@ r = memory_for(sc.arch, sc.gpu, s, sc.efficiency, concurrency=sc.concurrency, co
 starts = bool(r.fits)  # False: vLLM refuses to start, so it serves no request at all
 fit = int(r.max_concurrency_at_context) if starts else 0
 
-c1, c2, c3, c4, c5 = st.columns(5)
+c1 = c2 = c3 = c4 = c5 = layout.grid("mem", 5)
 c1.metric(t("mem.metric.weights"), F.gib(r.weights_bytes), help=F.both(r.weights_bytes), border=True)
 c2.metric(t("mem.metric.kv_token"), F.binary(r.kv_bytes_per_token), help=F.exact_bytes(r.kv_bytes_per_token),
           border=True)

@@ -74,7 +74,7 @@ result = check_top(plan(sc.arch, gpus, req, sc.efficiency, prices=prices), sc.ar
 elapsed = time.perf_counter() - t0
 
 ok = int(result.grid.meets_slo.sum())
-m1, m2, m3, m4 = st.columns(4)
+m1 = m2 = m3 = m4 = layout.grid("pl", 4)
 m1.metric(t("pl.metric.configs"), F.integer(result.grid.size), border=True)
 m2.metric(t("pl.metric.meeting"), F.integer(ok), border=True)
 m3.metric(t("pl.metric.time"), f"{F.number(elapsed * 1e3, 0)} ms", border=True)

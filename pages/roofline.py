@@ -39,7 +39,7 @@ def _body() -> None:
                               prompt_tokens=s.input_len)
         kv_limit = float(mem.max_concurrency_at_context)
         d, p = r.decode, r.prefill
-        c1, c2, c3, c4, c5 = st.columns(5)
+        c1 = c2 = c3 = c4 = c5 = layout.grid("rf", 5)
         c1.metric(t("rf.metric.mfu", b=F.integer(batch)), F.percent(float(d.mfu), 2), border=True, help=t("rf.metric.mfu.help"))
         c2.metric(t("rf.metric.mbu", b=F.integer(batch)), F.percent(float(d.mbu), 1), border=True, help=t("rf.metric.mbu.help"))
         c3.metric(t("rf.metric.step", b=F.integer(batch)), f"{F.number(float(d.step_s) * 1e3, 2)} ms", border=True,

@@ -26,10 +26,8 @@ layout.header(t("sc.page_title"), t("sc.intro", model=sc.arch.name, gpu=sc.gpu.n
 def _body() -> None:
     """Everything below the header, run as a fragment (shell.run_fragment): the page's own controls rerun only this."""
     controls = (SCHED_BUDGET, SCHED_MAX_SEQS, SCHED_REQUESTS, SCHED_GAP_MS, SCHED_LONG, SCHED_SHORT, SCHED_OUTPUT)
-    values = []
-    for col, ctl in zip([*st.columns(4), *st.columns(4)], controls):
-        with col:
-            values.append(render_control(ctl, t))
+    with layout.grid("sc", 4):
+        values = [render_control(ctl, t) for ctl in controls]
     budget, max_seqs, n_req, gap_ms, long_p, short_p, out = values
 
     mem = memory_for(sc.arch, sc.gpu, s, sc.efficiency, concurrency=1, context_tokens=sc.context_tokens)
@@ -50,7 +48,7 @@ def _body() -> None:
         for name, r in runs.items():
             other = runs["whole" if name == "chunked" else "chunked"]
             st.markdown(f"#### {t(f'sc.policy.{name}')}")
-            a, b, c, d = st.columns(4)
+            a = b = c = d = layout.grid(f"sc_{name}", 4)
             a.metric(t("sc.metric.ttft_mean"), ms(np.nanmean(r.ttft_s)), border=True,
                      delta=ms(np.nanmean(r.ttft_s) - np.nanmean(other.ttft_s)), delta_color="inverse")
             b.metric(t("sc.metric.ttft_max"), ms(np.nanmax(r.ttft_s)), border=True,

@@ -42,6 +42,19 @@ _BASE_CSS = """
 /* Compact page header: less empty space above the title, a title that fits one line at 1440 px. */
 .stMainBlockContainer, [data-testid="stMainBlockContainer"] { padding-top: 4rem; }
 .stMain h1 { font-size: clamp(1.5rem, 0.9rem + 1.2vw, 2.3rem); padding-top: 0.25rem; }
+/* Grids (ui.layout.grid): N items to a row on a wide screen, two (or one) on a phone. */
+[class*="st-key-grid3_"] > div { flex: 1 1 calc(33.3% - 1rem); min-width: 10rem; }
+[class*="st-key-grid4_"] > div { flex: 1 1 calc(25% - 1rem); min-width: 10rem; }
+[class*="st-key-grid5_"] > div { flex: 1 1 calc(20% - 1rem); min-width: 10rem; }
+[class*="st-key-grid6_"] > div { flex: 1 1 calc(16.6% - 1rem); min-width: 9rem; }
+/* Cards in a grid row are as tall as the tallest (a label that wraps). */
+[class*="st-key-grid"]:has(> div > [data-testid="stMetric"]) { align-items: stretch; }
+[class*="st-key-grid"] > div > [data-testid="stMetric"] { height: 100%; }
+/* The frontier's SLA row: the compare chips get the most room, the replicas box the least. */
+.st-key-grid5_fr_sla > div { flex: 1 1 0; min-width: 9rem; }
+.st-key-grid5_fr_sla > .st-key-price_usd { flex-grow: 0.8; }
+.st-key-grid5_fr_sla > .st-key-replicas { flex-grow: 0.6; min-width: 7rem; }
+.st-key-grid5_fr_sla > .st-key-overlays { flex-grow: 1.6; min-width: 14rem; }
 /* Tables: scroll inside their own box instead of cutting columns. */
 [data-testid="stTable"] { overflow-x: auto; }
 /* Chart titles are HTML (they wrap on a phone); see ui.layout.chart. */
@@ -50,6 +63,8 @@ _BASE_CSS = """
   .stMainBlockContainer, [data-testid="stMainBlockContainer"] { padding-left: 0.6rem; padding-right: 0.6rem;
     padding-top: 3.5rem; }
   .stMain h1 { font-size: 1.45rem; }
+  /* Two cards to a row, the odd one out as wide as the others. */
+  [class*="st-key-grid"] > div:has(> [data-testid="stMetric"]) { max-width: calc(50% - 0.25rem); }
 }
 """
 
@@ -130,6 +145,14 @@ def apply_style(unused_keys: Iterable[str] = ()) -> None:
     css = _BASE_CSS + (_PRESENT_CSS if presenting() else "")
     css += "".join(f".st-key-{k} {{ opacity: 0.5; }}\n" for k in unused_keys)
     st.html(f"<style>{css}</style>")
+
+
+def grid(key: str, per_row: int):
+    """A wrapping row of metric cards or controls: ``per_row`` (3 to 6) to a row on a wide screen,
+    two or one on a phone. One block, where ``st.columns`` sends one more per column: a block costs
+    ~0.2 ms of server CPU per rerun (bench/bench_pages.py). Draw into it with ``g.metric(...)`` or
+    ``with g:``; items keep their order."""
+    return st.container(horizontal=True, key=f"grid{per_row}_{key}", gap="small", vertical_alignment="bottom")
 
 
 def header(title: str, intro: str) -> None:
