@@ -118,8 +118,11 @@ class Figure(go.Figure):
     which then behaves and serializes exactly as ``go.Figure``.
     """
 
-    def __init__(self, data: list[dict], layout: dict):  # noqa: D107 (Plotly's constructor: later, if needed)
+    def __init__(self, data: list[dict], layout: dict, *, sendable: bool = False):  # noqa: D107 (Plotly's constructor: later, if needed)
+        # sendable: data and layout are already what to_dict() returns (encoded arrays, the template)
+        # and are not used again: to_dict() hands them over as they are (ui.layout.chart).
         self.__dict__["_spec"] = (data, layout)
+        self.__dict__["_sendable"] = sendable
 
     def __getattribute__(self, name: str) -> Any:
         if name not in _OWN and "_spec" in object.__getattribute__(self, "__dict__"):
@@ -128,12 +131,15 @@ class Figure(go.Figure):
 
     def _materialize(self) -> None:
         data, layout = self.__dict__.pop("_spec")
+        self.__dict__.pop("_sendable", None)
         go.Figure.__init__(self, data=data, layout=layout, _validate=False)
 
     def to_dict(self) -> dict:
         spec = self.__dict__.get("_spec")
         if spec is None:
             return go.Figure.to_dict(self)
+        if self.__dict__["_sendable"]:
+            return {"data": spec[0], "layout": spec[1]}
         data, layout = encoded(spec[0]), encoded(spec[1])
         template = _default_template()
         if "template" not in layout and template is not None:

@@ -234,4 +234,4 @@ def chart(fig: go.Figure, key: str, where: Any = None) -> None:
     where = where or st
     if text:
         where.html(f'<div class="chart-title">{html.escape(text)}</div>')
-    where.plotly_chart(charts.Figure(d["data"], d["layout"]), key=key, config={"displaylogo": False})
+    where.plotly_chart(charts.Figure(d["data"], d["layout"], sendable=True), key=key, config={"displaylogo": False})
