@@ -33,7 +33,7 @@ else:
                t("kv.col.printed"): r["printed"], t("kv.col.computed"): r["computed"], t("kv.col.why"): r["why"]}
               for r in rows]), hide_index=True)
     layout.chart(figures.printed_vs_computed_figure(rows, t), key="course_chart")
-    st.download_button(t("csv.kv_course"), data=tables.course_csv(rows), file_name="course_kv_table.csv",
+    st.download_button(t("csv.kv_course"), data=lambda rows=rows: tables.course_csv(rows), file_name="course_kv_table.csv",
                        mime="text/csv", key="course_csv", on_click="ignore")
 
 st.subheader(t("kv.own"))
@@ -68,5 +68,5 @@ st.dataframe(tables.arrow([{t("kv.col.model"): o["model"], t("kv.col.attention")
                   for c, v in zip(contexts, o["kv_bytes"])}} for o in own]), hide_index=True, key="own_table")
 st.caption(t("kv.own.note", weights=weights_phrase(t, dtype=s.dtype, quantization=s.quantization), kv=s.kv_cache_dtype,
              block=s.block_size))
-st.download_button(t("csv.kv_own"), data=tables.own_table_csv(own, contexts), file_name="kv_table.csv",
+st.download_button(t("csv.kv_own"), data=lambda: tables.own_table_csv(own, contexts), file_name="kv_table.csv",
                    mime="text/csv", key="own_csv", on_click="ignore")

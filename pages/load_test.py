@@ -104,9 +104,9 @@ with table:
                    **{f"P{p}": ms(stats[f"{name}_p{p}"]) for p in (50, 90, 95, 99)}}
                   for name in ("ttft_s", "tpot_s", "itl_s", "e2e_latency_s", "queue_wait_s")], hide_index=True)
 c1, c2 = st.columns(2)
-c1.download_button(t("csv.lt_requests"), LF.requests_csv(r), file_name="load_test_requests.csv", mime="text/csv",
+c1.download_button(t("csv.lt_requests"), lambda: LF.requests_csv(r), file_name="load_test_requests.csv", mime="text/csv",
                    key="lt_csv_requests", on_click="ignore")
-c2.download_button(t("csv.lt_steps"), LF.steps_csv(r), file_name="load_test_timeline.csv", mime="text/csv",
+c2.download_button(t("csv.lt_steps"), lambda: LF.steps_csv(r), file_name="load_test_timeline.csv", mime="text/csv",
                    key="lt_csv_steps", on_click="ignore")
 
 # The analytic closed loop beside: at the clients of a closed loop, else at the mean requests in

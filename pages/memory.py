@@ -60,7 +60,8 @@ else:
     kind, chosen, x_name = "concurrency", sc.concurrency, "concurrency"
 fig = figures.memory_stack_figure(x, kind, sweep, t, chosen=chosen, utilization=s.gpu_memory_utilization)
 layout.chart(fig, key="memory_chart")
-st.download_button(t("csv.memory"), data=tables.memory_sweep_csv(x_name, x, sweep), file_name="memory_sweep.csv",
+st.download_button(t("csv.memory"), file_name="memory_sweep.csv",
+                   data=lambda: tables.memory_sweep_csv(x_name, x, sweep),  # built on click
                    mime="text/csv", key="memory_csv", on_click="ignore")
 
 layout.chart(figures.waste_figure(r, t, block_size=s.block_size, max_model_len=sc.resolved.max_model_len),
@@ -68,7 +69,7 @@ layout.chart(figures.waste_figure(r, t, block_size=s.block_size, max_model_len=s
 st.caption(t("waste.caption", mml=F.integer(sc.resolved.max_model_len), block=s.block_size))
 st.download_button(t("csv.waste"), key="waste_csv", on_click="ignore", file_name="paged_vs_contiguous.csv",
                    mime="text/csv",
-                   data=tables.waste_csv(r, block_size=s.block_size, max_model_len=sc.resolved.max_model_len))
+                   data=lambda: tables.waste_csv(r, block_size=s.block_size, max_model_len=sc.resolved.max_model_len))
 
 st.subheader(t("why.title"))
 numbers = model_numbers(sc.arch, dtype=s.dtype, quantization=s.quantization, kv_cache_dtype=s.kv_cache_dtype)

@@ -54,8 +54,8 @@ def _body() -> None:
         st.caption(t("rf.caption"))
         rows = V.operator_rows(r)
         st.download_button(t("csv.roofline"), key="roofline_csv", on_click="ignore", file_name="roofline_operators.csv",
-                           mime="text/csv", data=V.operator_csv(rows, batch=batch, context_tokens=sc.context_tokens,
-                                                                prompt_tokens=s.input_len))
+                           mime="text/csv", data=lambda rows=rows, batch=batch: V.operator_csv(
+                               rows, batch=batch, context_tokens=sc.context_tokens, prompt_tokens=s.input_len))
 
         batches = concurrency_points(top=int(max(1024, 2 * kv_limit, batch)), n=96)
         sweep = decode_table(r.engine, batch=batches, context_tokens=sc.context_tokens)

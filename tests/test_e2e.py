@@ -124,3 +124,16 @@ def test_deep_link_cold_start_shows_only_our_navigation(page: Page, fresh_stream
     sidebar_links = [_label(t) for t in page.get_by_test_id("stSidebar").locator("a").all_inner_texts()]
     assert sidebar_links == NAV, sidebar_links
     expect(page.get_by_role("spinbutton", name="Concurrency (requests at once)")).to_have_value("32")
+
+
+def test_csv_download_is_built_on_click(page: Page, streamlit_url):
+    """Download buttons get their data as a callable (nothing built or fetched while the page
+    loads): a click still saves the file, with the page's values in it."""
+    page.goto(streamlit_url + "/?lang=en&concurrency=20")
+    expect(metric(page, "KV in use")).to_have_text("20.00 GiB", timeout=LOAD)
+    with page.expect_download(timeout=LOAD) as info:
+        page.get_by_test_id("stDownloadButton").filter(has_text="Download chart data (CSV)").click()
+    d = info.value
+    assert d.suggested_filename == "memory_sweep.csv"
+    text = open(d.path(), encoding="utf-8").read()
+    assert text.splitlines()[0].startswith("concurrency,") and "\n20," in text

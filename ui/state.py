@@ -557,7 +557,7 @@ def render_share(sc: Scenario, t: Translator, lang: str, where) -> None:
         # 1.5 MB syntax-highlighter bundle before the first chart (bench/first_paint.py profile).
         st.session_state["share_link"] = f"{base}?{share_query(st.session_state.get(_RENDERED, {}), lang)}"
         st.text_input(t("share.link_label"), key="share_link", label_visibility="collapsed")
-        st.download_button(t("share.download"), data=scenario_json(sc), file_name="scenario.json",
+        st.download_button(t("share.download"), data=lambda: scenario_json(sc), file_name="scenario.json",
                            mime="application/json", key="scenario_download", on_click="ignore",
                            help=t("share.download.help"))
         st.file_uploader(t("share.upload"), type=["json"], key="scenario_upload", on_change=_on_scenario_upload,
