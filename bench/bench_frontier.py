@@ -151,6 +151,8 @@ def main(argv=None) -> int:
         g, c, i, o, b, ch = ix
         if not valid[0, 0, i, o, 0, 0]:
             continue
+        if not CHUNKED[ch] and BUDGETS[b] < MAX_MODEL_LEN:  # vLLM refuses to start (check_token_budget)
+            continue
         est_n += 1
         s = ServingConfig(max_model_len=MAX_MODEL_LEN, input_len=int(INPUT_LENS[i]), output_len=int(OUTPUT_LENS[o]),
                           max_num_batched_tokens=int(BUDGETS[b]), enable_chunked_prefill=bool(CHUNKED[ch]),

@@ -56,10 +56,16 @@ def _body() -> None:
     tokens = compare.render_overlays(t, controls)  # translated chips; the link keeps the tokens (kv:fp8, tp:2 …)
 
     base = Variant("", s, sc.gpu, chunked)
+    try:
+        V.check_variant(base, sc.arch)  # e.g. chunked prefill off with a token budget below max_model_len
+    except ValueError as exc:
+        st.error(describe(exc, t))
+        return
     variants = [base]
     for tok in tokens:
         try:
             v = apply_variant(base, tok)
+            V.check_variant(v, sc.arch)
         except ValueError as exc:
             st.warning(t("fr.overlay_invalid", name=V.token_label(tok, t), reason=describe(exc, t)))
             continue

@@ -110,6 +110,16 @@ class TestErrors:
         assert main(["estimate", "--model", MODEL, "--gpu", GPU]) == 2
         assert "--input-len" in capsys.readouterr().err
 
+    def test_budget_below_max_model_len_without_chunked_prefill_is_refused_like_vllm(self, capsys):
+        # vLLM's SchedulerConfig refuses to start: a max_model_len prompt could never be scheduled.
+        args = [*BASE, "--max-model-len", "8192", "--no-enable-chunked-prefill"]
+        assert main([*args, "--max-num-batched-tokens", "4096"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: max_num_batched_tokens: got 4,096, allowed ≥ 8,192") and err.count("\n") == 1
+        assert main([*args, "--max-num-batched-tokens", "8192", "--format", "json"]) == 0  # equal is fine
+        assert main([*BASE, "--max-model-len", "8192", "--max-num-batched-tokens", "4096", "--format", "json"]) == 0
+        capsys.readouterr()
+
     def test_no_traceback_from_the_real_entry_point(self):
         p = subprocess.run([sys.executable, "-m", "calc", *BASE, "--concurrency", "-3"], cwd=ROOT,
                            capture_output=True, text=True, timeout=120)

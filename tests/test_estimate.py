@@ -241,3 +241,19 @@ class TestEstimate:
                      ServingConfig(input_len=1024, output_len=256, max_model_len=4096, concurrency=None))
         assert float(r.serving.running) == float(min(r.max_num_seqs, r.serving.kv_sequences_at_mean_context))
         assert float(r.serving.waiting) == 0.0
+
+
+def test_estimate_refuses_what_vllm_refuses_without_chunked_prefill():
+    """Chunked prefill off and an explicit token budget below max_model_len: vLLM does not start
+    (SchedulerConfig), so there is nothing to estimate. The default budget is raised instead."""
+    from calc.spec.untrusted import InputError
+
+    arch, gpu = get_model("meta-llama/Llama-2-7b-hf"), get_gpu("a100-80gb")  # max_model_len 4,096
+    s = ServingConfig(input_len=1024, output_len=128, concurrency=8, enable_chunked_prefill=False)
+    with pytest.raises(InputError) as err:
+        estimate(arch, gpu, s.model_copy(update={"max_num_batched_tokens": 4095}))
+    assert err.value.field == "max_num_batched_tokens" and err.value.code == "budget_below_len"
+    assert estimate(arch, gpu, s.model_copy(update={"max_num_batched_tokens": 4096})).serving.fits
+    assert estimate(arch, gpu, s).max_num_batched_tokens == 4096  # default 2,048 raised to max_model_len
+    # chunked prefill switched on by the caller: fine
+    assert estimate(arch, gpu, s.model_copy(update={"max_num_batched_tokens": 2048}), enable_chunked_prefill=True).serving.fits

@@ -85,6 +85,29 @@ def test_chunked_prefill_off_changes_the_frontier():
     assert "--no-enable-chunked-prefill" in at.code[0].value
 
 
+def test_chunked_off_with_a_budget_below_max_model_len_is_refused_like_vllm():
+    """vLLM will not start without chunked prefill when max_num_batched_tokens < max_model_len
+    (Llama-2-7B: 4,096): the page names the field and what is allowed, and draws no frontier."""
+    at = app({"chunked_prefill": "false", "max_num_batched_tokens": "2048"}, page=PAGE)
+    assert not at.exception
+    (err,) = [e for e in texts(at.error) if "max_num_batched_tokens" in e]
+    assert "2,048" in err and "≥ 4,096" in err and "chunked prefill" in err
+    assert not plotly_specs(at) and BEST not in metrics(at)
+    # The same budget with chunked prefill on (vLLM's default) is fine.
+    at = app({"max_num_batched_tokens": "2048"}, page=PAGE)
+    assert not at.exception and not at.error and len(plotly_specs(at)) == 2
+
+
+def test_overlay_that_vllm_refuses_is_named_and_dropped():
+    # Chunked prefill off; the "low latency" preset's budget (2,048) is below max_model_len 4,096.
+    at = app({"chunked_prefill": "false", "overlays": ["kv:fp8", "preset:low_latency"]}, page=PAGE)
+    assert not at.exception
+    (w,) = [w for w in texts(at.warning) if "max_num_batched_tokens" in w]
+    assert "≥ 4,096" in w
+    assert _int(metrics(at)[BEST]) == _expected_best(0.5, 0.05, chunked=False)
+    assert len(at.table[0].value) == 2  # your scenario and KV cache fp8
+
+
 def test_impossible_sla_says_so():
     at = app({"slo_tpot_ms": "5"}, page=PAGE)
     assert not at.exception

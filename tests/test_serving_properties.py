@@ -58,6 +58,8 @@ def scenarios(draw, chunked=None, pin_engine=False):
     if pin_engine:
         extra = dict(max_num_seqs=draw(st.sampled_from([16, 256, 1024])),
                      max_num_batched_tokens=draw(st.sampled_from([512, 2048, 8192])))
+        if not ch:  # vLLM refuses a budget below max_model_len unchunked (calc.sizing.scenario.check_token_budget)
+            extra["max_num_batched_tokens"] = max(extra["max_num_batched_tokens"], max_len)
     serving = ServingConfig(tensor_parallel_size=tp, input_len=inp, output_len=out, max_model_len=max_len,
                             enable_chunked_prefill=ch, dtype=draw(st.sampled_from(["auto", "float16"])),
                             quantization=draw(st.sampled_from(["none", "none", "fp8", "awq"])),

@@ -41,7 +41,8 @@ def test_unchunked_wave_by_hand():
     # TTFT = t_req + (W + 1)/2 · T_H;  E2E = t_req + W · T_H + (O − 1) · T_dec.
     arch, gpu = get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm")
     est = estimate(arch, gpu, ServingConfig(input_len=2048, output_len=128, concurrency=16,
-                                            enable_chunked_prefill=False, max_num_batched_tokens=8192))
+                                            enable_chunked_prefill=False, max_num_batched_tokens=8192,
+                                            max_model_len=8192))  # vLLM needs budget ≥ max_model_len unchunked
     e, s = est.engine, est.serving
     t_h = float(prefill_step(e, prompts=4, prompt_tokens=2048).step_s)
     t_dec = float(decode_step(e, batch=16, context_tokens=2048 + 64).step_s)

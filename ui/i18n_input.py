@@ -16,6 +16,9 @@ EN: dict[str, str] = {
     "reason.max_positions": "{field}: got {raw}, allowed {allowed} (the shortest context this calculator handles)",
     "reason.replicas": "{field}: got {raw}, allowed {allowed} (at most the concurrency {concurrency}: every "
                        "replica needs at least one client)",
+    "reason.budget_below_len": "{field}: got {raw}, allowed {allowed} (without chunked prefill a whole prompt of "
+                               "up to max_model_len = {max_model_len} tokens must fit one step; vLLM refuses to "
+                               "start: turn chunked prefill on or lower max_model_len)",
     "reason.required": "{field}: required",
     "reason.custom_missing": "{field}: 'custom' needs a config.json (upload or paste one)",
     "reason.json": "{field} is not valid JSON: {detail}",
@@ -46,6 +49,9 @@ ZH: dict[str, str] = {
     "reason.context": "{field}：收到 {raw}，允许 {allowed}（{model} 的 max_model_len）",
     "reason.max_positions": "{field}：收到 {raw}，允许 {allowed}（本计算器支持的最短上下文）",
     "reason.replicas": "{field}：收到 {raw}，允许 {allowed}（不超过并发数 {concurrency}：每个副本至少需要一个客户端）",
+    "reason.budget_below_len": "{field}：收到 {raw}，允许 {allowed}（不开分块预填充时，长达 max_model_len = "
+                               "{max_model_len} 个 token 的整段提示词必须放进一步；vLLM 会拒绝启动：请开启分块预填充或调低 "
+                               "max_model_len）",
     "reason.required": "{field}：缺少此项",
     "reason.custom_missing": "{field}：'custom' 需要一个 config.json（上传或粘贴）",
     "reason.json": "{field} 不是有效的 JSON：{detail}",

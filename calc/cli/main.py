@@ -275,6 +275,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {describe_validation_error(exc)}", file=sys.stderr)
     except (UsageError, CatalogError, ConfigError, InputError) as exc:
         print(f"error: {exc}", file=sys.stderr)
+    except BrokenPipeError:  # the reader went away (``| head``): stop quietly, as Unix tools do
+        sys.stdout = None  # nothing more to flush at exit
+        return 0
     except Exception as exc:  # noqa: BLE001 - a bug: say so in one line, exit 3 (never a traceback)
         print(f"error: internal error ({type(exc).__name__}): {quote(str(exc))}; please report it", file=sys.stderr)
         return 3

@@ -15,6 +15,7 @@ from calc.sizing import memory as mem
 from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
 from calc.spec.params import ParamCounts, param_counts
 from calc.spec.precision import activation_bytes, kv_bytes_per_element, linear_weight_bytes_per_param
+from calc.spec.untrusted import InputError
 
 BIG_GPU_BYTES = 70 * 2**30
 
@@ -53,6 +54,30 @@ def resolve_serving(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig) -> Re
         max_num_seqs=serving.max_num_seqs or default_max_num_seqs(gpu),
         max_num_batched_tokens=budget,
     )
+
+
+def check_token_budget(serving: ServingConfig, max_model_len: int, *, enable_chunked_prefill: bool | None = None,
+                       field: str = "max_num_batched_tokens") -> None:
+    """Raise :class:`InputError` where vLLM refuses to start: without chunked prefill, a token budget
+    below ``max_model_len`` (a prompt of max_model_len tokens could never be scheduled).
+
+    vLLM's ``SchedulerConfig`` check: "max_num_batched_tokens ({budget}) is smaller than
+    max_model_len ({max_model_len}) ... Please increase max_num_batched_tokens or decrease
+    max_model_len" when chunked prefill is off. Only an explicit budget can break it: the default
+    is raised to max_model_len (:func:`resolve_serving`). One rule for the UI, the CLI and
+    :func:`calc.timing.estimate.estimate`. ``enable_chunked_prefill`` None: the serving config's.
+
+    >>> check_token_budget(ServingConfig(max_num_batched_tokens=2048, enable_chunked_prefill=False), 4096)
+    Traceback (most recent call last):
+    ...
+    calc.spec.untrusted.InputError: max_num_batched_tokens: got 2,048, allowed ≥ 4,096 (without chunked prefill a whole prompt of up to max_model_len = 4,096 tokens must fit one step; vLLM refuses to start: turn chunked prefill on or lower max_model_len)
+    >>> check_token_budget(ServingConfig(max_num_batched_tokens=2048), 4096)  # chunked: fine
+    """
+    chunked = serving.enable_chunked_prefill if enable_chunked_prefill is None else enable_chunked_prefill
+    budget = serving.max_num_batched_tokens
+    if not bool(chunked) and budget is not None and budget < max_model_len:
+        raise InputError(field, budget, allowed=f"≥ {max_model_len:,}", code="budget_below_len",
+                         max_model_len=f"{max_model_len:,}")
 
 
 def effective_quantization(arch: ModelArch, quantization: str) -> str:

@@ -82,6 +82,9 @@ REASONS_EN: dict[str, str] = {
     "max_positions": "{field}: got {raw}, allowed {allowed} (the shortest context this calculator handles)",
     "replicas": "{field}: got {raw}, allowed {allowed} (at most the concurrency {concurrency}: every replica "
                 "needs at least one client)",
+    "budget_below_len": "{field}: got {raw}, allowed {allowed} (without chunked prefill a whole prompt of up to "
+                        "max_model_len = {max_model_len} tokens must fit one step; vLLM refuses to start: turn "
+                        "chunked prefill on or lower max_model_len)",
     "required": "{field}: required",
     "custom_missing": "{field}: 'custom' needs a config.json (upload or paste one)",
     "json": "{field} is not valid JSON: {detail}",

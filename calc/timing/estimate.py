@@ -14,7 +14,8 @@ import numpy as np
 from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
 from calc.sizing.memory import kv_heads_per_rank
 from calc.spec.precision import compute_precision, dequant_bytes_per_param
-from calc.sizing.scenario import MemoryResult, ModelNumbers, memory_for, model_numbers, resolve_serving
+from calc.sizing.scenario import (MemoryResult, ModelNumbers, check_token_budget, memory_for, model_numbers,
+                                  resolve_serving)
 from calc.timing.interconnect import allreduce_link
 from calc.timing.serving import EngineNumbers, ServingResult, closed_loop
 
@@ -102,12 +103,14 @@ def estimate(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingConf
     True
     """
     rs = resolve_serving(arch, gpu, serving)
+    chunked = serving.enable_chunked_prefill if enable_chunked_prefill is None else enable_chunked_prefill
+    if max_num_batched_tokens is None and np.ndim(chunked) == 0:  # the serving config's own budget: vLLM's rule
+        check_token_budget(serving, rs.max_model_len, enable_chunked_prefill=bool(chunked))
     eng = engine_numbers(arch, gpu, serving, efficiency)
     mem = memory_for(arch, gpu, serving, efficiency, concurrency=1, context_tokens=rs.max_model_len)
     conc = concurrency if concurrency is not None else (serving.concurrency if serving.concurrency else np.nan)
     seqs = np.asarray(max_num_seqs if max_num_seqs is not None else rs.max_num_seqs)
     mnbt = np.asarray(max_num_batched_tokens if max_num_batched_tokens is not None else rs.max_num_batched_tokens)
-    chunked = serving.enable_chunked_prefill if enable_chunked_prefill is None else enable_chunked_prefill
     inp = serving.input_len if input_len is None else input_len
     out = serving.output_len if output_len is None else output_len
     # Without chunked prefill a whole prompt must fit one step (vLLM requires budget ≥ max_model_len).

@@ -20,7 +20,7 @@ from calc.timing.frontier import (best_feasible, concurrency_points, cost_per_mi
                            sla_feasible)
 from calc.spec.inputs import Efficiency, ModelArch, ServingConfig
 from calc.timing.operators import OperatorTable, RooflineResult, roofline
-from calc.sizing.scenario import memory_for
+from calc.sizing.scenario import check_token_budget, memory_for, resolve_serving
 from calc.timing.schedule import PHASE_NAMES, ScheduleResult, simulate
 from calc.spec.units import GB, MiB
 from calc.spec.vllm_command import serve_command
@@ -151,6 +151,12 @@ def cached_roofline(arch: ModelArch, gpu, serving: ServingConfig, eff: Efficienc
     :func:`cached_estimate` (the sidebar's concurrency is not one). Shared: do not modify."""
     return _roofline_cached(arch, _ByJson(gpu), serving.model_copy(update={"concurrency": None}), eff,
                             int(decode_batch), int(context_tokens), int(prompt_tokens))
+
+
+def check_variant(v: Variant, arch: ModelArch) -> None:
+    """vLLM's start-up rule for this variant's token budget and chunked-prefill switch
+    (:func:`calc.sizing.scenario.check_token_budget`): raises ``InputError`` where vLLM would refuse."""
+    check_token_budget(v.serving, resolve_serving(arch, v.gpu, v.serving).max_model_len, enable_chunked_prefill=v.chunked)
 
 
 def probe(v: Variant, arch: ModelArch, eff: Efficiency) -> Estimate:
