@@ -4,12 +4,8 @@ browser for the e2e tests (Debian's chromium through pytest-playwright; see the 
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
@@ -29,61 +25,42 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 SERVER_PIDS: dict[str, int] = {}  # base URL -> pid of the server process (for CPU measurements)
 
 
 @contextmanager
-def streamlit_server(log_path: Path, app: Path | str = APP, cwd: Path | str = ROOT):
-    """A fresh `streamlit run app.py` (or ``app``, from ``cwd``) on a free port; yields its base URL, stops it after."""
-    port = _free_port()
-    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "STREAMLIT_SERVER_HEADLESS": "true"}
-    cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true", "--server.port", str(port),
-           "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
-           "--browser.gatherUsageStats", "false"]
-    with open(log_path, "w") as fh:
-        proc = subprocess.Popen(cmd, cwd=cwd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
-    url = f"http://127.0.0.1:{port}"
-    SERVER_PIDS[url] = proc.pid
+def streamlit_server(log_dir: Path, app: Path | str = APP, cwd: Path | str = ROOT):
+    """A fresh `streamlit run app.py` (or ``app``, from ``cwd``) on a free port, started and stopped as
+    the load test does (``bench/load.py`` ``single_server``); yields its base URL. The log is in ``log_dir``."""
+    if str(ROOT / "bench") not in sys.path:
+        sys.path.insert(0, str(ROOT / "bench"))
+    import load  # noqa: PLC0415 (bench/load.py)
+
+    stack = ExitStack()
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/_stcore/health", timeout=1) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"streamlit did not start:\n{log_path.read_text()}")
-            time.sleep(0.1)
-        yield url
-    finally:
-        SERVER_PIDS.pop(url, None)
-        proc.terminate()
+        url, pids = stack.enter_context(load.single_server(Path(log_dir), app=Path(app), cwd=Path(cwd)))
+    except RuntimeError as exc:  # did not become healthy
+        logs = "".join(p.read_text() for p in Path(log_dir).glob("streamlit-*.log"))
+        pytest.fail(f"streamlit did not start ({exc}):\n{logs}")
+    with stack:
+        SERVER_PIDS[url] = pids[0]
         try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            yield url
+        finally:
+            SERVER_PIDS.pop(url, None)
 
 
 @pytest.fixture(scope="session")
 def streamlit_url(tmp_path_factory):
     """One server shared by the e2e tests (not for the cold-start test: see fresh_streamlit_url)."""
-    with streamlit_server(tmp_path_factory.mktemp("streamlit") / "server.log") as url:
+    with streamlit_server(tmp_path_factory.mktemp("streamlit")) as url:
         yield url
 
 
 @pytest.fixture
 def fresh_streamlit_url(tmp_path):
     """A server no browser has visited yet (the first request decides legacy pages/ handling)."""
-    with streamlit_server(tmp_path / "fresh_server.log") as url:
+    with streamlit_server(tmp_path) as url:
         yield url
 
 

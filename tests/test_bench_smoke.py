@@ -31,7 +31,7 @@ def test_pages_bench_measures_server_cpu_per_rerun(tmp_path):
     from conftest import ROOT, SERVER_PIDS, streamlit_server
     from load import run_blocking
 
-    with streamlit_server(tmp_path / "minimal.log", app=ROOT / "bench" / "minimal_app.py") as url:
+    with streamlit_server(tmp_path, app=ROOT / "bench" / "minimal_app.py") as url:
         samples = run_blocking(bench_pages.measure(url, SERVER_PIDS[url], *bench_pages.MINIMAL, runs=4, batch=2,
                                                   warmup=1))
     assert len(samples) == 2 and all(s >= 0 for s in samples) and sum(samples) > 0

@@ -53,7 +53,7 @@ def test_eight_sessions_opening_at_once_on_a_fresh_server(tmp_path):
 
     names = [p.path.removeprefix("pages/").removesuffix(".py") for p in SPECS]
     pages = [names[i % len(names)] for i in range(8)]
-    with streamlit_server(tmp_path / "server.log") as url:
+    with streamlit_server(tmp_path) as url:
         results = run_blocking(open_all(url, pages))
     for page, r in zip(pages, results):
         assert not isinstance(r, BaseException), f"{page}: {r!r}"
