@@ -64,7 +64,7 @@ trap 'exit 0' INT TERM
 # nginx's buffers for large responses and uploads. Run as root, nginx's workers are `nobody`,
 # who may not be able to enter RUN_DIR's parents: a directory of its own under /tmp then.
 NGINX_TMP=$(mktemp -d -t llm-calc-nginx.XXXXXX)
-mkdir -p "$NGINX_TMP"/{client,proxy,fastcgi,uwsgi,scgi}
+mkdir -p "$NGINX_TMP"/{client,proxy,fastcgi,uwsgi,scgi,static}
 if [ "$(id -u)" = 0 ]; then chown -R nobody "$NGINX_TMP"; fi
 
 # K free loopback ports for the replicas.
@@ -89,10 +89,12 @@ echo "${PIDS[*]}" >"$RUN_DIR/streamlit.pids"
 
 # Render the configs (only our ${NAMES}; nginx's own $variables stay as they are).
 LISTEN="127.0.0.1:$PORT" UPSTREAM_SERVERS="$UPSTREAM" TRUSTED_PROXIES=127.0.0.1/32 RUN_DIR="$RUN_DIR" NGINX_TMP="$NGINX_TMP" \
+STATIC_CACHE_DIR="$NGINX_TMP/static" \
 RATE_PER_S="$RATE_PER_S" BURST="$BURST" CONN_PER_CLIENT="$CONN_PER_CLIENT" "$PYTHON" - "$ROOT/deploy/nginx" "$RUN_DIR" <<'PY'
 import os, string, sys
 src, dst = sys.argv[1], sys.argv[2]
-names = ("LISTEN", "UPSTREAM_SERVERS", "TRUSTED_PROXIES", "RUN_DIR", "NGINX_TMP", "RATE_PER_S", "BURST", "CONN_PER_CLIENT")
+names = ("LISTEN", "UPSTREAM_SERVERS", "TRUSTED_PROXIES", "RUN_DIR", "NGINX_TMP", "RATE_PER_S", "BURST", "CONN_PER_CLIENT",
+         "STATIC_CACHE_DIR")
 values = {k: os.environ[k] for k in names}
 for name, out in (("llm-calc.conf.template", "llm-calc.conf"), ("local.conf.template", "nginx.conf")):
     text = string.Template(open(os.path.join(src, name)).read()).safe_substitute(values)

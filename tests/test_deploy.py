@@ -10,6 +10,7 @@ The live part needs nginx (Debian's package; scripts/test.sh installs it) and is
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import os
 import re
@@ -37,7 +38,8 @@ import load  # noqa: E402
 
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
 needs_nginx = pytest.mark.skipif(NGINX is None, reason="nginx not installed (apt-get install nginx)")
-PLACEHOLDERS = {"LISTEN", "UPSTREAM_SERVERS", "TRUSTED_PROXIES", "RATE_PER_S", "BURST", "CONN_PER_CLIENT"}
+PLACEHOLDERS = {"LISTEN", "UPSTREAM_SERVERS", "TRUSTED_PROXIES", "RATE_PER_S", "BURST", "CONN_PER_CLIENT",
+                "STATIC_CACHE_DIR"}
 
 
 def placeholders(text: str) -> set[str]:
@@ -92,7 +94,7 @@ def test_template_has_the_parts_a_front_must_have():
 def test_nginx_accepts_the_rendered_config(tmp_path):
     values = {"LISTEN": "127.0.0.1:1", "UPSTREAM_SERVERS": "server 127.0.0.1:2; server 127.0.0.1:3;",
               "TRUSTED_PROXIES": "127.0.0.1/32", "RATE_PER_S": "20", "BURST": "200", "CONN_PER_CLIENT": "100",
-              "RUN_DIR": str(tmp_path), "NGINX_TMP": str(tmp_path)}
+              "RUN_DIR": str(tmp_path), "NGINX_TMP": str(tmp_path), "STATIC_CACHE_DIR": str(tmp_path / "static")}
     rendered = string.Template(TEMPLATE.read_text()).safe_substitute(values)  # as run-replicas.sh does
     assert not placeholders(rendered)
     (tmp_path / "llm-calc.conf").write_text(rendered)
@@ -276,3 +278,23 @@ def test_front_rate_limits_a_flooding_client(front):
     index = (Path(streamlit.__file__).parent / "static" / "index.html").read_text()
     asset = re.search(r'src="\./(static/js/[^"]+)"', index).group(1)
     assert _get(f"{front['url']}/{asset}")[0] == 200
+
+
+def test_front_caches_and_compresses_the_frontends_files(front):
+    """A room's first visits: each content-hashed file reaches a replica once, later copies come from
+    nginx's cache (access log ``cache=HIT``), compressed for a client that accepts gzip, and with
+    the same security headers as every other response."""
+    index = (Path(streamlit.__file__).parent / "static" / "index.html").read_text()
+    asset = "/" + re.search(r'src="\./(static/js/[^"]+)"', index).group(1)
+    plain = _get(front["url"] + asset)
+    status, headers, body = _get(front["url"] + asset, {"Accept-Encoding": "gzip"})
+    assert plain[0] == status == 200
+    assert headers["Content-Encoding"] == "gzip" and len(body) < len(plain[2]) / 2
+    assert gzip.decompress(body) == plain[2]
+    assert headers["X-Content-Type-Options"] == "nosniff" and headers["Content-Security-Policy"] == csp()
+    for _ in range(3):
+        _get(front["url"] + asset)
+    time.sleep(0.5)  # access log lines are written when requests end
+    caches = [m.group(1) for line in (front["run_dir"] / "access.log").read_text().splitlines()
+              if f"GET {asset} " in line and (m := re.search(r"cache=(\S+)", line))]
+    assert len(caches) >= 5 and caches.count("HIT") >= len(caches) - 1, caches  # at most the first went upstream
