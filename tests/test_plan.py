@@ -53,6 +53,22 @@ class TestOneSourceOfTruth:
                 assert float(grid.requests_per_s_per_replica[at]) == pytest.approx(float(e.serving.requests_per_s))
 
 
+    def test_unchunked_grid_uses_vllms_budget_like_estimate(self):
+        """Chunked prefill off and max_model_len (2,000 + 3,000) above the A100's default budget (2,048):
+        vLLM raises the budget to max_model_len, so two prompts fit a step (not one), in the grid as in
+        estimate()."""
+        req = PlanRequest(rate_rps=5, input_len=2000, output_len=3000, ttft_slo_s=5.0, tpot_slo_s=0.2,
+                          enable_chunked_prefill=False)
+        gpu = get_gpu("a100-80gb")
+        grid = evaluate_grid(LLAMA8, [gpu], req, tensor_parallel_sizes=(1,), quantizations=("none",),
+                             kv_cache_dtypes=("auto",), max_num_seqs=(16,))
+        e = estimate(LLAMA8, gpu, ServingConfig(input_len=2000, output_len=3000, max_model_len=5000, max_num_seqs=16,
+                                                concurrency=16, enable_chunked_prefill=False))
+        assert int(e.max_num_batched_tokens) == 5000
+        assert float(grid.ttft_s.item()) == pytest.approx(float(e.serving.ttft_s), rel=1e-12)
+        assert float(grid.tpot_s.item()) == pytest.approx(float(e.serving.tpot_s), rel=1e-12)
+
+
 class TestHandChecked:
     def test_replicas_and_cost_of_one_option(self):
         """Llama-3.1-8B on H100 SXM, TP 1, BF16 weights, BF16 KV, max_num_seqs 64, 40 req/s.

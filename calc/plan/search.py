@@ -302,7 +302,8 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
         all_to_all_link=np.asarray([all_to_all_nvlink(g) for g in gpus]).reshape(G, 1, 1, 1, 1))
 
     chunked = req.enable_chunked_prefill
-    budget = mnbt if chunked else np.maximum(mnbt, I)  # as estimate(): a whole prompt must fit one step
+    # Without chunked prefill vLLM raises its default budget to max_model_len (resolve_serving): as estimate().
+    budget = mnbt if chunked else np.maximum(mnbt, L)
     s = closed_loop(eng, input_len=I, output_len=O, concurrency=seqs, max_num_seqs=seqs,
                     max_num_batched_tokens=budget, enable_chunked_prefill=chunked,
                     kv_capacity_tokens=mem.kv_pool_tokens, fits=mem.fits)
@@ -456,7 +457,7 @@ def _deployment(grid: PlanGrid, by_id: dict[str, GPUSpec], req: PlanRequest, arc
     return Deployment(
         gpu=gpu.id, gpu_name=gpu.name, tensor_parallel_size=tp, replicas=int(grid.replicas[at]),
         gpus_total=int(grid.gpus_total[at]), quantization=q, kv_cache_dtype=k, max_num_seqs=seqs,
-        max_num_batched_tokens=mnbt if req.enable_chunked_prefill else max(mnbt, req.input_len),
+        max_num_batched_tokens=mnbt if req.enable_chunked_prefill else max(mnbt, req.model_len),
         max_model_len=req.model_len, input_len=req.input_len, output_len=req.output_len, running=int(grid.running[at]), limited_by=str(grid.limited_by[at]),
         ttft_s=float(grid.ttft_s[at]), tpot_s=float(grid.tpot_s[at]), e2e_s=float(grid.e2e_s[at]),
         requests_per_s_per_replica=float(grid.requests_per_s_per_replica[at]),
@@ -468,5 +469,5 @@ def _deployment(grid: PlanGrid, by_id: dict[str, GPUSpec], req: PlanRequest, arc
         ("your price" if math.isfinite(price) else None),
         meets_slo=bool(grid.meets_slo[at]), slo_statistic="mean", reason=REASONS[int(grid.reason[at])],
         vllm_command=serve_command(model_id=arch.id, serving=serving, max_model_len=req.model_len, max_num_seqs=seqs,
-                                   max_num_batched_tokens=mnbt if req.enable_chunked_prefill else max(mnbt, req.input_len),
+                                   max_num_batched_tokens=mnbt if req.enable_chunked_prefill else max(mnbt, req.model_len),
                                    chunked=req.enable_chunked_prefill))
