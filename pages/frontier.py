@@ -89,19 +89,19 @@ def _body() -> None:
         f = series[0]
         tp = s.tensor_parallel_size
         # the projector is wide and the sidebar folded: one row of six
-        m1 = m2 = m3 = m4 = m5 = m6 = layout.grid("fr", 6 if layout.presenting() else 3)
+        cards = layout.grid("fr", 6 if layout.presenting() else 3)
         if f.best >= 0:
             i = f.best
-            m1.metric(t("fr.metric.best"), F.integer(f.concurrency[i]), border=True, help=t("fr.metric.best.help"))
+            cards.metric(t("fr.metric.best"), F.integer(f.concurrency[i]), border=True, help=t("fr.metric.best.help"))
             x_shown = f.output_tokens_per_s_per_gpu[i] if per_gpu else f.output_tokens_per_s[i]  # as the charts
-            m2.metric(t("fr.metric.x_gpu" if per_gpu else "fr.metric.x"), f"{F.integer(x_shown)} tok/s", border=True,
-                      help=t("fr.metric.x.help", per_gpu=F.integer(f.output_tokens_per_s_per_gpu[i]), tp=tp,
-                             total=F.integer(f.total_tokens_per_s[i])))
+            cards.metric(t("fr.metric.x_gpu" if per_gpu else "fr.metric.x"), f"{F.integer(x_shown)} tok/s", border=True,
+                         help=t("fr.metric.x.help", per_gpu=F.integer(f.output_tokens_per_s_per_gpu[i]), tp=tp,
+                                total=F.integer(f.total_tokens_per_s[i])))
             cost = "—" if f.cost_per_million_usd is None else f"${F.number(float(f.cost_per_million_usd[i]), 3)}"
-            m3.metric(t("fr.metric.cost"), cost, border=True,
-                      help=t("fr.metric.cost.help") if f.cost_per_million_usd is not None else t("fr.metric.cost.none"))
-            m4.metric(t("fr.metric.ttft"), f"{F.number(float(f.ttft_s[i]) * 1e3, 0)} ms", border=True)
-            m5.metric(t("fr.metric.tpot"), f"{F.number(float(f.tpot_s[i]) * 1e3, 1)} ms", border=True)
+            cards.metric(t("fr.metric.cost"), cost, border=True,
+                         help=t("fr.metric.cost.help") if f.cost_per_million_usd is not None else t("fr.metric.cost.none"))
+            cards.metric(t("fr.metric.ttft"), f"{F.number(float(f.ttft_s[i]) * 1e3, 0)} ms", border=True)
+            cards.metric(t("fr.metric.tpot"), f"{F.number(float(f.tpot_s[i]) * 1e3, 1)} ms", border=True)
             if f.cost_per_million_input_usd is not None:
                 st.caption(t("fr.cost.split", cin=F.number(float(f.cost_per_million_input_usd[i]), 4),
                              cout=F.number(float(f.cost_per_million_output_split_usd[i]), 4),
@@ -121,9 +121,9 @@ def _body() -> None:
             st.warning(t("fr.none_feasible", ttft=F.number(ttft_slo_s * 1e3, 0), tpot=F.number(tpot_slo_s * 1e3, 0),
                          min_ttft=F.number(float(np.nanmin(f.ttft_s)) * 1e3, 0),
                          min_tpot=F.number(float(np.nanmin(f.tpot_s)) * 1e3, 1)))
-            m1.metric(t("fr.metric.best"), "—", border=True, help=t("fr.metric.best.help"))
-        m6.metric(t("fr.metric.knee"), F.integer(f.concurrency[f.knee]) if f.knee >= 0 else "—", border=True,
-                  help=t("fr.metric.knee.help"))
+            cards.metric(t("fr.metric.best"), "—", border=True, help=t("fr.metric.best.help"))
+        cards.metric(t("fr.metric.knee"), F.integer(f.concurrency[f.knee]) if f.knee >= 0 else "—", border=True,
+                     help=t("fr.metric.knee.help"))
 
         layout.chart(FP.frontier_sla_figure(series, t, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, per_gpu=per_gpu),
                      key="frontier_sla_chart")

@@ -62,14 +62,14 @@ if trace is not None:
 stats = summarize(r, ttft_slo_s=ttft_slo, tpot_slo_s=tpot_slo)
 ms = lambda x: f"{F.number(x * 1e3, 1)} ms" if np.isfinite(x) else "–"  # noqa: E731
 pt, pp = stats[f"ttft_s_p{q}"], stats[f"tpot_s_p{q}"]
-m = [layout.grid("lt", 3)] * 6
-m[0].metric(t("lt.metric.ttft", q=q), ms(pt), delta=t("lt.metric.vs_slo", delta=ms(pt - ttft_slo)), delta_color="inverse", border=True)
-m[1].metric(t("lt.metric.tpot", q=q), ms(pp), delta=t("lt.metric.vs_slo", delta=ms(pp - tpot_slo)) if np.isfinite(pp) else None,
-            delta_color="inverse", border=True)
-m[2].metric(t("lt.metric.goodput"), f"{F.number(stats['goodput_requests_per_s'], 2)} req/s", border=True)
-m[3].metric(t("lt.metric.throughput"), f"{F.number(stats['output_tokens_per_s'], 0)} tok/s", border=True)
-m[4].metric(t("lt.metric.attainment"), F.percent(stats["slo_attainment"]), border=True)
-m[5].metric(t("lt.metric.preemptions"), F.integer(stats["preemptions"]), border=True)
+cards = layout.grid("lt", 3)
+cards.metric(t("lt.metric.ttft", q=q), ms(pt), delta=t("lt.metric.vs_slo", delta=ms(pt - ttft_slo)), delta_color="inverse", border=True)
+cards.metric(t("lt.metric.tpot", q=q), ms(pp), delta=t("lt.metric.vs_slo", delta=ms(pp - tpot_slo)) if np.isfinite(pp) else None,
+             delta_color="inverse", border=True)
+cards.metric(t("lt.metric.goodput"), f"{F.number(stats['goodput_requests_per_s'], 2)} req/s", border=True)
+cards.metric(t("lt.metric.throughput"), f"{F.number(stats['output_tokens_per_s'], 0)} tok/s", border=True)
+cards.metric(t("lt.metric.attainment"), F.percent(stats["slo_attainment"]), border=True)
+cards.metric(t("lt.metric.preemptions"), F.integer(stats["preemptions"]), border=True)
 ok = pt <= ttft_slo and (not np.isfinite(pp) or pp <= tpot_slo)
 (st.success if ok else st.warning)(t("lt.verdict.pass" if ok else "lt.verdict.fail", q=q))
 

@@ -24,23 +24,23 @@ r = memory_for(sc.arch, sc.gpu, s, sc.efficiency, concurrency=sc.concurrency, co
 starts = bool(r.fits)  # False: vLLM refuses to start, so it serves no request at all
 fit = int(r.max_concurrency_at_context) if starts else 0
 
-c1 = c2 = c3 = c4 = c5 = layout.grid("mem", 5)
-c1.metric(t("mem.metric.weights"), F.gib(r.weights_bytes), help=F.both(r.weights_bytes), border=True)
-c2.metric(t("mem.metric.kv_token"), F.binary(r.kv_bytes_per_token), help=F.exact_bytes(r.kv_bytes_per_token),
-          border=True)
-c3.metric(t("mem.metric.kv_request"), F.gib(r.kv_bytes_per_request), help=F.both(r.kv_bytes_per_request),
-          border=True)
-c4.metric(t("mem.metric.max_conc"), F.integer(fit), border=True,
-          help=t("mem.metric.max_conc.help", ctx=F.integer(sc.context_tokens), vllm=F.number(r.max_concurrency),
-                 mml=F.integer(sc.resolved.max_model_len)) if starts else t("mem.metric.no_start.help"))
+cards = layout.grid("mem", 5)
+cards.metric(t("mem.metric.weights"), F.gib(r.weights_bytes), help=F.both(r.weights_bytes), border=True)
+cards.metric(t("mem.metric.kv_token"), F.binary(r.kv_bytes_per_token), help=F.exact_bytes(r.kv_bytes_per_token),
+             border=True)
+cards.metric(t("mem.metric.kv_request"), F.gib(r.kv_bytes_per_request), help=F.both(r.kv_bytes_per_request),
+             border=True)
+cards.metric(t("mem.metric.max_conc"), F.integer(fit), border=True,
+             help=t("mem.metric.max_conc.help", ctx=F.integer(sc.context_tokens), vllm=F.number(r.max_concurrency),
+                    mml=F.integer(sc.resolved.max_model_len)) if starts else t("mem.metric.no_start.help"))
 if not starts:
-    c5.metric(t("mem.metric.in_use", conc=F.integer(sc.concurrency)), "—", border=True,
-              help=t("mem.metric.no_start.help"))
+    cards.metric(t("mem.metric.in_use", conc=F.integer(sc.concurrency)), "—", border=True,
+                 help=t("mem.metric.no_start.help"))
 else:  # the label says how many requests the value holds when not all of them fit
     in_use_label = (t("mem.metric.in_use", conc=F.integer(sc.concurrency)) if sc.concurrency <= fit
                     else t("mem.metric.in_use_partial", fit=F.integer(fit), conc=F.integer(sc.concurrency)))
-    c5.metric(in_use_label, F.gib(r.kv_in_use_bytes), border=True,
-              help=t("mem.metric.in_use.help", used=F.both(r.kv_in_use_bytes), pool=F.both(r.kv_pool_bytes)))
+    cards.metric(in_use_label, F.gib(r.kv_in_use_bytes), border=True,
+                 help=t("mem.metric.in_use.help", used=F.both(r.kv_in_use_bytes), pool=F.both(r.kv_pool_bytes)))
 
 if not starts:
     st.error(not_fit_message(model=sc.arch.name, gpu=sc.gpu.name, tp=sc.serving.tensor_parallel_size,

@@ -39,14 +39,14 @@ def _body() -> None:
                               prompt_tokens=s.input_len)
         kv_limit = float(mem.max_concurrency_at_context)
         d, p = r.decode, r.prefill
-        c1 = c2 = c3 = c4 = c5 = layout.grid("rf", 5)
-        c1.metric(t("rf.metric.mfu", b=F.integer(batch)), F.percent(float(d.mfu), 2), border=True, help=t("rf.metric.mfu.help"))
-        c2.metric(t("rf.metric.mbu", b=F.integer(batch)), F.percent(float(d.mbu), 1), border=True, help=t("rf.metric.mbu.help"))
-        c3.metric(t("rf.metric.step", b=F.integer(batch)), f"{F.number(float(d.step_s) * 1e3, 2)} ms", border=True,
-                  help=t("rf.metric.step.help", tps=F.integer(batch / float(d.step_s))))
-        c4.metric(t("rf.metric.bstar"), F.number(r.critical_batch, 0), border=True, help=t("rf.metric.bstar.help"))
-        c5.metric(t("rf.metric.pf_mfu"), F.percent(float(p.mfu), 1), border=True,
-                  help=t("rf.metric.pf_mfu.help", p=F.integer(s.input_len)))
+        cards = layout.grid("rf", 5)
+        cards.metric(t("rf.metric.mfu", b=F.integer(batch)), F.percent(float(d.mfu), 2), border=True, help=t("rf.metric.mfu.help"))
+        cards.metric(t("rf.metric.mbu", b=F.integer(batch)), F.percent(float(d.mbu), 1), border=True, help=t("rf.metric.mbu.help"))
+        cards.metric(t("rf.metric.step", b=F.integer(batch)), f"{F.number(float(d.step_s) * 1e3, 2)} ms", border=True,
+                     help=t("rf.metric.step.help", tps=F.integer(batch / float(d.step_s))))
+        cards.metric(t("rf.metric.bstar"), F.number(r.critical_batch, 0), border=True, help=t("rf.metric.bstar.help"))
+        cards.metric(t("rf.metric.pf_mfu"), F.percent(float(p.mfu), 1), border=True,
+                     help=t("rf.metric.pf_mfu.help", p=F.integer(s.input_len)))
         if batch > kv_limit:
             st.warning(t("rf.kv_warning", b=F.integer(batch), fit=F.integer(kv_limit), ctx=F.integer(sc.context_tokens)))
 

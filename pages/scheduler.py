@@ -48,17 +48,17 @@ def _body() -> None:
         for name, r in runs.items():
             other = runs["whole" if name == "chunked" else "chunked"]
             st.markdown(f"#### {t(f'sc.policy.{name}')}")
-            a = b = c = d = layout.grid(f"sc_{name}", 4)
-            a.metric(t("sc.metric.ttft_mean"), ms(np.nanmean(r.ttft_s)), border=True,
-                     delta=ms(np.nanmean(r.ttft_s) - np.nanmean(other.ttft_s)), delta_color="inverse")
-            b.metric(t("sc.metric.ttft_max"), ms(np.nanmax(r.ttft_s)), border=True,
-                     delta=ms(np.nanmax(r.ttft_s) - np.nanmax(other.ttft_s)), delta_color="inverse")
-            c.metric(t("sc.metric.tpot"), f"{F.number(float(np.nanmean(r.tpot_s)) * 1e3, 1)} ms", border=True,
-                     delta=f"{F.number(float(np.nanmean(r.tpot_s) - np.nanmean(other.tpot_s)) * 1e3, 1)} ms",
-                     delta_color="inverse")
-            d.metric(t("sc.metric.gap"), ms(np.nanmax(r.max_itl_s)), border=True,
-                     delta=ms(np.nanmax(r.max_itl_s) - np.nanmax(other.max_itl_s)), delta_color="inverse",
-                     help=t("sc.metric.gap.help"))
+            cards = layout.grid(f"sc_{name}", 4)
+            cards.metric(t("sc.metric.ttft_mean"), ms(np.nanmean(r.ttft_s)), border=True,
+                         delta=ms(np.nanmean(r.ttft_s) - np.nanmean(other.ttft_s)), delta_color="inverse")
+            cards.metric(t("sc.metric.ttft_max"), ms(np.nanmax(r.ttft_s)), border=True,
+                         delta=ms(np.nanmax(r.ttft_s) - np.nanmax(other.ttft_s)), delta_color="inverse")
+            cards.metric(t("sc.metric.tpot"), f"{F.number(float(np.nanmean(r.tpot_s)) * 1e3, 1)} ms", border=True,
+                         delta=f"{F.number(float(np.nanmean(r.tpot_s) - np.nanmean(other.tpot_s)) * 1e3, 1)} ms",
+                         delta_color="inverse")
+            cards.metric(t("sc.metric.gap"), ms(np.nanmax(r.max_itl_s)), border=True,
+                         delta=ms(np.nanmax(r.max_itl_s) - np.nanmax(other.max_itl_s)), delta_color="inverse",
+                         help=t("sc.metric.gap.help"))
         st.caption(t("sc.delta_caption"))
         x_max = max(r.makespan_s for r in runs.values()) * 1e3
         for name, r in runs.items():

@@ -449,6 +449,7 @@ def _deployment(grid: PlanGrid, by_id: dict[str, GPUSpec], req: PlanRequest, arc
     gpu = by_id[grid.gpu_ids[gi]]
     tp, q, k, seqs = grid.tensor_parallel_sizes[ti], grid.quantizations[qi], grid.kv_cache_dtypes[ki], grid.max_num_seqs[si]
     mnbt = int(grid.max_num_batched_tokens[gi, 0, 0, 0, 0])
+    budget = mnbt if req.enable_chunked_prefill else max(mnbt, req.model_len)  # as evaluate_grid, resolve_serving
     serving = ServingConfig(tensor_parallel_size=tp, dtype=DTYPE, quantization=q, kv_cache_dtype=k,
                             gpu_memory_utilization=req.gpu_memory_utilization, input_len=req.input_len,
                             output_len=req.output_len, max_model_len=req.model_len)
@@ -457,7 +458,7 @@ def _deployment(grid: PlanGrid, by_id: dict[str, GPUSpec], req: PlanRequest, arc
     return Deployment(
         gpu=gpu.id, gpu_name=gpu.name, tensor_parallel_size=tp, replicas=int(grid.replicas[at]),
         gpus_total=int(grid.gpus_total[at]), quantization=q, kv_cache_dtype=k, max_num_seqs=seqs,
-        max_num_batched_tokens=mnbt if req.enable_chunked_prefill else max(mnbt, req.model_len),
+        max_num_batched_tokens=budget,
         max_model_len=req.model_len, input_len=req.input_len, output_len=req.output_len, running=int(grid.running[at]), limited_by=str(grid.limited_by[at]),
         ttft_s=float(grid.ttft_s[at]), tpot_s=float(grid.tpot_s[at]), e2e_s=float(grid.e2e_s[at]),
         requests_per_s_per_replica=float(grid.requests_per_s_per_replica[at]),
@@ -469,5 +470,5 @@ def _deployment(grid: PlanGrid, by_id: dict[str, GPUSpec], req: PlanRequest, arc
         ("your price" if math.isfinite(price) else None),
         meets_slo=bool(grid.meets_slo[at]), slo_statistic="mean", reason=REASONS[int(grid.reason[at])],
         vllm_command=serve_command(model_id=arch.id, serving=serving, max_model_len=req.model_len, max_num_seqs=seqs,
-                                   max_num_batched_tokens=mnbt if req.enable_chunked_prefill else max(mnbt, req.model_len),
+                                   max_num_batched_tokens=budget,
                                    chunked=req.enable_chunked_prefill))

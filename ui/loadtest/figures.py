@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 
 from calc.traffic.simulator import SimResult
 from calc.traffic.slo import RateSearch
+from ui.perf.figures import full_log_ticks
 from ui.theme import CHART_HEIGHT, COLORS, FONT_SIZE, TITLE_SIZE
 
 T = Callable[..., str]
@@ -25,12 +26,6 @@ def _layout(fig: go.Figure, title: str) -> go.Figure:
                       legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0,
                                   font=dict(size=FONT_SIZE - 1)))
     return fig
-
-
-def _full_ticks(values) -> dict:
-    from ui.perf.figures import full_log_ticks  # noqa: PLC0415
-
-    return full_log_ticks(values)
 
 
 def _thin(n: int) -> np.ndarray:
@@ -57,7 +52,7 @@ def cdf_figure(values_s, t: T, *, title: str, x_title: str, slo_s: float | None,
         # the SLA as a trace (data coordinates: exact on the log axis, and hoverable)
         fig.add_trace(go.Scatter(x=[slo_s * 1e3, slo_s * 1e3], y=[0, 100], mode="lines", name=t("lt.fig.slo", ms=f"{slo_s * 1e3:,.0f}"),
                                  line=dict(color=COLORS["limit"], width=3, dash="dash"), hoverinfo="name"))
-    fig.update_xaxes(title_text=x_title, type="log", **_full_ticks(np.append(v, slo_s * 1e3 if slo_s else np.nan)))
+    fig.update_xaxes(title_text=x_title, type="log", **full_log_ticks(np.append(v, slo_s * 1e3 if slo_s else np.nan)))
     fig.update_yaxes(title_text=t("lt.fig.share"), range=[0, 101])
     return _layout(fig, title)
 
@@ -87,11 +82,11 @@ def sweep_figure(search: RateSearch, t: T, *, ttft_slo_s: float) -> go.Figure:
         fig.add_trace(go.Scatter(x=[search.rate_per_s] * 2, y=[0, top], mode="lines",
                                  name=t("lt.fig.best", rate=f"{search.rate_per_s:,.2f}", p=search.percentile),
                                  line=dict(color=COLORS["feasible"], width=4), hoverinfo="name"))
-    fig.update_layout(xaxis=dict(title=dict(text=t("lt.fig.rate")), type="log", **_full_ticks(x)),
+    fig.update_layout(xaxis=dict(title=dict(text=t("lt.fig.rate")), type="log", **full_log_ticks(x)),
                       yaxis=dict(title=dict(text=t("lt.fig.goodput_axis")), rangemode="tozero"),
                       # automargin: the right axis's labels widen its margin (they were cut at a phone's edge)
                       yaxis2=dict(title=dict(text=t("lt.fig.ttft_axis")), type="log", overlaying="y", side="right",
-                                  automargin=True, **_full_ticks(np.concatenate(
+                                  automargin=True, **full_log_ticks(np.concatenate(
                                       [np.asarray(search.ttft_p95_s), np.asarray(search.ttft_p99_s), [ttft_slo_s]]) * 1e3)))
     return _layout(fig, t("lt.fig.sweep_title", p=search.percentile))
 
@@ -116,7 +111,7 @@ def timeline_figure(r: SimResult, t: T) -> go.Figure:
                       yaxis=dict(title=dict(text=t("lt.fig.requests")), domain=[0.55, 1.0], rangemode="tozero"),
                       yaxis2=dict(title=dict(text=t("lt.fig.kv_axis")), domain=[0.0, 0.45], range=[0, 101]),
                       yaxis3=dict(title=dict(text=t("lt.fig.step_axis")), type="log", overlaying="y2", side="right",
-                                  automargin=True, **_full_ticks(r.step_s[idx] * 1e3)))
+                                  automargin=True, **full_log_ticks(r.step_s[idx] * 1e3)))
     fig = _layout(fig, t("lt.fig.timeline_title"))
     fig.update_layout(height=int(CHART_HEIGHT * 1.3))
     return fig

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 
 from calc.plan.costs import usd_per_million_tokens
 from calc.plan.search import PlanGrid, pareto_mask
+from ui.perf.figures import full_log_ticks
 from ui.theme import CHART_HEIGHT, COLORS, FONT_SIZE, TITLE_SIZE
 
 T = Callable[..., str]
@@ -56,20 +57,15 @@ def pareto_figure(grid: PlanGrid, t: T, *, rate_rps: float, input_len: int, outp
     layout = dict(title=dict(text=t("pl.pareto.title"), font=dict(size=TITLE_SIZE)), font=dict(size=FONT_SIZE),
                   height=CHART_HEIGHT + 200, margin=dict(l=80, r=30, t=90, b=40),  # room for 17 GPUs on a phone
                   xaxis=dict(title=dict(text=t("pl.pareto.x")), type="log", automargin=True,
-                             **_full_ticks(p["e2e_s"])),  # every point: the front is drawn in full
+                             **full_log_ticks(p["e2e_s"])),  # every point: the front is drawn in full
                   yaxis=dict(title=dict(text=t("pl.pareto.y")), type="log", automargin=True,
-                             **_full_ticks(p["cost"])),
+                             **full_log_ticks(p["cost"])),
                   # below the axis title at any width; maxheight 1: the whole list of GPUs, never a
                   # scrolled box (Plotly's default for a legend below is half the figure's height)
                   legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0,
                               font=dict(size=FONT_SIZE - 2), maxheight=1))
     return go.Figure(data=traces, layout=layout, _validate=False)
 
-
-def _full_ticks(values) -> dict:
-    from ui.perf.figures import full_log_ticks  # noqa: PLC0415
-
-    return full_log_ticks(values)
 
 
 _FIELDS = ("tp", "s", "replicas", "gpus", "usd", "ttft", "tpot")  # numeric customdata columns
