@@ -1,17 +1,32 @@
 """Calibration report: predicted vs measured for every row of the published measurements.
 
-    .venv/bin/python bench/calibration_report.py [--all] [--csv OUT]
+    .venv/bin/python bench/calibration_report.py [--all] [--csv OUT] [--efficiency JSON]
 
-Every row runs with the SAME efficiency defaults (calc.spec.inputs.Efficiency()); nothing is tuned
-per row or per source. Compared metrics are the row's ``comparable_metrics``. Error = predicted /
-measured − 1. By default the summary covers high + medium confidence rows (the fit set);
-``--all`` adds the low rows.
+Two files (copies of ``../shared/calibration``, see bench/data/README.md):
+
+* ``calibration_measurements.csv``: 49 rows of 2023-24 engines (TensorRT-LLM, LMDeploy,
+  Databricks, llama.cpp), each one closed-loop ``estimate`` configuration; compared metrics are
+  the row's ``comparable_metrics``.
+* ``vllm_benchmarks.jsonl``: 27 vLLM 0.10-0.11 runs, each asked as a user would ask the CLI:
+  ``closed`` loops (``vllm bench serve --max-concurrency C``) with ``estimate --concurrency C``;
+  ``burst`` rows (``--request-rate inf``, ``benchmark_latency`` static batches and offline
+  ``benchmark_throughput`` runs: every prompt at t = 0) with ``simulate --arrival burst
+  --num-requests N``. Scored metrics are the row's ``scored`` ones; a static batch's E2E
+  latency is its own group.
+
+Every row runs with the SAME efficiency defaults (calc.spec.inputs.Efficiency()) except what is a
+property of the measured engine and the same for each of its rows (NCCL-only all-reduce, and no
+Python engine loop in the C++ engines: ``efficiency_for_engine``); nothing is tuned per row or per
+source. Error = predicted / measured − 1. By default the summary covers high + medium confidence
+rows (the fit set); ``--all`` adds the low rows. ``--efficiency '{"sequence_overhead_s": 0}'``
+reruns with other efficiency inputs (a before/after).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
 import statistics
 import sys
 from dataclasses import dataclass
@@ -22,11 +37,14 @@ sys.path.insert(0, str(ROOT))
 
 from calc.spec.catalog import get_gpu, get_model  # noqa: E402
 from calc.timing.estimate import estimate  # noqa: E402
+from calc.cli.estimate import estimate_record  # noqa: E402
+from calc.cli.simulate import simulate_record  # noqa: E402
 from calc.spec.inputs import Efficiency, ServingConfig  # noqa: E402
 
 CSV_PATH = ROOT / "bench" / "data" / "calibration_measurements.csv"
+JSONL_PATH = ROOT / "bench" / "data" / "vllm_benchmarks.jsonl"
 METRICS = ("ttft_s", "tpot_s", "itl_s", "e2e_latency_s", "output_tokens_per_s", "total_tokens_per_s", "requests_per_s")
-GROUP = {"ttft_s": "TTFT", "tpot_s": "TPOT/ITL", "itl_s": "TPOT/ITL", "e2e_latency_s": "E2E",
+GROUP = {"ttft_s": "TTFT", "tpot_s": "TPOT/ITL", "itl_s": "TPOT/ITL", "e2e_latency_s": "E2E", "e2e_s": "E2E",
          "output_tokens_per_s": "throughput", "total_tokens_per_s": "throughput", "requests_per_s": "throughput"}
 
 
@@ -83,15 +101,62 @@ def uniform_lengths(row: dict) -> bool:
     return False
 
 
+def efficiency_for_engine(engine: str, efficiency: Efficiency) -> Efficiency:
+    """The efficiency inputs for a measured engine: vLLM's defaults as they are; the C++ engines
+    (TensorRT-LLM, LMDeploy's TurboMind, FasterTransformer, llama.cpp) schedule and sample without
+    a Python loop per sequence, so ``sequence_overhead_s`` (vLLM's engine CPU per sequence and
+    step) is 0 for them. An engine property, the same for every row of that engine."""
+    if engine.startswith(NCCL_ONLY_ENGINES):
+        return efficiency.model_copy(update={"sequence_overhead_s": 0.0})
+    return efficiency
+
+
 def compare(rows: list[dict], efficiency: Efficiency = Efficiency()) -> list[Comparison]:
     out = []
     for row in rows:
-        est = estimate(get_model(row["model"]), get_gpu(row["gpu"]), serving_for_row(row), efficiency,
+        est = estimate(get_model(row["model"]), get_gpu(row["gpu"]), serving_for_row(row),
+                       efficiency_for_engine(row["engine"], efficiency),
                        uniform_lengths=uniform_lengths(row))
         for metric in row["comparable_metrics"].split():
             predicted = float(getattr(est.serving, metric))
             out.append(Comparison(row["id"], row["source"], row["regime"], row["confidence"], metric,
                                   float(row[metric]), predicted))
+    return out
+
+
+def load_vllm_rows() -> list[dict]:
+    """The vLLM benchmark rows (one JSON object per line)."""
+    with open(JSONL_PATH) as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def ask_vllm_row(row: dict, efficiency: Efficiency = Efficiency()) -> dict[str, float]:
+    """The calculator's answer to a vLLM benchmark row, asked as the CLI would be (module
+    docstring): metric name (the row's ``measured`` keys) → predicted value."""
+    options = {k: v for k, v in row["options"].items() if k != "concurrency"}
+    load = row["load"]
+    if load["arrival"] == "closed":
+        rec = estimate_record({**options, "concurrency": load["concurrency"]}, efficiency)
+        return {"ttft_s": rec["ttft_s"], "tpot_s": rec["tpot_s"], "e2e_s": rec["e2e_latency_s"],
+                "output_tokens_per_s": rec["output_tokens_per_s"],
+                "total_tokens_per_s": rec["total_tokens_per_s"]}
+    rec = simulate_record({**options, "arrival": "burst", "num_requests": load["num_requests"]}, efficiency)
+    out_tps = rec["output_tokens_per_s"]
+    total = out_tps * (options["input_len"] + options["output_len"]) / options["output_len"]
+    return {"ttft_s": rec["ttft_s_mean"], "tpot_s": rec["tpot_s_mean"], "e2e_s": rec["e2e_latency_s_mean"],
+            "output_tokens_per_s": out_tps, "total_tokens_per_s": total}
+
+
+def compare_vllm(rows: list[dict], efficiency: Efficiency = Efficiency()) -> list[Comparison]:
+    """Scored metrics of every vLLM benchmark row against the CLI's answer."""
+    out = []
+    for row in rows:
+        predicted = ask_vllm_row(row, efficiency)
+        regime = f"{row['load']['arrival']} {row['options']['gpu']}"
+        for metric, m in row["measured"].items():
+            if m.get("scored"):
+                out.append(Comparison(row["id"], row["source"], regime, row["confidence"], metric,
+                                      float(m["value"]), float(predicted[metric])))
     return out
 
 
@@ -111,20 +176,41 @@ def summarize(comps: list[Comparison]) -> dict[str, float]:
     return summary
 
 
+def p90_errors(comps: list[Comparison]) -> dict[str, float]:
+    """90th percentile of |error| per metric group and over all (nearest rank)."""
+    groups: dict[str, list[float]] = {}
+    for c in comps:
+        groups.setdefault(GROUP[c.metric], []).append(abs(c.error))
+        groups.setdefault("all", []).append(abs(c.error))
+    return {g: sorted(v)[max(int(round(0.9 * len(v))) - 1, 0)] for g, v in sorted(groups.items())}
+
+
+def _print_table(title: str, comps: list[Comparison]) -> None:
+    print(f"## {title}")
+    print(f"{'row':<30} {'regime':<18} {'conf':<6} {'metric':<20} {'measured':>11} {'predicted':>11} {'error':>8}")
+    for c in comps:
+        print(f"{c.row_id[:30]:<30} {c.regime[:18]:<18} {c.confidence:<6} {c.metric:<20} "
+              f"{c.measured:>11.4g} {c.predicted:>11.4g} {c.error:>+8.1%}")
+    p90 = p90_errors(comps)
+    for group, err in summarize(comps).items():
+        n = sum(1 for c in comps if group == "all" or GROUP[c.metric] == group)
+        print(f"median |error| {group:<11} {err:6.1%}   p90 {p90[group]:6.1%}  (n={n})")
+    print()
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     ap.add_argument("--all", action="store_true", help="include low-confidence rows")
     ap.add_argument("--csv", help="write the comparison table to this CSV file")
+    ap.add_argument("--efficiency", default="{}", help="JSON object of Efficiency inputs to override")
     args = ap.parse_args(argv)
-    comps = compare(load_rows(args.all))
-    print(f"{'row':<10} {'source':<26} {'regime':<15} {'conf':<6} {'metric':<20} {'measured':>11} {'predicted':>11} {'error':>8}")
-    for c in comps:
-        print(f"{c.row_id:<10} {c.source[:26]:<26} {c.regime:<15} {c.confidence:<6} {c.metric:<20} "
-              f"{c.measured:>11.4g} {c.predicted:>11.4g} {c.error:>+8.1%}")
-    print()
-    for group, err in summarize(comps).items():
-        n = sum(1 for c in comps if group == "all" or GROUP[c.metric] == group)
-        print(f"median |error| {group:<11} {err:6.1%}  (n={n})")
+    eff = Efficiency(**json.loads(args.efficiency))
+    older = compare(load_rows(args.all), eff)
+    vllm = compare_vllm(load_vllm_rows(), eff)
+    _print_table("2023-24 engines (calibration_measurements.csv)", older)
+    _print_table("vLLM 0.10-0.11 serving benchmarks (vllm_benchmarks.jsonl)", vllm)
+    _print_table("both files", older + vllm)
+    comps = older + vllm
     if args.csv:
         with open(args.csv, "w", newline="") as fh:
             w = csv.writer(fh)

@@ -101,6 +101,15 @@ class TestStepTime:
         b = _step(_costs(8.0), 8.0, step_overhead_s=1.5e-3)
         assert float(b.step_s - a.step_s) == pytest.approx(1.5e-3)
 
+    def test_engine_cpu_grows_with_the_sequences(self):
+        # 1.5 ms per step + 35 us per sequence: 64 sequences add 1.5e-3 + 64 * 35e-6 = 3.74 ms,
+        # and a batch of 256 (the same FLOPs and bytes otherwise) 1.5e-3 + 256 * 35e-6 = 10.46 ms
+        a = _step(_costs(8.0), 8.0)
+        b = _step(_costs(8.0), 8.0, step_overhead_s=1.5e-3, sequences=np.array([64.0, 256.0]),
+                  sequence_overhead_s=35e-6)
+        assert (b.step_s - a.step_s).tolist() == pytest.approx([3.74e-3, 10.46e-3], rel=1e-12)
+        assert b.overhead_s.tolist() == pytest.approx([3.74e-3, 10.46e-3], rel=1e-12)
+
     def test_tp_communication_two_allreduces_per_layer(self):
         # TP 2, 16 tokens: each all-reduce 16*4096*2 B = 131,072 B / 3e11 + 5 us; 2 * 32 of them
         s = _step(_costs(16.0), 16.0, tp=2, allreduce_latency_s=5e-6)

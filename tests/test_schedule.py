@@ -33,7 +33,8 @@ class TestChunkedPolicy:
         r = simulate(E, [Request(0.0, 100, 3), Request(0.0, 300, 2)], max_num_seqs=8, max_num_batched_tokens=256,
                      enable_chunked_prefill=True)
         d1 = step_s(decode_tokens=0, decode_context_tokens_sum=0, prefill_tokens=256,
-                    prefill_attention_pairs=100 * 101 / 2 + 156 * 157 / 2, prefill_cached_tokens=0, logits_tokens=1)
+                    prefill_attention_pairs=100 * 101 / 2 + 156 * 157 / 2, prefill_cached_tokens=0,
+                    logits_tokens=2)  # A's whole prompt and B's first chunk: vLLM V1 computes logits for both
         # step 2: A decodes attending 100 + 1 keys; B's chunk of 144 after 156 cached: 144·156 + 144·145/2 pairs
         d2 = step_s(decode_tokens=1, decode_context_tokens_sum=101, prefill_tokens=144,
                     prefill_attention_pairs=144 * 156 + 144 * 145 / 2, prefill_cached_tokens=156, logits_tokens=2)

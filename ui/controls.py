@@ -233,6 +233,7 @@ EFFICIENCY_FIELDS: dict[str, tuple[str, float]] = {  # control key -> (Efficienc
     "eff_decode_flops_fraction": ("decode_flops_fraction", 1.0),
     "eff_gemm_half_saturation_tokens": ("gemm_half_saturation_tokens", 1.0),
     "eff_step_overhead_ms": ("step_overhead_s", 1e-3),
+    "eff_sequence_overhead_us": ("sequence_overhead_s", 1e-6),
     "eff_request_overhead_ms": ("request_overhead_s", 1e-3),
     "eff_allreduce_latency_us": ("allreduce_latency_s", 1e-6),
     "eff_interconnect_bw_fraction": ("interconnect_bw_fraction", 1.0),
@@ -275,6 +276,7 @@ def _amount(key: str, hi: float, step: float) -> Control:
 EFFICIENCY = (
     _fraction("eff_hbm_bw_fraction"), _fraction("eff_prefill_flops_fraction"), _fraction("eff_decode_flops_fraction"),
     _amount("eff_gemm_half_saturation_tokens", 4096.0, 16.0), _amount("eff_step_overhead_ms", 100.0, 0.5),
+    _amount("eff_sequence_overhead_us", 10_000.0, 5.0),
     _amount("eff_request_overhead_ms", 1000.0, 1.0), _amount("eff_allreduce_latency_us", 10_000.0, 5.0),
     _fraction("eff_interconnect_bw_fraction"), _amount("eff_custom_allreduce_latency_us", 10_000.0, 1.0),
     _amount("eff_custom_allreduce_bus_bw_gbps", 10_000.0, 5.0), _amount("eff_non_torch_overhead_gib", 64.0, 0.1),

@@ -52,8 +52,9 @@ def _number(x: Any) -> Any:
     return v
 
 
-def estimate_record(options: dict[str, Any]) -> dict[str, Any]:
-    """Run one scenario given snake_case options; raises ValueError/ValidationError on bad input."""
+def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency()) -> dict[str, Any]:
+    """Run one scenario given snake_case options (and the efficiency inputs); raises
+    ValueError/ValidationError on bad input."""
     from calc.cli.main import UsageError, check_tensor_parallel  # noqa: PLC0415
 
     # Unknown keys (e.g. a measurement's id or notes beside the options) are reported back in
@@ -96,7 +97,7 @@ def estimate_record(options: dict[str, Any]) -> dict[str, Any]:
     # Replicas are independent copies behind a load balancer: each serves C / replicas clients;
     # latencies are one replica's, throughputs add up.
     per_replica = None if serving.concurrency is None else serving.concurrency / replicas
-    est = estimate(arch, gpu, serving, Efficiency(), concurrency=per_replica)
+    est = estimate(arch, gpu, serving, efficiency, concurrency=per_replica)
     s, m = est.serving, est.memory
     out = {
         "model": arch.id, "gpu": gpu.id, "tensor_parallel_size": serving.tensor_parallel_size,

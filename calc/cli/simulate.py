@@ -73,8 +73,9 @@ def _float(options: dict, key: str, default: float | None, lo: float, hi: float,
     return f
 
 
-def simulate_record(options: dict[str, Any]) -> dict[str, Any]:
-    """Simulate one scenario given snake_case options; raises on bad input (message names the field)."""
+def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency()) -> dict[str, Any]:
+    """Simulate one scenario given snake_case options (and the efficiency inputs); raises on bad
+    input (message names the field)."""
     from calc.cli.main import UsageError, check_tensor_parallel  # noqa: PLC0415
 
     ignored = sorted(set(options) - set(ENGINE_KEYS) - set(LOAD_KEYS))
@@ -122,7 +123,7 @@ def simulate_record(options: dict[str, Any]) -> dict[str, Any]:
               if k in ENGINE_KEYS and k not in ("model", "gpu", "gpu_spec") and v is not None}
     serving = ServingConfig(**fields, concurrency=conc or 1)
     check_tensor_parallel(arch, serving.tensor_parallel_size)
-    est = estimate(arch, gpu, serving, Efficiency(), concurrency=conc or 1)
+    est = estimate(arch, gpu, serving, efficiency, concurrency=conc or 1)
     if not bool(est.memory.fits):
         raise UsageError(f"{arch.name} does not fit {gpu.id} at tensor_parallel_size {serving.tensor_parallel_size}: "
                          "no KV cache pool is left")

@@ -286,6 +286,12 @@ class Efficiency(_Frozen):
         "tokens; TRT-LLM 128-token TTFT rows."))] = 64.0
     step_overhead_s: Annotated[float, Field(ge=0.0, le=1.0, description=(
         "Fixed time per engine step: scheduling, sampling, kernel launches (CPU side)."))] = 1.5e-3
+    sequence_overhead_s: Annotated[float, Field(ge=0.0, le=0.1, description=(
+        "Engine CPU time per sequence in a step (scheduler, input preparation, sampling, output "
+        "processing), added to the step: vLLM 0.11 runs it between GPU steps (async scheduling "
+        "is off by default), so it does not shrink on a faster GPU. vLLM 0.11, Qwen3-8B on H100, "
+        "ShareGPT closed loops: TPOT rises 0.43 ms from 1 to 8 clients where the GPU work adds "
+        "0.17 ms, i.e. 37 us per extra sequence (gpustack performance lab)."))] = 35.0e-6
     request_overhead_s: Annotated[float, Field(ge=0.0, le=10.0, description=(
         "Fixed latency per request outside the engine steps: tokenization, API server and "
         "scheduler hand-off, first-token sampling/detokenization (the course's pitfall 4, "

@@ -71,11 +71,15 @@ def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, atten
               hbm_bw_bytes_per_s, hbm_bw_fraction, prefill_flops_fraction, decode_flops_fraction,
               gemm_half_saturation_tokens, step_overhead_s, tensor_parallel_size, num_layers,
               hidden_size, activation_bytes, link_bw_bytes_per_s, allreduce_latency_s,
+              sequences=0.0, sequence_overhead_s=0.0,
               custom_allreduce=False, custom_allreduce_latency_s=0.0, custom_allreduce_bw_bytes_per_s=np.inf,
               custom_allreduce_max_bytes=CUSTOM_ALLREDUCE_MAX_BYTES) -> StepTime:
     """Step time from operator costs: each operator at its roofline, then TP communication
     (two all-reduces per layer of tokens·h·b_act bytes each, :func:`calc.timing.interconnect.allreduce_time_s`:
-    NCCL or vLLM's custom all-reduce by message size and link) and a fixed per-step overhead."""
+    NCCL or vLLM's custom all-reduce by message size and link) and the engine's CPU time per step,
+    t_cpu = step_overhead_s + sequence_overhead_s · sequences (scheduling, input preparation,
+    sampling and output processing each touch every sequence of the step; vLLM 0.11 runs them
+    between GPU steps, not beside them: async scheduling is off by default)."""
     n = np.asarray(tokens, dtype=float)
     # Token-weighted blend of the prefill and decode fractions: a few prefill tokens riding
     # along many decodes barely change the kernels' efficiency (and never make a step faster).
@@ -105,5 +109,6 @@ def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, atten
                               custom_max_bytes=custom_allreduce_max_bytes)
     comm = 2.0 * np.asarray(num_layers) * per_ar
     return StepTime(op_time_s=opt, op_compute_s=comp, op_memory_s=memt, comm_s=comm,
-                    overhead_s=np.asarray(step_overhead_s, dtype=float) + np.zeros_like(comm),
+                    overhead_s=np.asarray(step_overhead_s, dtype=float)
+                    + np.asarray(sequence_overhead_s, dtype=float) * np.asarray(sequences, dtype=float) + np.zeros_like(comm),
                     flops=costs.total_flops, bytes=costs.total_bytes)

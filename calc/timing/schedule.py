@@ -199,7 +199,7 @@ def _compositions(s0: _State, reqs, plans, e: EngineNumbers) -> np.ndarray:
             p = reqs[i].prompt_tokens
             if s.computed[i] < p:
                 new[j, i], cached[j, i] = t, s.computed[i]
-                logits[j] += 1.0 if s.computed[i] + t == p else 0.0
+                logits[j] += 1.0  # vLLM V1 computes logits for every scheduled request, partial chunks too
             else:
                 dec[j, i], ctx[j, i] = 1.0, p + s.generated[i]  # keys: prompt + tokens generated so far
                 logits[j] += 1.0

@@ -109,6 +109,8 @@ class EngineNumbers:
     # reads and attention FLOPs stop growing past the window). 0 / inf: every layer is full.
     sliding_fraction: object = 0.0
     sliding_window: object = np.inf
+    # Engine CPU time per sequence scheduled in a step (calc.spec.inputs.Efficiency.sequence_overhead_s).
+    sequence_overhead_s: object = 0.0
 
     def index(self, i) -> "EngineNumbers":
         """The same numbers at index ``i`` of every array field (scalars stay)."""
@@ -149,6 +151,7 @@ def engine_step(e: EngineNumbers, *, decode_tokens, decode_context_tokens_sum, p
         tensor_parallel_size=e.tensor_parallel_size, num_layers=e.num_layers, hidden_size=e.hidden_size,
         activation_bytes=e.activation_bytes, link_bw_bytes_per_s=e.link_bw_bytes_per_s,
         allreduce_latency_s=e.allreduce_latency_s, custom_allreduce=e.custom_allreduce,
+        sequences=logits_tokens, sequence_overhead_s=e.sequence_overhead_s,
         custom_allreduce_latency_s=e.custom_allreduce_latency_s,
         custom_allreduce_bw_bytes_per_s=e.custom_allreduce_bw_bytes_per_s)
 

@@ -388,7 +388,10 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
         rc = rc + alloc
         emit = (alloc > 0) & (rc == tot)
         p_tok = int(c.sum())
-        dt = timer(d, ctx, p_tok, pairs, cached, int(np.count_nonzero(emit)))
+        # logits rows: vLLM V1 computes logits at the last position of EVERY scheduled request
+        # (gpu_model_runner: logits_indices = query_start_loc[1:] - 1), partial chunks included;
+        # the same count is the step's sequences for the engine's per-sequence CPU time.
+        dt = timer(d, ctx, p_tok, pairs, cached, int(np.count_nonzero(alloc > 0)))
         end = now + dt
         s_start.append(now)
         s_dt.append(dt)

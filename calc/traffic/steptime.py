@@ -102,6 +102,7 @@ class StepTimer:
         self._eta_p = float(e.prefill_flops_fraction)
         self._eta_d = float(e.decode_flops_fraction)
         self._n_half = float(e.gemm_half_saturation_tokens)
+        self._seq_cpu = float(e.sequence_overhead_s)  # engine CPU per sequence (= per logits row)
         self._dense = tuple(o for o in LINEAR_OPS if o not in ("lm_head", "mlp"))
         self.fast = True
         self.fast = self._self_check()
@@ -163,4 +164,4 @@ class StepTimer:
         c = (self._flops["lm_head"][n] + logits * self._lg[0]) / rate
         mm = (self._bytes["lm_head"][n] + logits * self._lg[1]) / bw
         t += c if c > mm else mm
-        return t
+        return t + self._seq_cpu * logits
