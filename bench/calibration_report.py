@@ -101,14 +101,17 @@ def uniform_lengths(row: dict) -> bool:
     return False
 
 
-def efficiency_for_engine(engine: str, efficiency: Efficiency) -> Efficiency:
-    """The efficiency inputs for a measured engine: vLLM's defaults as they are; the C++ engines
-    (TensorRT-LLM, LMDeploy's TurboMind, FasterTransformer, llama.cpp) schedule and sample without
-    a Python loop per sequence, so ``sequence_overhead_s`` (vLLM's engine CPU per sequence and
-    step) is 0 for them. An engine property, the same for every row of that engine."""
+def efficiency_for_engine(engine: str, efficiency: Efficiency, *, api_server: bool = False) -> Efficiency:
+    """The efficiency inputs for a measured engine and benchmark path. Engine properties, the same
+    for every row of that engine: the C++ engines (TensorRT-LLM, LMDeploy's TurboMind,
+    FasterTransformer, llama.cpp) schedule and sample without a Python loop per sequence
+    (``sequence_overhead_s`` 0). Benchmark path: only ``vllm bench serve`` goes through vLLM's
+    OpenAI API server (``api_server``); offline runs (``benchmark_latency``/``benchmark_throughput``,
+    the LLM class) and the older engines' own harnesses have none (``api_server_request_s`` 0)."""
+    update = {} if api_server else {"api_server_request_s": 0.0}
     if engine.startswith(NCCL_ONLY_ENGINES):
-        return efficiency.model_copy(update={"sequence_overhead_s": 0.0})
-    return efficiency
+        update["sequence_overhead_s"] = 0.0
+    return efficiency.model_copy(update=update) if update else efficiency
 
 
 def compare(rows: list[dict], efficiency: Efficiency = Efficiency()) -> list[Comparison]:
@@ -135,6 +138,8 @@ def ask_vllm_row(row: dict, efficiency: Efficiency = Efficiency()) -> dict[str, 
     docstring): metric name (the row's ``measured`` keys) → predicted value."""
     options = {k: v for k, v in row["options"].items() if k != "concurrency"}
     load = row["load"]
+    efficiency = efficiency_for_engine(row["engine"], efficiency,
+                                       api_server=row["bench_mode"].startswith("vllm bench serve"))
     if load["arrival"] == "closed":
         rec = estimate_record({**options, "concurrency": load["concurrency"]}, efficiency)
         return {"ttft_s": rec["ttft_s"], "tpot_s": rec["tpot_s"], "e2e_s": rec["e2e_latency_s"],

@@ -22,7 +22,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from calc.spec.catalog import get_gpu, get_model  # noqa: E402
-from calc.spec.inputs import ServingConfig  # noqa: E402
+from calc.spec.inputs import Efficiency, ServingConfig  # noqa: E402
 from calc.timing.estimate import estimate  # noqa: E402
 from calc.traffic.simulator import EngineConfig, simulate  # noqa: E402
 from calc.traffic.workload import LengthSpec, make_workload  # noqa: E402
@@ -38,8 +38,9 @@ QUICK = ((MODELS[0], (1024, 256), (1, 16, 64, 128)), (MODELS[0], (512, 8), (4, 1
 def compare(model: str, gpu: str, I: int, O: int, C: int, chunked: bool) -> dict:
     arch, g = get_model(model), get_gpu(gpu)
     sc = ServingConfig(input_len=I, output_len=O, concurrency=C, enable_chunked_prefill=chunked)
-    after = estimate(arch, g, sc)
-    before = estimate(arch, g, sc, uniform_lengths=False).serving
+    eff = Efficiency(api_server_request_s=0.0)  # the engine alone: clients reach it all at once
+    after = estimate(arch, g, sc, eff)
+    before = estimate(arch, g, sc, eff, uniform_lengths=False).serving
     cfg = EngineConfig(max_num_seqs=int(after.max_num_seqs), max_num_batched_tokens=int(after.max_num_batched_tokens),
                        enable_chunked_prefill=chunked, num_blocks=int(after.memory.num_blocks), block_size=sc.block_size)
     w = make_workload(arrival="closed", num_requests=max(6 * C, 200), concurrency=C,

@@ -33,7 +33,7 @@ def test_defaults_render_and_match_calc():
 
 
 def test_url_state_and_limits():
-    at = app({"pl_rate": "50", "pl_sort": "gpus", "pl_max_gpus": "4", "pl_gpus": ["h100-sxm", "a100-80gb"]}, page=PAGE)
+    at = app({"pl_rate": "30", "pl_sort": "gpus", "pl_max_gpus": "4", "pl_gpus": ["h100-sxm", "a100-80gb"]}, page=PAGE)
     assert not at.exception and not at.warning
     table = at.dataframe[0].value
     assert set(table["GPU"]) <= {"NVIDIA H100 SXM5 80GB", "NVIDIA A100 SXM4 80GB"}

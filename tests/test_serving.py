@@ -14,10 +14,13 @@ from calc.timing.serving import EngineNumbers, closed_loop, decode_step, prefill
 LLAMA2_7B = "meta-llama/Llama-2-7b-hf"
 LLAMA31_8B = "meta-llama/Llama-3.1-8B"
 T_REQ = Efficiency().request_overhead_s
+# The closed-loop derivation of the engine itself: no API server in front (its term is tested in
+# TestApiServer below).
+ENGINE_ONLY = Efficiency(api_server_request_s=0.0)
 
 
 def _engine(model=LLAMA2_7B, gpu="a100-80gb", **serving):
-    return engine_numbers(get_model(model), get_gpu(gpu), ServingConfig(**serving))
+    return engine_numbers(get_model(model), get_gpu(gpu), ServingConfig(**serving), ENGINE_ONLY)
 
 
 def _loop(e, *, I, O, C, seqs=256, budget=8192, chunked=False, kv_tokens=1e9, fits=True, uniform=False):

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from calc.spec.catalog import get_gpu, get_model, list_models
-from calc.spec.inputs import ServingConfig
+from calc.spec.inputs import Efficiency, ServingConfig
 from calc.timing.estimate import engine_numbers, estimate
 from calc.timing.serving import decode_step, engine_step, prefill_step
 from calc.traffic.simulator import EngineConfig, simulate
@@ -18,9 +18,14 @@ from calc.traffic.workload import LengthSpec, Workload, WorkloadError, arrivals,
 LLAMA8B = "meta-llama/Llama-3.1-8B"
 
 
+# The engine's scheduler alone: no API server in front (Efficiency.api_server_request_s = 0), so
+# requests reach the engine when the workload says (the API server's queue: TestApiServer).
+ENGINE_ONLY = Efficiency(api_server_request_s=0.0)
+
+
 @pytest.fixture(scope="module")
 def h100():
-    est = estimate(get_model(LLAMA8B), get_gpu("h100-sxm"), ServingConfig())
+    est = estimate(get_model(LLAMA8B), get_gpu("h100-sxm"), ServingConfig(), ENGINE_ONLY)
     return est
 
 
@@ -62,7 +67,8 @@ class TestSingleRequestCollapse:
                           output_len=LengthSpec("fixed", 64), seed=3)
         r = simulate(h100.engine, w, _cfg(h100))
         e = h100.engine
-        ttft = float(prefill_step(e, prompts=1, prompt_tokens=1024).step_s) + e.request_overhead_s
+        # its prompt's step, after the API server's time for it and the request overhead
+        ttft = float(prefill_step(e, prompts=1, prompt_tokens=1024).step_s) + e.request_overhead_s + e.api_server_request_s
         # decode steps read 1025 … 1087 keys: the mean is the step at 1056 (linear in the context)
         tpot = float(decode_step(e, batch=1, context_tokens=1024 + 32).step_s)
         s = summarize(r)
@@ -71,9 +77,41 @@ class TestSingleRequestCollapse:
             assert s[f"tpot_s_{q}"] == pytest.approx(tpot, rel=1e-6)
         assert s["queue_wait_s_p99"] == pytest.approx(0.0, abs=1e-12)
         # and the analytic closed loop at C = 1 agrees
-        a = estimate(get_model(LLAMA8B), get_gpu("h100-sxm"), ServingConfig(input_len=1024, output_len=64)).serving
+        a = estimate(get_model(LLAMA8B), get_gpu("h100-sxm"), ServingConfig(input_len=1024, output_len=64),
+                     ENGINE_ONLY).serving
         assert float(a.ttft_s) == pytest.approx(ttft, rel=1e-9)
         assert float(a.tpot_s) == pytest.approx(tpot, rel=1e-6)
+
+
+class TestApiServer:
+    """The API server in front of the engine: one request at a time, api_server_request_s each."""
+
+    def test_a_burst_of_tiny_requests_is_bound_by_the_api_server(self):
+        # 300 requests of 128 in / 4 out at t = 0: the GPU needs ~0.1 s for all of them, the API
+        # server 300 × 22 ms = 6.6 s; so ≈ 1 / 0.022 = 45.5 requests/s (vLLM 0.11 measured 43.9,
+        # Qwen3-14B on H100, the gpustack row t3-gs-q14h-short), and the k-th request's TTFT
+        # carries k × 22 ms of the API server.
+        est = estimate(get_model(LLAMA8B), get_gpu("h100-sxm"), ServingConfig(input_len=128, output_len=4))
+        w = make_workload(arrival="burst", num_requests=300, input_len=LengthSpec("fixed", 128),
+                          output_len=LengthSpec("fixed", 4))
+        r = simulate(est.engine, w, _cfg(est))
+        s = summarize(r)
+        assert s["requests_per_s"] == pytest.approx(1 / 0.022, rel=0.03)
+        assert float(r.ttft_s[-1] - r.ttft_s[0]) == pytest.approx(299 * 0.022, rel=0.01)
+
+    def test_the_closed_loop_is_capped_at_one_over_the_api_time(self):
+        # 1,000 clients of 128 / 4: the engine alone would serve far more than 45 requests/s
+        eff = Efficiency(api_server_request_s=0.022)
+        a = estimate(get_model(LLAMA8B), get_gpu("h100-sxm"), ServingConfig(input_len=128, output_len=4), eff,
+                     concurrency=np.array([1.0, 1000.0])).serving
+        alone = estimate(get_model(LLAMA8B), get_gpu("h100-sxm"), ServingConfig(input_len=128, output_len=4),
+                         ENGINE_ONLY, concurrency=1000.0).serving
+        assert float(alone.requests_per_s) > 200
+        assert float(a.requests_per_s[1]) == pytest.approx(1 / 0.022, rel=1e-9)
+        # one client: the API server's 22 ms is in TTFT once, beside the engine's own time
+        one = estimate(get_model(LLAMA8B), get_gpu("h100-sxm"), ServingConfig(input_len=128, output_len=4),
+                       ENGINE_ONLY, concurrency=1.0).serving
+        assert float(a.ttft_s[0] - one.ttft_s) == pytest.approx(0.022, rel=1e-9)
 
 
 class TestQueueing:

@@ -17,6 +17,7 @@ _LABELS_EN = {
     "eff_step_overhead_ms": "Per-step overhead (ms)",
     "eff_sequence_overhead_us": "Per-sequence CPU per step (µs)",
     "eff_request_overhead_ms": "Per-request overhead (ms)",
+    "eff_api_server_request_ms": "API server time per request (ms)",
     "eff_allreduce_latency_us": "All-reduce latency (µs)",
     "eff_interconnect_bw_fraction": "Achievable link bandwidth (fraction)",
     "eff_custom_allreduce_latency_us": "Custom all-reduce latency (µs)",
@@ -37,6 +38,7 @@ _LABELS_ZH = {
     "eff_step_overhead_ms": "每步固定开销（ms）",
     "eff_sequence_overhead_us": "每步每序列 CPU 开销（µs）",
     "eff_request_overhead_ms": "每请求固定开销（ms）",
+    "eff_api_server_request_ms": "API 服务器处理每个请求的时间（ms）",
     "eff_allreduce_latency_us": "All-reduce 延迟（µs）",
     "eff_interconnect_bw_fraction": "可达到的互联带宽（比例）",
     "eff_custom_allreduce_latency_us": "自定义 All-reduce 延迟（µs）",
@@ -65,6 +67,11 @@ _HELP_ZH = {
                                 "而 GPU 计算只多 0.17 ms，即每多一个序列约 37 µs（gpustack performance lab）。",
     "eff_request_overhead_ms": "每个请求在引擎步之外的固定延迟：分词、API 服务与调度交接、首 token 采样/反分词"
                                "（课程误区四：CPU 侧开销）。只计入一次 TTFT 与端到端延迟。",
+    "eff_api_server_request_ms": "vLLM 的 OpenAI API 服务器（单个进程）处理每个请求的时间，一次只处理一个：HTTP、聊天模板、"
+                                 "分词和流式响应。它在 TTFT 里只算一次；一批同时到达的请求要排队等它；无论 GPU 多快，"
+                                 "服务器每秒最多处理 1/该值 个请求。vLLM 0.11、H100 上的 Qwen3-14B：1,000 个 128 进 / 4 出的"
+                                 "聊天请求同时发出，实测 43.9 个/秒（gpustack performance lab），即每个 22.8 ms。离线运行"
+                                 "（LLM 类）为 0。",
     "eff_allreduce_latency_us": "一次 NCCL All-reduce 的延迟项 α（张量并行每层两次；用于 vLLM 自定义 All-reduce 不适用的情况："
                                 "没有 P2P、TP > 2 走 PCIe、消息 ≥ 8 MiB，或 NCCL 更快时）。kipply 测得每层约 40–50 µs 通信"
                                 "（13B，TP 2，A100）；2023 年 Databricks 的 TP 数据意味着更大，默认 50 µs 取中间。",

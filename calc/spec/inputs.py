@@ -292,6 +292,12 @@ class Efficiency(_Frozen):
         "is off by default), so it does not shrink on a faster GPU. vLLM 0.11, Qwen3-8B on H100, "
         "ShareGPT closed loops: TPOT rises 0.43 ms from 1 to 8 clients where the GPU work adds "
         "0.17 ms, i.e. 37 us per extra sequence (gpustack performance lab)."))] = 35.0e-6
+    api_server_request_s: Annotated[float, Field(ge=0.0, le=10.0, description=(
+        "Time vLLM's OpenAI API server (one process) spends on each request, one request at a "
+        "time: HTTP, chat template, tokenization, and the streamed response. It adds once to "
+        "TTFT, a burst queues for it, and it caps the server at 1 / this requests/s whatever the "
+        "GPU. vLLM 0.11, Qwen3-14B on H100: 1,000 chat requests of 128 in / 4 out at once ran at "
+        "43.9 requests/s (gpustack performance lab), 22.8 ms each. 0 for offline runs (LLM class)."))] = 22.0e-3
     request_overhead_s: Annotated[float, Field(ge=0.0, le=10.0, description=(
         "Fixed latency per request outside the engine steps: tokenization, API server and "
         "scheduler hand-off, first-token sampling/detokenization (the course's pitfall 4, "

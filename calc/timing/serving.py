@@ -23,8 +23,9 @@ Derivation (all quantities per GPU step, broadcast over arrays):
       chunks beyond the budget need steps of their own while our prompt waits, so they land
       in TTFT.
       S = own prefill steps + ½ T_dec (decode step in flight)
-      TPOT = T_dec + D_tpot / (O − 1),   TTFT_service = S + D_ttft + t_request
-      E2E_service = TTFT_service + (O − 1) · TPOT,   X = R / E2E_service
+      TPOT = T_dec + D_tpot / (O − 1),   TTFT_service = S + D_ttft + t_request + t_api
+      E2E_service = TTFT_service + (O − 1) · TPOT,   X = min(R / E2E_service, 1 / t_api)
+  (t_api: the API server's time per request, one request at a time, so it caps the requests/s)
   With C > R, the extra clients wait: E2E = C / X (Little's law), TTFT = wait + TTFT_service.
 TPOT follows vLLM's benchmark definition (E2E − TTFT)/(O − 1); mean ITL equals it here.
 
@@ -111,6 +112,8 @@ class EngineNumbers:
     sliding_window: object = np.inf
     # Engine CPU time per sequence scheduled in a step (calc.spec.inputs.Efficiency.sequence_overhead_s).
     sequence_overhead_s: object = 0.0
+    # API-server time per request, one request at a time (Efficiency.api_server_request_s).
+    api_server_request_s: object = 0.0
 
     def index(self, i) -> "EngineNumbers":
         """The same numbers at index ``i`` of every array field (scalars stay)."""
@@ -198,7 +201,9 @@ class ServingResult:
     concurrency: np.ndarray  # clients C
     running: np.ndarray  # sequences the engine holds at once (R)
     waiting: np.ndarray  # clients queued: C − R
-    limited_by: np.ndarray  # "none" | "max_num_seqs" | "kv_cache" | "max_num_batched_tokens" (chunked)
+    # "none" | "max_num_seqs" | "kv_cache" | "max_num_batched_tokens" (chunked) | "api_server" (the
+    # API server's requests/s, not the engine, bounds the loop)
+    limited_by: np.ndarray
     # Sequences of mean context I + O/2 that fit the KV pool (the engine's KV limit on R). Not vLLM's
     # "maximum concurrency" (requests of max_model_len tokens: calc.sizing.scenario.MemoryResult).
     kv_sequences_at_mean_context: np.ndarray
@@ -319,7 +324,15 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
     closed_form = (~(uniform & chunked & (m > 0) & (((wave.wave_steps > 1.0) & (wave.wave_steps < 6.0) & (R > 1))
                                                     | (wave.wave_steps > 60.0)))
                    & (C <= kv_cap) & ~((C > R) & (tok_cap < np.minimum(seq_cap, kv_cap))))
-    X = R / e2e_service
+    # The API server handles each request once before the engine sees it (t_api, one at a time):
+    # it adds t_api to every request and caps the loop at 1 / t_api requests/s (Little's law then
+    # puts the clients' wait for it into TTFT, like a wait for a sequence slot).
+    t_api = np.asarray(e.api_server_request_s, dtype=float)
+    ttft_service = ttft_service + t_api
+    e2e_service = e2e_service + t_api
+    api_cap = 1.0 / np.maximum(t_api, 1e-300)
+    X = np.minimum(R / e2e_service, api_cap)
+    limited = np.where(R / e2e_service > api_cap, "api_server", limited)
     e2e = C / X
     ttft = ttft_service + (e2e - e2e_service)
 

@@ -73,7 +73,7 @@ class SimResult:
     ttft_s: np.ndarray
     tpot_s: np.ndarray  # (E2E − TTFT)/(O − 1); NaN for O = 1
     e2e_latency_s: np.ndarray
-    queue_wait_s: np.ndarray  # entering the queue (arrival + request overhead) → start of its first step
+    queue_wait_s: np.ndarray  # entering the engine's queue (after the API server and request overhead) → first step
     preemptions: np.ndarray  # per request
     itl_s: np.ndarray  # every inter-token gap of every request (flat)
     # per step
@@ -105,12 +105,35 @@ def _ceil_div(a, b):
     return -(-a // b)
 
 
-def _retire(fin, end, running, finish_t, arrival, pending, next_new, workload, t_req):
+def frontend_entry_s(arrival_s, *, service_s, latency_s=0.0, free_at_s=0.0):
+    """When requests arriving at ``arrival_s`` (sorted) enter the engine's waiting queue, and when
+    the API server is free again: the server handles one request at a time for ``service_s`` each
+    (first come first served, Lindley's recursion d_i = max(a_i, d_(i-1)) + s, in closed form
+    d_i = s·(i + 1) + max(free_at, max_(j ≤ i)(a_j − s·j))), then ``latency_s`` passes that
+    occupies nobody (:class:`calc.spec.inputs.Efficiency` ``api_server_request_s`` and
+    ``request_overhead_s``).
+
+    >>> e, free = frontend_entry_s([0.0, 0.0, 0.0, 1.0], service_s=0.02, latency_s=0.002)
+    >>> [round(x, 3) for x in e.tolist()], round(free, 3)
+    ([0.022, 0.042, 0.062, 1.022], 1.02)
+    """
+    a = np.asarray(arrival_s, dtype=float)
+    if a.size == 0:
+        return a.copy(), float(free_at_s)
+    if service_s <= 0.0:
+        return a + latency_s, float(free_at_s)
+    j = np.arange(a.size, dtype=float)
+    done = service_s * (j + 1.0) + np.maximum(np.maximum.accumulate(a - service_s * j), free_at_s)
+    return done + latency_s, float(done[-1])
+
+
+def _retire(fin, end, running, finish_t, arrival, pending, next_new, workload, t_req, frontend=None):
     """Retire the running requests flagged ``fin`` (their last token came at ``end``).
 
     Sets their finish time, drops them from the running arrays (``running``, in admission order:
     ids first, KV blocks held sixth) and, in a closed loop, lets each finished client's next
-    request arrive ``think_s`` later (entering the queue ``t_req`` after that). Returns the kept
+    request arrive ``think_s`` later (entering the queue after the API server, ``frontend`` = [service
+    seconds, time it is free], and ``t_req`` of latency). Returns the kept
     running arrays, the KV blocks freed, the next request index not yet arrived and how many
     finished (nothing changes when none did).
     """
@@ -127,7 +150,9 @@ def _retire(fin, end, running, finish_t, arrival, pending, next_new, workload, t
         for _ in range(int(fid.size)):
             if next_new < finish_t.size:  # requests in the workload
                 arrival[next_new] = end + workload.think_s
-                heapq.heappush(pending, (end + workload.think_s + t_req, next_new))
+                entry, frontend[1] = frontend_entry_s([end + workload.think_s], service_s=frontend[0],
+                                                      latency_s=t_req, free_at_s=frontend[1])
+                heapq.heappush(pending, (float(entry[0]), next_new))
                 next_new += 1
     return running, freed, next_new, n_done
 
@@ -168,6 +193,7 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
     longest_step = budget if chunked else max(budget, int((prompt + out_len).max()) - 1)
     timer = timer or StepTimer(e, max_tokens=longest_step + max_seqs)
     t_req = float(e.request_overhead_s)
+    frontend = [float(e.api_server_request_s), 0.0]  # API server: service per request, time it is free
     phi = float(e.sliding_fraction)
     window = float(e.sliding_window)
     sliding = phi > 0 and np.isfinite(window)
@@ -190,9 +216,11 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
         next_new = min(workload.closed_clients, n)
         arrival[:] = np.nan
         arrival[:next_new] = 0.0
-        pending = [(t_req, i) for i in range(next_new)]
+        entry, frontend[1] = frontend_entry_s(np.zeros(next_new), service_s=frontend[0], latency_s=t_req)
     else:
-        pending = [(float(a) + t_req, i) for i, a in enumerate(arrival.tolist())]
+        entry, frontend[1] = frontend_entry_s(arrival, service_s=frontend[0], latency_s=t_req)
+    entered = np.full(n, np.nan)
+    pending = [(float(t), i) for i, t in enumerate(entry.tolist())]
     heapq.heapify(pending)  # (time the request enters the waiting queue, index)
     waiting: deque[int] = deque()
     itl_vals: list[np.ndarray] = []
@@ -210,7 +238,9 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
 
     while done < n and len(s_dt) < max_steps:
         while pending and pending[0][0] <= now + 1e-12:
-            waiting.append(heapq.heappop(pending)[1])
+            t_in, i_in = heapq.heappop(pending)
+            entered[i_in] = t_in
+            waiting.append(i_in)
         R = int(rid.size)
         if R == 0 and not waiting:
             if not pending:
@@ -288,7 +318,8 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
                 rl = np.full(R, end)
                 now = end
                 (rid, rp, ro, rc, rg, rh, rl), freed, next_new, n_done = _retire(
-                    rg >= ro, end, (rid, rp, ro, rc, rg, rh, rl), finish_t, arrival, pending, next_new, workload, t_req)
+                    rg >= ro, end, (rid, rp, ro, rc, rg, rh, rl), finish_t, arrival, pending, next_new, workload, t_req,
+                    frontend)
                 free += freed
                 done += n_done
                 continue
@@ -412,7 +443,8 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
                 itl_counts.append(np.ones(int(np.count_nonzero(later)), dtype=np.int64))
             rl = np.where(emit, end, rl)
             (rid, rp, ro, rc, rg, rh, rl), freed, next_new, n_done = _retire(
-                rg >= ro, end, (rid, rp, ro, rc, rg, rh, rl), finish_t, arrival, pending, next_new, workload, t_req)
+                rg >= ro, end, (rid, rp, ro, rc, rg, rh, rl), finish_t, arrival, pending, next_new, workload, t_req,
+                    frontend)
             free += freed
             done += n_done
         now = end
@@ -423,7 +455,7 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
         tpot = np.where(out_len > 1, (finish_t - first_t) / np.maximum(out_len - 1, 1), np.nan)
     return SimResult(
         arrival_s=arrival, input_len=prompt, output_len=out_len, first_token_s=first_t, finish_s=finish_t,
-        ttft_s=ttft, tpot_s=tpot, e2e_latency_s=e2e, queue_wait_s=sched_t - arrival - t_req, preemptions=preempt,
+        ttft_s=ttft, tpot_s=tpot, e2e_latency_s=e2e, queue_wait_s=sched_t - entered, preemptions=preempt,
         itl_s=np.repeat(np.concatenate(itl_vals), np.concatenate(itl_counts)) if itl_vals else np.zeros(0),
         step_start_s=np.array(s_start), step_s=np.array(s_dt), step_waiting=np.array(s_wait, dtype=np.int64),
         step_running=np.array(s_run, dtype=np.int64), step_kv_blocks=np.array(s_kv, dtype=np.int64),
