@@ -15,7 +15,7 @@ from typing import Any
 
 import streamlit as st
 from pydantic import ValidationError
-from streamlit.runtime.uploaded_file_manager import UploadedFile
+from streamlit.typing import UploadedFile
 
 from calc.spec.catalog import get_gpu, get_model, model_ids
 from calc.spec.hf_config import MAX_CONFIG_BYTES, ConfigError, arch_from_hf_config
