@@ -394,8 +394,10 @@ def release_uploads() -> None:
     Uploads are read in their ``on_change`` callbacks, which run before the script; after that
     nothing needs the bytes. Streamlit keeps every file a client PUTs until the session ends (a
     client that never sends the frontend's DELETE can stack up hundreds of MB), so every run
-    releases them: one session holds at most what arrives between two runs. Uses Streamlit's
-    internal uploaded-file manager; a no-op where it has no per-session storage.
+    releases them: one session holds at most what arrives between two runs. On the next run the
+    uploader's value is a ``DeletedFile``: callbacks read uploads through :func:`fresh_upload`, and
+    what a page needs again is kept in the session (the parsed model, :func:`keep_upload`'s bytes).
+    Uses Streamlit's internal uploaded-file manager; a no-op where it has no per-session storage.
     """
     try:
         from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx  # noqa: PLC0415
