@@ -9,14 +9,15 @@ import streamlit as st
 
 from calc.timing.estimate import estimate
 from calc.traffic.slo import summarize
-from calc.traffic.workload import WorkloadError
+from calc.traffic.workload import MAX_TRACE_BYTES, WorkloadError
 from ui import format as F
 from ui import labelled, layout, shell, tables
 from ui.loadtest import controls as LC
 from ui.loadtest import figures as LF
 from ui.loadtest import runs
 from ui.loadtest.explain import loadtest_panels
-from ui.state import check_query_params, render_control
+from ui.safe import user_text
+from ui.state import check_query_params, forget_upload, keep_upload, kept_upload, render_control
 from ui.why import render_panels
 
 sc, t = shell.page()
@@ -32,14 +33,18 @@ for col, ctl in zip(cols, LC.LOADTEST):
     with col:
         v[ctl.key] = (labelled.render(ctl, t, lambda o, k=ctl.key: t(f"opt.{k}.{o}")) if ctl.key in LC.TRANSLATED
                       else render_control(ctl, t))
-trace_file = st.file_uploader(t("lt.trace"), type=["csv", "jsonl", "json", "txt"], key="lt_trace", help=t("lt.trace.help"))
+# The trace's bytes are kept in the session by the uploader's callback: uploads are released after
+# every run (ui.state.release_uploads), and the trace must stay in use on later runs and pages.
+st.file_uploader(t("lt.trace"), type=["csv", "jsonl", "json", "txt"], key="lt_trace", help=t("lt.trace.help"),
+                 on_change=keep_upload, args=("lt_trace", MAX_TRACE_BYTES))
+kept = kept_upload("lt_trace")
+trace_name, trace = kept or ("", None)
 q = int(str(v["lt_percentile"])[1:])
 ttft_slo, tpot_slo = v["lt_ttft_ms"] / 1e3, v["lt_tpot_ms"] / 1e3
 load = runs.Load(arrival=v["lt_arrival"], rate_per_s=float(v["lt_rate"] or LC.LT_RATE.default), cv=float(v["lt_cv"]),
                  concurrency=int(v["lt_concurrency"] or 1), num_requests=int(v["lt_requests"]), lengths=v["lt_lengths"],
                  input_len=int(v["lt_input_len"] or 1), output_len=int(v["lt_output_len"] or 1),
                  spread=float(v["lt_spread"]), seed=int(v["lt_seed"] or 0))
-trace = trace_file.getvalue() if trace_file is not None else None
 est = estimate(sc.arch, sc.gpu, s, sc.efficiency, concurrency=load.concurrency)
 key = (sc.arch.model_dump_json(), sc.gpu.model_dump_json(), s.model_dump_json(), sc.efficiency.model_dump_json())
 if not bool(est.memory.fits):
@@ -58,7 +63,9 @@ except ValueError as exc:
     st.text(str(exc)[:300])
     st.stop()
 if trace is not None:
-    st.caption(t("lt.trace_used", n=F.integer(r.num_requests), span=F.number(r.makespan_s, 1)))
+    st.caption(t("lt.trace_used", name=user_text(trace_name), n=F.integer(r.num_requests), span=F.number(r.makespan_s, 1)))
+if kept is not None and st.session_state.get("lt_trace") is None:  # kept from an earlier visit, uploader empty
+    st.button(t("lt.trace_forget"), on_click=forget_upload, args=("lt_trace",), key="lt_trace_forget")
 stats = summarize(r, ttft_slo_s=ttft_slo, tpot_slo_s=tpot_slo)
 ms = lambda x: f"{F.number(x * 1e3, 1)} ms" if np.isfinite(x) else "–"  # noqa: E731
 pt, pp = stats[f"ttft_s_p{q}"], stats[f"tpot_s_p{q}"]

@@ -15,6 +15,7 @@ from typing import Any
 
 import streamlit as st
 from pydantic import ValidationError
+from streamlit.typing import UploadedFile
 
 from calc.spec.catalog import get_gpu, get_model, model_ids
 from calc.spec.hf_config import MAX_CONFIG_BYTES, ConfigError, arch_from_hf_config
@@ -256,12 +257,25 @@ def _config_name(cfg: dict, fallback: str) -> str:
     return safe_name(name) if isinstance(name, str) and name.strip() else safe_name(fallback)
 
 
+def fresh_upload(key: str) -> UploadedFile | None:
+    """The file just uploaded to the uploader ``key``, for its ``on_change`` callback; else None.
+
+    :func:`release_uploads` drops the bytes on every run, so on the run after an upload the widget's
+    value turns into Streamlit's ``DeletedFile`` (no ``getvalue``) and that change fires ``on_change``
+    again. Only an :class:`UploadedFile` is new input; ``DeletedFile`` (already consumed, and the
+    result kept in the session) and None (the user removed the file) are not.
+    """
+    up = st.session_state.get(key)
+    return up if isinstance(up, UploadedFile) else None
+
+
 def _on_scenario_upload() -> None:
-    up = st.session_state.get("scenario_upload")
+    up = fresh_upload("scenario_upload")
     if up is None:
         return
+    data = up.getvalue()
     try:
-        values, arch, cfg = load_scenario_text(up.getvalue())
+        values, arch, cfg = load_scenario_text(data)
     except (ValueError, TypeError, OverflowError, RecursionError) as exc:
         _post("error", ("msg.scenario_rejected", {"reason": exc}))
         return
@@ -270,7 +284,7 @@ def _on_scenario_upload() -> None:
     for key, value in values.items():
         st.session_state[key] = value
     _post("success", ("msg.scenario_loaded", {"name": getattr(up, "name", "")}))
-    raw_values = load_json(up.getvalue(), what="scenario file", max_bytes=MAX_SCENARIO_BYTES)["controls"]
+    raw_values = load_json(data, what="scenario file", max_bytes=MAX_SCENARIO_BYTES)["controls"]
     for key, raw in raw_values.items():
         new = C.alias_of(C.BY_KEY[key], raw)
         if new is not None:
@@ -334,9 +348,35 @@ def _use_config(text: str | bytes, fallback_name: str) -> None:
 
 
 def _on_config_upload() -> None:
-    up = st.session_state.get("config_upload")
+    up = fresh_upload("config_upload")  # the model it made stays in the session (_CUSTOM_ARCH)
     if up is not None:
         _use_config(up.getvalue(), str(up.name).removesuffix(".json") or "custom")
+
+
+_KEPT = "_kept_upload_"  # + uploader key: (file name, bytes) of an upload read again on later runs
+
+
+def keep_upload(key: str, max_bytes: int) -> None:
+    """``on_change`` of an uploader whose bytes the page reads on every run (the load-test trace):
+    keep the new file's name and bytes in the session, at most ``max_bytes`` + 1 of them (enough for
+    the reader to refuse an oversized file by its length, never an unbounded copy); one file per
+    uploader, replaced by the next. The user removing the file forgets it; the release after the
+    upload (``DeletedFile``) does not (see :func:`fresh_upload`)."""
+    up = fresh_upload(key)
+    if up is not None:
+        st.session_state[_KEPT + key] = (str(up.name), up.getvalue()[: max_bytes + 1])
+    elif st.session_state.get(key) is None:
+        st.session_state.pop(_KEPT + key, None)
+
+
+def kept_upload(key: str) -> tuple[str, bytes] | None:
+    """(file name, bytes) kept by :func:`keep_upload` for uploader ``key``, or None."""
+    return st.session_state.get(_KEPT + key)
+
+
+def forget_upload(key: str) -> None:
+    """Drop what :func:`keep_upload` kept for uploader ``key`` (a button's ``on_click``)."""
+    st.session_state.pop(_KEPT + key, None)
 
 
 def _on_config_paste() -> None:
@@ -354,8 +394,10 @@ def release_uploads() -> None:
     Uploads are read in their ``on_change`` callbacks, which run before the script; after that
     nothing needs the bytes. Streamlit keeps every file a client PUTs until the session ends (a
     client that never sends the frontend's DELETE can stack up hundreds of MB), so every run
-    releases them: one session holds at most what arrives between two runs. Uses Streamlit's
-    internal uploaded-file manager; a no-op where it has no per-session storage.
+    releases them: one session holds at most what arrives between two runs. On the next run the
+    uploader's value is a ``DeletedFile``: callbacks read uploads through :func:`fresh_upload`, and
+    what a page needs again is kept in the session (the parsed model, :func:`keep_upload`'s bytes).
+    Uses Streamlit's internal uploaded-file manager; a no-op where it has no per-session storage.
     """
     try:
         from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx  # noqa: PLC0415
