@@ -81,7 +81,7 @@ def test_long_prompt_ttft(comparisons):
 # closed loops with `estimate --concurrency C`, bursts and static batches with `simulate --arrival burst`.
 # These gates hold today's level so that it can only improve; they are NOT the fidelity target
 # (median |error| <= 10 % per group, issue #17), which the model does not reach yet.
-VLLM_MEDIAN_CEILING = {"TTFT": 0.34, "TPOT/ITL": 0.26, "throughput": 0.20, "E2E": 0.24, "all": 0.27}
+VLLM_MEDIAN_CEILING = {"TTFT": 0.38, "TPOT/ITL": 0.25, "throughput": 0.15, "E2E": 0.24, "all": 0.25}
 
 
 @pytest.fixture(scope="module")
@@ -106,17 +106,18 @@ def test_vllm_median_error_does_not_regress(vllm_comparisons, group):
 
 def test_cpu_terms_move_the_vllm_rows_towards_the_measurements():
     """Before/after of the two CPU terms (the engine's per-sequence time in every step, the API
-    server's time per request): without them (the physics before) large-batch throughput of the vLLM
-    rows was over-predicted by a median 63 % and TTFT was off by 44 %."""
+    server's time per request), lengths asked as the benchmarks ran them: without the terms (the
+    physics before) median |error| was throughput 23 % (p90 108 %), TTFT 44 %, TPOT 27 %, E2E 31 %."""
     from calc.spec.inputs import Efficiency
 
-    before = cr.summarize(cr.compare_vllm(cr.load_vllm_rows(),
-                                          Efficiency(sequence_overhead_s=0.0, api_server_request_s=0.0)))
-    after = cr.summarize(cr.compare_vllm(cr.load_vllm_rows()))
-    assert before["throughput"] > 0.6 and before["TTFT"] > 0.4
-    assert after["throughput"] < before["throughput"] - 0.4
-    assert after["TTFT"] < before["TTFT"] - 0.1
-    assert after["TPOT/ITL"] < before["TPOT/ITL"]
+    rows = cr.load_vllm_rows()
+    before = cr.compare_vllm(rows, Efficiency(sequence_overhead_s=0.0, api_server_request_s=0.0))
+    after = cr.compare_vllm(rows)
+    b, a = cr.summarize(before), cr.summarize(after)
+    assert b["throughput"] > 0.2 and b["TTFT"] > 0.4
+    assert a["throughput"] < b["throughput"] - 0.08
+    assert cr.p90_errors(after)["throughput"] < cr.p90_errors(before)["throughput"] - 0.3
+    assert a["TTFT"] < b["TTFT"] - 0.05 and a["TPOT/ITL"] < b["TPOT/ITL"] and a["E2E"] < b["E2E"]
 
 
 def test_closed_loop_tpot_slope_is_the_measured_one():

@@ -33,6 +33,18 @@ def test_closed_loop_reports_the_analytic_mean_beside(capsys):
     assert d["arrival"] == "closed" and "analytic_ttft_s" in d and isinstance(d["analytic_closed_form"], bool)
 
 
+def test_length_spread_keeps_the_means_and_lowers_a_burst_s_throughput(capsys):
+    # A burst of 400 requests: with lognormal lengths (CV 1, as a chat dataset) the means stay
+    # 512 / 64 (within sampling error) but a few long outputs drain at a small batch at the end,
+    # so tokens/s over the run fall below the fixed-length burst's.
+    fixed = _json(capsys, ["--arrival", "burst", "--num-requests", "400"])
+    spread = _json(capsys, ["--arrival", "burst", "--num-requests", "400", "--input-len-cv", "1", "--output-len-cv", "1"])
+    assert spread["input_len_cv"] == 1.0 and fixed["output_len_cv"] == 0.0
+    assert spread["total_tokens_per_s"] / spread["output_tokens_per_s"] == pytest.approx((512 + 64) / 64, rel=0.15)
+    assert spread["output_tokens_per_s"] < fixed["output_tokens_per_s"]
+    assert fixed["total_tokens_per_s"] == pytest.approx(fixed["output_tokens_per_s"] * (512 + 64) / 64, rel=1e-9)
+
+
 def test_same_seed_same_output(capsys):
     a = _json(capsys, ["--rate", "20", "--arrival", "gamma", "--cv", "3", "--num-requests", "100", "--seed", "1"])
     b = _json(capsys, ["--rate", "20", "--arrival", "gamma", "--cv", "3", "--num-requests", "100", "--seed", "1"])
@@ -48,6 +60,8 @@ def test_same_seed_same_output(capsys):
     (["--rate", "2", "--ttft-slo-ms", "-5"], "ttft_slo_ms"),
     ([], "--rate R or --concurrency C"),
     (["--rate", "2", "--arrival", "sometimes"], "arrival"),
+    (["--rate", "2", "--input-len-cv", "-1"], "input_len_cv"),
+    (["--rate", "2", "--output-len-cv", "inf"], "output_len_cv"),
 ])
 def test_bad_input_exits_2_naming_the_field(capsys, args, field):
     assert main(BASE + args) == 2

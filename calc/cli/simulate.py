@@ -22,7 +22,7 @@ ENGINE_KEYS = ("model", "gpu", "gpu_spec", "disable_custom_all_reduce", "vllm_ve
                "output_len", "max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill",
                "gpu_memory_utilization", "block_size", "max_model_len")
 LOAD_KEYS = ("rate", "concurrency", "arrival", "cv", "num_requests", "seed", "ttft_slo_ms", "tpot_slo_ms",
-             "think_time_s")
+             "think_time_s", "input_len_cv", "output_len_cv")
 MAX_SIM_REQUESTS = 100_000
 SUMMARY_KEYS = tuple(f"{m}_{s}" for m in ("ttft_s", "tpot_s", "itl_s", "e2e_latency_s", "queue_wait_s")
                      for s in ("mean", "p50", "p90", "p95", "p99"))
@@ -42,6 +42,11 @@ def add_simulate_parser(sub) -> None:
                    help="arrival process (default: poisson with --rate, closed with --concurrency)")
     s.add_argument("--cv", type=float, default=1.0, help="gamma: coefficient of variation of inter-arrival times")
     s.add_argument("--think-time-s", type=float, default=0.0, help="closed loop: pause before a client's next request")
+    s.add_argument("--input-len-cv", type=float, default=0.0,
+                   help="spread of prompt lengths: lognormal of mean --input-len and this coefficient of "
+                        "variation (0 = every prompt --input-len; a chat dataset like ShareGPT: about 1)")
+    s.add_argument("--output-len-cv", type=float, default=0.0,
+                   help="spread of output lengths, as --input-len-cv (0 = fixed, as with --ignore-eos)")
     s.add_argument("--num-requests", type=_positive_int, default=1000)
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--ttft-slo-ms", type=float, default=None, help="TTFT target for goodput")
@@ -71,6 +76,11 @@ def _float(options: dict, key: str, default: float | None, lo: float, hi: float,
     if not (math.isfinite(f) and lo <= f <= hi):
         raise UsageError(f"{key}: got {f:g}, allowed {lo:g} – {hi:g} {what}".rstrip())
     return f
+
+
+def _lengths(mean: int, cv: float) -> LengthSpec:
+    """Every request ``mean`` tokens (cv 0), or lognormal of that mean and coefficient of variation."""
+    return LengthSpec("fixed", mean) if cv == 0 else LengthSpec("lognormal", float(mean), cv=cv)
 
 
 def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency()) -> dict[str, Any]:
@@ -103,6 +113,8 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         raise UsageError("concurrency is required with arrival closed")
     cv = _float(options, "cv", 1.0, 0.05, 20.0, "")
     think = _float(options, "think_time_s", 0.0, 0.0, 3600.0, "s")
+    in_cv = _float(options, "input_len_cv", 0.0, 0.0, 10.0, "(coefficient of variation)")
+    out_cv = _float(options, "output_len_cv", 0.0, 0.0, 10.0, "(coefficient of variation)")
     n_req = options.get("num_requests", 1000)
     if isinstance(n_req, bool) or not str(n_req).isdigit() or not 1 <= int(n_req) <= MAX_SIM_REQUESTS:
         raise UsageError(f"num_requests: got {str(n_req)[:40]!r}, allowed a whole number 1 – {MAX_SIM_REQUESTS:,}")
@@ -133,8 +145,8 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     try:
         w = make_workload(arrival=arrival, num_requests=int(n_req), rate_per_s=rate or 1.0, cv=cv,
                           concurrency=conc or 1, think_s=think,
-                          input_len=LengthSpec("fixed", serving.input_len),
-                          output_len=LengthSpec("fixed", serving.output_len), seed=int(seed))
+                          input_len=_lengths(serving.input_len, in_cv), output_len=_lengths(serving.output_len, out_cv),
+                          max_model_len=est.max_model_len, seed=int(seed))
         r = simulate(est.engine, w, cfg)
     except WorkloadError as exc:
         raise UsageError(str(exc)) from None
@@ -143,9 +155,10 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     s = summarize(r, ttft_slo_s=ttft_slo / 1e3, tpot_slo_s=tpot_slo / 1e3)
     out: dict[str, Any] = {"model": arch.id, "gpu": gpu.id, "tensor_parallel_size": serving.tensor_parallel_size,
                            "input_len": serving.input_len, "output_len": serving.output_len, "arrival": arrival,
-                           "rate_per_s": rate, "concurrency": conc, "seed": int(seed)}
+                           "rate_per_s": rate, "concurrency": conc, "seed": int(seed),
+                           "input_len_cv": in_cv, "output_len_cv": out_cv}
     out.update({k: s[k] for k in SUMMARY_KEYS})
-    out.update({k: s[k] for k in ("output_tokens_per_s", "requests_per_s", "goodput_requests_per_s", "preemptions",
+    out.update({k: s[k] for k in ("output_tokens_per_s", "total_tokens_per_s", "requests_per_s", "goodput_requests_per_s", "preemptions",
                                   "num_requests", "duration_s")})
     out["ttft_slo_ms"] = None if math.isinf(ttft_slo) else ttft_slo
     out["tpot_slo_ms"] = None if math.isinf(tpot_slo) else tpot_slo
@@ -183,6 +196,7 @@ def _args_to_options(args: argparse.Namespace) -> dict[str, Any]:
             "gpu_memory_utilization": args.gpu_memory_utilization, "block_size": args.block_size,
             "max_model_len": args.max_model_len, "rate": args.rate, "concurrency": args.concurrency,
             "arrival": args.arrival, "cv": args.cv, "think_time_s": args.think_time_s,
+            "input_len_cv": args.input_len_cv, "output_len_cv": args.output_len_cv,
             "num_requests": args.num_requests, "seed": args.seed, "ttft_slo_ms": args.ttft_slo_ms,
             "tpot_slo_ms": args.tpot_slo_ms}
 

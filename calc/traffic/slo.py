@@ -59,6 +59,8 @@ def summarize(r: SimResult, *, ttft_slo_s: float = np.inf, tpot_slo_s: float = n
     span = r.makespan_s
     ok = meets_slo(r, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s)
     out["output_tokens_per_s"] = float(r.output_len.sum() / span) if span > 0 else float("nan")
+    # prompt + output tokens over the run, as `vllm bench serve` reports "Total token throughput"
+    out["total_tokens_per_s"] = float((r.input_len.sum() + r.output_len.sum()) / span) if span > 0 else float("nan")
     out["requests_per_s"] = float(r.num_requests / span) if span > 0 else float("nan")
     out["goodput_requests_per_s"] = float(ok.sum() / span) if span > 0 else float("nan")
     out["slo_attainment"] = float(ok.mean())
