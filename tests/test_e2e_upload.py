@@ -57,7 +57,7 @@ def test_uploaded_config_survives_page_switch_and_number_box(page: Page, streaml
     sidebar.get_by_text("Your own model (config.json)").click()
     sidebar.locator(".st-key-config_upload input[type=file]").set_input_files(str(cfg))
     expect(page.get_by_test_id("stAlert").filter(has_text="tiny-upload-test loaded")).to_be_visible(timeout=LOAD)
-    expect(metric(page, "KV cache per token")).to_have_text("32 KiB")
+    expect(metric(page, "KV cache per token")).to_have_text("32 KiB", timeout=LOAD)
     go_to(page, "pages/kv_table.py")  # the next click after the upload (was the crash)
     expect(page.locator("h1").first).to_contain_text("Course §3.2", timeout=LOAD)
     assert_alive(page)
@@ -66,7 +66,7 @@ def test_uploaded_config_survives_page_switch_and_number_box(page: Page, streaml
     assert_alive(page)
     expect(page).to_have_url(re.compile(r"[?&]model=custom"))
     expect(sidebar.get_by_text(re.compile(r"^tiny-upload-test: "))).to_be_visible()
-    expect(metric(page, "KV cache per token")).to_have_text("32 KiB")
+    expect(metric(page, "KV cache per token")).to_have_text("32 KiB", timeout=LOAD)
     page.set_viewport_size({"width": 1440, "height": 900})
     page.screenshot(path=tmp_path / "after_config_upload.png")
 

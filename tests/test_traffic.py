@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -55,7 +57,6 @@ class TestStepTimer:
             assert t(d, ctx, p, pairs, cached, lg) == pytest.approx(ref, rel=1e-9)
 
     def test_refuses_array_engine_numbers(self, h100):
-        from dataclasses import replace
         with pytest.raises(ValueError, match="scalar"):
             StepTimer(replace(h100.engine, hidden_size=np.array([4096, 8192])), max_tokens=10)
 
@@ -210,13 +211,21 @@ class TestScheduler:
         old = signal.signal(signal.SIGALRM, hung)
         signal.alarm(60)
         try:
-            r = simulate(h100.engine, w, _cfg(h100, chunked=False, blocks=70, seqs=8, budget=512))
+            cfg = _cfg(h100, chunked=False, blocks=70, seqs=8, budget=512)
+            r = simulate(h100.engine, w, replace(cfg, enable_prefix_caching=False))
+            cached = simulate(h100.engine, w, cfg)
         finally:
             signal.alarm(0)
             signal.signal(signal.SIGALRM, old)
         assert r.preemptions.tolist() == [0, 1]
         assert r.step_prefill_tokens[r.step_prefill_tokens > 0].tolist() == [480, 480, 561]
         assert not r.truncated and np.isfinite(r.e2e_latency_s).all() and (r.step_kv_blocks <= 70).all()
+        # With prefix caching (vLLM V1's default) B's 35 full blocks stay in the free queue; A then
+        # grows from 35 to 55 blocks (480 + 400 tokens) and evicts 20 of them, least recently freed
+        # first: B finds 15 blocks = 240 tokens again and recomputes 480 + 81 − 240 = 321.
+        assert cached.preemptions.tolist() == [0, 1]
+        assert cached.step_prefill_tokens[cached.step_prefill_tokens > 0].tolist() == [480, 480, 321]
+        assert cached.makespan_s < r.makespan_s
 
     @settings(max_examples=25)
     @given(n=st.integers(1, 60), rate=st.floats(0.5, 50), i_mean=st.integers(1, 3000), o_hi=st.integers(1, 200),

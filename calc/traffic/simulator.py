@@ -59,6 +59,72 @@ class EngineConfig:
     enable_chunked_prefill: bool
     num_blocks: int
     block_size: int = 16
+    # vLLM V1 caches every full KV block by its tokens' hash (on by default): a preempted request's
+    # freed blocks keep its KV until another allocation evicts them (least recently freed first), so
+    # its recompute after readmission starts from what is left (:class:`_BlockPool`).
+    enable_prefix_caching: bool = True
+
+
+class _BlockPool:
+    """vLLM V1's free-block queue, as far as preemption needs it (``v1/core/block_pool.py``):
+    free blocks in the order they were freed, allocations evict from the front (least recently
+    freed first). A preempted request's blocks are freed tail first (``kv_cache_manager.free``
+    frees them reversed), so its partial last block goes first and its full blocks after, as a
+    segment whose remaining count is the cached prefix it finds again when readmitted (a prefix
+    cache hit on its own blocks). Without prefix caching only the count ``free`` is kept.
+
+    >>> pool = _BlockPool(10, caching=True)
+    >>> pool.take(8); pool.give(1); pool.give(3, owner=7); pool.free      # 7 preempted: 3 full blocks
+    6
+    >>> pool.take(4); pool.cached                                         # 3 plain + 1 of 7's evicted
+    {7: 2}
+    >>> pool.reclaim(7), pool.free                                        # readmitted: 2 blocks hit
+    (2, 0)
+    """
+
+    def __init__(self, num_blocks: int, *, caching: bool) -> None:
+        self.free = int(num_blocks)
+        self.caching = bool(caching)
+        self.queue: deque[list[int]] = deque([[-1, self.free]]) if self.caching else deque()
+        self.cached: dict[int, int] = {}  # preempted request -> its full blocks still in the queue
+
+    def take(self, n: int) -> None:
+        """Allocate ``n`` free blocks, evicting from the front of the queue."""
+        self.free -= n
+        while self.caching and n > 0:
+            seg = self.queue[0]
+            m = min(n, seg[1])
+            seg[1] -= m
+            n -= m
+            if seg[0] >= 0:
+                self.cached[seg[0]] -= m
+                if not self.cached[seg[0]]:
+                    del self.cached[seg[0]]
+            if not seg[1]:
+                self.queue.popleft()
+
+    def give(self, n: int, owner: int = -1) -> None:
+        """Free ``n`` blocks at the back of the queue; ``owner`` ≥ 0: they hold its cached prefix."""
+        self.free += n
+        if not self.caching or n <= 0:
+            return
+        if owner < 0 and self.queue and self.queue[-1][0] < 0:
+            self.queue[-1][1] += n
+        else:
+            self.queue.append([owner, n])
+            if owner >= 0:
+                self.cached[owner] = n
+
+    def reclaim(self, owner: int) -> int:
+        """The blocks of ``owner``'s prefix still cached leave the queue (held again); their count."""
+        m = self.cached.pop(owner, 0)
+        if m:
+            for j, seg in enumerate(self.queue):
+                if seg[0] == owner:
+                    del self.queue[j]
+                    break
+            self.free -= m
+        return m
 
 
 @dataclass(frozen=True)
@@ -164,7 +230,9 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
     >>> from calc.spec.catalog import get_gpu, get_model
     >>> from calc.timing.estimate import engine_numbers
     >>> from calc.traffic.workload import make_workload, LengthSpec
-    >>> e = engine_numbers(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"))
+    >>> from calc.spec.inputs import Efficiency
+    >>> e = engine_numbers(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"),   # no API server:
+    ...                    efficiency=Efficiency(api_server_request_s=0.0))            # all 4 at once
     >>> w = make_workload(arrival="burst", num_requests=4, input_len=LengthSpec("fixed", 100),
     ...                   output_len=LengthSpec("fixed", 3))
     >>> r = simulate(e, w, EngineConfig(max_num_seqs=8, max_num_batched_tokens=256,
@@ -191,6 +259,13 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
     # Without chunked prefill a preempted request's recompute (prompt + tokens generated, at most
     # input + output - 1) may pass the budget and run alone: the step table must reach it.
     longest_step = budget if chunked else max(budget, int((prompt + out_len).max()) - 1)
+    pool = _BlockPool(free, caching=cfg.enable_prefix_caching)
+
+    def hit(i: int) -> tuple[int, int]:
+        """Tokens of waiting request ``i`` whose KV is still cached and the blocks holding them
+        (at least its last token is computed again: its step samples the next token)."""
+        hb = pool.cached.get(i, 0)
+        return (min(hb * bs, int(prompt[i] + gen[i]) - 1) if hb else 0), hb
     timer = timer or StepTimer(e, max_tokens=longest_step + max_seqs)
     t_req = float(e.request_overhead_s)
     frontend = [float(e.api_server_request_s), 0.0]  # API server: service per request, time it is free
@@ -251,10 +326,11 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
         can_admit = False
         if waiting and R < max_seqs:
             i0 = waiting[0]
-            need0 = int(prompt[i0] + gen[i0] - comp[i0])
+            h0, hb0 = hit(i0)
+            need0 = int(prompt[i0] + gen[i0] - comp[i0]) - h0
             room = budget - R if chunked else budget
             first = min(need0, room) if chunked else need0
-            can_admit = first > 0 and _ceil_div(first, bs) <= free
+            can_admit = first > 0 and max(_ceil_div(h0 + first, bs) - hb0, 0) <= pool.free - hb0
         # (rg > 0: a prompt with one token left to compute is not a decode: its token is the first)
         all_decoding = R > 0 and bool(np.all((rc == rp + rg - 1) & (rg > 0)))
         if all_decoding and not can_admit and R <= budget:
@@ -264,7 +340,7 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
             k_max = int((ro - rg).min())
             hist = np.bincount((-rc) % bs, minlength=bs)  # requests needing a new block at step j ≡ f (mod bs)
             cum_nb = np.cumsum(hist[np.arange(min(k_max, 4 * bs + 1024)) % bs])
-            k = min(k_max, int(np.count_nonzero(cum_nb <= free)))
+            k = min(k_max, int(np.count_nonzero(cum_nb <= pool.free)))
             if k > 0:
                 ta = pending[0][0] if (pending and not waiting) else np.inf
                 if sliding:
@@ -301,11 +377,11 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
                 s_dt.extend(dts)
                 s_wait.extend([len(waiting)] * k)
                 s_run.extend([R] * k)
-                used0 = total_blocks - free
+                used0 = total_blocks - pool.free
                 s_kv.extend((used0 + cum_nb[:k]).tolist())
                 s_pf.extend([0] * k)
                 s_dec.extend([R] * k)
-                free -= int(cum_nb[k - 1])
+                pool.take(int(cum_nb[k - 1]))
                 end = t
                 itl_vals.append(now + dts[0] - rl)
                 itl_counts.append(np.ones(R, dtype=np.int64))
@@ -320,7 +396,7 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
                 (rid, rp, ro, rc, rg, rh, rl), freed, next_new, n_done = _retire(
                     rg >= ro, end, (rid, rp, ro, rc, rg, rh, rl), finish_t, arrival, pending, next_new, workload, t_req,
                     frontend)
-                free += freed
+                pool.give(freed)
                 done += n_done
                 continue
         # ---- a general step ----
@@ -331,12 +407,15 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
             cs = np.cumsum(need)
             alloc = np.minimum(need, np.maximum(budget - (cs - need), 0))
             nb = _ceil_div(rc + alloc, bs) - rh
-            if int(nb.sum()) > free:
+            if int(nb.sum()) > pool.free:
                 # keep the longest prefix whose growth fits the free blocks plus the victims' blocks
                 suffix_held = int(rh.sum()) - np.cumsum(rh)
-                k = int(np.count_nonzero(np.cumsum(nb) <= free + suffix_held))
+                k = int(np.count_nonzero(np.cumsum(nb) <= pool.free + suffix_held))
                 victims = rid[k:]
-                free += int(rh[k:].sum())
+                for v, held, computed in zip(victims[::-1].tolist(), rh[k:][::-1].tolist(), rc[k:][::-1].tolist()):
+                    full = min(held, computed // bs)  # the last admitted is preempted (freed) first
+                    pool.give(held - full)  # its partial tail block and blocks not yet written
+                    pool.give(full, owner=v)
                 gen[victims] = rg[k:]
                 comp[victims] = 0
                 last_emit[victims] = rl[k:]
@@ -345,7 +424,7 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
                 rid, rp, ro, rc, rg, rh, rl = rid[:k], rp[:k], ro[:k], rc[:k], rg[:k], rh[:k], rl[:k]
                 alloc, nb = alloc[:k], nb[:k]
                 preempted = True
-            free -= int(nb.sum())
+            pool.take(int(nb.sum()))
             rh = rh + nb
             left = budget - int(alloc.sum())
         else:
@@ -356,10 +435,12 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
             new_ids: list[int] = []
             new_alloc: list[int] = []
             new_blocks: list[int] = []
+            new_hit: list[int] = []
             n_run = int(rid.size)
             while waiting and left > 0 and n_run < max_seqs:
                 i = waiting[0]
-                need_i = int(prompt[i] + gen[i])  # computed tokens are 0 in the queue
+                h, hb = hit(i)  # a preempted request's prefix still in the cache
+                need_i = int(prompt[i] + gen[i]) - h
                 if not chunked and need_i > left:
                     if new_ids:
                         break
@@ -369,14 +450,16 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
                     a = need_i
                 else:
                     a = need_i if need_i < left else left
-                blocks = _ceil_div(a, bs)
-                if blocks > free:
+                blocks = max(_ceil_div(h + a, bs) - hb, 0)
+                if blocks > pool.free - hb:
                     break
                 waiting.popleft()
-                free -= blocks
+                pool.reclaim(i)
+                pool.take(blocks)
                 new_ids.append(i)
                 new_alloc.append(a)
-                new_blocks.append(blocks)
+                new_blocks.append(hb + blocks)
+                new_hit.append(h)
                 left -= a
                 n_run += 1
             if new_ids:
@@ -385,7 +468,7 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
                 rid = np.concatenate([rid, ni])
                 rp = np.concatenate([rp, prompt[ni]])
                 ro = np.concatenate([ro, out_len[ni]])
-                rc = np.concatenate([rc, np.zeros(ni.size, dtype=np.int64)])
+                rc = np.concatenate([rc, np.array(new_hit, dtype=np.int64)])
                 rg = np.concatenate([rg, gen[ni]])
                 rh = np.concatenate([rh, np.array(new_blocks, dtype=np.int64)])
                 rl = np.concatenate([rl, last_emit[ni]])
@@ -428,7 +511,7 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
         s_dt.append(dt)
         s_wait.append(len(waiting))
         s_run.append(int(rid.size))
-        s_kv.append(total_blocks - free)
+        s_kv.append(total_blocks - pool.free)
         s_pf.append(p_tok)
         s_dec.append(d)
         # ---- tokens out ----
@@ -445,7 +528,7 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
             (rid, rp, ro, rc, rg, rh, rl), freed, next_new, n_done = _retire(
                 rg >= ro, end, (rid, rp, ro, rc, rg, rh, rl), finish_t, arrival, pending, next_new, workload, t_req,
                     frontend)
-            free += freed
+            pool.give(freed)
             done += n_done
         now = end
 
