@@ -20,11 +20,10 @@ from ui import format as F
 
 def not_fit_message(*, model: str, gpu: str, tp: int, max_model_len: int, mem: MemoryResult,
                     t: Callable[..., str], advice: DoesNotFit | None = None) -> str:
-    """Why vLLM refuses to start; with ``advice``, the computed alternatives (Markdown list) in
-    place of the generic advice."""
+    """Why vLLM refuses to start; with ``advice``, the computed alternatives (a Markdown list)."""
     budget = float(mem.kv_pool_bytes) <= 0
     key = "fit.budget" if budget else "fit.max_model_len"
-    text = t(key + (".head" if advice is not None else ""), model=model, gpu=gpu, tp=tp,
+    text = t(key, model=model, gpu=gpu, tp=tp,
              weights=F.both(mem.weights_bytes), act=F.both(mem.activation_bytes),
              overhead=F.both(mem.overhead_bytes), budget=F.both(mem.budget_bytes), mml=F.integer(max_model_len),
              pool=F.both(mem.kv_pool_bytes), tokens=F.integer(mem.kv_pool_tokens))

@@ -128,17 +128,9 @@ EN: dict[str, str] = {
     "mem.metric.no_start.help": "vLLM refuses to start with these settings (see the message below the cards): "
                                 "it serves no request, so nothing is in use.",
     "mem.metric.in_use.help": "{used} of a KV pool of {pool}.",
-    "fit.budget": "{model} does not fit on {tp} × {gpu}: per GPU, weights {weights} + activation peak {act} + "
-                  "runtime overhead {overhead} exceed vLLM's budget {budget} (usable × gpu_memory_utilization). "
-                  "Add GPUs (tensor parallelism), quantize the weights, pick a larger GPU, or raise "
-                  "gpu_memory_utilization.",
-    "fit.max_model_len": "{model} does not fit on {tp} × {gpu}: the KV pool ({pool} per GPU) holds {tokens} "
-                         "tokens, fewer than one request of max_model_len = {mml} tokens, so vLLM refuses to start "
-                         "(\"To serve at least one request with the model's max seq len…\"). Lower max_model_len "
-                         "(Engine settings) to at most {tokens}, use an FP8 KV cache, or add GPU memory.",
-    "fit.budget.head": "{model} does not fit on {tp} × {gpu}: per GPU, weights {weights} + activation peak {act} "
+    "fit.budget": "{model} does not fit on {tp} × {gpu}: per GPU, weights {weights} + activation peak {act} "
                        "+ runtime overhead {overhead} exceed vLLM's budget {budget} (usable × gpu_memory_utilization).",
-    "fit.max_model_len.head": "{model} does not fit on {tp} × {gpu}: the KV pool ({pool} per GPU) holds {tokens} "
+    "fit.max_model_len": "{model} does not fit on {tp} × {gpu}: the KV pool ({pool} per GPU) holds {tokens} "
                               "tokens, fewer than one request of max_model_len = {mml} tokens, so vLLM refuses to "
                               "start (\"To serve at least one request with the model's max seq len…\").",
     "fit.alt.title": "What would fit instead (each checked with the same memory model):",
@@ -396,15 +388,8 @@ ZH: dict[str, str] = {
     "mem.metric.no_start.help": "按当前设置 vLLM 无法启动（见卡片下方的提示）：不服务任何请求，因此没有 KV 在用。",
     "mem.metric.in_use.help": "KV 池共 {pool}，已用 {used}。",
     "fit.budget": "{model} 放不进 {tp} × {gpu}：每卡权重 {weights} + 激活峰值 {act} + 运行时开销 {overhead} "
-                  "超过 vLLM 的显存预算 {budget}（可用显存 × gpu_memory_utilization）。可以增加 GPU（张量并行）、"
-                  "量化权重、换更大的 GPU，或提高 gpu_memory_utilization。",
-    "fit.max_model_len": "{model} 放不进 {tp} × {gpu}：KV 池（每卡 {pool}）只能容纳 {tokens} 个 token，"
-                         "不够一条 max_model_len = {mml} token 的请求，vLLM 会拒绝启动（“To serve at least one "
-                         "request with the model's max seq len…”）。请在引擎设置中把 max_model_len 降到 {tokens} "
-                         "以内，或使用 FP8 KV Cache，或增加显存。",
-    "fit.budget.head": "{model} 放不进 {tp} × {gpu}：每卡权重 {weights} + 激活峰值 {act} + 运行时开销 {overhead} "
                        "超过 vLLM 的显存预算 {budget}（可用显存 × gpu_memory_utilization）。",
-    "fit.max_model_len.head": "{model} 放不进 {tp} × {gpu}：KV 池（每卡 {pool}）只能容纳 {tokens} 个 token，"
+    "fit.max_model_len": "{model} 放不进 {tp} × {gpu}：KV 池（每卡 {pool}）只能容纳 {tokens} 个 token，"
                               "不够一条 max_model_len = {mml} token 的请求，vLLM 会拒绝启动（“To serve at least one "
                               "request with the model's max seq len…”）。",
     "fit.alt.title": "改成下面任一项即可放下（均用同一显存模型核算）：",
