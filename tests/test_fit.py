@@ -151,3 +151,38 @@ class TestPrecisionSupported:
         assert precision_supported(get_gpu("a100-80gb"), "fp8") and precision_supported(L4, "fp8")
         assert precision_supported(get_gpu("a100-80gb"), "int8")
         assert precision_supported(H100, "awq")
+
+
+def _apply(serving: ServingConfig, a) -> ServingConfig:
+    changes = dict(zip(a.change.split(","), str(a.value).split(",")))
+    kinds = {"gpu_memory_utilization": float, "tensor_parallel_size": int, "max_model_len": int}
+    return serving.model_copy(update={k: kinds.get(k, str)(v) for k, v in changes.items()})
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(model=st.sampled_from(["meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-70B", "google/gemma-3-27b-it",
+                              "Qwen/Qwen3-30B-A3B", "mistralai/Mixtral-8x7B-v0.1"]),
+       gpu=st.sampled_from(["l4", "a10g", "a100-40gb", "h100-sxm", "rtx-4090"]),
+       tp=st.sampled_from([1, 2]), util=st.floats(0.5, 0.95), concurrency=st.sampled_from([None, 1, 4, 32]))
+def test_every_alternative_fits_and_the_utilization_is_the_smallest(model, gpu, tp, util, concurrency):
+    arch, g = get_model(model), get_gpu(gpu)
+    assume(tensor_parallel_reason(arch, tp) is None)
+    serving = ServingConfig(tensor_parallel_size=tp, gpu_memory_utilization=util, input_len=1, output_len=1)
+    d = what_would_fit(arch, g, serving, concurrency=concurrency)
+    assume(d is not None)
+    for a in d.alternatives:
+        r = memory_for(arch, g, _apply(serving, a), Efficiency(), concurrency=1,
+                       context_tokens=min(d.context_tokens, a.max_model_len))
+        assert bool(r.fits), a
+        assert a.max_concurrency == pytest.approx(float(r.max_concurrency))
+        if a.change == "gpu_memory_utilization":
+            assert util < a.value <= MAX_GPU_MEMORY_UTILIZATION and bool(r.reserve_ok)
+            lower = round(a.value - 0.01, 2)
+            if lower > util:  # one hundredth less misses what this one meets (the goal, or fitting at all)
+                r0 = memory_for(arch, g, serving.model_copy(update={"gpu_memory_utilization": lower}), Efficiency(),
+                                concurrency=1, context_tokens=d.context_tokens)
+                ok0 = bool(r0.fits) and bool(r0.reserve_ok)
+                if a.meets_goal:
+                    assert not (ok0 and int(r0.max_concurrency_at_context) >= (concurrency or 1))
+                else:
+                    assert not ok0
