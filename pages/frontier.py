@@ -16,7 +16,7 @@ from ui.safe import describe
 from ui.state import check_query_params, render_control
 from ui.theme import SERIES_COLORS
 from ui.why import render_panels
-from ui.fit import not_fit_message
+from ui.fit import scenario_not_fit_message
 from ui.loadtest.runs import simulated_closed_loop
 
 
@@ -74,8 +74,8 @@ def _body() -> None:
     probes = [V.probe(v, sc.arch, sc.efficiency) for v in variants]
     if not bool(probes[0].serving.fits):
         m = probes[0].memory
-        st.error(not_fit_message(model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size,
-                                 max_model_len=sc.resolved.max_model_len, mem=m, t=t))
+        st.error(scenario_not_fit_message(sc, m, t, serving=s, concurrency=sc.concurrency,
+                                          context_tokens=s.input_len + s.output_len))
     else:
         for v, p in zip(variants[1:], probes[1:]):
             if not bool(p.serving.fits):

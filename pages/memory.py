@@ -10,7 +10,7 @@ from ui import format as F
 from ui.controls import SWEEP_CONTEXT
 from ui.state import check_query_params, render_control
 from ui.why import render_panels
-from ui.fit import not_fit_message
+from ui.fit import scenario_not_fit_message
 
 sc, t = shell.page()
 for warning in check_query_params((SWEEP_CONTEXT,), t):
@@ -43,8 +43,7 @@ else:  # the label says how many requests the value holds when not all of them f
                  help=t("mem.metric.in_use.help", used=F.both(r.kv_in_use_bytes), pool=F.both(r.kv_pool_bytes)))
 
 if not starts:
-    st.error(not_fit_message(model=sc.arch.name, gpu=sc.gpu.name, tp=sc.serving.tensor_parallel_size,
-                             max_model_len=sc.resolved.max_model_len, mem=r, t=t))
+    st.error(scenario_not_fit_message(sc, r, t, concurrency=sc.concurrency, context_tokens=sc.context_tokens))
 elif not bool(r.concurrency_fits):
     st.warning(t("mem.conc_not_fit", conc=F.integer(sc.concurrency), ctx=F.integer(sc.context_tokens),
                  fit=F.integer(fit)))

@@ -16,7 +16,7 @@ from ui.perf.explain import roofline_panels
 from ui.perf.controls import RF_BATCH, ROOFLINE
 from ui.state import check_query_params, render_control
 from ui.why import render_panels
-from ui.fit import not_fit_message
+from ui.fit import scenario_not_fit_message
 
 sc, t = shell.page()
 for warning in check_query_params(ROOFLINE, t):
@@ -31,8 +31,7 @@ def _body() -> None:
     """Everything below the header, run as a fragment (shell.run_fragment): the batch slider reruns only this."""
     mem = memory_for(sc.arch, sc.gpu, s, sc.efficiency, concurrency=1, context_tokens=sc.context_tokens)
     if not bool(mem.fits):
-        st.error(not_fit_message(model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size,
-                                 max_model_len=sc.resolved.max_model_len, mem=mem, t=t))
+        st.error(scenario_not_fit_message(sc, mem, t, serving=s))
     else:
         batch = render_control(RF_BATCH, t)
         r = V.cached_roofline(sc.arch, sc.gpu, s, sc.efficiency, decode_batch=batch, context_tokens=sc.context_tokens,

@@ -15,7 +15,7 @@ from ui.perf.controls import (SCHED_BUDGET, SCHED_GAP_MS, SCHED_LONG, SCHED_MAX_
                               SCHED_SHORT, SCHEDULER)
 from ui.state import check_query_params, render_control
 from ui.why import render_panels
-from ui.fit import not_fit_message
+from ui.fit import scenario_not_fit_message
 
 sc, t = shell.page()
 for warning in check_query_params(SCHEDULER, t):
@@ -33,8 +33,7 @@ def _body() -> None:
     mem = memory_for(sc.arch, sc.gpu, s, sc.efficiency, concurrency=1, context_tokens=sc.context_tokens)
     mml = sc.resolved.max_model_len
     if not bool(mem.fits):
-        st.error(not_fit_message(model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size,
-                                 max_model_len=sc.resolved.max_model_len, mem=mem, t=t))
+        st.error(scenario_not_fit_message(sc, mem, t, serving=s))
     elif max(long_p, short_p) + out > mml:
         st.error(t("sc.too_long", p=F.integer(max(long_p, short_p)), o=F.integer(out), mml=F.integer(mml)))
     else:

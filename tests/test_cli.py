@@ -104,6 +104,34 @@ class TestMemoryCommand:
         d = run_json(capsys, "--model", "meta-llama/Llama-3.1-405B", "--gpu", "l4")
         assert d["fits"] is False and d["kv_pool_bytes"] < 0 and d["num_blocks"] == 0
 
+    def test_does_not_fit_says_what_would(self, capsys):
+        # The example: Llama-3.1-70B on 2 × H100 at 32k (calc.sizing.fit: 10,096 tokens
+        # fit; FP8 weights hold 6.7 requests of 32k, TP 4 13.7)
+        d = run_json(capsys, "--model", "meta-llama/Llama-3.1-70B", "--gpu", "h100-sxm", "-tp", "2",
+                     "--max-model-len", "32768")
+        assert d["fits"] is False
+        advice = d["does_not_fit"]
+        assert advice["max_model_len_that_fits"] == 10096
+        by = {a["change"]: a for a in advice["alternatives"]}
+        assert list(by) == ["gpu_memory_utilization", "quantization", "tensor_parallel_size", "max_model_len"]
+        assert (by["gpu_memory_utilization"]["value"], by["quantization"]["value"]) == (0.95, "fp8")
+        assert (by["tensor_parallel_size"]["value"], by["max_model_len"]["value"]) == (4, 10096)
+        assert by["quantization"]["max_concurrency"] == pytest.approx(6.68, abs=0.01)
+        assert by["tensor_parallel_size"]["max_concurrency"] == pytest.approx(13.73, abs=0.01)
+        assert set(by["quantization"]) == {"change", "value", "vllm_flags", "max_model_len", "max_concurrency",
+                                           "requests_at_context", "meets_goal"}
+        assert advice["message"].startswith("To serve one request of max_model_len 32,768")
+        assert "\n" not in advice["message"]
+
+    def test_fits_has_no_advice(self, capsys):
+        assert "does_not_fit" not in run_json(capsys, *LLAMA31_8B)
+
+    def test_does_not_fit_table(self, capsys):
+        assert main(["memory", "--model", "meta-llama/Llama-3.1-8B", "--gpu", "l4"]) == 0
+        out = capsys.readouterr().out
+        assert "does not fit: To serve one request of max_model_len 131,072" in out
+        assert "--tensor-parallel-size 2" in out and "{" not in out
+
     def test_case_insensitive_model_id(self, capsys):
         assert run_json(capsys, "--model", "META-LLAMA/LLAMA-3.1-8B", "--gpu", "H100-SXM",
                         "--max-model-len", "8192")["model"] == "meta-llama/Llama-3.1-8B"

@@ -77,6 +77,23 @@ class TestFlags:
         for k in ("ttft_s", "tpot_s", "e2e_latency_s", "output_tokens_per_s", "mfu", "mbu"):
             assert d[k] is None, k  # NaN is written as JSON null
 
+    def test_not_fitting_says_what_would(self, capsys):
+        # 8B at its full 131,072 context on an L4: 16 GiB of KV for one request, ~4.1 GiB of pool.
+        # The load (16 requests of 1,000 + 200 tokens) fits a shorter max_model_len.
+        assert main(["estimate", "--model", MODEL, "--gpu", "l4", "--input-len", "1000", "--output-len", "200",
+                     "--concurrency", "16", "--format", "json"]) == 0
+        d = json.loads(capsys.readouterr().out)
+        assert d["fits"] is False and d["ttft_s"] is None
+        advice = d["does_not_fit"]
+        by = {a["change"]: a for a in advice["alternatives"]}
+        # 4.08 GiB / (16 · 131,072 B) = 2,089 blocks → 33,424 tokens
+        assert advice["max_model_len_that_fits"] == by["max_model_len"]["value"] == 33424
+        assert by["max_model_len"]["meets_goal"] and by["max_model_len"]["requests_at_context"] >= 16
+        assert "the estimated maximum model length is 33,424" in advice["message"]
+
+    def test_fitting_has_no_advice(self, capsys):
+        assert "does_not_fit" not in run_json(capsys, "--concurrency", "4")
+
     def test_table_format(self, capsys):
         assert main([*BASE, "--concurrency", "4"]) == 0
         out = capsys.readouterr().out

@@ -240,11 +240,31 @@ def test_does_not_fit_names_the_real_reason(page):
     at = app({"model": "meta-llama/Llama-3.1-8B", "gpu": "a10g", "quantization": "nf4"}, page=page)
     assert not at.exception
     (msg,) = texts(at.error)
-    assert "max_model_len = 131,072 tokens" in msg and "Lower max_model_len" in msg
+    assert "max_model_len = 131,072 tokens" in msg
+    # the computed alternatives replace the generic advice (calc.sizing.fit): the pool in whole blocks
+    assert "lower max_model_len to 113,552 (`--max-model-len 113552`)" in msg
     # With a shorter max_model_len the same deployment fits.
     at = app({"model": "meta-llama/Llama-3.1-8B", "gpu": "a10g", "quantization": "nf4", "max_model_len": "32768"},
              page=page)
     assert not at.exception and not at.error
+
+
+@pytest.mark.parametrize("page", [None, "pages/frontier.py"])
+@pytest.mark.parametrize("lang, words", [
+    ("en", ["What would fit instead", "weights in fp8 (`--quantization fp8`): 6.7 requests of 32,768 tokens",
+            "tensor parallelism on 4 GPUs (`--tensor-parallel-size 4`): 13.7 requests of 32,768 tokens",
+            "lower max_model_len to 10,096", "misses your goal"]),
+    ("zh", ["改成下面任一项即可放下", "权重用 fp8（`--quantization fp8`）：可同时容纳 6.7 个 32,768 token 的请求",
+            "张量并行到 4 张 GPU", "把 max_model_len 降到 10,096", "达不到你的目标"])])
+def test_does_not_fit_lists_what_would(page, lang, words):
+    # Issue #17's example: Llama-3.1-70B on 2 × H100 at 32k. Pool 1.54 GiB / (16 · 163,840 B) = 631
+    # blocks = 10,096 tokens; FP8 weights 33.42 GiB / 5 GiB per 32k request = 6.7; TP 4 34.33 / 2.5 = 13.7.
+    at = app({"model": "meta-llama/Llama-3.1-70B", "gpu": "h100-sxm", "tp": "2", "max_model_len": "32768",
+              "lang": lang}, page=page)
+    assert not at.exception
+    (msg,) = texts(at.error)
+    for w in words:
+        assert w in msg, w
 
 
 def test_weights_over_budget_is_named_as_such():
@@ -252,6 +272,8 @@ def test_weights_over_budget_is_named_as_such():
     at = app({"model": "meta-llama/Llama-2-70b-hf"})
     (msg,) = texts(at.error)
     assert "weights 128.48 GiB" in msg and "exceed vLLM's budget" in msg
+    # 2 GPUs in FP16 (64.24 GiB each) or FP8 weights (≈ 64 GiB) on one GPU fit; no max_model_len does
+    assert "tensor parallelism on 2 GPUs" in msg and "lower max_model_len" not in msg
 
 
 def test_old_spellings_in_a_link_are_read_with_a_note():

@@ -128,14 +128,22 @@ EN: dict[str, str] = {
     "mem.metric.no_start.help": "vLLM refuses to start with these settings (see the message below the cards): "
                                 "it serves no request, so nothing is in use.",
     "mem.metric.in_use.help": "{used} of a KV pool of {pool}.",
-    "fit.budget": "{model} does not fit on {tp} × {gpu}: per GPU, weights {weights} + activation peak {act} + "
-                  "runtime overhead {overhead} exceed vLLM's budget {budget} (usable × gpu_memory_utilization). "
-                  "Add GPUs (tensor parallelism), quantize the weights, pick a larger GPU, or raise "
-                  "gpu_memory_utilization.",
+    "fit.budget": "{model} does not fit on {tp} × {gpu}: per GPU, weights {weights} + activation peak {act} "
+                       "+ runtime overhead {overhead} exceed vLLM's budget {budget} (usable × gpu_memory_utilization).",
     "fit.max_model_len": "{model} does not fit on {tp} × {gpu}: the KV pool ({pool} per GPU) holds {tokens} "
-                         "tokens, fewer than one request of max_model_len = {mml} tokens, so vLLM refuses to start "
-                         "(\"To serve at least one request with the model's max seq len…\"). Lower max_model_len "
-                         "(Engine settings) to at most {tokens}, use an FP8 KV cache, or add GPU memory.",
+                              "tokens, fewer than one request of max_model_len = {mml} tokens, so vLLM refuses to "
+                              "start (\"To serve at least one request with the model's max seq len…\").",
+    "fit.alt.title": "What would fit instead (each checked with the same memory model):",
+    "fit.alt.line": "{what} (`{flags}`): {conc} requests of {mml} tokens at once; {goal}",
+    "fit.alt.none": "No single change fits: not gpu_memory_utilization up to 0.98, nor a lighter weight or KV "
+                    "precision, nor up to 8 GPUs of tensor parallelism. Pick a larger GPU.",
+    "fit.change.gpu_memory_utilization": "raise gpu_memory_utilization to {value}",
+    "fit.change.quantization": "weights in {value}",
+    "fit.change.kv_cache_dtype": "KV cache in {value}",
+    "fit.change.tensor_parallel_size": "tensor parallelism on {value} GPUs",
+    "fit.change.max_model_len": "lower max_model_len to {value}",
+    "fit.goal.met": "meets your goal of {n} × {ctx} tokens",
+    "fit.goal.missed": "misses your goal of {n} × {ctx} tokens",
     "mem.conc_not_fit": "{conc} requests of {ctx} tokens do not fit at once: only {fit} do. vLLM keeps the rest "
                         "waiting (or preempts), so latency grows.",
     "mem.chart.title_conc": "Memory per GPU vs concurrency ({ctx} tokens per request)",
@@ -380,12 +388,21 @@ ZH: dict[str, str] = {
     "mem.metric.no_start.help": "按当前设置 vLLM 无法启动（见卡片下方的提示）：不服务任何请求，因此没有 KV 在用。",
     "mem.metric.in_use.help": "KV 池共 {pool}，已用 {used}。",
     "fit.budget": "{model} 放不进 {tp} × {gpu}：每卡权重 {weights} + 激活峰值 {act} + 运行时开销 {overhead} "
-                  "超过 vLLM 的显存预算 {budget}（可用显存 × gpu_memory_utilization）。可以增加 GPU（张量并行）、"
-                  "量化权重、换更大的 GPU，或提高 gpu_memory_utilization。",
+                       "超过 vLLM 的显存预算 {budget}（可用显存 × gpu_memory_utilization）。",
     "fit.max_model_len": "{model} 放不进 {tp} × {gpu}：KV 池（每卡 {pool}）只能容纳 {tokens} 个 token，"
-                         "不够一条 max_model_len = {mml} token 的请求，vLLM 会拒绝启动（“To serve at least one "
-                         "request with the model's max seq len…”）。请在引擎设置中把 max_model_len 降到 {tokens} "
-                         "以内，或使用 FP8 KV Cache，或增加显存。",
+                              "不够一条 max_model_len = {mml} token 的请求，vLLM 会拒绝启动（“To serve at least one "
+                              "request with the model's max seq len…”）。",
+    "fit.alt.title": "改成下面任一项即可放下（均用同一显存模型核算）：",
+    "fit.alt.line": "{what}（`{flags}`）：可同时容纳 {conc} 个 {mml} token 的请求；{goal}",
+    "fit.alt.none": "单项调整都放不下：gpu_memory_utilization 提到 0.98、换更轻的权重或 KV 精度、张量并行到 8 卡都不够。"
+                    "请换更大的 GPU。",
+    "fit.change.gpu_memory_utilization": "把 gpu_memory_utilization 提高到 {value}",
+    "fit.change.quantization": "权重用 {value}",
+    "fit.change.kv_cache_dtype": "KV Cache 用 {value}",
+    "fit.change.tensor_parallel_size": "张量并行到 {value} 张 GPU",
+    "fit.change.max_model_len": "把 max_model_len 降到 {value}",
+    "fit.goal.met": "满足你的目标（{n} 个 {ctx} token 的请求）",
+    "fit.goal.missed": "达不到你的目标（{n} 个 {ctx} token 的请求）",
     "mem.conc_not_fit": "{conc} 个 {ctx} token 的请求无法同时放下：只能放下 {fit} 个。vLLM 会让其余请求排队"
                         "（或抢占），延迟随之上升。",
     "mem.chart.title_conc": "每卡显存随并发数的变化（每请求 {ctx} token）",

@@ -118,6 +118,14 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         "enable_chunked_prefill": serving.enable_chunked_prefill, "max_model_len": est.max_model_len,
     }
     record = {k: _number(v) for k, v in out.items()}
+    if not record["fits"]:
+        from calc.cli.main import does_not_fit_record  # noqa: PLC0415
+        from calc.sizing.fit import what_would_fit  # noqa: PLC0415
+
+        # the goal: this load's requests (input + output tokens), as many at once as one replica serves
+        wanted = None if per_replica is None else math.ceil(per_replica)
+        record["does_not_fit"] = does_not_fit_record(what_would_fit(
+            arch, gpu, serving, efficiency, concurrency=wanted, context_tokens=serving.input_len + serving.output_len))
     from calc.cli.main import spelling_notes  # noqa: PLC0415
 
     notes = spelling_notes(options)

@@ -22,6 +22,7 @@ from calc.spec.parallelism import check_tensor_parallel as _check_tp
 from calc.spec.precision import (ALIAS_REASONS, DTYPES, KV_CACHE_DTYPE_ALIASES, KV_CACHE_DTYPES, QUANTIZATION_ALIASES,
                                  QUANTIZATIONS)
 from calc.spec.untrusted import InputError, quote
+from calc.sizing.fit import DoesNotFit, what_would_fit
 from calc.sizing.scenario import memory_for, resolve_serving
 from calc.spec.units import GB, GiB, KiB, MiB
 
@@ -185,7 +186,27 @@ def memory_report(args: argparse.Namespace) -> dict[str, Any]:
         "contiguous_max_sequences": r.contiguous_max_sequences,
         "fits": r.fits, "concurrency_fits": r.concurrency_fits,
     }
-    return {k: _plain(v) for k, v in out.items()}
+    record = {k: _plain(v) for k, v in out.items()}
+    if not record["fits"]:
+        record["does_not_fit"] = does_not_fit_record(what_would_fit(
+            arch, gpu, serving, Efficiency(), concurrency=args.concurrency, context_tokens=args.context_len))
+    return record
+
+
+def does_not_fit_record(d: DoesNotFit | None) -> dict[str, Any] | None:
+    """The JSON object beside ``fits: false``: vLLM's estimated maximum model length, the
+    alternatives that fit (:func:`calc.sizing.fit.what_would_fit`) and a one-line message."""
+    if d is None:
+        return None
+    return {
+        "max_model_len_that_fits": d.max_model_len_that_fits,
+        "kv_needed_bytes": d.kv_needed_bytes, "kv_available_bytes": d.kv_available_bytes,
+        "alternatives": [{"change": a.change, "value": a.value, "vllm_flags": a.vllm_flags,
+                          "max_model_len": a.max_model_len, "max_concurrency": round(a.max_concurrency, 4),
+                          "requests_at_context": a.requests_at_context, "meets_goal": a.meets_goal}
+                         for a in d.alternatives],
+        "message": d.message,
+    }
 
 
 def _fmt(key: str, value: Any) -> str:
@@ -207,9 +228,17 @@ def _fmt(key: str, value: Any) -> str:
 
 def print_table(d: dict[str, Any], out=None) -> None:
     out = sys.stdout if out is None else out  # looked up per call, so redirection (capsys) works
+    advice = d.get("does_not_fit")
+    d = {k: v for k, v in d.items() if k != "does_not_fit"}
     width = max(len(k) for k in d)
     for k, v in d.items():
         print(f"{k:<{width}}  {_fmt(k, v)}", file=out)
+    if advice:  # after the table: vLLM's refusal in one line, then one alternative a line
+        print(f"\ndoes not fit: {advice['message']}", file=out)
+        for a in advice["alternatives"]:
+            goal = "  meets the goal" if a["meets_goal"] else ""
+            print(f"  {a['vllm_flags']:<42}  {a['max_concurrency']:,.1f} requests of {a['max_model_len']:,} tokens{goal}",
+                  file=out)
 
 
 def catalog_report(kind: str) -> list[dict[str, Any]]:
