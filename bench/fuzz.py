@@ -30,6 +30,7 @@ PLAN = {
     "control_parse": 3000,
     "scenario_file": 2500,
     "config_json": 2500,
+    "trace_file": 2500,
     "cli_argv": 600,
     "batch_lines": 150,  # 8 lines each
     "pages_apptest": 60,
@@ -97,6 +98,7 @@ def main(argv=None) -> int:
                           check_control_parse, lambda x: 1),
         "scenario_file": (F.scenario_texts(), F.check_scenario, lambda x: 1),
         "config_json": (F.config_texts(), F.check_config, lambda x: 1),
+        "trace_file": (F.trace_texts(), F.check_trace, lambda x: 1),
         "cli_argv": (F.cli_argvs(), lambda a: F.check_cli(a) == 0, lambda x: 1),
         "batch_lines": (st.lists(F.batch_lines(), min_size=1, max_size=8), F.check_batch, len),
         "pages_apptest": (st.tuples(st.sampled_from([pg.path for pg in PAGES]), F.query_params(max_keys=10)),

@@ -2,7 +2,7 @@
 tests/test_input_fuzz.py, a bounded CI run, and bench/fuzz.py, the long run).
 
 Paths: URL parameters (pure sanitizer, and AppTest on every page), scenario files, config.json,
-CLI argument vectors and ``--batch`` lines. Generators: inf/nan, huge integers, deep nesting,
+CLI argument vectors, ``--batch`` lines and load-test traces (CSV / JSON lines, any line ending). Generators: inf/nan, huge integers, deep nesting,
 long and non-ASCII strings, Markdown and HTML, plus valid values so accepted paths run too.
 Properties: no exception escapes (no traceback, no exception element), every rejection names
 its field in a short message, the other state is kept, accepted inputs give finite,
@@ -300,6 +300,58 @@ def check_batch(lines: list[str]) -> tuple[int, int]:
             check_estimate_record(r)
             ok += 1
     return ok, len(records) - ok
+
+
+# ----------------------------------------------------------------------------- load-test traces
+
+TRACE_NUMBERS = ["0", "1", "100", "2048", "0.5", "1.5", "-3", "1e9", "1e400", "-1e400", "inf", "nan", "9" * 31,
+                 "9" * 400, "1234" * 1250, "10000001", "", " ", "x"]
+
+
+@st.composite
+def trace_texts(draw) -> str | bytes:
+    """A trace upload: CSV or JSON lines, LF / CRLF / CR line ends (mixed too), valid and hostile values."""
+    kind = draw(st.sampled_from(["csv", "csv", "jsonl", "jsonl", "raw"]))
+    if kind == "raw":
+        return draw(st.one_of(hostile_text, st.binary(max_size=200)))
+    eol = draw(st.sampled_from(["\n", "\r\n", "\r", "mixed"]))
+    good = st.integers(1, 4096).map(str)
+    rows = [[draw(good) for _ in range(3)] for _ in range(draw(st.integers(0, 5)))]
+    if rows and draw(st.booleans()):  # one hostile value (else the trace is valid: the accepted path runs too)
+        rows[draw(st.integers(0, len(rows) - 1))][draw(st.integers(0, 2))] = draw(
+            st.one_of(st.sampled_from(TRACE_NUMBERS), hostile_text))
+    if kind == "csv":
+        header = draw(st.sampled_from(["arrival_s,input_len,output_len", "timestamp, prompt_len ,output_tokens",
+                                       "arrival_s,input_len"]))
+        lines = [header] + [",".join(r) for r in rows]
+    else:
+        lines = []
+        for r in rows:
+            fields = {k: draw(st.sampled_from(["raw", "str"])) for k in ("arrival_s", "input_len", "output_len")}
+            body = ", ".join(f'"{k}": ' + (v if how == "raw" and v and v.strip() and "\n" not in v else json.dumps(v))
+                             for (k, how), v in zip(fields.items(), r))
+            lines.append("{" + body + "}")
+    if eol == "mixed":
+        text = "".join(line + draw(st.sampled_from(["\n", "\r\n", "\r"])) for line in lines)
+    else:
+        text = eol.join(lines) + (eol if draw(st.booleans()) else "")
+    return text.encode("utf-8", "surrogatepass") if draw(st.booleans()) else text
+
+
+def check_trace(text) -> bool:
+    """A trace parses into a consistent workload or is refused with a WorkloadError naming the trace
+    (and the line), short; no other exception (csv.Error, int-digit limit, OverflowError) escapes."""
+    from calc.traffic.workload import MAX_TOKENS, WorkloadError, parse_trace  # noqa: PLC0415
+
+    try:
+        w = parse_trace(text, max_model_len=10_000)
+    except WorkloadError as exc:
+        assert str(exc).startswith("trace") and len(str(exc)) < MAX_MESSAGE, str(exc)
+        return False
+    assert w.num_requests >= 1 and (w.arrival_s >= 0).all() and (w.arrival_s[1:] >= w.arrival_s[:-1]).all()
+    assert (w.input_len >= 1).all() and (w.output_len >= 1).all() and (w.input_len + w.output_len <= 10_000).all()
+    assert w.input_len.max() <= MAX_TOKENS
+    return True
 
 
 # ----------------------------------------------------------------------------- pages (AppTest)

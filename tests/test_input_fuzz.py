@@ -48,6 +48,12 @@ def test_config_json(text):
     F.check_config(text)
 
 
+@FAST
+@given(F.trace_texts())
+def test_load_test_traces(text):
+    F.check_trace(text)
+
+
 @SLOW
 @given(F.cli_argvs())
 def test_cli_argument_vectors(argv):
