@@ -31,6 +31,7 @@ PLAN = {
     "scenario_file": 2500,
     "config_json": 2500,
     "trace_file": 2500,
+    "vllm_command": 2500,
     "cli_argv": 600,
     "batch_lines": 150,  # 8 lines each
     "pages_apptest": 60,
@@ -99,6 +100,7 @@ def main(argv=None) -> int:
         "scenario_file": (F.scenario_texts(), F.check_scenario, lambda x: 1),
         "config_json": (F.config_texts(), F.check_config, lambda x: 1),
         "trace_file": (F.trace_texts(), F.check_trace, lambda x: 1),
+        "vllm_command": (F.vllm_commands(), F.check_vllm_command, lambda x: 1),
         "cli_argv": (F.cli_argvs(), lambda a: F.check_cli(a) == 0, lambda x: 1),
         "batch_lines": (st.lists(F.batch_lines(), min_size=1, max_size=8), F.check_batch, len),
         "pages_apptest": (st.tuples(st.sampled_from([pg.path for pg in PAGES]), F.query_params(max_keys=10)),

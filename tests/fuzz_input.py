@@ -2,7 +2,7 @@
 tests/test_input_fuzz.py, a bounded CI run, and bench/fuzz.py, the long run).
 
 Paths: URL parameters (pure sanitizer, and AppTest on every page), scenario files, config.json,
-CLI argument vectors, ``--batch`` lines and load-test traces (CSV / JSON lines, any line ending). Generators: inf/nan, huge integers, deep nesting,
+CLI argument vectors, ``--batch`` lines, the vLLM-command paste box and load-test traces (CSV / JSON lines, any line ending). Generators: inf/nan, huge integers, deep nesting,
 long and non-ASCII strings, Markdown and HTML, plus valid values so accepted paths run too.
 Properties: no exception escapes (no traceback, no exception element), every rejection names
 its field in a short message, the other state is kept, accepted inputs give finite,
@@ -300,6 +300,61 @@ def check_batch(lines: list[str]) -> tuple[int, int]:
             check_estimate_record(r)
             ok += 1
     return ok, len(records) - ok
+
+
+# ----------------------------------------------------------------------------- vLLM command paste box
+
+NUMBER_TEXTS = ["inf", "-inf", "+inf", "nan", "1e309", "-1e309", "1e309k", "infK", "9" * 400, "9" * 5000, "1e18",
+                "-1", "0", "0.5", "2", "8", "16", "32k", "4K", "1m", "1G", "1.5", "0x10", "1_000", "１２"]
+
+
+GOOD_FLAG_VALUES = {"-tp": ["1", "2"], "--tensor-parallel-size": ["1", "4"], "--block-size": ["16", "32"],
+                    "--max-model-len": ["4096", "8k"], "--max-num-seqs": ["64", "256"],
+                    "--max-num-batched-tokens": ["2048", "8K"], "--gpu-memory-utilization": ["0.9", "0.85"],
+                    "--dtype": ["auto", "bf16"], "--kv-cache-dtype": ["auto", "fp8"]}
+
+
+@st.composite
+def vllm_commands(draw) -> str:
+    """A pasted ``vllm serve`` line: numeric flags (short and long spellings, ``=`` or a space) with
+    hostile or valid values, other flags, a catalog model or hostile text."""
+    from calc.spec.vllm_command import FLAGS as VLLM_FLAGS  # noqa: PLC0415
+
+    numeric = sorted(f for f, (_, kind) in VLLM_FLAGS.items() if kind in ("int", "float"))
+    head = draw(st.sampled_from(["vllm serve", "python -m vllm.entrypoints.openai.api_server --model",
+                                 "docker run --gpus all vllm/vllm-openai:latest --model"]))
+    catalog = st.sampled_from(list(model_ids())[:5])
+    model = draw(st.one_of(catalog, catalog, catalog, hostile_text.map(lambda x: x.replace("'", ""))))
+    words = [head, "'" + model + "'"]
+    for flag in draw(st.lists(st.sampled_from(numeric + ["--dtype", "--enforce-eager", "--kv-cache-dtype"]),
+                              max_size=5)):
+        if draw(st.booleans()):  # a value the flag takes (so whole commands get applied too)
+            value = draw(st.sampled_from(GOOD_FLAG_VALUES.get(flag, ["auto"])))
+        else:
+            value = draw(st.one_of(st.sampled_from(NUMBER_TEXTS), hostile_text.map(lambda x: x.replace("'", ""))))
+        words.append(f"{flag}='{value}'" if draw(st.booleans()) else f"{flag} '{value}'")
+    return " ".join(words)
+
+
+def check_vllm_command(text: str) -> bool:
+    """The paste box's Apply: values every control accepts, or a short message per problem naming
+    its flag (a numeric flag with its allowed range); only 'command: …' may be raised."""
+    from ui.vllm_paste import FLAG_OF, command_to_values  # noqa: PLC0415
+
+    try:
+        values, ignored, errors = command_to_values(text)
+    except ValueError as exc:
+        assert str(exc).startswith("command:") and len(str(exc)) < MAX_MESSAGE, str(exc)
+        return False
+    for key, value in values.items():
+        if key not in ("model", "chunked_prefill"):
+            C.BY_KEY[key].parse(value)
+    for e in errors:
+        assert len(e) < MAX_MESSAGE and (e.startswith(("model:", "--")) or e.split(":")[0] in FLAG_OF), e
+        if e.startswith("-") and ": got " in e:  # a numeric flag's message says its range
+            assert e.split(":")[0].split(" ")[0] in FLAG_OF.values(), e
+            assert not e.endswith(("allowed a whole number", "allowed a number")), e
+    return not errors
 
 
 # ----------------------------------------------------------------------------- load-test traces

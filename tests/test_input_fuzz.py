@@ -49,6 +49,12 @@ def test_config_json(text):
 
 
 @FAST
+@given(F.vllm_commands())
+def test_vllm_command_paste_box(text):
+    F.check_vllm_command(text)
+
+
+@FAST
 @given(F.trace_texts())
 def test_load_test_traces(text):
     F.check_trace(text)
