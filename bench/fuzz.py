@@ -34,6 +34,7 @@ PLAN = {
     "vllm_command": 2500,
     "cli_argv": 600,
     "batch_lines": 150,  # 8 lines each
+    "simulate_batch": 100,  # 6 lines each
     "pages_apptest": 60,
 }
 
@@ -103,6 +104,8 @@ def main(argv=None) -> int:
         "vllm_command": (F.vllm_commands(), F.check_vllm_command, lambda x: 1),
         "cli_argv": (F.cli_argvs(), lambda a: F.check_cli(a) == 0, lambda x: 1),
         "batch_lines": (st.lists(F.batch_lines(), min_size=1, max_size=8), F.check_batch, len),
+        "simulate_batch": (st.lists(F.simulate_batch_lines(), min_size=1, max_size=6),
+                           lambda lines: F.check_batch(lines, "simulate"), len),
         "pages_apptest": (st.tuples(st.sampled_from([pg.path for pg in PAGES]), F.query_params(max_keys=10)),
                           check_page, lambda x: max(1, len(x[1]))),
     }

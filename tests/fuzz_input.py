@@ -32,6 +32,9 @@ from ui.planner.controls import PLANNER
 LINK = "`[click me](https://evil.example/phish)`"
 PIXEL = "x` ![t](http://127.0.0.1:9/pixel.png) `"
 MAX_MESSAGE = 700  # characters: a message about one field stays short, whatever the input
+# Python's / pydantic's own wording of a number it could not take: a message must never carry it
+INTERNAL_MESSAGES = ("Exceeds the limit", "int_max_str_digits", "exceeded maximum size", "OverflowError",
+                     "could not convert", "invalid literal", "cannot convert float")
 
 SPECIAL_TEXTS = ["inf", "-inf", "nan", "NaN", "Infinity", "1e309", "-1e309", "9" * 400, "9" * 5000, "", " ", "0",
                  "-1", "1e3", "0x10", "1_000", "１２", "٣", "true", "false", "null", "[]", "{}", "custom", LINK, PIXEL,
@@ -215,9 +218,20 @@ FLAGS = {"--tensor-parallel-size": ["1", "2", "4", "8", "3", "0"], "--dtype": ["
          "--output-len": ["1", "128"], "--concurrency": ["1", "16", "max", "1000"], "--replicas": ["1", "2", "64"]}
 
 
+SIM_FLAGS = {"--rate": ["1", "20"], "--cv": ["0.5", "2"], "--think-time-s": ["0", "0.5"], "--seed": ["0", "7"],
+             "--ttft-slo-ms": ["100"], "--tpot-slo-ms": ["20"], "--concurrency": ["1", "8"],
+             "--arrival": ["poisson", "closed", "burst"]}
+
+
 @st.composite
 def cli_argvs(draw) -> list[str]:
-    command = draw(st.sampled_from(["estimate", "estimate", "memory"]))
+    command = draw(st.sampled_from(["estimate", "estimate", "memory", "simulate"]))
+    if command == "simulate":  # few requests: the argument handling is under test, not the simulator
+        argv = ["simulate", "--model", draw(st.sampled_from(model_ids()[:3])), "--gpu", "h100-sxm",
+                "--input-len", "256", "--output-len", "16", "--num-requests", "20"]
+        for flag in draw(st.lists(st.sampled_from(sorted(SIM_FLAGS)), min_size=1, max_size=4, unique=True)):
+            argv += [flag, draw(st.one_of(st.sampled_from(SIM_FLAGS[flag]), hostile_text))]
+        return argv + ["--format", "json"]
     argv = [command, "--model", draw(st.one_of(st.sampled_from(model_ids()), hostile_text)),
             "--gpu", draw(st.one_of(st.sampled_from(gpu_ids()), hostile_text))]
     if command == "estimate":
@@ -251,8 +265,11 @@ def check_cli(argv: list[str]) -> int:
     if rc == 2:  # one error line (after any "note:" lines about old spellings)
         lines = [x for x in err.splitlines() if not x.startswith("note: ")]
         assert len(lines) == 1 and lines[0].startswith("error: ") and len(lines[0]) < 2000, err
+        assert not any(m in err for m in INTERNAL_MESSAGES), err
     elif argv[0] == "estimate":
         check_estimate_record(json.loads(out))
+    elif argv[0] == "simulate":
+        assert json.loads(out)["num_requests"] == 20
     else:
         d = json.loads(out)
         assert all(d[k] >= 0 for k in ("weights_bytes", "kv_bytes_per_token", "usable_memory_bytes"))
@@ -270,6 +287,20 @@ GOOD_VALUES = {"tensor_parallel_size": [1, 2, 4, 8], "concurrency": [1, 4, 16, 6
                "model": list(model_ids()), "gpu": list(gpu_ids())}
 
 
+HUGE_LITERALS = ["9" * 31, "9" * 400, "1234" * 1250, "-" + "9" * 5000, "1e400", "-1e400"]
+
+
+def _with_huge_number(draw, line: dict, keys: list[str]) -> str:
+    """The line as JSON, sometimes with one value replaced by a number literal no float or int
+    conversion survives (400 / 5,000 digits, 1e400): the field must name itself, no internal message."""
+    text = json.dumps(line, allow_nan=True).replace("\n", " ")
+    if keys and draw(st.integers(0, 3)) == 0:
+        key = draw(st.sampled_from(keys))
+        line[key] = "@HUGE@"
+        text = json.dumps(line, allow_nan=True).replace("\n", " ").replace('"@HUGE@"', draw(st.sampled_from(HUGE_LITERALS)))
+    return text
+
+
 @st.composite
 def batch_lines(draw) -> str:
     if draw(st.integers(0, 6)) == 0:
@@ -278,15 +309,36 @@ def batch_lines(draw) -> str:
     for key in draw(st.lists(st.sampled_from(BATCH_KEYS), max_size=4, unique=True)):
         good = GOOD_VALUES.get(key)
         line[key] = draw(st.sampled_from(good)) if good and draw(st.booleans()) else draw(json_values)
-    return json.dumps(line, allow_nan=True).replace("\n", " ")
+    return _with_huge_number(draw, line, BATCH_KEYS)
 
 
-def check_batch(lines: list[str]) -> tuple[int, int]:
-    """Every line gives one record or one error line; the valid ones are consistent."""
+SIM_LINE = {"model": "meta-llama/Llama-2-7b-hf", "gpu": "a100-80gb", "input_len": 128, "output_len": 16, "rate": 5,
+            "num_requests": 20}
+SIM_KEYS = ["rate", "concurrency", "arrival", "cv", "num_requests", "seed", "ttft_slo_ms", "tpot_slo_ms",
+            "think_time_s", "input_len", "max_num_seqs"]
+SIM_GOOD = {"rate": [1, 20], "concurrency": [1, 8], "arrival": ["poisson", "gamma", "closed", "burst"], "cv": [0.5, 2],
+            "num_requests": [1, 30], "seed": [0, 7], "ttft_slo_ms": [100, 5000], "tpot_slo_ms": [20],
+            "think_time_s": [0, 0.5], "input_len": [64, 512], "max_num_seqs": [4, 64]}
+
+
+@st.composite
+def simulate_batch_lines(draw) -> str:
+    """A ``simulate --batch`` line: the load options hostile (huge numbers too), few requests each."""
+    line = dict(SIM_LINE)
+    for key in draw(st.lists(st.sampled_from(SIM_KEYS), max_size=3, unique=True)):
+        line[key] = draw(st.sampled_from(SIM_GOOD[key])) if draw(st.booleans()) else draw(json_values)
+    if isinstance(line.get("num_requests"), int) and not isinstance(line["num_requests"], bool):
+        line["num_requests"] = min(line["num_requests"], 50)  # bounded for CI: the simulation itself is not under test
+    return _with_huge_number(draw, line, SIM_KEYS)
+
+
+def check_batch(lines: list[str], command: str = "estimate") -> tuple[int, int]:
+    """Every line gives one record or one error line; the valid ones are consistent; no error
+    record carries Python's (or pydantic's) internal wording."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "b.jsonl"
         path.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
-        rc, out, err = run_cli(["estimate", "--batch", str(path)])
+        rc, out, err = run_cli([command, "--batch", str(path)])
     assert rc in (0, 2) and "Traceback" not in out + err, err
     records = [json.loads(x) for x in out.splitlines()]
     nonblank = [x for x in lines if x.strip()]
@@ -295,9 +347,12 @@ def check_batch(lines: list[str]) -> tuple[int, int]:
     for r in records:
         if "error" in r:
             assert isinstance(r["line"], int) and "internal error" not in r["error"], r
-            assert len(r["error"]) < 2000
-        else:
+            assert len(r["error"]) < 2000 and not any(m in r["error"] for m in INTERNAL_MESSAGES), r
+        elif command == "estimate":
             check_estimate_record(r)
+            ok += 1
+        else:
+            assert r["num_requests"] >= 1 and all(r[k] is None or r[k] >= 0 for k in ("ttft_s_p99", "tpot_s_p99")), r
             ok += 1
     return ok, len(records) - ok
 

@@ -72,6 +72,12 @@ def test_cli_batch_lines(lines):
     F.check_batch(lines)
 
 
+@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(F.simulate_batch_lines(), min_size=1, max_size=6))
+def test_cli_simulate_batch_lines(lines):
+    F.check_batch(lines, "simulate")
+
+
 @pytest.mark.parametrize("page", [p.path for p in PAGES])
 @PAGE
 @given(query=F.query_params(max_keys=8))
