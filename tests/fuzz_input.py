@@ -269,7 +269,9 @@ def check_cli(argv: list[str]) -> int:
     elif argv[0] == "estimate":
         check_estimate_record(json.loads(out))
     elif argv[0] == "simulate":
-        assert json.loads(out)["num_requests"] == 20
+        d = json.loads(out)
+        assert d["num_requests"] == 20 and d["truncated"] == (d["finished_requests"] < 20), d
+        assert ("note: the simulation was cut" in err) == d["truncated"], err  # a partial run always says so
     else:
         d = json.loads(out)
         assert all(d[k] >= 0 for k in ("weights_bytes", "kv_bytes_per_token", "usable_memory_bytes"))

@@ -102,3 +102,18 @@ def test_hostile_flags_give_one_short_line(capsys, args, start):
     assert main(BASE + args) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith(start) and len(err) < 400 and "\n" not in err, err
+
+
+def test_a_run_cut_at_the_step_cap_says_truncated(capsys, monkeypatch):
+    # issue #18: a run stopped at the simulator's step cap printed complete-looking results
+    monkeypatch.setattr("calc.traffic.simulator.MAX_STEPS", 50)
+    assert main(BASE + ["--rate", "50", "--num-requests", "200", "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    d = json.loads(captured.out)
+    assert d["truncated"] is True and 0 <= d["finished_requests"] < d["num_requests"] == 200
+    assert captured.err.startswith("note: the simulation was cut at its step cap") and "of 200 requests" in captured.err
+    monkeypatch.setattr("calc.traffic.simulator.MAX_STEPS", 5_000_000)
+    assert main(BASE + ["--rate", "50", "--num-requests", "200", "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    d = json.loads(captured.out)
+    assert d["truncated"] is False and d["finished_requests"] == 200 and captured.err == ""

@@ -196,6 +196,26 @@ class TestScheduler:
         assert area == pytest.approx(total, rel=1e-9)
 
 
+def test_a_truncated_run_counts_only_finished_requests(h100):
+    """Cut at the step cap: throughputs over the finished requests (they divided every request's
+    tokens by the time to the last finish), flagged; the rate search does not call it sustained."""
+    w = make_workload(arrival="poisson", rate_per_s=50, num_requests=200, input_len=LengthSpec("fixed", 100),
+                      output_len=LengthSpec("fixed", 50))
+    cfg = EngineConfig(max_num_seqs=8, max_num_batched_tokens=256, enable_chunked_prefill=True, num_blocks=1000)
+    e = h100.engine
+    full, cut = simulate(e, w, cfg), simulate(e, w, cfg, max_steps=300)
+    s_full, s_cut = summarize(full), summarize(cut)
+    assert not s_full["truncated"] and s_full["finished_requests"] == 200
+    assert cut.truncated and s_cut["truncated"] and 0 < s_cut["finished_requests"] < 200
+    done = np.isfinite(cut.finish_s)
+    assert s_cut["requests_per_s"] == pytest.approx(done.sum() / cut.makespan_s)
+    assert s_cut["output_tokens_per_s"] == pytest.approx(cut.output_len[done].sum() / cut.makespan_s)
+    none = simulate(e, w, cfg, max_steps=1)
+    assert np.isnan(none.makespan_s) and np.isnan(summarize(none)["requests_per_s"])
+    search = max_sustainable_rate(lambda rate: cut, ttft_slo_s=1e9, tpot_slo_s=1e9, rate_lo=1, rate_hi=2)
+    assert np.isnan(search.rate_per_s) and not search.meets.any()
+
+
 class TestWorkload:
     def test_gamma_cv(self):
         a = arrivals("gamma", n=200_000, rate_per_s=5.0, cv=2.0, rng=np.random.default_rng(0))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from typing import Any
 
 
@@ -152,7 +153,12 @@ def simulate_record(options: dict[str, Any]) -> dict[str, Any]:
                            "rate_per_s": rate, "concurrency": conc, "seed": int(seed)}
     out.update({k: s[k] for k in SUMMARY_KEYS})
     out.update({k: s[k] for k in ("output_tokens_per_s", "requests_per_s", "goodput_requests_per_s", "preemptions",
-                                  "num_requests", "duration_s")})
+                                  "num_requests", "duration_s", "finished_requests", "truncated")})
+    if r.truncated:  # the JSON says it ("truncated": true); a person reading stderr is told too
+        print(f"note: the simulation was cut at its step cap, after {len(r.step_s):,} engine steps, with "
+              f"{s['finished_requests']:,} of {s['num_requests']:,} requests finished: latencies, throughputs and "
+              "goodput cover the finished requests only (the slowest are left out: the percentiles are lower "
+              "bounds)", file=sys.stderr)
     out["ttft_slo_ms"] = None if math.isinf(ttft_slo) else ttft_slo
     out["tpot_slo_ms"] = None if math.isinf(tpot_slo) else tpot_slo
     out["max_num_seqs"] = int(est.max_num_seqs)

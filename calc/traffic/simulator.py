@@ -98,7 +98,9 @@ class SimResult:
 
     @property
     def makespan_s(self) -> float:
-        return float(np.nanmax(self.finish_s) - np.nanmin(self.arrival_s))
+        """First arrival to last finish (NaN when no request finished: a run cut at the step cap)."""
+        done = np.isfinite(self.finish_s)
+        return float(self.finish_s[done].max() - np.nanmin(self.arrival_s)) if done.any() else float("nan")
 
 
 def _ceil_div(a, b):
@@ -132,9 +134,11 @@ def _retire(fin, end, running, finish_t, arrival, pending, next_new, workload, t
     return running, freed, next_new, n_done
 
 
-def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_steps: int = MAX_STEPS,
+def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_steps: int | None = None,
              timer: StepTimer | None = None) -> SimResult:
-    """Run ``workload`` through the scheduler (module docstring) until every request finishes.
+    """Run ``workload`` through the scheduler (module docstring) until every request finishes, or
+    for at most ``max_steps`` engine steps (default :data:`MAX_STEPS`, read at call time); a run cut
+    there has ``truncated`` set and NaN times for the requests that did not finish.
 
     >>> from calc.spec.catalog import get_gpu, get_model
     >>> from calc.timing.estimate import engine_numbers
@@ -147,6 +151,7 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
     >>> r.step_prefill_tokens.tolist(), r.step_decode_tokens.tolist()   # 2.56 prompts per step
     ([256, 144, 0, 0], [0, 2, 4, 2])
     """
+    max_steps = MAX_STEPS if max_steps is None else int(max_steps)
     n = workload.num_requests
     prompt = workload.input_len.astype(np.int64)
     out_len = workload.output_len.astype(np.int64)
