@@ -2,7 +2,7 @@
 tests/test_input_fuzz.py, a bounded CI run, and bench/fuzz.py, the long run).
 
 Paths: URL parameters (pure sanitizer, and AppTest on every page), scenario files, config.json,
-CLI argument vectors, ``--batch`` lines, the vLLM-command paste box and load-test traces (CSV / JSON lines, any line ending). Generators: inf/nan, huge integers, deep nesting,
+CLI argument vectors, ``--batch`` lines, the vLLM-command paste box, load-test traces and the planner's replica search (CSV / JSON lines, any line ending). Generators: inf/nan, huge integers, deep nesting,
 long and non-ASCII strings, Markdown and HTML, plus valid values so accepted paths run too.
 Properties: no exception escapes (no traceback, no exception element), every rejection names
 its field in a short message, the other state is kept, accepted inputs give finite,
@@ -223,9 +223,25 @@ SIM_FLAGS = {"--rate": ["1", "20"], "--cv": ["0.5", "2"], "--think-time-s": ["0"
              "--arrival": ["poisson", "closed", "burst"]}
 
 
+PLAN_FLAGS = {"--rate": ["1", "40", "100000", "1e6"], "--input-len": ["1", "1000", "65536"],
+              "--output-len": ["1", "200", "65536"], "--ttft-slo-ms": ["100", "600000"], "--tpot-slo-ms": ["10", "10000"],
+              "--top": ["1", "50", "1000"], "--max-gpus": ["1", "8", "1000000"], "--budget-usd-per-hour": ["1", "1e9"],
+              "--max-model-len": ["131072", "2"], "--gpus": ["h100-sxm", "a100-80gb,h100-sxm"],
+              "--price": ["h100-sxm=2.49", "=1", "x=y"], "--sort": ["cost", "gpus", "throughput"]}
+
+
 @st.composite
 def cli_argvs(draw) -> list[str]:
-    command = draw(st.sampled_from(["estimate", "estimate", "memory", "simulate"]))
+    command = draw(st.sampled_from(["estimate", "estimate", "memory", "simulate", "plan"]))
+    if command == "plan":  # the mean (closed loop, no simulation): argument handling and the grid's loops
+        values = {f: draw(st.one_of(st.sampled_from(v), hostile_text)) if draw(st.integers(0, 3)) == 0
+                  else draw(st.sampled_from(v)) for f, v in PLAN_FLAGS.items()}
+        argv = ["plan", "--model", draw(st.sampled_from(model_ids()[:3]))]
+        for flag in ("--rate", "--input-len", "--output-len", "--ttft-slo-ms", "--tpot-slo-ms"):
+            argv += [flag, values[flag]]
+        for flag in draw(st.lists(st.sampled_from(sorted(set(PLAN_FLAGS) - set(argv))), max_size=3, unique=True)):
+            argv += [flag, values[flag]]
+        return argv + ["--format", "json"]
     if command == "simulate":  # few requests: the argument handling is under test, not the simulator
         argv = ["simulate", "--model", draw(st.sampled_from(model_ids()[:3])), "--gpu", "h100-sxm",
                 "--input-len", "256", "--output-len", "16", "--num-requests", "20"]
@@ -268,6 +284,9 @@ def check_cli(argv: list[str]) -> int:
         assert not any(m in err for m in INTERNAL_MESSAGES), err
     elif argv[0] == "estimate":
         check_estimate_record(json.loads(out))
+    elif argv[0] == "plan":
+        rows = json.loads(out)
+        assert isinstance(rows, list) and all(r["meets_slo"] and r["replicas"] >= 1 for r in rows), rows[:1]
     elif argv[0] == "simulate":
         d = json.loads(out)
         assert d["num_requests"] == 20 and d["truncated"] == (d["finished_requests"] < 20), d
@@ -464,6 +483,47 @@ def check_trace(text) -> bool:
     assert (w.input_len >= 1).all() and (w.output_len >= 1).all() and (w.input_len + w.output_len <= 10_000).all()
     assert w.input_len.max() <= MAX_TOKENS
     return True
+
+
+# ----------------------------------------------------------------------------- planner replica search
+
+@st.composite
+def replica_searches(draw) -> tuple[int, int, int, int | None]:
+    """(lo, hi, least count that meets, first count the simulation cannot judge or None): counts
+    up to 10^7 (the old search simulated every one of them)."""
+    lo = draw(st.one_of(st.integers(1, 50), st.integers(1, 10 ** 7)))
+    hi = draw(st.integers(lo, 2 * lo))
+    need = draw(st.one_of(st.just(lo), st.integers(lo, hi + 1), st.integers(lo, lo + 3)))
+    unjudged = draw(st.one_of(st.none(), st.none(), st.integers(lo, hi + 1)))
+    return lo, hi, need, unjudged
+
+
+def check_replica_search(case) -> bool:
+    """The planner's search: at most MAX_EVALS_PER_OPTION simulations whatever the counts; its
+    answer meets; it is the least count (the old linear answer) when it says exact."""
+    from calc.plan.percentiles import MAX_EVALS_PER_OPTION, least_replicas  # noqa: PLC0415
+
+    lo, hi, need, unjudged = case
+    calls: list[int] = []
+
+    def meets(n: int) -> bool | None:
+        calls.append(n)
+        assert lo <= n <= hi, (n, lo, hi)
+        return None if unjudged is not None and n >= unjudged else n >= need
+
+    n, how = least_replicas(meets, lo, hi)
+    assert len(calls) <= MAX_EVALS_PER_OPTION, len(calls)
+    if how == "exact":
+        assert n == max(need, lo) and (unjudged is None or n < unjudged), (n, case)
+    elif how == "upper_bound":
+        assert n >= need and meets(n), (n, case)
+    elif how == "miss":
+        assert n is None and need > hi and (unjudged is None or unjudged > hi), case
+    else:
+        assert how == "unknown" and n is None and unjudged is not None, case
+    if unjudged is None and hi - lo < 2 ** (MAX_EVALS_PER_OPTION - 2):  # small ranges: always the exact answer
+        assert how in ("exact", "miss"), (how, case)
+    return how == "exact"
 
 
 # ----------------------------------------------------------------------------- pages (AppTest)

@@ -55,6 +55,12 @@ def test_vllm_command_paste_box(text):
 
 
 @FAST
+@given(F.replica_searches())
+def test_planner_replica_search_is_bounded(case):
+    F.check_replica_search(case)
+
+
+@FAST
 @given(F.trace_texts())
 def test_load_test_traces(text):
     F.check_trace(text)
