@@ -30,8 +30,12 @@ PLAN = {
     "control_parse": 3000,
     "scenario_file": 2500,
     "config_json": 2500,
+    "trace_file": 2500,
+    "vllm_command": 2500,
+    "replica_search": 3000,  # accepted = the exact least count, rejected = a miss, unknown or upper bound
     "cli_argv": 600,
     "batch_lines": 150,  # 8 lines each
+    "simulate_batch": 100,  # 6 lines each
     "pages_apptest": 60,
 }
 
@@ -97,8 +101,13 @@ def main(argv=None) -> int:
                           check_control_parse, lambda x: 1),
         "scenario_file": (F.scenario_texts(), F.check_scenario, lambda x: 1),
         "config_json": (F.config_texts(), F.check_config, lambda x: 1),
+        "trace_file": (F.trace_texts(), F.check_trace, lambda x: 1),
+        "vllm_command": (F.vllm_commands(), F.check_vllm_command, lambda x: 1),
+        "replica_search": (F.replica_searches(), F.check_replica_search, lambda x: 1),
         "cli_argv": (F.cli_argvs(), lambda a: F.check_cli(a) == 0, lambda x: 1),
         "batch_lines": (st.lists(F.batch_lines(), min_size=1, max_size=8), F.check_batch, len),
+        "simulate_batch": (st.lists(F.simulate_batch_lines(), min_size=1, max_size=6),
+                           lambda lines: F.check_batch(lines, "simulate"), len),
         "pages_apptest": (st.tuples(st.sampled_from([pg.path for pg in PAGES]), F.query_params(max_keys=10)),
                           check_page, lambda x: max(1, len(x[1]))),
     }

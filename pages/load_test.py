@@ -69,6 +69,9 @@ if kept is not None and st.session_state.get("lt_trace") is None:  # kept from a
 stats = summarize(r, ttft_slo_s=ttft_slo, tpot_slo_s=tpot_slo)
 ms = lambda x: f"{F.number(x * 1e3, 1)} ms" if np.isfinite(x) else "–"  # noqa: E731
 pt, pp = stats[f"ttft_s_p{q}"], stats[f"tpot_s_p{q}"]
+partial = {"done": F.integer(stats["finished_requests"]), "n": F.integer(r.num_requests)}
+if r.truncated:  # cut at the simulator's step cap: say so where the numbers are, and which are partial
+    st.warning(t("lt.truncated", steps=F.integer(r.step_s.size), q=q, **partial))
 cards = layout.grid("lt", 3)
 cards.metric(t("lt.metric.ttft", q=q), ms(pt), delta=t("lt.metric.vs_slo", delta=ms(pt - ttft_slo)), delta_color="inverse", border=True)
 cards.metric(t("lt.metric.tpot", q=q), ms(pp), delta=t("lt.metric.vs_slo", delta=ms(pp - tpot_slo)) if np.isfinite(pp) else None,
@@ -78,10 +81,15 @@ cards.metric(t("lt.metric.throughput"), f"{F.number(stats['output_tokens_per_s']
 cards.metric(t("lt.metric.attainment"), F.percent(stats["slo_attainment"]), border=True)
 cards.metric(t("lt.metric.preemptions"), F.integer(stats["preemptions"]), border=True)
 ok = pt <= ttft_slo and (not np.isfinite(pp) or pp <= tpot_slo)
-(st.success if ok else st.warning)(t("lt.verdict.pass" if ok else "lt.verdict.fail", q=q))
+if r.truncated:
+    st.warning(t("lt.verdict.truncated", q=q))
+else:
+    (st.success if ok else st.warning)(t("lt.verdict.pass" if ok else "lt.verdict.fail", q=q))
 
 dist, sweep, timeline, table = st.tabs([t("lt.tab.dist"), t("lt.tab.sweep"), t("lt.tab.timeline"), t("lt.tab.table")])
 with dist:
+    if r.truncated:
+        st.caption(t("lt.truncated.short", **partial))
     c1, c2 = st.columns(2)
     layout.chart(LF.cdf_figure(r.ttft_s, t, title=t("lt.fig.ttft_title"), x_title=t("lt.fig.ttft_x"), slo_s=ttft_slo, q=q),
                  key="lt_cdf_ttft", where=c1)  # titles as HTML above the plot: they wrap on a phone
@@ -107,6 +115,8 @@ with sweep:
 with timeline:
     layout.chart(LF.timeline_figure(r, t), key="lt_timeline")
 with table:
+    if r.truncated:
+        st.caption(t("lt.truncated.short", **partial))
     st.dataframe([{t("lt.col.metric"): t(f"lt.row.{name}"), t("lt.col.mean"): ms(stats[f"{name}_mean"]),
                    **{f"P{p}": ms(stats[f"{name}_p{p}"]) for p in (50, 90, 95, 99)}}
                   for name in ("ttft_s", "tpot_s", "itl_s", "e2e_latency_s", "queue_wait_s")], hide_index=True)
@@ -119,7 +129,8 @@ c2.download_button(t("csv.lt_steps"), lambda: LF.steps_csv(r), file_name="load_t
 # The analytic closed loop beside: at the clients of a closed loop, else at the mean requests in
 # the system (Little's law), same mean lengths; identical requests get the FCFS wave.
 closed = trace is None and load.arrival == "closed"
-c_eq = load.concurrency if closed else max(1, int(round(stats["requests_per_s"] * stats["e2e_latency_s_mean"])))
+in_system = stats["requests_per_s"] * stats["e2e_latency_s_mean"]  # NaN when a cut run finished no request
+c_eq = load.concurrency if closed else max(1, int(round(in_system)) if np.isfinite(in_system) else 1)
 uniform = trace is None and load.lengths == "fixed"
 a = estimate(sc.arch, sc.gpu, s, sc.efficiency, concurrency=c_eq, input_len=int(np.mean(r.input_len)),
              output_len=int(np.mean(r.output_len)), uniform_lengths=uniform).serving
@@ -135,6 +146,8 @@ sim_mean = {"ttft_s": float(np.nanmean(r.ttft_s[steady])), "tpot_s": float(np.na
 st.table(tables.arrow([{t("lt.col.metric"): t(f"lt.row.{name}"), t("lt.col.analytic"): ms(float(getattr(a, name))),
                         t("lt.col.simulated"): ms(sim_mean[name])} for name in ("ttft_s", "tpot_s", "e2e_latency_s")]),
          hide_index=True)
+if r.truncated:
+    st.caption(t("lt.truncated.short", **partial))
 if not bool(a.closed_form):
     st.info(t("lt.analytic.sim_needed"))
 st.subheader(t("why.title"))

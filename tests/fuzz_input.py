@@ -2,7 +2,7 @@
 tests/test_input_fuzz.py, a bounded CI run, and bench/fuzz.py, the long run).
 
 Paths: URL parameters (pure sanitizer, and AppTest on every page), scenario files, config.json,
-CLI argument vectors and ``--batch`` lines. Generators: inf/nan, huge integers, deep nesting,
+CLI argument vectors, ``--batch`` lines, the vLLM-command paste box, load-test traces and the planner's replica search (CSV / JSON lines, any line ending). Generators: inf/nan, huge integers, deep nesting,
 long and non-ASCII strings, Markdown and HTML, plus valid values so accepted paths run too.
 Properties: no exception escapes (no traceback, no exception element), every rejection names
 its field in a short message, the other state is kept, accepted inputs give finite,
@@ -32,6 +32,9 @@ from ui.planner.controls import PLANNER
 LINK = "`[click me](https://evil.example/phish)`"
 PIXEL = "x` ![t](http://127.0.0.1:9/pixel.png) `"
 MAX_MESSAGE = 700  # characters: a message about one field stays short, whatever the input
+# Python's / pydantic's own wording of a number it could not take: a message must never carry it
+INTERNAL_MESSAGES = ("Exceeds the limit", "int_max_str_digits", "exceeded maximum size", "OverflowError",
+                     "could not convert", "invalid literal", "cannot convert float")
 
 SPECIAL_TEXTS = ["inf", "-inf", "nan", "NaN", "Infinity", "1e309", "-1e309", "9" * 400, "9" * 5000, "", " ", "0",
                  "-1", "1e3", "0x10", "1_000", "１２", "٣", "true", "false", "null", "[]", "{}", "custom", LINK, PIXEL,
@@ -215,9 +218,36 @@ FLAGS = {"--tensor-parallel-size": ["1", "2", "4", "8", "3", "0"], "--dtype": ["
          "--output-len": ["1", "128"], "--concurrency": ["1", "16", "max", "1000"], "--replicas": ["1", "2", "64"]}
 
 
+SIM_FLAGS = {"--rate": ["1", "20"], "--cv": ["0.5", "2"], "--think-time-s": ["0", "0.5"], "--seed": ["0", "7"],
+             "--ttft-slo-ms": ["100"], "--tpot-slo-ms": ["20"], "--concurrency": ["1", "8"],
+             "--arrival": ["poisson", "closed", "burst"]}
+
+
+PLAN_FLAGS = {"--rate": ["1", "40", "100000", "1e6"], "--input-len": ["1", "1000", "65536"],
+              "--output-len": ["1", "200", "65536"], "--ttft-slo-ms": ["100", "600000"], "--tpot-slo-ms": ["10", "10000"],
+              "--top": ["1", "50", "1000"], "--max-gpus": ["1", "8", "1000000"], "--budget-usd-per-hour": ["1", "1e9"],
+              "--max-model-len": ["131072", "2"], "--gpus": ["h100-sxm", "a100-80gb,h100-sxm"],
+              "--price": ["h100-sxm=2.49", "=1", "x=y"], "--sort": ["cost", "gpus", "throughput"]}
+
+
 @st.composite
 def cli_argvs(draw) -> list[str]:
-    command = draw(st.sampled_from(["estimate", "estimate", "memory"]))
+    command = draw(st.sampled_from(["estimate", "estimate", "memory", "simulate", "plan"]))
+    if command == "plan":  # the mean (closed loop, no simulation): argument handling and the grid's loops
+        values = {f: draw(st.one_of(st.sampled_from(v), hostile_text)) if draw(st.integers(0, 3)) == 0
+                  else draw(st.sampled_from(v)) for f, v in PLAN_FLAGS.items()}
+        argv = ["plan", "--model", draw(st.sampled_from(model_ids()[:3]))]
+        for flag in ("--rate", "--input-len", "--output-len", "--ttft-slo-ms", "--tpot-slo-ms"):
+            argv += [flag, values[flag]]
+        for flag in draw(st.lists(st.sampled_from(sorted(set(PLAN_FLAGS) - set(argv))), max_size=3, unique=True)):
+            argv += [flag, values[flag]]
+        return argv + ["--format", "json"]
+    if command == "simulate":  # few requests: the argument handling is under test, not the simulator
+        argv = ["simulate", "--model", draw(st.sampled_from(model_ids()[:3])), "--gpu", "h100-sxm",
+                "--input-len", "256", "--output-len", "16", "--num-requests", "20"]
+        for flag in draw(st.lists(st.sampled_from(sorted(SIM_FLAGS)), min_size=1, max_size=4, unique=True)):
+            argv += [flag, draw(st.one_of(st.sampled_from(SIM_FLAGS[flag]), hostile_text))]
+        return argv + ["--format", "json"]
     argv = [command, "--model", draw(st.one_of(st.sampled_from(model_ids()), hostile_text)),
             "--gpu", draw(st.one_of(st.sampled_from(gpu_ids()), hostile_text))]
     if command == "estimate":
@@ -251,8 +281,16 @@ def check_cli(argv: list[str]) -> int:
     if rc == 2:  # one error line (after any "note:" lines about old spellings)
         lines = [x for x in err.splitlines() if not x.startswith("note: ")]
         assert len(lines) == 1 and lines[0].startswith("error: ") and len(lines[0]) < 2000, err
+        assert not any(m in err for m in INTERNAL_MESSAGES), err
     elif argv[0] == "estimate":
         check_estimate_record(json.loads(out))
+    elif argv[0] == "plan":
+        rows = json.loads(out)
+        assert isinstance(rows, list) and all(r["meets_slo"] and r["replicas"] >= 1 for r in rows), rows[:1]
+    elif argv[0] == "simulate":
+        d = json.loads(out)
+        assert d["num_requests"] == 20 and d["truncated"] == (d["finished_requests"] < 20), d
+        assert ("note: the simulation was cut" in err) == d["truncated"], err  # a partial run always says so
     else:
         d = json.loads(out)
         assert all(d[k] >= 0 for k in ("weights_bytes", "kv_bytes_per_token", "usable_memory_bytes"))
@@ -270,6 +308,20 @@ GOOD_VALUES = {"tensor_parallel_size": [1, 2, 4, 8], "concurrency": [1, 4, 16, 6
                "model": list(model_ids()), "gpu": list(gpu_ids())}
 
 
+HUGE_LITERALS = ["9" * 31, "9" * 400, "1234" * 1250, "-" + "9" * 5000, "1e400", "-1e400"]
+
+
+def _with_huge_number(draw, line: dict, keys: list[str]) -> str:
+    """The line as JSON, sometimes with one value replaced by a number literal no float or int
+    conversion survives (400 / 5,000 digits, 1e400): the field must name itself, no internal message."""
+    text = json.dumps(line, allow_nan=True).replace("\n", " ")
+    if keys and draw(st.integers(0, 3)) == 0:
+        key = draw(st.sampled_from(keys))
+        line[key] = "@HUGE@"
+        text = json.dumps(line, allow_nan=True).replace("\n", " ").replace('"@HUGE@"', draw(st.sampled_from(HUGE_LITERALS)))
+    return text
+
+
 @st.composite
 def batch_lines(draw) -> str:
     if draw(st.integers(0, 6)) == 0:
@@ -278,15 +330,36 @@ def batch_lines(draw) -> str:
     for key in draw(st.lists(st.sampled_from(BATCH_KEYS), max_size=4, unique=True)):
         good = GOOD_VALUES.get(key)
         line[key] = draw(st.sampled_from(good)) if good and draw(st.booleans()) else draw(json_values)
-    return json.dumps(line, allow_nan=True).replace("\n", " ")
+    return _with_huge_number(draw, line, BATCH_KEYS)
 
 
-def check_batch(lines: list[str]) -> tuple[int, int]:
-    """Every line gives one record or one error line; the valid ones are consistent."""
+SIM_LINE = {"model": "meta-llama/Llama-2-7b-hf", "gpu": "a100-80gb", "input_len": 128, "output_len": 16, "rate": 5,
+            "num_requests": 20}
+SIM_KEYS = ["rate", "concurrency", "arrival", "cv", "num_requests", "seed", "ttft_slo_ms", "tpot_slo_ms",
+            "think_time_s", "input_len", "max_num_seqs"]
+SIM_GOOD = {"rate": [1, 20], "concurrency": [1, 8], "arrival": ["poisson", "gamma", "closed", "burst"], "cv": [0.5, 2],
+            "num_requests": [1, 30], "seed": [0, 7], "ttft_slo_ms": [100, 5000], "tpot_slo_ms": [20],
+            "think_time_s": [0, 0.5], "input_len": [64, 512], "max_num_seqs": [4, 64]}
+
+
+@st.composite
+def simulate_batch_lines(draw) -> str:
+    """A ``simulate --batch`` line: the load options hostile (huge numbers too), few requests each."""
+    line = dict(SIM_LINE)
+    for key in draw(st.lists(st.sampled_from(SIM_KEYS), max_size=3, unique=True)):
+        line[key] = draw(st.sampled_from(SIM_GOOD[key])) if draw(st.booleans()) else draw(json_values)
+    if isinstance(line.get("num_requests"), int) and not isinstance(line["num_requests"], bool):
+        line["num_requests"] = min(line["num_requests"], 50)  # bounded for CI: the simulation itself is not under test
+    return _with_huge_number(draw, line, SIM_KEYS)
+
+
+def check_batch(lines: list[str], command: str = "estimate") -> tuple[int, int]:
+    """Every line gives one record or one error line; the valid ones are consistent; no error
+    record carries Python's (or pydantic's) internal wording."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "b.jsonl"
         path.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
-        rc, out, err = run_cli(["estimate", "--batch", str(path)])
+        rc, out, err = run_cli([command, "--batch", str(path)])
     assert rc in (0, 2) and "Traceback" not in out + err, err
     records = [json.loads(x) for x in out.splitlines()]
     nonblank = [x for x in lines if x.strip()]
@@ -295,11 +368,162 @@ def check_batch(lines: list[str]) -> tuple[int, int]:
     for r in records:
         if "error" in r:
             assert isinstance(r["line"], int) and "internal error" not in r["error"], r
-            assert len(r["error"]) < 2000
-        else:
+            assert len(r["error"]) < 2000 and not any(m in r["error"] for m in INTERNAL_MESSAGES), r
+        elif command == "estimate":
             check_estimate_record(r)
             ok += 1
+        else:
+            assert r["num_requests"] >= 1 and all(r[k] is None or r[k] >= 0 for k in ("ttft_s_p99", "tpot_s_p99")), r
+            ok += 1
     return ok, len(records) - ok
+
+
+# ----------------------------------------------------------------------------- vLLM command paste box
+
+NUMBER_TEXTS = ["inf", "-inf", "+inf", "nan", "1e309", "-1e309", "1e309k", "infK", "9" * 400, "9" * 5000, "1e18",
+                "-1", "0", "0.5", "2", "8", "16", "32k", "4K", "1m", "1G", "1.5", "0x10", "1_000", "１２"]
+
+
+GOOD_FLAG_VALUES = {"-tp": ["1", "2"], "--tensor-parallel-size": ["1", "4"], "--block-size": ["16", "32"],
+                    "--max-model-len": ["4096", "8k"], "--max-num-seqs": ["64", "256"],
+                    "--max-num-batched-tokens": ["2048", "8K"], "--gpu-memory-utilization": ["0.9", "0.85"],
+                    "--dtype": ["auto", "bf16"], "--kv-cache-dtype": ["auto", "fp8"]}
+
+
+@st.composite
+def vllm_commands(draw) -> str:
+    """A pasted ``vllm serve`` line: numeric flags (short and long spellings, ``=`` or a space) with
+    hostile or valid values, other flags, a catalog model or hostile text."""
+    from calc.spec.vllm_command import FLAGS as VLLM_FLAGS  # noqa: PLC0415
+
+    numeric = sorted(f for f, (_, kind) in VLLM_FLAGS.items() if kind in ("int", "float"))
+    head = draw(st.sampled_from(["vllm serve", "python -m vllm.entrypoints.openai.api_server --model",
+                                 "docker run --gpus all vllm/vllm-openai:latest --model"]))
+    catalog = st.sampled_from(list(model_ids())[:5])
+    model = draw(st.one_of(catalog, catalog, catalog, hostile_text.map(lambda x: x.replace("'", ""))))
+    words = [head, "'" + model + "'"]
+    for flag in draw(st.lists(st.sampled_from(numeric + ["--dtype", "--enforce-eager", "--kv-cache-dtype"]),
+                              max_size=5)):
+        if draw(st.booleans()):  # a value the flag takes (so whole commands get applied too)
+            value = draw(st.sampled_from(GOOD_FLAG_VALUES.get(flag, ["auto"])))
+        else:
+            value = draw(st.one_of(st.sampled_from(NUMBER_TEXTS), hostile_text.map(lambda x: x.replace("'", ""))))
+        words.append(f"{flag}='{value}'" if draw(st.booleans()) else f"{flag} '{value}'")
+    return " ".join(words)
+
+
+def check_vllm_command(text: str) -> bool:
+    """The paste box's Apply: values every control accepts, or a short message per problem naming
+    its flag (a numeric flag with its allowed range); only 'command: …' may be raised."""
+    from ui.vllm_paste import FLAG_OF, command_to_values  # noqa: PLC0415
+
+    try:
+        values, ignored, errors = command_to_values(text)
+    except ValueError as exc:
+        assert str(exc).startswith("command:") and len(str(exc)) < MAX_MESSAGE, str(exc)
+        return False
+    for key, value in values.items():
+        if key not in ("model", "chunked_prefill"):
+            C.BY_KEY[key].parse(value)
+    for e in errors:
+        assert len(e) < MAX_MESSAGE and (e.startswith(("model:", "--")) or e.split(":")[0] in FLAG_OF), e
+        if e.startswith("-") and ": got " in e:  # a numeric flag's message says its range
+            assert e.split(":")[0].split(" ")[0] in FLAG_OF.values(), e
+            assert not e.endswith(("allowed a whole number", "allowed a number")), e
+    return not errors
+
+
+# ----------------------------------------------------------------------------- load-test traces
+
+TRACE_NUMBERS = ["0", "1", "100", "2048", "0.5", "1.5", "-3", "1e9", "1e400", "-1e400", "inf", "nan", "9" * 31,
+                 "9" * 400, "1234" * 1250, "10000001", "", " ", "x"]
+
+
+@st.composite
+def trace_texts(draw) -> str | bytes:
+    """A trace upload: CSV or JSON lines, LF / CRLF / CR line ends (mixed too), valid and hostile values."""
+    kind = draw(st.sampled_from(["csv", "csv", "jsonl", "jsonl", "raw"]))
+    if kind == "raw":
+        return draw(st.one_of(hostile_text, st.binary(max_size=200)))
+    eol = draw(st.sampled_from(["\n", "\r\n", "\r", "mixed"]))
+    good = st.integers(1, 4096).map(str)
+    rows = [[draw(good) for _ in range(3)] for _ in range(draw(st.integers(0, 5)))]
+    if rows and draw(st.booleans()):  # one hostile value (else the trace is valid: the accepted path runs too)
+        rows[draw(st.integers(0, len(rows) - 1))][draw(st.integers(0, 2))] = draw(
+            st.one_of(st.sampled_from(TRACE_NUMBERS), hostile_text))
+    if kind == "csv":
+        header = draw(st.sampled_from(["arrival_s,input_len,output_len", "timestamp, prompt_len ,output_tokens",
+                                       "arrival_s,input_len"]))
+        lines = [header] + [",".join(r) for r in rows]
+    else:
+        lines = []
+        for r in rows:
+            fields = {k: draw(st.sampled_from(["raw", "str"])) for k in ("arrival_s", "input_len", "output_len")}
+            body = ", ".join(f'"{k}": ' + (v if how == "raw" and v and v.strip() and "\n" not in v else json.dumps(v))
+                             for (k, how), v in zip(fields.items(), r))
+            lines.append("{" + body + "}")
+    if eol == "mixed":
+        text = "".join(line + draw(st.sampled_from(["\n", "\r\n", "\r"])) for line in lines)
+    else:
+        text = eol.join(lines) + (eol if draw(st.booleans()) else "")
+    return text.encode("utf-8", "surrogatepass") if draw(st.booleans()) else text
+
+
+def check_trace(text) -> bool:
+    """A trace parses into a consistent workload or is refused with a WorkloadError naming the trace
+    (and the line), short; no other exception (csv.Error, int-digit limit, OverflowError) escapes."""
+    from calc.traffic.workload import MAX_TOKENS, WorkloadError, parse_trace  # noqa: PLC0415
+
+    try:
+        w = parse_trace(text, max_model_len=10_000)
+    except WorkloadError as exc:
+        assert str(exc).startswith("trace") and len(str(exc)) < MAX_MESSAGE, str(exc)
+        return False
+    assert w.num_requests >= 1 and (w.arrival_s >= 0).all() and (w.arrival_s[1:] >= w.arrival_s[:-1]).all()
+    assert (w.input_len >= 1).all() and (w.output_len >= 1).all() and (w.input_len + w.output_len <= 10_000).all()
+    assert w.input_len.max() <= MAX_TOKENS
+    return True
+
+
+# ----------------------------------------------------------------------------- planner replica search
+
+@st.composite
+def replica_searches(draw) -> tuple[int, int, int, int | None]:
+    """(lo, hi, least count that meets, first count the simulation cannot judge or None): counts
+    up to 10^7 (the old search simulated every one of them)."""
+    lo = draw(st.one_of(st.integers(1, 50), st.integers(1, 10 ** 7)))
+    hi = draw(st.integers(lo, 2 * lo))
+    need = draw(st.one_of(st.just(lo), st.integers(lo, hi + 1), st.integers(lo, lo + 3)))
+    unjudged = draw(st.one_of(st.none(), st.none(), st.integers(lo, hi + 1)))
+    return lo, hi, need, unjudged
+
+
+def check_replica_search(case) -> bool:
+    """The planner's search: at most MAX_EVALS_PER_OPTION simulations whatever the counts; its
+    answer meets; it is the least count (the old linear answer) when it says exact."""
+    from calc.plan.percentiles import MAX_EVALS_PER_OPTION, least_replicas  # noqa: PLC0415
+
+    lo, hi, need, unjudged = case
+    calls: list[int] = []
+
+    def meets(n: int) -> bool | None:
+        calls.append(n)
+        assert lo <= n <= hi, (n, lo, hi)
+        return None if unjudged is not None and n >= unjudged else n >= need
+
+    n, how = least_replicas(meets, lo, hi)
+    assert len(calls) <= MAX_EVALS_PER_OPTION, len(calls)
+    if how == "exact":
+        assert n == max(need, lo) and (unjudged is None or n < unjudged), (n, case)
+    elif how == "upper_bound":
+        assert n >= need and meets(n), (n, case)
+    elif how == "miss":
+        assert n is None and need > hi and (unjudged is None or unjudged > hi), case
+    else:
+        assert how == "unknown" and n is None and unjudged is not None, case
+    if unjudged is None and hi - lo < 2 ** (MAX_EVALS_PER_OPTION - 2):  # small ranges: always the exact answer
+        assert how in ("exact", "miss"), (how, case)
+    return how == "exact"
 
 
 # ----------------------------------------------------------------------------- pages (AppTest)

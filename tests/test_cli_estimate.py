@@ -227,3 +227,15 @@ class TestReplicas:
     def test_bad_replicas_name_the_field(self, bad):
         with pytest.raises(Exception, match="replicas"):
             estimate_record({**GOOD, "replicas": bad})
+
+
+def test_batch_huge_integer_is_worded_not_pydantics_parse_error(tmp_path, capsys):
+    # issue #18: pydantic's "Unable to parse input string as an integer, exceeded maximum size" leaked
+
+    f = tmp_path / "b.jsonl"
+    f.write_text('{"model": "meta-llama/Llama-3.1-8B", "gpu": "h100-sxm", "input_len": 256, "output_len": 16, '
+                 f'"max_num_seqs": {"9" * 5000}}}\n')
+    assert main(["estimate", "--batch", str(f)]) == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error == ("max_num_seqs: Input should be a whole number in the allowed range (got 99999999999999999999… "
+                     "(5,000 digits)); allowed: 1 <= max_num_seqs <= 1000000"), error

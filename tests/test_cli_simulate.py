@@ -90,3 +90,44 @@ def test_batch_shares_estimate_hardening_and_engine_options(tmp_path, capsys):
     out = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert [r.get("line") for r in out[:2]] == [1, 2] and all("error" in r for r in out[:2])
     assert out[2]["num_requests"] == 20 and "error" not in out[2]
+
+
+@pytest.mark.parametrize("key,allowed", [("seed", "0 – 9,223,372,036,854,775,807"), ("concurrency", "1 – 100,000"),
+                                         ("num_requests", "1 – 100,000"), ("rate", "1e-06 – 1e+06 requests/s")])
+def test_batch_huge_integer_names_the_field_not_pythons_limit(tmp_path, capsys, key, allowed):
+    # issue #18: a 5,000-digit seed / concurrency / num_requests gave Python's int-string-limit message
+    line = '{"model": "meta-llama/Llama-3.1-8B", "gpu": "h100-sxm", "input_len": 256, "output_len": 16, "rate": 2, ' \
+           f'"{key}": {"1234" * 1250}}}'
+    f = tmp_path / "b.jsonl"
+    f.write_text(line + "\n")
+    assert main(["simulate", "--batch", str(f)]) == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error.startswith(f"{key}: got 12341234123412341234… (5,000 digits), allowed ") and allowed in error, error
+
+
+@pytest.mark.parametrize("args,start", [
+    (["--rate", "2", "--seed", "9" * 5000], "error: argument --seed: expected a whole number, got '999"),
+    (["--rate", "2", "--seed", "-1"], "error: seed: got -1, allowed a whole number 0 – "),
+    (["--rate", "2", "--cv", "x" * 5000], "error: argument --cv: expected a number, got 'xxx"),
+    (["--rate", "9" * 400], "error: argument --rate: expected a finite number, got '999"),
+    (["--rate", "2", "--arrival", "x" * 5000], "error: argument --arrival: invalid choice: 'xxx"),
+])
+def test_hostile_flags_give_one_short_line(capsys, args, start):
+    assert main(BASE + args) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(start) and len(err) < 400 and "\n" not in err, err
+
+
+def test_a_run_cut_at_the_step_cap_says_truncated(capsys, monkeypatch):
+    # issue #18: a run stopped at the simulator's step cap printed complete-looking results
+    monkeypatch.setattr("calc.traffic.simulator.MAX_STEPS", 50)
+    assert main(BASE + ["--rate", "50", "--num-requests", "200", "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    d = json.loads(captured.out)
+    assert d["truncated"] is True and 0 <= d["finished_requests"] < d["num_requests"] == 200
+    assert captured.err.startswith("note: the simulation was cut at its step cap") and "of 200 requests" in captured.err
+    monkeypatch.setattr("calc.traffic.simulator.MAX_STEPS", 5_000_000)
+    assert main(BASE + ["--rate", "50", "--num-requests", "200", "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    d = json.loads(captured.out)
+    assert d["truncated"] is False and d["finished_requests"] == 200 and captured.err == ""

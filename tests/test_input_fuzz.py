@@ -48,6 +48,24 @@ def test_config_json(text):
     F.check_config(text)
 
 
+@FAST
+@given(F.vllm_commands())
+def test_vllm_command_paste_box(text):
+    F.check_vllm_command(text)
+
+
+@FAST
+@given(F.replica_searches())
+def test_planner_replica_search_is_bounded(case):
+    F.check_replica_search(case)
+
+
+@FAST
+@given(F.trace_texts())
+def test_load_test_traces(text):
+    F.check_trace(text)
+
+
 @SLOW
 @given(F.cli_argvs())
 def test_cli_argument_vectors(argv):
@@ -58,6 +76,12 @@ def test_cli_argument_vectors(argv):
 @given(st.lists(F.batch_lines(), min_size=1, max_size=8))
 def test_cli_batch_lines(lines):
     F.check_batch(lines)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(F.simulate_batch_lines(), min_size=1, max_size=6))
+def test_cli_simulate_batch_lines(lines):
+    F.check_batch(lines, "simulate")
 
 
 @pytest.mark.parametrize("page", [p.path for p in PAGES])

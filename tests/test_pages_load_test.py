@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from apptest_helpers import app, chart_titles, plotly_specs
+from apptest_helpers import app, chart_titles, plain, plotly_specs
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 PAGE = "pages/load_test.py"
@@ -56,6 +56,38 @@ def test_arrival_and_length_options_in_chinese_with_tokens_in_the_link():
     assert en.selectbox(key="lt_arrival").format_func("closed") == "Closed loop (C clients)"
     en.selectbox(key="lt_arrival").select("poisson").run()  # back to the default: out of the link
     assert "lt_arrival" not in en.query_params
+
+
+@pytest.mark.parametrize("lang,cut,verdict,partial,cap", [
+    ("en", "Cut short:", "No verdict", "Partial: ", 400),
+    ("zh", "模拟被截断：", "无法判定", "不完整：", 400),
+    ("en", "Cut short:", "No verdict", "Partial: ", 2),  # no request finished: NaN everywhere, no crash
+])
+def test_a_run_cut_at_the_step_cap_says_so_where_its_numbers_are(monkeypatch, lang, cut, verdict, partial, cap):
+    # issue #18: a run stopped at the simulator's step cap was shown as a complete result, without a word
+    import streamlit as st  # noqa: PLC0415
+
+    monkeypatch.setattr("calc.traffic.simulator.MAX_STEPS", cap)
+    st.cache_data.clear()  # a cached complete run of the same inputs must not answer
+    try:
+        at = app({**SMALL, "lt_seed": "4242", "lang": lang}, page=PAGE)
+        assert not at.exception and not at.error
+        warnings = plain(at.warning)
+        assert any(w.startswith(f"**{cut}**") and "200" in w for w in warnings), warnings
+        assert any(w.startswith(verdict) for w in warnings), warnings
+        assert not at.success  # no "meets both targets" over the finished requests only
+        captions = plain(at.caption)
+        assert sum(c.startswith(partial) for c in captions) == 3, captions  # distributions, table, simulated means
+        assert at.metric  # the (partial) numbers are still shown, under the warning
+    finally:
+        st.cache_data.clear()
+
+
+def test_a_complete_run_has_no_cut_short_warning():
+    at = app({**SMALL, "lt_seed": "4242"}, page=PAGE)
+    assert not at.exception
+    assert not any(w.startswith(("Cut short", "No verdict")) for w in plain(at.warning))
+    assert not any(c.startswith("Partial: ") for c in plain(at.caption))
 
 
 def test_rate_sweep_marks_the_highest_sustainable_rate():

@@ -243,6 +243,26 @@ class TestScheduler:
         assert area == pytest.approx(total, rel=1e-9)
 
 
+def test_a_truncated_run_counts_only_finished_requests(h100):
+    """Cut at the step cap: throughputs over the finished requests (they divided every request's
+    tokens by the time to the last finish), flagged; the rate search does not call it sustained."""
+    w = make_workload(arrival="poisson", rate_per_s=50, num_requests=200, input_len=LengthSpec("fixed", 100),
+                      output_len=LengthSpec("fixed", 50))
+    cfg = EngineConfig(max_num_seqs=8, max_num_batched_tokens=256, enable_chunked_prefill=True, num_blocks=1000)
+    e = h100.engine
+    full, cut = simulate(e, w, cfg), simulate(e, w, cfg, max_steps=300)
+    s_full, s_cut = summarize(full), summarize(cut)
+    assert not s_full["truncated"] and s_full["finished_requests"] == 200
+    assert cut.truncated and s_cut["truncated"] and 0 < s_cut["finished_requests"] < 200
+    done = np.isfinite(cut.finish_s)
+    assert s_cut["requests_per_s"] == pytest.approx(done.sum() / cut.makespan_s)
+    assert s_cut["output_tokens_per_s"] == pytest.approx(cut.output_len[done].sum() / cut.makespan_s)
+    none = simulate(e, w, cfg, max_steps=1)
+    assert np.isnan(none.makespan_s) and np.isnan(summarize(none)["requests_per_s"])
+    search = max_sustainable_rate(lambda rate: cut, ttft_slo_s=1e9, tpot_slo_s=1e9, rate_lo=1, rate_hi=2)
+    assert np.isnan(search.rate_per_s) and not search.meets.any()
+
+
 class TestWorkload:
     def test_gamma_cv(self):
         a = arrivals("gamma", n=200_000, rate_per_s=5.0, cv=2.0, rng=np.random.default_rng(0))
@@ -264,6 +284,41 @@ class TestWorkload:
     def test_trace_errors_name_line_and_field(self, text, msg):
         with pytest.raises(WorkloadError, match=msg):
             parse_trace(text)
+
+    @pytest.mark.parametrize("eol", ["\n", "\r\n", "\r"])
+    def test_trace_line_endings(self, eol):
+        # issue #18: a CR-only CSV (old Excel / Mac export) raised _csv.Error on the load-test page
+        text = eol.join(["arrival_s,input_len,output_len", "0,100,10", "1,200,20", ""])
+        w = parse_trace(text)
+        assert w.input_len.tolist() == [100, 200] and w.output_len.tolist() == [10, 20]
+        jsonl = eol.join(['{"arrival_s": 0, "input_len": 100, "output_len": 10}',
+                          '{"arrival_s": 1, "input_len": 200, "output_len": 20}'])
+        assert parse_trace(jsonl.encode()).input_len.tolist() == [100, 200]
+        with pytest.raises(WorkloadError, match="^trace line 3: output_len must be a whole number"):
+            parse_trace(eol.join(["arrival_s,input_len,output_len", "0,100,10", "1,200,x"]))
+
+    @pytest.mark.parametrize("text,msg", [
+        ('arrival_s,input_len,output_len\n0,1,1\n1,"' + "x" * 200_000 + '",1\n', "^trace line 3: not valid CSV"),
+        ("arrival_s,input_len,output_len\n\n\n0,5,x\n", "^trace line 4: output_len"),  # blank lines counted
+    ])
+    def test_trace_csv_errors_name_the_line(self, text, msg):
+        with pytest.raises(WorkloadError, match=msg):
+            parse_trace(text)
+
+    @pytest.mark.parametrize("digits", [41, 400, 5000])
+    @pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+    def test_trace_huge_integer_gets_the_normal_message(self, digits, fmt):
+        # issue #18: a 5,000-digit JSON integer raised Python's int-string-limit ValueError, 400 digits OverflowError
+        big = "1234" * (digits // 4) + "9" * (digits % 4)
+        text = (f'{{"arrival_s": 0, "input_len": {big}, "output_len": 1}}' if fmt == "jsonl"
+                else f"arrival_s,input_len,output_len\n0,{big},1\n")
+        line = 1 if fmt == "jsonl" else 2
+        with pytest.raises(WorkloadError) as info:
+            parse_trace(text)
+        msg = str(info.value)
+        assert msg == (f"trace line {line}: input_len must be a whole number between 1 and 10,000,000 "
+                       f"(got '{big[:40]}…')"), msg
+        assert len(msg) < 200
 
     def test_trace_jsonl_and_max_model_len(self):
         w = parse_trace('{"arrival_s": 1.0, "input_len": 10, "output_len": 5}\n{"arrival_time": 0.5, "prompt_len": 3, "output_tokens": 2}')

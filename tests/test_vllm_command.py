@@ -60,6 +60,31 @@ def test_bad_values_are_named_and_the_rest_applied():
     assert any(e.startswith("--max-model-len: got 'x'") for e in errors)
 
 
+@pytest.mark.parametrize("flag,value,named,allowed", [
+    ("-tp", "inf", "--tensor-parallel-size (-tp)", "{1, 2, 4, 8, 16, 32, 64}"),
+    ("--tensor-parallel-size", "nan", "--tensor-parallel-size", "{1, 2, 4, 8, 16, 32, 64}"),
+    ("--max-num-seqs", "1e309", "--max-num-seqs", "integer 1 – 65,536"),
+    ("--block-size", "-inf", "--block-size", "{1, 8, 16, 32, 64, 128}"),
+    ("--max-model-len", "1e309k", "--max-model-len", "integer 16 – 10,000,000"),
+    ("--max-num-batched-tokens", "9" * 5000, "--max-num-batched-tokens", "integer 16 – 10,000,000"),
+    ("--gpu-memory-utilization", "inf", "--gpu-memory-utilization", "number 0.05 – 1"),
+])
+def test_non_finite_numbers_name_the_flag_and_range(flag, value, named, allowed):
+    # issue #18: int(float('inf')) raised OverflowError past the paste box's Apply handler
+    values, _, errors = command_to_values(f"vllm serve meta-llama/Llama-3.1-8B --dtype bf16 {flag} {value}")
+    assert values == {"model": "meta-llama/Llama-3.1-8B", "dtype": "bfloat16"}  # the rest is applied
+    assert len(errors) == 1 and errors[0].startswith(f"{named}: got '{value[:20]}") and errors[0].endswith(
+        f"allowed {allowed}"), errors
+    assert len(errors[0]) < 200
+    p = parse_serve_command(f"vllm serve m {flag} {value}")  # the parser alone: a message, no exception
+    assert p.options == {} and len(p.errors) == 1 and p.errors[0].startswith(f"{flag}: got")
+
+
+def test_a_later_bad_value_replaces_an_earlier_good_one():
+    values, _, errors = command_to_values("vllm serve meta-llama/Llama-3.1-8B -tp 2 -tp inf")
+    assert "tp" not in values and errors == ["--tensor-parallel-size (-tp): got 'inf', allowed {1, 2, 4, 8, 16, 32, 64}"]
+
+
 def test_user_text_is_cut_and_cleaned():
     p = parse_serve_command("vllm serve m --" + "x" * 500 + " --\x1b[31mred")
     assert all(len(w) <= 60 for w in p.ignored) and all("\x1b" not in w for w in p.ignored)

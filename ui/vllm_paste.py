@@ -11,7 +11,7 @@ from typing import Any
 import streamlit as st
 
 from calc.spec.catalog import CatalogError, get_model
-from calc.spec.vllm_command import parse_serve_command, shown
+from calc.spec.vllm_command import number_error, parse_serve_command, shown
 from ui import controls as C
 from ui.layout import lazy_expander
 
@@ -40,13 +40,18 @@ def command_to_values(text: str) -> tuple[dict[str, Any], list[str], list[str]]:
     """
     p = parse_serve_command(text)
     values: dict[str, Any] = {}
-    errors = list(p.errors)
+    bad = {number_error(flag, raw) for flag, raw in p.bad_numbers.values()}
+    errors = [e for e in p.errors if e not in bad]  # numbers that could not be read: worded below, with their range
     if p.model is not None:
         try:
             values["model"] = get_model(p.model).id
         except CatalogError:
             errors.append(f"model: {shown(p.model)!r} is not in the catalog; upload its config.json "
                           "(sidebar, 'Your own model') and paste the command again")
+    for name, (flag, raw) in p.bad_numbers.items():  # -tp inf, --max-num-seqs 1e309, --block-size -inf, …
+        key = TO_CONTROL[name]
+        named = FLAG_OF[key] + (f" ({flag})" if flag != FLAG_OF[key] else "")
+        errors.append(f"{named}: got {shown(raw)!r}, allowed {C.BY_KEY[key].allowed().replace(' (or empty)', '')}")
     for name, raw in p.options.items():
         if name == "enable_chunked_prefill":
             values["chunked_prefill"] = bool(raw)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from typing import Any, Sequence
 
@@ -21,7 +22,7 @@ from calc.sizing.memory import SAMPLER_VERSIONS
 from calc.spec.parallelism import check_tensor_parallel as _check_tp
 from calc.spec.precision import (ALIAS_REASONS, DTYPES, KV_CACHE_DTYPE_ALIASES, KV_CACHE_DTYPES, QUANTIZATION_ALIASES,
                                  QUANTIZATIONS)
-from calc.spec.untrusted import InputError, quote
+from calc.spec.untrusted import MAX_SHOWN_CHARS, InputError, quote
 from calc.sizing.fit import DoesNotFit, what_would_fit
 from calc.sizing.scenario import memory_for, resolve_serving
 from calc.spec.units import GB, GiB, KiB, MiB
@@ -31,9 +32,14 @@ class UsageError(Exception):
     """A command-line value that cannot be used."""
 
 
+_QUOTED = re.compile(r"'([^'\n]{%d,})'" % (MAX_SHOWN_CHARS + 1))
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, no usage dump
-        raise UsageError(message)
+        # argparse quotes the user's text whole ("invalid choice: '<5,000 characters>'"): cut it
+        message = _QUOTED.sub(lambda m: quote(m.group(1)), message)
+        raise UsageError(" ".join(message.split()) if "\n" in message else message)
 
 
 def _positive_int(text: str) -> int:

@@ -91,6 +91,8 @@ def run_plan(args: argparse.Namespace) -> int:
     arch = get_model(args.model)
     gpus = [get_gpu(g) for g in args.gpus] if args.gpus else list_gpus()
     gpus = list({g.id: g for g in gpus}.values())
+    if len(args.price) > MAX_GPU_LIST:  # one catalog look-up each: bounded like --gpus
+        raise UsageError(f"--price: at most {MAX_GPU_LIST} (got {len(args.price):,})")
     prices = {}
     for gid, usd in args.price:
         prices[get_gpu(gid).id] = usd

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from typing import Any
 
 
 from calc.spec.catalog import get_model
 from calc.spec.inputs import Efficiency, ServingConfig
+from calc.spec.untrusted import quote
 from calc.cli.estimate import run_records
 from calc.timing.estimate import estimate
 from calc.traffic.simulator import EngineConfig, simulate
@@ -29,28 +31,28 @@ SUMMARY_KEYS = tuple(f"{m}_{s}" for m in ("ttft_s", "tpot_s", "itl_s", "e2e_late
 
 
 def add_simulate_parser(sub) -> None:
-    from calc.cli.main import _add_engine_args, _positive_int  # noqa: PLC0415 (circular at import)
+    from calc.cli.main import _add_engine_args, _number, _positive_int  # noqa: PLC0415 (circular at import)
 
     s = sub.add_parser("simulate", help="simulate requests through vLLM's scheduler: P50/P95/P99, goodput")
     _add_engine_args(s, batch=True)  # --batch FILE replaces --model/--gpu
     s.add_argument("--input-len", type=_positive_int, default=None, help="prompt tokens per request")
     s.add_argument("--output-len", type=_positive_int, default=None, help="generated tokens per request")
     s.add_argument("--enable-chunked-prefill", action=argparse.BooleanOptionalAction, default=True)
-    s.add_argument("--rate", type=float, default=None, help="requests per second (poisson, gamma)")
+    s.add_argument("--rate", type=_number, default=None, help="requests per second (poisson, gamma)")
     s.add_argument("--concurrency", type=_positive_int, default=None, help="clients C (closed loop)")
     s.add_argument("--arrival", choices=ARRIVALS, default=None,
                    help="arrival process (default: poisson with --rate, closed with --concurrency)")
-    s.add_argument("--cv", type=float, default=1.0, help="gamma: coefficient of variation of inter-arrival times")
-    s.add_argument("--think-time-s", type=float, default=0.0, help="closed loop: pause before a client's next request")
-    s.add_argument("--input-len-cv", type=float, default=0.0,
+    s.add_argument("--cv", type=_number, default=1.0, help="gamma: coefficient of variation of inter-arrival times")
+    s.add_argument("--think-time-s", type=_number, default=0.0, help="closed loop: pause before a client's next request")
+    s.add_argument("--input-len-cv", type=_number, default=0.0,
                    help="spread of prompt lengths: lognormal of mean --input-len and this coefficient of "
                         "variation (0 = every prompt --input-len; a chat dataset like ShareGPT: about 1)")
-    s.add_argument("--output-len-cv", type=float, default=0.0,
+    s.add_argument("--output-len-cv", type=_number, default=0.0,
                    help="spread of output lengths, as --input-len-cv (0 = fixed, as with --ignore-eos)")
     s.add_argument("--num-requests", type=_positive_int, default=1000)
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--ttft-slo-ms", type=float, default=None, help="TTFT target for goodput")
-    s.add_argument("--tpot-slo-ms", type=float, default=None, help="TPOT target for goodput")
+    s.add_argument("--seed", type=_positive_int, default=0)
+    s.add_argument("--ttft-slo-ms", type=_number, default=None, help="TTFT target for goodput")
+    s.add_argument("--tpot-slo-ms", type=_number, default=None, help="TPOT target for goodput")
     s.add_argument("--batch", metavar="FILE", help="JSON lines of options ('-' = stdin); one JSON result per line")
 
 
@@ -72,10 +74,24 @@ def _float(options: dict, key: str, default: float | None, lo: float, hi: float,
     try:
         f = float(v)
     except (TypeError, ValueError):
-        raise UsageError(f"{key}: expected a number, got {str(v)[:40]!r}") from None
+        raise UsageError(f"{key}: expected a number, got {quote(v)}") from None
     if not (math.isfinite(f) and lo <= f <= hi):
-        raise UsageError(f"{key}: got {f:g}, allowed {lo:g} – {hi:g} {what}".rstrip())
+        raise UsageError(f"{key}: got {quote(v)}, allowed {lo:g} – {hi:g} {what}".rstrip())
     return f
+
+
+def _whole(options: dict, key: str, default: int | None, lo: int, hi: int) -> int | None:
+    """A whole-number option of a ``--batch`` line in [lo, hi]. The digits are counted before int():
+    a 5,000-digit JSON number (kept as text by load_json) gave Python's int-digit-limit message."""
+    from calc.cli.main import UsageError  # noqa: PLC0415
+
+    v = options.get(key)
+    if v is None:
+        return default
+    text = str(v).strip() if isinstance(v, (int, str)) and not isinstance(v, bool) else ""
+    if not (text.isdigit() and len(text) <= len(str(hi)) and lo <= int(text) <= hi):
+        raise UsageError(f"{key}: got {quote(v)}, allowed a whole number {lo:,} – {hi:,}")
+    return int(text)
 
 
 def _lengths(mean: int, cv: float) -> LengthSpec:
@@ -99,14 +115,10 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     if not isinstance(options["model"], str) or not isinstance(options.get("gpu") or "", str):
         raise UsageError("model and gpu must be strings")
     rate = _float(options, "rate", None, 1e-6, 1e6, "requests/s")
-    conc = options.get("concurrency")
-    if conc is not None:
-        if isinstance(conc, bool) or not str(conc).isdigit() or not 1 <= int(conc) <= 100_000:
-            raise UsageError(f"concurrency: got {str(conc)[:40]!r}, allowed a whole number 1 – 100,000")
-        conc = int(conc)
+    conc = _whole(options, "concurrency", None, 1, 100_000)
     arrival = options.get("arrival") or ("closed" if conc is not None and rate is None else "poisson")
     if arrival not in ARRIVALS:
-        raise UsageError(f"arrival: got {str(arrival)[:40]!r}, allowed {', '.join(ARRIVALS)}")
+        raise UsageError(f"arrival: got {quote(arrival)}, allowed {', '.join(ARRIVALS)}")
     if arrival in ("poisson", "gamma") and rate is None:
         raise UsageError(f"rate is required with arrival {arrival} (requests/s)")
     if arrival == "closed" and conc is None:
@@ -115,12 +127,8 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     think = _float(options, "think_time_s", 0.0, 0.0, 3600.0, "s")
     in_cv = _float(options, "input_len_cv", 0.0, 0.0, 10.0, "(coefficient of variation)")
     out_cv = _float(options, "output_len_cv", 0.0, 0.0, 10.0, "(coefficient of variation)")
-    n_req = options.get("num_requests", 1000)
-    if isinstance(n_req, bool) or not str(n_req).isdigit() or not 1 <= int(n_req) <= MAX_SIM_REQUESTS:
-        raise UsageError(f"num_requests: got {str(n_req)[:40]!r}, allowed a whole number 1 – {MAX_SIM_REQUESTS:,}")
-    seed = options.get("seed", 0)
-    if isinstance(seed, bool) or not str(seed).isdigit() or int(seed) >= 2 ** 63:
-        raise UsageError(f"seed: got {str(seed)[:40]!r}, allowed a whole number >= 0")
+    n_req = _whole(options, "num_requests", 1000, 1, MAX_SIM_REQUESTS)
+    seed = _whole(options, "seed", 0, 0, 2 ** 63 - 1)
     ttft_slo = _float(options, "ttft_slo_ms", math.inf, 0.0, 1e9, "ms")
     tpot_slo = _float(options, "tpot_slo_ms", math.inf, 0.0, 1e9, "ms")
     numeric = ("tensor_parallel_size", "input_len", "output_len", "max_num_seqs", "max_num_batched_tokens",
@@ -158,8 +166,14 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
                            "rate_per_s": rate, "concurrency": conc, "seed": int(seed),
                            "input_len_cv": in_cv, "output_len_cv": out_cv}
     out.update({k: s[k] for k in SUMMARY_KEYS})
-    out.update({k: s[k] for k in ("output_tokens_per_s", "total_tokens_per_s", "requests_per_s", "goodput_requests_per_s", "preemptions",
-                                  "num_requests", "duration_s")})
+    out.update({k: s[k] for k in ("output_tokens_per_s", "total_tokens_per_s", "requests_per_s",
+                                  "goodput_requests_per_s", "preemptions", "num_requests", "duration_s",
+                                  "finished_requests", "truncated")})
+    if r.truncated:  # the JSON says it ("truncated": true); a person reading stderr is told too
+        print(f"note: the simulation was cut at its step cap, after {len(r.step_s):,} engine steps, with "
+              f"{s['finished_requests']:,} of {s['num_requests']:,} requests finished: latencies, throughputs and "
+              "goodput cover the finished requests only (the slowest are left out: the percentiles are lower "
+              "bounds)", file=sys.stderr)
     out["ttft_slo_ms"] = None if math.isinf(ttft_slo) else ttft_slo
     out["tpot_slo_ms"] = None if math.isinf(tpot_slo) else tpot_slo
     out["max_num_seqs"] = int(est.max_num_seqs)

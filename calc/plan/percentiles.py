@@ -8,6 +8,13 @@ request, its ``max_num_seqs``, token budget, chunked prefill and KV pool (blocks
 :func:`calc.timing.estimate.engine_numbers`. Where the percentile misses, replicas are added
 (each gets less of the rate) up to twice the mean-based count; what still misses is dropped.
 Deterministic: a fixed seed.
+
+Bounded: the least replica count is found by bisection (the percentile is non-increasing in the
+replicas: each gets less of the rate), at most :data:`MAX_EVALS_PER_OPTION` simulations per
+option (a linear search tried every count from N to 2N: millions at 100,000 req/s, each a
+simulation), and all the simulations of one call share a budget of :data:`WORK_BUDGET` units (a
+unit: one pass of the simulator's loop, or 64 engine steps, about 80 µs of CPU). An option whose
+simulation would pass the budget keeps its mean-based numbers and says so.
 """
 
 from __future__ import annotations
@@ -30,14 +37,31 @@ except ImportError:  # pragma: no cover - depends on what is installed
     AVAILABLE = False
 
 SIMULATED_TOP = 4  # candidates simulated
+MAX_SIMULATED_TOP = 16  # whatever a caller asks
 NUM_REQUESTS = 400  # per simulation (the run starts empty: the first requests see an idle engine)
+MAX_NUM_REQUESTS = 10_000
 SEED = 0
+MAX_EVALS_PER_OPTION = 12  # simulations per option: N, 2N, then bisection (2^10 counts resolved exactly)
+WORK_BUDGET = 100_000  # simulator work units per check_top call (about 8 s of one core); see the module doc
+STEPS_PER_UNIT = 64
+
+
+class _Budget:
+    """Work units left to one :func:`check_top` call (deterministic, unlike a clock)."""
+
+    def __init__(self, units: int) -> None:
+        self.left = int(units)
+
+    def spend(self, r) -> None:
+        self.left -= int(r.passes) + int(r.step_s.size) // STEPS_PER_UNIT
 
 
 def simulated_percentiles(arch: ModelArch, gpu: GPUSpec, d: Deployment, *, rate_rps: float, replicas: int,
                           percentile: str, efficiency: Efficiency = Efficiency(), chunked: bool = True,
-                          num_requests: int = NUM_REQUESTS, seed: int = SEED) -> tuple[float, float]:
-    """(TTFT, TPOT) at ``percentile`` of one replica of ``d`` receiving ``rate_rps / replicas``."""
+                          num_requests: int = NUM_REQUESTS, seed: int = SEED,
+                          budget: _Budget | None = None) -> tuple[float, float] | None:
+    """(TTFT, TPOT) at ``percentile`` of one replica of ``d`` receiving ``rate_rps / replicas``;
+    None when the simulation would pass what is left of ``budget`` (it is cut there)."""
     serving = ServingConfig(tensor_parallel_size=d.tensor_parallel_size, dtype="auto", quantization=d.quantization,
                             kv_cache_dtype=d.kv_cache_dtype, input_len=d.input_len, output_len=d.output_len,
                             max_model_len=d.max_model_len, max_num_seqs=d.max_num_seqs,
@@ -49,42 +73,121 @@ def simulated_percentiles(arch: ModelArch, gpu: GPUSpec, d: Deployment, *, rate_
     w = make_workload(arrival="poisson", num_requests=num_requests, rate_per_s=rate_rps / replicas,
                       input_len=LengthSpec("fixed", d.input_len), output_len=LengthSpec("fixed", d.output_len),
                       max_model_len=d.max_model_len, seed=seed)
-    s = summarize(simulate(e, w, cfg))
+    if budget is None:
+        r = simulate(e, w, cfg)
+    else:  # half the units left for loop passes, half for engine steps: the run costs at most what is left
+        left = max(budget.left, 2)
+        r = simulate(e, w, cfg, max_passes=left // 2, max_steps=left // 2 * STEPS_PER_UNIT)
+        budget.spend(r)
+    if r.truncated:
+        return None
+    s = summarize(r)
     key = "mean" if percentile == "mean" else percentile
     return s[f"ttft_s_{key}"], s[f"tpot_s_{key}"]
 
 
+def least_replicas(meets, lo: int, hi: int, *, max_evals: int = MAX_EVALS_PER_OPTION) -> tuple[int | None, str]:
+    """The least n in [lo, hi] with ``meets(n)`` (True / False, or None: could not be judged),
+    for ``meets`` non-decreasing in n: lo first (the usual answer), then hi, then bisection; at
+    most ``max_evals`` calls. Returns (n, how): how is ``"exact"``, ``"upper_bound"`` (the calls
+    ran out: n meets, a smaller count might too), ``"miss"`` (not even hi; n is None) or
+    ``"unknown"`` (a call could not judge before any count was found to meet; n is None).
+
+    >>> calls = []
+    >>> least_replicas(lambda n: calls.append(n) or n >= 1_234_567, 1_000_000, 2_000_000, max_evals=40)
+    (1234567, 'exact')
+    >>> len(calls)                     # the linear search: 234,568 simulations
+    22
+    >>> least_replicas(lambda n: n >= 1_234_567, 1_000_000, 2_000_000)   # 12 calls: within 0.1 %
+    (1235351, 'upper_bound')
+    >>> least_replicas(lambda n: n >= 5, 1, 4), least_replicas(lambda n: None, 1, 4)
+    ((None, 'miss'), (None, 'unknown'))
+    """
+    first = meets(lo)
+    if first is None:
+        return None, "unknown"
+    if first:
+        return lo, "exact"
+    if hi <= lo:
+        return None, "miss"
+    top = meets(hi)
+    if top is None:
+        return None, "unknown"
+    if not top:
+        return None, "miss"
+    fail, ok, evals = lo, hi, 2  # meets(fail) is False, meets(ok) True
+    while ok - fail > 1 and evals < max_evals:
+        mid = (fail + ok) // 2
+        r = meets(mid)
+        evals += 1
+        if r is None:
+            break
+        if r:
+            ok = mid
+        else:
+            fail = mid
+    return ok, "exact" if ok - fail == 1 else "upper_bound"
+
+
+def _most_replicas(d: Deployment, req: PlanRequest, price: float | None) -> int:
+    """The largest count the search may try: twice the mean-based count, within --max-gpus and
+    the budget (the comparisons of the old one-by-one search, so the same counts pass)."""
+    hi = 2 * d.replicas
+    tp = d.tensor_parallel_size
+    if req.max_gpus is not None:
+        hi = min(hi, req.max_gpus // tp)
+    if req.budget_usd_per_hour is not None and price is not None and price > 0:
+        n = min(hi, int(req.budget_usd_per_hour // (tp * price)) + 1)
+        while n > 0 and n * tp * price > req.budget_usd_per_hour:
+            n -= 1
+        hi = min(hi, n)
+    return hi
+
+
 def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], efficiency: Efficiency = Efficiency(), *,
-              top: int = SIMULATED_TOP, num_requests: int = NUM_REQUESTS) -> PlanResult:
+              top: int = SIMULATED_TOP, num_requests: int = NUM_REQUESTS, work_budget: int | None = None) -> PlanResult:
     """``result`` with its first ``top`` rows re-judged on the requested percentile (replicas
     added where needed, rows that still miss dropped, re-sorted by the request's key); the other
     rows keep the mean and say so. Unchanged when the request asks for the mean or the simulator
-    is not available."""
+    is not available. Bounded (module doc): ``top`` at most :data:`MAX_SIMULATED_TOP`, at most
+    :data:`MAX_EVALS_PER_OPTION` simulations per option, ``work_budget`` units in all; a row whose
+    simulation did not fit the budget keeps its mean (``slo_statistic`` says so)."""
     req: PlanRequest = result.request
     if req.percentile == "mean" or not AVAILABLE or not result.ranked:
         return result
+    top = max(1, min(int(top), MAX_SIMULATED_TOP))
+    num_requests = max(1, min(int(num_requests), MAX_NUM_REQUESTS))
+    work_budget = WORK_BUDGET if work_budget is None else int(work_budget)
+    budget = _Budget(work_budget)
     by_id = {g.id: g for g in gpus}
     checked: list[Deployment] = []
+    unchecked: list[Deployment] = []
     for d in result.ranked[:top]:
         gpu = by_id[d.gpu]
         price = None if d.usd_per_hour is None else d.usd_per_hour / d.gpus_total
-        found = None
-        for n in range(d.replicas, 2 * d.replicas + 1):
-            if req.max_gpus is not None and n * d.tensor_parallel_size > req.max_gpus:
-                break
-            if req.budget_usd_per_hour is not None and price is not None and \
-                    n * d.tensor_parallel_size * price > req.budget_usd_per_hour:
-                break
-            ttft, tpot = simulated_percentiles(arch, gpu, d, rate_rps=req.rate_rps, replicas=n,
-                                               percentile=req.percentile, efficiency=efficiency,
-                                               chunked=req.enable_chunked_prefill, num_requests=num_requests)
-            if ttft <= req.ttft_slo_s and tpot <= req.tpot_slo_s:
-                found = (n, ttft, tpot)
-                break
-        if found is None:
+        results: dict[int, tuple[float, float]] = {}
+
+        def meets(n: int) -> bool | None:
+            if budget.left <= 0:
+                return None
+            got = simulated_percentiles(arch, gpu, d, rate_rps=req.rate_rps, replicas=n, percentile=req.percentile,
+                                        efficiency=efficiency, chunked=req.enable_chunked_prefill,
+                                        num_requests=num_requests, budget=budget)
+            if got is None:
+                return None
+            results[n] = got
+            return got[0] <= req.ttft_slo_s and got[1] <= req.tpot_slo_s
+
+        n, how = least_replicas(meets, d.replicas, _most_replicas(d, req, price))
+        if how == "miss":
             continue
-        n, ttft, tpot = found
+        if how == "unknown":
+            unchecked.append(replace(d, slo_statistic=f"mean (not simulated: its {req.percentile} simulation needs "
+                                                      "more than the planner's simulation budget)"))
+            continue
+        ttft, tpot = results[n]
         scale = n / d.replicas
+        bound = "" if how == "exact" else "; replicas an upper bound: the search stopped at its cap"
         checked.append(replace(
             d, replicas=n, gpus_total=n * d.tensor_parallel_size, ttft_s=ttft, tpot_s=tpot,
             usd_per_hour=None if d.usd_per_hour is None else d.usd_per_hour * scale,
@@ -93,12 +196,15 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
             usd_per_million_output_tokens=None if d.usd_per_million_output_tokens is None
             else d.usd_per_million_output_tokens * scale,
             output_tokens_per_s=d.output_tokens_per_s * scale,
-            slo_statistic=f"{req.percentile} (simulated, {num_requests} Poisson requests per replica)"))
+            slo_statistic=f"{req.percentile} (simulated, {num_requests} Poisson requests per replica{bound})"))
     key = {"cost": lambda d: (math.inf if d.usd_per_hour is None else d.usd_per_hour, d.gpus_total),
            "gpus": lambda d: (d.gpus_total, math.inf if d.usd_per_hour is None else d.usd_per_hour),
            "throughput": lambda d: (-d.output_tokens_per_s_per_gpu,)}[req.sort]
-    rest = [replace(d, slo_statistic="mean (not simulated)") for d in result.ranked[top:]]
+    rest = unchecked + [replace(d, slo_statistic="mean (not simulated)") for d in result.ranked[top:]]
     note = (f"{req.percentile}: the first {min(top, len(result.ranked))} options simulated "
             f"({num_requests} Poisson requests per replica; replicas added where the percentile missed); "
             f"the others judged on the closed-loop mean")
+    if unchecked:
+        note += (f"; {len(unchecked)} of them needed more than the planner's simulation budget ({work_budget:,} "
+                 f"units: loop passes of the simulator, or 64 engine steps each) and kept the closed-loop mean")
     return replace(result, ranked=sorted(checked, key=key) + rest, slo_statistic=req.percentile, percentile_note=note)

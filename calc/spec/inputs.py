@@ -15,6 +15,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from calc.spec.precision import (DTYPES, KV_CACHE_DTYPES, QUANTIZATIONS, canonical_kv_cache_dtype,
                                  canonical_quantization)
+from calc.spec.untrusted import HugeInt, quote
 
 # The shortest context (tokens per request) the calculator handles, UI and CLI alike: a model whose
 # max_position_embeddings is below it is refused when its config.json is read.
@@ -421,8 +422,10 @@ def describe_validation_error(err: ValidationError) -> str:
         loc = ".".join(str(p) for p in loc_parts)
         msg = e.get("msg", "invalid value").removeprefix("Value error, ")
         got = e.get("input")
-        got_text = repr(got)
-        got_text = got_text if len(got_text) <= 60 else got_text[:57] + "..."
+        if e.get("type") == "int_parsing_size":  # pydantic's 'exceeded maximum size': a 5,000-digit number
+            msg = "Input should be a whole number in the allowed range"
+        got_text = quote(got) if isinstance(got, HugeInt) else repr(got)
+        got_text = got_text if len(got_text) <= 60 or isinstance(got, HugeInt) else got_text[:57] + "..."
         shown = "" if isinstance(got, dict) or e.get("type") == "value_error" else f" (got {got_text})"
         rng = allowed_range(err.title, loc_parts) if loc_parts and e.get("type") != "value_error" else ""
         allowed = f"; allowed: {rng}" if rng else ""

@@ -5,6 +5,7 @@ vllm/vllm-openai`` image) back into options. Pure text processing, no UI.
 
 from __future__ import annotations
 
+import math
 import shlex
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,6 +75,9 @@ class ParsedCommand:
     options: dict[str, Any] = field(default_factory=dict)
     ignored: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    # option -> (flag as typed, raw text) of the numbers that could not be read (their message is in
+    # ``errors`` too): a UI can re-check the text with its own control and name the allowed range
+    bad_numbers: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 def shown(text: str, limit: int = SHOWN_CHARS) -> str:
@@ -86,19 +90,47 @@ def shown(text: str, limit: int = SHOWN_CHARS) -> str:
     return clean if len(clean) <= limit else clean[:limit - 1] + "…"
 
 
+MAX_NUMBER_CHARS = 40  # longer number text is refused before float() (no 5,000-digit parse)
+
+
 def _number(text: str, kind: str) -> float | int:
-    """``4096``, ``32k`` (× 1000), ``32K`` (× 1024), ``1m`` / ``1M`` as vLLM's human-readable sizes."""
+    """``4096``, ``32k`` (× 1000), ``32K`` (× 1024), ``1m`` / ``1M`` as vLLM's human-readable sizes.
+
+    Raises ``ValueError`` for anything else, ``inf``/``nan``/``1e309`` included (``int(inf)``
+    raised ``OverflowError`` past the paste box's handler).
+
+    >>> _number("32k", "int"), _number("0.9", "float")
+    (32000, 0.9)
+    >>> _number("1e309", "int")
+    Traceback (most recent call last):
+    ...
+    ValueError: 1e309
+    """
     t = text.strip()
+    if len(t) > MAX_NUMBER_CHARS:
+        raise ValueError(shown(text))
     mult = {"k": 1000, "K": 1024, "m": 1_000_000, "M": 1 << 20, "g": 1_000_000_000, "G": 1 << 30}
     if kind == "int" and t and t[-1] in mult:
         value = float(t[:-1]) * mult[t[-1]]
     else:
         value = float(t)
+    if not math.isfinite(value):
+        raise ValueError(shown(text))
     if kind == "int":
         if value != int(value):
             raise ValueError(text)
         return int(value)
     return value
+
+
+def number_error(flag: str, value: str) -> str:
+    """The message of a numeric flag whose value is not a (finite) number.
+
+    >>> number_error("-tp", "inf")
+    "-tp: got 'inf', allowed a whole number"
+    """
+    what = "a whole number" if FLAGS[flag][1] == "int" else "a number"
+    return f"{flag}: got {shown(value)!r}, allowed {what}"
 
 
 def _tokens(text: str) -> list[str]:
@@ -145,6 +177,7 @@ def parse_serve_command(text: str) -> ParsedCommand:
     options: dict[str, Any] = {}
     ignored: list[str] = []
     errors: list[str] = []
+    bad_numbers: dict[str, tuple[str, str]] = {}
     i = start
     if i < len(words) and not words[i].startswith("-"):
         model = words[i]  # `vllm serve MODEL`
@@ -190,9 +223,12 @@ def parse_serve_command(text: str) -> ParsedCommand:
             else:
                 options[name] = value
             continue
+        if name in bad_numbers:  # given again: the last one counts (argparse), the earlier problem goes
+            errors.remove(number_error(*bad_numbers.pop(name)))
         try:
             options[name] = _number(value, kind)
-        except ValueError:
-            what = "a whole number" if kind == "int" else "a number"
-            errors.append(f"{flag}: got {shown(value)!r}, allowed {what}")
-    return ParsedCommand(model=model, options=options, ignored=ignored, errors=errors)
+        except ValueError:  # not a (finite) number: inf, nan, 1e309, a 5,000-digit integer, a word
+            errors.append(number_error(flag, value))
+            options.pop(name, None)  # an earlier good value of the same flag does not stand for this one
+            bad_numbers[name] = (flag, value)
+    return ParsedCommand(model=model, options=options, ignored=ignored, errors=errors, bad_numbers=bad_numbers)

@@ -152,7 +152,8 @@ class SimResult:
     step_decode_tokens: np.ndarray
     num_blocks: int
     block_size: int
-    truncated: bool  # stopped at max_steps
+    truncated: bool  # stopped at max_steps (or max_passes) before every request finished
+    passes: int = 0  # scheduler loop passes run (a fast-forwarded decode run is one): the CPU cost
 
     @property
     def num_requests(self) -> int:
@@ -164,7 +165,9 @@ class SimResult:
 
     @property
     def makespan_s(self) -> float:
-        return float(np.nanmax(self.finish_s) - np.nanmin(self.arrival_s))
+        """First arrival to last finish (NaN when no request finished: a run cut at the step cap)."""
+        done = np.isfinite(self.finish_s)
+        return float(self.finish_s[done].max() - np.nanmin(self.arrival_s)) if done.any() else float("nan")
 
 
 def _ceil_div(a, b):
@@ -223,9 +226,14 @@ def _retire(fin, end, running, finish_t, arrival, pending, next_new, workload, t
     return running, freed, next_new, n_done
 
 
-def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_steps: int = MAX_STEPS,
-             timer: StepTimer | None = None) -> SimResult:
-    """Run ``workload`` through the scheduler (module docstring) until every request finishes.
+def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_steps: int | None = None,
+             max_passes: int | None = None, timer: StepTimer | None = None) -> SimResult:
+    """Run ``workload`` through the scheduler (module docstring) until every request finishes, or
+    for at most ``max_steps`` engine steps (default :data:`MAX_STEPS`, read at call time) or
+    ``max_passes`` passes of the scheduler loop (default: no limit; the CPU time is about
+    proportional to the passes, not to the steps, as runs of pure decode steps are fast-forwarded
+    in one pass); a run cut there has ``truncated`` set and NaN times for the requests that did
+    not finish.
 
     >>> from calc.spec.catalog import get_gpu, get_model
     >>> from calc.timing.estimate import engine_numbers
@@ -240,6 +248,8 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
     >>> r.step_prefill_tokens.tolist(), r.step_decode_tokens.tolist()   # 2.56 prompts per step
     ([256, 144, 0, 0], [0, 2, 4, 2])
     """
+    max_steps = MAX_STEPS if max_steps is None else int(max_steps)
+    max_passes = -1 if max_passes is None else int(max_passes)
     n = workload.num_requests
     prompt = workload.input_len.astype(np.int64)
     out_len = workload.output_len.astype(np.int64)
@@ -311,7 +321,9 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
     done = 0
     total_blocks = free
 
-    while done < n and len(s_dt) < max_steps:
+    passes = 0
+    while done < n and len(s_dt) < max_steps and passes != max_passes:
+        passes += 1
         while pending and pending[0][0] <= now + 1e-12:
             t_in, i_in = heapq.heappop(pending)
             entered[i_in] = t_in
@@ -543,5 +555,5 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
         step_start_s=np.array(s_start), step_s=np.array(s_dt), step_waiting=np.array(s_wait, dtype=np.int64),
         step_running=np.array(s_run, dtype=np.int64), step_kv_blocks=np.array(s_kv, dtype=np.int64),
         step_prefill_tokens=np.array(s_pf, dtype=np.int64), step_decode_tokens=np.array(s_dec, dtype=np.int64),
-        num_blocks=int(cfg.num_blocks), block_size=bs, truncated=done < n)
+        num_blocks=int(cfg.num_blocks), block_size=bs, truncated=done < n, passes=passes)
 

@@ -47,7 +47,12 @@ def meets_slo(r: SimResult, *, ttft_slo_s: float, tpot_slo_s: float) -> np.ndarr
 
 def summarize(r: SimResult, *, ttft_slo_s: float = np.inf, tpot_slo_s: float = np.inf) -> dict[str, float]:
     """Flat dict: ``<metric>_mean`` and ``<metric>_p50/p90/p95/p99`` for :data:`METRICS`, plus
-    throughputs, goodput, preemptions and the run's length."""
+    throughputs, goodput, preemptions, the run's length, ``finished_requests`` and ``truncated``.
+
+    A run cut at the simulator's step cap (``r.truncated``) is partial: latencies, throughputs and
+    goodput count only the finished requests over the time until the last of them finished; the
+    unfinished ones (the slowest) are left out, so its percentiles are lower bounds. (Throughputs
+    used to divide every request's tokens by that time, overstating them.)"""
     out: dict[str, float] = {}
     for name in METRICS:
         v = getattr(r, name)
@@ -58,15 +63,19 @@ def summarize(r: SimResult, *, ttft_slo_s: float = np.inf, tpot_slo_s: float = n
             out[f"{name}_p{q}"] = float(np.percentile(fin, q)) if fin.size else float("nan")
     span = r.makespan_s
     ok = meets_slo(r, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s)
-    out["output_tokens_per_s"] = float(r.output_len.sum() / span) if span > 0 else float("nan")
+    done = np.isfinite(r.finish_s)  # every request, unless the run was cut at the step cap
+    out["output_tokens_per_s"] = float(r.output_len[done].sum() / span) if span > 0 else float("nan")
     # prompt + output tokens over the run, as `vllm bench serve` reports "Total token throughput"
-    out["total_tokens_per_s"] = float((r.input_len.sum() + r.output_len.sum()) / span) if span > 0 else float("nan")
-    out["requests_per_s"] = float(r.num_requests / span) if span > 0 else float("nan")
+    out["total_tokens_per_s"] = (float((r.input_len[done].sum() + r.output_len[done].sum()) / span)
+                                 if span > 0 else float("nan"))
+    out["requests_per_s"] = float(done.sum() / span) if span > 0 else float("nan")
     out["goodput_requests_per_s"] = float(ok.sum() / span) if span > 0 else float("nan")
     out["slo_attainment"] = float(ok.mean())
     out["preemptions"] = int(r.total_preemptions)
     out["num_requests"] = int(r.num_requests)
     out["duration_s"] = float(span)
+    out["finished_requests"] = int(done.sum())
+    out["truncated"] = bool(r.truncated)
     return out
 
 
@@ -119,7 +128,8 @@ def max_sustainable_rate(run: Callable[[float], SimResult], *, ttft_slo_s: float
         r = run(rate)
         s = summarize(r, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s)
         tt, tp = s[f"ttft_s_p{percentile}"], s[f"tpot_s_p{percentile}"]
-        ok = tt <= ttft_slo_s and (np.isnan(tp) or tp <= tpot_slo_s)
+        # a run cut at the step cap left its slowest requests out: it cannot show that the rate is sustained
+        ok = tt <= ttft_slo_s and (np.isnan(tp) or tp <= tpot_slo_s) and not s["truncated"]
         tried[rate] = (tt, tp, s["goodput_requests_per_s"], ok, s["ttft_s_p95"], s["ttft_s_p99"], s["tpot_s_p95"],
                        s["tpot_s_p99"])
         return ok

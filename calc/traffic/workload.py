@@ -10,19 +10,22 @@ Arrivals (seconds from t = 0, sorted):
   --max-concurrency C`` with think time 0).
 Lengths: ``fixed``, ``uniform`` on [lo, hi], or ``lognormal`` by mean and CV
 (σ² = ln(1 + CV²), μ = ln(mean) − σ²/2), rounded to whole tokens ≥ 1 and cut at a maximum.
-A trace (CSV with a header, or JSON lines) gives arrival_s, input_len, output_len per request.
+A trace (CSV with a header, or JSON lines) gives arrival_s, input_len, output_len per request;
+lines may end in LF, CRLF or a lone CR (old Excel / Mac exports).
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+
+from calc.spec.untrusted import InputError, load_json, shorten
 
 ARRIVALS: tuple[str, ...] = ("poisson", "gamma", "closed", "burst")
 LENGTH_KINDS: tuple[str, ...] = ("fixed", "uniform", "lognormal")
@@ -157,6 +160,9 @@ _ALIASES = {"arrival_s": ("arrival_s", "arrival_time", "timestamp", "arrival"),
             "output_len": ("output_len", "output_tokens", "completion_tokens")}
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
 def _short(text: str, limit: int = 40) -> str:
     text = str(text)
     return repr(text if len(text) <= limit else text[:limit] + "…")
@@ -187,12 +193,13 @@ def parse_trace(data: bytes | str, *, max_model_len: int | None = None) -> Workl
     text = data.lstrip()
     rows: list[tuple[int, dict]] = []
     if text.startswith("{"):
-        for lineno, line in enumerate(data.splitlines(), 1):
+        # LF, CRLF or a lone CR (not str.splitlines: U+2028 and friends may sit inside a JSON string)
+        for lineno, line in enumerate(_LINE_BREAK.split(data), 1):
             if not line.strip():
                 continue
-            try:
-                obj = json.loads(line)
-            except (json.JSONDecodeError, RecursionError):
+            try:  # huge integers stay text (HugeInt): no int-digit-limit error, no float overflow
+                obj = load_json(line, what=f"trace line {lineno}", max_bytes=MAX_TRACE_BYTES)
+            except InputError:
                 raise WorkloadError(f"trace line {lineno}: not a JSON object") from None
             if not isinstance(obj, dict):
                 raise WorkloadError(f"trace line {lineno}: not a JSON object")
@@ -200,13 +207,19 @@ def parse_trace(data: bytes | str, *, max_model_len: int | None = None) -> Workl
             if len(rows) > MAX_REQUESTS:
                 raise WorkloadError(f"trace: more than {MAX_REQUESTS:,} requests")
     else:
-        reader = csv.DictReader(io.StringIO(data))
-        header = [h.strip() for h in (reader.fieldnames or [])]
-        reader.fieldnames = header
-        for lineno, row in enumerate(reader, 2):
-            rows.append((lineno, row))
-            if len(rows) > MAX_REQUESTS:
-                raise WorkloadError(f"trace: more than {MAX_REQUESTS:,} requests")
+        # newline="": the csv module sees the line ends itself and takes LF, CRLF and a lone CR
+        reader = csv.DictReader(io.StringIO(data, newline=""))
+        try:
+            header = [h.strip() for h in (reader.fieldnames or [])]
+            reader.fieldnames = header
+            for row in reader:
+                rows.append((reader.line_num, row))
+                if len(rows) > MAX_REQUESTS:
+                    raise WorkloadError(f"trace: more than {MAX_REQUESTS:,} requests")
+        except csv.Error as exc:  # a field over the csv module's size limit, a NUL, a stray quote
+            # the bad record is the one after the last line read in full
+            raise WorkloadError(f"trace line {reader.line_num + 1}: not valid CSV "
+                                f"({shorten(str(exc), 120)})") from None
     if not rows:
         raise WorkloadError("trace: no requests (expected a CSV header arrival_s,input_len,output_len "
                             "or JSON lines)")
@@ -219,7 +232,7 @@ def parse_trace(data: bytes | str, *, max_model_len: int | None = None) -> Workl
             raw = row[key]
             try:
                 v = float(raw) if not isinstance(raw, bool) else math.nan
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):  # OverflowError: float() of a 400-digit int
                 v = math.nan
             if f == "arrival_s":
                 if not (math.isfinite(v) and 0 <= v <= 1e9):

@@ -71,6 +71,14 @@ EN: dict[str, str] = {
     "lt.metric.vs_slo": "{delta} vs target",
     "lt.verdict.pass": "P{q} meets both targets.",
     "lt.verdict.fail": "P{q} misses a target: this load is too much for one engine at this SLA.",
+    "lt.truncated": "**Cut short:** the simulation stopped at its step cap, after {steps} engine steps, with {done} "
+                    "of {n} requests finished. These numbers are partial: the P{q} TTFT and TPOT, goodput, throughput and "
+                    "share meeting the SLA above, the distributions, the percentile table and the simulated means "
+                    "below count only the finished requests. The unfinished ones, the slowest, are left out, so "
+                    "the latencies are lower bounds. Fewer requests or a lighter load give a complete run.",
+    "lt.truncated.short": "Partial: {done} of {n} requests finished before the step cap; the rest are left out.",
+    "lt.verdict.truncated": "No verdict: the run was cut short at the step cap, and P{q} over the finished requests "
+                            "only cannot show that this load meets the SLA.",
     "lt.tab.dist": "Latency distributions",
     "lt.tab.sweep": "Goodput vs rate",
     "lt.tab.timeline": "Timeline",
@@ -215,6 +223,12 @@ ZH: dict[str, str] = {
     "lt.metric.vs_slo": "{delta}（相对目标）",  # the sign first: Streamlit picks the arrow from it
     "lt.verdict.pass": "P{q} 同时满足两个目标。",
     "lt.verdict.fail": "P{q} 未满足目标：在此 SLA 下这个负载超出单个引擎的能力。",
+    "lt.truncated": "**模拟被截断：**模拟在 {steps} 个引擎步后达到步数上限而停止，{n} 个请求中只完成了 {done} 个。"
+                    "以下数字不完整：上方的 P{q} 首 token 时间与每 token 时间、有效吞吐、吞吐量和满足 SLA 的比例，"
+                    "以及下方的延迟分布、百分位表和模拟均值，都只统计已完成的请求。未完成的请求（最慢的那些）没有计入，"
+                    "因此这些延迟是下限。减少请求数或降低负载即可得到完整的结果。",
+    "lt.truncated.short": "不完整：在步数上限前只完成了 {n} 个请求中的 {done} 个，其余未计入。",
+    "lt.verdict.truncated": "无法判定：模拟在步数上限处被截断，只统计已完成请求的 P{q} 不能说明此负载满足 SLA。",
     "lt.tab.dist": "延迟分布",
     "lt.tab.sweep": "有效吞吐与速率",
     "lt.tab.timeline": "时间线",
