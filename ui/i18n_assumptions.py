@@ -13,6 +13,7 @@ _LABELS_EN = {
     "eff_hbm_bw_fraction": "Achievable HBM bandwidth (fraction)",
     "eff_prefill_flops_fraction": "Achievable FLOP/s, prefill (fraction)",
     "eff_decode_flops_fraction": "Achievable FLOP/s, decode (fraction)",
+    "eff_hopper_flops_scale": "vLLM on Hopper: share of those FLOP/s",
     "eff_gemm_half_saturation_tokens": "GEMM half-saturation (tokens)",
     "eff_step_overhead_ms": "Per-step overhead (ms)",
     "eff_sequence_overhead_us": "Per-sequence CPU per step (µs)",
@@ -34,6 +35,7 @@ _LABELS_ZH = {
     "eff_hbm_bw_fraction": "可达到的显存带宽（比例）",
     "eff_prefill_flops_fraction": "可达到的算力，Prefill（比例）",
     "eff_decode_flops_fraction": "可达到的算力，Decode（比例）",
+    "eff_hopper_flops_scale": "vLLM 在 Hopper 上：上述算力的比例",
     "eff_gemm_half_saturation_tokens": "GEMM 半饱和行数（token）",
     "eff_step_overhead_ms": "每步固定开销（ms）",
     "eff_sequence_overhead_us": "每步每序列 CPU 开销（µs）",
@@ -58,6 +60,10 @@ _HELP_ZH = {
                                   "token 时 72%（MLP）/54%（注意力投影）；PaLM Prefill MFU 76%；TensorRT-LLM 2048 token TTFT。",
     "eff_decode_flops_fraction": "纯 Decode 步（大批量 GEMM、分页注意力）能达到的峰值比例；只有当 Decode 变成算力瓶颈（大批量）"
                                  "时才起作用。TensorRT-LLM 大批量吞吐数据约为 0.7。",
+    "eff_hopper_flops_scale": "vLLM 在 Hopper GPU（H100、H200、GH200）上只能达到上面算力比例的一部分：它的 kernel 离 Hopper "
+                              "标称峰值比离 Ampere 更远。vLLM 0.11、单卡 H100 SXM 上 Qwen3-14B 的突发请求，比同一套物理模型"
+                              "（在 A100 上与这些测量吻合，也与 TensorRT-LLM 的 H100 数据吻合）慢 1.6–1.8 倍（gpustack performance "
+                              "lab；TensorRT-LLM performance.md pm-003..013）；0.5–0.65 都符合这一对比，取 0.6。不用于其他引擎。",
     "eff_gemm_half_saturation_tokens": "单卡 GEMM 行数（token 数）达到该值时效率为上限的一半（tile / wave 量化）。"
                                        "Sarathi-Serve：Prefill 吞吐约在 512 token 处饱和。",
     "eff_step_overhead_ms": "每个引擎步的固定时间：调度、采样、kernel 启动（CPU 侧）。",

@@ -281,6 +281,12 @@ class Efficiency(_Frozen):
         "Achievable fraction of peak in decode-only steps (GEMMs at large batch, paged "
         "attention). Matters only once decode turns compute-bound (large batches); the "
         "TensorRT-LLM large-batch rows (pm-008, pm-011) sit near 0.7."))] = 0.70
+    hopper_flops_scale: Annotated[float, Field(gt=0.0, le=1.0, description=(
+        "vLLM's share of the FLOP fractions above on Hopper GPUs (H100, H200, GH200): its kernels "
+        "reach less of Hopper's datasheet peak than of Ampere's. vLLM 0.11, Qwen3-14B bursts on one "
+        "H100 SXM ran 1.6-1.8x slower than the physics that matches the same runs on A100 and "
+        "TensorRT-LLM's H100 rows (gpustack performance lab; TensorRT-LLM performance.md pm-003..013); "
+        "0.5-0.65 all fit that contrast, 0.6 is taken. Not applied to other engines."))] = 0.6
     gemm_half_saturation_tokens: Annotated[float, Field(ge=0.0, le=100_000.0, description=(
         "Rows per GPU (tokens / TP) at which a GEMM reaches half its achievable rate "
         "(tile/wave quantization). Sarathi-Serve: prefill throughput saturates near 512 "

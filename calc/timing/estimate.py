@@ -50,6 +50,7 @@ def engine_numbers(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = Servi
                                   gpu_has_fp8=gpu.fp8_flops_per_s is not None, gpu_has_int8=gpu.int8_ops_per_s is not None)
     attn_precision = "fp16" if precision in ("fp8", "int8") else precision
     link = allreduce_link(gpu, tp, efficiency)  # the link this TP size crosses (bridge pairs, PCIe, xGMI peers)
+    arch_scale = efficiency.hopper_flops_scale if gpu.architecture == "hopper" else 1.0  # vLLM on Hopper
     return EngineNumbers(
         num_layers=L, hidden_size=h, vocab_per_rank=arch.vocab_size / tp,
         qkv_params=qkv_rank, o_params=o_total / tp, mlp_dense_params=p.dense_mlp / tp,
@@ -62,7 +63,8 @@ def engine_numbers(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = Servi
         peak_flops_per_s=gpu.peak_flops_per_s(precision), attention_peak_flops_per_s=gpu.peak_flops_per_s(attn_precision),
         hbm_bw_bytes_per_s=gpu.hbm_bw_bytes_per_s, link_bw_bytes_per_s=link.bandwidth_bytes_per_s * efficiency.interconnect_bw_fraction,
         tensor_parallel_size=tp, hbm_bw_fraction=efficiency.hbm_bw_fraction,
-        prefill_flops_fraction=efficiency.prefill_flops_fraction, decode_flops_fraction=efficiency.decode_flops_fraction,
+        prefill_flops_fraction=efficiency.prefill_flops_fraction * arch_scale,
+        decode_flops_fraction=efficiency.decode_flops_fraction * arch_scale,
         gemm_half_saturation_tokens=efficiency.gemm_half_saturation_tokens, step_overhead_s=efficiency.step_overhead_s,
         allreduce_latency_s=efficiency.allreduce_latency_s, request_overhead_s=efficiency.request_overhead_s,
         sequence_overhead_s=efficiency.sequence_overhead_s, api_server_request_s=efficiency.api_server_request_s,
