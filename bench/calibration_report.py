@@ -101,6 +101,10 @@ def uniform_lengths(row: dict) -> bool:
     return False
 
 
+# An engine without an HTTP server in front: tokenizer and hand-off only (Efficiency.request_overhead_s).
+OFFLINE_REQUEST_OVERHEAD_S = 2.0e-3
+
+
 def efficiency_for_engine(engine: str, efficiency: Efficiency, *, api_server: bool = False) -> Efficiency:
     """The efficiency inputs for a measured engine and benchmark path. Engine properties, the same
     for every row of that engine: the C++ engines (TensorRT-LLM, LMDeploy's TurboMind,
@@ -108,8 +112,9 @@ def efficiency_for_engine(engine: str, efficiency: Efficiency, *, api_server: bo
     (``sequence_overhead_s`` 0) and their kernels reach the same share of Hopper's peak as of
     Ampere's (``hopper_flops_scale`` 1). Benchmark path: only ``vllm bench serve`` goes through vLLM's
     OpenAI API server (``api_server``); offline runs (``benchmark_latency``/``benchmark_throughput``,
-    the LLM class) and the older engines' own harnesses have none (``api_server_request_s`` 0)."""
-    update = {} if api_server else {"api_server_request_s": 0.0}
+    the LLM class) and the older engines' own harnesses have none (``api_server_request_s`` 0, and
+    ``request_overhead_s`` only the engine's own few ms)."""
+    update = {} if api_server else {"api_server_request_s": 0.0, "request_overhead_s": OFFLINE_REQUEST_OVERHEAD_S}
     if engine.startswith(NCCL_ONLY_ENGINES):
         update["sequence_overhead_s"] = 0.0
         update["hopper_flops_scale"] = 1.0  # vLLM's kernels on Hopper, not theirs
@@ -154,12 +159,13 @@ def ask_vllm_row(row: dict, efficiency: Efficiency = Efficiency()) -> dict[str, 
     load = row["load"]
     efficiency = efficiency_for_engine(row["engine"], efficiency,
                                        api_server=row["bench_mode"].startswith("vllm bench serve"))
+    spread = dataset_length_cv(row)
     if load["arrival"] == "closed":
-        rec = estimate_record({**options, "concurrency": load["concurrency"]}, efficiency)
+        rec = estimate_record({**options, "concurrency": load["concurrency"], "input_len_cv": spread,
+                               "output_len_cv": spread}, efficiency)
         return {"ttft_s": rec["ttft_s"], "tpot_s": rec["tpot_s"], "e2e_s": rec["e2e_latency_s"],
                 "output_tokens_per_s": rec["output_tokens_per_s"],
                 "total_tokens_per_s": rec["total_tokens_per_s"]}
-    spread = dataset_length_cv(row)
     rec = simulate_record({**options, "arrival": "burst", "num_requests": load["num_requests"],
                            "input_len_cv": spread, "output_len_cv": spread}, efficiency)
     return {"ttft_s": rec["ttft_s_mean"], "tpot_s": rec["tpot_s_mean"], "e2e_s": rec["e2e_latency_s_mean"],

@@ -38,7 +38,8 @@ QUICK = ((MODELS[0], (1024, 256), (1, 16, 64, 128)), (MODELS[0], (512, 8), (4, 1
 def compare(model: str, gpu: str, I: int, O: int, C: int, chunked: bool) -> dict:
     arch, g = get_model(model), get_gpu(gpu)
     sc = ServingConfig(input_len=I, output_len=O, concurrency=C, enable_chunked_prefill=chunked)
-    eff = Efficiency(api_server_request_s=0.0)  # the engine alone: clients reach it all at once
+    # the engine alone (an offline engine's 2 ms hand-off, no API server): clients reach it all at once
+    eff = Efficiency(api_server_request_s=0.0, request_overhead_s=2e-3)
     after = estimate(arch, g, sc, eff)
     before = estimate(arch, g, sc, eff, uniform_lengths=False).serving
     cfg = EngineConfig(max_num_seqs=int(after.max_num_seqs), max_num_batched_tokens=int(after.max_num_batched_tokens),

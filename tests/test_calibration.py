@@ -81,7 +81,7 @@ def test_long_prompt_ttft(comparisons):
 # closed loops with `estimate --concurrency C`, bursts and static batches with `simulate --arrival burst`.
 # These gates hold today's level so that it can only improve; they are NOT the fidelity target
 # (median |error| <= 10 % per group, issue #17), which the model does not reach yet.
-VLLM_MEDIAN_CEILING = {"TTFT": 0.28, "TPOT/ITL": 0.16, "throughput": 0.14, "E2E": 0.24, "all": 0.20}
+VLLM_MEDIAN_CEILING = {"TTFT": 0.20, "TPOT/ITL": 0.16, "throughput": 0.14, "E2E": 0.24, "all": 0.17}
 
 
 @pytest.fixture(scope="module")
@@ -121,11 +121,17 @@ def test_the_vllm_mechanisms_move_the_rows_towards_the_measurements():
     assert a["TTFT"] < b["TTFT"] - 0.15 and a["TPOT/ITL"] < b["TPOT/ITL"] - 0.15 and a["E2E"] < b["E2E"]
 
 
-def test_closed_loop_tpot_slope_is_the_measured_one():
-    """vLLM 0.11, Qwen3-8B on one H100, ShareGPT closed loops (gpustack rows t3-gs-q8-c1/-c8): TPOT
-    rose 7.71 − 7.28 = 0.43 ms from 1 to 8 clients. The GPU work of 7 more decodes adds ≈ 0.17 ms;
-    7 × 35 us of engine CPU per sequence adds 0.245 ms: 0.415 ms, within 15 % of the measurement."""
+def test_closed_loops_of_a_chat_dataset_are_within_a_few_percent():
+    """vLLM 0.11, Qwen3-8B on one H100, ShareGPT closed loops of 1/2/4/8 clients (gpustack rows
+    t3-gs-q8-*), asked as `estimate --concurrency C --input-len-cv 1 --output-len-cv 1`: TPOT within
+    3 % (7.28 -> 7.71 ms measured: the engine's 35 us per extra sequence and the other prompts riding
+    along), TTFT within 12 % (59 -> 75 ms measured: prefill ~10 ms + the API server's 22 ms + 28 ms
+    of request latency), output tokens/s within 10 %."""
     rows = {r["id"]: r for r in cr.load_vllm_rows()}
-    t1 = cr.ask_vllm_row(rows["t3-gs-q8-c1"])["tpot_s"]
-    t8 = cr.ask_vllm_row(rows["t3-gs-q8-c8"])["tpot_s"]
-    assert (t8 - t1) == pytest.approx(0.43e-3, rel=0.15)
+    for c in (1, 2, 4, 8):
+        row = rows[f"t3-gs-q8-c{c}"]
+        got = cr.ask_vllm_row(row)
+        m = {k: v["value"] for k, v in row["measured"].items()}
+        assert got["tpot_s"] == pytest.approx(m["tpot_s"], rel=0.03), c
+        assert got["ttft_s"] == pytest.approx(m["ttft_s"], rel=0.12), c
+        assert got["output_tokens_per_s"] == pytest.approx(m["output_tokens_per_s"], rel=0.10), c

@@ -62,7 +62,7 @@ def test_defaults_render_without_exception():
     assert len(open_section(at, "sec_case").table) == 2
 
 
-@pytest.mark.parametrize("key, value, ttft, tpot", [("slo_tpot_ms", 30, 0.5, 0.03), ("slo_ttft_ms", 150, 0.15, 0.05)])
+@pytest.mark.parametrize("key, value, ttft, tpot", [("slo_tpot_ms", 30, 0.5, 0.03), ("slo_ttft_ms", 250, 0.25, 0.05)])
 def test_tighter_sla_moves_the_best_point(key, value, ttft, tpot):
     at = app(page=PAGE)
     before = _int(metrics(at)[BEST])

@@ -13,10 +13,10 @@ from calc.timing.serving import EngineNumbers, closed_loop, decode_step, prefill
 
 LLAMA2_7B = "meta-llama/Llama-2-7b-hf"
 LLAMA31_8B = "meta-llama/Llama-3.1-8B"
-T_REQ = Efficiency().request_overhead_s
 # The closed-loop derivation of the engine itself: no API server in front (its term is tested in
-# TestApiServer below).
-ENGINE_ONLY = Efficiency(api_server_request_s=0.0)
+# tests/test_traffic.py TestApiServer), an offline engine's few ms of request overhead.
+ENGINE_ONLY = Efficiency(api_server_request_s=0.0, request_overhead_s=2e-3)
+T_REQ = ENGINE_ONLY.request_overhead_s
 
 
 def _engine(model=LLAMA2_7B, gpu="a100-80gb", **serving):

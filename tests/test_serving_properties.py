@@ -71,9 +71,11 @@ def scenarios(draw, chunked=None, pin_engine=False):
 def _run(arch, gpu, serving, conc):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no silent divide-by-zero / invalid-value along the way
-        # the engine's physics: no API server in front (a server bound by it caps requests/s at
-        # 1 / api_server_request_s, so there a faster GPU moves time from decode to the API queue)
-        return estimate(arch, gpu, serving, Efficiency(api_server_request_s=0.0), concurrency=conc)
+        # the engine's physics: no API server or client in front (a server bound by it caps
+        # requests/s at 1 / api_server_request_s, so there a faster GPU moves time from decode to the
+        # API queue; the client's latency makes one-token loops client-bound)
+        return estimate(arch, gpu, serving, Efficiency(api_server_request_s=0.0, request_overhead_s=2e-3),
+                        concurrency=conc)
 
 
 def _never_falls(x, allowed=None):
