@@ -11,7 +11,7 @@ C clients of a closed loop):
   computes ≤ B tokens and decodes ≤ S sequences);
 * passes ≥ Σ P_i / B  (a step that computes prompt tokens is never fast-forwarded);
 * CPU    ≈ passes · :data:`SECONDS_PER_PASS` + steps · :data:`SECONDS_PER_STEP`;
-* memory ≈ steps · :data:`BYTES_PER_STEP` (seven per-step series, as Python lists while running)
+* memory ≈ steps · :data:`BYTES_PER_STEP` (seven per-step series: typed arrays, then NumPy)
   + 8 B per output token for the inter-token gaps, at most :data:`ITL_MAX_SAMPLES` of them kept
   (the simulator keeps a quantile sketch and the exact mean beyond that).
 
@@ -34,7 +34,7 @@ import numpy as np
 SECONDS_PER_PASS = 80e-6  # one general scheduler pass (measured, see the module doc)
 SECONDS_PER_STEP = 1.25e-6  # one fast-forwarded decode step (measured)
 SLOWEST_PASS_S = 200e-6  # a general pass with ~1,000 running requests (measured): what the caps assume
-BYTES_PER_STEP = 300  # 7 series × (8 B pointer + up to 32 B Python object) while running, then 7 × 8 B arrays
+BYTES_PER_STEP = 128  # 7 series × 8 B typed arrays while running, then 7 × 8 B NumPy arrays (+ slack)
 ITL_MAX_SAMPLES = 1 << 20  # inter-token gaps kept exactly (8 MiB); a quantile sketch of this size beyond
 BYTES_PER_REQUEST = 12 * 8  # per-request arrays of the result
 
@@ -84,7 +84,7 @@ def caps(*, cpu_s: float, memory_bytes: int) -> tuple[int, int]:
     and ``memory_bytes`` of per-step series: a run the estimate missed stops there (truncated).
 
     >>> caps(cpu_s=15.0, memory_bytes=256 * 2**20)
-    (894784, 75000)
+    (2097152, 75000)
     """
     max_passes = max(1, round(cpu_s / SLOWEST_PASS_S))
     max_steps = max(1, min(int(cpu_s / SECONDS_PER_STEP), int(memory_bytes // BYTES_PER_STEP)))

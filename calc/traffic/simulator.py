@@ -37,6 +37,7 @@ object exists per request. 2,000 requests of an 8B model in well under a second
 from __future__ import annotations
 
 import heapq
+from array import array
 from collections import deque
 from dataclasses import dataclass
 
@@ -371,13 +372,9 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
     heapq.heapify(pending)  # (time the request enters the waiting queue, index)
     waiting: deque[int] = deque()
     gaps = _Gaps()
-    s_start: list[float] = []
-    s_dt: list[float] = []
-    s_wait: list[int] = []
-    s_run: list[int] = []
-    s_kv: list[int] = []
-    s_pf: list[int] = []
-    s_dec: list[int] = []
+    # per-step series as typed arrays (8 B an entry; a list of Python floats takes ~32 B)
+    s_start, s_dt = array("d"), array("d")
+    s_wait, s_run, s_kv, s_pf, s_dec = array("q"), array("q"), array("q"), array("q"), array("q")
     now = 0.0
     done = 0
     total_blocks = free
@@ -611,9 +608,10 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
         arrival_s=arrival, input_len=prompt, output_len=out_len, first_token_s=first_t, finish_s=finish_t,
         ttft_s=ttft, tpot_s=tpot, e2e_latency_s=e2e, queue_wait_s=sched_t - entered, preemptions=preempt,
         itl_s=itl,
-        step_start_s=np.array(s_start), step_s=np.array(s_dt), step_waiting=np.array(s_wait, dtype=np.int64),
-        step_running=np.array(s_run, dtype=np.int64), step_kv_blocks=np.array(s_kv, dtype=np.int64),
-        step_prefill_tokens=np.array(s_pf, dtype=np.int64), step_decode_tokens=np.array(s_dec, dtype=np.int64),
+        step_start_s=np.array(s_start, dtype=float), step_s=np.array(s_dt, dtype=float),
+        step_waiting=np.array(s_wait, dtype=np.int64), step_running=np.array(s_run, dtype=np.int64),
+        step_kv_blocks=np.array(s_kv, dtype=np.int64), step_prefill_tokens=np.array(s_pf, dtype=np.int64),
+        step_decode_tokens=np.array(s_dec, dtype=np.int64),
         num_blocks=int(cfg.num_blocks), block_size=bs, truncated=done < n, passes=passes, itl_sketched=itl_sketched,
         itl_mean_s=itl_mean)
 
