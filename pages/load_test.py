@@ -11,7 +11,7 @@ from calc.timing.estimate import estimate
 from calc.traffic.slo import summarize
 from calc.traffic.workload import MAX_TRACE_BYTES, WorkloadError
 from ui import format as F
-from ui import labelled, layout, shell, tables
+from ui import budget, labelled, layout, shell, tables
 from ui.loadtest import controls as LC
 from ui.loadtest import figures as LF
 from ui.loadtest import runs
@@ -49,6 +49,18 @@ est = estimate(sc.arch, sc.gpu, s, sc.efficiency, concurrency=load.concurrency)
 key = (sc.arch.model_dump_json(), sc.gpu.model_dump_json(), s.model_dump_json(), sc.efficiency.model_dump_json())
 if not bool(est.memory.fits):
     st.error(t("lt.not_fit"))
+    st.stop()
+lim = budget.limits()
+try:  # the budget (ui.budget): a run that surely passes it is refused, with the command that runs it
+    need = runs.work(*key, load, trace)
+except ValueError:  # a bad trace or a request larger than the pool: said below, where the run fails
+    need = None
+if need is not None and (need.cpu_s > lim.cpu_s or need.peak_bytes > lim.run_bytes):
+    st.error(t("lt.over_budget", steps=F.integer(need.steps), passes=F.integer(need.passes), cpu=F.number(need.cpu_s, 0),
+               mib=F.integer(need.peak_bytes / budget.MIB), cpu_limit=F.number(lim.cpu_s, 0),
+               mib_limit=F.integer(lim.run_bytes / budget.MIB)))
+    st.code(runs.cli_command(sc.arch, sc.gpu, s, load), language="bash")
+    st.caption(t("lt.over_budget.caption"))
     st.stop()
 try:
     with st.spinner(t("lt.running", n=F.integer(load.num_requests))):
@@ -100,6 +112,8 @@ with sweep:
         st.info(t("lt.sweep_only_open"))
     elif not v["lt_sweep"]:
         st.info(t("lt.sweep_off"))
+    elif (per_run := runs.sweep_work(*key, load)).cpu_s * (runs.SWEEP_ITERATIONS + 2) > lim.cpu_s:
+        st.info(t("lt.sweep_over_budget", cpu=F.number(per_run.cpu_s, 1), cpu_limit=F.number(lim.cpu_s, 0)))
     else:
         cap = float(estimate(sc.arch, sc.gpu, s, sc.efficiency, concurrency=0,
                              input_len=load.input_len, output_len=load.output_len).serving.requests_per_s)

@@ -6,16 +6,17 @@ import time
 import streamlit as st
 from pydantic import ValidationError
 
-from calc.plan.percentiles import check_top
-from calc.plan.search import PlanRequest, plan
+from calc.plan.search import PlanRequest
 from calc.spec.catalog import get_gpu, list_gpus
 from calc.spec.inputs import describe_validation_error
 from ui import format as F
 from ui import labelled, layout, shell
+from ui.budget import limits
 from ui.controls import ControlValueError
 from ui.i18n import current_language
 from ui.planner import explain as X
 from ui.planner import figures as FP
+from ui.planner import runs as pl_runs
 from ui.planner.controls import (PL_BUDGET, PL_GPUS, PL_MAX_GPUS, PL_PERCENTILE, PL_RATE, PL_SORT, PL_TOP, PL_TPOT_MS,
                                  PL_TTFT_MS, PL_PRICES, PLANNER, PRICES_KEY, parse_prices)
 from ui.safe import describe
@@ -70,8 +71,10 @@ except ValidationError as exc:
     st.stop()
 gpus = [get_gpu(g) for g in allowed] if allowed else list_gpus()
 t0 = time.perf_counter()
-result = check_top(plan(sc.arch, gpus, req, sc.efficiency, prices=prices), sc.arch, gpus, sc.efficiency)
+with st.spinner(t("pl.running")):  # cached by its inputs and the budget, in bytes (ui.budget)
+    result = pl_runs.planned(sc.arch, gpus, req, sc.efficiency, prices)
 elapsed = time.perf_counter() - t0
+budget_limits = limits()
 
 ok = int(result.grid.meets_slo.sum())
 cards = layout.grid("pl", 4)
@@ -87,6 +90,9 @@ st.caption(t("pl.statistic.mean") if percentile == "mean" else
            t("pl.statistic.simulated", p=percentile) if result.slo_statistic == percentile else
            t("pl.statistic.fallback", p=percentile))
 
+if skipped := pl_runs.not_simulated(result):  # the budget ran out: say so, and how to run it in full
+    st.warning(t("pl.over_budget", n=F.integer(skipped), p=percentile, cpu_limit=F.number(budget_limits.cpu_s, 0)))
+    st.code(pl_runs.cli_command(sc.arch, list(allowed or []), req, prices, 10 * pl_runs.work_units()), language="bash")
 if best is None:
     reasons = ", ".join(f"{t(f'pl.reason.{k}')}: {F.integer(v)}" for k, v in result.reason_counts.items() if v)
     st.warning(t("pl.none", n=F.integer(result.grid.size), reasons=reasons))

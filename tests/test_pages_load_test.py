@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ui.budget import RESULTS
 from apptest_helpers import app, chart_titles, plain, plotly_specs
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -69,6 +70,7 @@ def test_a_run_cut_at_the_step_cap_says_so_where_its_numbers_are(monkeypatch, la
 
     monkeypatch.setattr("calc.traffic.simulator.MAX_STEPS", cap)
     st.cache_data.clear()  # a cached complete run of the same inputs must not answer
+    RESULTS.clear()
     try:
         at = app({**SMALL, "lt_seed": "4242", "lang": lang}, page=PAGE)
         assert not at.exception and not at.error
@@ -81,6 +83,7 @@ def test_a_run_cut_at_the_step_cap_says_so_where_its_numbers_are(monkeypatch, la
         assert at.metric  # the (partial) numbers are still shown, under the warning
     finally:
         st.cache_data.clear()
+        RESULTS.clear()
 
 
 def test_a_complete_run_has_no_cut_short_warning():
@@ -137,3 +140,58 @@ def test_figure_builders():
     assert sf.data[0].name.startswith("goodput") and len(sf.data[0].x) == len(search.rates_per_s)
     csv = LF.requests_csv(r).splitlines()
     assert csv[0].startswith("request,arrival_s") and len(csv) == 101
+
+
+ISSUE_18 = {"model": "meta-llama/Llama-3.1-8B", "gpu": "h100-sxm", "max_model_len": "131072", "context": "131072",
+            "max_num_batched_tokens": "16", "lt_arrival": "poisson", "lt_rate": "10000", "lt_requests": "5000",
+            "lt_lengths": "fixed", "lt_input_len": "100000", "lt_output_len": "16", "lt_sweep": "false"}
+
+
+@pytest.mark.parametrize("lang,head", [("en", "**Too large for this shared server:**"), ("zh", "**对这台共享服务器来说太大：**")])
+def test_a_run_over_the_budget_is_refused_with_the_command_that_runs_it(lang, head):
+    # issue #18: this link cost 147 s of CPU; its estimate (31 M prefill steps) refuses it at once
+    import resource  # noqa: PLC0415
+
+    RESULTS.clear()
+    r0 = resource.getrusage(resource.RUSAGE_SELF)
+    at = app({**ISSUE_18, "lang": lang}, page=PAGE)
+    r1 = resource.getrusage(resource.RUSAGE_SELF)
+    assert (r1.ru_utime - r0.ru_utime) < 15  # the whole AppTest, two script runs
+    assert not at.exception
+    assert plain(at.error)[0].startswith(head) and "31,255,000" in at.error[0].value
+    cmd = at.code[0].value
+    assert cmd.startswith("python -m calc simulate --model meta-llama/Llama-3.1-8B --gpu h100-sxm")
+    assert "--max-num-batched-tokens 16" in cmd and "--input-len 100000" in cmd and "--num-requests 5000" in cmd
+    assert "--rate 10000" in cmd and "--arrival poisson" in cmd
+    assert not at.metric  # nothing simulated
+
+
+def test_a_smaller_budget_refuses_earlier(monkeypatch):
+    monkeypatch.setenv("LLM_CALC_MAX_RUN_MIB", "1")  # 200 requests of 60k output tokens: > 1 MiB of steps
+    RESULTS.clear()
+    at = app({**SMALL, "model": "meta-llama/Llama-3.1-8B", "gpu": "h100-sxm", "lt_output_len": "60000",
+              "lt_input_len": "100", "max_model_len": "65536", "context": "65536"}, page=PAGE)
+    assert not at.exception and at.error[0].value.startswith("**Too large")
+
+
+def test_the_cli_command_runs_the_same_workload():
+    from calc.spec.catalog import get_gpu, get_model  # noqa: PLC0415
+    from calc.spec.inputs import ServingConfig  # noqa: PLC0415
+    from ui.loadtest.runs import Load, cli_command  # noqa: PLC0415
+
+    load = Load(arrival="closed", rate_per_s=1.0, cv=1.0, concurrency=4, num_requests=20, lengths="fixed", input_len=64,
+                output_len=8, spread=0.0, seed=3)
+    cmd = cli_command(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"), ServingConfig(max_model_len=4096), load)
+    assert cmd == ("python -m calc simulate --model meta-llama/Llama-3.1-8B --gpu h100-sxm --tensor-parallel-size 1 "
+                   "--max-model-len 4096 --input-len 64 --output-len 8 --arrival closed --concurrency 4 "
+                   "--num-requests 20 --seed 3 --format json")
+    import json  # noqa: PLC0415
+    import shlex  # noqa: PLC0415
+
+    from calc.cli.main import main  # noqa: PLC0415
+    import contextlib, io  # noqa: E401, PLC0415
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(shlex.split(cmd)[3:]) in (0, None)
+    assert json.loads(out.getvalue())["num_requests"] == 20

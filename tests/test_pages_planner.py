@@ -97,3 +97,31 @@ def test_options_in_chinese_gpu_names_and_tokens_in_the_link():
     en = app({"pl_sort": "throughput", "pl_gpus": ["h100-sxm", "a100-80gb"]}, page=PAGE)  # the link, in English
     assert en.selectbox(key="pl_sort").value == "throughput" and en.multiselect(key="pl_gpus").value == ["h100-sxm", "a100-80gb"]
     assert list(en.selectbox(key="pl_sort").options) == ["Cost ($ per hour)", "Fewest GPUs", "Throughput per GPU"]
+
+
+ISSUE_18 = {"model": "meta-llama/Llama-3.1-405B", "pl_percentile": "p99", "pl_rate": "100000", "pl_top": "50",
+            "context": "131072", "max_model_len": "131072", "output_len": "65536", "pl_ttft_ms": "600000",
+            "pl_tpot_ms": "10000"}
+
+
+@pytest.mark.parametrize("lang,head", [("en", "**Too large for this shared server:**"), ("zh", "**对这台共享服务器来说太大：**")])
+def test_the_percentile_check_keeps_to_the_budget_and_is_cached(monkeypatch, lang, head):
+    # issue #18: this link cost 9.7 s of CPU and 1.1 GiB on every rerun; a small budget here keeps the test fast
+    import resource  # noqa: PLC0415
+
+    from ui.budget import RESULTS  # noqa: PLC0415
+
+    monkeypatch.setenv("LLM_CALC_MAX_CPU_S", "0.5")
+    RESULTS.clear()
+    at = app({**ISSUE_18, "lang": lang}, page=PAGE)
+    assert not at.exception
+    warning = next(w.value for w in at.warning if w.value.startswith(head))
+    assert "p99" in warning
+    cmd = next(c.value for c in at.code if c.value.startswith("python -m calc plan"))
+    assert "--model meta-llama/Llama-3.1-405B --rate 100000" in cmd and "--percentile p99" in cmd
+    assert "--ttft-slo-ms 600000 --tpot-slo-ms 10000" in cmd and "--work-budget 62500" in cmd
+    r0 = resource.getrusage(resource.RUSAGE_SELF)
+    at.run()  # a rerun (or another visitor): the cached result
+    r1 = resource.getrusage(resource.RUSAGE_SELF)
+    assert (r1.ru_utime - r0.ru_utime) < 2 and not at.exception
+    RESULTS.clear()

@@ -410,6 +410,16 @@ class TestBoundedPercentileSearch:
         assert rc == 0 and rows and err.startswith("note: p99:")
         assert all(r["slo_statistic"].startswith(("p99 (simulated", "mean (not simulated")) for r in rows)
 
+    def test_cli_work_budget_flag(self, capsys):
+        # the planner page's command for a request over its budget: the check's units as a flag
+        args = ["plan", "--model", "meta-llama/Llama-3.1-8B", "--rate", "10", "--input-len", "1000", "--output-len", "200",
+                "--ttft-slo-ms", "1000", "--tpot-slo-ms", "50", "--percentile", "p95", "--gpus", "h100-sxm",
+                "--top", "2", "--format", "json"]
+        assert main(args + ["--work-budget", "1"]) == 0
+        rows = json.loads(capsys.readouterr().out)
+        assert rows[0]["slo_statistic"].startswith("mean (not simulated: its p95")
+        assert main(args + ["--work-budget", "0"]) == 2 and "--work-budget" in capsys.readouterr().err
+
     def test_cli_price_flags_are_bounded(self, capsys):
         args = ["plan", "--model", "meta-llama/Llama-3.1-8B", "--rate", "1", "--input-len", "10", "--output-len", "10",
                 "--ttft-slo-ms", "1000", "--tpot-slo-ms", "100"]

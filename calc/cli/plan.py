@@ -11,7 +11,7 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
-from calc.plan.percentiles import check_top
+from calc.plan.percentiles import WORK_BUDGET, check_top
 from calc.plan.search import PERCENTILES, REASONS, SORTS, PlanRequest, plan
 
 # The contract's keys first, in its order; the rest follow.
@@ -74,6 +74,9 @@ def add_plan_parser(sub) -> None:
     p.add_argument("--enable-chunked-prefill", action=argparse.BooleanOptionalAction, default=True)
     p.add_argument("--sort", choices=SORTS, default="cost")
     p.add_argument("--top", type=_number("--top", 1, 1000, integer=True, lo_open=False), default=10)
+    p.add_argument("--work-budget", type=_number("--work-budget", 1, 1e12, integer=True, lo_open=False), default=None,
+                   help=f"--percentile: simulator work units for the check (default {WORK_BUDGET:,}, ~8 s of one "
+                        "core; a unit is a loop pass or 64 engine steps)")
     p.add_argument("--format", choices=("table", "json"), default="table")
 
 
@@ -103,7 +106,8 @@ def run_plan(args: argparse.Namespace) -> int:
     if req.model_len > arch.max_position_embeddings:
         raise UsageError(f"--input-len + --output-len ({req.model_len:,}) must be <= max_position_embeddings "
                          f"({arch.max_position_embeddings:,}) of {arch.name}")
-    result = check_top(plan(arch, gpus, req, prices=prices), arch, gpus)
+    result = check_top(plan(arch, gpus, req, prices=prices), arch, gpus,
+                       work_budget=None if args.work_budget is None else int(args.work_budget))
     rows = [_record(d) for d in result.ranked]
     if result.percentile_note:
         print(f"note: {result.percentile_note}", file=sys.stderr)

@@ -43,6 +43,7 @@ MAX_NUM_REQUESTS = 10_000
 SEED = 0
 MAX_EVALS_PER_OPTION = 12  # simulations per option: N, 2N, then bisection (2^10 counts resolved exactly)
 WORK_BUDGET = 100_000  # simulator work units per check_top call (about 8 s of one core); see the module doc
+SECONDS_PER_UNIT = 80e-6  # CPU of one unit (module doc): a page turns its CPU budget into units with it
 STEPS_PER_UNIT = 64
 
 
@@ -59,9 +60,10 @@ class _Budget:
 def simulated_percentiles(arch: ModelArch, gpu: GPUSpec, d: Deployment, *, rate_rps: float, replicas: int,
                           percentile: str, efficiency: Efficiency = Efficiency(), chunked: bool = True,
                           num_requests: int = NUM_REQUESTS, seed: int = SEED,
-                          budget: _Budget | None = None) -> tuple[float, float] | None:
+                          budget: _Budget | None = None, max_steps: int | None = None) -> tuple[float, float] | None:
     """(TTFT, TPOT) at ``percentile`` of one replica of ``d`` receiving ``rate_rps / replicas``;
-    None when the simulation would pass what is left of ``budget`` (it is cut there)."""
+    None when the simulation would pass what is left of ``budget`` or ``max_steps`` engine steps
+    (its memory: :func:`calc.traffic.budget.caps`); it is cut there."""
     serving = ServingConfig(tensor_parallel_size=d.tensor_parallel_size, dtype="auto", quantization=d.quantization,
                             kv_cache_dtype=d.kv_cache_dtype, input_len=d.input_len, output_len=d.output_len,
                             max_model_len=d.max_model_len, max_num_seqs=d.max_num_seqs,
@@ -74,10 +76,11 @@ def simulated_percentiles(arch: ModelArch, gpu: GPUSpec, d: Deployment, *, rate_
                       input_len=LengthSpec("fixed", d.input_len), output_len=LengthSpec("fixed", d.output_len),
                       max_model_len=d.max_model_len, seed=seed)
     if budget is None:
-        r = simulate(e, w, cfg)
+        r = simulate(e, w, cfg, max_steps=max_steps)
     else:  # half the units left for loop passes, half for engine steps: the run costs at most what is left
         left = max(budget.left, 2)
-        r = simulate(e, w, cfg, max_passes=left // 2, max_steps=left // 2 * STEPS_PER_UNIT)
+        steps = left // 2 * STEPS_PER_UNIT
+        r = simulate(e, w, cfg, max_passes=left // 2, max_steps=steps if max_steps is None else min(steps, max_steps))
         budget.spend(r)
     if r.truncated:
         return None
@@ -145,13 +148,15 @@ def _most_replicas(d: Deployment, req: PlanRequest, price: float | None) -> int:
 
 
 def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], efficiency: Efficiency = Efficiency(), *,
-              top: int = SIMULATED_TOP, num_requests: int = NUM_REQUESTS, work_budget: int | None = None) -> PlanResult:
+              top: int = SIMULATED_TOP, num_requests: int = NUM_REQUESTS, work_budget: int | None = None,
+              max_steps: int | None = None) -> PlanResult:
     """``result`` with its first ``top`` rows re-judged on the requested percentile (replicas
     added where needed, rows that still miss dropped, re-sorted by the request's key); the other
     rows keep the mean and say so. Unchanged when the request asks for the mean or the simulator
     is not available. Bounded (module doc): ``top`` at most :data:`MAX_SIMULATED_TOP`, at most
-    :data:`MAX_EVALS_PER_OPTION` simulations per option, ``work_budget`` units in all; a row whose
-    simulation did not fit the budget keeps its mean (``slo_statistic`` says so)."""
+    :data:`MAX_EVALS_PER_OPTION` simulations per option, ``work_budget`` units in all, at most
+    ``max_steps`` engine steps per simulation (its memory); a row whose simulation did not fit the
+    budget keeps its mean (``slo_statistic`` says so)."""
     req: PlanRequest = result.request
     if req.percentile == "mean" or not AVAILABLE or not result.ranked:
         return result
@@ -172,7 +177,7 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
                 return None
             got = simulated_percentiles(arch, gpu, d, rate_rps=req.rate_rps, replicas=n, percentile=req.percentile,
                                         efficiency=efficiency, chunked=req.enable_chunked_prefill,
-                                        num_requests=num_requests, budget=budget)
+                                        num_requests=num_requests, budget=budget, max_steps=max_steps)
             if got is None:
                 return None
             results[n] = got

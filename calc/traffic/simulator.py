@@ -37,6 +37,7 @@ object exists per request. 2,000 requests of an 8B model in well under a second
 from __future__ import annotations
 
 import heapq
+from array import array
 from collections import deque
 from dataclasses import dataclass
 
@@ -44,6 +45,7 @@ import numpy as np
 
 from calc.timing.roofline import causal_attention_pairs, windowed_context_tokens
 from calc.timing.serving import EngineNumbers, engine_step
+from calc.traffic.budget import ITL_MAX_SAMPLES
 from calc.traffic.steptime import StepTimer
 from calc.traffic.workload import Workload
 
@@ -141,7 +143,7 @@ class SimResult:
     e2e_latency_s: np.ndarray
     queue_wait_s: np.ndarray  # entering the engine's queue (after the API server and request overhead) → first step
     preemptions: np.ndarray  # per request
-    itl_s: np.ndarray  # every inter-token gap of every request (flat)
+    itl_s: np.ndarray  # every inter-token gap of every request (flat); a quantile sketch when itl_sketched
     # per step
     step_start_s: np.ndarray
     step_s: np.ndarray
@@ -154,6 +156,10 @@ class SimResult:
     block_size: int
     truncated: bool  # stopped at max_steps (or max_passes) before every request finished
     passes: int = 0  # scheduler loop passes run (a fast-forwarded decode run is one): the CPU cost
+    # more than ITL_MAX_SAMPLES gaps: itl_s is ITL_MAX_SAMPLES evenly spaced quantiles of them (its
+    # percentiles within 1/ITL_MAX_SAMPLES of rank of the exact ones) and itl_mean_s their exact mean
+    itl_sketched: bool = False
+    itl_mean_s: float = float("nan")
 
     @property
     def num_requests(self) -> int:
@@ -224,6 +230,63 @@ def _retire(fin, end, running, finish_t, arrival, pending, next_new, workload, t
                 heapq.heappush(pending, (float(entry[0]), next_new))
                 next_new += 1
     return running, freed, next_new, n_done
+
+
+class _Gaps:
+    """Inter-token gaps as (value, count) runs (a fast-forwarded decode run gives one value to a
+    whole batch), bounded: past ``2 · limit`` runs they are merged into ``limit`` runs of equal
+    weight in value order (each the weighted mean of its group, so the sum and the count stay
+    exact), and :meth:`result` returns every gap only while nothing was merged.
+
+    >>> g = _Gaps(limit=4); g.add(np.array([1.0, 2.0]), np.array([1, 3])); g.result()
+    (array([1., 2., 2., 2.]), False, 1.75)
+    >>> for k in range(10): g.add(np.array([float(k)]), np.array([2]))
+    >>> x, sketched, mean = g.result(); x.size, sketched, mean == 97 / 24    # (1 + 6 + 2·45) / (4 + 20)
+    (4, True, True)
+    """
+
+    def __init__(self, limit: int = ITL_MAX_SAMPLES) -> None:
+        self.limit = int(limit)
+        self.vals: list[np.ndarray] = []
+        self.counts: list[np.ndarray] = []
+        self.runs = 0
+        self.total = 0
+        self.merged = False
+
+    def add(self, vals, counts) -> None:
+        self.vals.append(np.asarray(vals, dtype=float))
+        self.counts.append(np.asarray(counts, dtype=np.int64))
+        self.runs += self.vals[-1].size
+        self.total += int(self.counts[-1].sum())
+        if self.runs > 2 * self.limit:
+            self._merge(self.limit)
+
+    def _merge(self, size: int) -> tuple[np.ndarray, np.ndarray]:
+        v, c = np.concatenate(self.vals), np.concatenate(self.counts)
+        order = np.argsort(v, kind="stable")
+        v, c = v[order], c[order]
+        cum = np.cumsum(c)
+        group = np.minimum(((cum - c / 2.0) * size // cum[-1]).astype(np.int64), size - 1)
+        w = np.bincount(group, weights=c, minlength=size)
+        sv = np.bincount(group, weights=v * c, minlength=size)
+        keep = w > 0
+        v, c = sv[keep] / w[keep], np.rint(w[keep]).astype(np.int64)
+        self.vals, self.counts, self.runs, self.merged = [v], [c], int(v.size), True
+        return v, c
+
+    def result(self) -> tuple[np.ndarray, bool, float]:
+        """(gaps, sketched, exact mean): every gap while at most ``limit`` and nothing was merged,
+        else ``limit`` evenly spaced quantiles of them (values in order)."""
+        if self.total == 0:
+            return np.zeros(0), False, float("nan")
+        v, c = np.concatenate(self.vals), np.concatenate(self.counts)
+        mean = float((v * c).sum() / self.total)
+        if not self.merged and self.total <= self.limit:
+            return np.repeat(v, c), False, mean
+        v, c = self._merge(self.limit)  # sorted groups
+        m = self.limit
+        idx = np.searchsorted(np.cumsum(c), (np.arange(m) + 0.5) / m * self.total, side="left")
+        return v[np.minimum(idx, v.size - 1)], True, mean
 
 
 def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_steps: int | None = None,
@@ -308,15 +371,10 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
     pending = [(float(t), i) for i, t in enumerate(entry.tolist())]
     heapq.heapify(pending)  # (time the request enters the waiting queue, index)
     waiting: deque[int] = deque()
-    itl_vals: list[np.ndarray] = []
-    itl_counts: list[np.ndarray] = []
-    s_start: list[float] = []
-    s_dt: list[float] = []
-    s_wait: list[int] = []
-    s_run: list[int] = []
-    s_kv: list[int] = []
-    s_pf: list[int] = []
-    s_dec: list[int] = []
+    gaps = _Gaps()
+    # per-step series as typed arrays (8 B an entry; a list of Python floats takes ~32 B)
+    s_start, s_dt = array("d"), array("d")
+    s_wait, s_run, s_kv, s_pf, s_dec = array("q"), array("q"), array("q"), array("q"), array("q")
     now = 0.0
     done = 0
     total_blocks = free
@@ -395,11 +453,9 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
                 s_dec.extend([R] * k)
                 pool.take(int(cum_nb[k - 1]))
                 end = t
-                itl_vals.append(now + dts[0] - rl)
-                itl_counts.append(np.ones(R, dtype=np.int64))
+                gaps.add(now + dts[0] - rl, np.ones(R, dtype=np.int64))
                 if k > 1:
-                    itl_vals.append(np.asarray(dts[1:]))
-                    itl_counts.append(np.full(k - 1, R, dtype=np.int64))
+                    gaps.add(np.asarray(dts[1:]), np.full(k - 1, R, dtype=np.int64))
                 rc = rc + k
                 rg = rg + k
                 rh = _ceil_div(rc, bs)
@@ -534,8 +590,7 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
                 first_t[rid[firsts]] = end
             later = emit & (rg > 1)
             if later.any():
-                itl_vals.append(end - rl[later])
-                itl_counts.append(np.ones(int(np.count_nonzero(later)), dtype=np.int64))
+                gaps.add(end - rl[later], np.ones(int(np.count_nonzero(later)), dtype=np.int64))
             rl = np.where(emit, end, rl)
             (rid, rp, ro, rc, rg, rh, rl), freed, next_new, n_done = _retire(
                 rg >= ro, end, (rid, rp, ro, rc, rg, rh, rl), finish_t, arrival, pending, next_new, workload, t_req,
@@ -544,6 +599,7 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
             done += n_done
         now = end
 
+    itl, itl_sketched, itl_mean = gaps.result()
     ttft = first_t - arrival
     e2e = finish_t - arrival
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -551,9 +607,11 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
     return SimResult(
         arrival_s=arrival, input_len=prompt, output_len=out_len, first_token_s=first_t, finish_s=finish_t,
         ttft_s=ttft, tpot_s=tpot, e2e_latency_s=e2e, queue_wait_s=sched_t - entered, preemptions=preempt,
-        itl_s=np.repeat(np.concatenate(itl_vals), np.concatenate(itl_counts)) if itl_vals else np.zeros(0),
-        step_start_s=np.array(s_start), step_s=np.array(s_dt), step_waiting=np.array(s_wait, dtype=np.int64),
-        step_running=np.array(s_run, dtype=np.int64), step_kv_blocks=np.array(s_kv, dtype=np.int64),
-        step_prefill_tokens=np.array(s_pf, dtype=np.int64), step_decode_tokens=np.array(s_dec, dtype=np.int64),
-        num_blocks=int(cfg.num_blocks), block_size=bs, truncated=done < n, passes=passes)
+        itl_s=itl,
+        step_start_s=np.array(s_start, dtype=float), step_s=np.array(s_dt, dtype=float),
+        step_waiting=np.array(s_wait, dtype=np.int64), step_running=np.array(s_run, dtype=np.int64),
+        step_kv_blocks=np.array(s_kv, dtype=np.int64), step_prefill_tokens=np.array(s_pf, dtype=np.int64),
+        step_decode_tokens=np.array(s_dec, dtype=np.int64),
+        num_blocks=int(cfg.num_blocks), block_size=bs, truncated=done < n, passes=passes, itl_sketched=itl_sketched,
+        itl_mean_s=itl_mean)
 

@@ -62,6 +62,14 @@ EN: dict[str, str] = {
     "lt.sweeping": "Searching the highest sustainable rate…",
     "lt.not_fit": "The model does not fit this GPU with these settings: no KV cache pool is left.",
     "lt.too_big": "A request does not fit the KV pool: {msg}",
+    "lt.over_budget": "**Too large for this shared server:** this simulation needs at least {steps} engine steps "
+                      "({passes} of them prefill steps): about {cpu} s of CPU and {mib} MiB of memory, over this server's "
+                      "budget of {cpu_limit} s and {mib_limit} MiB per run. Fewer requests, shorter prompts or a larger "
+                      "token budget (max_num_batched_tokens) fit; or run it on your own machine:",
+    "lt.over_budget.caption": "The same model, GPU, engine settings and workload (an uploaded trace is not included). "
+                              "The budgets are the server's settings LLM_CALC_MAX_CPU_S and LLM_CALC_MAX_RUN_MIB.",
+    "lt.sweep_over_budget": "The rate search is off for this workload: each of its simulations needs about {cpu} s of "
+                            "CPU, over this server's budget of {cpu_limit} s for the whole search.",
     "lt.metric.ttft": "P{q} TTFT",
     "lt.metric.tpot": "P{q} TPOT",
     "lt.metric.goodput": "Goodput",
@@ -214,6 +222,12 @@ ZH: dict[str, str] = {
     "lt.sweeping": "正在搜索可持续的最高速率…",
     "lt.not_fit": "在这些设置下模型放不进该 GPU：没有剩余的 KV 缓存池。",
     "lt.too_big": "有请求放不进 KV 池：{msg}",
+    "lt.over_budget": "**对这台共享服务器来说太大：**这次模拟至少需要 {steps} 个引擎步（其中 {passes} 个是预填充步），"
+                      "约 {cpu} 秒 CPU 和 {mib} MiB 内存，超过本服务器每次运行 {cpu_limit} 秒、{mib_limit} MiB 的预算。"
+                      "减少请求数、缩短提示或增大 token 预算（max_num_batched_tokens）即可；或者在你自己的机器上运行：",
+    "lt.over_budget.caption": "相同的模型、GPU、引擎设置和负载（不包括上传的轨迹）。"
+                              "预算是服务器的设置 LLM_CALC_MAX_CPU_S 和 LLM_CALC_MAX_RUN_MIB。",
+    "lt.sweep_over_budget": "此负载下不进行速率搜索：它的每次模拟约需 {cpu} 秒 CPU，超过本服务器整个搜索 {cpu_limit} 秒的预算。",
     "lt.metric.ttft": "P{q} 首 token 时间",
     "lt.metric.tpot": "P{q} 每 token 时间",
     "lt.metric.goodput": "有效吞吐（goodput）",

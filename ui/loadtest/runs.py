@@ -1,21 +1,30 @@
 """Cached simulations for the load-test page: results keyed by every input (the scenario as JSON,
-the workload parameters, the trace bytes), so reruns, other visitors and the language switch
-reuse them. Thin wrappers around :mod:`calc.traffic` (no arithmetic here)."""
+the workload parameters, a hash of the trace bytes, the budget's caps), so reruns, other visitors
+and the language switch reuse them, in the byte-bounded :data:`ui.budget.RESULTS`. Each run is
+held to the budget (:mod:`ui.budget`): :func:`work` estimates it first, the page refuses what
+passes the budget, and the caps stop a run the estimate missed. Thin wrappers around
+:mod:`calc.traffic` (no arithmetic here)."""
 
 from __future__ import annotations
 
+import hashlib
 import math
+import shlex
 from dataclasses import dataclass
 
 import numpy as np
 
-import streamlit as st
-
 from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
 from calc.timing.estimate import estimate
+from calc.traffic import simulator
+from calc.traffic.budget import WorkEstimate, caps, estimate_work
 from calc.traffic.simulator import EngineConfig, SimResult, simulate
 from calc.traffic.slo import RateSearch, max_sustainable_rate
 from calc.traffic.workload import LengthSpec, Workload, make_workload, parse_trace
+from ui.budget import RESULTS, limits
+
+SWEEP_ITERATIONS = 6
+SWEEP_REQUESTS = 400
 
 
 @dataclass(frozen=True)
@@ -62,25 +71,96 @@ def _engine(arch_json: str, gpu_json: str, serving_json: str, eff_json: str):
     return est, cfg
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def run(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load: Load, trace: bytes | None) -> SimResult:
+def _caps(share: float = 1.0) -> tuple[int, int]:
+    """(max_steps, max_passes) of the budget's ``share`` (never above the simulator's own cap)."""
+    lim = limits()
+    steps, passes = caps(cpu_s=lim.cpu_s * share, memory_bytes=lim.run_bytes)
+    return min(steps, int(simulator.MAX_STEPS)), passes
+
+
+def _trace_key(trace: bytes | None) -> str | None:
+    return None if trace is None else hashlib.sha256(trace).hexdigest()
+
+
+def work(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load: Load, trace: bytes | None) -> WorkEstimate:
+    """Lower bounds on what :func:`run` would cost (:func:`calc.traffic.budget.estimate_work`)."""
     est, cfg = _engine(arch_json, gpu_json, serving_json, eff_json)
-    return simulate(est.engine, workload(load, est.max_model_len, trace), cfg)
+    w = workload(load, est.max_model_len, trace)
+    return estimate_work(input_len=w.input_len, output_len=w.output_len, max_num_batched_tokens=cfg.max_num_batched_tokens,
+                         max_num_seqs=cfg.max_num_seqs, enable_chunked_prefill=cfg.enable_chunked_prefill,
+                         closed_clients=w.closed_clients)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+def sweep_work(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load: Load) -> WorkEstimate:
+    """What one of the sweep's simulations costs at least (its rate does not change the bound)."""
+    return work(arch_json, gpu_json, serving_json, eff_json,
+                Load(**{**load.__dict__, "num_requests": min(load.num_requests, SWEEP_REQUESTS)}), None)
+
+
+def run(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load: Load, trace: bytes | None) -> SimResult:
+    max_steps, max_passes = _caps()
+
+    def compute() -> SimResult:
+        est, cfg = _engine(arch_json, gpu_json, serving_json, eff_json)
+        return simulate(est.engine, workload(load, est.max_model_len, trace), cfg, max_steps=max_steps,
+                        max_passes=max_passes)
+
+    return RESULTS.get(("lt.run", arch_json, gpu_json, serving_json, eff_json, load, _trace_key(trace), max_steps,
+                        max_passes), compute)
+
+
 def sweep(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load: Load, *, ttft_slo_s: float,
           tpot_slo_s: float, percentile: int, capacity_rps: float) -> RateSearch:
-    est, cfg = _engine(arch_json, gpu_json, serving_json, eff_json)
-    n = min(load.num_requests, 400)
+    max_steps, max_passes = _caps(1.0 / (SWEEP_ITERATIONS + 2))  # the bisection's runs share the budget
 
-    def one(rate: float) -> SimResult:
-        w = workload(Load(**{**load.__dict__, "rate_per_s": rate, "num_requests": n}), est.max_model_len, None)
-        return simulate(est.engine, w, cfg)
+    def compute() -> RateSearch:
+        est, cfg = _engine(arch_json, gpu_json, serving_json, eff_json)
+        n = min(load.num_requests, SWEEP_REQUESTS)
 
-    hi = max(2.0 * capacity_rps, 0.02)
-    return max_sustainable_rate(one, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, percentile=percentile,
-                                rate_lo=hi / 100.0, rate_hi=hi, iterations=6)
+        def one(rate: float) -> SimResult:
+            w = workload(Load(**{**load.__dict__, "rate_per_s": rate, "num_requests": n}), est.max_model_len, None)
+            return simulate(est.engine, w, cfg, max_steps=max_steps, max_passes=max_passes)
+
+        hi = max(2.0 * capacity_rps, 0.02)
+        return max_sustainable_rate(one, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, percentile=percentile,
+                                    rate_lo=hi / 100.0, rate_hi=hi, iterations=SWEEP_ITERATIONS)
+
+    return RESULTS.get(("lt.sweep", arch_json, gpu_json, serving_json, eff_json, load, ttft_slo_s, tpot_slo_s, percentile,
+                        capacity_rps, max_steps, max_passes), compute)
+
+
+def cli_command(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, load: Load) -> str:
+    """The ``python -m calc simulate`` command for the same model, GPU, engine and workload (every
+    value shell-quoted): what to run on one's own machine when the page's budget is too small.
+    Uniform lengths become the CLI's lognormal of the same mean (its only spread)."""
+    q = shlex.quote
+    parts = ["python -m calc simulate", f"--model {q(arch.id)}", f"--gpu {q(gpu.id)}",
+             f"--tensor-parallel-size {serving.tensor_parallel_size}"]
+    if serving.max_model_len is not None:
+        parts.append(f"--max-model-len {serving.max_model_len}")
+    if serving.dtype not in (None, "auto"):
+        parts.append(f"--dtype {q(str(serving.dtype))}")
+    if serving.quantization not in (None, "auto"):
+        parts.append(f"--quantization {q(str(serving.quantization))}")
+    if serving.kv_cache_dtype not in (None, "auto"):
+        parts.append(f"--kv-cache-dtype {q(str(serving.kv_cache_dtype))}")
+    if serving.max_num_seqs is not None:
+        parts.append(f"--max-num-seqs {serving.max_num_seqs}")
+    if serving.max_num_batched_tokens is not None:
+        parts.append(f"--max-num-batched-tokens {serving.max_num_batched_tokens}")
+    if not serving.enable_chunked_prefill:
+        parts.append("--no-enable-chunked-prefill")
+    parts += [f"--input-len {load.input_len}", f"--output-len {load.output_len}", f"--arrival {q(load.arrival)}"]
+    if load.arrival == "closed":
+        parts.append(f"--concurrency {load.concurrency}")
+    elif load.arrival in ("poisson", "gamma"):
+        parts.append(f"--rate {load.rate_per_s:g}")
+        if load.arrival == "gamma":
+            parts.append(f"--cv {load.cv:g}")
+    if load.lengths != "fixed" and load.spread > 0:
+        parts.append(f"--input-len-cv {load.spread:g} --output-len-cv {load.spread:g}")
+    parts += [f"--num-requests {load.num_requests}", f"--seed {load.seed}", "--format json"]
+    return " ".join(parts)
 
 
 def finite(x: float) -> bool:

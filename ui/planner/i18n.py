@@ -5,6 +5,10 @@ from __future__ import annotations
 EN: dict[str, str] = {
     "nav.planner": "Deployment planner",
     "pl.title": "Deployment planner: which GPUs serve this load?",
+    "pl.running": "Planning…",
+    "pl.over_budget": "**Too large for this shared server:** {n} of the options to check at {p} need more simulation "
+                      "than this server's budget ({cpu_limit} s of CPU per request) and are judged on the closed-loop "
+                      "mean instead (the 'Statistic' column says which). To simulate them all, run on your own machine:",
     "pl.intro": "{model}: {rate} requests/s of {i} prompt + {o} output tokens (sidebar model, context and output "
                 "length). Every GPU × tensor parallelism × weight precision × KV precision × max_num_seqs is "
                 "evaluated at once with the same model as the other pages; replicas carry the rate.",
@@ -144,6 +148,9 @@ EN: dict[str, str] = {
 ZH: dict[str, str] = {
     "nav.planner": "部署规划",
     "pl.title": "部署规划：哪些 GPU 能承载这个负载？",
+    "pl.running": "正在规划…",
+    "pl.over_budget": "**对这台共享服务器来说太大：**待检查的选项中有 {n} 个在 {p} 下需要的模拟超过本服务器的预算"
+                      "（每次请求 {cpu_limit} 秒 CPU），改按闭环均值判断（“统计量”一列注明）。要全部模拟，请在你自己的机器上运行：",
     "pl.intro": "{model}：每秒 {rate} 个请求，每个 {i} 个输入 + {o} 个输出 token（侧边栏的模型、上下文和输出长度）。"
                 "一次评估所有 GPU × 张量并行 × 权重精度 × KV 精度 × max_num_seqs，用与其他页面相同的模型；副本数承载请求率。",
     "ctl.pl_rate": "请求率（请求/秒）",

@@ -1,0 +1,91 @@
+"""What a simulation will cost before it runs: a lower bound on its engine steps and loop passes,
+the CPU seconds and bytes that follow, and the caps that keep a run within a budget.
+
+The simulator (:func:`calc.traffic.simulator.simulate`) runs one loop pass per engine step,
+except runs of pure decode steps, which are fast-forwarded in one pass. So, for N requests of
+prompt P_i and output O_i, a token budget B (``max_num_batched_tokens``; without chunked prefill
+at least the longest prompt) and at most S sequences per step (``max_num_seqs``, and at most the
+C clients of a closed loop):
+
+* steps  ≥ max(Σ(P_i + O_i) / B, Σ O_i / S)  (every token is computed in some step, each step
+  computes ≤ B tokens and decodes ≤ S sequences);
+* passes ≥ Σ P_i / B  (a step that computes prompt tokens is never fast-forwarded);
+* CPU    ≈ passes · :data:`SECONDS_PER_PASS` + steps · :data:`SECONDS_PER_STEP`;
+* memory ≈ steps · :data:`BYTES_PER_STEP` (seven per-step series: typed arrays, then NumPy)
+  + 8 B per output token for the inter-token gaps, at most :data:`ITL_MAX_SAMPLES` of them kept
+  (the simulator keeps a quantile sketch and the exact mean beyond that).
+
+Both bounds are lower bounds: a run that passes the budget on them surely passes it for real, so
+refusing it is safe; a run they underestimate (preemptions, an open loop that batches less than
+S) is stopped by :func:`caps` (``truncated`` set on the result, shown as partial).
+
+The per-pass and per-step constants were measured on one core of a 2-core workshop box
+(``bench/budget_urls.py``): a pass is the loop's Python and NumPy overhead, ~80 µs at a few
+hundred running requests; a fast-forwarded step ~1 µs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+SECONDS_PER_PASS = 80e-6  # one general scheduler pass (measured, see the module doc)
+SECONDS_PER_STEP = 1.25e-6  # one fast-forwarded decode step (measured)
+SLOWEST_PASS_S = 200e-6  # a general pass with ~1,000 running requests (measured): what the caps assume
+BYTES_PER_STEP = 128  # 7 series × 8 B typed arrays while running, then 7 × 8 B NumPy arrays (+ slack)
+ITL_MAX_SAMPLES = 1 << 20  # inter-token gaps kept exactly (8 MiB); a quantile sketch of this size beyond
+BYTES_PER_REQUEST = 12 * 8  # per-request arrays of the result
+
+
+@dataclass(frozen=True)
+class WorkEstimate:
+    """Lower bounds on one simulation's work and the CPU / memory they imply."""
+
+    steps: int
+    passes: int
+    cpu_s: float
+    peak_bytes: int
+
+
+def estimate_work(*, input_len, output_len, max_num_batched_tokens: int, max_num_seqs: int,
+                  enable_chunked_prefill: bool = True, closed_clients: int = 0) -> WorkEstimate:
+    """Lower bounds on the steps and passes of simulating requests of ``input_len`` / ``output_len``
+    tokens (arrays, one per request), the CPU seconds and peak bytes they imply (module doc).
+
+    >>> w = estimate_work(input_len=[100_000] * 5000, output_len=[16] * 5000, max_num_batched_tokens=16,
+    ...                   max_num_seqs=1024)                       # issue 18's load-test link
+    >>> w.passes, round(w.cpu_s)                                   # 31 M chunks of 16 tokens: 41 min
+    (31250000, 2539)
+    >>> estimate_work(input_len=[1024] * 2000, output_len=[256] * 2000, max_num_batched_tokens=8192,
+    ...               max_num_seqs=256).cpu_s < 0.1                 # the page's default: nothing
+    True
+    """
+    p = np.asarray(input_len, dtype=np.int64)
+    o = np.asarray(output_len, dtype=np.int64)
+    budget = int(max_num_batched_tokens)
+    if not enable_chunked_prefill and p.size:
+        budget = max(budget, int(p.max()))
+    budget = max(budget, 1)
+    seqs = max(1, int(max_num_seqs))
+    if closed_clients > 0:
+        seqs = min(seqs, int(closed_clients))
+    total_p, total_o = int(p.sum()), int(o.sum())
+    steps = max(math.ceil((total_p + total_o) / budget), math.ceil(total_o / seqs))
+    passes = math.ceil(total_p / budget)
+    cpu_s = passes * SECONDS_PER_PASS + steps * SECONDS_PER_STEP
+    peak = steps * BYTES_PER_STEP + 8 * min(total_o, ITL_MAX_SAMPLES) + p.size * BYTES_PER_REQUEST
+    return WorkEstimate(steps=steps, passes=passes, cpu_s=float(cpu_s), peak_bytes=int(peak))
+
+
+def caps(*, cpu_s: float, memory_bytes: int) -> tuple[int, int]:
+    """(max_steps, max_passes) for :func:`calc.traffic.simulator.simulate` within ``cpu_s`` seconds
+    and ``memory_bytes`` of per-step series: a run the estimate missed stops there (truncated).
+
+    >>> caps(cpu_s=15.0, memory_bytes=256 * 2**20)
+    (2097152, 75000)
+    """
+    max_passes = max(1, round(cpu_s / SLOWEST_PASS_S))
+    max_steps = max(1, min(int(cpu_s / SECONDS_PER_STEP), int(memory_bytes // BYTES_PER_STEP)))
+    return max_steps, max_passes

@@ -1,0 +1,158 @@
+"""The per-request budget (issue #18): the work estimate, the caps, the bounded inter-token gaps,
+the byte-bounded result cache and the settings."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from calc.spec.catalog import get_gpu, get_model
+from calc.spec.inputs import Efficiency
+from calc.timing.estimate import engine_numbers
+from calc.traffic import simulator
+from calc.traffic.budget import BYTES_PER_STEP, SLOWEST_PASS_S, caps, estimate_work
+from calc.traffic.simulator import EngineConfig, _Gaps, simulate
+from calc.traffic.slo import summarize
+from calc.traffic.workload import LengthSpec, make_workload
+from ui.budget import MIB, ByteCache, limits, nbytes
+
+
+class TestEstimateWork:
+    def test_issue_load_test_link(self):
+        # 5,000 prompts of 100,000 tokens in chunks of 16: 31.25 M prefill steps (+ 16 outputs each,
+        # 80,000 tokens: 5,000 more steps of 16 tokens)
+        w = estimate_work(input_len=np.full(5000, 100_000), output_len=np.full(5000, 16), max_num_batched_tokens=16,
+                          max_num_seqs=1024)
+        assert w.passes == 5000 * 100_000 // 16
+        assert w.steps == (5000 * 100_016) // 16
+        assert w.cpu_s > 1000
+
+    def test_closed_loop_of_one_client_decodes_one_token_a_step(self):
+        w = estimate_work(input_len=np.full(5000, 100), output_len=np.full(5000, 100_000), max_num_batched_tokens=8192,
+                          max_num_seqs=256, closed_clients=1)
+        assert w.steps == 500_000_000  # one client: one token per step
+        assert w.peak_bytes > 50 * 2**30
+
+    def test_whole_prefill_budget_is_at_least_the_longest_prompt(self):
+        w = estimate_work(input_len=[4000, 4000], output_len=[1, 1], max_num_batched_tokens=16, max_num_seqs=8,
+                          enable_chunked_prefill=False)
+        assert w.passes == 2  # 8,000 tokens / 4,000 a step
+
+    def test_is_a_lower_bound_of_a_real_run(self):
+        e = engine_numbers(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"))
+        w = make_workload(arrival="poisson", num_requests=300, rate_per_s=20.0, input_len=LengthSpec("fixed", 700),
+                          output_len=LengthSpec("fixed", 90), seed=1)
+        cfg = EngineConfig(max_num_seqs=64, max_num_batched_tokens=512, enable_chunked_prefill=True, num_blocks=20_000)
+        r = simulate(e, w, cfg)
+        est = estimate_work(input_len=w.input_len, output_len=w.output_len, max_num_batched_tokens=512, max_num_seqs=64)
+        assert est.steps <= r.step_s.size and est.passes <= r.passes
+
+
+def test_caps_follow_cpu_and_memory():
+    steps, passes = caps(cpu_s=1.0, memory_bytes=2**20)
+    assert passes == round(1.0 / SLOWEST_PASS_S)  # 5,000 passes of 200 µs
+    assert steps == 2**20 // BYTES_PER_STEP  # memory binds first here
+
+
+class TestGaps:
+    def test_small_runs_keep_every_gap(self):
+        g = _Gaps(limit=100)
+        g.add(np.array([0.5, 0.25]), np.array([2, 1]))
+        x, sketched, mean = g.result()
+        assert x.tolist() == [0.5, 0.5, 0.25] and not sketched and mean == pytest.approx(1.25 / 3)
+
+    def test_large_runs_keep_a_sketch_with_the_exact_mean_and_close_percentiles(self):
+        rng = np.random.default_rng(0)
+        vals = rng.lognormal(-4, 0.5, 50_000)
+        counts = rng.integers(1, 50, 50_000)
+        g = _Gaps(limit=1000)
+        for v, c in zip(np.array_split(vals, 37), np.array_split(counts, 37)):
+            g.add(v, c)
+        x, sketched, mean = g.result()
+        assert sketched and x.size == 1000
+        full = np.repeat(vals, counts)
+        assert mean == pytest.approx(full.mean(), rel=1e-12)
+        for q in (50, 90, 99):
+            exact = np.percentile(full, q)
+            # within a few ranks of 1/1000 of the distribution
+            assert np.mean(full <= np.percentile(x, q)) == pytest.approx(np.mean(full <= exact), abs=0.01)
+
+    def test_a_simulation_past_the_limit_reports_the_exact_mean(self, monkeypatch):
+        e = engine_numbers(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"), efficiency=Efficiency())
+        w = make_workload(arrival="burst", num_requests=8, input_len=LengthSpec("fixed", 50),
+                          output_len=LengthSpec("fixed", 400))
+        cfg = EngineConfig(max_num_seqs=4, max_num_batched_tokens=256, enable_chunked_prefill=True, num_blocks=10_000)
+        full = simulate(e, w, cfg)
+        assert not full.itl_sketched and full.itl_s.size == 8 * 399
+        monkeypatch.setattr(simulator._Gaps.__init__, "__defaults__", (64,))
+        small = simulate(e, w, cfg)
+        assert small.itl_sketched and small.itl_s.size == 64
+        a, b = summarize(full), summarize(small)
+        assert b["itl_s_mean"] == pytest.approx(a["itl_s_mean"], rel=1e-9)
+        assert b["ttft_s_p99"] == a["ttft_s_p99"] and b["tpot_s_mean"] == a["tpot_s_mean"]
+        assert np.array_equal(full.step_s, small.step_s)
+
+
+class TestByteCache:
+    def test_evicts_by_bytes_least_recently_used_first(self):
+        c = ByteCache(max_bytes=10_000)
+        for k in "abc":
+            c.get(k, lambda: np.zeros(400))  # 3,312 B each
+        c.get("a", lambda: None)  # used: "b" is now the oldest
+        c.get("d", lambda: np.zeros(400))
+        assert c.keys() == ["c", "a", "d"] and c.total_bytes <= 10_000
+
+    def test_a_value_larger_than_the_cache_is_returned_but_not_kept(self):
+        c = ByteCache(max_bytes=1000)
+        assert c.get("big", lambda: np.zeros(1000)).size == 1000
+        assert c.keys() == [] and c.total_bytes == 0
+
+    def test_values_are_read_only(self):
+        c = ByteCache(max_bytes=10_000)
+        x = c.get("a", lambda: np.zeros(10))
+        with pytest.raises(ValueError):
+            x[0] = 1.0
+
+    def test_threads_compute_a_key_once_and_share_it(self):
+        c = ByteCache(max_bytes=10**6)
+        calls = []
+
+        def slow():
+            calls.append(1)
+            time.sleep(0.2)
+            return np.arange(10)
+
+        got = []
+        threads = [threading.Thread(target=lambda: got.append(c.get("k", slow))) for _ in range(8)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        assert len(calls) == 1 and len(got) == 8 and all(g is got[0] for g in got)
+
+    def test_many_threads_keep_the_byte_count_right(self):
+        c = ByteCache(max_bytes=50_000)
+
+        def work(i):
+            for j in range(200):
+                c.get((i + j) % 40, lambda: np.zeros(500))
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        assert c.total_bytes == sum(nbytes(np.zeros(500)) for _ in c.keys()) <= 50_000
+
+
+def test_settings_from_the_environment(monkeypatch):
+    monkeypatch.setenv("LLM_CALC_MAX_CPU_S", "2.5")
+    monkeypatch.setenv("LLM_CALC_MAX_RUN_MIB", "64")
+    monkeypatch.setenv("LLM_CALC_CACHE_MIB", "nonsense")  # unreadable: the default
+    lim = limits()
+    assert (lim.cpu_s, lim.run_bytes, lim.cache_bytes) == (2.5, 64 * MIB, 256 * MIB)
+    monkeypatch.setenv("LLM_CALC_MAX_CPU_S", "-1")
+    assert limits().cpu_s == 15.0

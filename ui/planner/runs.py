@@ -1,0 +1,60 @@
+"""The planner's results, cached by their inputs in the byte-bounded :data:`ui.budget.RESULTS`
+(shared by every session: the same link costs its simulations once), and held to the budget: the
+percentile check (:func:`calc.plan.percentiles.check_top`) gets the CPU seconds of
+``LLM_CALC_MAX_CPU_S`` as work units and the memory of ``LLM_CALC_MAX_RUN_MIB`` as its step cap;
+options it cannot simulate within them keep the closed-loop mean and say so. No arithmetic here."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Sequence
+
+from calc.plan.percentiles import SECONDS_PER_UNIT, WORK_BUDGET, check_top
+from calc.plan.search import PlanRequest, PlanResult, plan
+from calc.spec.inputs import Efficiency, GPUSpec, ModelArch
+from calc.traffic.budget import caps
+from ui.budget import RESULTS, limits
+
+
+def work_units() -> int:
+    """The percentile check's work units under the CPU budget (never above the CLI's default)."""
+    return max(1, min(WORK_BUDGET, round(limits().cpu_s / SECONDS_PER_UNIT)))
+
+
+def planned(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, efficiency: Efficiency,
+            prices: dict[str, float | None]) -> PlanResult:
+    lim = limits()
+    units = work_units()
+    max_steps, _ = caps(cpu_s=lim.cpu_s, memory_bytes=lim.run_bytes)
+    key = ("planner", arch.model_dump_json(), tuple(g.model_dump_json() for g in gpus), req.model_dump_json(),
+           efficiency.model_dump_json(), tuple(sorted(prices.items())), units, max_steps)
+    return RESULTS.get(key, lambda: check_top(plan(arch, gpus, req, efficiency, prices=prices), arch, gpus, efficiency,
+                                              work_budget=units, max_steps=max_steps))
+
+
+def not_simulated(result: PlanResult) -> int:
+    """Options the percentile check could not simulate within the budget (they keep the mean)."""
+    return sum(d.slo_statistic.startswith("mean (not simulated: its") for d in result.ranked)
+
+
+def cli_command(arch: ModelArch, gpu_ids: Sequence[str], req: PlanRequest, prices: dict[str, float | None],
+                work_budget: int) -> str:
+    """The ``python -m calc plan`` command for the same request (values shell-quoted), with
+    ``--work-budget`` for the percentile check: what to run on one's own machine."""
+    q = shlex.quote
+    parts = ["python -m calc plan", f"--model {q(arch.id)}", f"--rate {req.rate_rps:g}", f"--input-len {req.input_len}",
+             f"--output-len {req.output_len}", f"--ttft-slo-ms {req.ttft_slo_s * 1e3:g}",
+             f"--tpot-slo-ms {req.tpot_slo_s * 1e3:g}", f"--percentile {req.percentile}"]
+    if gpu_ids:
+        parts.append(f"--gpus {q(','.join(gpu_ids))}")
+    if req.max_gpus is not None:
+        parts.append(f"--max-gpus {req.max_gpus}")
+    if req.budget_usd_per_hour is not None:
+        parts.append(f"--budget-usd-per-hour {req.budget_usd_per_hour:g}")
+    parts += [f"--price {q(f'{g}={p:g}')}" for g, p in sorted(prices.items()) if p is not None]
+    if req.max_model_len is not None:
+        parts.append(f"--max-model-len {req.max_model_len}")
+    if not req.enable_chunked_prefill:
+        parts.append("--no-enable-chunked-prefill")
+    parts += [f"--sort {req.sort}", f"--top {req.top}", f"--work-budget {int(work_budget)}"]
+    return " ".join(parts)
