@@ -425,3 +425,28 @@ class TestBoundedPercentileSearch:
                 "--ttft-slo-ms", "1000", "--tpot-slo-ms", "100"]
         assert main(args + ["--price", "h100-sxm=2"] * 65) == 2
         assert "--price: at most 64" in capsys.readouterr().err
+
+
+def test_percentile_check_leaves_out_the_idle_engine_warm_up():
+    """Issue #17: the re-check simulated 400 requests from an empty engine and judged all of them,
+    so the first ones (an idle engine, no queue) made the tail look better than a server carrying the
+    rate. The steady-state statistic drops the first quarter; under load it is never better."""
+    from calc.plan import percentiles as P
+    from calc.traffic.simulator import EngineConfig, simulate
+    from calc.traffic.slo import summarize
+    from calc.traffic.workload import LengthSpec, make_workload
+
+    if not P.AVAILABLE:
+        pytest.skip("calc.traffic (the request simulator) is not installed")
+    from calc.spec.inputs import ServingConfig
+    from calc.timing.estimate import estimate
+
+    est = estimate(LLAMA8, get_gpu("h100-sxm"), ServingConfig(input_len=2000, output_len=200))
+    cfg = EngineConfig(max_num_seqs=int(est.max_num_seqs), max_num_batched_tokens=int(est.max_num_batched_tokens),
+                       enable_chunked_prefill=True, num_blocks=int(est.memory.num_blocks))
+    w = make_workload(arrival="poisson", rate_per_s=12.0, num_requests=400, input_len=LengthSpec("fixed", 2000),
+                      output_len=LengthSpec("fixed", 200), seed=0)
+    r = simulate(est.engine, w, cfg)
+    steady = P.steady_state_statistic(r, "p95")
+    assert steady[0] == pytest.approx(float(np.percentile(r.ttft_s[100:], 95)))
+    assert steady[0] >= summarize(r)["ttft_s_p95"] and steady[1] >= summarize(r)["tpot_s_p95"] * 0.999
