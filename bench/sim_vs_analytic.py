@@ -4,6 +4,11 @@ correction (calc.timing.serving.fcfs_wave).
 
     .venv/bin/python bench/sim_vs_analytic.py            # markdown table on stdout
     .venv/bin/python bench/sim_vs_analytic.py --quick    # the bounded grid tests/test_serving_wave.py holds
+    .venv/bin/python bench/sim_vs_analytic.py --long     # steady state: long runs, output lengths spread
+
+--long (the issue-17 check): 30·C requests with lognormal output lengths (CV 0.5, as a dataset or
+EOS gives), the first 10·C dropped, mean and P95 TTFT and mean E2E against `estimate` with that
+spread (the spread-arrival steady state), the API server and request latency as defaults.
 
 Simulated: C clients started together (vLLM's benchmark with --max-concurrency C, fixed lengths),
 6·C requests (at least 200), means over the requests after the first C (the initial burst is a
@@ -55,6 +60,49 @@ def compare(model: str, gpu: str, I: int, O: int, C: int, chunked: bool) -> dict
                 closed_form=bool(a.closed_form), kv_wall=float(a.kv_sequences_at_mean_context), preemptions=r.total_preemptions)
 
 
+def compare_long(model: str, gpu: str, I: int, O: int, C: int, *, output_cv: float = 0.5, tp: int = 1,
+                 quantization: str = "auto") -> dict:
+    """Long-run steady state against the analytic spread model at the same length spread."""
+    arch, g = get_model(model), get_gpu(gpu)
+    sc = ServingConfig(input_len=I, output_len=O, concurrency=C, tensor_parallel_size=tp, quantization=quantization,
+                       max_model_len=I + 4 * O)
+    est = estimate(arch, g, sc, uniform_lengths=False)
+    cfg = EngineConfig(max_num_seqs=int(est.max_num_seqs), max_num_batched_tokens=int(est.max_num_batched_tokens),
+                       enable_chunked_prefill=True, num_blocks=int(est.memory.num_blocks), block_size=sc.block_size)
+    w = make_workload(arrival="closed", num_requests=30 * C, concurrency=C, input_len=LengthSpec("fixed", I),
+                      output_len=LengthSpec("lognormal", O, cv=output_cv), max_model_len=sc.max_model_len, seed=1)
+    r = simulate(est.engine, w, cfg)
+    k = 10 * C
+    a = est.serving
+    return dict(model=arch.name, gpu=gpu, I=I, O=O, C=C, sim_ttft_s=float(np.mean(r.ttft_s[k:])),
+                sim_ttft_p95_s=float(np.percentile(r.ttft_s[k:], 95)), sim_e2e_s=float(np.mean(r.e2e_latency_s[k:])),
+                ttft_s=float(a.ttft_s), e2e_s=float(a.e2e_latency_s), kv_wall=float(a.kv_sequences_at_mean_context))
+
+
+LONG = ((("meta-llama/Llama-3.1-8B", "h100-sxm"), (1024, 256), (4, 16, 64, 128), 1, "auto"),
+        (("meta-llama/Llama-3.1-70B", "h100-sxm"), (5000, 500), (10, 25), 2, "fp8"),
+        (("meta-llama/Llama-2-7b-hf", "a100-80gb"), (2048, 128), (4, 16, 32), 1, "auto"),
+        (("Qwen/Qwen2.5-7B", "l40s"), (128, 128), (16, 64, 256), 1, "auto"))
+
+
+def long_main() -> None:
+    pct = lambda a, b: f"{100 * (a / b - 1):+.0f} %"  # noqa: E731
+    print("| model | GPU | I / O | C | sim TTFT mean | P95 | analytic TTFT | error | sim E2E | analytic | error |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    et, ee = [], []
+    for (model, gpu), (I, O), cs, tp, q in LONG:
+        for C in cs:
+            d = compare_long(model, gpu, I, O, C, tp=tp, quantization=q)
+            print(f"| {d['model']} | {gpu} | {I} / {O} | {C} | {d['sim_ttft_s'] * 1e3:.0f} ms | "
+                  f"{d['sim_ttft_p95_s'] * 1e3:.0f} ms | {d['ttft_s'] * 1e3:.0f} ms | {pct(d['ttft_s'], d['sim_ttft_s'])} | "
+                  f"{d['sim_e2e_s']:.2f} s | {d['e2e_s']:.2f} s | {pct(d['e2e_s'], d['sim_e2e_s'])} |", flush=True)
+            et.append(abs(d["ttft_s"] / d["sim_ttft_s"] - 1))
+            ee.append(abs(d["e2e_s"] / d["sim_e2e_s"] - 1))
+    print(f"\nTTFT |error| median {100 * np.median(et):.1f} %, max {100 * np.max(et):.1f} %, within 15 %: "
+          f"{np.mean(np.array(et) <= 0.15) * 100:.0f} %; E2E |error| median {100 * np.median(ee):.1f} %, "
+          f"max {100 * np.max(ee):.1f} %")
+
+
 def grid(quick: bool):
     if quick:
         for (model, gpu), (I, O), cs in QUICK:
@@ -71,7 +119,11 @@ def grid(quick: bool):
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--long", action="store_true", help="steady state of long runs with spread output lengths")
     args = ap.parse_args()
+    if args.long:
+        long_main()
+        return
     pct = lambda a, b: f"{100 * (a / b - 1):+.0f} %"  # noqa: E731
     print("| model | GPU | chunked | I / O | C | sim TTFT | before | after | sim E2E | before | after | W | closed form | preempt |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
