@@ -38,7 +38,7 @@ def one_by_one(arch, gpus, grid, req, idx) -> tuple[float, float, float, float]:
                       quantization=grid.quantizations[qi], kv_cache_dtype=grid.kv_cache_dtypes[ki],
                       input_len=req.input_len, output_len=req.output_len, max_model_len=req.model_len,
                       max_num_seqs=seqs, concurrency=seqs)
-    r = estimate(arch, gpus[gi], s).serving
+    r = estimate(arch, gpus[gi], s, uniform_lengths=False).serving  # the planner's spread arrivals
     x = float(r.requests_per_s) if bool(r.fits) else 0.0
     replicas = max(1.0, math.ceil(round(req.rate_rps / x, 9))) if x > 0 else math.inf
     return float(r.ttft_s), float(r.tpot_s), x, replicas

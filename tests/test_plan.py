@@ -41,7 +41,7 @@ class TestOneSourceOfTruth:
                                     quantization=grid.quantizations[qi], kv_cache_dtype=grid.kv_cache_dtypes[ki],
                                     input_len=1000, output_len=200, max_model_len=1200, max_num_seqs=seqs,
                                     concurrency=seqs)
-            e = estimate(LLAMA70, gpu, serving)
+            e = estimate(LLAMA70, gpu, serving, uniform_lengths=False)  # the planner's spread arrivals
             m = memory_for(LLAMA70, gpu, serving, concurrency=1, context_tokens=1200)
             at = (gi, ti, qi, ki, si)
             assert bool(grid.fits[at]) == bool(e.serving.fits)
@@ -63,7 +63,7 @@ class TestOneSourceOfTruth:
         grid = evaluate_grid(LLAMA8, [gpu], req, tensor_parallel_sizes=(1,), quantizations=("none",),
                              kv_cache_dtypes=("auto",), max_num_seqs=(16,))
         e = estimate(LLAMA8, gpu, ServingConfig(input_len=2000, output_len=3000, max_model_len=5000, max_num_seqs=16,
-                                                concurrency=16, enable_chunked_prefill=False))
+                                                concurrency=16, enable_chunked_prefill=False), uniform_lengths=False)
         assert int(e.max_num_batched_tokens) == 5000
         assert float(grid.ttft_s.item()) == pytest.approx(float(e.serving.ttft_s), rel=1e-12)
         assert float(grid.tpot_s.item()) == pytest.approx(float(e.serving.tpot_s), rel=1e-12)
@@ -74,10 +74,11 @@ class TestHandChecked:
         """Llama-3.1-8B on H100 SXM, TP 1, BF16 weights, BF16 KV, max_num_seqs 64, 40 req/s.
 
         `python -m calc estimate --model meta-llama/Llama-3.1-8B --gpu h100-sxm --input-len 1000
-        --output-len 200 --concurrency 64 --max-num-seqs 64 --max-model-len 1200` gives the
+        --output-len 200 --concurrency 64 --max-num-seqs 64 --max-model-len 1200 --output-len-cv 1` (spread arrivals) gives the
         replica's requests/s X; then replicas = ceil(40 / X), $/h = replicas × $3.78 (Lambda)."""
         e = estimate(LLAMA8, get_gpu("h100-sxm"),
-                     ServingConfig(input_len=1000, output_len=200, concurrency=64, max_num_seqs=64, max_model_len=1200))
+                     ServingConfig(input_len=1000, output_len=200, concurrency=64, max_num_seqs=64, max_model_len=1200),
+                     uniform_lengths=False)
         x = float(e.serving.requests_per_s)
         grid = evaluate_grid(LLAMA8, [get_gpu("h100-sxm")], REQ, tensor_parallel_sizes=(1,), quantizations=("none",),
                              kv_cache_dtypes=("auto",), max_num_seqs=(64,))
@@ -290,7 +291,9 @@ def test_three_requests_against_estimate(capsys, plan_args, top):
     opts = dict(zip(plan_args[::2], plan_args[1::2]))
     assert main(["estimate", "--model", opts["--model"], "--gpu", gpu, "-tp", str(tp), "-q", q, "--kv-cache-dtype", kv,
                  "--input-len", opts["--input-len"], "--output-len", opts["--output-len"], "--concurrency", str(seqs),
-                 "--max-num-seqs", str(seqs), "--max-model-len", str(row["max_model_len"]), "--format", "json"]) == 0
+                 "--max-num-seqs", str(seqs), "--max-model-len", str(row["max_model_len"]),
+                 "--output-len-cv", "1",  # the spread-arrival steady state the planner uses (a rate of users)
+                 "--format", "json"]) == 0
     est = json.loads(capsys.readouterr().out)
     assert row["ttft_s"] == pytest.approx(est["ttft_s"], rel=1e-9) and row["tpot_s"] == pytest.approx(est["tpot_s"], rel=1e-9)
     assert row["ttft_s"] <= float(opts["--ttft-slo-ms"]) / 1e3 and row["tpot_s"] <= float(opts["--tpot-slo-ms"]) / 1e3

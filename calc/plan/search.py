@@ -304,9 +304,12 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
     chunked = req.enable_chunked_prefill
     # Without chunked prefill vLLM raises its default budget to max_model_len (resolve_serving): as estimate().
     budget = mnbt if chunked else np.maximum(mnbt, L)
+    # A rate of independent users (not C clients started together): their requests arrive spread
+    # out, so the steady state is the spread-arrival one, not the FCFS wave of synchronized clients
+    # (calc.timing.serving; bench/sim_vs_analytic.py --long: E2E within 8 % of long simulations).
     s = closed_loop(eng, input_len=I, output_len=O, concurrency=seqs, max_num_seqs=seqs,
                     max_num_batched_tokens=budget, enable_chunked_prefill=chunked,
-                    kv_capacity_tokens=mem.kv_pool_tokens, fits=mem.fits)
+                    kv_capacity_tokens=mem.kv_pool_tokens, fits=mem.fits, uniform_lengths=False)
     shape = np.broadcast_shapes(s.ttft_s.shape, (G, T, Q, K, S))
     b = lambda x: np.broadcast_to(x, shape)  # noqa: E731
     fits = b(s.fits)
