@@ -23,6 +23,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from calc.plan.costs import replicas_for_ttft  # noqa: E402
 from calc.plan.search import PlanRequest, evaluate_grid, plan  # noqa: E402
 from calc.spec.catalog import get_model, list_gpus  # noqa: E402
 from calc.spec.inputs import ServingConfig  # noqa: E402
@@ -40,8 +41,9 @@ def one_by_one(arch, gpus, grid, req, idx) -> tuple[float, float, float, float]:
                       max_num_seqs=seqs, concurrency=seqs)
     r = estimate(arch, gpus[gi], s, uniform_lengths=False).serving  # the planner's spread arrivals
     x = float(r.requests_per_s) if bool(r.fits) else 0.0
-    replicas = max(1.0, math.ceil(round(req.rate_rps / x, 9))) if x > 0 else math.inf
-    return float(r.ttft_s), float(r.tpot_s), x, replicas
+    replicas, wait = replicas_for_ttft(rate_rps=req.rate_rps, capacity_rps_per_replica=x, slots=float(r.running),
+                                       ttft_s=float(r.ttft_s), ttft_slo_s=req.ttft_slo_s)
+    return float(r.ttft_s) + float(wait), float(r.tpot_s), x, float(replicas)
 
 
 def main(argv=None) -> int:

@@ -10,7 +10,9 @@ Method (every number from the functions the pages use: one source of truth):
      budget caps it; then the extra clients queue and their wait lands in TTFT). That point's
      TTFT and TPOT are the worst a replica configured with ``--max-num-seqs S`` sees while it
      carries at most its capacity X(S) requests/s (latency grows with load).
-  3. Replicas N = ceil(λ / X(S)); GPUs = N × TP; dollars per hour = price × GPUs.
+  3. Replicas N = ceil(λ / X(S)), more while a request's wait for a free sequence slot at that
+     utilization (:func:`calc.plan.costs.slot_wait_s`, M/G/c) breaks the TTFT target; the TTFT
+     judged is the full-batch TTFT + that wait; GPUs = N × TP; dollars per hour = price × GPUs.
   4. Out, with the first reason that applies: does not fit (weights + activations + overhead, or one
      max_model_len request, exceed the budget), misses TTFT, misses TPOT, exceeds max GPUs,
      exceeds the budget ($/h), no price (a budget was set but the GPU has no price).
@@ -31,7 +33,7 @@ from typing import Annotated, Literal, Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from calc.plan.costs import deployment_usd_per_hour, replicas_needed, usd_per_million_tokens
+from calc.plan.costs import deployment_usd_per_hour, replicas_for_ttft, usd_per_million_tokens
 from calc.sizing.memory import kv_heads_per_rank
 from calc.sizing.memory import sampler_bytes_per_logit
 from calc.sizing.scenario import (DEFAULT_SM_COUNT, all_to_all_nvlink, default_max_num_batched_tokens, memory_model,
@@ -115,6 +117,8 @@ class PlanGrid:
     tpot_s: np.ndarray
     e2e_s: np.ndarray
     requests_per_s_per_replica: np.ndarray  # capacity X(S)
+    slot_wait_s: np.ndarray  # mean wait for a free sequence slot at the chosen replicas (in ttft_s)
+    utilization: np.ndarray  # λ / (replicas · X)
     prefill_fraction: np.ndarray
     weights_bytes: np.ndarray  # per GPU
     kv_pool_bytes: np.ndarray  # per GPU
@@ -159,6 +163,8 @@ class Deployment:
     tpot_s: float
     e2e_s: float
     requests_per_s_per_replica: float
+    slot_wait_s: float
+    utilization: float
     output_tokens_per_s: float
     output_tokens_per_s_per_gpu: float
     usd_per_hour: float | None
@@ -314,7 +320,14 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
     b = lambda x: np.broadcast_to(x, shape)  # noqa: E731
     fits = b(s.fits)
     x_req = np.where(fits, b(s.requests_per_s), 0.0)
-    replicas = replicas_needed(rate_rps=req.rate_rps, capacity_rps_per_replica=x_req)
+    ttft, tpot = b(s.ttft_s), b(s.tpot_s)
+    # Replicas: enough to carry the rate, and more while the wait for a free sequence slot (a
+    # replica near its capacity queues requests) breaks the TTFT target (calc.plan.costs).
+    replicas, wait = replicas_for_ttft(rate_rps=req.rate_rps, capacity_rps_per_replica=x_req, slots=b(s.running),
+                                       ttft_s=ttft, ttft_slo_s=req.ttft_slo_s)
+    ttft = ttft + wait  # the TTFT a request sees: its service at full batch + the wait for a slot
+    with np.errstate(invalid="ignore", divide="ignore"):  # no capacity (does not fit): NaN
+        utilization = np.where(np.isfinite(replicas) & (x_req > 0), req.rate_rps / (replicas * x_req), np.nan)
     gpus_total = replicas * tp_ax
     price_list = [(prices or {}).get(g.id) if (prices or {}).get(g.id) is not None else g.price_usd_per_hour
                   for g in gpus]
@@ -325,7 +338,6 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
     cost_out = usd_per_million_tokens(usd_per_hour=usd_h, tokens_per_s=req.rate_rps * O, share=1.0 - pf)
     out_tps = np.where(np.isfinite(replicas), np.where(np.isfinite(replicas), replicas, 0.0) * x_req * O, 0.0)
 
-    ttft, tpot = b(s.ttft_s), b(s.tpot_s)
     with np.errstate(invalid="ignore"):
         stage = np.full(shape, REASONS.index("ok"), dtype=np.int8)
         checks = [  # later checks first, so the earliest failing stage wins
@@ -343,7 +355,8 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
         gpu_ids=tuple(g.id for g in gpus), tensor_parallel_sizes=tps, quantizations=tuple(quantizations),
         kv_cache_dtypes=tuple(kv_cache_dtypes), max_num_seqs=tuple(int(x) for x in max_num_seqs),
         max_num_batched_tokens=mnbt, fits=fits, running=b(s.running), limited_by=b(s.limited_by),
-        ttft_s=ttft, tpot_s=tpot, e2e_s=b(s.e2e_latency_s), requests_per_s_per_replica=x_req,
+        ttft_s=ttft, tpot_s=tpot, e2e_s=b(s.e2e_latency_s) + wait, requests_per_s_per_replica=x_req,
+        slot_wait_s=wait, utilization=utilization,
         prefill_fraction=pf, weights_bytes=b(mem.weights_bytes), kv_pool_bytes=b(mem.kv_pool_bytes),
         replicas=replicas, gpus_total=gpus_total, price_usd_per_gpu_hour=price, usd_per_hour=usd_h,
         usd_per_million_input_tokens=cost_in, usd_per_million_output_tokens=cost_out,
@@ -465,6 +478,7 @@ def _deployment(grid: PlanGrid, by_id: dict[str, GPUSpec], req: PlanRequest, arc
         max_model_len=req.model_len, input_len=req.input_len, output_len=req.output_len, running=int(grid.running[at]), limited_by=str(grid.limited_by[at]),
         ttft_s=float(grid.ttft_s[at]), tpot_s=float(grid.tpot_s[at]), e2e_s=float(grid.e2e_s[at]),
         requests_per_s_per_replica=float(grid.requests_per_s_per_replica[at]),
+        slot_wait_s=float(grid.slot_wait_s[at]), utilization=float(grid.utilization[at]),
         output_tokens_per_s=float(grid.output_tokens_per_s[at]),
         output_tokens_per_s_per_gpu=float(grid.output_tokens_per_s_per_gpu[at]),
         usd_per_hour=_num(grid.usd_per_hour[at]), usd_per_million_input_tokens=_num(grid.usd_per_million_input_tokens[at]),

@@ -11,7 +11,9 @@ EN: dict[str, str] = {
                       "mean instead (the 'Statistic' column says which). To simulate them all, run on your own machine:",
     "pl.intro": "{model}: {rate} requests/s of {i} prompt + {o} output tokens (sidebar model, context and output "
                 "length). Every GPU × tensor parallelism × weight precision × KV precision × max_num_seqs is "
-                "evaluated at once with the same model as the other pages; replicas carry the rate.",
+                "evaluated at once with the same model as the other pages; replicas carry the rate, and more are "
+                "added where waiting for a free sequence slot near capacity would break the TTFT target (TTFT "
+                "includes that wait).",
     "ctl.pl_rate": "Request rate (requests/s)",
     "ctl.pl_rate.help": "Requests per second the whole deployment must serve; replicas split them evenly.",
     "ctl.pl_ttft_ms": "SLA: time to first token (ms)",
@@ -152,7 +154,8 @@ ZH: dict[str, str] = {
     "pl.over_budget": "**对这台共享服务器来说太大：**待检查的选项中有 {n} 个在 {p} 下需要的模拟超过本服务器的预算"
                       "（每次请求 {cpu_limit} 秒 CPU），改按闭环均值判断（“统计量”一列注明）。要全部模拟，请在你自己的机器上运行：",
     "pl.intro": "{model}：每秒 {rate} 个请求，每个 {i} 个输入 + {o} 个输出 token（侧边栏的模型、上下文和输出长度）。"
-                "一次评估所有 GPU × 张量并行 × 权重精度 × KV 精度 × max_num_seqs，用与其他页面相同的模型；副本数承载请求率。",
+                "一次评估所有 GPU × 张量并行 × 权重精度 × KV 精度 × max_num_seqs，用与其他页面相同的模型；副本数承载请求率，"
+                "接近容量时若等待空闲序列槽位会让 TTFT 超标，就再加副本（TTFT 含这段等待）。",
     "ctl.pl_rate": "请求率（请求/秒）",
     "ctl.pl_rate.help": "整个部署每秒要处理的请求数；副本之间平均分配。",
     "ctl.pl_ttft_ms": "SLA：首 token 延迟（毫秒）",
