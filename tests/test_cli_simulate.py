@@ -45,6 +45,18 @@ def test_length_spread_keeps_the_means_and_lowers_a_burst_s_throughput(capsys):
     assert fixed["total_tokens_per_s"] == pytest.approx(fixed["output_tokens_per_s"] * (512 + 64) / 64, rel=1e-9)
 
 
+def test_the_analytic_mean_beside_follows_the_length_spread(capsys):
+    # fixed lengths: the FCFS wave of synchronized clients; spread lengths: the spread-arrival model,
+    # the same numbers `estimate` gives with the same flags
+    fixed = _json(capsys, ["--concurrency", "32", "--num-requests", "64"])
+    spread = _json(capsys, ["--concurrency", "32", "--num-requests", "64", "--output-len-cv", "0.5"])
+    assert main(["estimate", "--model", "meta-llama/Llama-3.1-8B", "--gpu", "h100-sxm", "--input-len", "512",
+                 "--output-len", "64", "--concurrency", "32", "--output-len-cv", "0.5", "--format", "json"]) == 0
+    est = json.loads(capsys.readouterr().out)
+    assert spread["analytic_ttft_s"] == pytest.approx(est["ttft_s"], rel=1e-12)
+    assert fixed["analytic_ttft_s"] != pytest.approx(spread["analytic_ttft_s"], rel=1e-3)
+
+
 def test_same_seed_same_output(capsys):
     a = _json(capsys, ["--rate", "20", "--arrival", "gamma", "--cv", "3", "--num-requests", "100", "--seed", "1"])
     b = _json(capsys, ["--rate", "20", "--arrival", "gamma", "--cv", "3", "--num-requests", "100", "--seed", "1"])

@@ -143,7 +143,9 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
               if k in ENGINE_KEYS and k not in ("model", "gpu", "gpu_spec") and v is not None}
     serving = ServingConfig(**fields, concurrency=conc or 1)
     check_tensor_parallel(arch, serving.tensor_parallel_size)
-    est = estimate(arch, gpu, serving, efficiency, concurrency=conc or 1)
+    # the analytic closed loop beside a closed-loop simulation: the wave for fixed lengths, the
+    # spread-arrival steady state for spread ones (as `estimate --input-len-cv/--output-len-cv`)
+    est = estimate(arch, gpu, serving, efficiency, concurrency=conc or 1, uniform_lengths=not (in_cv or out_cv))
     if not bool(est.memory.fits):
         raise UsageError(f"{arch.name} does not fit {gpu.id} at tensor_parallel_size {serving.tensor_parallel_size}: "
                          "no KV cache pool is left")
