@@ -123,7 +123,7 @@ def test_deep_link_cold_start_shows_only_our_navigation(page: Page, fresh_stream
     expect(page.get_by_test_id("stSidebarNav")).to_have_count(0)
     sidebar_links = [_label(t) for t in page.get_by_test_id("stSidebar").locator("a").all_inner_texts()]
     assert sidebar_links == NAV, sidebar_links
-    expect(page.get_by_role("spinbutton", name="Concurrency (requests at once)")).to_have_value("32")
+    expect(page.get_by_role("spinbutton", name="Concurrency (requests at once)")).to_have_value("32", timeout=LOAD)
 
 
 def test_csv_download_is_built_on_click(page: Page, streamlit_url):
