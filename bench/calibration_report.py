@@ -8,7 +8,8 @@ Two files (copies of ``../shared/calibration``, see bench/data/README.md):
   Databricks, llama.cpp), each one closed-loop ``estimate`` configuration; compared metrics are
   the row's ``comparable_metrics``.
 * ``vllm_benchmarks.jsonl``: 27 vLLM 0.10-0.11 runs, each asked as a user would ask the CLI:
-  ``closed`` loops (``vllm bench serve --max-concurrency C``) with ``estimate --concurrency C``;
+  ``closed`` loops (``vllm bench serve --max-concurrency C``) with ``estimate --concurrency C`` (its
+  steady state);
   ``burst`` rows (``--request-rate inf``, ``benchmark_latency`` static batches and offline
   ``benchmark_throughput`` runs: every prompt at t = 0) with ``simulate --arrival burst
   --num-requests N``. Scored metrics are the row's ``scored`` ones; a static batch's E2E
@@ -160,9 +161,8 @@ def ask_vllm_row(row: dict, efficiency: Efficiency = Efficiency()) -> dict[str, 
     efficiency = efficiency_for_engine(row["engine"], efficiency,
                                        api_server=row["bench_mode"].startswith("vllm bench serve"))
     spread = dataset_length_cv(row)
-    if load["arrival"] == "closed":
-        rec = estimate_record({**options, "concurrency": load["concurrency"], "input_len_cv": spread,
-                               "output_len_cv": spread}, efficiency)
+    if load["arrival"] == "closed":  # estimate's steady state: the clients' requests spread out
+        rec = estimate_record({**options, "concurrency": load["concurrency"]}, efficiency)
         return {"ttft_s": rec["ttft_s"], "tpot_s": rec["tpot_s"], "e2e_s": rec["e2e_latency_s"],
                 "output_tokens_per_s": rec["output_tokens_per_s"],
                 "total_tokens_per_s": rec["total_tokens_per_s"]}

@@ -45,7 +45,7 @@ def compare(model: str, gpu: str, I: int, O: int, C: int, chunked: bool) -> dict
     sc = ServingConfig(input_len=I, output_len=O, concurrency=C, enable_chunked_prefill=chunked)
     # the engine alone (an offline engine's 2 ms hand-off, no API server): clients reach it all at once
     eff = Efficiency(api_server_request_s=0.0, request_overhead_s=2e-3)
-    after = estimate(arch, g, sc, eff)
+    after = estimate(arch, g, sc, eff, uniform_lengths=True)  # the FCFS wave of clients started together
     before = estimate(arch, g, sc, eff, uniform_lengths=False).serving
     cfg = EngineConfig(max_num_seqs=int(after.max_num_seqs), max_num_batched_tokens=int(after.max_num_batched_tokens),
                        enable_chunked_prefill=chunked, num_blocks=int(after.memory.num_blocks), block_size=sc.block_size)

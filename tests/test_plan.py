@@ -75,7 +75,7 @@ class TestHandChecked:
         """Llama-3.1-8B on H100 SXM, TP 1, BF16 weights, BF16 KV, max_num_seqs 64, 40 req/s.
 
         `python -m calc estimate --model meta-llama/Llama-3.1-8B --gpu h100-sxm --input-len 1000
-        --output-len 200 --concurrency 64 --max-num-seqs 64 --max-model-len 1200 --output-len-cv 1` (spread arrivals) gives the
+        --output-len 200 --concurrency 64 --max-num-seqs 64 --max-model-len 1200` (its steady state) gives the
         replica's requests/s X; then replicas = ceil(40 / X), $/h = replicas × $3.78 (Lambda)."""
         e = estimate(LLAMA8, get_gpu("h100-sxm"),
                      ServingConfig(input_len=1000, output_len=200, concurrency=64, max_num_seqs=64, max_model_len=1200),
@@ -293,8 +293,7 @@ def test_three_requests_against_estimate(capsys, plan_args, top):
     assert main(["estimate", "--model", opts["--model"], "--gpu", gpu, "-tp", str(tp), "-q", q, "--kv-cache-dtype", kv,
                  "--input-len", opts["--input-len"], "--output-len", opts["--output-len"], "--concurrency", str(seqs),
                  "--max-num-seqs", str(seqs), "--max-model-len", str(row["max_model_len"]),
-                 "--output-len-cv", "1",  # the spread-arrival steady state the planner uses (a rate of users)
-                 "--format", "json"]) == 0
+                 "--format", "json"]) == 0  # estimate's steady state: what the planner uses
     est = json.loads(capsys.readouterr().out)
     # TTFT = the closed loop's at full batch + the wait for a free sequence slot at the chosen replicas
     assert row["ttft_s"] - row["slot_wait_s"] == pytest.approx(est["ttft_s"], rel=1e-9)

@@ -42,7 +42,8 @@ def test_unchunked_wave_by_hand():
     arch, gpu = get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm")
     est = estimate(arch, gpu, ServingConfig(input_len=2048, output_len=128, concurrency=16,
                                             enable_chunked_prefill=False, max_num_batched_tokens=8192,
-                                            max_model_len=8192))  # vLLM needs budget ≥ max_model_len unchunked
+                                            max_model_len=8192),  # vLLM needs budget ≥ max_model_len unchunked
+                   uniform_lengths=True)
     e, s = est.engine, est.serving
     t_h = float(prefill_step(e, prompts=4, prompt_tokens=2048).step_s)
     t_dec = float(decode_step(e, batch=16, context_tokens=2048 + 64).step_s)
@@ -56,6 +57,6 @@ def test_unchunked_wave_by_hand():
 def test_spread_model_is_kept_for_varied_lengths():
     arch, gpu = get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm")
     sc = ServingConfig(input_len=1024, output_len=256, concurrency=64)
-    wave, spread = estimate(arch, gpu, sc).serving, estimate(arch, gpu, sc, uniform_lengths=False).serving
+    wave, spread = estimate(arch, gpu, sc, uniform_lengths=True).serving, estimate(arch, gpu, sc).serving
     assert float(wave.ttft_s) > 3 * float(spread.ttft_s)  # prompts wait in the wave
     assert float(spread.wave_steps) != float(spread.wave_steps)  # NaN: no wave

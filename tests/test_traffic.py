@@ -107,7 +107,7 @@ class TestApiServer:
                      concurrency=np.array([1.0, 1000.0])).serving
         alone = estimate(get_model(LLAMA8B), get_gpu("h100-sxm"), ServingConfig(input_len=128, output_len=4),
                          ENGINE_ONLY, concurrency=1000.0).serving
-        assert float(alone.requests_per_s) > 200
+        assert float(alone.requests_per_s) > 150
         assert float(a.requests_per_s[1]) == pytest.approx(1 / 0.022, rel=1e-9)
         # one client: the API server's 22 ms is in TTFT once, beside the engine's own time
         one = estimate(get_model(LLAMA8B), get_gpu("h100-sxm"), ServingConfig(input_len=128, output_len=4),

@@ -22,16 +22,13 @@ MAX_BATCH_LINE_BYTES = 1_000_000  # one line of options is a few hundred bytes
 
 BATCH_KEYS = ("model", "gpu", "gpu_spec", "tensor_parallel_size", "dtype", "quantization", "kv_cache_dtype", "input_len",
               "output_len", "concurrency", "max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill",
-              "gpu_memory_utilization", "block_size", "max_model_len", "disable_custom_all_reduce", "vllm_version",
-              "input_len_cv", "output_len_cv")
-# The load's length spread (not engine options): coefficients of variation of prompt and output lengths.
-SPREAD_KEYS = ("input_len_cv", "output_len_cv")
+              "gpu_memory_utilization", "block_size", "max_model_len", "disable_custom_all_reduce", "vllm_version")
 NUMERIC_KEYS = ("tensor_parallel_size", "input_len", "output_len", "concurrency", "max_num_seqs",
                 "max_num_batched_tokens", "gpu_memory_utilization", "block_size", "max_model_len")
 
 
 def add_estimate_parser(sub) -> None:
-    from calc.cli.main import _add_engine_args, _concurrency, _number, _positive_int  # noqa: PLC0415 (circular at import)
+    from calc.cli.main import _add_engine_args, _concurrency, _positive_int  # noqa: PLC0415 (circular at import)
 
     e = sub.add_parser("estimate", help="TTFT, TPOT and throughput of a closed-loop load (C clients)")
     _add_engine_args(e, batch=True)  # --batch FILE replaces --model/--gpu
@@ -39,12 +36,6 @@ def add_estimate_parser(sub) -> None:
     e.add_argument("--output-len", type=_positive_int, default=None, help="generated tokens per request")
     e.add_argument("--concurrency", type=_concurrency, default=None, help="clients C (default 1), or 'max' (as many as fit)")
     e.add_argument("--enable-chunked-prefill", action=argparse.BooleanOptionalAction, default=None)
-    e.add_argument("--input-len-cv", type=_number, default=None,
-                   help="spread of prompt lengths (coefficient of variation; default 0: every prompt --input-len). "
-                        "Above 0 the clients' requests spread out (a dataset like ShareGPT: about 1); at 0 with "
-                        "--output-len-cv 0 they come back in one synchronized wave per cycle")
-    e.add_argument("--output-len-cv", type=_number, default=None,
-                   help="spread of output lengths, as --input-len-cv (0 = fixed, as with --ignore-eos)")
     e.add_argument("--replicas", type=_positive_int, default=None,
                    help="independent copies sharing the clients (default 1; at most the concurrency)")
     e.add_argument("--batch", metavar="FILE", help="JSON lines of options ('-' = stdin); one JSON result per line. "
@@ -95,8 +86,7 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     conc = options.get("concurrency", 1)
     if isinstance(conc, str) and conc.strip().lower() == "max":
         conc = None
-    spread = {k: _cv(options, k) for k in SPREAD_KEYS}
-    fields = {k: v for k, v in options.items() if k not in ("model", "gpu", "gpu_spec") + SPREAD_KEYS and v is not None}
+    fields = {k: v for k, v in options.items() if k not in ("model", "gpu", "gpu_spec") and v is not None}
     fields["concurrency"] = conc
     serving = ServingConfig(**fields)
     check_tensor_parallel(arch, serving.tensor_parallel_size)
@@ -107,13 +97,14 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     # Replicas are independent copies behind a load balancer: each serves C / replicas clients;
     # latencies are one replica's, throughputs add up.
     per_replica = None if serving.concurrency is None else serving.concurrency / replicas
-    # fixed lengths: the FCFS wave of identical clients; any spread: the spread-arrival steady state
-    est = estimate(arch, gpu, serving, efficiency, concurrency=per_replica,
-                   uniform_lengths=not any(spread.values()))
+    # the steady state (the clients' requests spread out), and beside it the FCFS wave of identical
+    # clients started together: the first cycles of a benchmark, a transient (calc.timing.serving)
+    est = estimate(arch, gpu, serving, efficiency, concurrency=per_replica)
+    wave = estimate(arch, gpu, serving, efficiency, concurrency=per_replica, uniform_lengths=True).serving
     s, m = est.serving, est.memory
     out = {
         "model": arch.id, "gpu": gpu.id, "tensor_parallel_size": serving.tensor_parallel_size,
-        "input_len": serving.input_len, "output_len": serving.output_len, **spread,
+        "input_len": serving.input_len, "output_len": serving.output_len,
         "ttft_s": s.ttft_s, "tpot_s": s.tpot_s, "itl_s": s.itl_s, "e2e_latency_s": s.e2e_latency_s,
         "output_tokens_per_s": s.output_tokens_per_s * replicas, "total_tokens_per_s": s.total_tokens_per_s * replicas,
         "requests_per_s": s.requests_per_s * replicas, "concurrency": s.concurrency * replicas,
@@ -128,6 +119,7 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         "prefill_bound": s.prefill_bound, "prefill_step_bound": s.prefill_step_bound, "decode_step_s": s.decode_step_s,
         "max_num_seqs": est.max_num_seqs, "max_num_batched_tokens": est.max_num_batched_tokens,
         "enable_chunked_prefill": serving.enable_chunked_prefill, "max_model_len": est.max_model_len,
+        "wave_ttft_s": wave.ttft_s, "wave_e2e_latency_s": wave.e2e_latency_s,
     }
     record = {k: _number(v) for k, v in out.items()}
     if not record["fits"]:
@@ -146,22 +138,6 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     if ignored:
         record["ignored_options"] = ignored
     return record
-
-
-def _cv(options: dict[str, Any], key: str) -> float:
-    """A coefficient of variation option (0 when not given), finite and in [0, 10]."""
-    v = options.get(key)
-    if v is None:
-        return 0.0
-    if isinstance(v, bool):
-        raise InputError(key, v, allowed="a number 0 – 10 (coefficient of variation)")
-    try:
-        f = float(v)
-    except (TypeError, ValueError, OverflowError):
-        f = math.nan
-    if not (math.isfinite(f) and 0.0 <= f <= 10.0):
-        raise InputError(key, v, allowed="a number 0 – 10 (coefficient of variation)")
-    return f
 
 
 def flag_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -80,28 +80,36 @@ def slot_wait_s(*, rate_rps, capacity_rps, slots, service_cv2=0.0):
     return np.where((rho < 1.0) & (x > 0) & (lam > 0), w, np.where(lam > 0, np.inf, 0.0))
 
 
-def replicas_for_ttft(*, rate_rps, capacity_rps_per_replica, slots, ttft_s, ttft_slo_s):
+def replicas_for_ttft(*, rate_rps, capacity_rps_per_replica, slots, ttft_s, ttft_slo_s, service_cv2=0.0):
     """(replicas, slot wait in s): enough replicas to carry the rate, N0 = ceil(λ / X)
-    (:func:`replicas_needed`), and more while a request's wait for a free sequence slot at that
-    utilization (:func:`slot_wait_s`) pushes ``ttft_s`` + wait past the target: the first of N0,
-    N0 + 1, N0 + 2, ceil(1.25 N0), ceil(1.5 N0), 2 N0 that meets it (N0 and its wait if none).
+    (:func:`replicas_needed`), and more where a request's wait for a free sequence slot
+    (:func:`slot_wait_s`) would push ``ttft_s`` + wait past the target. That wait depends on the
+    utilization ρ = λ / (N·X) alone, W(ρ) = (1 + C_s²)/2 · ρ^(√(2(c + 1)) − 1) / ((1 − ρ)·X), rising
+    in ρ: the highest ρ* with W(ρ*) ≤ target − TTFT (bisection, 40 halvings) gives
+    N = max(N0, ceil(λ / (ρ*·X))), the least that meets it, and never more at a lower rate. Where
+    TTFT alone misses the target: N0 and its wait.
 
-    20 req/s on replicas of 64 slots and 21 req/s capacity with a 0.1 s TTFT: one replica waits
-    0.30 s for a slot (misses a 0.2 s target); two are at 48 % and wait ~0.
+    20 req/s on replicas of 64 slots and 21 req/s capacity with a 0.1 s TTFT, target 0.2 s: one
+    replica (95 %) waits 0.30 s; ρ* = 0.91 (W = 0.1 s), so two (48 %, wait ~0).
 
     >>> n, w = replicas_for_ttft(rate_rps=20.0, capacity_rps_per_replica=21.0, slots=64, ttft_s=0.1, ttft_slo_s=0.2)
     >>> int(n), float(w) < 1e-4
     (2, True)
     """
     x = np.asarray(capacity_rps_per_replica, dtype=float)
-    ttft = np.asarray(ttft_s, dtype=float)
+    c = np.maximum(np.asarray(slots, dtype=float), 1.0)
+    room = np.asarray(ttft_slo_s, dtype=float) - np.asarray(ttft_s, dtype=float)
     n0 = replicas_needed(rate_rps=rate_rps, capacity_rps_per_replica=x)
-    n0f = np.where(np.isfinite(n0), n0, 1.0)
-    replicas, wait = n0, slot_wait_s(rate_rps=rate_rps / n0f, capacity_rps=x, slots=slots)
-    chosen = ttft + wait <= ttft_slo_s
-    for cand in (n0f + 1.0, n0f + 2.0, np.ceil(1.25 * n0f), np.ceil(1.5 * n0f), 2.0 * n0f):
-        w = slot_wait_s(rate_rps=rate_rps / cand, capacity_rps=x, slots=slots)
-        take = ~chosen & (ttft + w <= ttft_slo_s) & np.isfinite(n0)
-        replicas, wait = np.where(take, cand, replicas), np.where(take, w, wait)
-        chosen = chosen | take
+    lo = np.zeros(np.broadcast_shapes(np.shape(x), np.shape(c), np.shape(room)))
+    hi = np.ones_like(lo)
+    for _ in range(40):  # the highest utilization whose wait fits the room left by TTFT
+        mid = 0.5 * (lo + hi)
+        ok = slot_wait_s(rate_rps=mid * x, capacity_rps=x, slots=c, service_cv2=service_cv2) <= room
+        lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        need = np.ceil(np.round(np.asarray(rate_rps, dtype=float) / (lo * x), 9))
+    replicas = np.where(np.isfinite(n0) & (room > 0) & (lo > 0), np.maximum(n0, need), n0)
+    n = np.where(np.isfinite(replicas), replicas, 1.0)
+    wait = slot_wait_s(rate_rps=np.asarray(rate_rps, dtype=float) / n, capacity_rps=x, slots=c,
+                       service_cv2=service_cv2)
     return replicas, np.where(np.isfinite(n0), wait, np.nan)

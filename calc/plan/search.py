@@ -10,9 +10,10 @@ Method (every number from the functions the pages use: one source of truth):
      budget caps it; then the extra clients queue and their wait lands in TTFT). That point's
      TTFT and TPOT are the worst a replica configured with ``--max-num-seqs S`` sees while it
      carries at most its capacity X(S) requests/s (latency grows with load).
-  3. Replicas N = ceil(λ / X(S)), more while a request's wait for a free sequence slot at that
-     utilization (:func:`calc.plan.costs.slot_wait_s`, M/G/c) breaks the TTFT target; the TTFT
-     judged is the full-batch TTFT + that wait; GPUs = N × TP; dollars per hour = price × GPUs.
+  3. Replicas N = ceil(λ / X(S)), or the least N whose utilization keeps a request's wait for a
+     free sequence slot (:func:`calc.plan.costs.slot_wait_s`, M/G/c) within what the TTFT target
+     leaves (:func:`calc.plan.costs.replicas_for_ttft`); the TTFT judged is the full-batch TTFT +
+     that wait; GPUs = N × TP; dollars per hour = price × GPUs.
   4. Out, with the first reason that applies: does not fit (weights + activations + overhead, or one
      max_model_len request, exceed the budget), misses TTFT, misses TPOT, exceeds max GPUs,
      exceeds the budget ($/h), no price (a budget was set but the GPU has no price).

@@ -91,13 +91,16 @@ class Estimate:
 def estimate(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingConfig(),
              efficiency: Efficiency = Efficiency(), *, concurrency=None, input_len=None, output_len=None,
              max_num_seqs=None, max_num_batched_tokens=None, enable_chunked_prefill=None,
-             uniform_lengths=True) -> Estimate:
+             uniform_lengths=False) -> Estimate:
     """Closed-loop TTFT/TPOT/throughput of ``serving`` (overridable by arrays for sweeps).
 
     ``concurrency`` None takes ``serving.concurrency``; where that is None (``--concurrency max``)
-    the engine runs as many requests as fit. ``uniform_lengths`` (every request I in, O out) adds
-    the FCFS wave of prompts the simulator shows (:func:`calc.timing.serving.fcfs_wave`); False
-    models varied lengths (a dataset), whose prompts spread out.
+    the engine runs as many requests as fit. The default is the steady state of clients whose
+    requests spread out (real clients do: the API server takes them one at a time, the clients and
+    EOS add jitter; the measured ShareGPT closed loops of tests/test_calibration.py sit there).
+    ``uniform_lengths=True`` gives instead the FCFS wave of C identical clients started together
+    (:func:`calc.timing.serving.fcfs_wave`): the first cycles of a fixed-length benchmark, which
+    the deterministic simulator keeps, a transient.
 
     >>> from calc.spec.catalog import get_gpu, get_model
     >>> r = estimate(get_model("meta-llama/Llama-2-7b-hf"), get_gpu("a100-80gb"),

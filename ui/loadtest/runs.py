@@ -169,12 +169,14 @@ def finite(x: float) -> bool:
 
 def simulated_closed_loop(arch: ModelArch, v, eff: Efficiency, concurrency: int) -> dict[str, float]:
     """Mean TTFT / TPOT / E2E (and P95 TTFT) of a simulated closed loop of ``concurrency`` clients
-    sending the variant's fixed-length requests, steady state after the first C requests: what the
-    frontier page shows where the closed-form model does not match the simulator."""
+    sending the variant's requests, steady state after the first C requests: what the frontier page
+    shows where the closed-form model does not match the simulator. Lengths spread (lognormal, CV
+    0.5, the variant's means) as the steady state the page draws assumes: identical requests would
+    stay in the FCFS wave of clients started together (calc.timing.estimate)."""
     serving = v.serving.model_copy(update={"enable_chunked_prefill": bool(v.chunked), "concurrency": concurrency})
     n = int(min(max(4 * concurrency, 400), 4000))
-    load = Load(arrival="closed", rate_per_s=1.0, cv=1.0, concurrency=concurrency, num_requests=n, lengths="fixed",
-                input_len=serving.input_len, output_len=serving.output_len, spread=0.0, seed=0)
+    load = Load(arrival="closed", rate_per_s=1.0, cv=1.0, concurrency=concurrency, num_requests=n, lengths="lognormal",
+                input_len=serving.input_len, output_len=serving.output_len, spread=0.5, seed=0)
     r = run(arch.model_dump_json(), v.gpu.model_dump_json(), serving.model_dump_json(), eff.model_dump_json(), load, None)
     steady = slice(concurrency, None)
     return {"ttft_s": float(np.nanmean(r.ttft_s[steady])), "tpot_s": float(np.nanmean(r.tpot_s[steady])),
