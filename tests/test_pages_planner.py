@@ -32,6 +32,23 @@ def test_defaults_render_and_match_calc():
     assert any("mean" in c for c in texts(at.caption))
 
 
+def test_cost_order_reasons_and_search_time():
+    """Issue #19: rank by cost is in cost order (ties: the faster first); "why out" never lists the
+    options that meet the SLA; the search time is a caption, not a headline card."""
+    at = app(page=PAGE)
+    table = at.dataframe[0].value
+    usd = [float(x.strip("$")) for x in table["$ / hour"]]
+    assert usd == sorted(usd)
+    same = table[table["$ / hour"] == table["$ / hour"].iloc[0]]
+    assert len(same) > 1  # ties at the cheapest price ...
+    assert list(same["TTFT (ms)"] + 255 * same["TPOT (ms)"]) == sorted(same["TTFT (ms)"] + 255 * same["TPOT (ms)"])
+    reasons = at.table[0].value["Why out"].tolist()
+    assert reasons and "meets the SLA" not in reasons
+    assert "Search time" not in metrics(at) and list(metrics(at)) == ["Configurations evaluated",
+                                                                       "Meet the SLA and limits", "Best option"]
+    assert any(c.startswith("Search time: ") and c.endswith(" ms.") for c in texts(at.caption))
+
+
 def test_url_state_and_limits():
     at = app({"pl_rate": "30", "pl_sort": "gpus", "pl_max_gpus": "4", "pl_gpus": ["h100-sxm", "a100-80gb"]}, page=PAGE)
     assert not at.exception and not at.warning
