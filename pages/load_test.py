@@ -79,7 +79,7 @@ if trace is not None:
 if kept is not None and st.session_state.get("lt_trace") is None:  # kept from an earlier visit, uploader empty
     st.button(t("lt.trace_forget"), on_click=forget_upload, args=("lt_trace",), key="lt_trace_forget")
 stats = summarize(r, ttft_slo_s=ttft_slo, tpot_slo_s=tpot_slo)
-ms = lambda x: f"{F.number(x * 1e3, 1)} ms" if np.isfinite(x) else "–"  # noqa: E731
+ms = F.duration  # ms below 10 s, s below 10 min, min above
 pt, pp = stats[f"ttft_s_p{q}"], stats[f"tpot_s_p{q}"]
 partial = {"done": F.integer(stats["finished_requests"]), "n": F.integer(r.num_requests)}
 if r.truncated:  # cut at the simulator's step cap: say so where the numbers are, and which are partial

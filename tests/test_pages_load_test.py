@@ -195,3 +195,22 @@ def test_the_cli_command_runs_the_same_workload():
     with contextlib.redirect_stdout(out):
         assert main(shlex.split(cmd)[3:]) in (0, None)
     assert json.loads(out.getvalue())["num_requests"] == 20
+
+
+def test_long_latencies_in_seconds_or_minutes_in_both_languages():
+    """Issue #19: "P95 TTFT 1,446,649.4 ms": cards and tables now read ms below 10 s, s below
+    10 min, min above (ui.format.duration), in both languages."""
+    heavy = {"lt_requests": "1000", "lt_sweep": "false", "lt_arrival": "burst", "lt_input_len": "4000",
+             "lt_lengths": "fixed"}  # 1,000 prompts of 4,000 tokens at t = 0: the last wait ~10 minutes
+    for lang in ("en", "zh"):
+        at = app({**heavy, "lang": lang}, page=PAGE)
+        assert not at.exception and not at.error
+        ttft, tpot = at.metric[0], at.metric[1]
+        assert ttft.value.endswith(" min") and ttft.delta.startswith(tuple("0123456789"))  # above target: no "-"
+        assert tpot.value.endswith(" ms")
+        stats = at.dataframe[0].value
+        cells = [c for row in stats.iloc[:, 1:].values.tolist() for c in row]
+        assert all(c.endswith((" ms", " s", " min")) for c in cells)
+        assert all(float(c.split()[0].replace(",", "")) < 10_000 for c in cells)  # never "1,446,649.4 ms"
+        assert any(c.endswith(" s") for c in cells) and any(c.endswith(" ms") for c in cells)
+

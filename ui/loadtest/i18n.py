@@ -150,7 +150,7 @@ EN: dict[str, str] = {
     "lt.why.pass": "passes",
     "lt.why.fail": "fails",
     "lt.why.percentile.title": "Why judge by P{q}, not the mean",
-    "lt.why.percentile.takeaway": "At P{q} this load {verdict}. The mean TTFT ({mean} ms) hides the tail ({pq} ms).",
+    "lt.why.percentile.takeaway": "At P{q} this load {verdict}. The mean TTFT ({mean}) hides the tail ({pq}).",
     "lt.why.percentile.note": "Percentiles over requests (TTFT, TPOT, E2E) or over every token gap (ITL), NumPy's "
                               "linear interpolation, as vLLM's benchmark prints them.",
     "lt.why.little.title": "Little's law holds on the run",
@@ -159,8 +159,8 @@ EN: dict[str, str] = {
     "lt.why.little.note": "∫N(t)dt counted from arrivals and finishes = {area} request·s; the sum of the E2E latencies = "
                           "{total} request·s: the simulator's bookkeeping is consistent.",
     "lt.why.analytic.title": "Analytic mean vs simulated mean",
-    "lt.why.analytic.takeaway": "The closed form gives {an} ms mean TTFT, the simulation {sim} ms.",
-    "lt.why.analytic.sim": "The closed form gives {an} ms, the simulation {sim} ms: in this regime the simulation is the "
+    "lt.why.analytic.takeaway": "The closed form gives {an} mean TTFT, the simulation {sim}.",
+    "lt.why.analytic.sim": "The closed form gives {an}, the simulation {sim}: in this regime the simulation is the "
                            "number to use.",
     "lt.why.analytic.note": "Identical requests in a closed loop come back in a wave each cycle and are prefilled first "
                             "come first served in full steps (calc.timing.serving.fcfs_wave); varied lengths spread the "
@@ -301,13 +301,13 @@ ZH: dict[str, str] = {
     "lt.why.pass": "通过",
     "lt.why.fail": "未通过",
     "lt.why.percentile.title": "为什么按 P{q} 而不是均值评判",
-    "lt.why.percentile.takeaway": "在 P{q}，该负载{verdict}。平均 TTFT（{mean} 毫秒）掩盖了尾部（{pq} 毫秒）。",
+    "lt.why.percentile.takeaway": "在 P{q}，该负载{verdict}。平均 TTFT（{mean}）掩盖了尾部（{pq}）。",
     "lt.why.percentile.note": "分位数按请求（TTFT、TPOT、端到端）或按每个 token 间隔（ITL）计算，采用 NumPy 线性插值，与 vLLM 基准输出一致。",
     "lt.why.little.title": "本次运行满足利特尔定律",
     "lt.why.little.takeaway": "平均有 {L} 个请求在系统中（等待或运行）；引擎每步平均运行 {running} 个。",
     "lt.why.little.note": "由到达与完成事件计算的 ∫N(t)dt = {area} 请求·秒；端到端延迟之和 = {total} 请求·秒：模拟器的记账一致。",
     "lt.why.analytic.title": "解析均值与模拟均值",
-    "lt.why.analytic.takeaway": "闭式模型给出平均 TTFT {an} 毫秒，模拟为 {sim} 毫秒。",
-    "lt.why.analytic.sim": "闭式模型给出 {an} 毫秒，模拟为 {sim} 毫秒：在此区间请使用模拟结果。",
+    "lt.why.analytic.takeaway": "闭式模型给出平均 TTFT {an}，模拟为 {sim}。",
+    "lt.why.analytic.sim": "闭式模型给出 {an}，模拟为 {sim}：在此区间请使用模拟结果。",
     "lt.why.analytic.note": "闭环中相同的请求每个周期成波返回，并按先来先服务在满步中预填充（calc.timing.serving.fcfs_wave）；长度各异时提示会分散开。",
 }
