@@ -27,7 +27,8 @@ s = sc.serving
 st.title(t("lt.page_title"))
 st.caption(t("lt.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size))
 
-cols = [*st.columns(5), *st.columns(4), *st.columns(5)]
+# The arrivals' column is wider: its options ("Poisson (independent users)") were cut at 1440 px.
+cols = [*st.columns([1.7, 1, 1, 1]), *st.columns(5), *st.columns(5)]
 v = {ctl.key: None for ctl in LC.LOADTEST}
 for col, ctl in zip(cols, LC.LOADTEST):
     with col:
