@@ -30,10 +30,10 @@ st.caption(t("lt.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parall
 # The arrivals' column is wider: its options ("Poisson (independent users)") were cut at 1440 px.
 cols = [*st.columns([1.7, 1, 1, 1]), *st.columns(5), *st.columns(5)]
 v = {ctl.key: None for ctl in LC.LOADTEST}
-for col, ctl in zip(cols, LC.LOADTEST):
+for col, ctl in zip(cols, LC.LOADTEST):  # the arrivals first: what applies to them is drawn enabled
     with col:
         v[ctl.key] = (labelled.render(ctl, t, lambda o, k=ctl.key: t(f"opt.{k}.{o}")) if ctl.key in LC.TRANSLATED
-                      else render_control(ctl, t))
+                      else render_control(ctl, t, disabled=not LC.applies(ctl.key, v[LC.LT_ARRIVAL.key])))
 # The trace's bytes are kept in the session by the uploader's callback: uploads are released after
 # every run (ui.state.release_uploads), and the trace must stay in use on later runs and pages.
 st.file_uploader(t("lt.trace"), type=["csv", "jsonl", "json", "txt"], key="lt_trace", help=t("lt.trace.help"),

@@ -214,3 +214,20 @@ def test_long_latencies_in_seconds_or_minutes_in_both_languages():
         assert all(float(c.split()[0].replace(",", "")) < 10_000 for c in cells)  # never "1,446,649.4 ms"
         assert any(c.endswith(" s") for c in cells) and any(c.endswith(" ms") for c in cells)
 
+
+@pytest.mark.parametrize("arrival, enabled, disabled", [
+    ("poisson", {"lt_rate", "lt_sweep"}, {"lt_cv", "lt_concurrency"}),
+    ("gamma", {"lt_rate", "lt_cv", "lt_sweep"}, {"lt_concurrency"}),
+    ("closed", {"lt_concurrency"}, {"lt_rate", "lt_cv", "lt_sweep"}),
+    ("burst", set(), {"lt_rate", "lt_cv", "lt_concurrency", "lt_sweep"}),
+])
+def test_controls_that_do_not_apply_are_disabled_and_keep_their_values(arrival, enabled, disabled):
+    at = app({**SMALL, "lt_arrival": arrival, "lt_rate": "7", "lt_cv": "3", "lt_concurrency": "8"}, page=PAGE)
+    assert not at.exception
+    widgets = {"lt_rate": at.number_input(key="lt_rate"), "lt_cv": at.slider(key="lt_cv"),
+               "lt_concurrency": at.number_input(key="lt_concurrency"), "lt_sweep": at.toggle(key="lt_sweep")}
+    assert {k for k, w in widgets.items() if w.disabled} == disabled
+    assert {k for k, w in widgets.items() if not w.disabled} == enabled
+    # the link's values are read (and kept) whether or not they apply now
+    assert (widgets["lt_rate"].value, widgets["lt_cv"].value, widgets["lt_concurrency"].value) == (7.0, 3.0, 8)
+    assert not at.slider(key="lt_requests").disabled and not at.number_input(key="lt_seed").disabled

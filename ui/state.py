@@ -150,16 +150,19 @@ def _shown(value: Any, t: Translator) -> str:
 
 
 def render_control(ctl: C.Control, t: Translator, where=st, *, placeholder: str | None = None,
-                   bound: bool = True) -> Any:
+                   bound: bool = True, disabled: bool = False) -> Any:
     """Draw one URL-bound widget from its spec (label and help text from the translations).
+
+    ``disabled``: drawn greyed out (it does not apply to the rest of the view); still drawn and
+    bound, so its value stays in the link and comes back when it applies again.
 
     ``bound=False``: a control of a lazy sidebar section (:func:`_lazy_section`): not bound to the
     URL by Streamlit (a bound widget's parameter leaves the URL when the widget is not drawn);
     its value survives while undrawn (``persist_state``) and the section keeps the URL itself.
     """
     label, help_ = t(f"ctl.{ctl.key}"), t(f"ctl.{ctl.key}.help")
-    common = dict(key=ctl.key, bind="query-params", help=help_) if bound else \
-        dict(key=ctl.key, persist_state="session", help=help_)
+    common = dict(key=ctl.key, bind="query-params", help=help_, disabled=disabled) if bound else \
+        dict(key=ctl.key, persist_state="session", help=help_, disabled=disabled)
     st.session_state.setdefault(_RENDERED, {})[ctl.key] = ctl
     if ctl.kind == "select":
         opts = ctl.choices()
