@@ -82,7 +82,7 @@ cards.metric(t("pl.metric.configs"), F.integer(result.grid.size), border=True)
 cards.metric(t("pl.metric.meeting"), F.integer(ok), border=True)
 best = result.ranked[0] if result.ranked else None
 cards.metric(t("pl.metric.best"), "—" if best is None else f"{best.gpus_total} × {F.gpu_short(best.gpu_name)}", border=True,
-             help=None if best is None else t("pl.metric.best.help", replicas=best.replicas, tp=best.tensor_parallel_size,
+             help=None if best is None else t("pl.metric.best.help", replicas=t.count("replica", best.replicas), tp=best.tensor_parallel_size,
                                               gpu=best.gpu_name, q=X.precision_label(best.quantization, t),
                                               kv=best.kv_cache_dtype, s=best.max_num_seqs))
 st.caption(t("pl.search_time", ms=F.number(elapsed * 1e3, 0)))  # how long it took: a footnote, not a result
@@ -109,7 +109,7 @@ else:
     pick = st.selectbox(t("pl.cmd.pick"), range(len(labels)), format_func=lambda i: labels[i], key="pl_cmd_pick")
     d = result.ranked[pick]
     st.code(d.vllm_command, language="bash")
-    st.caption(t("pl.cmd.caption", replicas=d.replicas, tp=d.tensor_parallel_size))
+    st.caption(t("pl.cmd.caption", replicas=t.count("replica", d.replicas), gpus=t.count("gpu", d.tensor_parallel_size)))
 
 st.subheader(t("pl.out.title"))
 st.table(X.reason_summary(result, t), hide_index=True)

@@ -57,7 +57,7 @@ EN: dict[str, str] = {
     "pl.metric.meeting": "Meet the SLA and limits",
     "pl.search_time": "Search time: {ms} ms.",
     "pl.metric.best": "Best option",
-    "pl.metric.best.help": "{replicas} replica(s) × TP {tp} on {gpu}, weights {q}, KV cache {kv}, max_num_seqs {s}.",
+    "pl.metric.best.help": "{replicas} × TP {tp} on {gpu}, weights {q}, KV cache {kv}, max_num_seqs {s}.",
     "pl.none": "No deployment meets the SLA and limits. Why the {n} configurations are out: {reasons}.",
     "pl.table.title": "Ranked deployments",
     "pl.col.rank": "#",
@@ -84,13 +84,13 @@ EN: dict[str, str] = {
                         "option on the frontier page (sidebar set to it).",
     "pl.cmd.title": "vLLM command",
     "pl.cmd.pick": "Option",
-    "pl.cmd.caption": "Run {replicas} replica(s) of this command ({tp} GPU(s) each) behind a load balancer. "
+    "pl.cmd.caption": "Run {replicas} of this command ({gpus} each) behind a load balancer. "
                       "int8 / awq need a checkpoint quantized in that format.",
     "pl.pareto.title": "Cost against latency (every configuration meeting the SLA)",
     "pl.pareto.x": "End-to-end latency of a request (s)",
     "pl.pareto.y": "Cost per million tokens,<br>input + output ($)",
     "pl.pareto.front": "Pareto front",
-    "pl.pareto.hover": "{what}, TP {tp}, max_num_seqs {s}: {replicas} replica(s), {gpus} GPU(s), "
+    "pl.pareto.hover": "{what}, TP {tp}, max_num_seqs {s}: replicas {replicas}, GPUs {gpus}, "
                        "${usd}/h, TTFT {ttft} ms, TPOT {tpot} ms",
     "pl.out.title": "Why options are out",
     "pl.out.caption": "Each GPU / TP / precision option is listed once, with the closest it came over max_num_seqs.",
@@ -192,7 +192,7 @@ ZH: dict[str, str] = {
     "pl.metric.meeting": "满足 SLA 和限制",
     "pl.search_time": "搜索用时：{ms} ms。",
     "pl.metric.best": "最佳方案",
-    "pl.metric.best.help": "{replicas} 个副本 × TP {tp}，{gpu}，权重 {q}，KV Cache {kv}，max_num_seqs {s}。",
+    "pl.metric.best.help": "{replicas} × TP {tp}，{gpu}，权重 {q}，KV Cache {kv}，max_num_seqs {s}。",
     "pl.none": "没有部署满足 SLA 和限制。{n} 个配置被排除的原因：{reasons}。",
     "pl.table.title": "部署方案排名",
     "pl.col.rank": "排名",
@@ -218,7 +218,7 @@ ZH: dict[str, str] = {
                         "链接在前沿页打开该方案（侧边栏设为该方案）。",
     "pl.cmd.title": "vLLM 命令",
     "pl.cmd.pick": "方案",
-    "pl.cmd.caption": "在负载均衡器后运行 {replicas} 个该命令的副本（每个 {tp} 张 GPU）。int8 / awq 需要该格式量化好的检查点。",
+    "pl.cmd.caption": "在负载均衡器后运行该命令的 {replicas}（每个 {gpus}）。int8 / awq 需要该格式量化好的检查点。",
     "pl.pareto.title": "成本与延迟（所有满足 SLA 的配置）",
     "pl.pareto.x": "请求的端到端延迟（秒）",
     "pl.pareto.y": "每百万 token 成本<br>（输入 + 输出，美元）",
