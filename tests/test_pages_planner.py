@@ -142,3 +142,14 @@ def test_the_percentile_check_keeps_to_the_budget_and_is_cached(monkeypatch, lan
     r1 = resource.getrusage(resource.RUSAGE_SELF)
     assert (r1.ru_utime - r0.ru_utime) < 2 and not at.exception
     RESULTS.clear()
+
+
+def test_price_error_and_catalog_count_in_chinese():
+    """Issue #19: the price error's allowed text and "(18 in all)" were English in Chinese."""
+    at = app({"lang": "zh", "pl_prices": "h100-sxm=free"}, page=PAGE)
+    assert not at.exception
+    w = " ".join(texts(at.warning))
+    assert "GPU=美元 的键值对" in w and "不超过 10,000" in w and "pairs separated" not in w
+    at = app({"lang": "zh", "gpu": "h999"})  # a sidebar parameter: said by the shell, on any page
+    w = " ".join(texts(at.warning))
+    assert "（共 18 个）" in w and "in all" not in w

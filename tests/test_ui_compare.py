@@ -153,3 +153,9 @@ def test_a_link_with_too_many_chips_keeps_the_first_four():
     at = app({"overlays": ["kv:fp8", "tp:2", "tp:4", "quant:fp8", "chunked:off"]}, page=FRONTIER)
     assert not at.exception
     assert _chips(at)[0] == ["kv:fp8", "tp:2", "tp:4", "quant:fp8"]
+
+
+def test_bad_compare_link_is_named_in_chinese():
+    at = app({"compare": "tp=3", "lang": "zh"}, page="pages/memory.py")
+    assert not at.exception
+    assert any(c.value.startswith("tp：收到 '3'，允许 {1, 2, 4") for c in at.code)

@@ -20,6 +20,7 @@ from ui import format as F
 from ui.layout import lazy_expander
 from ui.perf.controls import CHUNKED
 from ui.planner.controls import TextControl
+from ui.safe import reason_text
 
 KEY = "compare"
 COMPARE = TextControl(KEY)
@@ -179,7 +180,7 @@ def render_comparison(sc_b, t) -> None:
         sc_a = build_scenario({c.key: c.default for c in C.SHARED} | {k: v for k, v in a.items() if k in C.BY_KEY})
     except (C.ControlValueError, ValueError) as exc:
         st.warning(t("cmp.bad"))
-        st.code(str(exc)[:300], language=None, wrap_lines=True)  # user text: literal, cut short
+        st.code(reason_text(exc, t)[:300], language=None, wrap_lines=True)  # user text: literal, cut short
         return
     b = {CHUNKED.key: st.session_state.get(CHUNKED.key, CHUNKED.default)}
     st.caption(t("cmp.caption", a=sc_a.arch.name + " · " + sc_a.gpu.name, b=sc_b.arch.name + " · " + sc_b.gpu.name))

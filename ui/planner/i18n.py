@@ -140,7 +140,16 @@ EN: dict[str, str] = {
     "cmd.paste.help": "The model and the engine flags set the sidebar; flags the calculator does not model are "
                       "listed as ignored, bad values are named.",
     "cmd.paste.apply": "Use this command",
-    "cmd.paste.applied": "{n} setting(s) taken from the command:",
+    "cmd.paste.applied": "{n} taken from the command:",
+    "cmd.err.needs_value": "{field}: needs a value",
+    "cmd.err.model_unknown": "model: {raw} is not in the catalog; upload its config.json (sidebar, 'Your own model') "
+                             "and paste the command again",
+    "cmd.err.too_long": "command: longer than {n} characters",
+    "cmd.err.quotes": "command: {detail} (check the quotes)",
+    "cmd.err.shlex.no_closing": "No closing quotation",
+    "cmd.err.shlex.no_escaped": "No escaped character",
+    "cmd.err.not_vllm": "command: expected 'vllm serve MODEL …', 'python -m vllm.entrypoints.openai.api_server …' "
+                        "or 'docker run … vllm/vllm-openai … --model MODEL …'",
     "cmd.paste.ignored": "Ignored (not modelled):",
     "cmd.paste.errors": "Not used:",
 }
@@ -272,7 +281,15 @@ ZH: dict[str, str] = {
     "cmd.paste.label": "粘贴 vllm serve（或 docker run … vllm/vllm-openai）命令",
     "cmd.paste.help": "模型和引擎参数会设置侧边栏；计算器不建模的参数列为忽略，错误的值会指明。",
     "cmd.paste.apply": "使用此命令",
-    "cmd.paste.applied": "从命令中取得 {n} 项设置：",
+    "cmd.paste.applied": "从命令中取得 {n}：",
+    "cmd.err.needs_value": "{field}：缺少取值",
+    "cmd.err.model_unknown": "model：{raw} 不在目录中；请上传它的 config.json（侧边栏“自定义模型”），再粘贴一次命令",
+    "cmd.err.too_long": "command：超过 {n} 个字符",
+    "cmd.err.quotes": "command：{detail}（请检查引号）",
+    "cmd.err.shlex.no_closing": "引号未闭合",
+    "cmd.err.shlex.no_escaped": "转义符后缺少字符",
+    "cmd.err.not_vllm": "command：应为 'vllm serve MODEL …'、'python -m vllm.entrypoints.openai.api_server …' "
+                        "或 'docker run … vllm/vllm-openai … --model MODEL …'",
     "cmd.paste.ignored": "已忽略（未建模）：",
     "cmd.paste.errors": "未使用：",
 }
