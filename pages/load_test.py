@@ -14,6 +14,7 @@ from ui import format as F
 from ui import budget, labelled, layout, shell, tables
 from ui.loadtest import controls as LC
 from ui.loadtest import figures as LF
+from ui.loadtest import messages as LM
 from ui.loadtest import runs
 from ui.loadtest.explain import loadtest_panels
 from ui.safe import user_text
@@ -68,12 +69,12 @@ try:
         r = runs.run(*key, load, trace)
 except WorkloadError as exc:  # user text: shown as plain text, never Markdown
     st.error(t("lt.trace_error"))
-    st.text(str(exc)[:300])
+    st.text(LM.localize(str(exc), t)[:300])
     trace = None
     r = runs.run(*key, load, None)
 except ValueError as exc:
     st.error(t("lt.too_big", msg=""))
-    st.text(str(exc)[:300])
+    st.text(LM.localize(str(exc), t)[:300])
     st.stop()
 if trace is not None:
     st.caption(t("lt.trace_used", name=user_text(trace_name), n=F.integer(r.num_requests), span=F.number(r.makespan_s, 1)))

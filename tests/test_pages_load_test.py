@@ -231,3 +231,29 @@ def test_controls_that_do_not_apply_are_disabled_and_keep_their_values(arrival, 
     # the link's values are read (and kept) whether or not they apply now
     assert (widgets["lt_rate"].value, widgets["lt_cv"].value, widgets["lt_concurrency"].value) == (7.0, 3.0, 8)
     assert not at.slider(key="lt_requests").disabled and not at.number_input(key="lt_seed").disabled
+
+
+@pytest.mark.parametrize("data", [
+    b"\xff\xfe not utf-8", b"", b'{"arrival_s": 0}\n[1]\n', b"arrival_s,input_len\n0,10\n",
+    b"arrival_s,input_len,output_len\n-1,10,10\n", b"arrival_s,input_len,output_len\n0,ten,10\n",
+    b"arrival_s,input_len,output_len\n0,4000,1000\n", b"arrival_s,input_len,output_len\n0,1," + b"1" * 140_000 + b"\n",  # over the csv module's field limit
+])
+def test_every_trace_problem_is_said_in_chinese(data):
+    """Issue #19 ("Chinese everywhere"): calc.traffic's trace errors (English by design) are worded
+    at the UI layer; every form calc raises has a Chinese wording (a new form fails here)."""
+    from calc.traffic.workload import WorkloadError, parse_trace
+    from ui.i18n import Translator
+    from ui.loadtest.messages import localize
+
+    with pytest.raises(WorkloadError) as e:
+        parse_trace(data, max_model_len=4096)
+    zh = localize(str(e.value), Translator("zh"))
+    assert zh != str(e.value) and zh.startswith("轨迹"), zh
+    assert localize(str(e.value), Translator("en")) == str(e.value)  # English reads as before
+
+
+def test_trace_problem_on_the_page_in_chinese():
+    at = app({**SMALL, "lang": "zh"}, page=PAGE)
+    at.file_uploader(key="lt_trace").set_value(("t.csv", b"arrival_s,input_len\n0,10\n", "text/csv")).run()
+    assert not at.exception
+    assert "轨迹第 2 行：缺少字段 output_len" in [x.value for x in at.get("text")]
