@@ -105,7 +105,7 @@ def _body() -> None:
             if f.cost_per_million_input_usd is not None:
                 st.caption(t("fr.cost.split", cin=F.number(float(f.cost_per_million_input_usd[i]), 4),
                              cout=F.number(float(f.cost_per_million_output_split_usd[i]), 4),
-                             price=F.number(f.price_usd_per_gpu_hour, 3), tp=tp))
+                             price=F.number(f.price_usd_per_gpu_hour, 3), gpus=t.count("gpu", tp)))
             sim_slot = st.empty()  # always drawn: a conditional element would shift the elements below it
             if f.closed_form is not None and not bool(f.closed_form[i]):
                 # Outside the regime the closed form matches: the request simulator at this point instead.
@@ -114,7 +114,7 @@ def _body() -> None:
                 sim_slot.info(t("fr.sim.instead", c=F.integer(f.concurrency[i]), ttft=F.number(sim["ttft_s"] * 1e3, 0),
                           tpot=F.number(sim["tpot_s"] * 1e3, 1), e2e=F.number(sim["e2e_latency_s"], 2),
                           ttft95=F.number(sim["ttft_s_p95"] * 1e3, 0), n=F.integer(sim["num_requests"])))
-            st.caption(t("fr.replicas.total", n=replicas, gpus=F.integer(replicas * tp),
+            st.caption(t("fr.replicas.total", replicas=t.count("replica", replicas), gpus=t.count("gpu", replicas * tp),
                          x=F.integer(float(f.output_tokens_per_s[i]) * replicas),
                          usd="—" if f.price_usd_per_gpu_hour is None else F.number(f.price_usd_per_gpu_hour * tp * replicas, 2)))
         else:
@@ -150,7 +150,7 @@ def _body() -> None:
         st.code(V.vllm_command(model_id=sc.arch.id, serving=s, max_model_len=sc.resolved.max_model_len, max_num_seqs=seqs,
                                max_num_batched_tokens=int(f.max_num_batched_tokens), chunked=chunked), language="bash")
         st.caption(t("fr.cmd.caption" if f.best >= 0 else "fr.cmd.caption_none", c=F.integer(seqs)))
-        st.caption(t("fr.cmd.replicas", n=replicas, tp=tp) + " " +
+        st.caption(t("fr.cmd.replicas", replicas=t.count("replica", replicas), gpus=t.count("gpu", tp)) + " " +
                    t("fr.quality", q=s.quantization, value=quality_short(sc.arch.id, s.quantization)))
 
         # The course's fixed case (not the sidebar's scenario): drawn when opened, like the why panels.

@@ -14,6 +14,7 @@ from ui import format as F
 from ui import budget, labelled, layout, shell, tables
 from ui.loadtest import controls as LC
 from ui.loadtest import figures as LF
+from ui.loadtest import messages as LM
 from ui.loadtest import runs
 from ui.loadtest.explain import loadtest_panels
 from ui.safe import user_text
@@ -27,12 +28,13 @@ s = sc.serving
 st.title(t("lt.page_title"))
 st.caption(t("lt.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size))
 
-cols = [*st.columns(5), *st.columns(4), *st.columns(5)]
+# The arrivals' column is wider: its options ("Poisson (independent users)") were cut at 1440 px.
+cols = [*st.columns([1.7, 1, 1, 1]), *st.columns(5), *st.columns(5)]
 v = {ctl.key: None for ctl in LC.LOADTEST}
-for col, ctl in zip(cols, LC.LOADTEST):
+for col, ctl in zip(cols, LC.LOADTEST):  # the arrivals first: what applies to them is drawn enabled
     with col:
         v[ctl.key] = (labelled.render(ctl, t, lambda o, k=ctl.key: t(f"opt.{k}.{o}")) if ctl.key in LC.TRANSLATED
-                      else render_control(ctl, t))
+                      else render_control(ctl, t, disabled=not LC.applies(ctl.key, v[LC.LT_ARRIVAL.key])))
 # The trace's bytes are kept in the session by the uploader's callback: uploads are released after
 # every run (ui.state.release_uploads), and the trace must stay in use on later runs and pages.
 st.file_uploader(t("lt.trace"), type=["csv", "jsonl", "json", "txt"], key="lt_trace", help=t("lt.trace.help"),
@@ -67,19 +69,19 @@ try:
         r = runs.run(*key, load, trace)
 except WorkloadError as exc:  # user text: shown as plain text, never Markdown
     st.error(t("lt.trace_error"))
-    st.text(str(exc)[:300])
+    st.text(LM.localize(str(exc), t)[:300])
     trace = None
     r = runs.run(*key, load, None)
 except ValueError as exc:
     st.error(t("lt.too_big", msg=""))
-    st.text(str(exc)[:300])
+    st.text(LM.localize(str(exc), t)[:300])
     st.stop()
 if trace is not None:
     st.caption(t("lt.trace_used", name=user_text(trace_name), n=F.integer(r.num_requests), span=F.number(r.makespan_s, 1)))
 if kept is not None and st.session_state.get("lt_trace") is None:  # kept from an earlier visit, uploader empty
     st.button(t("lt.trace_forget"), on_click=forget_upload, args=("lt_trace",), key="lt_trace_forget")
 stats = summarize(r, ttft_slo_s=ttft_slo, tpot_slo_s=tpot_slo)
-ms = lambda x: f"{F.number(x * 1e3, 1)} ms" if np.isfinite(x) else "–"  # noqa: E731
+ms = F.duration  # ms below 10 s, s below 10 min, min above
 pt, pp = stats[f"ttft_s_p{q}"], stats[f"tpot_s_p{q}"]
 partial = {"done": F.integer(stats["finished_requests"]), "n": F.integer(r.num_requests)}
 if r.truncated:  # cut at the simulator's step cap: say so where the numbers are, and which are partial

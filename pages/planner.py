@@ -77,15 +77,15 @@ elapsed = time.perf_counter() - t0
 budget_limits = limits()
 
 ok = int(result.grid.meets_slo.sum())
-cards = layout.grid("pl", 4)
+cards = layout.grid("pl", 3)
 cards.metric(t("pl.metric.configs"), F.integer(result.grid.size), border=True)
 cards.metric(t("pl.metric.meeting"), F.integer(ok), border=True)
-cards.metric(t("pl.metric.time"), f"{F.number(elapsed * 1e3, 0)} ms", border=True)
 best = result.ranked[0] if result.ranked else None
 cards.metric(t("pl.metric.best"), "—" if best is None else f"{best.gpus_total} × {F.gpu_short(best.gpu_name)}", border=True,
-             help=None if best is None else t("pl.metric.best.help", replicas=best.replicas, tp=best.tensor_parallel_size,
+             help=None if best is None else t("pl.metric.best.help", replicas=t.count("replica", best.replicas), tp=best.tensor_parallel_size,
                                               gpu=best.gpu_name, q=X.precision_label(best.quantization, t),
                                               kv=best.kv_cache_dtype, s=best.max_num_seqs))
+st.caption(t("pl.search_time", ms=F.number(elapsed * 1e3, 0)))  # how long it took: a footnote, not a result
 st.caption(t("pl.statistic.mean") if percentile == "mean" else
            t("pl.statistic.simulated", p=percentile) if result.slo_statistic == percentile else
            t("pl.statistic.fallback", p=percentile))
@@ -109,7 +109,7 @@ else:
     pick = st.selectbox(t("pl.cmd.pick"), range(len(labels)), format_func=lambda i: labels[i], key="pl_cmd_pick")
     d = result.ranked[pick]
     st.code(d.vllm_command, language="bash")
-    st.caption(t("pl.cmd.caption", replicas=d.replicas, tp=d.tensor_parallel_size))
+    st.caption(t("pl.cmd.caption", replicas=t.count("replica", d.replicas), gpus=t.count("gpu", d.tensor_parallel_size)))
 
 st.subheader(t("pl.out.title"))
 st.table(X.reason_summary(result, t), hide_index=True)

@@ -137,3 +137,18 @@ def test_csv_download_is_built_on_click(page: Page, streamlit_url):
     assert d.suggested_filename == "memory_sweep.csv"
     text = open(d.path(), encoding="utf-8").read()
     assert text.splitlines()[0].startswith("concurrency,") and "\n20," in text
+
+
+def test_memory_page_by_its_name(page: Page, streamlit_url):
+    """Issue #19: /memory said "Page not found" (the default page lives at / only); it opens the
+    memory page now, with the link's state, and the navigation is unchanged (no extra entry)."""
+    page.goto(streamlit_url + "/memory?lang=en&gpu=h100-sxm")
+    expect(page.locator("h1").first).to_have_text(re.compile(r"^GPU memory"), timeout=LOAD)
+    expect(page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").nth(1).locator("input")).to_have_value(
+        "NVIDIA H100 SXM5 80GB")
+    page.wait_for_timeout(1000)
+    assert page.get_by_text("Page not found").count() == 0
+    assert re.search(r"/memory\?.*gpu=h100-sxm", page.url)
+    assert sidebar_nav(page) == NAV
+    page.goto(streamlit_url + "/?lang=en")  # the root still opens it
+    expect(page.locator("h1").first).to_have_text(re.compile(r"^GPU memory"), timeout=LOAD)

@@ -138,3 +138,37 @@ def test_presenter_mode_first_chart_above_the_fold(browser: Browser, streamlit_u
         expect(page).not_to_have_url(re.compile(r"[?&]present="), timeout=LOAD)
     finally:
         ctx.close()
+
+
+# A selectbox shows its value in an <input> that clips it without overflowing (scrollWidth says
+# nothing): measure the text with the input's font against the room inside its padding.
+SELECT_VALUE_CUT_JS = """() => {
+  const c = document.createElement('canvas').getContext('2d'), bad = [];
+  for (const i of document.querySelectorAll('[data-testid="stMain"] [data-testid="stSelectbox"] input')) {
+    if (i.clientWidth === 0) continue;
+    const s = getComputedStyle(i);
+    c.font = s.font;
+    const room = i.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);
+    const w = c.measureText(i.value).width;
+    if (w > room + 1) bad.push(`"${i.value}" ${Math.round(w)} > ${Math.round(room)}`);
+  }
+  return bad;
+}"""
+
+
+def test_laptop_load_test_arrivals_not_cut(browser: Browser, streamlit_url):
+    """Issue #19: at 1440 px the arrivals select showed "Poisson (independe…"; its column is wider now."""
+    ctx = browser.new_context(viewport={"width": 1440, "height": 900})
+    try:
+        page = ctx.new_page()
+        found = {}
+        for lang in ("en", "zh"):
+            for arrival in ("poisson", "gamma", "closed", "burst"):
+                _open(page, f"{streamlit_url}/load_test?lt_arrival={arrival}&lt_requests=200&lt_sweep=false&lang={lang}")
+                page.get_by_test_id("stSelectbox").first.wait_for(timeout=LOAD)
+                bad = page.evaluate(SELECT_VALUE_CUT_JS) + page.evaluate(TRUNCATED_JS)
+                if bad:
+                    found[f"{arrival} {lang}"] = bad
+        assert not found, found
+    finally:
+        ctx.close()

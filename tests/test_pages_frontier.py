@@ -179,8 +179,20 @@ def test_own_price_cost_split_and_replicas():
     assert cost == pytest.approx(1.5 / 3600 / x * 1e6, rel=0.01)  # X is shown rounded to a whole token/s
     caps = texts(at.caption)
     assert any("per million input tokens" in c and "1.500/GPU-hour" in c for c in caps)
-    assert any(c.startswith("× 3 replica(s): 3 GPUs") and "4.50/hour" in c for c in caps)
-    assert any("Run 3 replica(s)" in c for c in caps)
+    assert any(c.startswith("× 3 replicas: 3 GPUs") and "4.50/hour" in c for c in caps)
+    assert any("Run 3 replicas of it (1 GPU each)" in c for c in caps)
+    assert any("× 1 GPU)" in c for c in caps)  # the cost split: "$1.500/GPU-hour × 1 GPU"
+
+
+@pytest.mark.parametrize("lang, one, cmd", [("en", "× 1 replica: 1 GPU,", "Run 1 replica of it (1 GPU each)"),
+                                            ("zh", "× 1 个副本：1 张 GPU，", "在负载均衡器后运行 1 个副本（每个 1 张 GPU）")])
+def test_one_replica_reads_naturally(lang, one, cmd):
+    """Issue #19: "× 1 replica(s): 1 GPUs"; now singular and plural by the count, in both languages."""
+    at = app({"price_usd": "1.5", "lang": lang}, page=PAGE)
+    caps = texts(at.caption)
+    assert any(c.startswith(one) for c in caps), caps
+    assert any(cmd in c for c in caps)
+    assert not any("(s)" in c or " 1 GPUs" in c for c in caps)
 
 
 def test_bad_price_is_named():

@@ -195,3 +195,65 @@ def test_the_cli_command_runs_the_same_workload():
     with contextlib.redirect_stdout(out):
         assert main(shlex.split(cmd)[3:]) in (0, None)
     assert json.loads(out.getvalue())["num_requests"] == 20
+
+
+def test_long_latencies_in_seconds_or_minutes_in_both_languages():
+    """Issue #19: "P95 TTFT 1,446,649.4 ms": cards and tables now read ms below 10 s, s below
+    10 min, min above (ui.format.duration), in both languages."""
+    heavy = {"lt_requests": "1000", "lt_sweep": "false", "lt_arrival": "burst", "lt_input_len": "4000",
+             "lt_lengths": "fixed"}  # 1,000 prompts of 4,000 tokens at t = 0: the last wait ~10 minutes
+    for lang in ("en", "zh"):
+        at = app({**heavy, "lang": lang}, page=PAGE)
+        assert not at.exception and not at.error
+        ttft, tpot = at.metric[0], at.metric[1]
+        assert ttft.value.endswith(" min") and ttft.delta.startswith(tuple("0123456789"))  # above target: no "-"
+        assert tpot.value.endswith(" ms")
+        stats = at.dataframe[0].value
+        cells = [c for row in stats.iloc[:, 1:].values.tolist() for c in row]
+        assert all(c.endswith((" ms", " s", " min")) for c in cells)
+        assert all(float(c.split()[0].replace(",", "")) < 10_000 for c in cells)  # never "1,446,649.4 ms"
+        assert any(c.endswith(" s") for c in cells) and any(c.endswith(" ms") for c in cells)
+
+
+@pytest.mark.parametrize("arrival, enabled, disabled", [
+    ("poisson", {"lt_rate", "lt_sweep"}, {"lt_cv", "lt_concurrency"}),
+    ("gamma", {"lt_rate", "lt_cv", "lt_sweep"}, {"lt_concurrency"}),
+    ("closed", {"lt_concurrency"}, {"lt_rate", "lt_cv", "lt_sweep"}),
+    ("burst", set(), {"lt_rate", "lt_cv", "lt_concurrency", "lt_sweep"}),
+])
+def test_controls_that_do_not_apply_are_disabled_and_keep_their_values(arrival, enabled, disabled):
+    at = app({**SMALL, "lt_arrival": arrival, "lt_rate": "7", "lt_cv": "3", "lt_concurrency": "8"}, page=PAGE)
+    assert not at.exception
+    widgets = {"lt_rate": at.number_input(key="lt_rate"), "lt_cv": at.slider(key="lt_cv"),
+               "lt_concurrency": at.number_input(key="lt_concurrency"), "lt_sweep": at.toggle(key="lt_sweep")}
+    assert {k for k, w in widgets.items() if w.disabled} == disabled
+    assert {k for k, w in widgets.items() if not w.disabled} == enabled
+    # the link's values are read (and kept) whether or not they apply now
+    assert (widgets["lt_rate"].value, widgets["lt_cv"].value, widgets["lt_concurrency"].value) == (7.0, 3.0, 8)
+    assert not at.slider(key="lt_requests").disabled and not at.number_input(key="lt_seed").disabled
+
+
+@pytest.mark.parametrize("data", [
+    b"\xff\xfe not utf-8", b"", b'{"arrival_s": 0}\n[1]\n', b"arrival_s,input_len\n0,10\n",
+    b"arrival_s,input_len,output_len\n-1,10,10\n", b"arrival_s,input_len,output_len\n0,ten,10\n",
+    b"arrival_s,input_len,output_len\n0,4000,1000\n", b"arrival_s,input_len,output_len\n0,1," + b"1" * 140_000 + b"\n",  # over the csv module's field limit
+])
+def test_every_trace_problem_is_said_in_chinese(data):
+    """Issue #19 ("Chinese everywhere"): calc.traffic's trace errors (English by design) are worded
+    at the UI layer; every form calc raises has a Chinese wording (a new form fails here)."""
+    from calc.traffic.workload import WorkloadError, parse_trace
+    from ui.i18n import Translator
+    from ui.loadtest.messages import localize
+
+    with pytest.raises(WorkloadError) as e:
+        parse_trace(data, max_model_len=4096)
+    zh = localize(str(e.value), Translator("zh"))
+    assert zh != str(e.value) and zh.startswith("轨迹"), zh
+    assert localize(str(e.value), Translator("en")) == str(e.value)  # English reads as before
+
+
+def test_trace_problem_on_the_page_in_chinese():
+    at = app({**SMALL, "lang": "zh"}, page=PAGE)
+    at.file_uploader(key="lt_trace").set_value(("t.csv", b"arrival_s,input_len\n0,10\n", "text/csv")).run()
+    assert not at.exception
+    assert "轨迹第 2 行：缺少字段 output_len" in [x.value for x in at.get("text")]

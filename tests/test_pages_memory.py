@@ -316,3 +316,22 @@ def test_lazy_sidebar_sections_keep_what_the_user_typed():
     at = open_section(at, "sec_config", "sec_paste")
     assert at.text_area(key="config_text").value == '{"model_type": "llama"'
     assert at.text_area(key="vllm_command_text").value == "vllm serve x --max-num-seqs 8"
+
+
+def test_gpu_select_shows_names_and_keeps_ids_in_the_link():
+    """Issue #19: the sidebar GPU select listed catalog ids ("a100-80gb"); it shows names now, the
+    value and the link keep the id (a bound select would write the shown name into the URL)."""
+    from calc.spec.catalog import get_gpu
+
+    for lang, custom in (("en", "Your own GPU"), ("zh", "自定义 GPU")):
+        at = app({"lang": lang, "gpu": "h100-sxm"})
+        box = at.sidebar.selectbox(key="gpu")
+        assert box.value == "h100-sxm"
+        assert "NVIDIA H100 SXM5 80GB" in box.options and "h100-sxm" not in box.options and custom in box.options
+        box.select("l40s").run()
+        assert not at.exception and at.query_params["gpu"] == "l40s"  # the id, not "NVIDIA L40S 48GB"
+        assert at.sidebar.selectbox(key="gpu").value == "l40s"
+        at.sidebar.selectbox(key="gpu").select("a100-80gb").run()  # the default: left out of the link
+        assert "gpu" not in at.query_params and not at.exception
+        assert lang == "zh" or metrics(at)["Weights per GPU"] == "12.55 GiB"
+    assert get_gpu("a100-80gb").name == "NVIDIA A100 SXM4 80GB"

@@ -32,6 +32,23 @@ def test_defaults_render_and_match_calc():
     assert any("mean" in c for c in texts(at.caption))
 
 
+def test_cost_order_reasons_and_search_time():
+    """Issue #19: rank by cost is in cost order (ties: the faster first); "why out" never lists the
+    options that meet the SLA; the search time is a caption, not a headline card."""
+    at = app(page=PAGE)
+    table = at.dataframe[0].value
+    usd = [float(x.strip("$")) for x in table["$ / hour"]]
+    assert usd == sorted(usd)
+    same = table[table["$ / hour"] == table["$ / hour"].iloc[0]]
+    assert len(same) > 1  # ties at the cheapest price ...
+    assert list(same["TTFT (ms)"] + 255 * same["TPOT (ms)"]) == sorted(same["TTFT (ms)"] + 255 * same["TPOT (ms)"])
+    reasons = at.table[0].value["Why out"].tolist()
+    assert reasons and "meets the SLA" not in reasons
+    assert "Search time" not in metrics(at) and list(metrics(at)) == ["Configurations evaluated",
+                                                                       "Meet the SLA and limits", "Best option"]
+    assert any(c.startswith("Search time: ") and c.endswith(" ms.") for c in texts(at.caption))
+
+
 def test_url_state_and_limits():
     at = app({"pl_rate": "30", "pl_sort": "gpus", "pl_max_gpus": "4", "pl_gpus": ["h100-sxm", "a100-80gb"]}, page=PAGE)
     assert not at.exception and not at.warning
@@ -125,3 +142,14 @@ def test_the_percentile_check_keeps_to_the_budget_and_is_cached(monkeypatch, lan
     r1 = resource.getrusage(resource.RUSAGE_SELF)
     assert (r1.ru_utime - r0.ru_utime) < 2 and not at.exception
     RESULTS.clear()
+
+
+def test_price_error_and_catalog_count_in_chinese():
+    """Issue #19: the price error's allowed text and "(18 in all)" were English in Chinese."""
+    at = app({"lang": "zh", "pl_prices": "h100-sxm=free"}, page=PAGE)
+    assert not at.exception
+    w = " ".join(texts(at.warning))
+    assert "GPU=美元 的键值对" in w and "不超过 10,000" in w and "pairs separated" not in w
+    at = app({"lang": "zh", "gpu": "h999"})  # a sidebar parameter: said by the shell, on any page
+    w = " ".join(texts(at.warning))
+    assert "（共 18 个）" in w and "in all" not in w

@@ -114,6 +114,14 @@ class TestRanking:
         assert r.slo_statistic == "mean"
         assert r.grid.size == 17 * 4 * 4 * 2 * 11  # GPUs × TP {1,2,4,8} × weights × KV × max_num_seqs
 
+    def test_cost_ties_broken_by_latency(self):
+        """Issue #19: at equal $/h the faster option first (Llama-2-7B, 10 req/s: six MI300X options at $1.78/h)."""
+        r = plan(get_model("meta-llama/Llama-2-7b-hf"), list_gpus(),
+                 PlanRequest(rate_rps=10, input_len=1792, output_len=256, ttft_slo_s=1.0, tpot_slo_s=0.05))
+        pairs = [(d.usd_per_hour, d.e2e_s) for d in r.ranked]
+        assert pairs == sorted(pairs)
+        assert len({u for u, _ in pairs}) < len(pairs)  # there are ties to break
+
     @pytest.mark.parametrize("sort", ["gpus", "throughput"])
     def test_other_sorts(self, sort):
         r = plan(LLAMA70, FEW_GPUS, REQ.model_copy(update={"sort": sort, "rate_rps": 5.0}))
@@ -367,7 +375,8 @@ class TestBoundedPercentileSearch:
         for d, x in zip(top, linear):
             if x is not None:  # (an option that misses even at 2N is judged by the bisection alone)
                 assert by_config[(d.gpu, d.tensor_parallel_size, d.quantization, d.kv_cache_dtype, d.max_num_seqs)] == x
-        assert any(d.slo_statistic == "p99 (simulated, 150 Poisson requests per replica)" for d in r.ranked[:3])
+        # (anywhere in the list: rows with replicas added cost more and are ranked by cost with the rest, issue #19)
+        assert any(d.slo_statistic == "p99 (simulated, 150 Poisson requests per replica)" for d in r.ranked)
 
     def test_at_most_12_simulations_per_option(self, monkeypatch):
         from calc.plan import percentiles as P
@@ -385,8 +394,30 @@ class TestBoundedPercentileSearch:
         monkeypatch.setattr(P, "simulated_percentiles", fake)
         r = P.check_top(base, LLAMA8, [get_gpu("h100-sxm")], top=1)
         assert d.replicas > 1000 and len(calls) <= P.MAX_EVALS_PER_OPTION
-        got = r.ranked[0]
+        got = next(x for x in r.ranked if x.slo_statistic.startswith("p99"))  # costlier now: ranked with the rest
         assert need <= got.replicas <= need + d.replicas // 1000 and "upper bound" in got.slo_statistic
+
+    def test_rows_with_replicas_added_are_re_ranked_with_the_rest(self, monkeypatch):
+        """Issue #19: a checked row that needs more replicas at the percentile costs more; it was
+        kept above the unchecked rows ($1.95 listed above $1.78). Now every row is in cost order."""
+        from calc.plan import percentiles as P
+
+        req = REQ.model_copy(update={"percentile": "p95", "rate_rps": 10.0})
+        base = plan(LLAMA8, FEW_GPUS, req)
+        first = base.ranked[0]
+        assert len(base.ranked) > 2 and base.ranked[1].usd_per_hour < 2 * first.usd_per_hour
+
+        def fake(arch, gpu, dep, *, replicas, **kw):  # the first option needs twice its replicas; the rest meet
+            ok = replicas >= 2 * first.replicas if dep is first else True
+            return (0.1, 0.01) if ok else (99.0, 99.0)
+
+        monkeypatch.setattr(P, "simulated_percentiles", fake)
+        r = P.check_top(base, LLAMA8, FEW_GPUS, top=1)
+        moved = next(d for d in r.ranked if d.gpu == first.gpu and d.quantization == first.quantization
+                     and d.kv_cache_dtype == first.kv_cache_dtype and d.tensor_parallel_size == first.tensor_parallel_size)
+        assert moved.replicas == 2 * first.replicas and r.ranked[0] is not moved
+        usd = [d.usd_per_hour for d in r.ranked]
+        assert usd == sorted(usd)
 
     def test_budget_keeps_the_mean_and_says_so(self):
         from calc.plan import percentiles as P

@@ -40,6 +40,30 @@ def test_headline_deltas_by_hand():
     assert b.max_concurrency / a.max_concurrency == pytest.approx(2.0, rel=0.02)
 
 
+def test_every_headline_field_has_its_unit():
+    """Issue #19: ``output_tokens_per_s`` ends in ``_s`` and was printed as "770,056.5 ms"."""
+    from calc.plan.compare import HEADLINE_FIELDS
+    from ui.compare import _fmt
+    unit = {"memory_per_gpu_bytes": " GiB", "weights_per_gpu_bytes": " GiB", "kv_pool_bytes": " GiB",
+            "ttft_s": " ms", "tpot_s": " ms", "output_tokens_per_s": " tok/s"}
+    assert set(unit) <= set(HEADLINE_FIELDS)
+    for name in HEADLINE_FIELDS:  # a new field without a known unit fails here, not silently as "$"
+        text = _fmt(name, 1.5)
+        if name in unit:
+            assert text.endswith(unit[name]), (name, text)
+    assert _fmt("output_tokens_per_s", 770_056.5) == "770,056 tok/s"  # 770,056.5 rounds half to even
+    assert _fmt("ttft_s", 0.25) == "250 ms"
+    assert _fmt("usd_per_million_output_tokens", 1.95) == "$1.950"
+
+
+def test_comparison_table_throughput_in_tokens_per_second():
+    at = app({"compare": "tp=2"}, page="pages/memory.py")
+    table = at.table[-1].value
+    row = table[table.iloc[:, 0] == "Throughput (output)"]
+    assert len(row) == 1 and row["A"].iloc[0].endswith(" tok/s") and row["B"].iloc[0].endswith(" tok/s")
+    assert not any(v.endswith(" ms") for v in row[["A", "B"]].iloc[0])
+
+
 def test_case_study_buttons_and_comparison_table():
     at = app(page="pages/memory.py")
     assert not at.sidebar.button  # the comparison section is closed and drawn lazily (no comparison set)
@@ -129,3 +153,9 @@ def test_a_link_with_too_many_chips_keeps_the_first_four():
     at = app({"overlays": ["kv:fp8", "tp:2", "tp:4", "quant:fp8", "chunked:off"]}, page=FRONTIER)
     assert not at.exception
     assert _chips(at)[0] == ["kv:fp8", "tp:2", "tp:4", "quant:fp8"]
+
+
+def test_bad_compare_link_is_named_in_chinese():
+    at = app({"compare": "tp=3", "lang": "zh"}, page="pages/memory.py")
+    assert not at.exception
+    assert any(c.value.startswith("tp：收到 '3'，允许 {1, 2, 4") for c in at.code)

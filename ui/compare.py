@@ -20,6 +20,7 @@ from ui import format as F
 from ui.layout import lazy_expander
 from ui.perf.controls import CHUNKED
 from ui.planner.controls import TextControl
+from ui.safe import reason_text
 
 KEY = "compare"
 COMPARE = TextControl(KEY)
@@ -129,17 +130,29 @@ def render_controls(t, where=st.sidebar) -> None:
 
 
 def _fmt(name: str, v: float | None) -> str:
+    """One headline number in the unit its field name ends with (house style: ``_bytes``, ``_s``,
+    ``_tokens_per_s``, …). Rates are tested before ``_s``: ``output_tokens_per_s`` ends in ``_s`` too.
+
+    >>> _fmt("output_tokens_per_s", 770_056.5), _fmt("ttft_s", 0.0421), _fmt("max_concurrency", 12.0)
+    ('770,056 tok/s', '42.1 ms', '12')
+    >>> _fmt("requests_per_s", 3.25), _fmt("usd_per_million_output_tokens", 0.1234), _fmt("ttft_s", None)
+    ('3.25 req/s', '$0.123', '—')
+    """
     if v is None or v != v:
         return "—"
     if name.endswith("_bytes"):
         return F.gib(v)
-    if name.endswith("_s"):
+    if name.endswith("tokens_per_s"):
+        return f"{F.integer(v)} tok/s"
+    if name.endswith("requests_per_s"):
+        return f"{F.number(v, 2)} req/s"
+    if name.startswith("usd_"):
+        return f"${F.number(v, 3)}"
+    if name.endswith("_s"):  # a latency, in seconds
         return f"{F.number(v * 1e3, 1)} ms"
     if name == "max_concurrency":
         return F.integer(v)
-    if name == "output_tokens_per_s":
-        return f"{F.integer(v)} tok/s"
-    return f"${F.number(v, 3)}"
+    raise ValueError(f"no unit known for headline field {name!r}")
 
 
 def rows(a: dict[str, Any], b: dict[str, Any], sc_a, sc_b, t) -> list[dict[str, str]]:
@@ -167,7 +180,7 @@ def render_comparison(sc_b, t) -> None:
         sc_a = build_scenario({c.key: c.default for c in C.SHARED} | {k: v for k, v in a.items() if k in C.BY_KEY})
     except (C.ControlValueError, ValueError) as exc:
         st.warning(t("cmp.bad"))
-        st.code(str(exc)[:300], language=None, wrap_lines=True)  # user text: literal, cut short
+        st.code(reason_text(exc, t)[:300], language=None, wrap_lines=True)  # user text: literal, cut short
         return
     b = {CHUNKED.key: st.session_state.get(CHUNKED.key, CHUNKED.default)}
     st.caption(t("cmp.caption", a=sc_a.arch.name + " · " + sc_a.gpu.name, b=sc_b.arch.name + " · " + sc_b.gpu.name))

@@ -80,6 +80,26 @@ def number(x: float, digits: int = 2) -> str:
     return f"{x:,.0f}" if x == int(x) else f"{x:,.{digits}f}"
 
 
+def duration(seconds: float) -> str:
+    """A latency in the unit a reader takes in at a glance: milliseconds below 10 s, seconds
+    below 10 minutes, minutes above (the thresholds on the magnitude: a negative difference to a
+    target keeps its sign). The symbols (ms, s, min) are SI and the same in every language.
+
+    >>> duration(0.2863), duration(9.99994), duration(12.345), duration(599.9), duration(1446.6494)
+    ('286.3 ms', '9,999.9 ms', '12.3 s', '599.9 s', '24.1 min')
+    >>> duration(-0.2137), duration(-1446.6), duration(9.99996), duration(float("nan"))
+    ('-213.7 ms', '-24.1 min', '10.0 s', '—')
+    """
+    if not _finite(seconds):
+        return "—"
+    x = float(seconds)
+    if abs(x) < 10.0 - 0.05e-3:  # (what rounds to 10,000.0 ms reads as 10.0 s)
+        return f"{x * 1e3:,.1f} ms"
+    if abs(x) < 600.0 - 0.05:
+        return f"{x:,.1f} s"
+    return f"{x / 60.0:,.1f} min"
+
+
 def tokens_short(n: int) -> str:
     """``4K`` for 4096, ``128K`` for 131072, else the number: axis labels.
 

@@ -19,6 +19,12 @@ EN: dict[str, str] = {
     "nav.memory": "Memory",
     "nav.kv_table": "KV table (course §3.2)",
     "lang.label": "Language / 语言",
+    "count.replica.one": "{n} replica",
+    "count.replica.other": "{n} replicas",
+    "count.gpu.one": "{n} GPU",
+    "count.gpu.other": "{n} GPUs",
+    "count.setting.one": "{n} setting",
+    "count.setting.other": "{n} settings",
     "lang.help": "Interface language. Also set by ?lang=en or ?lang=zh in the URL.",
     "word.vllm_default": "vLLM default",
     "word.yes": "yes",
@@ -289,6 +295,12 @@ ZH: dict[str, str] = {
     "nav.memory": "显存",
     "nav.kv_table": "KV 表（课程 §3.2）",
     "lang.label": "Language / 语言",
+    "count.replica.one": "{n} 个副本",  # Chinese nouns have no plural: one and other read the same
+    "count.replica.other": "{n} 个副本",
+    "count.gpu.one": "{n} 张 GPU",
+    "count.gpu.other": "{n} 张 GPU",
+    "count.setting.one": "{n} 项设置",
+    "count.setting.other": "{n} 项设置",
     "lang.help": "界面语言。也可在网址中用 ?lang=en 或 ?lang=zh 设置。",
     "word.vllm_default": "vLLM 默认值",
     "word.yes": "是",
@@ -569,6 +581,18 @@ class Translator:
     def __call__(self, msg_id: str, /, **values: Any) -> str:
         text = self._strings.get(msg_id) or EN.get(msg_id) or msg_id
         return text.format(**values) if values else text
+
+    def count(self, word: str, n: int) -> str:
+        """``n`` things, in this language's grammar (``count.<word>.one`` for 1, else ``.other``):
+        no "1 replica(s)", "1 GPUs".
+
+        >>> en, zh = Translator("en"), Translator("zh")
+        >>> en.count("replica", 1), en.count("replica", 3), en.count("gpu", 1), en.count("gpu", 1024)
+        ('1 replica', '3 replicas', '1 GPU', '1,024 GPUs')
+        >>> zh.count("replica", 1), zh.count("gpu", 8)
+        ('1 个副本', '8 张 GPU')
+        """
+        return self(f"count.{word}.{'one' if int(n) == 1 else 'other'}", n=f"{int(n):,}")
 
 
 def language_from_locale(locale: str | None) -> str:

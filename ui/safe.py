@@ -52,6 +52,22 @@ def user_text(value: Any, limit: int = MAX_SHOWN_CHARS) -> str:
     return md_escape(text)
 
 
+def reason_text(err: Exception, t) -> str:
+    """A validation error worded in ``t``'s language as plain text (for ``st.code``, which shows
+    text literally: nothing escaped); other errors as they are, cut short."""
+    if isinstance(err, InputError):
+        parts = err.parts()
+        parts["allowed"] = localize_allowed(str(parts["allowed"]), t)
+        key = f"reason.{err.code}"
+        try:
+            text = t(key, **{k: str(v) for k, v in parts.items()})
+        except (KeyError, IndexError):
+            text = key
+        if text != key:
+            return text
+    return shorten(str(err), 400)
+
+
 def describe(err: Exception, t) -> str:
     """A validation error worded in ``t``'s language, user parts escaped; other errors escaped as they are.
 
@@ -74,8 +90,33 @@ def describe(err: Exception, t) -> str:
     return md_escape(shorten(str(err), 400))
 
 
+# English phrases of allowed ranges (controls, the planner's prices, the compare text, the vLLM
+# paste box, scenario files) -> message keys; whole phrases first, then the words inside them.
+_ALLOWED_PHRASES: tuple[tuple[re.Pattern, str], ...] = (
+    (re.compile(r"\((?P<n>[\d,]+) in all, as in a downloaded scenario\)"), "allowed.in_all_scenario"),
+    (re.compile(r"\((?P<n>[\d,]+) in all\)"), "allowed.in_all"),
+    (re.compile(r"GPU=USD pairs separated by commas, USD a number > 0 and <= (?P<max>[\d,]+), "
+                r"GPU one of the catalog ids"), "allowed.prices"),
+    (re.compile(r"key=value pairs separated by ';', keys from: "), "allowed.compare_pairs"),
+    (re.compile(r"^at most (?P<n>[\d,]+) characters$"), "allowed.max_chars"),
+    (re.compile(r"^true or false$"), "allowed.bool"),
+    (re.compile(r"^a whole number$"), "allowed.whole_number"),
+    (re.compile(r"^a number$"), "allowed.a_number"),
+)
+
+
 def localize_allowed(allowed: str, t) -> str:
-    """The words of a control's allowed range (``integer 1 – 1,024 (or empty)``) in ``t``'s language."""
+    """The words of a control's allowed range (``integer 1 – 1,024 (or empty)``) in ``t``'s language.
+
+    >>> from ui.i18n import Translator
+    >>> zh = Translator("zh")
+    >>> localize_allowed("{a, b, … (18 in all)}", zh), localize_allowed("integer 1 – 64 (or empty)", zh)
+    ('{a, b, … （共 18 个）}', '整数 1 – 64 （或留空）')
+    >>> localize_allowed("true or false", zh), localize_allowed("{a, b}", Translator("en"))
+    ('true 或 false', '{a, b}')
+    """
+    for pattern, key in _ALLOWED_PHRASES:
+        allowed = pattern.sub(lambda m, k=key: t(k, **m.groupdict()), allowed)
     for word in ("or_empty", "list_of", "integer", "number"):
         english = {"or_empty": "(or empty)", "list_of": "a list of"}.get(word, word)
         allowed = allowed.replace(english, t(f"allowed.{word}"))

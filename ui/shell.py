@@ -77,6 +77,25 @@ PAGES: list[PageSpec] = [
 ]
 
 
+def alias_path(spec: PageSpec) -> str:
+    """The URL path a page's script name gives it (``pages/memory.py`` → ``memory``), as Streamlit
+    infers it for every page but the default one.
+
+    >>> alias_path(PAGES[0])
+    'memory'
+    """
+    return spec.path.removeprefix("pages/").removesuffix(".py")
+
+
+def default_aliases(pages: list[PageSpec], t: Translator) -> list:
+    """The default page under its own name too: Streamlit gives the default page the root URL only
+    (``st.Page.url_path`` is always ``""`` for it), so ``/memory`` said "Page not found". A hidden
+    page (not in the navigation) with the same script, title and ``url_path="memory"`` opens it
+    (the default page is given ``url_path=""``: by its script name it would reserve ``memory``)."""
+    return [st.Page(p.path, title=t(p.title_key), icon=p.icon, url_path=alias_path(p), visibility="hidden")
+            for p in pages if p.default]
+
+
 def run(pages: list[PageSpec] | None = None) -> None:
     """The whole frame around the current page (called by app.py)."""
     pages = PAGES if pages is None else pages
@@ -87,8 +106,10 @@ def run(pages: list[PageSpec] | None = None) -> None:
                        initial_sidebar_state="collapsed" if presenting else "auto")
     lang, lang_warnings = i18n.resolve_language()
     t = Translator(lang)
-    st_pages = [st.Page(p.path, title=t(p.title_key), icon=p.icon, default=p.default) for p in pages]
-    current = st.navigation(st_pages, position="hidden")
+    # The default page at "/" only (url_path ""): its script name is left to the alias below.
+    st_pages = [st.Page(p.path, title=t(p.title_key), icon=p.icon, default=True, url_path="") if p.default else
+                st.Page(p.path, title=t(p.title_key), icon=p.icon) for p in pages]
+    current = st.navigation(st_pages + default_aliases(pages, t), position="hidden")
     spec = next((p for p, sp in zip(pages, st_pages) if sp.title == current.title), None)
     ignored = spec.ignores if spec is not None else frozenset()
     with st.sidebar:

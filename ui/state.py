@@ -25,6 +25,7 @@ from calc.spec.untrusted import InputError, json_type, load_json, safe_name
 from calc.sizing.scenario import ResolvedServing, resolve_serving
 from ui import controls as C
 from ui.i18n import Translator
+from ui import labelled
 from ui.labelled import value_from_url, write_url
 from ui.layout import lazy_expander
 from ui.safe import describe, md_escape, user_text
@@ -150,16 +151,19 @@ def _shown(value: Any, t: Translator) -> str:
 
 
 def render_control(ctl: C.Control, t: Translator, where=st, *, placeholder: str | None = None,
-                   bound: bool = True) -> Any:
+                   bound: bool = True, disabled: bool = False) -> Any:
     """Draw one URL-bound widget from its spec (label and help text from the translations).
+
+    ``disabled``: drawn greyed out (it does not apply to the rest of the view); still drawn and
+    bound, so its value stays in the link and comes back when it applies again.
 
     ``bound=False``: a control of a lazy sidebar section (:func:`_lazy_section`): not bound to the
     URL by Streamlit (a bound widget's parameter leaves the URL when the widget is not drawn);
     its value survives while undrawn (``persist_state``) and the section keeps the URL itself.
     """
     label, help_ = t(f"ctl.{ctl.key}"), t(f"ctl.{ctl.key}.help")
-    common = dict(key=ctl.key, bind="query-params", help=help_) if bound else \
-        dict(key=ctl.key, persist_state="session", help=help_)
+    common = dict(key=ctl.key, bind="query-params", help=help_, disabled=disabled) if bound else \
+        dict(key=ctl.key, persist_state="session", help=help_, disabled=disabled)
     st.session_state.setdefault(_RENDERED, {})[ctl.key] = ctl
     if ctl.kind == "select":
         opts = ctl.choices()
@@ -477,13 +481,19 @@ def default_scenario() -> Scenario:
     return build_scenario({c.key: c.default for c in C.SHARED})
 
 
-def _sidebar_control(ctl: C.Control, t: Translator, where, ignored: frozenset[str], **kw) -> Any:
+def gpu_label(gpu_id: str, t: Translator) -> str:
+    """What the GPU select shows: the catalog name ("NVIDIA H100 SXM5 80GB"), or "Your own GPU"."""
+    return t("sidebar.custom_gpu") if gpu_id == C.CUSTOM_GPU else get_gpu(gpu_id).name
+
+
+def _sidebar_control(ctl: C.Control, t: Translator, where, ignored: frozenset[str], label_of=None, **kw) -> Any:
     """One sidebar control; a note under it when the page ignores it (ui.layout dims ``.st-key-<key>``).
+    ``label_of``: options shown by that text, the link keeping the token (:mod:`ui.labelled`).
 
     No keyed box around each control: 39 containers were ~10 ms of CPU per rerun (side by side,
     bench notes in the commit), and the widget's own ``st-key-<key>`` class is enough to dim it.
     """
-    value = render_control(ctl, t, where, **kw)
+    value = labelled.render(ctl, t, label_of, where) if label_of else render_control(ctl, t, where, **kw)
     if ctl.key in ignored:
         where.caption(t("sidebar.unused"))
     return value
@@ -541,7 +551,8 @@ def render_sidebar(t: Translator, ignored: frozenset[str] = frozenset()) -> tupl
                          placeholder='{"model_type": "llama", "hidden_size": 4096, ...}', persist_state="session")
             st.button(t("ctl.config_apply"), on_click=_on_config_paste, key="config_apply")
     caption = sb.empty()
-    if _sidebar_control(C.GPU, t, sb, ignored) == C.CUSTOM_GPU:
+    # GPU names shown, ids in the link and the value (ui.labelled: a bound select would write the name)
+    if _sidebar_control(C.GPU, t, sb, ignored, label_of=lambda g: gpu_label(g, t)) == C.CUSTOM_GPU:
         with sb.expander(t("sidebar.custom_gpu"), expanded=True):
             st.caption(t("sidebar.custom_gpu.caption"))
             for ctl in C.CUSTOM_GPU_CONTROLS:

@@ -6,6 +6,7 @@ text is only ever shown through ``st.code`` (literal, never Markdown), cut short
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import streamlit as st
@@ -14,6 +15,7 @@ from calc.spec.catalog import CatalogError, get_model
 from calc.spec.vllm_command import number_error, parse_serve_command, shown
 from ui import controls as C
 from ui.layout import lazy_expander
+from ui.safe import localize_allowed
 
 TEXT_KEY = "vllm_command_text"
 _RESULT = "_vllm_command_result"
@@ -65,6 +67,45 @@ def command_to_values(text: str) -> tuple[dict[str, Any], list[str], list[str]]:
     return values, p.ignored, errors
 
 
+# The problems above and calc.spec.vllm_command's (English by design: calc has no UI) -> message
+# keys, so the box speaks the reader's language; an unknown message is shown as it is.
+_MESSAGES: tuple[tuple[re.Pattern, str], ...] = (
+    (re.compile(r"^model: (?P<raw>.+) is not in the catalog; upload its config\.json .*$", re.S), "cmd.err.model_unknown"),
+    (re.compile(r"^command: longer than (?P<n>[\d,]+) characters$"), "cmd.err.too_long"),
+    (re.compile(r"^command: (?P<detail>.+) \(check the quotes\)$"), "cmd.err.quotes"),
+    (re.compile(r"^command: expected 'vllm serve MODEL"), "cmd.err.not_vllm"),
+    (re.compile(r"^(?P<field>[^:]+): needs a value$"), "cmd.err.needs_value"),
+    (re.compile(r"^(?P<field>[^:]+): got (?P<raw>.+), allowed (?P<allowed>.+)$", re.S), "reason.range"),
+)
+_SHLEX = {"No closing quotation": "cmd.err.shlex.no_closing", "No escaped character": "cmd.err.shlex.no_escaped"}
+
+
+def localize(message: str, t) -> str:
+    """One problem of the paste box in ``t``'s language (its user parts kept as they are: the box
+    shows them with ``st.code``, literally).
+
+    >>> from ui.i18n import Translator
+    >>> zh = Translator("zh")
+    >>> localize("--max-num-seqs: got 0, allowed integer 1 – 65,536 (or empty)", zh)
+    '--max-num-seqs：收到 0，允许 整数 1 – 65,536 （或留空）'
+    >>> localize("--block-size: needs a value", zh), localize("command: No closing quotation (check the quotes)", zh)
+    ('--block-size：缺少取值', 'command：引号未闭合（请检查引号）')
+    >>> localize("something new", zh)
+    'something new'
+    """
+    for pattern, key in _MESSAGES:
+        m = pattern.match(message)
+        if m is None:
+            continue
+        parts = m.groupdict()
+        if "allowed" in parts:
+            parts["allowed"] = localize_allowed(parts["allowed"], t)
+        if "detail" in parts and parts["detail"] in _SHLEX:
+            parts["detail"] = t(_SHLEX[parts["detail"]])
+        return t(key, **parts)
+    return message
+
+
 def _apply() -> None:
     text = st.session_state.get(TEXT_KEY, "") or ""
     try:
@@ -92,11 +133,11 @@ def render(t, where=st.sidebar) -> None:
             return
         values, ignored, errors = result
         if values:
-            st.success(t("cmd.paste.applied", n=len(values)))
+            st.success(t("cmd.paste.applied", n=t.count("setting", len(values))))
             st.code(", ".join(f"{k}={v}" for k, v in values.items()), language=None, wrap_lines=True)
         if ignored:
             st.caption(t("cmd.paste.ignored"))
             st.code(" ".join(ignored), language=None, wrap_lines=True)
         if errors:
             st.error(t("cmd.paste.errors"))
-            st.code("\n".join(errors), language=None, wrap_lines=True)
+            st.code("\n".join(localize(e, t) for e in errors), language=None, wrap_lines=True)

@@ -26,7 +26,7 @@ from typing import Sequence
 
 import numpy as np
 
-from calc.plan.search import Deployment, PlanRequest, PlanResult
+from calc.plan.search import Deployment, PlanRequest, PlanResult, rank_key
 from calc.sizing.scenario import memory_for
 from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
 from calc.timing.estimate import engine_numbers
@@ -180,8 +180,8 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
               top: int = SIMULATED_TOP, num_requests: int = NUM_REQUESTS, work_budget: int | None = None,
               max_steps: int | None = None) -> PlanResult:
     """``result`` with its first ``top`` rows re-judged on the requested percentile (replicas
-    added where needed, rows that still miss dropped, re-sorted by the request's key); the other
-    rows keep the mean and say so. Unchanged when the request asks for the mean or the simulator
+    added where needed, rows that still miss dropped); the other rows keep the mean and say so;
+    all of them sorted by the request's key (:func:`calc.plan.search.rank_key`). Unchanged when the request asks for the mean or the simulator
     is not available. Bounded (module doc): ``top`` at most :data:`MAX_SIMULATED_TOP`, at most
     :data:`MAX_EVALS_PER_OPTION` simulations per option, ``work_budget`` units in all, at most
     ``max_steps`` engine steps per simulation (its memory); a row whose simulation did not fit the
@@ -231,9 +231,6 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
             else d.usd_per_million_output_tokens * scale,
             output_tokens_per_s=d.output_tokens_per_s * scale,
             slo_statistic=f"{req.percentile} (simulated, {num_requests} Poisson requests per replica{bound})"))
-    key = {"cost": lambda d: (math.inf if d.usd_per_hour is None else d.usd_per_hour, d.gpus_total),
-           "gpus": lambda d: (d.gpus_total, math.inf if d.usd_per_hour is None else d.usd_per_hour),
-           "throughput": lambda d: (-d.output_tokens_per_s_per_gpu,)}[req.sort]
     rest = unchecked + [replace(d, slo_statistic="mean (not simulated)") for d in result.ranked[top:]]
     note = (f"{req.percentile}: the first {min(top, len(result.ranked))} options simulated "
             f"({num_requests} Poisson requests per replica; replicas added where the percentile missed); "
@@ -241,4 +238,7 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
     if unchecked:
         note += (f"; {len(unchecked)} of them needed more than the planner's simulation budget ({work_budget:,} "
                  f"units: loop passes of the simulator, or 64 engine steps each) and kept the closed-loop mean")
-    return replace(result, ranked=sorted(checked, key=key) + rest, slo_statistic=req.percentile, percentile_note=note)
+    # One order for every row, by the request's key (calc.plan.search.rank_key): a checked row with
+    # replicas added can cost more than a row below it (issue #19: $1.95 listed above $1.78).
+    ranked = sorted(checked + rest, key=lambda d: rank_key(d, req.sort))
+    return replace(result, ranked=ranked, slo_statistic=req.percentile, percentile_note=note)

@@ -17,8 +17,9 @@ Method (every number from the functions the pages use: one source of truth):
   4. Out, with the first reason that applies: does not fit (weights + activations + overhead, or one
      max_model_len request, exceed the budget), misses TTFT, misses TPOT, exceeds max GPUs,
      exceeds the budget ($/h), no price (a budget was set but the GPU has no price).
-  5. Rank what is left by cost ($/h for the rate, i.e. per request), GPUs, or output tokens/s per
-     GPU; per (GPU, TP, weights, KV) only its best max_num_seqs is listed.
+  5. Rank what is left by cost ($/h for the rate, i.e. per request; equal cost: the lower end-to-end
+     latency first), GPUs, or output tokens/s per GPU; per (GPU, TP, weights, KV) only its best
+     max_num_seqs is listed.
 
 The SLA is judged on the closed-loop model's steady-state *mean* TTFT and TPOT
 (``slo_statistic = "mean"``); percentiles need the request simulator (:mod:`calc.traffic`, when
@@ -365,30 +366,49 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
         reason=stage)
 
 
-# At equal cost (or GPUs, or throughput) the more accurate precision ranks first: 16-bit, then FP8
+# At equal cost and latency (or GPUs, or throughput) the more accurate precision ranks first: 16-bit, then FP8
 # (lossless in published evaluations), INT8 (1-3 % degradation), 4-bit (calc/data/quantization_quality.json).
 PRECISION_RANK = {"none": 0, "fp8": 1, "int8": 2, "awq": 3, "gptq": 3, "nf4": 4}
+
+
+def _precision_rank(quantization: str, kv_cache_dtype: str) -> float:
+    return 2.0 * PRECISION_RANK.get(quantization, 9) + (0.0 if kv_cache_dtype == "auto" else 1.0)
 
 
 def sort_keys(grid: PlanGrid, sort: str) -> tuple[np.ndarray, ...]:
     """Keys for :func:`numpy.lexsort` (last key primary), best first, over the flattened grid.
 
-    cost: $/h for the rate (= cost per request), then GPUs; gpus: GPUs, then $/h; throughput:
-    output tokens/s per GPU (higher first), then $/h. Ties: the more accurate weight and KV
-    precision (:data:`PRECISION_RANK`), then the lower TTFT.
+    cost: $/h for the rate (= cost per request), then the lower end-to-end latency of a request,
+    then GPUs; gpus: GPUs, then $/h; throughput: output tokens/s per GPU (higher first), then $/h.
+    Remaining ties: the more accurate weight and KV precision (:data:`PRECISION_RANK`), then the
+    lower TTFT. :func:`rank_key` orders :class:`Deployment` rows the same way.
     """
     usd = np.where(np.isfinite(grid.usd_per_hour), grid.usd_per_hour, np.inf).ravel()
     gpus = grid.gpus_total.ravel()
     ttft = np.nan_to_num(grid.ttft_s.ravel(), nan=np.inf)
+    e2e = np.nan_to_num(grid.e2e_s.ravel(), nan=np.inf)
     per_gpu = -grid.output_tokens_per_s_per_gpu.ravel()
-    q = np.asarray([PRECISION_RANK.get(x, 9) for x in grid.quantizations], dtype=float).reshape(1, 1, -1, 1, 1)
-    k = np.asarray([0.0 if x == "auto" else 1.0 for x in grid.kv_cache_dtypes]).reshape(1, 1, 1, -1, 1)
-    precision = np.broadcast_to(2.0 * q + k, grid.fits.shape).ravel()
+    precision = np.broadcast_to(np.asarray([[_precision_rank(q, k) for k in grid.kv_cache_dtypes]
+                                            for q in grid.quantizations]).reshape(1, 1, len(grid.quantizations),
+                                                                                  len(grid.kv_cache_dtypes), 1),
+                                grid.fits.shape).ravel()
     if sort == "gpus":
         return ttft, precision, usd, gpus
     if sort == "throughput":
         return ttft, precision, usd, per_gpu
-    return ttft, precision, gpus, usd
+    return ttft, precision, gpus, e2e, usd
+
+
+def rank_key(d: "Deployment", sort: str) -> tuple[float, ...]:
+    """The order of :func:`sort_keys` for one ranked row (for lists re-judged after the grid, e.g.
+    :func:`calc.plan.percentiles.check_top`, which adds replicas and so changes a row's cost)."""
+    usd = math.inf if d.usd_per_hour is None else d.usd_per_hour
+    tie = (_precision_rank(d.quantization, d.kv_cache_dtype), d.ttft_s)
+    if sort == "gpus":
+        return (d.gpus_total, usd, *tie)
+    if sort == "throughput":
+        return (-d.output_tokens_per_s_per_gpu, usd, *tie)
+    return (usd, d.e2e_s, d.gpus_total, *tie)
 
 
 def pareto_mask(*, cost, latency):

@@ -25,6 +25,24 @@ LT_SWEEP = Control("lt_sweep", "toggle", True)
 
 LOADTEST = (LT_ARRIVAL, LT_RATE, LT_CV, LT_CONCURRENCY, LT_REQUESTS, LT_LENGTHS, LT_INPUT, LT_OUTPUT, LT_SPREAD,
             LT_TTFT_MS, LT_TPOT_MS, LT_PERCENTILE, LT_SEED, LT_SWEEP)
+# The arrival processes a control applies to (calc.traffic.workload.arrivals): the rate drives the
+# open processes, the CV only Gamma's gaps, the clients only the closed loop; the max-rate search
+# sweeps an open process's rate. Elsewhere the control is drawn disabled (its value kept in the link).
+APPLIES_TO: dict[str, tuple[str, ...]] = {LT_RATE.key: ("poisson", "gamma"), LT_CV.key: ("gamma",),
+                                          LT_CONCURRENCY.key: ("closed",), LT_SWEEP.key: ("poisson", "gamma")}
+
+
+def applies(key: str, arrival: str) -> bool:
+    """Whether control ``key`` changes a run with ``arrival`` arrivals.
+
+    >>> applies("lt_rate", "closed"), applies("lt_concurrency", "closed"), applies("lt_cv", "poisson")
+    (False, True, False)
+    >>> applies("lt_requests", "burst")
+    True
+    """
+    return arrival in APPLIES_TO.get(key, (arrival,))
+
+
 # Shown translated (ui.labelled), the link keeps the token: option o of control k reads t("opt.k.o").
 TRANSLATED = (LT_ARRIVAL.key, LT_LENGTHS.key, LT_PERCENTILE.key)
 SWEEP_REQUESTS = 400  # per rate of the sustainable-rate search (cheaper than the main run)

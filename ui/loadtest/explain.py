@@ -21,7 +21,12 @@ def _n(x: float, digits: int = 2) -> str:
 
 
 def _ms(x: float) -> str:
-    return _n(x * 1e3, 1) + r"\,\text{ms}"
+    """A latency in LaTeX, in the unit of :func:`ui.format.duration` (ms, s or min)."""
+    text = F.duration(x)
+    if " " not in text:
+        return "-"
+    value, unit = text.rsplit(" ", 1)
+    return value.replace(",", "{,}") + rf"\,\text{{{unit}}}"
 
 
 def loadtest_panels(r: SimResult, s: dict, t: T, *, ttft_slo_s: float, tpot_slo_s: float, q: int,
@@ -45,8 +50,8 @@ def loadtest_panels(r: SimResult, s: dict, t: T, *, ttft_slo_s: float, tpot_slo_
         formula=rf"P_{{{q}}} = \text{{the value {q}\,\% of requests stay at or under (linear interpolation)}}",
         plugged=rf"P_{{{q}}}(\text{{TTFT}}) = {_ms(pt)}\ \text{{vs}}\ {_ms(ttft_slo_s)},\quad "
                 rf"P_{{{q}}}(\text{{TPOT}}) = {_ms(pp) if np.isfinite(pp) else '-'}\ \text{{vs}}\ {_ms(tpot_slo_s)}",
-        takeaway=t("lt.why.percentile.takeaway", q=q, verdict=verdict, mean=F.number(s["ttft_s_mean"] * 1e3, 0),
-                   pq=F.number(pt * 1e3, 0)),
+        takeaway=t("lt.why.percentile.takeaway", q=q, verdict=verdict, mean=F.duration(s["ttft_s_mean"]),
+                   pq=F.duration(pt)),
         notes=[t("lt.why.percentile.note")]))
     area, total = littles_law(r)
     L = area / span if span > 0 else float("nan")
@@ -65,6 +70,6 @@ def loadtest_panels(r: SimResult, s: dict, t: T, *, ttft_slo_s: float, tpot_slo_
             plugged=(rf"C = {analytic['concurrency']},\ W = {_n(analytic['wave_steps'], 1)}:\ "
                      rf"\text{{TTFT}}_{{\text{{analytic}}}} = {_ms(analytic['ttft_s'])}\ \text{{vs simulated}}\ {_ms(analytic['sim_ttft_s'])}"),
             takeaway=t("lt.why.analytic.takeaway" if analytic["closed_form"] else "lt.why.analytic.sim",
-                       an=F.number(analytic["ttft_s"] * 1e3, 0), sim=F.number(analytic["sim_ttft_s"] * 1e3, 0)),
+                       an=F.duration(analytic["ttft_s"]), sim=F.duration(analytic["sim_ttft_s"])),
             notes=[t("lt.why.analytic.note")]))
     return panels

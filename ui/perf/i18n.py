@@ -222,14 +222,14 @@ EN: dict[str, str] = {
     "fr.price.catalog": "{price}",  # the catalog price as the placeholder (the help says empty = catalog); "catalog: …" was cut at 1440 px
     "fr.price.none": "—",
     "fr.cost.split": "Bill split by engine time: \\${cin} per million input tokens, \\${cout} per million output tokens "
-                     "(\\${price}/GPU-hour × {tp} GPU(s)).",
-    "fr.replicas.total": "× {n} replica(s): {gpus} GPUs, {x} output tokens/s, \\${usd}/hour.",
+                     "(\\${price}/GPU-hour × {gpus}).",
+    "fr.replicas.total": "× {replicas}: {gpus}, {x} output tokens/s, \\${usd}/hour.",
     "fr.sim.running": "Simulating the closed loop request by request…",
     "fr.sim.instead": "At {c} clients the closed-form model is outside the regime where it matches the request "
                       "simulator (short chunked waves, very long waves, or past the KV wall). Simulated closed loop "
                       "({n} requests, steady state): mean TTFT {ttft} ms (P95 {ttft95} ms), TPOT {tpot} ms, "
                       "E2E {e2e} s. Percentiles under other traffic: the Load test page.",
-    "fr.cmd.replicas": "Run {n} replica(s) of it ({tp} GPU(s) each) behind a load balancer.",
+    "fr.cmd.replicas": "Run {replicas} of it ({gpus} each) behind a load balancer.",
     "fr.quality": "Weights {q}: published accuracy {value} (sources on the planner page).",
     "fr.metric.cost": "Cost per million output tokens",
     "fr.metric.cost.help": "GPU price per hour × GPUs ÷ 3,600 ÷ output tokens/s × 10⁶ (price and source in the GPU "
@@ -609,13 +609,13 @@ ZH: dict[str, str] = {
     "ctl.replicas.help": "负载均衡器后的独立部署副本：吞吐和费用相加，延迟是单个副本的（每个副本承担自己那份客户端）。",
     "fr.price.catalog": "{price}",
     "fr.price.none": "—",
-    "fr.cost.split": "按引擎时间分摊费用：每百万输入 token \\${cin}，每百万输出 token \\${cout}（每 GPU 每小时 \\${price} × {tp} 张 GPU）。",
-    "fr.replicas.total": "× {n} 个副本：{gpus} 张 GPU，每秒 {x} 个输出 token，每小时 \\${usd}。",
+    "fr.cost.split": "按引擎时间分摊费用：每百万输入 token \\${cin}，每百万输出 token \\${cout}（每 GPU 每小时 \\${price} × {gpus}）。",
+    "fr.replicas.total": "× {replicas}：{gpus}，每秒 {x} 个输出 token，每小时 \\${usd}。",
     "fr.sim.running": "正在逐请求模拟闭环负载…",
     "fr.sim.instead": "在 {c} 个客户端时，闭式模型处于与请求级模拟不一致的区间（短的分块波、很长的波，或超过 KV 上限）。"
                       "模拟闭环（{n} 个请求，稳态）：平均 TTFT {ttft} ms（P95 {ttft95} ms），TPOT {tpot} ms，"
                       "端到端 {e2e} s。其他流量下的分位数见“负载测试”页。",
-    "fr.cmd.replicas": "在负载均衡器后运行 {n} 个副本（每个 {tp} 张 GPU）。",
+    "fr.cmd.replicas": "在负载均衡器后运行 {replicas}（每个 {gpus}）。",
     "fr.quality": "权重 {q}：公开的精度数据 {value}（来源见部署规划页）。",
     "fr.metric.cost": "每百万输出 token 成本",
     "fr.metric.cost.help": "每卡每小时价格 × GPU 数 ÷ 3,600 ÷ 输出 token/s × 10⁶（价格及来源见 GPU 目录）。",

@@ -54,9 +54,10 @@ def ranked_rows(r: PlanResult, t: T, *, lang: str) -> list[dict[str, Any]]:
 
 
 def reason_summary(r: PlanResult, t: T) -> list[dict[str, Any]]:
-    """Options (GPU × TP × weights × KV) per reason, closest-to-meeting first."""
+    """Options (GPU × TP × weights × KV) that are out, per reason, closest-to-meeting first. The
+    options that meet the SLA are in the ranked table, not here ("meets the SLA" is no reason to be out)."""
     counts = Counter(o.reason for o in r.options)
-    order = ("ok", "no_price", "exceeds_budget", "exceeds_max_gpus", "misses_tpot", "misses_ttft", "does_not_fit")
+    order = ("no_price", "exceeds_budget", "exceeds_max_gpus", "misses_tpot", "misses_ttft", "does_not_fit")
     return [{t("pl.col.reason"): t(f"pl.reason.{k}"), t("pl.col.count"): counts[k]} for k in order if counts[k]]
 
 

@@ -57,9 +57,9 @@ EN: dict[str, str] = {
     "pl.col.statistic": "Statistic",
     "pl.metric.configs": "Configurations evaluated",
     "pl.metric.meeting": "Meet the SLA and limits",
-    "pl.metric.time": "Search time",
+    "pl.search_time": "Search time: {ms} ms.",
     "pl.metric.best": "Best option",
-    "pl.metric.best.help": "{replicas} replica(s) × TP {tp} on {gpu}, weights {q}, KV cache {kv}, max_num_seqs {s}.",
+    "pl.metric.best.help": "{replicas} × TP {tp} on {gpu}, weights {q}, KV cache {kv}, max_num_seqs {s}.",
     "pl.none": "No deployment meets the SLA and limits. Why the {n} configurations are out: {reasons}.",
     "pl.table.title": "Ranked deployments",
     "pl.col.rank": "#",
@@ -86,13 +86,13 @@ EN: dict[str, str] = {
                         "option on the frontier page (sidebar set to it).",
     "pl.cmd.title": "vLLM command",
     "pl.cmd.pick": "Option",
-    "pl.cmd.caption": "Run {replicas} replica(s) of this command ({tp} GPU(s) each) behind a load balancer. "
+    "pl.cmd.caption": "Run {replicas} of this command ({gpus} each) behind a load balancer. "
                       "int8 / awq need a checkpoint quantized in that format.",
     "pl.pareto.title": "Cost against latency (every configuration meeting the SLA)",
     "pl.pareto.x": "End-to-end latency of a request (s)",
     "pl.pareto.y": "Cost per million tokens,<br>input + output ($)",
     "pl.pareto.front": "Pareto front",
-    "pl.pareto.hover": "{what}, TP {tp}, max_num_seqs {s}: {replicas} replica(s), {gpus} GPU(s), "
+    "pl.pareto.hover": "{what}, TP {tp}, max_num_seqs {s}: replicas {replicas}, GPUs {gpus}, "
                        "${usd}/h, TTFT {ttft} ms, TPOT {tpot} ms",
     "pl.out.title": "Why options are out",
     "pl.out.caption": "Each GPU / TP / precision option is listed once, with the closest it came over max_num_seqs.",
@@ -142,7 +142,16 @@ EN: dict[str, str] = {
     "cmd.paste.help": "The model and the engine flags set the sidebar; flags the calculator does not model are "
                       "listed as ignored, bad values are named.",
     "cmd.paste.apply": "Use this command",
-    "cmd.paste.applied": "{n} setting(s) taken from the command:",
+    "cmd.paste.applied": "{n} taken from the command:",
+    "cmd.err.needs_value": "{field}: needs a value",
+    "cmd.err.model_unknown": "model: {raw} is not in the catalog; upload its config.json (sidebar, 'Your own model') "
+                             "and paste the command again",
+    "cmd.err.too_long": "command: longer than {n} characters",
+    "cmd.err.quotes": "command: {detail} (check the quotes)",
+    "cmd.err.shlex.no_closing": "No closing quotation",
+    "cmd.err.shlex.no_escaped": "No escaped character",
+    "cmd.err.not_vllm": "command: expected 'vllm serve MODEL …', 'python -m vllm.entrypoints.openai.api_server …' "
+                        "or 'docker run … vllm/vllm-openai … --model MODEL …'",
     "cmd.paste.ignored": "Ignored (not modelled):",
     "cmd.paste.errors": "Not used:",
 }
@@ -193,9 +202,9 @@ ZH: dict[str, str] = {
     "pl.col.statistic": "统计量",
     "pl.metric.configs": "评估的配置数",
     "pl.metric.meeting": "满足 SLA 和限制",
-    "pl.metric.time": "搜索用时",
+    "pl.search_time": "搜索用时：{ms} ms。",
     "pl.metric.best": "最佳方案",
-    "pl.metric.best.help": "{replicas} 个副本 × TP {tp}，{gpu}，权重 {q}，KV Cache {kv}，max_num_seqs {s}。",
+    "pl.metric.best.help": "{replicas} × TP {tp}，{gpu}，权重 {q}，KV Cache {kv}，max_num_seqs {s}。",
     "pl.none": "没有部署满足 SLA 和限制。{n} 个配置被排除的原因：{reasons}。",
     "pl.table.title": "部署方案排名",
     "pl.col.rank": "排名",
@@ -221,7 +230,7 @@ ZH: dict[str, str] = {
                         "链接在前沿页打开该方案（侧边栏设为该方案）。",
     "pl.cmd.title": "vLLM 命令",
     "pl.cmd.pick": "方案",
-    "pl.cmd.caption": "在负载均衡器后运行 {replicas} 个该命令的副本（每个 {tp} 张 GPU）。int8 / awq 需要该格式量化好的检查点。",
+    "pl.cmd.caption": "在负载均衡器后运行该命令的 {replicas}（每个 {gpus}）。int8 / awq 需要该格式量化好的检查点。",
     "pl.pareto.title": "成本与延迟（所有满足 SLA 的配置）",
     "pl.pareto.x": "请求的端到端延迟（秒）",
     "pl.pareto.y": "每百万 token 成本<br>（输入 + 输出，美元）",
@@ -275,7 +284,15 @@ ZH: dict[str, str] = {
     "cmd.paste.label": "粘贴 vllm serve（或 docker run … vllm/vllm-openai）命令",
     "cmd.paste.help": "模型和引擎参数会设置侧边栏；计算器不建模的参数列为忽略，错误的值会指明。",
     "cmd.paste.apply": "使用此命令",
-    "cmd.paste.applied": "从命令中取得 {n} 项设置：",
+    "cmd.paste.applied": "从命令中取得 {n}：",
+    "cmd.err.needs_value": "{field}：缺少取值",
+    "cmd.err.model_unknown": "model：{raw} 不在目录中；请上传它的 config.json（侧边栏“自定义模型”），再粘贴一次命令",
+    "cmd.err.too_long": "command：超过 {n} 个字符",
+    "cmd.err.quotes": "command：{detail}（请检查引号）",
+    "cmd.err.shlex.no_closing": "引号未闭合",
+    "cmd.err.shlex.no_escaped": "转义符后缺少字符",
+    "cmd.err.not_vllm": "command：应为 'vllm serve MODEL …'、'python -m vllm.entrypoints.openai.api_server …' "
+                        "或 'docker run … vllm/vllm-openai … --model MODEL …'",
     "cmd.paste.ignored": "已忽略（未建模）：",
     "cmd.paste.errors": "未使用：",
 }
