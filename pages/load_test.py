@@ -8,7 +8,7 @@ import numpy as np
 import streamlit as st
 
 from calc.timing.estimate import estimate
-from calc.traffic.slo import summarize
+from calc.traffic.slo import steady_means, summarize
 from calc.traffic.workload import MAX_TRACE_BYTES, WorkloadError
 from ui import format as F
 from ui import budget, labelled, layout, shell, tables
@@ -156,8 +156,7 @@ if closed:
     st.caption(t("lt.analytic.steady", n=F.integer(load.concurrency)))
 # a closed loop starts with all C prompts at once: the steady state is after the first C requests
 steady = slice(load.concurrency, None) if closed and r.num_requests > 2 * load.concurrency else slice(None)
-sim_mean = {"ttft_s": float(np.nanmean(r.ttft_s[steady])), "tpot_s": float(np.nanmean(r.tpot_s[steady])),
-            "e2e_latency_s": float(np.nanmean(r.e2e_latency_s[steady]))}
+sim_mean = steady_means(r, skip=steady.start or 0)
 # st.table: its cells wrap on a phone (a dataframe cut the last column in Chinese)
 st.table(tables.arrow([{t("lt.col.metric"): t(f"lt.row.{name}"), t("lt.col.analytic"): ms(float(getattr(a, name))),
                         t("lt.col.simulated"): ms(sim_mean[name])} for name in ("ttft_s", "tpot_s", "e2e_latency_s")]),

@@ -173,3 +173,22 @@ def _fake_result(*, ttft: float) -> SimResult:
 
 __all__ = ["PERCENTILES", "METRICS", "percentile", "meets_slo", "summarize", "littles_law", "RateSearch",
            "max_sustainable_rate", "replace"]
+
+
+def steady_means(r: SimResult, *, skip: int = 0) -> dict[str, float]:
+    """Mean TTFT, TPOT and E2E (s) over the requests after the first ``skip`` (a closed loop's
+    start-up), finished ones only; NaN where none finished (a run cut at its step cap), quietly.
+
+    >>> import numpy as np
+    >>> from types import SimpleNamespace
+    >>> r = SimpleNamespace(ttft_s=np.array([9.0, 1.0, np.nan]), tpot_s=np.array([1.0, 0.5, np.nan]),
+    ...                     e2e_latency_s=np.array([9.0, 3.0, np.nan]))
+    >>> steady_means(r, skip=1)
+    {'ttft_s': 1.0, 'tpot_s': 0.5, 'e2e_latency_s': 3.0}
+    """
+    out = {}
+    for name in ("ttft_s", "tpot_s", "e2e_latency_s"):
+        v = np.asarray(getattr(r, name), dtype=float)[skip:]
+        v = v[np.isfinite(v)]
+        out[name] = float(v.mean()) if v.size else float("nan")
+    return out

@@ -19,7 +19,7 @@ from calc.timing.estimate import estimate
 from calc.traffic import simulator
 from calc.traffic.budget import WorkEstimate, caps, estimate_work
 from calc.traffic.simulator import EngineConfig, SimResult, simulate
-from calc.traffic.slo import RateSearch, max_sustainable_rate
+from calc.traffic.slo import RateSearch, max_sustainable_rate, steady_means
 from calc.traffic.workload import LengthSpec, Workload, make_workload, parse_trace
 from ui.budget import RESULTS, limits
 
@@ -178,7 +178,7 @@ def simulated_closed_loop(arch: ModelArch, v, eff: Efficiency, concurrency: int)
     load = Load(arrival="closed", rate_per_s=1.0, cv=1.0, concurrency=concurrency, num_requests=n, lengths="lognormal",
                 input_len=serving.input_len, output_len=serving.output_len, spread=0.5, seed=0)
     r = run(arch.model_dump_json(), v.gpu.model_dump_json(), serving.model_dump_json(), eff.model_dump_json(), load, None)
-    steady = slice(concurrency, None)
-    return {"ttft_s": float(np.nanmean(r.ttft_s[steady])), "tpot_s": float(np.nanmean(r.tpot_s[steady])),
-            "e2e_latency_s": float(np.nanmean(r.e2e_latency_s[steady])),
-            "ttft_s_p95": float(np.nanpercentile(r.ttft_s[steady], 95)), "num_requests": n}
+    ttft = np.asarray(r.ttft_s[concurrency:], dtype=float)
+    ttft = ttft[np.isfinite(ttft)]
+    return {**steady_means(r, skip=concurrency), "num_requests": n,
+            "ttft_s_p95": float(np.percentile(ttft, 95)) if ttft.size else float("nan")}
