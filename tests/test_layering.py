@@ -17,3 +17,16 @@ def test_calc_imports_no_ui_libraries():
                 names = [node.module]
             offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] in ("streamlit", "plotly")]
     assert offenders == []
+
+
+def test_cli_commands_do_not_import_the_entry_point():
+    """calc/cli: the commands (estimate, plan, simulate) and the shared modules (args, report)
+    never import calc.cli.main, which imports them: no cycle (issue #19)."""
+    offenders = []
+    for path in (CALC / "cli").glob("*.py"):
+        if path.name in ("main.py", "__init__.py"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "calc.cli.main":
+                offenders.append(f"{path.name}:{node.lineno}")
+    assert offenders == []

@@ -17,6 +17,9 @@ from calc.timing.estimate import estimate
 from calc.spec.hf_config import ConfigError
 from calc.spec.inputs import Efficiency, ServingConfig, describe_validation_error
 from calc.spec.untrusted import InputError, json_type, load_json, quote
+from calc.cli.args import (UsageError, _add_engine_args, _concurrency, _dtype, _positive_int, check_tensor_parallel,
+                           resolve_gpu, spelling_notes)
+from calc.cli.report import does_not_fit_record, print_table
 
 MAX_BATCH_LINE_BYTES = 1_000_000  # one line of options is a few hundred bytes
 
@@ -28,8 +31,6 @@ NUMERIC_KEYS = ("tensor_parallel_size", "input_len", "output_len", "concurrency"
 
 
 def add_estimate_parser(sub) -> None:
-    from calc.cli.main import _add_engine_args, _concurrency, _positive_int  # noqa: PLC0415 (circular at import)
-
     e = sub.add_parser("estimate", help="TTFT, TPOT and throughput of a closed-loop load (C clients)")
     _add_engine_args(e, batch=True)  # --batch FILE replaces --model/--gpu
     e.add_argument("--input-len", type=_positive_int, default=None, help="prompt tokens per request")
@@ -55,8 +56,6 @@ def _number(x: Any) -> Any:
 def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency()) -> dict[str, Any]:
     """Run one scenario given snake_case options (and the efficiency inputs); raises
     ValueError/ValidationError on bad input."""
-    from calc.cli.main import UsageError, check_tensor_parallel  # noqa: PLC0415
-
     # Unknown keys (e.g. a measurement's id or notes beside the options) are reported back in
     # "ignored_options" rather than failing the line; empty strings mean "the default".
     ignored = sorted(set(options) - set(BATCH_KEYS) - {"replicas"})
@@ -80,8 +79,6 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     flags = [k for k in NUMERIC_KEYS if isinstance(options.get(k), bool)]
     if flags:  # JSON true/false would otherwise pass as 1/0
         raise UsageError(f"{', '.join(flags)} must be a number, not true/false")
-    from calc.cli.main import resolve_gpu  # noqa: PLC0415
-
     arch, gpu = get_model(options["model"]), resolve_gpu(options.get("gpu"), options.get("gpu_spec"))
     conc = options.get("concurrency", 1)
     if isinstance(conc, str) and conc.strip().lower() == "max":
@@ -123,15 +120,12 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     }
     record = {k: _number(v) for k, v in out.items()}
     if not record["fits"]:
-        from calc.cli.main import does_not_fit_record  # noqa: PLC0415
         from calc.sizing.fit import what_would_fit  # noqa: PLC0415
 
         # the goal: this load's requests (input + output tokens), as many at once as one replica serves
         wanted = None if per_replica is None else math.ceil(per_replica)
         record["does_not_fit"] = does_not_fit_record(what_would_fit(
             arch, gpu, serving, efficiency, concurrency=wanted, context_tokens=serving.input_len + serving.output_len))
-    from calc.cli.main import spelling_notes  # noqa: PLC0415
-
     notes = spelling_notes(options)
     if notes:
         record["notes"] = notes
@@ -142,8 +136,6 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
 
 def flag_options(args: argparse.Namespace) -> dict[str, Any]:
     """The options given as flags (those left at None were not given)."""
-    from calc.cli.main import _dtype  # noqa: PLC0415
-
     given = {k: getattr(args, k, None) for k in BATCH_KEYS + ("replicas",)}
     if given.get("dtype") is not None:
         given["dtype"] = _dtype(given["dtype"])
@@ -151,8 +143,6 @@ def flag_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _args_to_options(args: argparse.Namespace) -> dict[str, Any]:
-    from calc.cli.main import UsageError  # noqa: PLC0415
-
     if args.model is None or (args.gpu is None and args.gpu_spec is None):
         raise UsageError("--model and --gpu (or --gpu-spec) are required (or --batch FILE)")
     if args.input_len is None or args.output_len is None:
@@ -166,8 +156,6 @@ def run_estimate(args: argparse.Namespace) -> int:
 
 def run_records(args: argparse.Namespace, record, options, *, defaults: dict[str, Any]) -> int:
     """One record from the flags (``options()``, printed as a table or JSON), or ``--batch FILE``."""
-    from calc.cli.main import print_table  # noqa: PLC0415
-
     if args.batch is not None:
         return run_batch(args.batch, record, defaults=defaults)
     out = record(options())
@@ -183,8 +171,6 @@ def run_batch(path: str, record, *, defaults: dict[str, Any]) -> int:
     of options, ``defaults | line`` handed to ``record``, one JSON result (or one error record
     naming the line) printed per line; a bad line never stops the lines after it. Exit status 2
     when any line failed."""
-    from calc.cli.main import UsageError  # noqa: PLC0415
-
     try:  # bytes: a line that is not UTF-8 is one bad record, not a crash
         fh = getattr(sys.stdin, "buffer", sys.stdin) if path == "-" else open(path, "rb")
     except OSError as exc:

@@ -13,6 +13,7 @@ from typing import Any
 
 from calc.plan.percentiles import WORK_BUDGET, check_top
 from calc.plan.search import PERCENTILES, REASONS, SORTS, PlanRequest, plan
+from calc.cli.args import UsageError
 
 # The contract's keys first, in its order; the rest follow.
 CONTRACT_KEYS = ("gpu", "tensor_parallel_size", "replicas", "gpus_total", "quantization", "kv_cache_dtype",
@@ -88,7 +89,6 @@ def _record(d) -> dict[str, Any]:
 
 
 def run_plan(args: argparse.Namespace) -> int:
-    from calc.cli.main import UsageError  # noqa: PLC0415
     from calc.spec.catalog import get_gpu, get_model, list_gpus  # noqa: PLC0415
 
     arch = get_model(args.model)

@@ -19,6 +19,8 @@ from calc.timing.estimate import estimate
 from calc.traffic.simulator import EngineConfig, simulate
 from calc.traffic.slo import summarize
 from calc.traffic.workload import ARRIVALS, LengthSpec, WorkloadError, make_workload
+from calc.cli.args import (UsageError, _add_engine_args, _dtype, _number, _positive_int, check_tensor_parallel,
+                           resolve_gpu)
 
 ENGINE_KEYS = ("model", "gpu", "gpu_spec", "disable_custom_all_reduce", "vllm_version", "tensor_parallel_size", "dtype", "quantization", "kv_cache_dtype", "input_len",
                "output_len", "max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill",
@@ -31,8 +33,6 @@ SUMMARY_KEYS = tuple(f"{m}_{s}" for m in ("ttft_s", "tpot_s", "itl_s", "e2e_late
 
 
 def add_simulate_parser(sub) -> None:
-    from calc.cli.main import _add_engine_args, _number, _positive_int  # noqa: PLC0415 (circular at import)
-
     s = sub.add_parser("simulate", help="simulate requests through vLLM's scheduler: P50/P95/P99, goodput")
     _add_engine_args(s, batch=True)  # --batch FILE replaces --model/--gpu
     s.add_argument("--input-len", type=_positive_int, default=None, help="prompt tokens per request")
@@ -64,8 +64,6 @@ def _num(x: Any) -> Any:
 
 
 def _float(options: dict, key: str, default: float | None, lo: float, hi: float, what: str) -> float | None:
-    from calc.cli.main import UsageError  # noqa: PLC0415
-
     v = options.get(key)
     if v is None:
         return default
@@ -83,8 +81,6 @@ def _float(options: dict, key: str, default: float | None, lo: float, hi: float,
 def _whole(options: dict, key: str, default: int | None, lo: int, hi: int) -> int | None:
     """A whole-number option of a ``--batch`` line in [lo, hi]. The digits are counted before int():
     a 5,000-digit JSON number (kept as text by load_json) gave Python's int-digit-limit message."""
-    from calc.cli.main import UsageError  # noqa: PLC0415
-
     v = options.get(key)
     if v is None:
         return default
@@ -102,8 +98,6 @@ def _lengths(mean: int, cv: float) -> LengthSpec:
 def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency()) -> dict[str, Any]:
     """Simulate one scenario given snake_case options (and the efficiency inputs); raises on bad
     input (message names the field)."""
-    from calc.cli.main import UsageError, check_tensor_parallel  # noqa: PLC0415
-
     ignored = sorted(set(options) - set(ENGINE_KEYS) - set(LOAD_KEYS))
     options = {k: (None if isinstance(v, str) and not v.strip() else v) for k, v in options.items()
                if k in ENGINE_KEYS or k in LOAD_KEYS}
@@ -136,8 +130,6 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     flags = [k for k in numeric if isinstance(options.get(k), bool)]
     if flags:
         raise UsageError(f"{', '.join(flags)} must be a number, not true/false")
-    from calc.cli.main import resolve_gpu  # noqa: PLC0415
-
     arch, gpu = get_model(options["model"]), resolve_gpu(options.get("gpu"), options.get("gpu_spec"))
     fields = {k: v for k, v in options.items()
               if k in ENGINE_KEYS and k not in ("model", "gpu", "gpu_spec") and v is not None}
@@ -194,8 +186,6 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
 
 
 def _args_to_options(args: argparse.Namespace) -> dict[str, Any]:
-    from calc.cli.main import UsageError, _dtype  # noqa: PLC0415
-
     if args.model is None or (args.gpu is None and args.gpu_spec is None):
         raise UsageError("--model and --gpu (or --gpu-spec) are required (or --batch FILE)")
     if args.input_len is None or args.output_len is None:

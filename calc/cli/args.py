@@ -1,0 +1,125 @@
+"""The command line's shared arguments: the engine flags every command takes, their value
+types (one-line errors, user text cut short), the GPU of --gpu / --gpu-spec, vLLM's TP rule and
+the notes for old spellings. The commands (:mod:`calc.cli.estimate`, :mod:`calc.cli.plan`,
+:mod:`calc.cli.simulate`) and :mod:`calc.cli.main` import from here; nothing here imports them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from typing import Any
+
+from calc.sizing.memory import SAMPLER_VERSIONS
+from calc.spec.catalog import CUSTOM_GPU_ID, custom_gpu, get_gpu
+from calc.spec.inputs import ModelArch
+from calc.spec.parallelism import check_tensor_parallel as _check_tp
+from calc.spec.precision import (ALIAS_REASONS, DTYPES, KV_CACHE_DTYPE_ALIASES, KV_CACHE_DTYPES, QUANTIZATION_ALIASES,
+                                 QUANTIZATIONS)
+from calc.spec.untrusted import MAX_SHOWN_CHARS, InputError, quote
+
+
+class UsageError(Exception):
+    """A command-line value that cannot be used."""
+
+
+_QUOTED = re.compile(r"'([^'\n]{%d,})'" % (MAX_SHOWN_CHARS + 1))
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, no usage dump
+        # argparse quotes the user's text whole ("invalid choice: '<5,000 characters>'"): cut it
+        message = _QUOTED.sub(lambda m: quote(m.group(1)), message)
+        raise UsageError(" ".join(message.split()) if "\n" in message else message)
+
+
+def _positive_int(text: str) -> int:
+    # Range checks are the input model's (it names the field); here only "is it a whole number",
+    # bounded so a 5,000-digit argument is a usage error, not Python's int-digit-limit message.
+    stripped = text.strip()
+    if len(stripped.lstrip("+-")) > 18 or not stripped.lstrip("+-").isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {quote(text)}")
+    return int(stripped)
+
+
+def _number(text: str) -> float:
+    import math  # noqa: PLC0415
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {quote(text)}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {quote(text)}")
+    return value
+
+
+def _concurrency(text: str) -> int | str:
+    return "max" if text.strip().lower() == "max" else _positive_int(text)
+
+
+def _add_engine_args(p: argparse.ArgumentParser, *, batch: bool = False) -> None:
+    """The engine flags every command takes; ``batch``: --model may be left out (--batch FILE gives it)."""
+    p.add_argument("--model", required=not batch,
+                   help="catalog id (e.g. meta-llama/Llama-3.1-8B) or path to config.json")
+    p.add_argument("--gpu", help="GPU id, see `python -m calc gpus` (or 'custom' with --gpu-spec)")
+    p.add_argument("--gpu-spec", metavar="JSON", default=None,
+                   help="a user-defined GPU: JSON object with memory_gib, hbm_tb_per_s, bf16_tflops, link_gb_per_s "
+                        "(one direction, per GPU) and optionally fp8_tflops, int8_tops, price_usd_per_hour, name")
+    p.add_argument("--tensor-parallel-size", "-tp", type=_positive_int, default=1)
+    p.add_argument("--dtype", choices=DTYPES + ("fp16", "bf16", "fp32", "half"), default="auto")
+    # Old spellings (nf4; fp16/bf16/int8 KV cache) are accepted and read as vLLM's, with a note.
+    p.add_argument("--quantization", "-q", choices=QUANTIZATIONS + tuple(QUANTIZATION_ALIASES), default="auto",
+                   help="weight format; auto (default) = the checkpoint's own (config.json quantization_config), "
+                        "as vLLM does; none = unquantized")
+    p.add_argument("--kv-cache-dtype", choices=KV_CACHE_DTYPES + tuple(KV_CACHE_DTYPE_ALIASES), default="auto")
+    p.add_argument("--gpu-memory-utilization", type=_number, default=0.9)
+    p.add_argument("--block-size", type=_positive_int, default=16)
+    p.add_argument("--max-model-len", type=_positive_int, default=None)
+    p.add_argument("--max-num-seqs", type=_positive_int, default=None)
+    p.add_argument("--max-num-batched-tokens", type=_positive_int, default=None)
+    p.add_argument("--vllm-version", choices=SAMPLER_VERSIONS, default="0.19",
+                   help="the vLLM line whose start-up profile run the memory model follows (0.19 also covers 0.18; "
+                        "0.15: the sort-based sampler, a larger activation peak)")
+    p.add_argument("--disable-custom-all-reduce", action="store_true",
+                   help="vLLM's flag: every TP all-reduce through NCCL (no custom P2P kernel)")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+
+
+def resolve_gpu(gpu: str | None, gpu_spec: Any) -> Any:
+    """The GPU of ``--gpu`` / ``--gpu-spec`` (a JSON object or its text): catalog or user-defined.
+
+    >>> resolve_gpu(None, {"memory_gib": 24, "hbm_tb_per_s": 1, "bf16_tflops": 165, "link_gb_per_s": 32}).id
+    'custom'
+    """
+    if gpu_spec is not None:
+        if gpu is not None and gpu.strip().lower() != CUSTOM_GPU_ID:
+            raise UsageError(f"--gpu {gpu!r} and --gpu-spec both given: use one (or --gpu custom --gpu-spec ...)")
+        return custom_gpu(gpu_spec)
+    if gpu is None or gpu.strip().lower() == CUSTOM_GPU_ID:
+        raise UsageError("--gpu is required (a catalog id), or --gpu-spec JSON for a user-defined GPU")
+    return get_gpu(gpu)
+
+
+def _dtype(value: str) -> str:
+    return {"fp16": "float16", "half": "float16", "bf16": "bfloat16", "fp32": "float32"}.get(value, value)
+
+
+def check_tensor_parallel(arch: ModelArch, tensor_parallel_size: int) -> None:
+    """vLLM's TP rule (:mod:`calc.spec.parallelism`, the same one the dashboard applies), as a
+    one-line :class:`UsageError`."""
+    try:
+        _check_tp(arch, tensor_parallel_size, field="tensor_parallel_size", candidates=range(1, 1025))
+    except InputError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def spelling_notes(options: dict[str, Any]) -> list[str]:
+    """Notes for old option spellings that are read as vLLM's (``nf4`` -> ``bitsandbytes``).
+
+    >>> spelling_notes({"quantization": "nf4", "kv_cache_dtype": "fp8"})
+    ["quantization 'nf4' read as 'bitsandbytes': vLLM spells bitsandbytes NF4 `bitsandbytes`"]
+    """
+    aliases = {"quantization": QUANTIZATION_ALIASES, "kv_cache_dtype": KV_CACHE_DTYPE_ALIASES}
+    return [f"{k} {v!r} read as {aliases[k][v]!r}: {ALIAS_REASONS[(k, v)]}"
+            for k, v in options.items() if k in aliases and isinstance(v, str) and v in aliases[k]]
