@@ -48,15 +48,21 @@ def assert_alive(page: Page):
     expect(page.get_by_test_id("stSidebar").locator(".st-key-app_nav a")).to_have_count(len(PAGES))
 
 
+def upload(page: Page, section: str, key: str, path, name: str):
+    """Open the sidebar section, give its uploader the file, wait for "<name> loaded"."""
+    sidebar = page.get_by_test_id("stSidebar")
+    sidebar.get_by_text(section).click()
+    sidebar.locator(f".st-key-{key} input[type=file]").set_input_files(str(path))
+    expect(page.get_by_test_id("stAlert").filter(has_text=f"{name} loaded")).to_be_visible(timeout=LOAD)
+
+
 def test_uploaded_config_survives_page_switch_and_number_box(page: Page, streamlit_url, tmp_path):
     cfg = tmp_path / "config.json"
     cfg.write_text(json.dumps(TINY))
     page.goto(streamlit_url + "/?lang=en")
     sidebar = page.get_by_test_id("stSidebar")
     expect(metric(page, "KV cache per token")).to_have_text("512 KiB", timeout=LOAD)
-    sidebar.get_by_text("Your own model (config.json)").click()
-    sidebar.locator(".st-key-config_upload input[type=file]").set_input_files(str(cfg))
-    expect(page.get_by_test_id("stAlert").filter(has_text="tiny-upload-test loaded")).to_be_visible(timeout=LOAD)
+    upload(page, "Your own model (config.json)", "config_upload", cfg, "tiny-upload-test")
     expect(metric(page, "KV cache per token")).to_have_text("32 KiB", timeout=LOAD)
     go_to(page, "pages/kv_table.py")  # the next click after the upload (was the crash)
     expect(page.locator("h1").first).to_contain_text("Course §3.2", timeout=LOAD)
@@ -79,11 +85,8 @@ def test_uploaded_scenario_survives_page_switch_and_number_box(page: Page, strea
     scenario = tmp_path / "scenario.json"
     scenario.write_text(json.dumps(doc))
     page.goto(streamlit_url + "/?lang=en")
-    sidebar = page.get_by_test_id("stSidebar")
     expect(metric(page, "KV cache per request")).to_have_text("1.00 GiB", timeout=LOAD)
-    sidebar.get_by_text("Share and save").click()
-    sidebar.locator(".st-key-scenario_upload input[type=file]").set_input_files(str(scenario))
-    expect(page.get_by_test_id("stAlert").filter(has_text="scenario.json loaded")).to_be_visible(timeout=LOAD)
+    upload(page, "Share and save", "scenario_upload", scenario, "scenario.json")
     expect(metric(page, "KV cache per request")).to_have_text("0.50 GiB")
     type_number(page, "Concurrency (requests at once)", "30")  # the next click after the upload
     assert_alive(page)

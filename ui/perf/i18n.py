@@ -226,7 +226,7 @@ EN: dict[str, str] = {
     "fr.replicas.total": "× {replicas}: {gpus}, {x} output tokens/s, \\${usd}/hour.",
     "fr.sim.running": "Simulating the closed loop request by request…",
     "fr.sim.instead": "At {c} clients the closed-form model is outside the regime where it matches the request "
-                      "simulator (short chunked waves, very long waves, or past the KV wall). Simulated closed loop "
+                      "simulator (past the KV wall, or clients queueing for the token budget). Simulated closed loop "
                       "({n} requests, steady state): mean TTFT {ttft} ms (P95 {ttft95} ms), TPOT {tpot} ms, "
                       "E2E {e2e} s. Percentiles under other traffic: the Load test page.",
     "fr.cmd.replicas": "Run {replicas} of it ({gpus} each) behind a load balancer.",
@@ -612,7 +612,7 @@ ZH: dict[str, str] = {
     "fr.cost.split": "按引擎时间分摊费用：每百万输入 token \\${cin}，每百万输出 token \\${cout}（每 GPU 每小时 \\${price} × {gpus}）。",
     "fr.replicas.total": "× {replicas}：{gpus}，每秒 {x} 个输出 token，每小时 \\${usd}。",
     "fr.sim.running": "正在逐请求模拟闭环负载…",
-    "fr.sim.instead": "在 {c} 个客户端时，闭式模型处于与请求级模拟不一致的区间（短的分块波、很长的波，或超过 KV 上限）。"
+    "fr.sim.instead": "在 {c} 个客户端时，闭式模型处于与请求级模拟不一致的区间（超过 KV 上限，或客户端排队等待 token 预算）。"
                       "模拟闭环（{n} 个请求，稳态）：平均 TTFT {ttft} ms（P95 {ttft95} ms），TPOT {tpot} ms，"
                       "端到端 {e2e} s。其他流量下的分位数见“负载测试”页。",
     "fr.cmd.replicas": "在负载均衡器后运行 {replicas}（每个 {gpus}）。",
