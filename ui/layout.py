@@ -1,6 +1,8 @@
 """Page layout shared by every view: the style sheet, presenter mode, page headers and charts.
 
-- :func:`apply_style` injects one small style sheet per run (no web fonts, nothing fetched):
+- :func:`apply_style` injects one small style sheet per run (nothing fetched from the internet; the
+  only fonts are the app's own subsets of Noto Sans CJK SC, ``static/cjk-ui*.woff2``, for the Chinese UI
+  on machines without a CJK font, see :data:`CJK_FONT_CSS`):
   metric values and labels wrap instead of being cut with an ellipsis, tables and charts keep
   their width on a phone, the page header is compact, and sidebar controls a page does not use
   are dimmed (``.st-key-<control key>``, see :func:`apply_style`).
@@ -28,7 +30,20 @@ _SWITCH = "ui_present"
 PRESENT_FONT_SCALE = 1.35  # chart text in presenter mode (16 px ticks → ~22 px on a projector)
 PRESENT_HEIGHT_SCALE = 0.95  # same height: the header shrinks instead, so the chart stays on the first screen
 
-_BASE_CSS = """
+# The Chinese UI on a projector machine without a CJK font (and without network access): extra faces
+# of Streamlit's own body font family "Source Sans", limited to CJK code points, served by this app
+# (Streamlit static serving: static/ -> app/static/). Latin text keeps Streamlit's font; charts use
+# the same family. The subsets hold every character of the UI's strings (scripts/make_cjk_font.py,
+# tests/test_cjk_font.py), a regular face for weights up to 500 and a bold one above (headings); a
+# browser fetches them only when a page shows CJK text. Relative URLs, so a proxy's path prefix works.
+CJK_FONT_URLS = {"100 500": "app/static/cjk-ui.woff2", "600 900": "app/static/cjk-ui-bold.woff2"}
+CJK_UNICODE_RANGE = "U+3000-303F, U+3400-9FFF, U+FF00-FFEF"
+CJK_FONT_CSS = "".join(
+    f'@font-face {{ font-family: "Source Sans"; font-style: normal; font-weight: {weights}; font-display: swap; '
+    f'src: url("{url}") format("woff2"); unicode-range: {CJK_UNICODE_RANGE}; }}\n'
+    for weights, url in CJK_FONT_URLS.items())
+
+_BASE_CSS = CJK_FONT_CSS + """
 /* Metric cards: values and labels wrap (value + unit always visible), never an ellipsis. */
 /* The value's size follows its card's width (container query units), so five or eight cards in a
    row keep "12.55 GiB" whole; a longer value still wraps at its space. */
