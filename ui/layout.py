@@ -22,7 +22,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ui import charts
-from ui.theme import FONT_SIZE
+from ui.theme import DARK_INKS, FONT_SIZE
 
 
 PRESENT_PARAM = "present"  # ?present=1
@@ -208,6 +208,38 @@ def scale_fonts(fig: dict, scale: float, height_scale: float = 1.0) -> dict:
     return fig
 
 
+def for_dark_theme(fig: dict) -> dict:
+    """Swap the inks that vanish on a dark background (:data:`ui.theme.DARK_INKS`) for their light
+    equivalents, everywhere in a figure dict (in place; pass a copy).
+
+    >>> f = {"data": [{"line": {"color": "#000000"}, "marker": {"color": ["#0072B2", "#000000"]}}],
+    ...      "layout": {"annotations": [{"arrowcolor": "#333333", "text": "#000000 stays text"}]}}
+    >>> g = for_dark_theme(f)
+    >>> g["data"][0]["line"]["color"], g["data"][0]["marker"]["color"], g["layout"]["annotations"][0]["arrowcolor"]
+    ('#F2F2F2', ['#0072B2', '#F2F2F2'], '#D9D9D9')
+    """
+    def walk(node) -> None:
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for k, v in list(items):
+            if isinstance(v, str):
+                ink = DARK_INKS.get(v.upper())
+                if ink is not None:
+                    node[k] = ink
+            elif isinstance(v, (dict, list)):
+                walk(v)
+
+    walk(fig)
+    return fig
+
+
+def dark_theme() -> bool:
+    """The viewer's theme is dark (Streamlit infers it from the app's background; unknown: light)."""
+    try:
+        return getattr(st.context.theme, "type", None) == "dark"
+    except Exception:  # noqa: BLE001 - no script context (bare calls in tests)
+        return False
+
+
 def title_text(plotly_title: str | None) -> str:
     """A Plotly title as plain text (``<br>`` → space, other tags dropped) for an HTML heading.
 
@@ -246,6 +278,8 @@ def chart(fig: go.Figure, key: str, where: Any = None) -> None:
                     title.setdefault("font", {}).setdefault("size", FONT_SIZE)
         d["layout"].setdefault("legend", {}).setdefault("font", {}).setdefault("size", FONT_SIZE - 1)
         scale_fonts(d, PRESENT_FONT_SCALE, PRESENT_HEIGHT_SCALE)
+    if dark_theme():
+        d = for_dark_theme(charts.encoded(d))  # own copies of the containers before recolouring
     where = where or st
     if text:
         where.html(f'<div class="chart-title">{html.escape(text)}</div>')
