@@ -415,7 +415,7 @@ def vllm_commands(draw) -> str:
 def check_vllm_command(text: str) -> bool:
     """The paste box's Apply: values every control accepts, or a short message per problem naming
     its flag (a numeric flag with its allowed range); only 'command: …' may be raised."""
-    from ui.vllm_paste import FLAG_OF, command_to_values  # noqa: PLC0415
+    from ui.vllm_paste import FLAG_OF, REFUSED, command_to_values  # noqa: PLC0415
 
     try:
         values, ignored, errors = command_to_values(text)
@@ -423,7 +423,7 @@ def check_vllm_command(text: str) -> bool:
         assert str(exc).startswith("command:") and len(str(exc)) < MAX_MESSAGE, str(exc)
         return False
     for key, value in values.items():
-        if key not in ("model", "chunked_prefill"):
+        if key not in ("model", "chunked_prefill", REFUSED):
             C.BY_KEY[key].parse(value)
     for e in errors:
         assert len(e) < MAX_MESSAGE and (e.startswith(("model:", "--")) or e.split(":")[0] in FLAG_OF), e

@@ -453,6 +453,10 @@ def build_scenario(values: dict[str, Any], *, custom_arch: ModelArch | None = No
     ctx, out = int(values["context"]), int(values["output_len"])
     if out >= ctx:
         raise InputError("output_len", out, allowed=f"1 – {ctx - 1:,}", code="output_len", context=f"{ctx:,}")
+    mml = values["max_model_len"]
+    if mml is not None and ctx > int(mml):  # in the user's terms, not ServingConfig's (input_len + output_len)
+        raise InputError("context", ctx, allowed=f"{MIN_CONTEXT_TOKENS} – {int(mml):,}", code="context_max_model_len",
+                         max_model_len=f"{int(mml):,}")
     try:
         serving = ServingConfig(
             tensor_parallel_size=values["tp"], dtype=values["dtype"], quantization=values["quantization"],

@@ -154,6 +154,11 @@ EN: dict[str, str] = {
                         "or 'docker run … vllm/vllm-openai … --model MODEL …'",
     "cmd.paste.ignored": "Ignored (not modelled):",
     "cmd.paste.errors": "Not used:",
+    "cmd.paste.refused": "Nothing was applied: the command's model is not in the catalog, and its flags belong to "
+                         "that model, not to the one selected.",
+    "cmd.paste.variant": "{given} has the architecture of the catalog's {id} (a tuned checkpoint of it): that is "
+                         "what is calculated.",
+    "cmd.paste.reset": "Left out of the command, so back to vLLM's default: {flags}",
 }
 
 ZH: dict[str, str] = {
@@ -295,4 +300,7 @@ ZH: dict[str, str] = {
                         "或 'docker run … vllm/vllm-openai … --model MODEL …'",
     "cmd.paste.ignored": "已忽略（未建模）：",
     "cmd.paste.errors": "未使用：",
+    "cmd.paste.refused": "未应用任何设置：命令中的模型不在目录中，它的参数属于那个模型，而不是当前选中的模型。",
+    "cmd.paste.variant": "{given} 与目录中的 {id} 架构相同（是它的微调版本）：按后者计算。",
+    "cmd.paste.reset": "命令中未给出，因此恢复为 vLLM 默认值：{flags}",
 }
