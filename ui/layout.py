@@ -278,6 +278,7 @@ def chart(fig: go.Figure, key: str, where: Any = None) -> None:
                     title.setdefault("font", {}).setdefault("size", FONT_SIZE)
         d["layout"].setdefault("legend", {}).setdefault("font", {}).setdefault("size", FONT_SIZE - 1)
         scale_fonts(d, PRESENT_FONT_SCALE, PRESENT_HEIGHT_SCALE)
+        d["layout"]["margin"]["t"] = round(d["layout"]["margin"]["t"] * PRESENT_FONT_SCALE)  # room for larger subplot titles
     if dark_theme():
         d = for_dark_theme(charts.encoded(d))  # own copies of the containers before recolouring
     where = where or st
