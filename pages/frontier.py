@@ -153,14 +153,8 @@ def _body() -> None:
         st.caption(t("fr.cmd.replicas", replicas=t.count("replica", replicas), gpus=t.count("gpu", tp)) + " " +
                    t("fr.quality", q=s.quantization, value=quality_short(sc.arch.id, s.quantization)))
 
-        # The course's fixed case (not the sidebar's scenario): drawn when opened, like the why panels.
-        case = layout.lazy_expander(st, t("case.title"), "sec_case")
-        if case.open:
-            with case:
-                st.caption(t("case.intro", i=F.integer(V.CASE_INPUT), o=F.integer(V.CASE_OUTPUT)))
-                st.table(tables.arrow([{t("case.col.metric"): r["metric"], t("case.col.course"): r["course"],
-                                        t("case.col.calc"): r["calc"], t("case.col.why"): r["why"]}
-                                       for r in V.case_rows(V.case_study(sc.efficiency), t)]), hide_index=True)
+        # The course's fixed case (not the sidebar's scenario) has its own page: A and B side by side.
+        st.page_link("pages/case_study.py", label=t("cs.link"), icon=":material/school:")
 
         st.subheader(t("why.title"))
         render_panels(frontier_panels(f, t, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, input_len=s.input_len,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 EN: dict[str, str] = {
     "nav.roofline": "Roofline (course §3.3)",
-    "nav.frontier": "Latency vs throughput (§3.4–3.5)",
+    "nav.frontier": "Latency vs throughput (§3.4)",
     "nav.scheduler": "Scheduler (chunked prefill)",
     # shared words
     "op.qkv_proj": "QKV projection",
@@ -313,6 +313,25 @@ EN: dict[str, str] = {
                         "linearly with the queue. FP8 KV, more GPUs or shorter contexts move the KV wall right; with "
                         "chunked prefill, a larger max_num_batched_tokens raises the token-budget limit.",
     # case study
+    "nav.case_study": "Course §3.5: before vs after",
+    "cs.link": "Check the course (§3.5): the case study, before and after, recomputed",
+    "cs.page_title": "Course §3.5: the case study, before (A) and after (B)",
+    "cs.series.before": "A: before ({c} clients, whole prefills, FP16 KV)",
+    "cs.series.after": "B: after ({c} clients, chunked 512, FP8 KV)",
+    "cs.delta.help": "{label}; the small number is the change from A",
+    "cs.chart.title": "A and B on one chart, against the course's chat SLA (TTFT ≤ {ttft} ms, TPOT ≤ {tpot} ms)",
+    "cs.chart.caption": "Each line sweeps the clients of one setup; the filled circles are the case's own {a} and {b} "
+                        "clients; thick where both targets are met, the star is each setup's best point inside them. "
+                        "Steady-state means (percentiles: the load-test page). Fixed inputs: the sidebar's model and "
+                        "engine do not apply here, its efficiency assumptions do.",
+    "cs.table.title": "What the course prints, what the calculator computes, and why",
+    "cs.table.caption": "Each explanation is chosen from the computed numbers: move an efficiency assumption and the "
+                        "text follows the direction the numbers take.",
+    "fr.trace.chosen": "{label} at {c} clients",
+    "case.why.ttft_ms_drop": "Here the calculator's TTFT falls too ({ttft_before} → {ttft_after} ms): with these "
+                             "efficiencies the 512-token chunks ({k} per prompt) let a new prompt start beside the "
+                             "decodes sooner than whole prompts queue behind each other. The course's 50 % drop is "
+                             "larger; its setup (prompt length, arrivals, vLLM version) is not given.",
     "case.title": "Check the course (§3.5): the case study, recomputed",
     "case.intro": "Llama-2-7B in FP16 on one A100 80GB. Before: 16 clients, context 2,048 tokens (read here as a "
                   "{i}-token prompt + {o} output), no chunked prefill. After: chunked prefill with a 512-token budget, "
@@ -419,7 +438,7 @@ EN: dict[str, str] = {
 
 ZH: dict[str, str] = {
     "nav.roofline": "Roofline 模型（课程 §3.3）",
-    "nav.frontier": "延迟与吞吐（§3.4–3.5）",
+    "nav.frontier": "延迟与吞吐（§3.4）",
     "nav.scheduler": "调度器（Chunked Prefill）",
     "op.qkv_proj": "QKV 投影",
     "op.attention": "注意力（读 KV）",
@@ -689,6 +708,22 @@ ZH: dict[str, str] = {
     "why.fr.wall": "引擎上限 = {value} 个序列",
     "why.fr.wall.take": "客户端数超过它之后，多出的请求只能等待：吞吐不变，TTFT 随队列线性增长。FP8 KV、更多 GPU 或更短的"
                         "上下文会把 KV 上限右移；开启 Chunked Prefill 时，更大的 max_num_batched_tokens 会提高 token 预算上限。",
+    "nav.case_study": "课程 §3.5：优化前后对比",
+    "cs.link": "核对课程（§3.5）：重新计算案例的优化前后",
+    "cs.page_title": "课程 §3.5：案例的优化前（A）与优化后（B）",
+    "cs.series.before": "A：优化前（{c} 个客户端，整段预填充，FP16 KV）",
+    "cs.series.after": "B：优化后（{c} 个客户端，分块 512，FP8 KV）",
+    "cs.delta.help": "{label}；小字是相对 A 的变化",
+    "cs.chart.title": "A 与 B 画在同一张图上，对照课程的聊天 SLA（TTFT ≤ {ttft} ms，TPOT ≤ {tpot} ms）",
+    "cs.chart.caption": "每条线扫描一种配置的客户端数；实心圆是案例自己的 {a} 和 {b} 个客户端；加粗部分同时满足两个目标，"
+                        "星号是每种配置在目标内的最佳点。均为稳态均值（百分位数见负载测试页）。输入固定：侧边栏的模型和"
+                        "引擎设置在此不适用，效率假设适用。",
+    "cs.table.title": "课程印的数字、计算器算出的数字，以及差异的原因",
+    "cs.table.caption": "每条解释都按计算结果选取：调整效率假设后，文字会跟着数字变化的方向走。",
+    "fr.trace.chosen": "{label}：{c} 个客户端时",
+    "case.why.ttft_ms_drop": "这里计算器的 TTFT 也下降了（{ttft_before} → {ttft_after} ms）：在这些效率下，512 token 的分块"
+                             "（每个提示词 {k} 块）让新提示词能更早地与 Decode 并行开始，而不是整段提示词彼此排队。课程中"
+                             "50% 的降幅更大；它的设置（提示词长度、到达方式、vLLM 版本）没有给出。",
     "case.title": "核对课程（§3.5）：重新计算案例",
     "case.intro": "Llama-2-7B FP16，单卡 A100 80GB。优化前：16 个客户端，上下文 2,048 token（此处理解为 {i} token 提示词 + "
                   "{o} 输出），不分块预填充。优化后：分块预填充、预算 512 token，32 个客户端，FP8 KV Cache。吞吐 = 输出 token/s。",
