@@ -1,0 +1,414 @@
+"""Queueing models of the three traffic shapes a vLLM server sees, on the engine's own step time
+(:func:`calc.timing.serving.decode_step`, :func:`calc.timing.serving.prefill_step`): an open loop
+at an arrival rate λ (Poisson), a closed loop of C clients, a burst of N requests at t = 0.
+Chunked prefill (vLLM V1's default) is the modelled scheduler; pure broadcasting functions.
+
+Where a request's time to first token goes (open loop, every term a mechanism of
+:mod:`calc.traffic.simulator`):
+  1. the API server, one request at a time for t_api each (Efficiency.api_server_request_s): an
+     M/D/1 queue, W_api = λ·t_api² / (2(1 − λ·t_api)), then t_req of latency;
+  2. the step in flight when the prompt reaches the engine: the residual E[T²]/(2·E[T]) of the
+     mix of decode steps (T_dec) and steps that carry prompt tokens (T_mix);
+  3. the other prompts ahead of it in the token budget: an M/G/1 queue whose service is each
+     prompt's engine time T_pf (what its tokens add to the steps they ride on), W_pf =
+     λ·E[T_pf²] / (2(1 − ρ_p)), ρ_p = λ·E[T_pf] (Pollaczek–Khinchine);
+  4. its own prefill: T_dec + T_pf (one step) or k = ceil(I / room) steps of a full budget;
+  5. a free sequence slot, c = min(max_num_seqs, sequences the KV pool holds): M/G/c with the
+     engine E2E as the service, W_slot = ErlangC(c, a)·E2E / (c − a), a = λ·E2E.
+The running batch R solves R = λ·E2E(R) (Little), E2E(R) = TTFT_engine(R) + (O − 1)·T̄(R), where
+T̄ = T_dec(R) / (1 − ρ_p) is the mean step (TPOT): every step decodes R sequences and the
+prompts take ρ_p of the engine's time. Percentiles: the random terms' means and variances are
+summed and a gamma distribution with those two moments is read at the percentile (Wilson–Hilferty).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+
+from calc.timing.roofline import windowed_context_tokens
+from calc.timing.serving import EngineNumbers, decode_step, prefill_step
+
+
+def lognormal_moment(*, mean, cv, k):
+    """E[X^k] of a lognormal of ``mean`` and coefficient of variation ``cv``:
+    mean^k · (1 + cv²)^(k(k − 1)/2); cv = 0 is a fixed value.
+
+    Mean 1000 tokens, CV 0.5: E[X²] = 1000² · 1.25 = 1.25e6.
+
+    >>> float(lognormal_moment(mean=1000.0, cv=0.5, k=2))
+    1250000.0
+    """
+    m = np.asarray(mean, dtype=float)
+    return m ** k * (1.0 + np.asarray(cv, dtype=float) ** 2) ** (k * (k - 1) / 2.0)
+
+
+def mg1_wait_s(*, rate_rps, service_s, service_m2_s2, service_m3_s3):
+    """(mean, second moment) of the wait in an M/G/1 queue (first come first served):
+    Pollaczek–Khinchine W = λ·E[S²] / (2(1 − ρ)) and Takács E[W²] = 2W² + λ·E[S³] / (3(1 − ρ)),
+    ρ = λ·E[S]. ρ ≥ 1: inf.
+
+    An API server taking 22 ms per request at 30 req/s (M/D/1, ρ = 0.66):
+    W = 30 · 0.022² / (2 · 0.34) = 21.4 ms.
+
+    >>> w, w2 = mg1_wait_s(rate_rps=30.0, service_s=0.022, service_m2_s2=0.022**2, service_m3_s3=0.022**3)
+    >>> round(float(w) * 1e3, 1)
+    21.4
+    """
+    lam = np.asarray(rate_rps, dtype=float)
+    rho = lam * np.asarray(service_s, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = lam * np.asarray(service_m2_s2, dtype=float) / (2.0 * (1.0 - rho))
+        w2 = 2.0 * w ** 2 + lam * np.asarray(service_m3_s3, dtype=float) / (3.0 * (1.0 - rho))
+    ok = rho < 1.0
+    return np.where(ok, w, np.inf), np.where(ok, w2, np.inf)
+
+
+def erlang_c(*, servers, offered_load):
+    """Probability that an arrival waits in an M/M/c queue with c ``servers`` and offered load
+    a = λ·E[S] (Erlang C), from the Erlang B recursion B_k = a·B_(k−1) / (k + a·B_(k−1)):
+    C = B_c / (1 − (a/c)(1 − B_c)). a ≥ c: 1. Non-integer c is rounded down.
+
+    c = 2, a = 1: B_2 = 0.2, C = 0.2 / (1 − 0.5 · 0.8) = 1/3.
+
+    >>> round(float(erlang_c(servers=2, offered_load=1.0)), 4)
+    0.3333
+    """
+    a = np.asarray(offered_load, dtype=float)
+    c = np.floor(np.maximum(np.asarray(servers, dtype=float), 1.0))
+    shape = np.broadcast_shapes(a.shape, c.shape)
+    a, c = np.broadcast_to(a, shape), np.broadcast_to(c, shape)
+    finite_c = np.where(np.isfinite(c), c, 1.0)
+    b = np.ones(shape)
+    for k in range(1, int(finite_c.max(initial=1.0)) + 1):  # the recursion, masked past each c
+        b = np.where(k <= finite_c, a * b / (k + a * b), b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = b / (1.0 - a / c * (1.0 - b))
+    return np.where(np.isfinite(c) & (a < c), np.clip(out, 0.0, 1.0), np.where(np.isfinite(c), 1.0, 0.0))
+
+
+def normal_quantile(q):
+    """z_q of the standard normal (scalar or array ``q`` in (0, 1)).
+
+    >>> round(float(normal_quantile(0.95)), 4)
+    1.6449
+    """
+    return np.vectorize(lambda p: NormalDist().inv_cdf(float(p)))(np.clip(np.asarray(q, dtype=float), 1e-12, 1 - 1e-12))
+
+
+def wait_quantile_s(*, mean_s, p_wait, q):
+    """The q-quantile of a queueing wait that is 0 with probability 1 − π and else exponential
+    with mean W̄/π (the usual M/G/1 and M/M/c tail, P(W > t) = π·exp(−π·t/W̄)):
+    w_q = (W̄/π)·ln(π/(1 − q)) where π > 1 − q, else 0.
+
+    A wait of mean 0.1 s that half the requests see: P95 = 0.2 · ln(0.5/0.05) = 0.46 s.
+
+    >>> round(float(wait_quantile_s(mean_s=0.1, p_wait=0.5, q=0.95)), 3)
+    0.461
+    """
+    w = np.asarray(mean_s, dtype=float)
+    pi = np.clip(np.asarray(p_wait, dtype=float), 0.0, 1.0)
+    tail = 1.0 - np.asarray(q, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = w / pi * np.log(pi / tail)
+    return np.where((pi > tail) & (w > 0), x, 0.0)
+
+
+@dataclass(frozen=True)
+class EngineLoad:
+    """What the engine's steps look like at a decoding batch R and a prompt rate λ (seconds)."""
+
+    decode_step_s: np.ndarray  # T_dec: R decodes at the running context
+    mean_step_s: np.ndarray  # T̄ = T_dec / (1 − ρ_p): the mean step
+    tpot_s: np.ndarray  # what a decoding sequence sees: T̄ plus the batch's fluctuation
+    batch_peakedness: np.ndarray  # z = Var(R) / R = 1 / (1 − ε)²
+    prefill_s: np.ndarray  # T_pf: engine time one mean prompt adds to the steps it rides on
+    prefill_utilization: np.ndarray  # ρ_p = λ·T_pf
+    full_step_s: np.ndarray  # T_full: a step whose token budget is full (R decodes + the room)
+    budget_utilization: np.ndarray  # ρ_q = λ·I·T_full / room
+    residual_s: np.ndarray  # the decode step in flight when the budget queue is empty: (1 − ρ_q)·T_dec/2
+    budget_wait_s: np.ndarray  # W_pf: prompt tokens ahead in the token budget (M/G/1)
+
+
+def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output_cv=0.0, running, rate_rps,
+                max_num_batched_tokens, enable_chunked_prefill=True) -> EngineLoad:
+    """The engine's steps at R decoding sequences fed λ prompts/s (module docstring, terms 2–3).
+
+    A decoding sequence's context is I + E[O²]/(2·E[O]) (longer outputs stay longer in the batch).
+    The token budget is a queue of prompt tokens served room = budget − R per step: at full budget
+    a token costs τ = T_full / room, so a prompt is an M/G/1 customer of service τ·I
+    (ρ_q = λ·τ·I, lognormal lengths); an arrival to an empty queue waits for the decode step in
+    flight (T_dec/2). TPOT: every step decodes R sequences and the prompts' marginal time T_pf
+    (n = max(1, λ·T̄) prompts per step that carries them) takes ρ_p = λ·T_pf of the engine,
+    T̄ = T_dec / (1 − ρ_p). The batch fluctuates, and a sequence decodes more often in crowded,
+    slow steps: each arrival brings ε = λ·(O − 1)·dT̄/dR more arrivals over its life (a branching
+    ratio), so Var(R) = z·R with z = 1/(1 − ε)², and TPOT = E[R·T]/E[R] = T̄ + z·dT̄/dR.
+    Without chunked prefill the prompts run in steps of their own (decodes stall).
+    """
+    I = np.asarray(input_len, dtype=float)
+    O = np.asarray(output_len, dtype=float)
+    R = np.maximum(np.asarray(running, dtype=float), 0.0)
+    lam = np.asarray(rate_rps, dtype=float)
+    B = np.asarray(max_num_batched_tokens, dtype=float)
+    chunked = np.asarray(enable_chunked_prefill, dtype=bool)
+    cv_i = np.asarray(input_cv, dtype=float)
+    m = np.maximum(O - 1.0, 0.0)
+    ctx = I + O * (1.0 + np.asarray(output_cv, dtype=float) ** 2) / 2.0
+    room = np.where(chunked, np.maximum(B - R, 1.0), B)
+    k = np.ceil(I / room)
+    c = np.minimum(I, room)  # chunk of one prompt
+
+    def steps(r):
+        t_dec = np.where(r > 0, decode_step(e, batch=np.maximum(r, 1.0), context_tokens=ctx).step_s, 0.0)
+        t_bar = t_dec
+        for _ in range(3):  # n prompts share a step that carries prompt tokens; n depends on T̄
+            n = np.maximum(lam * np.maximum(t_bar, 1e-6), 1.0)
+            h = np.minimum(n * I, room)
+            t_mix = prefill_step(e, prompts=h / c, prompt_tokens=c, decode_batch=np.where(chunked, r, 0.0),
+                                 decode_context_tokens=ctx, cached_tokens=(k - 1.0) / 2.0 * c).step_s
+            t_pf = np.where(chunked, np.maximum(t_mix - t_dec, 0.0), t_mix) * I / h
+            rho_p = lam * t_pf
+            with np.errstate(divide="ignore"):
+                t_bar = np.where(rho_p < 1.0, np.maximum(t_dec, 1e-300) / np.maximum(1.0 - rho_p, 1e-300), np.inf)
+            t_bar = np.where(t_dec > 0, t_bar, t_mix)
+        return t_dec, t_bar, t_pf, rho_p
+
+    t_dec, t_bar, t_pf, rho_p = steps(R)
+    dR = np.maximum(0.01 * R, 0.5)
+    slope = (steps(R + dR)[1] - t_bar) / dR  # dT̄/dR
+    eps = lam * m * slope
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(eps < 1.0, 1.0 / np.maximum(1.0 - eps, 1e-12) ** 2, np.inf)
+        tpot = t_bar + slope * z
+    t_full = prefill_step(e, prompts=room / c, prompt_tokens=c, decode_batch=np.where(chunked, R, 0.0),
+                          decode_context_tokens=ctx, cached_tokens=(k - 1.0) / 2.0 * c).step_s
+    tau = t_full / room
+    rho_q = lam * tau * I
+    w, _ = mg1_wait_s(rate_rps=lam, service_s=tau * I,
+                      service_m2_s2=tau ** 2 * lognormal_moment(mean=I, cv=cv_i, k=2),
+                      service_m3_s3=tau ** 3 * lognormal_moment(mean=I, cv=cv_i, k=3))
+    res = np.clip(1.0 - rho_q, 0.0, 1.0) * np.where(chunked, t_dec, 0.0) / 2.0
+    return EngineLoad(decode_step_s=t_dec, mean_step_s=t_bar, tpot_s=tpot, batch_peakedness=z, prefill_s=t_pf,
+                      prefill_utilization=rho_p, full_step_s=t_full, budget_utilization=rho_q, residual_s=res,
+                      budget_wait_s=w)
+
+
+def own_prefill_s(e: EngineNumbers, *, input_len, mean_input_len, running, context_tokens, rate_rps, wait_s,
+                  max_num_batched_tokens, enable_chunked_prefill=True, quantile=None):
+    """Engine time from the step that starts a prompt of I tokens to its first token, after it
+    waited ``wait_s`` in the queue (module docstring, term 4). Its first k − 1 chunks fill the room
+    (budget − R beside R decodes; T_full each), the rest r = I − (k − 1)·room runs in a last step
+    that the prompts arriving behind it meanwhile (first come first served) fill up to the room:
+    X·(1 − exp(−λ·t·Ī/X)) more tokens of X = room − r free, t = wait + (k − 1)·T_full, at the
+    marginal cost (T_full − T_last)/X each (λ·t·Ī while few arrive; the whole room once many do).
+    ``quantile`` q: instead of that mean, the q-quantile of the Poisson number N of prompts behind
+    it, min(N_q·Ī, X) tokens (one prompt as long as the free room fills it).
+
+    >>> from calc.spec.catalog import get_gpu, get_model
+    >>> from calc.timing.estimate import engine_numbers
+    >>> from calc.timing.serving import prefill_step
+    >>> e = engine_numbers(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"))
+    >>> alone = own_prefill_s(e, input_len=1024, mean_input_len=1024, running=0, context_tokens=1024,
+    ...                       rate_rps=0.0, wait_s=0.0, max_num_batched_tokens=8192)
+    >>> bool(np.isclose(alone, prefill_step(e, prompts=1, prompt_tokens=1024).step_s))    # one step
+    True
+    """
+    I = np.asarray(input_len, dtype=float)
+    R = np.asarray(running, dtype=float)
+    chunked = np.asarray(enable_chunked_prefill, dtype=bool)
+    B = np.asarray(max_num_batched_tokens, dtype=float)
+    d = np.where(chunked, R, 0.0)
+    room = np.where(chunked, np.maximum(B - R, 1.0), B)
+    k = np.ceil(I / room)
+    full = prefill_step(e, prompts=1.0, prompt_tokens=np.minimum(room, I), decode_batch=d,
+                        decode_context_tokens=context_tokens, cached_tokens=(k - 1.0) / 2.0 * room).step_s
+    rest = I - (k - 1.0) * room
+    last = prefill_step(e, prompts=1.0, prompt_tokens=rest, decode_batch=d, decode_context_tokens=context_tokens,
+                        cached_tokens=(k - 1.0) * room).step_s
+    t_full = prefill_step(e, prompts=1.0, prompt_tokens=room, decode_batch=d, decode_context_tokens=context_tokens,
+                          cached_tokens=0.0).step_s
+    free = np.maximum(room - rest, 0.0)
+    t = np.asarray(wait_s, dtype=float) + (k - 1.0) * full
+    mu = np.asarray(rate_rps, dtype=float) * t  # prompts arriving behind it, on average
+    i_bar = np.asarray(mean_input_len, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if quantile is None:
+            frac = np.where(free > 0, 1.0 - np.exp(-mu * i_bar / free), 0.0)
+        else:
+            frac = np.where(free > 0, np.minimum(poisson_quantile(mean=mu, q=quantile) * i_bar / free, 1.0), 0.0)
+    return (k - 1.0) * full + last + frac * np.maximum(t_full - last, 0.0)
+
+
+def poisson_quantile(*, mean, q, terms=256):
+    """Smallest n with P(N ≤ n) ≥ q for N Poisson of this mean (summed over ``terms`` terms;
+    larger means by the normal approximation). Mean 0.12, q = 0.95: P(N = 0) = 0.887 < 0.95, so 1.
+
+    >>> poisson_quantile(mean=[0.12, 0.04, 3.0], q=0.95).tolist()
+    [1.0, 0.0, 6.0]
+    """
+    mu = np.maximum(np.asarray(mean, dtype=float), 0.0)
+    qq = np.asarray(q, dtype=float)
+    pmf = np.exp(-mu)
+    cdf = pmf.copy()
+    n = np.zeros(np.broadcast_shapes(mu.shape, qq.shape))
+    for j in range(1, terms):
+        n = n + (cdf < qq)
+        pmf = pmf * mu / j
+        cdf = cdf + pmf
+    normal = np.ceil(mu + normal_quantile(qq) * np.sqrt(mu) - 0.5)
+    return np.where(mu < terms / 4.0, n, np.maximum(normal, 0.0))
+
+
+@dataclass(frozen=True)
+class OpenLoop:
+    """Steady state of an open loop at λ requests/s (module docstring); seconds, arrays.
+    Past capacity (``stable`` False) the latencies are inf: the queue grows without bound."""
+
+    ttft_s: np.ndarray  # mean
+    ttft_percentile_s: np.ndarray  # at ``percentile``
+    percentile: np.ndarray
+    tpot_s: np.ndarray
+    e2e_latency_s: np.ndarray
+    running: np.ndarray  # R, sequences the engine holds
+    slots: np.ndarray  # c = min(max_num_seqs, KV sequences at the running context)
+    api_wait_s: np.ndarray
+    budget_wait_s: np.ndarray
+    slot_wait_s: np.ndarray
+    step_residual_s: np.ndarray
+    own_prefill_s: np.ndarray
+    decode_step_s: np.ndarray
+    prefill_utilization: np.ndarray  # ρ_p: share of engine time on prompts
+    api_utilization: np.ndarray  # λ·t_api
+    stable: np.ndarray
+    slots_full_probability: np.ndarray  # P(R ≥ c) for the peaked batch
+    closed_form: np.ndarray  # False where the batch reaches the slots often (KV wall: preemption) or past capacity
+
+
+# Above this share of time at the slots the batch meets the KV wall (bench/sim_vs_analytic.py --shapes:
+# Llama-3.1-70B at 90 % of capacity preempts 89-180 times in 4,000 requests and waits 2-3x longer)
+SLOTS_FULL_LIMIT = 1e-3
+
+
+def _slots(e: EngineNumbers, *, input_len, output_len, output_cv, max_num_seqs, max_num_batched_tokens,
+           kv_capacity_tokens):
+    """c = min(max_num_seqs, KV pool / tokens a running sequence holds), as closed_loop counts them."""
+    ctx = np.asarray(input_len, dtype=float) + np.asarray(output_len, dtype=float) * (
+        1.0 + np.asarray(output_cv, dtype=float) ** 2) / 2.0
+    kv_per_seq = windowed_context_tokens(context_tokens=np.maximum(ctx, 1.0),
+                                         sliding_window=np.asarray(e.sliding_window, dtype=float) - 1.0
+                                         + np.asarray(max_num_batched_tokens, dtype=float),
+                                         sliding_fraction=e.sliding_fraction)
+    kv = np.floor(np.asarray(kv_capacity_tokens, dtype=float) / kv_per_seq)
+    return np.maximum(np.minimum(np.asarray(max_num_seqs, dtype=float), kv), 1.0)
+
+
+def lognormal_quantile(*, mean, cv, q):
+    """The q-quantile of a lognormal of this mean and CV: exp(μ + σ·z_q), σ² = ln(1 + cv²),
+    μ = ln(mean) − σ²/2 (cv = 0: the mean). Mean 1000, CV 0.5: σ = √ln 1.25 = 0.4724, P95 =
+    1000 · exp(0.4724 · 1.6449 − 0.1116) = 1945.
+
+    >>> round(float(lognormal_quantile(mean=1000.0, cv=0.5, q=0.95)))
+    1945
+    """
+    s2 = np.log1p(np.asarray(cv, dtype=float) ** 2)
+    return np.asarray(mean, dtype=float) * np.exp(np.sqrt(s2) * normal_quantile(q) - s2 / 2.0)
+
+
+def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs, max_num_batched_tokens,
+              kv_capacity_tokens, input_cv=0.0, output_cv=0.0, enable_chunked_prefill=True,
+              percentile=95.0) -> OpenLoop:
+    """Open loop at ``rate_rps`` (Poisson) with lognormal lengths of mean I, O and CVs (0: fixed).
+
+    The decoding batch solves R = λ·(O − 1)·T̄(R) (decode tokens per second in = out; bisection
+    on [0, c]; none there: past capacity). Then, in seconds,
+      TTFT = t_api + W_api + t_req + (1 − ρ_q)·T_dec/2 + W + own(W),  W = W_pf + W_slot,
+    W_api M/D/1, W_pf M/G/1 (:func:`engine_load`), own(W) :func:`own_prefill_s`, and
+    W_slot = (1 + cv_O²)/2 · ErlangC(c/z, a/z) · z·E2E/(c − a), a = λ·E2E (Hayward's correction of
+    Erlang C for a peaked batch, Var(R) = z·R). TPOT = T̄ + z·dT̄/dR; E2E = TTFT + (O − 1)·TPOT.
+    Percentile: three independent parts, each at its own quantile — the waits W (0 with
+    probability 1 − π, else exponential, :func:`wait_quantile_s`) together with own(W) that grows
+    with them, the own prompt's length (lognormal), the API server's wait — combined as
+    mean + √(Σ (q_i − mean_i)²).
+
+    Hand-worked API server (no engine work, to check the queueing arithmetic): 20 ms per request
+    at 10 req/s (ρ = 0.2) waits 10 · 0.02² / (2 · 0.8) = 2.5 ms; at 1 req/s 1 · 0.02² / 1.96 = 0.2 ms.
+
+    >>> from calc.spec.catalog import get_gpu, get_model
+    >>> from calc.timing.estimate import engine_numbers
+    >>> from calc.spec.inputs import Efficiency
+    >>> e = engine_numbers(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"),
+    ...                    efficiency=Efficiency(api_server_request_s=0.02, request_overhead_s=0.0))
+    >>> r = open_loop(e, input_len=1024, output_len=256, rate_rps=[1.0, 10.0], max_num_seqs=256,
+    ...               max_num_batched_tokens=8192, kv_capacity_tokens=400_000)
+    >>> [round(float(x) * 1e3, 1) for x in r.api_wait_s]
+    [0.2, 2.5]
+    >>> bool(np.all(np.diff(r.ttft_s) > 0)), bool(np.all(r.ttft_percentile_s >= r.ttft_s))
+    (True, True)
+    """
+    lam = np.asarray(rate_rps, dtype=float)
+    I = np.asarray(input_len, dtype=float)
+    O = np.asarray(output_len, dtype=float)
+    m = np.maximum(O - 1.0, 0.0)
+    c = _slots(e, input_len=I, output_len=O, output_cv=output_cv, max_num_seqs=max_num_seqs,
+               max_num_batched_tokens=max_num_batched_tokens, kv_capacity_tokens=kv_capacity_tokens)
+    kw = dict(input_len=I, output_len=O, input_cv=input_cv, output_cv=output_cv, rate_rps=lam,
+              max_num_batched_tokens=max_num_batched_tokens, enable_chunked_prefill=enable_chunked_prefill)
+
+    def excess(d):  # decode tokens asked of d sequences per second minus what d of them make
+        return lam * m * engine_load(e, running=d, **kw).mean_step_s - d
+
+    over = ~(excess(c) <= 0)
+    lo = np.zeros(np.broadcast_shapes(np.shape(c), np.shape(lam), np.shape(excess(c))))
+    hi = np.broadcast_to(c, lo.shape).astype(float)
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        up = excess(mid) > 0
+        lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
+    d = np.where(over, c, hi)
+    load = engine_load(e, running=d, **kw)
+    ctx = I + O * (1.0 + np.asarray(output_cv, dtype=float) ** 2) / 2.0
+    own_kw = dict(mean_input_len=I, running=d, context_tokens=ctx, rate_rps=lam,
+                  max_num_batched_tokens=max_num_batched_tokens, enable_chunked_prefill=enable_chunked_prefill)
+
+    def own(i, w):
+        return own_prefill_s(e, input_len=i, wait_s=w, **own_kw)
+
+    # a free sequence slot: M/G/c, service E2E, offered a = λ·E2E, peaked batch (Hayward)
+    z = load.batch_peakedness
+    e2e0 = load.residual_s + load.budget_wait_s + own(I, load.budget_wait_s) + m * load.tpot_s
+    a = lam * e2e0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pw = erlang_c(servers=c / z, offered_load=a / z)
+        w_slot = np.where(pw > 0, (1.0 + np.asarray(output_cv, dtype=float) ** 2) / 2.0 * pw * z * e2e0
+                          / np.maximum(c - a, 1e-12), 0.0)
+    w = load.budget_wait_s + w_slot
+    p_wait = 1.0 - (1.0 - np.clip(load.budget_utilization, 0.0, 1.0)) * (1.0 - pw)
+    q = np.asarray(percentile, dtype=float) / 100.0
+    t_api = np.asarray(e.api_server_request_s, dtype=float)
+    w_api, _ = mg1_wait_s(rate_rps=lam, service_s=t_api, service_m2_s2=t_api ** 2, service_m3_s3=t_api ** 3)
+    fixed = t_api + np.asarray(e.request_overhead_s, dtype=float)
+    own_mean = own(I, w)
+    mean = fixed + w_api + load.residual_s + w + own_mean
+    w_q = wait_quantile_s(mean_s=w, p_wait=p_wait, q=q)
+    with np.errstate(invalid="ignore"):  # past capacity: inf − inf, masked below
+        ex_wait = w_q + own(I, w_q) - (w + own_mean)
+        ex_fill = own_prefill_s(e, input_len=I, wait_s=w, quantile=q, **own_kw) - own_mean
+        ex_len = own(lognormal_quantile(mean=I, cv=input_cv, q=q), w) - own_mean
+        ex_api = wait_quantile_s(mean_s=w_api, p_wait=lam * t_api, q=q) - w_api
+        spread = np.sqrt(sum(np.maximum(x, 0.0) ** 2 for x in (ex_wait, ex_fill, ex_len, ex_api)))
+    stable = ~over & np.isfinite(mean) & (a < c) & (lam * t_api < 1.0)
+    # How often the peaked batch reaches the slots (normal, Var(R) = z·R): where the slots are the
+    # KV pool, vLLM preempts and recomputes there instead of queueing, which this model does not follow
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_full = np.where(stable, 1.0 - np.vectorize(NormalDist().cdf)((c - a) / np.sqrt(z * np.maximum(a, 1e-12))), 1.0)
+    inf = np.where(stable, 1.0, np.inf)
+    ttft = mean * inf
+    return OpenLoop(ttft_s=ttft, ttft_percentile_s=(mean + spread) * inf, percentile=q * 100.0,
+                    tpot_s=load.tpot_s * inf, e2e_latency_s=ttft + m * load.tpot_s * inf,
+                    running=np.where(stable, lam * (mean - fixed - w_api + m * load.tpot_s), c), slots=c,
+                    api_wait_s=w_api, budget_wait_s=load.budget_wait_s, slot_wait_s=w_slot * inf,
+                    step_residual_s=load.residual_s, own_prefill_s=own_mean, decode_step_s=load.decode_step_s,
+                    prefill_utilization=load.prefill_utilization, api_utilization=lam * t_api, stable=stable,
+                    slots_full_probability=p_full, closed_form=stable & (p_full < SLOTS_FULL_LIMIT))
