@@ -353,28 +353,11 @@ def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs
     m = np.maximum(O - 1.0, 0.0)
     c = _slots(e, input_len=I, output_len=O, output_cv=output_cv, max_num_seqs=max_num_seqs,
                max_num_batched_tokens=max_num_batched_tokens, kv_capacity_tokens=kv_capacity_tokens)
-    kw = dict(input_len=I, output_len=O, input_cv=input_cv, output_cv=output_cv, rate_rps=lam,
+    kw = dict(input_len=I, output_len=O, input_cv=input_cv, output_cv=output_cv,
               max_num_batched_tokens=max_num_batched_tokens, enable_chunked_prefill=enable_chunked_prefill)
-
-    def excess(d):  # decode tokens asked of d sequences per second minus what d of them make
-        return lam * m * engine_load(e, running=d, **kw).mean_step_s - d
-
-    over = ~(excess(c) <= 0)
-    lo = np.zeros(np.broadcast_shapes(np.shape(c), np.shape(lam), np.shape(excess(c))))
-    hi = np.broadcast_to(c, lo.shape).astype(float)
-    for _ in range(40):
-        mid = 0.5 * (lo + hi)
-        up = excess(mid) > 0
-        lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
-    d = np.where(over, c, hi)
-    load = engine_load(e, running=d, **kw)
-    ctx = I + O * (1.0 + np.asarray(output_cv, dtype=float) ** 2) / 2.0
-    own_kw = dict(mean_input_len=I, running=d, context_tokens=ctx, rate_rps=lam,
-                  max_num_batched_tokens=max_num_batched_tokens, enable_chunked_prefill=enable_chunked_prefill)
-
-    def own(i, w):
-        return own_prefill_s(e, input_len=i, wait_s=w, **own_kw)
-
+    d, over = _decode_batch(e, rate_rps=lam, slots=c, **kw)
+    load = engine_load(e, running=d, rate_rps=lam, **kw)
+    own = _own(e, load=load, running=d, rate_rps=lam, **kw)
     # a free sequence slot: M/G/c, service E2E, offered a = λ·E2E, peaked batch (Hayward)
     z = load.batch_peakedness
     e2e0 = load.residual_s + load.budget_wait_s + own(I, load.budget_wait_s) + m * load.tpot_s
@@ -383,21 +366,12 @@ def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs
         pw = erlang_c(servers=c / z, offered_load=a / z)
         w_slot = np.where(pw > 0, (1.0 + np.asarray(output_cv, dtype=float) ** 2) / 2.0 * pw * z * e2e0
                           / np.maximum(c - a, 1e-12), 0.0)
-    w = load.budget_wait_s + w_slot
-    p_wait = 1.0 - (1.0 - np.clip(load.budget_utilization, 0.0, 1.0)) * (1.0 - pw)
-    q = np.asarray(percentile, dtype=float) / 100.0
     t_api = np.asarray(e.api_server_request_s, dtype=float)
     w_api, _ = mg1_wait_s(rate_rps=lam, service_s=t_api, service_m2_s2=t_api ** 2, service_m3_s3=t_api ** 3)
-    fixed = t_api + np.asarray(e.request_overhead_s, dtype=float)
-    own_mean = own(I, w)
-    mean = fixed + w_api + load.residual_s + w + own_mean
-    w_q = wait_quantile_s(mean_s=w, p_wait=p_wait, q=q)
-    with np.errstate(invalid="ignore"):  # past capacity: inf − inf, masked below
-        ex_wait = w_q + own(I, w_q) - (w + own_mean)
-        ex_fill = own_prefill_s(e, input_len=I, wait_s=w, quantile=q, **own_kw) - own_mean
-        ex_len = own(lognormal_quantile(mean=I, cv=input_cv, q=q), w) - own_mean
-        ex_api = wait_quantile_s(mean_s=w_api, p_wait=lam * t_api, q=q) - w_api
-        spread = np.sqrt(sum(np.maximum(x, 0.0) ** 2 for x in (ex_wait, ex_fill, ex_len, ex_api)))
+    q = np.asarray(percentile, dtype=float) / 100.0
+    mean, ttft_q, own_mean = _ttft(e, own=own, input_len=I, input_cv=input_cv, residual_s=load.residual_s,
+                                   waits=((load.budget_wait_s, load.budget_utilization), (w_slot, pw)),
+                                   api_wait=(w_api, lam * t_api), q=q)
     stable = ~over & np.isfinite(mean) & (a < c) & (lam * t_api < 1.0)
     # How often the peaked batch reaches the slots (normal, Var(R) = z·R): where the slots are the
     # KV pool, vLLM preempts and recomputes there instead of queueing, which this model does not follow
@@ -405,10 +379,68 @@ def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs
         p_full = np.where(stable, 1.0 - np.vectorize(NormalDist().cdf)((c - a) / np.sqrt(z * np.maximum(a, 1e-12))), 1.0)
     inf = np.where(stable, 1.0, np.inf)
     ttft = mean * inf
-    return OpenLoop(ttft_s=ttft, ttft_percentile_s=(mean + spread) * inf, percentile=q * 100.0,
+    fixed = t_api + np.asarray(e.request_overhead_s, dtype=float)
+    return OpenLoop(ttft_s=ttft, ttft_percentile_s=ttft_q * inf, percentile=q * 100.0,
                     tpot_s=load.tpot_s * inf, e2e_latency_s=ttft + m * load.tpot_s * inf,
                     running=np.where(stable, lam * (mean - fixed - w_api + m * load.tpot_s), c), slots=c,
                     api_wait_s=w_api, budget_wait_s=load.budget_wait_s, slot_wait_s=w_slot * inf,
                     step_residual_s=load.residual_s, own_prefill_s=own_mean, decode_step_s=load.decode_step_s,
                     prefill_utilization=load.prefill_utilization, api_utilization=lam * t_api, stable=stable,
                     slots_full_probability=p_full, closed_form=stable & (p_full < SLOTS_FULL_LIMIT))
+
+
+def _decode_batch(e: EngineNumbers, *, rate_rps, slots, output_len, **kw):
+    """(R, past capacity): the step-average decoding batch R = λ·(O − 1)·T̄(R) (decode tokens asked
+    per second = made per second), by bisection on [0, c]; none there: past capacity."""
+    lam = np.asarray(rate_rps, dtype=float)
+    m = np.maximum(np.asarray(output_len, dtype=float) - 1.0, 0.0)
+    c = np.asarray(slots, dtype=float)
+
+    def excess(d):
+        return lam * m * engine_load(e, running=d, rate_rps=lam, output_len=output_len, **kw).mean_step_s - d
+
+    at_c = excess(c)
+    over = ~(at_c <= 0)
+    lo = np.zeros(np.broadcast_shapes(np.shape(c), np.shape(at_c)))
+    hi = np.broadcast_to(c, lo.shape).astype(float)
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        up = excess(mid) > 0
+        lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
+    return np.where(over, c, hi), over
+
+
+def _own(e: EngineNumbers, *, load: EngineLoad, running, rate_rps, input_len, output_len, output_cv,
+         max_num_batched_tokens, enable_chunked_prefill, **_):
+    """own(I, wait, quantile=None): :func:`own_prefill_s` at this batch and rate."""
+    ctx = np.asarray(input_len, dtype=float) + np.asarray(output_len, dtype=float) * (
+        1.0 + np.asarray(output_cv, dtype=float) ** 2) / 2.0
+
+    def own(i, w, quantile=None):
+        return own_prefill_s(e, input_len=i, wait_s=w, quantile=quantile, mean_input_len=input_len, running=running,
+                             context_tokens=ctx, rate_rps=rate_rps, max_num_batched_tokens=max_num_batched_tokens,
+                             enable_chunked_prefill=enable_chunked_prefill)
+    return own
+
+
+def _ttft(e: EngineNumbers, *, own, input_len, input_cv, residual_s, waits, api_wait, q):
+    """(mean, q-quantile, mean own prefill) of TTFT = t_api + W_api + t_req + residual + ΣW + own(ΣW)
+    (``waits``: (mean, probability of waiting) pairs, ``api_wait`` the API server's). The quantile:
+    the waits together with own(W) that grows with them, the prompts behind (Poisson), the own
+    prompt's length (lognormal) and the API wait, each at its q-quantile, combined as
+    mean + √(Σ (q_i − mean_i)²) (:func:`open_loop`)."""
+    I = np.asarray(input_len, dtype=float)
+    w = sum(x for x, _ in waits)
+    p_wait = 1.0 - np.prod([1.0 - np.clip(p, 0.0, 1.0) for _, p in waits], axis=0)
+    w_api, p_api = api_wait
+    fixed = np.asarray(e.api_server_request_s, dtype=float) + np.asarray(e.request_overhead_s, dtype=float)
+    own_mean = own(I, w)
+    mean = fixed + w_api + residual_s + w + own_mean
+    w_q = wait_quantile_s(mean_s=w, p_wait=p_wait, q=q)
+    with np.errstate(invalid="ignore"):  # past capacity: inf − inf, masked by the caller
+        ex_wait = w_q + own(I, w_q) - (w + own_mean)
+        ex_fill = own(I, w, quantile=q) - own_mean
+        ex_len = own(lognormal_quantile(mean=I, cv=input_cv, q=q), w) - own_mean
+        ex_api = wait_quantile_s(mean_s=w_api, p_wait=p_api, q=q) - w_api
+        spread = np.sqrt(sum(np.maximum(x, 0.0) ** 2 for x in (ex_wait, ex_fill, ex_len, ex_api)))
+    return mean, mean + spread, own_mean
