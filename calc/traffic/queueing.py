@@ -444,3 +444,130 @@ def _ttft(e: EngineNumbers, *, own, input_len, input_cv, residual_s, waits, api_
         ex_api = wait_quantile_s(mean_s=w_api, p_wait=p_api, q=q) - w_api
         spread = np.sqrt(sum(np.maximum(x, 0.0) ** 2 for x in (ex_wait, ex_fill, ex_len, ex_api)))
     return mean, mean + spread, own_mean
+
+
+def finite_source_wait_s(*, customers, think_s, service_s, service_cv2=0.0):
+    """(mean wait, probability of waiting) in a single FCFS server fed by C customers that each
+    come back ``think_s`` after their service ends (a closed loop: the machine-repairman queue,
+    which waits less than an open M/G/1 at the same rate because a customer in the queue is not
+    also arriving). Mean value analysis, n = 1 … C (arrival theorem: an arrival sees the loop with
+    n − 1 customers): W(n) = S·(1 + Q(n−1) − U(n−1)) + U(n−1)·S·(1 + C_s²)/2 (the one in service has
+    its residual left, Reiser's approximation for general service), X(n) = n / (Z + W(n)),
+    Q(n) = X(n)·W(n), U(n) = X(n)·S. The wait is W(C) − S; the probability of waiting U(C − 1).
+
+    Two customers, service 1 s, think 1 s, exponential service (C_s² = 1): W(1) = 1, X(1) = 0.5,
+    Q(1) = U(1) = 0.5; W(2) = 1 + 0.5 = 1.5, so the wait is 0.5 s (the exact M/M/1//2 value).
+
+    >>> w, p = finite_source_wait_s(customers=2, think_s=1.0, service_s=1.0, service_cv2=1.0)
+    >>> float(w), float(p)
+    (0.5, 0.5)
+    """
+    C = np.asarray(customers, dtype=float)
+    Z = np.asarray(think_s, dtype=float)
+    S = np.asarray(service_s, dtype=float)
+    r = (1.0 + np.asarray(service_cv2, dtype=float)) / 2.0
+    shape = np.broadcast_shapes(C.shape, Z.shape, S.shape, r.shape)
+    Q, U, W, U_prev = np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros(shape)
+    n_max = int(np.nanmax(np.where(np.isfinite(C), C, 1.0), initial=1.0))
+    for n in range(1, n_max + 1):
+        live = n <= C
+        Wn = S * (1.0 + Q - U) + U * S * r
+        with np.errstate(divide="ignore", invalid="ignore"):
+            Xn = n / (Z + Wn)
+        U_prev = np.where(live, U, U_prev)
+        W = np.where(live, Wn, W)
+        Q = np.where(live, Xn * Wn, Q)
+        U = np.where(live, np.minimum(Xn * S, 1.0), U)
+    return np.maximum(W - S, 0.0), U_prev
+
+
+@dataclass(frozen=True)
+class ClosedLoopTTFT:
+    """TTFT of a closed loop of C clients in steady state, mean and a percentile (seconds)."""
+
+    ttft_s: np.ndarray
+    ttft_percentile_s: np.ndarray
+    percentile: np.ndarray
+    requests_per_s: np.ndarray  # X of :func:`calc.timing.serving.closed_loop`
+    budget_wait_s: np.ndarray  # finite-source wait for the token budget
+    api_wait_s: np.ndarray
+    slot_wait_s: np.ndarray  # clients beyond the running batch: (C − R)/X
+    own_prefill_s: np.ndarray
+
+
+def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, max_num_seqs, max_num_batched_tokens,
+                     kv_capacity_tokens, input_cv=0.0, output_cv=0.0, enable_chunked_prefill=True,
+                     percentile=95.0) -> ClosedLoopTTFT:
+    """Closed loop of C clients whose requests spread out (lengths that vary; the steady state of
+    :func:`calc.timing.serving.closed_loop`, whose throughput X and running batch R it takes):
+    the engine's steps at λ = X (:func:`engine_load`), then the TTFT terms of :func:`open_loop`
+    with the queues of a finite population (:func:`finite_source_wait_s`): the token budget with
+    service τ·I and the API server with t_api, each fed by the C clients whose cycle is C / X; the
+    C − R clients beyond the batch wait (C − R)/X for a slot (Little).
+
+    One client never queues: TTFT = t_api + t_req + its own prefill step (+ half a decode step
+    only when others decode; none here).
+
+    >>> from calc.spec.catalog import get_gpu, get_model
+    >>> from calc.timing.estimate import engine_numbers
+    >>> from calc.timing.serving import prefill_step
+    >>> e = engine_numbers(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"))
+    >>> r = closed_loop_ttft(e, input_len=1024, output_len=256, concurrency=[1, 64], max_num_seqs=256,
+    ...                      max_num_batched_tokens=8192, kv_capacity_tokens=400_000)
+    >>> alone = 0.022 + 0.028 + float(prefill_step(e, prompts=1, prompt_tokens=1024).step_s)
+    >>> bool(np.isclose(r.ttft_s[0], alone)), bool(r.ttft_s[1] > r.ttft_s[0])
+    (True, True)
+    """
+    from calc.timing.serving import closed_loop  # noqa: PLC0415 (serving imports nothing from here)
+
+    I = np.asarray(input_len, dtype=float)
+    O = np.asarray(output_len, dtype=float)
+    C = np.asarray(concurrency, dtype=float)
+    m = np.maximum(O - 1.0, 0.0)
+    s = closed_loop(e, input_len=I, output_len=O, concurrency=C, max_num_seqs=max_num_seqs,
+                    max_num_batched_tokens=max_num_batched_tokens, enable_chunked_prefill=enable_chunked_prefill,
+                    kv_capacity_tokens=kv_capacity_tokens, fits=True, uniform_lengths=False)
+    X = s.requests_per_s
+    kw = dict(input_len=I, output_len=O, input_cv=input_cv, output_cv=output_cv,
+              max_num_batched_tokens=max_num_batched_tokens, enable_chunked_prefill=enable_chunked_prefill)
+    c = _slots(e, input_len=I, output_len=O, output_cv=output_cv, max_num_seqs=max_num_seqs,
+               max_num_batched_tokens=max_num_batched_tokens, kv_capacity_tokens=kv_capacity_tokens)
+    d, _ = _decode_batch(e, rate_rps=X, slots=np.minimum(c, C), **kw)
+    load = engine_load(e, running=d, rate_rps=X, **kw)
+    R = np.minimum(C, s.running)
+    others = np.maximum(R - 1.0, 0.0) / np.maximum(R, 1.0)  # our own sequence neither decodes nor arrives behind us
+    own = _own(e, load=load, running=d * others, rate_rps=X * others, **kw)
+    room = np.where(np.asarray(enable_chunked_prefill, dtype=bool),
+                    np.maximum(np.asarray(max_num_batched_tokens, dtype=float) - d, 1.0),
+                    np.asarray(max_num_batched_tokens, dtype=float))
+    # Clients come back when their requests finish, a fixed share of the decodes of every step:
+    # prompts arrive at α = X·T̄ per step, not per second, so slow (full) steps bring no more of
+    # them. The token budget is a finite-source queue in steps: service I/room steps, R clients
+    # with a cycle of R/α steps; its wait in seconds is at full steps (T_full each).
+    alpha = X * load.mean_step_s
+    k = np.ceil(I / room)
+    service = I / room
+    cv2 = np.asarray(input_cv, dtype=float) ** 2
+    w_pf, p_pf = np.zeros_like(service), np.zeros_like(service)
+    for _ in range(3):  # the think time is the cycle less the time at the queue
+        w_pf, p_pf = finite_source_wait_s(customers=R, think_s=np.maximum(R / alpha - service - w_pf, 0.0),
+                                          service_s=service, service_cv2=cv2)
+    w_pf = w_pf * load.full_step_s
+    # the step in flight at an arrival: a share f = min(α·k, 1) of the steps carry a prompt
+    t_mix = np.where(k > 1, load.full_step_s, own(I, 0.0))
+    f = np.clip(alpha * k, 0.0, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mix = f * t_mix + (1.0 - f) * load.decode_step_s
+        residual = np.where((R > 1) & (mix > 0), (f * t_mix ** 2 + (1.0 - f) * load.decode_step_s ** 2) / (2.0 * mix), 0.0)
+    own = _own(e, load=load, running=d * others, rate_rps=alpha / load.full_step_s * others, **kw)
+    cycle = R / X
+    t_api = np.asarray(e.api_server_request_s, dtype=float)
+    w_api, p_api = finite_source_wait_s(customers=C, think_s=np.maximum(C / X - t_api, 0.0), service_s=t_api)
+    w_slot = np.maximum(C - R, 0.0) / X
+    q = np.asarray(percentile, dtype=float) / 100.0
+    mean, ttft_q, own_mean = _ttft(e, own=own, input_len=I, input_cv=input_cv,
+                                   residual_s=residual,
+                                   waits=((w_pf, p_pf), (w_slot, np.where(C > R, 1.0, 0.0))),
+                                   api_wait=(w_api, p_api), q=q)
+    return ClosedLoopTTFT(ttft_s=mean, ttft_percentile_s=ttft_q, percentile=q * 100.0, requests_per_s=X,
+                          budget_wait_s=w_pf, api_wait_s=w_api, slot_wait_s=w_slot, own_prefill_s=own_mean)
