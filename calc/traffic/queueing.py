@@ -130,6 +130,9 @@ class EngineLoad:
     budget_utilization: np.ndarray  # ρ_q = λ·I·T_full / room
     residual_s: np.ndarray  # the decode step in flight when the budget queue is empty: (1 − ρ_q)·T_dec/2
     budget_wait_s: np.ndarray  # W_pf: prompt tokens ahead in the token budget (M/G/1)
+    step_in_flight_s: np.ndarray  # T* = E[T²]/E[T]: the step an arrival lands in (length-biased)
+    mix_step_s: np.ndarray  # T_mix: a step that carries the prompts of the step before
+    mix_share: np.ndarray  # f: share of steps that carry prompts
 
 
 def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output_cv=0.0, running, rate_rps,
@@ -190,7 +193,13 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
                       service_m2_s2=tau ** 2 * lognormal_moment(mean=I, cv=cv_i, k=2),
                       service_m3_s3=tau ** 3 * lognormal_moment(mean=I, cv=cv_i, k=3))
     res = np.clip(1.0 - rho_q, 0.0, 1.0) * np.where(chunked, t_dec, 0.0) / 2.0
-    return EngineLoad(decode_step_s=t_dec, mean_step_s=t_bar, tpot_s=tpot, batch_peakedness=z, prefill_s=t_pf,
+    # steps while prompts fit them: a share f = 1 − exp(−λ·T̄) carries the n = λ·T̄/f prompts that
+    # arrived during the step before, T_mix = T_dec + n·T_pf; an arrival lands in a step of T*
+    f = -np.expm1(-lam * t_bar)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_mix = np.where(f > 0, t_dec + lam * t_bar / f * t_pf, t_dec)
+        t_star = np.where(t_bar > 0, (f * t_mix ** 2 + (1.0 - f) * t_dec ** 2) / t_bar, 0.0)
+    return EngineLoad(step_in_flight_s=t_star, mix_step_s=t_mix, mix_share=f, decode_step_s=t_dec, mean_step_s=t_bar, tpot_s=tpot, batch_peakedness=z, prefill_s=t_pf,
                       prefill_utilization=rho_p, full_step_s=t_full, budget_utilization=rho_q, residual_s=res,
                       budget_wait_s=w)
 
@@ -242,24 +251,29 @@ def own_prefill_s(e: EngineNumbers, *, input_len, mean_input_len, running, conte
 
 
 def poisson_quantile(*, mean, q, terms=256):
-    """Smallest n with P(N ≤ n) ≥ q for N Poisson of this mean (summed over ``terms`` terms;
-    larger means by the normal approximation). Mean 0.12, q = 0.95: P(N = 0) = 0.887 < 0.95, so 1.
+    """The q-quantile of N, Poisson of this mean, interpolated within the step where the CDF passes
+    q: n − 1 + (q − P(N ≤ n − 1)) / P(N = n) (a count that moves smoothly with the mean; summed over
+    ``terms`` terms, larger means by the normal approximation).
 
-    >>> poisson_quantile(mean=[0.12, 0.04, 3.0], q=0.95).tolist()
-    [1.0, 0.0, 6.0]
+    Mean 0.12, q = 0.95: P(N = 0) = 0.887, P(N = 1) = 0.106: 0 + (0.95 − 0.887)/0.106 = 0.59.
+
+    >>> [round(x, 2) for x in poisson_quantile(mean=[0.12, 0.04, 3.0], q=0.95).tolist()]
+    [0.59, 0.0, 5.67]
     """
     mu = np.maximum(np.asarray(mean, dtype=float), 0.0)
     qq = np.asarray(q, dtype=float)
-    pmf = np.exp(-mu)
-    cdf = pmf.copy()
-    n = np.zeros(np.broadcast_shapes(mu.shape, qq.shape))
-    for j in range(1, terms):
-        n = n + (cdf < qq)
-        pmf = pmf * mu / j
-        cdf = cdf + pmf
-    normal = np.ceil(mu + normal_quantile(qq) * np.sqrt(mu) - 0.5)
-    return np.where(mu < terms / 4.0, n, np.maximum(normal, 0.0))
-
+    shape = np.broadcast_shapes(mu.shape, qq.shape)
+    pmf = np.exp(-mu) * np.ones(shape)
+    below = np.zeros(shape)  # P(N ≤ j − 1)
+    out = np.full(shape, np.nan)
+    for j in range(terms):
+        cross = np.isnan(out) & (below + pmf >= qq)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # pmf underflows far in the tail
+            out = np.where(cross, j - 1.0 + (qq - below) / pmf, out)
+        below = below + pmf
+        pmf = pmf * mu / (j + 1)
+    normal = mu + normal_quantile(qq) * np.sqrt(mu)
+    return np.maximum(np.where(np.isnan(out), normal, out), 0.0)
 
 @dataclass(frozen=True)
 class OpenLoop:
@@ -369,9 +383,12 @@ def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs
     t_api = np.asarray(e.api_server_request_s, dtype=float)
     w_api, _ = mg1_wait_s(rate_rps=lam, service_s=t_api, service_m2_s2=t_api ** 2, service_m3_s3=t_api ** 3)
     q = np.asarray(percentile, dtype=float) / 100.0
+    ctx = I + O * (1.0 + np.asarray(output_cv, dtype=float) ** 2) / 2.0
+    floor = _batch_floor_s(e, load=load, input_len=I, others=lam * load.step_in_flight_s, running=d,
+                           context_tokens=ctx, enable_chunked_prefill=enable_chunked_prefill, q=q)
     mean, ttft_q, own_mean = _ttft(e, own=own, input_len=I, input_cv=input_cv, residual_s=load.residual_s,
                                    waits=((load.budget_wait_s, load.budget_utilization), (w_slot, pw)),
-                                   api_wait=(w_api, lam * t_api), q=q)
+                                   api_wait=(w_api, lam * t_api), q=q, floor_s=floor)
     stable = ~over & np.isfinite(mean) & (a < c) & (lam * t_api < 1.0)
     # How often the peaked batch reaches the slots (normal, Var(R) = z·R): where the slots are the
     # KV pool, vLLM preempts and recomputes there instead of queueing, which this model does not follow
@@ -423,27 +440,58 @@ def _own(e: EngineNumbers, *, load: EngineLoad, running, rate_rps, input_len, ou
     return own
 
 
-def _ttft(e: EngineNumbers, *, own, input_len, input_cv, residual_s, waits, api_wait, q):
+def _ttft(e: EngineNumbers, *, own, input_len, input_cv, residual_s, waits, api_wait, q, floor_s=(0.0, 0.0)):
     """(mean, q-quantile, mean own prefill) of TTFT = t_api + W_api + t_req + residual + ΣW + own(ΣW)
     (``waits``: (mean, probability of waiting) pairs, ``api_wait`` the API server's). The quantile:
     the waits together with own(W) that grows with them, the prompts behind (Poisson), the own
     prompt's length (lognormal) and the API wait, each at its q-quantile, combined as
-    mean + √(Σ (q_i − mean_i)²) (:func:`open_loop`)."""
+    mean + √(Σ (q_i − mean_i)²) (:func:`open_loop`). ``floor_s``: (mean, quantile) that the engine
+    part is at least (the prompts that share one step, :func:`_batch_floor_s`), a part of its own."""
     I = np.asarray(input_len, dtype=float)
     w = sum(x for x, _ in waits)
     p_wait = 1.0 - np.prod([1.0 - np.clip(p, 0.0, 1.0) for _, p in waits], axis=0)
     w_api, p_api = api_wait
     fixed = np.asarray(e.api_server_request_s, dtype=float) + np.asarray(e.request_overhead_s, dtype=float)
     own_mean = own(I, w)
-    mean = fixed + w_api + residual_s + w + own_mean
+    engine = residual_s + w + own_mean
+    floor_mean, floor_q = floor_s
+    lift = np.maximum(floor_mean - engine, 0.0)
+    mean = fixed + w_api + engine + lift
     w_q = wait_quantile_s(mean_s=w, p_wait=p_wait, q=q)
     with np.errstate(invalid="ignore"):  # past capacity: inf − inf, masked by the caller
         ex_wait = w_q + own(I, w_q) - (w + own_mean)
         ex_fill = own(I, w, quantile=q) - own_mean
         ex_len = own(lognormal_quantile(mean=I, cv=input_cv, q=q), w) - own_mean
         ex_api = wait_quantile_s(mean_s=w_api, p_wait=p_api, q=q) - w_api
-        spread = np.sqrt(sum(np.maximum(x, 0.0) ** 2 for x in (ex_wait, ex_fill, ex_len, ex_api)))
-    return mean, mean + spread, own_mean
+        ex_floor = np.where(lift > 0, floor_q - floor_mean, 0.0)
+        spread = np.sqrt(sum(np.maximum(x, 0.0) ** 2 for x in (ex_wait, ex_fill, ex_len, ex_api, ex_floor)))
+    return mean, mean + spread, own_mean + lift
+
+
+def _batch_floor_s(e: EngineNumbers, *, load: EngineLoad, input_len, others, running, context_tokens,
+                   enable_chunked_prefill, q):
+    """(mean, q-quantile) of the engine time to the first token while prompts fit one step: the
+    rest of the step in flight (T*/2; uniform within a T_mix step, time share π = f·T_mix/T̄, or a
+    T_dec one) and then one step with our prompt and the ``others`` (Poisson) that arrived during
+    it, beside the decodes: T*/2 + T_step(R, (1 + others)·I); the two parts' quantiles combine as
+    in :func:`_ttft`."""
+    chunked = np.asarray(enable_chunked_prefill, dtype=bool)
+
+    def step(n):
+        return prefill_step(e, prompts=1.0 + n, prompt_tokens=input_len, decode_batch=np.where(chunked, running, 0.0),
+                            decode_context_tokens=context_tokens).step_s
+
+    others = np.asarray(others, dtype=float)
+    mean = load.step_in_flight_s / 2.0 + step(others)
+    t_mix, t_dec = load.mix_step_s, load.decode_step_s
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pi = np.clip(load.mix_share * t_mix / (load.mix_share * t_mix + (1.0 - load.mix_share) * t_dec), 0.0, 1.0)
+        low = q / (pi / t_mix + (1.0 - pi) / np.maximum(t_dec, 1e-300))  # within a decode step's length
+        high = t_mix * (1.0 - (1.0 - q) / pi)
+        res_q = np.where(low <= t_dec, low, np.where(pi > 1.0 - q, high, t_dec))
+    ex_res = np.maximum(np.nan_to_num(res_q) - load.step_in_flight_s / 2.0, 0.0)
+    ex_others = step(poisson_quantile(mean=others, q=q)) - step(others)
+    return mean, mean + np.sqrt(ex_res ** 2 + np.maximum(ex_others, 0.0) ** 2)
 
 
 def finite_source_wait_s(*, customers, think_s, service_s, service_cv2=0.0):
@@ -562,12 +610,17 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
     own = _own(e, load=load, running=d * others, rate_rps=alpha / load.full_step_s * others, **kw)
     cycle = R / X
     t_api = np.asarray(e.api_server_request_s, dtype=float)
+    ctx = I + O * (1.0 + np.asarray(output_cv, dtype=float) ** 2) / 2.0
+    q = np.asarray(percentile, dtype=float) / 100.0
+    floor = tuple(np.where(R > 1, x, 0.0) for x in _batch_floor_s(
+        e, load=load, input_len=I, others=alpha * others, running=d * others, context_tokens=ctx,
+        enable_chunked_prefill=enable_chunked_prefill, q=q))
     w_api, p_api = finite_source_wait_s(customers=C, think_s=np.maximum(C / X - t_api, 0.0), service_s=t_api)
     w_slot = np.maximum(C - R, 0.0) / X
     q = np.asarray(percentile, dtype=float) / 100.0
     mean, ttft_q, own_mean = _ttft(e, own=own, input_len=I, input_cv=input_cv,
                                    residual_s=residual,
                                    waits=((w_pf, p_pf), (w_slot, np.where(C > R, 1.0, 0.0))),
-                                   api_wait=(w_api, p_api), q=q)
+                                   api_wait=(w_api, p_api), q=q, floor_s=floor)
     return ClosedLoopTTFT(ttft_s=mean, ttft_percentile_s=ttft_q, percentile=q * 100.0, requests_per_s=X,
                           budget_wait_s=w_pf, api_wait_s=w_api, slot_wait_s=w_slot, own_prefill_s=own_mean)
