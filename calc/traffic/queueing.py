@@ -624,3 +624,91 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
                                    api_wait=(w_api, p_api), q=q, floor_s=floor)
     return ClosedLoopTTFT(ttft_s=mean, ttft_percentile_s=ttft_q, percentile=q * 100.0, requests_per_s=X,
                           budget_wait_s=w_pf, api_wait_s=w_api, slot_wait_s=w_slot, own_prefill_s=own_mean)
+
+
+@dataclass(frozen=True)
+class Burst:
+    """N requests sent at t = 0 (``vllm bench serve --request-rate inf``), over all N (seconds)."""
+
+    ttft_s: np.ndarray  # mean
+    ttft_percentile_s: np.ndarray
+    percentile: np.ndarray
+    makespan_s: np.ndarray  # first arrival to last finish
+    requests_per_s: np.ndarray  # N / makespan
+    slots: np.ndarray  # c
+    bound_by: np.ndarray  # what sets the last request's first token: "api_server" | "token_budget" | "slots"
+
+
+def burst(e: EngineNumbers, *, input_len, output_len, num_requests: int, max_num_seqs, max_num_batched_tokens,
+          kv_capacity_tokens, input_cv=0.0, output_cv=0.0, percentile=95.0) -> Burst:
+    """N requests at t = 0 through the API server and a chunked-prefill engine with c slots; the
+    first token of request i (0-based, first come first served) is the latest of three clocks
+    plus its own prefill step T_own (:func:`own_prefill_s`, alone, beside n/2 decodes, n = min(N, c)):
+      API server:    t_api·(i + 1) + t_req (one request at a time);
+      token budget:  (i + 1)·τ·I + t_req, τ = T_full / room (the budget clears a prompt per τ·I);
+      slots (i ≥ c): t_a + (i − c + 1)/X, the engine's completions at its full-batch throughput X
+                     (:func:`calc.timing.serving.closed_loop` at C = n; the FCFS wave for fixed
+                     lengths, the spread state otherwise), from t_a = t_0 − min(cv_O·(O − 1)·T_dec, c/X)/2:
+                     the first batch finishes at t_0 = (n·I/room)·T_full + (O − 1 − n·I/room)·T_dec
+                     (its prompts, then its decodes), all at once for fixed lengths, spread around
+                     t_0 for varied ones.
+    Mean and percentile over the N first tokens; makespan = the last first token + (O − 1) decode
+    steps of the draining batch (n/2 on average).
+    ``num_requests`` is one whole number (the request axis is added and reduced here); every other
+    input broadcasts.
+
+    Hand-worked API-bound case: a GPU fast enough that only the API server counts, t_api = 20 ms,
+    t_req = 0, 100 requests: TTFT_i ≈ 0.02·(i + 1) + T_own, mean ≈ 0.02 · 50.5 = 1.01 s + T_own.
+
+    >>> from calc.spec.catalog import get_gpu, get_model
+    >>> from calc.timing.estimate import engine_numbers
+    >>> from calc.spec.inputs import Efficiency
+    >>> e = engine_numbers(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"),
+    ...                    efficiency=Efficiency(api_server_request_s=0.02, request_overhead_s=0.0))
+    >>> b = burst(e, input_len=128, output_len=16, num_requests=100, max_num_seqs=256,
+    ...           max_num_batched_tokens=8192, kv_capacity_tokens=1_000_000)
+    >>> round(float(b.ttft_s), 2), str(b.bound_by)
+    (1.02, 'api_server')
+    """
+    from calc.timing.serving import closed_loop  # noqa: PLC0415 (serving imports nothing from here)
+
+    I = np.asarray(input_len, dtype=float)[..., None]
+    O = np.asarray(output_len, dtype=float)[..., None]
+    cv_o = np.asarray(output_cv, dtype=float)[..., None]
+    B = np.asarray(max_num_batched_tokens, dtype=float)[..., None]
+    N = int(num_requests)
+    m = np.maximum(O - 1.0, 0.0)
+    c = _slots(e, input_len=I, output_len=O, output_cv=cv_o, max_num_seqs=np.asarray(max_num_seqs)[..., None],
+               max_num_batched_tokens=B, kv_capacity_tokens=np.asarray(kv_capacity_tokens)[..., None])
+    n = np.minimum(float(N), c)
+    s = closed_loop(e, input_len=I, output_len=O, concurrency=n, max_num_seqs=np.asarray(max_num_seqs)[..., None],
+                    max_num_batched_tokens=B, enable_chunked_prefill=True,
+                    kv_capacity_tokens=np.asarray(kv_capacity_tokens)[..., None], fits=True,
+                    uniform_lengths=(np.asarray(input_cv)[..., None] == 0) & (cv_o == 0))
+    X = s.requests_per_s
+    ctx = I + O * (1.0 + cv_o ** 2) / 2.0
+    half = n / 2.0  # decodes beside a prompt, on average, while the first batch fills
+    room = np.maximum(B - half, 1.0)
+    t_full = prefill_step(e, prompts=1.0, prompt_tokens=room, decode_batch=half, decode_context_tokens=ctx).step_s
+    t_own = own_prefill_s(e, input_len=I, mean_input_len=I, running=half, context_tokens=ctx, rate_rps=0.0,
+                          wait_s=0.0, max_num_batched_tokens=B)
+    t_dec = decode_step(e, batch=n, context_tokens=ctx).step_s
+    t_api = np.asarray(e.api_server_request_s, dtype=float)
+    t_req = np.asarray(e.request_overhead_s, dtype=float)
+    i = np.arange(N, dtype=float)
+    api = t_api * (i + 1.0) + t_req
+    budget = (i + 1.0) * t_full / room * I + t_req
+    wave = n * I / room
+    t0 = wave * t_full + np.maximum(m - wave, 0.0) * t_dec
+    t_a = t0 - np.minimum(cv_o * m * t_dec, c / X) / 2.0
+    slot = np.where(i >= c, t_a + (i - c + 1.0) / X, 0.0)
+    start = np.maximum(np.maximum(api, budget), slot)
+    ttft = start + t_own
+    last = np.stack([api[..., -1], budget[..., -1], slot[..., -1]])
+    names = np.array(["api_server", "token_budget", "slots"])
+    # the last request decodes as the batch drains: on average half of it beside it
+    makespan = ttft[..., -1] + (m * decode_step(e, batch=np.maximum(half, 1.0), context_tokens=ctx).step_s)[..., 0]
+    q = np.asarray(percentile, dtype=float)
+    return Burst(ttft_s=ttft.mean(axis=-1), ttft_percentile_s=np.percentile(ttft, q, axis=-1), percentile=q,
+                 makespan_s=makespan, requests_per_s=N / makespan, slots=c[..., 0],
+                 bound_by=names[np.argmax(last, axis=0)])
