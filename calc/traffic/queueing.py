@@ -143,7 +143,7 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
     The token budget is a queue of prompt tokens served room = budget − R per step: at full budget
     a token costs τ = T_full / room, so a prompt is an M/G/1 customer of service τ·I
     (ρ_q = λ·τ·I, lognormal lengths); an arrival to an empty queue waits for the decode step in
-    flight (T_dec/2). TPOT: every step decodes R sequences and the prompts' marginal time T_pf
+    flight (T_dec/2, while anything runs: 1 − exp(−R) of the time). TPOT: every step decodes R sequences and the prompts' marginal time T_pf
     (n = max(1, λ·T̄) prompts per step that carries them) takes ρ_p = λ·T_pf of the engine,
     T̄ = T_dec / (1 − ρ_p). The batch fluctuates, and a sequence decodes more often in crowded,
     slow steps: each arrival brings ε = λ·(O − 1)·dT̄/dR more arrivals over its life (a branching
@@ -180,7 +180,8 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
 
     t_dec, t_bar, t_pf, rho_p = steps(R)
     dR = np.maximum(0.01 * R, 0.5)
-    slope = (steps(R + dR)[1] - t_bar) / dR  # dT̄/dR
+    with np.errstate(invalid="ignore"):  # inf − inf past the budget's capacity
+        slope = (steps(R + dR)[1] - t_bar) / dR  # dT̄/dR
     eps = lam * m * slope
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(eps < 1.0, 1.0 / np.maximum(1.0 - eps, 1e-12) ** 2, np.inf)
@@ -192,13 +193,15 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
     w, _ = mg1_wait_s(rate_rps=lam, service_s=tau * I,
                       service_m2_s2=tau ** 2 * lognormal_moment(mean=I, cv=cv_i, k=2),
                       service_m3_s3=tau ** 3 * lognormal_moment(mean=I, cv=cv_i, k=3))
-    res = np.clip(1.0 - rho_q, 0.0, 1.0) * np.where(chunked, t_dec, 0.0) / 2.0
+    # a step is in flight only while something runs: with Poisson R running, 1 − exp(−R) of the time
+    busy = -np.expm1(-R)
+    res = busy * np.clip(1.0 - rho_q, 0.0, 1.0) * np.where(chunked, t_dec, 0.0) / 2.0
     # steps while prompts fit them: a share f = 1 − exp(−λ·T̄) carries the n = λ·T̄/f prompts that
     # arrived during the step before, T_mix = T_dec + n·T_pf; an arrival lands in a step of T*
     f = -np.expm1(-lam * t_bar)
     with np.errstate(divide="ignore", invalid="ignore"):
         t_mix = np.where(f > 0, t_dec + lam * t_bar / f * t_pf, t_dec)
-        t_star = np.where(t_bar > 0, (f * t_mix ** 2 + (1.0 - f) * t_dec ** 2) / t_bar, 0.0)
+        t_star = busy * np.where(t_bar > 0, (f * t_mix ** 2 + (1.0 - f) * t_dec ** 2) / t_bar, 0.0)
     return EngineLoad(step_in_flight_s=t_star, mix_step_s=t_mix, mix_share=f, decode_step_s=t_dec, mean_step_s=t_bar, tpot_s=tpot, batch_peakedness=z, prefill_s=t_pf,
                       prefill_utilization=rho_p, full_step_s=t_full, budget_utilization=rho_q, residual_s=res,
                       budget_wait_s=w)
@@ -394,13 +397,16 @@ def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs
     # KV pool, vLLM preempts and recomputes there instead of queueing, which this model does not follow
     with np.errstate(divide="ignore", invalid="ignore"):
         p_full = np.where(stable, 1.0 - np.vectorize(NormalDist().cdf)((c - a) / np.sqrt(z * np.maximum(a, 1e-12))), 1.0)
-    inf = np.where(stable, 1.0, np.inf)
-    ttft = mean * inf
+    def inf(x):  # past capacity the queue grows without bound
+        return np.where(stable, x, np.inf)
+
     fixed = t_api + np.asarray(e.request_overhead_s, dtype=float)
-    return OpenLoop(ttft_s=ttft, ttft_percentile_s=ttft_q * inf, percentile=q * 100.0,
-                    tpot_s=load.tpot_s * inf, e2e_latency_s=ttft + m * load.tpot_s * inf,
-                    running=np.where(stable, lam * (mean - fixed - w_api + m * load.tpot_s), c), slots=c,
-                    api_wait_s=w_api, budget_wait_s=load.budget_wait_s, slot_wait_s=w_slot * inf,
+    with np.errstate(invalid="ignore"):
+        e2e = mean + m * load.tpot_s
+        running = np.where(stable, lam * (e2e - fixed - w_api), c)
+    return OpenLoop(ttft_s=inf(mean), ttft_percentile_s=inf(ttft_q), percentile=q * 100.0,
+                    tpot_s=inf(load.tpot_s), e2e_latency_s=inf(e2e), running=running, slots=c,
+                    api_wait_s=w_api, budget_wait_s=load.budget_wait_s, slot_wait_s=inf(w_slot),
                     step_residual_s=load.residual_s, own_prefill_s=own_mean, decode_step_s=load.decode_step_s,
                     prefill_utilization=load.prefill_utilization, api_utilization=lam * t_api, stable=stable,
                     slots_full_probability=p_full, closed_form=stable & (p_full < SLOTS_FULL_LIMIT))
@@ -541,6 +547,11 @@ class ClosedLoopTTFT:
     api_wait_s: np.ndarray
     slot_wait_s: np.ndarray  # clients beyond the running batch: (C − R)/X
     own_prefill_s: np.ndarray
+    # False where the steady state above does not describe the loop: identical requests (fixed
+    # lengths) of C > 1 clients, which a deterministic engine keeps in a synchronized FCFS train
+    # (calc.timing.serving.fcfs_wave; real clients' jitter dissolves it), or where closed_loop's
+    # own flag is off (past the KV wall: preemption; clients queueing for the token budget)
+    closed_form: np.ndarray
 
 
 def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, max_num_seqs, max_num_batched_tokens,
@@ -622,8 +633,10 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
                                    residual_s=residual,
                                    waits=((w_pf, p_pf), (w_slot, np.where(C > R, 1.0, 0.0))),
                                    api_wait=(w_api, p_api), q=q, floor_s=floor)
+    spread = (np.asarray(input_cv, dtype=float) > 0) | (np.asarray(output_cv, dtype=float) > 0)
     return ClosedLoopTTFT(ttft_s=mean, ttft_percentile_s=ttft_q, percentile=q * 100.0, requests_per_s=X,
-                          budget_wait_s=w_pf, api_wait_s=w_api, slot_wait_s=w_slot, own_prefill_s=own_mean)
+                          budget_wait_s=w_pf, api_wait_s=w_api, slot_wait_s=w_slot, own_prefill_s=own_mean,
+                          closed_form=s.closed_form & (spread | (C <= 1)))
 
 
 @dataclass(frozen=True)
