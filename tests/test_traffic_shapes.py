@@ -174,3 +174,32 @@ def test_closed_loop_and_burst_ttft_rise_with_clients_and_requests(mgt, I, O):
     assert bool(np.all(np.diff(c.ttft_s) >= -1e-9 * c.ttft_s[1:]))
     means = [float(burst(est.engine, num_requests=n, **kw).ttft_s) for n in (1, 16, 256)]
     assert means == sorted(means)
+
+
+class TestCliRate:
+    OPTS = {"model": "meta-llama/Llama-3.1-8B", "gpu": "h100-sxm", "input_len": 1024, "output_len": 256}
+
+    def test_rate_adds_the_open_loop_and_keeps_the_closed_loop_fields(self):
+        from calc.cli.estimate import estimate_record
+        plain = estimate_record(dict(self.OPTS))
+        with_rate = estimate_record({**self.OPTS, "rate": 8})
+        assert {k: with_rate[k] for k in plain} == plain
+        est = estimate(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"),
+                       ServingConfig(input_len=1024, output_len=256))
+        r = open_loop(est.engine, input_len=1024, output_len=256, rate_rps=8.0, max_num_seqs=est.max_num_seqs,
+                      max_num_batched_tokens=est.max_num_batched_tokens, kv_capacity_tokens=est.memory.kv_pool_tokens)
+        assert with_rate["open_loop_ttft_s"] == pytest.approx(float(r.ttft_s))
+        assert with_rate["open_loop_ttft_p95_s"] == pytest.approx(float(r.ttft_percentile_s))
+        assert with_rate["open_loop_stable"] is True and with_rate["open_loop_closed_form"] is True
+
+    def test_rate_past_capacity_is_null_and_flagged(self):
+        from calc.cli.estimate import estimate_record
+        r = estimate_record({**self.OPTS, "rate": 500})
+        assert r["open_loop_ttft_s"] is None and r["open_loop_stable"] is False
+
+    @pytest.mark.parametrize("bad", [0, -1, "x", True, 1e9])
+    def test_bad_rate_is_a_usage_error(self, bad):
+        from calc.cli.args import UsageError
+        from calc.cli.estimate import estimate_record
+        with pytest.raises(UsageError, match="rate"):
+            estimate_record({**self.OPTS, "rate": bad})

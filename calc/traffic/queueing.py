@@ -1,24 +1,39 @@
 """Queueing models of the three traffic shapes a vLLM server sees, on the engine's own step time
-(:func:`calc.timing.serving.decode_step`, :func:`calc.timing.serving.prefill_step`): an open loop
-at an arrival rate λ (Poisson), a closed loop of C clients, a burst of N requests at t = 0.
-Chunked prefill (vLLM V1's default) is the modelled scheduler; pure broadcasting functions.
+(:func:`calc.timing.serving.decode_step`, :func:`calc.timing.serving.prefill_step`, i.e.
+:class:`calc.timing.serving.EngineNumbers`): an open loop at an arrival rate λ (Poisson,
+:func:`open_loop`), a closed loop of C clients (:func:`closed_loop_ttft`), a burst of N requests at
+t = 0 (:func:`burst`). Chunked prefill (vLLM V1's default) is the modelled scheduler; every function
+broadcasts. Checked against the request-level simulator (:mod:`calc.traffic.simulator`) by
+``bench/sim_vs_analytic.py --shapes`` and tests/test_traffic_shapes.py.
 
-Where a request's time to first token goes (open loop, every term a mechanism of
-:mod:`calc.traffic.simulator`):
-  1. the API server, one request at a time for t_api each (Efficiency.api_server_request_s): an
-     M/D/1 queue, W_api = λ·t_api² / (2(1 − λ·t_api)), then t_req of latency;
-  2. the step in flight when the prompt reaches the engine: the residual E[T²]/(2·E[T]) of the
-     mix of decode steps (T_dec) and steps that carry prompt tokens (T_mix);
-  3. the other prompts ahead of it in the token budget: an M/G/1 queue whose service is each
-     prompt's engine time T_pf (what its tokens add to the steps they ride on), W_pf =
-     λ·E[T_pf²] / (2(1 − ρ_p)), ρ_p = λ·E[T_pf] (Pollaczek–Khinchine);
-  4. its own prefill: T_dec + T_pf (one step) or k = ceil(I / room) steps of a full budget;
-  5. a free sequence slot, c = min(max_num_seqs, sequences the KV pool holds): M/G/c with the
-     engine E2E as the service, W_slot = ErlangC(c, a)·E2E / (c − a), a = λ·E2E.
-The running batch R solves R = λ·E2E(R) (Little), E2E(R) = TTFT_engine(R) + (O − 1)·T̄(R), where
-T̄ = T_dec(R) / (1 − ρ_p) is the mean step (TPOT): every step decodes R sequences and the
-prompts take ρ_p of the engine's time. Percentiles: the random terms' means and variances are
-summed and a gamma distribution with those two moments is read at the percentile (Wilson–Hilferty).
+Where a request's time to first token goes (every term a mechanism of the simulator):
+  1. the API server, one request at a time for t_api each (Efficiency.api_server_request_s):
+     M/D/1 in an open loop, W_api = λ·t_api² / (2(1 − λ·t_api)); then t_req of latency;
+  2. the token budget, a queue of prompt tokens served room = budget − R per step. At full budget
+     a token costs τ = T_full/room, so a prompt is a customer of service τ·I: M/G/1 in an open
+     loop (Pollaczek–Khinchine, W_pf = λ·E[(τI)²] / (2(1 − λ·τ·I))), a finite-source queue in
+     steps in a closed loop (clients come back per finished request, i.e. per step, not per
+     second: :func:`finite_source_wait_s`); an arrival to an empty queue waits for the decode step
+     in flight;
+  3. its own prefill: k − 1 full chunks and the rest, in a last step that the prompts arriving
+     behind it fill (:func:`own_prefill_s`); while prompts fit one step, at least the rest of the
+     step in flight (T*/2, length-biased) and one step with the prompts that arrived during it;
+  4. a free sequence slot, c = min(max_num_seqs, sequences the KV pool holds): Erlang C with the
+     engine E2E as the service, corrected for the batch's peakedness (Hayward); in a closed loop
+     the C − R clients beyond the batch wait (C − R)/X.
+The decoding batch R solves R = λ·(O − 1)·T̄(R) with T̄ = T_dec(R)/(1 − ρ_p), ρ_p = λ·T_pf the share
+of engine time the prompts' marginal cost takes; TPOT = T̄ + z·dT̄/dR, z = 1/(1 − ε)², ε = λ·(O − 1)·dT̄/dR
+(a sequence decodes more often in crowded, slow steps). Percentiles: each random part (the waits
+with the prompts behind, the own prompt's length, the API wait, the step in flight) at its own
+quantile, combined as mean + √(Σ (q_i − mean_i)²). A burst is three clocks (API server, token
+budget, slots) per request, reduced over the N requests.
+
+Where it is known to miss (``closed_form`` False, the simulator's regime): the batch reaching the
+KV pool (vLLM preempts and recomputes), fixed-length closed loops of several clients (a
+deterministic engine keeps them in an FCFS train, :func:`calc.timing.serving.fcfs_wave`), clients
+queueing for the token budget. Also outside 15 % without a flag (bench/sim_vs_analytic.py --shapes):
+the closed loop's P95 near the engine's throughput limit (-16 to -26 %), a burst of varied lengths
+just past the slots (+25 %).
 """
 
 from __future__ import annotations
