@@ -44,7 +44,7 @@ from statistics import NormalDist
 import numpy as np
 
 from calc.timing.roofline import windowed_context_tokens
-from calc.timing.serving import EngineNumbers, decode_step, prefill_step
+from calc.timing.serving import EngineNumbers, closed_loop, decode_step, prefill_step
 
 
 def lognormal_moment(*, mean, cv, k):
@@ -380,13 +380,10 @@ def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs
     (True, True)
     """
     lam = np.asarray(rate_rps, dtype=float)
-    I = np.asarray(input_len, dtype=float)
-    O = np.asarray(output_len, dtype=float)
-    m = np.maximum(O - 1.0, 0.0)
-    c = _slots(e, input_len=I, output_len=O, output_cv=output_cv, max_num_seqs=max_num_seqs,
-               max_num_batched_tokens=max_num_batched_tokens, kv_capacity_tokens=kv_capacity_tokens)
-    kw = dict(input_len=I, output_len=O, input_cv=input_cv, output_cv=output_cv,
-              max_num_batched_tokens=max_num_batched_tokens, enable_chunked_prefill=enable_chunked_prefill)
+    I, O, m, c, kw = _load_inputs(e, input_len=input_len, output_len=output_len, input_cv=input_cv,
+                                  output_cv=output_cv, max_num_seqs=max_num_seqs, kv_capacity_tokens=kv_capacity_tokens,
+                                  max_num_batched_tokens=max_num_batched_tokens,
+                                  enable_chunked_prefill=enable_chunked_prefill)
     d, over = _decode_batch(e, rate_rps=lam, slots=c, **kw)
     load = engine_load(e, running=d, rate_rps=lam, **kw)
     own = _own(e, load=load, running=d, rate_rps=lam, **kw)
@@ -425,6 +422,18 @@ def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs
                     step_residual_s=load.residual_s, own_prefill_s=own_mean, decode_step_s=load.decode_step_s,
                     prefill_utilization=load.prefill_utilization, api_utilization=lam * t_api, stable=stable,
                     slots_full_probability=p_full, closed_form=stable & (p_full < SLOTS_FULL_LIMIT))
+
+
+def _load_inputs(e: EngineNumbers, *, input_len, output_len, input_cv, output_cv, max_num_seqs, kv_capacity_tokens,
+                 max_num_batched_tokens, enable_chunked_prefill):
+    """(I, O, O − 1, slots c, the keyword arguments of :func:`engine_load`) of a load."""
+    I = np.asarray(input_len, dtype=float)
+    O = np.asarray(output_len, dtype=float)
+    c = _slots(e, input_len=I, output_len=O, output_cv=output_cv, max_num_seqs=max_num_seqs,
+               max_num_batched_tokens=max_num_batched_tokens, kv_capacity_tokens=kv_capacity_tokens)
+    kw = dict(input_len=I, output_len=O, input_cv=input_cv, output_cv=output_cv,
+              max_num_batched_tokens=max_num_batched_tokens, enable_chunked_prefill=enable_chunked_prefill)
+    return I, O, np.maximum(O - 1.0, 0.0), c, kw
 
 
 def _decode_batch(e: EngineNumbers, *, rate_rps, slots, output_len, **kw):
@@ -592,20 +601,15 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
     >>> bool(np.isclose(r.ttft_s[0], alone)), bool(r.ttft_s[1] > r.ttft_s[0])
     (True, True)
     """
-    from calc.timing.serving import closed_loop  # noqa: PLC0415 (serving imports nothing from here)
-
-    I = np.asarray(input_len, dtype=float)
-    O = np.asarray(output_len, dtype=float)
     C = np.asarray(concurrency, dtype=float)
-    m = np.maximum(O - 1.0, 0.0)
+    I, O, m, c, kw = _load_inputs(e, input_len=input_len, output_len=output_len, input_cv=input_cv,
+                                  output_cv=output_cv, max_num_seqs=max_num_seqs, kv_capacity_tokens=kv_capacity_tokens,
+                                  max_num_batched_tokens=max_num_batched_tokens,
+                                  enable_chunked_prefill=enable_chunked_prefill)
     s = closed_loop(e, input_len=I, output_len=O, concurrency=C, max_num_seqs=max_num_seqs,
                     max_num_batched_tokens=max_num_batched_tokens, enable_chunked_prefill=enable_chunked_prefill,
                     kv_capacity_tokens=kv_capacity_tokens, fits=True, uniform_lengths=False)
     X = s.requests_per_s
-    kw = dict(input_len=I, output_len=O, input_cv=input_cv, output_cv=output_cv,
-              max_num_batched_tokens=max_num_batched_tokens, enable_chunked_prefill=enable_chunked_prefill)
-    c = _slots(e, input_len=I, output_len=O, output_cv=output_cv, max_num_seqs=max_num_seqs,
-               max_num_batched_tokens=max_num_batched_tokens, kv_capacity_tokens=kv_capacity_tokens)
     d, _ = _decode_batch(e, rate_rps=X, slots=np.minimum(c, C), **kw)
     load = engine_load(e, running=d, rate_rps=X, **kw)
     R = np.minimum(C, s.running)
@@ -698,8 +702,6 @@ def burst(e: EngineNumbers, *, input_len, output_len, num_requests: int, max_num
     >>> round(float(b.ttft_s), 2), str(b.bound_by)
     (1.02, 'api_server')
     """
-    from calc.timing.serving import closed_loop  # noqa: PLC0415 (serving imports nothing from here)
-
     I = np.asarray(input_len, dtype=float)[..., None]
     O = np.asarray(output_len, dtype=float)[..., None]
     cv_o = np.asarray(output_cv, dtype=float)[..., None]
