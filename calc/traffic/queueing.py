@@ -450,7 +450,7 @@ def _decode_batch(e: EngineNumbers, *, rate_rps, slots, output_len, **kw):
     over = ~(at_c <= 0)
     lo = np.zeros(np.broadcast_shapes(np.shape(c), np.shape(at_c)))
     hi = np.broadcast_to(c, lo.shape).astype(float)
-    for _ in range(40):
+    for _ in range(30):  # to c·2⁻³⁰ sequences
         mid = 0.5 * (lo + hi)
         up = excess(mid) > 0
         lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
