@@ -7,13 +7,13 @@ import streamlit as st
 from ui.perf import figures as FP
 from ui import format as F
 from ui.perf import view as V
-from ui import compare, layout, shell, tables
+from ui import compare, labelled, layout, shell, tables
 from ui.perf.explain import frontier_panels
-from ui.perf.controls import (CHUNKED, FRONTIER, PER_GPU, PRESETS, PRICE, REPLICAS,
-                              SLO_TPOT_MS, SLO_TTFT_MS, Variant, apply_variant, same_as)
+from ui.perf.controls import CHUNKED, FRONTIER, PER_GPU, PRESETS, PRICE, REPLICAS, Variant, apply_variant, same_as
 from ui.planner.explain import quality_short
 from ui.safe import describe
 from ui.state import check_query_params, render_control
+from ui.traffic import SLA_STAT, SLA_TPOT_MS, SLA_TTFT_MS, stat_label
 from ui.theme import SERIES_COLORS
 from ui.why import render_panels
 from ui.fit import scenario_not_fit_message
@@ -48,12 +48,15 @@ def _body() -> None:
         per_gpu = render_control(PER_GPU, t)
     controls = layout.grid("fr_sla", 5)
     with controls:
-        ttft_slo_s = render_control(SLO_TTFT_MS, t) / 1000
-        tpot_slo_s = render_control(SLO_TPOT_MS, t) / 1000
+        ttft_slo_s = render_control(SLA_TTFT_MS, t) / 1000  # the SLA every page shares (ui.traffic)
+        tpot_slo_s = render_control(SLA_TPOT_MS, t) / 1000
+        stat = labelled.render(SLA_STAT, t, lambda o: t(f"opt.sla_stat.{o}"))
         price = render_control(PRICE, t, placeholder=t("fr.price.catalog", price=F.number(sc.gpu.price_usd_per_hour, 3))
                                if sc.gpu.price_usd_per_hour else t("fr.price.none"))
         replicas = render_control(REPLICAS, t)
     tokens = compare.render_overlays(t, controls)  # translated chips; the link keeps the tokens (kv:fp8, tp:2 …)
+    if stat != "mean":  # the closed-loop model has means only: say what the lines are judged on
+        st.caption(t("fr.sla_stat_mean", q=stat_label(stat, t("word.mean"))))
 
     base = Variant("", s, sc.gpu, chunked)
     try:

@@ -44,8 +44,8 @@ def test_arrival_and_length_options_in_chinese_with_tokens_in_the_link():
     assert list(arrival.options) == ["泊松（独立用户）", "Gamma（突发）", "闭环（C 个客户端）",
                                                                  "一次性到达（t = 0）"]
     assert list(lengths.options) == ["固定", "均匀", "对数正态"]
-    assert list(at.selectbox(key="lt_percentile").options) == ["P50（中位数）", "P90", "P95", "P99"]
-    assert at.selectbox(key="lt_percentile").value == "p95"  # the token, as in the link
+    assert list(at.selectbox(key="sla_stat").options) == ["均值", "P50（中位数）", "P90", "P95", "P99"]
+    assert at.selectbox(key="sla_stat").value == "p95"  # the token, as in the link
     # the delta's sign comes first (Streamlit draws the arrow from it): "-274 ms（相对目标）", not "与目标相差 -274 ms"
     deltas = [m.delta for m in at.metric if m.delta]
     assert deltas and all(d[0] in "-0123456789" for d in deltas)
@@ -126,10 +126,14 @@ def test_figure_builders():
                        num_blocks=int(est.memory.num_blocks))
     r = simulate(est.engine, make_workload(arrival="poisson", rate_per_s=5, num_requests=100,
                                            input_len=LengthSpec("fixed", 512), output_len=LengthSpec("fixed", 32)), cfg)
-    f = LF.cdf_figure(r.ttft_s, t, title="T", x_title="TTFT (ms, log)", slo_s=0.2, q=95)
+    f = LF.cdf_figure(r.ttft_s, t, title="T", x_title="TTFT (ms, log)", slo_s=0.2, stat="p95", q="P95")
     xs = np.asarray(f.data[0].x)
     assert np.all(np.diff(xs) >= 0) and f.data[0].y[-1] == pytest.approx(100)
     assert f.data[1].y[0] == 95 and f.data[1].x[0] == pytest.approx(np.percentile(r.ttft_s * 1e3, 95))
+    m = LF.cdf_figure(r.ttft_s, t, title="T", x_title="TTFT (ms, log)", slo_s=0.2, stat="mean", q="mean")
+    mean_ms = float(np.mean(r.ttft_s)) * 1e3  # the mean, at the share of requests at or under it
+    assert m.data[1].x[0] == pytest.approx(mean_ms)
+    assert m.data[1].y[0] == pytest.approx(100 * np.mean(r.ttft_s * 1e3 <= mean_ms))
     tl = LF.timeline_figure(r, t)
     assert {d.name for d in tl.data} == {"waiting", "running", "KV blocks in use", "step time"}
     assert max(tl.data[2].y) <= 100

@@ -27,10 +27,6 @@ EN: dict[str, str] = {
     "ctl.rf_batch": "Decode batch size (sequences per step)",
     "ctl.rf_batch.help": "Sequences decoded together in one step (the running batch). Each adds 2 FLOPs per weight "
                          "but no weight bytes: the decode points move right, toward the ridge.",
-    "ctl.slo_ttft_ms": "SLA: time to first token (ms)",
-    "ctl.slo_ttft_ms.help": "Target for TTFT in milliseconds. Course §3.4: chat needs < 500 ms.",
-    "ctl.slo_tpot_ms": "SLA: time per output token (ms)",
-    "ctl.slo_tpot_ms.help": "Target for TPOT in milliseconds. Course §3.4: chat needs < 50 ms.",
     "ctl.chunked_prefill": "Chunked prefill",
     "ctl.chunked_prefill.help": "vLLM --enable-chunked-prefill (on by default in V1): prompts are split into chunks "
                                 "that ride along with the decodes under the max_num_batched_tokens budget.",
@@ -241,6 +237,9 @@ EN: dict[str, str] = {
     "fr.none_feasible": "No concurrency meets TTFT ≤ {ttft} ms and TPOT ≤ {tpot} ms: the best this scenario reaches "
                         "is TTFT {min_ttft} ms and TPOT {min_tpot} ms. Relax the SLA, or use a faster GPU, more GPUs, "
                         "quantization or a shorter prompt.",
+    "fr.sla_stat_mean": "SLA judged on the mean here: the frontier's closed-loop model gives mean TTFT and TPOT, not "
+                        "{q}. The load test measures {q} with the request simulator, and the planner re-checks its "
+                        "options at {q}, against the same SLA.",
     "fr.caption.sla": "Green: where the target on that axis is met; a point meets the SLA only if it is inside both. "
                       "Star: the best point that meets both; open diamond: the knee. Latencies are steady-state means "
                       "(percentiles need a load test, course §3.6).",
@@ -436,10 +435,6 @@ ZH: dict[str, str] = {
     "ctl.rf_batch": "Decode 批量（每步序列数）",
     "ctl.rf_batch.help": "同一步里一起解码的序列数（运行中的批）。每多一个序列，每个权重多 2 次 FLOP，但不多读权重字节："
                          "Decode 的点向右移动，靠近屋脊点。",
-    "ctl.slo_ttft_ms": "SLA：首 Token 延迟（ms）",
-    "ctl.slo_ttft_ms.help": "TTFT 目标，单位毫秒。课程 §3.4：聊天场景要求 < 500 ms。",
-    "ctl.slo_tpot_ms": "SLA：单 Token 延迟（ms）",
-    "ctl.slo_tpot_ms.help": "TPOT 目标，单位毫秒。课程 §3.4：聊天场景要求 < 50 ms。",
     "ctl.chunked_prefill": "分块预填充",
     "ctl.chunked_prefill.help": "vLLM --enable-chunked-prefill（V1 默认开启）：提示词被切成小块，在 max_num_batched_tokens "
                                 "预算内与 Decode 同步执行。",
@@ -624,6 +619,7 @@ ZH: dict[str, str] = {
     "fr.metric.knee.help": "过了拐点，客户端数翻倍带来的吞吐增长不到 41%，延迟增长却超过 41%（Kleinrock 的 power，见“原因”）。",
     "fr.none_feasible": "没有任何并发能同时满足 TTFT ≤ {ttft} ms 和 TPOT ≤ {tpot} ms：此场景最好只能做到 TTFT {min_ttft} ms、"
                         "TPOT {min_tpot} ms。请放宽 SLA，或换更快的 GPU、更多 GPU、量化或更短的提示词。",
+    "fr.sla_stat_mean": "此处 SLA 按均值判断：前沿页的闭环模型给出的是平均 TTFT 和 TPOT，而不是 {q}。压测页用请求模拟器测量 {q}，部署规划页按 {q} 复核方案，用的是同一个 SLA。",
     "fr.caption.sla": "绿色：满足该坐标轴上目标的区域；一个点只有在两个区域内才满足 SLA。星号：满足两者的最佳点；空心菱形：拐点。"
                       "延迟为稳态平均值（分位数需要压测，课程 §3.6）。",
     "fr.caption.conc": "增加客户端会填满批次，吞吐随之上升，直到引擎上限（虚线：KV Cache 占满或 max_num_seqs；你的场景为 {wall}）。"

@@ -7,20 +7,19 @@ import math
 import re
 from urllib.parse import urlencode
 
-from calc.plan.search import PERCENTILES, SORTS, Deployment
+from calc.plan.search import SORTS, Deployment
 from calc.spec.catalog import gpu_ids
 from ui.controls import Control, ControlValueError
+from ui.traffic import SLA_STAT, SLA_TPOT_MS, SLA_TTFT_MS
 
 PL_RATE = Control("pl_rate", "number", 10.0, lo=0.01, hi=100_000.0, step=1.0, integer=False)
-PL_TTFT_MS = Control("pl_ttft_ms", "number", 1000, lo=10, hi=600_000, step=50)
-PL_TPOT_MS = Control("pl_tpot_ms", "number", 50, lo=1, hi=10_000, step=5)
-PL_PERCENTILE = Control("pl_percentile", "select", "mean", options=PERCENTILES)
 PL_SORT = Control("pl_sort", "select", "cost", options=SORTS)
 PL_TOP = Control("pl_top", "slider", 10, lo=1, hi=50, step=1)
 PL_MAX_GPUS = Control("pl_max_gpus", "number", None, lo=1, hi=100_000, step=1, optional=True)
 PL_BUDGET = Control("pl_budget", "number", None, lo=0.01, hi=1e7, step=10.0, integer=False, optional=True)
 PL_GPUS = Control("pl_gpus", "multi", (), options=lambda: tuple(gpu_ids()))
-PLANNER = (PL_RATE, PL_TTFT_MS, PL_TPOT_MS, PL_PERCENTILE, PL_SORT, PL_TOP, PL_MAX_GPUS, PL_BUDGET, PL_GPUS)
+# The SLA is the one every page shares (ui.traffic).
+PLANNER = (PL_RATE, SLA_TTFT_MS, SLA_TPOT_MS, SLA_STAT, PL_SORT, PL_TOP, PL_MAX_GPUS, PL_BUDGET, PL_GPUS)
 PRICES_KEY = "pl_prices"  # text "gpu=usd, gpu=usd": the user's own $/GPU-hour (URL-bound text input)
 
 
