@@ -42,13 +42,17 @@ st.file_uploader(t("lt.trace"), type=["csv", "jsonl", "json", "txt"], key="lt_tr
                  on_change=keep_upload, args=("lt_trace", MAX_TRACE_BYTES))
 kept = kept_upload("lt_trace")
 trace_name, trace = kept or ("", None)
+if trace is None:
+    st.caption(t("lt.lengths", i=F.integer(s.input_len), o=F.integer(s.output_len)))
 stat = v["sla_stat"]  # the shared SLA (ui.traffic): p50 … p99 or mean
 q = stat_label(stat, t("word.mean"))
 ttft_slo, tpot_slo = v["sla_ttft_ms"] / 1e3, v["sla_tpot_ms"] / 1e3
-load = runs.Load(arrival=v["lt_arrival"], rate_per_s=float(v["lt_rate"] or LC.LT_RATE.default), cv=float(v["lt_cv"]),
+# One replica of the deployment is simulated, at its share of the shared rate (as the planner's check);
+# the prompt and output lengths are the sidebar's, as on every page.
+replicas = int(v["replicas"] or 1) if LC.applies("replicas", v["lt_arrival"]) else 1
+load = runs.Load(arrival=v["lt_arrival"], rate_per_s=float(v["rate"] or LC.RATE.default) / replicas, cv=float(v["lt_cv"]),
                  concurrency=int(v["lt_concurrency"] or 1), num_requests=int(v["lt_requests"]), lengths=v["lt_lengths"],
-                 input_len=int(v["lt_input_len"] or 1), output_len=int(v["lt_output_len"] or 1),
-                 spread=float(v["lt_spread"]), seed=int(v["lt_seed"] or 0))
+                 input_len=s.input_len, output_len=s.output_len, spread=float(v["lt_spread"]), seed=int(v["lt_seed"] or 0))
 est = estimate(sc.arch, sc.gpu, s, sc.efficiency, concurrency=load.concurrency)
 key = (sc.arch.model_dump_json(), sc.gpu.model_dump_json(), s.model_dump_json(), sc.efficiency.model_dump_json())
 if not bool(est.memory.fits):
@@ -88,6 +92,9 @@ pt, pp = stats[f"ttft_s_{stat}"], stats[f"tpot_s_{stat}"]
 partial = {"done": F.integer(stats["finished_requests"]), "n": F.integer(r.num_requests)}
 if r.truncated:  # cut at the simulator's step cap: say so where the numbers are, and which are partial
     st.warning(t("lt.truncated", steps=F.integer(r.step_s.size), q=q, **partial))
+if replicas > 1 and trace is None:
+    st.caption(t("lt.per_replica", n=F.integer(replicas), rate=F.number(float(v["rate"]), 2),
+                 per=F.number(load.rate_per_s, 3)))
 cards = layout.grid("lt", 3)
 cards.metric(t("lt.metric.ttft", q=q), ms(pt), delta=t("lt.metric.vs_slo", delta=ms(pt - ttft_slo)), delta_color="inverse", border=True)
 cards.metric(t("lt.metric.tpot", q=q), ms(pp), delta=t("lt.metric.vs_slo", delta=ms(pp - tpot_slo)) if np.isfinite(pp) else None,
@@ -132,6 +139,8 @@ with sweep:
         else:
             st.warning(t("lt.sweep_none", rate=F.number(float(search.rates_per_s.min()), 2), q=q))
         layout.chart(LF.sweep_figure(search, t, ttft_slo_s=ttft_slo), key="lt_sweep_fig")
+        if replicas > 1:
+            st.caption(t("lt.sweep_per_replica", n=F.integer(replicas)))
 with timeline:
     layout.chart(LF.timeline_figure(r, t), key="lt_timeline")
 with table:

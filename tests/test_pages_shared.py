@@ -74,3 +74,49 @@ def test_the_load_test_judges_the_mean_when_asked():
     assert not at.exception and not at.error
     assert {"mean TTFT", "mean TPOT"} <= {m.label for m in at.metric}
     assert any("choose P50 to P99" in i for i in texts(at.info))  # the rate search needs a percentile
+
+
+# ----------------------------------------------------------------------------- the traffic
+
+def test_one_rate_for_the_load_test_and_the_planner_one_replicas_for_the_frontier_and_the_load_test():
+    at = app(SMALL, page=LOAD_TEST)
+    assert at.number_input(key="rate").value == 2.0 and at.number_input(key="replicas").value == 1
+    at.number_input(key="rate").set_value(3.5).run()
+    at.number_input(key="replicas").set_value(3).run()
+    at.switch_page(PLANNER).run()
+    assert not at.exception and at.number_input(key="rate").value == 3.5
+    at.switch_page(FRONTIER).run()
+    assert not at.exception and at.number_input(key="replicas").value == 3
+    at.switch_page(LOAD_TEST).run()
+    assert (at.number_input(key="rate").value, at.number_input(key="replicas").value) == (3.5, 3)
+
+
+@pytest.mark.parametrize("page, old", [(LOAD_TEST, "lt_rate"), (PLANNER, "pl_rate")])
+def test_old_rate_links_open_the_same_rate(page, old):
+    at = app({**SMALL, old: "1.5"}, page=page)
+    assert not at.exception
+    assert at.number_input(key="rate").value == 1.5
+    assert old not in dict(at.query_params) and at.query_params["rate"] == "1.5"
+
+
+def test_the_load_test_takes_the_sidebar_lengths_and_reads_its_old_ones_once():
+    at = app({**SMALL, "context": "1280", "output_len": "256"}, page=LOAD_TEST)
+    assert any(c.startswith("Prompt 1,024 and output 256 tokens on average") for c in texts(at.caption))
+    old = app({**SMALL, "lt_input_len": "512", "lt_output_len": "64"}, page=LOAD_TEST)  # an old load-test link
+    assert not old.exception and not old.error
+    assert (old.session_state["context"], old.session_state["output_len"]) == (576, 64)  # prompt 512 + output 64
+    assert not {"lt_input_len", "lt_output_len"} & set(old.query_params)
+    assert any(c.startswith("Prompt 512 and output 64 tokens on average") for c in texts(old.caption))
+
+
+def test_each_replica_is_simulated_at_its_share_of_the_rate():
+    """Two replicas at 4 req/s: each engine sees 2 req/s, the same run as one replica at 2 req/s."""
+    one = app({**SMALL, "rate": "2"}, page=LOAD_TEST)
+    two = app({**SMALL, "rate": "4", "replicas": "2"}, page=LOAD_TEST)
+    assert not two.exception and not two.error
+    cards = lambda at: {m.label: m.value for m in at.metric}  # noqa: E731
+    assert cards(two) == cards(one)
+    assert any(c.startswith("2 replicas behind a load balancer: one is simulated, at 4 ÷ 2 = 2 requests/s")
+               for c in texts(two.caption))
+    zh = app({**SMALL, "rate": "4", "replicas": "2", "lang": "zh"}, page=LOAD_TEST)
+    assert any(c.startswith("负载均衡器后有 2 个副本") for c in texts(zh.caption))

@@ -46,6 +46,9 @@ EN: dict[str, str] = {
     "opt.sla_stat.p95": "P95",
     "opt.sla_stat.p99": "P99",
     "word.mean": "mean",
+    "ctl.rate": "Request rate (requests/s)",
+    "ctl.rate.help": "Requests per second the whole deployment receives; replicas split them evenly (each replica "
+                     "gets rate ÷ replicas). The same rate on the load test and the planner.",
     # sidebar
     "sidebar.custom_config": "Your own model (config.json)",
     "sidebar.engine": "Engine (vLLM)",
@@ -334,6 +337,8 @@ ZH: dict[str, str] = {
     "opt.sla_stat.p95": "P95",
     "opt.sla_stat.p99": "P99",
     "word.mean": "均值",
+    "ctl.rate": "请求率（请求/秒）",
+    "ctl.rate.help": "整个部署每秒收到的请求数；副本之间平均分配（每个副本承担 速率 ÷ 副本数）。压测和部署规划页共用同一个速率。",
     "sidebar.custom_config": "自定义模型（config.json）",
     "sidebar.engine": "推理引擎（vLLM）",
     "sidebar.unused": "本页未使用此项。",

@@ -16,8 +16,6 @@ EN: dict[str, str] = {
     "opt.lt_lengths.fixed": "Fixed",
     "opt.lt_lengths.uniform": "Uniform",
     "opt.lt_lengths.lognormal": "Lognormal",
-    "ctl.lt_rate": "Arrival rate (requests/s)",
-    "ctl.lt_rate.help": "Mean requests per second offered to one engine (Poisson, Gamma).",
     "ctl.lt_cv": "Burstiness (CV of gaps)",
     "ctl.lt_cv.help": "Gamma arrivals: coefficient of variation of the time between requests. 1 = Poisson, "
                       "above 1 = bursts and lulls.",
@@ -28,10 +26,6 @@ EN: dict[str, str] = {
     "ctl.lt_lengths": "Length distribution",
     "ctl.lt_lengths.help": "Fixed: every request the same (benchmarks); uniform: mean ± spread × mean; lognormal: "
                            "mean and coefficient of variation = spread (chat datasets are lognormal-like).",
-    "ctl.lt_input_len": "Mean prompt (tokens)",
-    "ctl.lt_input_len.help": "Mean input length; cut so that prompt + output fit max_model_len.",
-    "ctl.lt_output_len": "Mean output (tokens)",
-    "ctl.lt_output_len.help": "Mean generated tokens per request.",
     "ctl.lt_spread": "Length spread",
     "ctl.lt_spread.help": "Lognormal: coefficient of variation; uniform: ± this fraction of the mean. Ignored for fixed.",
     "ctl.lt_seed": "Random seed",
@@ -125,6 +119,11 @@ EN: dict[str, str] = {
     "lt.sweep_result": "Highest rate meeting {q} TTFT ≤ {ttft} ms and TPOT ≤ {tpot} ms: **{rate} requests/s** "
                        "({n} simulated rates, 400 requests each).",
     "lt.sweep_needs_percentile": "The highest-rate search judges a percentile: choose P50 to P99 as the SLA statistic.",
+    "lt.per_replica": "{n} replicas behind a load balancer: one is simulated, at {rate} ÷ {n} = {per} requests/s; its "
+                      "latencies are every replica's, its throughput and goodput one replica's.",
+    "lt.lengths": "Prompt {i} and output {o} tokens on average: the sidebar's context and output length, the same "
+                  "requests the frontier and the planner compute with; their spread is chosen here.",
+    "lt.sweep_per_replica": "Rates per replica: {n} replicas carry {n} × these.",
     "lt.sweep_none": "Even the lowest rate tried ({rate} requests/s) misses the SLA at {q}.",
     "lt.col.metric": "metric",
     "lt.col.mean": "mean",
@@ -182,8 +181,6 @@ ZH: dict[str, str] = {
     "opt.lt_lengths.fixed": "固定",
     "opt.lt_lengths.uniform": "均匀",
     "opt.lt_lengths.lognormal": "对数正态",
-    "ctl.lt_rate": "到达速率（请求/秒）",
-    "ctl.lt_rate.help": "每秒提供给一个引擎的平均请求数（泊松、Gamma）。",
     "ctl.lt_cv": "突发程度（间隔变异系数）",
     "ctl.lt_cv.help": "Gamma 到达：请求间隔的变异系数。1 = 泊松，大于 1 = 突发与空闲交替。",
     "ctl.lt_concurrency": "客户端数（闭环）",
@@ -193,10 +190,6 @@ ZH: dict[str, str] = {
     "ctl.lt_lengths": "长度分布",
     "ctl.lt_lengths.help": "固定：每个请求相同（基准测试）；均匀：均值 ± 离散度 × 均值；对数正态：均值与变异系数 = "
                            "离散度（对话数据集近似对数正态）。",
-    "ctl.lt_input_len": "平均提示长度（token）",
-    "ctl.lt_input_len.help": "平均输入长度；截断使提示 + 输出不超过 max_model_len。",
-    "ctl.lt_output_len": "平均输出长度（token）",
-    "ctl.lt_output_len.help": "每个请求平均生成的 token 数。",
     "ctl.lt_spread": "长度离散度",
     "ctl.lt_spread.help": "对数正态：变异系数；均匀：均值的 ± 该比例。固定时忽略。",
     "ctl.lt_seed": "随机种子",
@@ -282,6 +275,9 @@ ZH: dict[str, str] = {
     "lt.sweep_off": "打开“寻找可持续的最高速率”以进行搜索。",
     "lt.sweep_result": "满足 {q} TTFT ≤ {ttft} 毫秒且 TPOT ≤ {tpot} 毫秒的最高速率：**{rate} 请求/秒**（模拟了 {n} 个速率，每个 400 个请求）。",
     "lt.sweep_needs_percentile": "最高速率搜索按分位数判断：请把 SLA 统计量设为 P50 到 P99 之一。",
+    "lt.per_replica": "负载均衡器后有 {n} 个副本：只模拟其中一个，其请求率为 {rate} ÷ {n} = {per} 请求/秒；延迟即每个副本的延迟，吞吐和有效吞吐是单个副本的。",
+    "lt.lengths": "平均提示 {i} 个 token、输出 {o} 个 token：来自侧栏的上下文长度和输出长度，与前沿页和部署规划页计算的请求相同；长度的分布在这里选择。",
+    "lt.sweep_per_replica": "以上为每个副本的速率：{n} 个副本可承载 {n} 倍。",
     "lt.sweep_none": "即使尝试的最低速率（{rate} 请求/秒）在 {q} 也未满足 SLA。",
     "lt.col.metric": "指标",
     "lt.col.mean": "均值",

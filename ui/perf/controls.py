@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from calc.spec.catalog import get_gpu, gpu_ids
 from calc.spec.inputs import GPUSpec, ServingConfig, describe_validation_error
 from ui.controls import Control
-from ui.traffic import SLA
+from ui.traffic import REPLICAS, SLA
 
 # roofline page
 RF_BATCH = Control("rf_batch", "slider", 1, lo=1, hi=1024, step=1)
@@ -39,7 +39,6 @@ def variant_tokens() -> tuple[str, ...]:
 
 OVERLAYS = Control("overlays", "multi", ("kv:fp8",), options=variant_tokens)
 PRICE = Control("price_usd", "number", None, lo=0.01, hi=10_000.0, step=0.1, integer=False, optional=True)
-REPLICAS = Control("replicas", "number", 1, lo=1, hi=10_000, step=1)
 FRONTIER = (*SLA, CHUNKED, PER_GPU, OVERLAYS, PRICE, REPLICAS)
 
 # scheduler page

@@ -214,7 +214,8 @@ EN: dict[str, str] = {
                           "gpu_prices.json: provider, date and the other providers' quotes).",
     "ctl.replicas": "Replicas",
     "ctl.replicas.help": "Independent copies of this deployment behind a load balancer: throughput and cost add up, "
-                         "latencies are one replica's (each serves its share of the clients).",
+                         "latencies are one replica's (each serves its share of the clients, or of the request rate "
+                         "on the load test). The same replicas on the frontier and the load test.",
     "fr.price.catalog": "{price}",  # the catalog price as the placeholder (the help says empty = catalog); "catalog: …" was cut at 1440 px
     "fr.price.none": "—",
     "fr.cost.split": "Bill split by engine time: \\${cin} per million input tokens, \\${cout} per million output tokens "
@@ -601,7 +602,7 @@ ZH: dict[str, str] = {
     "ctl.price_usd": "你的价格（美元/GPU·小时）",
     "ctl.price_usd.help": "一张 GPU 每小时的按需价格；留空 = 目录中有来源的价格（calc/data/gpu_prices.json：厂商、日期和其他厂商报价）。",
     "ctl.replicas": "副本数",
-    "ctl.replicas.help": "负载均衡器后的独立部署副本：吞吐和费用相加，延迟是单个副本的（每个副本承担自己那份客户端）。",
+    "ctl.replicas.help": "负载均衡器后的独立部署副本：吞吐和费用相加，延迟是单个副本的（每个副本承担自己那份客户端，压测页上则是自己那份请求率）。前沿页和压测页共用同一个副本数。",
     "fr.price.catalog": "{price}",
     "fr.price.none": "—",
     "fr.cost.split": "按引擎时间分摊费用：每百万输入 token \\${cin}，每百万输出 token \\${cout}（每 GPU 每小时 \\${price} × {gpus}）。",

@@ -10,16 +10,15 @@ from urllib.parse import urlencode
 from calc.plan.search import SORTS, Deployment
 from calc.spec.catalog import gpu_ids
 from ui.controls import Control, ControlValueError
-from ui.traffic import SLA_STAT, SLA_TPOT_MS, SLA_TTFT_MS
+from ui.traffic import RATE, SLA_STAT, SLA_TPOT_MS, SLA_TTFT_MS
 
-PL_RATE = Control("pl_rate", "number", 10.0, lo=0.01, hi=100_000.0, step=1.0, integer=False)
 PL_SORT = Control("pl_sort", "select", "cost", options=SORTS)
 PL_TOP = Control("pl_top", "slider", 10, lo=1, hi=50, step=1)
 PL_MAX_GPUS = Control("pl_max_gpus", "number", None, lo=1, hi=100_000, step=1, optional=True)
 PL_BUDGET = Control("pl_budget", "number", None, lo=0.01, hi=1e7, step=10.0, integer=False, optional=True)
 PL_GPUS = Control("pl_gpus", "multi", (), options=lambda: tuple(gpu_ids()))
-# The SLA is the one every page shares (ui.traffic).
-PLANNER = (PL_RATE, SLA_TTFT_MS, SLA_TPOT_MS, SLA_STAT, PL_SORT, PL_TOP, PL_MAX_GPUS, PL_BUDGET, PL_GPUS)
+# The rate and the SLA are the ones every page shares (ui.traffic).
+PLANNER = (RATE, SLA_TTFT_MS, SLA_TPOT_MS, SLA_STAT, PL_SORT, PL_TOP, PL_MAX_GPUS, PL_BUDGET, PL_GPUS)
 PRICES_KEY = "pl_prices"  # text "gpu=usd, gpu=usd": the user's own $/GPU-hour (URL-bound text input)
 
 

@@ -14,8 +14,6 @@ EN: dict[str, str] = {
                 "evaluated at once with the same model as the other pages; replicas carry the rate, and more are "
                 "added where waiting for a free sequence slot near capacity would break the TTFT target (TTFT "
                 "includes that wait).",
-    "ctl.pl_rate": "Request rate (requests/s)",
-    "ctl.pl_rate.help": "Requests per second the whole deployment must serve; replicas split them evenly.",
     "ctl.pl_sort": "Rank by",
     "ctl.pl_sort.help": "Cost: dollars per hour for the rate (= cost per request); fewest GPUs; "
                         "throughput: output tokens/s per GPU.",
@@ -152,8 +150,6 @@ ZH: dict[str, str] = {
     "pl.intro": "{model}：每秒 {rate} 个请求，每个 {i} 个输入 + {o} 个输出 token（侧边栏的模型、上下文和输出长度）。"
                 "一次评估所有 GPU × 张量并行 × 权重精度 × KV 精度 × max_num_seqs，用与其他页面相同的模型；副本数承载请求率，"
                 "接近容量时若等待空闲序列槽位会让 TTFT 超标，就再加副本（TTFT 含这段等待）。",
-    "ctl.pl_rate": "请求率（请求/秒）",
-    "ctl.pl_rate.help": "整个部署每秒要处理的请求数；副本之间平均分配。",
     "ctl.pl_sort": "排序依据",
     "ctl.pl_sort.help": "成本：该请求率下每小时的费用（即每个请求的成本）；GPU 最少；每 GPU 吞吐：每 GPU 每秒输出 token。",
     "opt.pl_sort.cost": "成本（美元/小时）",
