@@ -88,7 +88,7 @@ if kept is not None and st.session_state.get("lt_trace") is None:  # kept from a
     st.button(t("lt.trace_forget"), on_click=forget_upload, args=("lt_trace",), key="lt_trace_forget")
 stats = summarize(r, ttft_slo_s=ttft_slo, tpot_slo_s=tpot_slo)
 ms = F.duration  # ms below 10 s, s below 10 min, min above
-pt, pp = stats[f"ttft_s_{stat}"], stats[f"tpot_s_{stat}"]
+pt, pp, steady_state = runs.judged(r, stats, stat=stat, arrival=load.arrival, trace=trace is not None)
 partial = {"done": F.integer(stats["finished_requests"]), "n": F.integer(r.num_requests)}
 if r.truncated:  # cut at the simulator's step cap: say so where the numbers are, and which are partial
     st.warning(t("lt.truncated", steps=F.integer(r.step_s.size), q=q, **partial))
@@ -104,6 +104,8 @@ cards.metric(t("lt.metric.throughput"), f"{F.number(stats['output_tokens_per_s']
 cards.metric(t("lt.metric.attainment"), F.percent(stats["slo_attainment"]), border=True)
 cards.metric(t("lt.metric.preemptions"), F.integer(stats["preemptions"]), border=True)
 ok = pt <= ttft_slo and (not np.isfinite(pp) or pp <= tpot_slo)
+if steady_state:
+    st.caption(t("lt.steady_state", q=q))
 if r.truncated:
     st.warning(t("lt.verdict.truncated", q=q))
 else:
@@ -156,11 +158,12 @@ c2.download_button(t("csv.lt_steps"), lambda: LF.steps_csv(r), file_name="load_t
                    key="lt_csv_steps", on_click="ignore")
 
 # The analytic closed loop beside: at the clients of a closed loop, else at the mean requests in
-# the system (Little's law), same mean lengths; identical requests get the FCFS wave.
+# the system (Little's law), same mean lengths; identical requests of clients started together get
+# the FCFS wave, requests that arrive spread out (open arrivals) the steady state the frontier draws.
 closed = trace is None and load.arrival == "closed"
 in_system = stats["requests_per_s"] * stats["e2e_latency_s_mean"]  # NaN when a cut run finished no request
 c_eq = load.concurrency if closed else max(1, int(round(in_system)) if np.isfinite(in_system) else 1)
-uniform = trace is None and load.lengths == "fixed"
+uniform = closed and load.lengths == "fixed"
 a = estimate(sc.arch, sc.gpu, s, sc.efficiency, concurrency=c_eq, input_len=int(np.mean(r.input_len)),
              output_len=int(np.mean(r.output_len)), uniform_lengths=uniform).serving
 st.subheader(t("lt.analytic.title"))
@@ -181,4 +184,4 @@ if not bool(a.closed_form):
 st.subheader(t("why.title"))
 analytic = {"concurrency": F.integer(c_eq), "wave": uniform, "wave_steps": float(a.wave_steps) if uniform else 0.0,
             "ttft_s": float(a.ttft_s), "closed_form": bool(a.closed_form), "sim_ttft_s": sim_mean["ttft_s"]}
-render_panels(loadtest_panels(r, stats, t, ttft_slo_s=ttft_slo, tpot_slo_s=tpot_slo, stat=stat, analytic=analytic), t)
+render_panels(loadtest_panels(r, {**stats, f"ttft_s_{stat}": pt, f"tpot_s_{stat}": pp}, t, ttft_slo_s=ttft_slo, tpot_slo_s=tpot_slo, stat=stat, analytic=analytic), t)

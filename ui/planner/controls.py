@@ -7,7 +7,7 @@ import math
 import re
 from urllib.parse import urlencode
 
-from calc.plan.search import SORTS, Deployment
+from calc.plan.search import SORTS, Deployment, PlanRequest
 from calc.spec.catalog import gpu_ids
 from ui.controls import Control, ControlValueError
 from ui.traffic import RATE, SLA_STAT, SLA_TPOT_MS, SLA_TTFT_MS
@@ -77,9 +77,12 @@ def parse_prices(text: str | None) -> dict[str, float]:
     return out
 
 
-def scenario_link(d: Deployment, *, model_id: str, page: str = "frontier", lang: str = "en") -> str:
+def scenario_link(d: Deployment, *, model_id: str, page: str = "frontier", lang: str = "en",
+                  request: PlanRequest | None = None) -> str:
     """Relative link that opens this deployment in another page (the sidebar's URL parameters):
-    model, GPU, TP, precisions, context = input + output, concurrency = max_num_seqs.
+    model, GPU, TP, precisions, context = input + output, concurrency = max_num_seqs; its replicas;
+    with the ``request``, the traffic and the SLA every page shares (:mod:`ui.traffic`: rate,
+    targets, statistic), so the load test opened with it simulates what the planner checked.
 
     >>> from calc.plan.search import PlanRequest, plan
     >>> from calc.spec.catalog import get_gpu, get_model
@@ -91,6 +94,9 @@ def scenario_link(d: Deployment, *, model_id: str, page: str = "frontier", lang:
     params = {"model": model_id, "gpu": d.gpu, "tp": d.tensor_parallel_size, "dtype": "auto",
               "quantization": d.quantization, "kv_cache_dtype": d.kv_cache_dtype, "context": d.input_len + d.output_len,
               "output_len": d.output_len, "max_model_len": d.max_model_len,
-              "concurrency": min(d.max_num_seqs, 1024), "max_num_seqs": d.max_num_seqs, "lang": lang}
-    return f"/{page}?{urlencode(params)}"
+              "concurrency": min(d.max_num_seqs, 1024), "max_num_seqs": d.max_num_seqs, "replicas": d.replicas}
+    if request is not None:
+        params |= {RATE.key: f"{request.rate_rps:g}", SLA_TTFT_MS.key: f"{request.ttft_slo_s * 1e3:g}",
+                   SLA_TPOT_MS.key: f"{request.tpot_slo_s * 1e3:g}", SLA_STAT.key: request.percentile}
+    return f"/{page}?{urlencode(params | {'lang': lang})}"
 
