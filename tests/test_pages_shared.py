@@ -3,7 +3,7 @@ one default, the value following the user from page to page, old per-page links 
 
 import pytest
 
-from apptest_helpers import app, texts
+from apptest_helpers import app, decode, plotly_specs, texts
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 FRONTIER, LOAD_TEST, PLANNER = "pages/frontier.py", "pages/load_test.py", "pages/planner.py"
@@ -120,3 +120,17 @@ def test_each_replica_is_simulated_at_its_share_of_the_rate():
                for c in texts(two.caption))
     zh = app({**SMALL, "rate": "4", "replicas": "2", "lang": "zh"}, page=LOAD_TEST)
     assert any(c.startswith("负载均衡器后有 2 个副本") for c in texts(zh.caption))
+
+
+def test_the_frontier_draws_the_shared_traffic_as_a_line():
+    """rate ÷ replicas × output tokens: the output tokens/s each replica must carry; the points
+    above the line carry it."""
+    at = app({"rate": "6", "replicas": "2", "output_len": "256"}, page=FRONTIER)
+    assert not at.exception and at.number_input(key="rate").value == 6.0
+    spec = plotly_specs(at)[0]
+    lines = [tr for tr in spec["data"] if str(tr.get("name", "")).startswith("Your traffic")]
+    assert len(lines) == 2  # on the TPOT and the TTFT panels
+    assert lines[0]["name"] == "Your traffic: 6 req/s ÷ 2 replicas = 768 output tok/s each"  # 6 / 2 × 256
+    assert decode(lines[0]["y"]) == [768, 768]
+    zh = app({"rate": "6", "replicas": "2", "lang": "zh"}, page=FRONTIER)
+    assert any(str(tr.get("name", "")).startswith("你的流量") for tr in plotly_specs(zh)[0]["data"])
