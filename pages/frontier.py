@@ -56,8 +56,6 @@ def _body() -> None:
         replicas = render_control(REPLICAS, t)
         rate = render_control(RATE, t)  # the traffic the load test and the planner carry, drawn as a line
     tokens = compare.render_overlays(t, controls)  # translated chips; the link keeps the tokens (kv:fp8, tp:2 …)
-    if stat != "mean":  # the closed-loop model has means only: say what the lines are judged on
-        st.caption(t("fr.sla_stat_mean", q=stat_label(stat, t("word.mean"))))
 
     base = Variant("", s, sc.gpu, chunked)
     try:
@@ -130,11 +128,14 @@ def _body() -> None:
                      help=t("fr.metric.knee.help"))
 
         need = float(rate or RATE.default) / replicas * s.output_len / (tp if per_gpu else 1)  # output tok/s per replica
-        traffic = (need, t("fr.trace.traffic_gpu" if per_gpu else "fr.trace.traffic", rate=F.number(float(rate or RATE.default), 2), n=F.integer(replicas),
+        traffic = (need, t("fr.trace.traffic_gpu" if per_gpu else "fr.trace.traffic", rate=F.number(float(rate or RATE.default), 2),
+                           replicas=t.count("replica", replicas),
                            x=F.integer(need)))
         layout.chart(FP.frontier_sla_figure(series, t, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, per_gpu=per_gpu,
                                             traffic=traffic), key="frontier_sla_chart")
         st.caption(t("fr.caption.sla"))
+        if stat != "mean":  # the closed-loop model has means only: say what the lines are judged on
+            st.caption(t("fr.sla_stat_mean", q=stat_label(stat, t("word.mean"))))
         layout.chart(FP.frontier_concurrency_figure(series, t, per_gpu=per_gpu, chosen=sc.concurrency),
                      key="frontier_conc_chart")
         st.caption(t("fr.caption.conc", wall=F.integer(f.engine_limit)))

@@ -32,7 +32,7 @@ EN: dict[str, str] = {
                                 "that ride along with the decodes under the max_num_batched_tokens budget.",
     "ctl.per_gpu": "Throughput per GPU",
     "ctl.per_gpu.help": "Divide throughput by the tensor-parallel size: fair when comparing TP 1 with TP 2.",
-    "ctl.overlays": "Compare with (up to 4 variants of your scenario)",
+    "ctl.overlays": "Compare with (up to 4 variants)",
     "ctl.overlays.help": "Each variant changes one thing of the sidebar scenario: the KV-cache precision, the tensor "
                          "parallelism (TP), the weight quantization, chunked prefill, a course §3.4 preset "
                          "(max_num_seqs / max_num_batched_tokens) or the GPU. The link keeps short codes "
@@ -209,7 +209,7 @@ EN: dict[str, str] = {
                         "including prompt tokens.",
     "fr.metric.ttft": "TTFT there",
     "fr.metric.tpot": "TPOT there",
-    "ctl.price_usd": "Your price ($ per GPU-hour)",
+    "ctl.price_usd": "Price ($ / GPU-hour)",
     "ctl.price_usd.help": "On-demand price of one GPU per hour; empty = the catalog's sourced price (calc/data/"
                           "gpu_prices.json: provider, date and the other providers' quotes).",
     "ctl.replicas": "Replicas",
@@ -279,8 +279,8 @@ EN: dict[str, str] = {
     "fr.hover.region_tpot": "TPOT ≤ {v} ms",
     "fr.hover.region_ttft": "TTFT ≤ {v} ms",
     "fr.trace.feasible": "Meets the target",
-    "fr.trace.traffic": "Your traffic: {rate} req/s ÷ {n} replicas = {x} output tok/s each",
-    "fr.trace.traffic_gpu": "Your traffic: {rate} req/s ÷ {n} replicas = {x} output tok/s per GPU",
+    "fr.trace.traffic": "Your traffic: {rate} req/s ÷ {replicas} = {x} output tok/s each",
+    "fr.trace.traffic_gpu": "Your traffic: {rate} req/s ÷ {replicas} = {x} output tok/s per GPU",
     "fr.trace.sla_tpot": "SLA TPOT {v} ms",
     "fr.trace.sla_ttft": "SLA TTFT {v} ms",
     "fr.x.tpot": "TPOT (ms per token)",
@@ -443,7 +443,7 @@ ZH: dict[str, str] = {
                                 "预算内与 Decode 同步执行。",
     "ctl.per_gpu": "按每卡计吞吐",
     "ctl.per_gpu.help": "吞吐除以张量并行数：比较 TP 1 与 TP 2 时更公平。",
-    "ctl.overlays": "对比（当前场景的最多 4 个变体）",
+    "ctl.overlays": "对比（最多 4 个变体）",
     "ctl.overlays.help": "每个变体只改侧栏场景中的一项：KV Cache 精度、张量并行（TP）、权重量化、分块预填充、"
                          "课程 §3.4 预设（max_num_seqs / max_num_batched_tokens）或 GPU。链接中保存简短代码"
                          "（kv:fp8、tp:2、preset:low_latency、gpu:h100-sxm …），与语言无关。",
@@ -601,7 +601,7 @@ ZH: dict[str, str] = {
     "fr.metric.x.help": "整个张量并行组的输出 token/s；每卡 {per_gpu}（TP {tp}）；含提示词 token 共 {total} token/s。",
     "fr.metric.ttft": "此时 TTFT",
     "fr.metric.tpot": "此时 TPOT",
-    "ctl.price_usd": "你的价格（美元/GPU·小时）",
+    "ctl.price_usd": "价格（美元/GPU·小时）",
     "ctl.price_usd.help": "一张 GPU 每小时的按需价格；留空 = 目录中有来源的价格（calc/data/gpu_prices.json：厂商、日期和其他厂商报价）。",
     "ctl.replicas": "副本数",
     "ctl.replicas.help": "负载均衡器后的独立部署副本：吞吐和费用相加，延迟是单个副本的（每个副本承担自己那份客户端，压测页上则是自己那份请求率）。前沿页和压测页共用同一个副本数。",
@@ -659,8 +659,8 @@ ZH: dict[str, str] = {
     "fr.hover.region_tpot": "满足 TPOT ≤ {v} ms",
     "fr.hover.region_ttft": "满足 TTFT ≤ {v} ms",
     "fr.trace.feasible": "满足该目标",
-    "fr.trace.traffic": "你的流量：{rate} 请求/秒 ÷ {n} 个副本 = 每个 {x} 输出 tok/s",
-    "fr.trace.traffic_gpu": "你的流量：{rate} 请求/秒 ÷ {n} 个副本 = 每 GPU {x} 输出 tok/s",
+    "fr.trace.traffic": "你的流量：{rate} 请求/秒 ÷ {replicas} = 每个副本 {x} 输出 tok/s",
+    "fr.trace.traffic_gpu": "你的流量：{rate} 请求/秒 ÷ {replicas} = 每 GPU {x} 输出 tok/s",
     "fr.trace.sla_tpot": "SLA：TPOT {v} ms",
     "fr.trace.sla_ttft": "SLA：TTFT {v} ms",
     "fr.x.tpot": "TPOT（每 token 毫秒）",
