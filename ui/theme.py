@@ -47,6 +47,7 @@ COLORS.update({
     "stalled": "#DDCC77",  # Tol sand: running, but skipped by this step
     "queued": "#BBBBBB",  # light grey: arrived, waiting for a slot
     "feasible": "#117733",  # Tol green: meets the SLA
+    "traffic": "#44AA99",  # Tol teal: the offered load (rate ÷ replicas), readable on light and dark
 })
 # Scenarios overlaid on the frontier: your scenario first (black), then up to four variants.
 SERIES_COLORS: Final[tuple[str, ...]] = ("#000000", "#0072B2", "#E69F00", "#CC79A7", "#999933")

@@ -361,12 +361,17 @@ def frontier_concurrency_figure(series: Sequence, t: T, *, per_gpu: bool, chosen
 
 
 def frontier_sla_figure(series: Sequence, t: T, *, ttft_slo_s: float, tpot_slo_s: float, per_gpu: bool,
-                        mark_chosen: bool = False, title: str | None = None) -> go.Figure:
+                        traffic: tuple[float, str] | None = None, mark_chosen: bool = False,
+                        title: str | None = None) -> go.Figure:
     """Throughput against TPOT (left) and TTFT (right), log latency axes, with the SLA targets
-    as vertical lines and the region that meets each target shaded. ``mark_chosen``: a filled
-    circle in each series' colour at its own concurrency (``s.chosen``; the §3.5 case's 16 and 32)."""
+    as vertical lines and the region that meets each target shaded. ``traffic``: the offered
+    load as (output tokens/s on the y axis, its name), a horizontal line: the points above it
+    carry that load. ``mark_chosen``: a filled circle in each series' colour at its own
+    concurrency (``s.chosen``; the §3.5 case's 16 and 32)."""
     ys = [_y(s, per_gpu) for s in series]
-    y_max = max((float(np.nanmax(y)) for y in ys if np.isfinite(y).any()), default=1.0) * 1.08
+    y_top = max([float(np.nanmax(y)) for y in ys if np.isfinite(y).any()] + ([traffic[0]] if traffic else []),
+                default=1.0)
+    y_max = y_top * 1.08
     traces, axes = [], {}
     for k, (attr, slo, key, domain) in enumerate((("tpot_s", tpot_slo_s, "tpot", [0.0, 0.47]),
                                                   ("ttft_s", ttft_slo_s, "ttft", [0.53, 1.0]))):
@@ -381,6 +386,10 @@ def frontier_sla_figure(series: Sequence, t: T, *, ttft_slo_s: float, tpot_slo_s
                            hovertemplate=t(f"fr.hover.region_{key}", v=F.number(slo_ms, 0)) + NO_HOVER))
         traces.append(_vline(slo_ms, 0, y_max, name=t(f"fr.trace.sla_{key}", v=F.number(slo_ms, 0)),
                              color=COLORS["limit"], width=3.5, xaxis=xa, yaxis=ya))
+        if traffic is not None:
+            traces.append(_line([x_lo, x_hi], [traffic[0], traffic[0]], name=traffic[1], color=COLORS["traffic"],
+                                dash="dash", hover=traffic[1], xaxis=xa, yaxis=ya, legendgroup="traffic",
+                                showlegend=k == 0))
         for s, x, y in zip(series, xs, ys):
             traces += _series_traces(s, x, y, t, xaxis=xa, yaxis=ya, showlegend=k == 0)
         if mark_chosen:

@@ -14,24 +14,9 @@ EN: dict[str, str] = {
                 "evaluated at once with the same model as the other pages; replicas carry the rate, and more are "
                 "added where waiting for a free sequence slot near capacity would break the TTFT target (TTFT "
                 "includes that wait).",
-    "ctl.pl_rate": "Request rate (requests/s)",
-    "ctl.pl_rate.help": "Requests per second the whole deployment must serve; replicas split them evenly.",
-    "ctl.pl_ttft_ms": "SLA: time to first token (ms)",
-    "ctl.pl_ttft_ms.help": "Target for TTFT, in milliseconds; judged on the statistic below.",
-    "ctl.pl_tpot_ms": "SLA: time per output token (ms)",
-    "ctl.pl_tpot_ms.help": "Target for TPOT (inter-token latency), in milliseconds.",
-    "ctl.pl_percentile": "SLA statistic",
-    "ctl.pl_percentile.help": "Mean: the closed-loop model's steady state, over the whole grid. A percentile "
-                              "re-checks the first options with the request simulator (a second or two); the "
-                              "page says which statistic each row was judged on.",
     "ctl.pl_sort": "Rank by",
     "ctl.pl_sort.help": "Cost: dollars per hour for the rate (= cost per request); fewest GPUs; "
                         "throughput: output tokens/s per GPU.",
-    "opt.pl_percentile.mean": "Mean",
-    "opt.pl_percentile.p50": "P50 (median)",
-    "opt.pl_percentile.p90": "P90",
-    "opt.pl_percentile.p95": "P95",
-    "opt.pl_percentile.p99": "P99",
     "opt.pl_sort.cost": "Cost ($ per hour)",
     "opt.pl_sort.gpus": "Fewest GPUs",
     "opt.pl_sort.throughput": "Throughput per GPU",
@@ -170,21 +155,8 @@ ZH: dict[str, str] = {
     "pl.intro": "{model}：每秒 {rate} 个请求，每个 {i} 个输入 + {o} 个输出 token（侧边栏的模型、上下文和输出长度）。"
                 "一次评估所有 GPU × 张量并行 × 权重精度 × KV 精度 × max_num_seqs，用与其他页面相同的模型；副本数承载请求率，"
                 "接近容量时若等待空闲序列槽位会让 TTFT 超标，就再加副本（TTFT 含这段等待）。",
-    "ctl.pl_rate": "请求率（请求/秒）",
-    "ctl.pl_rate.help": "整个部署每秒要处理的请求数；副本之间平均分配。",
-    "ctl.pl_ttft_ms": "SLA：首 token 延迟（毫秒）",
-    "ctl.pl_ttft_ms.help": "TTFT 目标，单位毫秒；按下面的统计量判断。",
-    "ctl.pl_tpot_ms": "SLA：每个输出 token 的时间（毫秒）",
-    "ctl.pl_tpot_ms.help": "TPOT（token 间延迟）目标，单位毫秒。",
-    "ctl.pl_percentile": "SLA 统计量",
-    "ctl.pl_percentile.help": "均值：闭环模型的稳态值，覆盖整个网格。百分位会用请求模拟器复核前几个方案（一两秒）；页面会说明每行按哪个统计量判断。",
     "ctl.pl_sort": "排序依据",
     "ctl.pl_sort.help": "成本：该请求率下每小时的费用（即每个请求的成本）；GPU 最少；每 GPU 吞吐：每 GPU 每秒输出 token。",
-    "opt.pl_percentile.mean": "均值",
-    "opt.pl_percentile.p50": "P50（中位数）",
-    "opt.pl_percentile.p90": "P90",
-    "opt.pl_percentile.p95": "P95",
-    "opt.pl_percentile.p99": "P99",
     "opt.pl_sort.cost": "成本（美元/小时）",
     "opt.pl_sort.gpus": "GPU 最少",
     "opt.pl_sort.throughput": "每 GPU 吞吐",
