@@ -10,10 +10,12 @@ Method (every number from the functions the pages use: one source of truth):
      budget caps it; then the extra clients queue and their wait lands in TTFT). That point's
      TTFT and TPOT are the worst a replica configured with ``--max-num-seqs S`` sees while it
      carries at most its capacity X(S) requests/s (latency grows with load).
-  3. Replicas N = ceil(λ / X(S)), or the least N whose utilization keeps a request's wait for a
-     free sequence slot (:func:`calc.plan.costs.slot_wait_s`, M/G/c) within what the TTFT target
-     leaves (:func:`calc.plan.costs.replicas_for_ttft`); the TTFT judged is the full-batch TTFT +
-     that wait; GPUs = N × TP; dollars per hour = price × GPUs.
+  3. Replicas N = ceil(λ / X(S)), or the least N whose utilization keeps a request's wait within
+     what the TTFT target leaves (:func:`calc.plan.costs.replicas_for_ttft`): on the mean, the
+     mean wait for a free sequence slot (:func:`calc.plan.costs.slot_wait_s`, M/G/c); on a
+     percentile, that wait's Erlang-C tail plus the queue of prompts for the prefill room, at
+     the percentile (:func:`calc.plan.costs.ttft_quantile_wait_s`). The TTFT judged is the
+     full-batch TTFT + that wait; GPUs = N × TP; dollars per hour = price × GPUs.
   4. Out, with the first reason that applies: does not fit (weights + activations + overhead, or one
      max_model_len request, exceed the budget), misses TTFT, misses TPOT, exceeds max GPUs,
      exceeds the budget ($/h), no price (a budget was set but the GPU has no price).
@@ -21,9 +23,11 @@ Method (every number from the functions the pages use: one source of truth):
      latency first), GPUs, or output tokens/s per GPU; per (GPU, TP, weights, KV) only its best
      max_num_seqs is listed.
 
-The SLA is judged on the closed-loop model's steady-state *mean* TTFT and TPOT
-(``slo_statistic = "mean"``); percentiles need the request simulator (:mod:`calc.traffic`, when
-present), which re-checks only the top few candidates.
+The SLA is judged on the statistic asked for: the mean (the closed loop's steady state) or a
+percentile of TTFT (the full-batch TTFT + the queueing waits at that percentile; TPOT on its
+full-batch value: with every request decoding in the same batches its spread is small, and the
+full batch is the most a replica at that ``max_num_seqs`` runs). The request simulator
+(:mod:`calc.plan.percentiles`) then re-checks the listed rows in steady state within a work budget.
 """
 
 from __future__ import annotations
@@ -87,6 +91,11 @@ class PlanRequest(BaseModel):
     def model_len(self) -> int:
         return self.max_model_len or self.input_len + self.output_len
 
+    @property
+    def quantile(self) -> float | None:
+        """The SLA percentile as a fraction (p95: 0.95); None for the mean."""
+        return None if self.percentile == "mean" else float(self.percentile.removeprefix("p")) / 100.0
+
 
 def valid_tensor_parallel_sizes(arch: ModelArch, candidates: Sequence[int] = TP_CANDIDATES) -> tuple[int, ...]:
     """TP sizes vLLM accepts for this model, by the rule the UI and the CLI use
@@ -119,7 +128,7 @@ class PlanGrid:
     tpot_s: np.ndarray
     e2e_s: np.ndarray
     requests_per_s_per_replica: np.ndarray  # capacity X(S)
-    slot_wait_s: np.ndarray  # mean wait for a free sequence slot at the chosen replicas (in ttft_s)
+    slot_wait_s: np.ndarray  # wait at the SLA statistic at the chosen replicas (in ttft_s; costs.replicas_for_ttft)
     utilization: np.ndarray  # λ / (replicas · X)
     prefill_fraction: np.ndarray
     weights_bytes: np.ndarray  # per GPU
@@ -324,10 +333,12 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
     x_req = np.where(fits, b(s.requests_per_s), 0.0)
     ttft, tpot = b(s.ttft_s), b(s.tpot_s)
     # Replicas: enough to carry the rate, and more while the wait for a free sequence slot (a
-    # replica near its capacity queues requests) breaks the TTFT target (calc.plan.costs).
+    # replica near its capacity queues requests), and at a percentile the prefill queue's, breaks
+    # the TTFT target at the statistic asked for (calc.plan.costs).
     replicas, wait = replicas_for_ttft(rate_rps=req.rate_rps, capacity_rps_per_replica=x_req, slots=b(s.running),
-                                       ttft_s=ttft, ttft_slo_s=req.ttft_slo_s)
-    ttft = ttft + wait  # the TTFT a request sees: its service at full batch + the wait for a slot
+                                       ttft_s=ttft, ttft_slo_s=req.ttft_slo_s, quantile=req.quantile,
+                                       prefill_s=b(s.prefill_time_per_request_s))
+    ttft = ttft + wait  # the TTFT a request sees: its service at full batch + its waits
     with np.errstate(invalid="ignore", divide="ignore"):  # no capacity (does not fit): NaN
         utilization = np.where(np.isfinite(replicas) & (x_req > 0), req.rate_rps / (replicas * x_req), np.nan)
     gpus_total = replicas * tp_ax
@@ -433,6 +444,15 @@ def pareto_mask(*, cost, latency):
     return mask.reshape(np.shape(cost))
 
 
+def model_statistic(percentile: str) -> str:
+    """What a row's SLA was judged on before any simulation.
+
+    >>> model_statistic("mean"), model_statistic("p95")
+    ('mean', 'p95 (queueing model)')
+    """
+    return "mean" if percentile == "mean" else f"{percentile} (queueing model)"
+
+
 def _num(x) -> float | None:
     v = float(x)
     return v if math.isfinite(v) else None
@@ -476,9 +496,10 @@ def plan(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, efficiency:
                                                 fewest_gpus=float(fewest[i])))
     counts = {r: int(np.count_nonzero(grid.reason == j)) for j, r in enumerate(REASONS)}
     note = "" if req.percentile == "mean" else (
-        f"{req.percentile} requested: judged on the closed-loop mean (the request simulator is not available)")
+        f"{req.percentile} TTFT judged with the queueing model (the full-batch TTFT + the waits for a sequence "
+        "slot and for the prefill room at that percentile); TPOT at full batch")
     return PlanResult(request=req, model_id=arch.id, grid=grid, ranked=ranked, options=options,
-                      reason_counts=counts, slo_statistic="mean", percentile_note=note)
+                      reason_counts=counts, slo_statistic=req.percentile, percentile_note=note)
 
 
 def _deployment(grid: PlanGrid, by_id: dict[str, GPUSpec], req: PlanRequest, arch: ModelArch, idx) -> Deployment:
@@ -506,7 +527,7 @@ def _deployment(grid: PlanGrid, by_id: dict[str, GPUSpec], req: PlanRequest, arc
         usd_per_million_output_tokens=_num(grid.usd_per_million_output_tokens[at]),
         price_source=gpu.price_source if math.isfinite(price) and price == gpu.price_usd_per_hour else
         ("your price" if math.isfinite(price) else None),
-        meets_slo=bool(grid.meets_slo[at]), slo_statistic="mean", reason=REASONS[int(grid.reason[at])],
+        meets_slo=bool(grid.meets_slo[at]), slo_statistic=model_statistic(req.percentile), reason=REASONS[int(grid.reason[at])],
         vllm_command=serve_command(model_id=arch.id, serving=serving, max_model_len=req.model_len, max_num_seqs=seqs,
                                    max_num_batched_tokens=budget,
                                    chunked=req.enable_chunked_prefill))
