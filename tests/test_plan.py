@@ -363,7 +363,7 @@ class TestBoundedPercentileSearch:
         if not P.AVAILABLE:
             pytest.skip("calc.traffic (the request simulator) is not installed")
         # the mean-based count misses at p99 here: the old search took 13 simulations (45 -> 57). (The
-        # grid now sizes p99 with the queueing model, which errs high; rows sized on the mean and
+        # grid now sizes p99 with the queueing model, which needs more replicas here; rows sized on the mean and
         # judged at p99 make the check search, as before.)
         req = PlanRequest(rate_rps=300, input_len=8000, output_len=100, ttft_slo_s=0.5, tpot_slo_s=0.05,
                           percentile="p99")

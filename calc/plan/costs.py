@@ -120,16 +120,19 @@ def ttft_quantile_wait_s(*, rate_rps, capacity_rps, slots, prefill_s, quantile, 
     replica receiving ``rate_rps`` (Poisson): the wait for a free sequence slot (M/G/c, c = slots,
     capacity X: :func:`wait_quantile_s`) plus the wait behind other prompts that arrived just
     before it and take the prefill room first (M/D/1: one prompt at a time, ``prefill_s`` =
-    T_pf, the engine time one prompt costs; capacity 1 / T_pf). Adding the two quantiles is an
-    upper bound of the quantile of their sum (both waits are non-negative and grow together with
-    the load), and the full-batch TTFT already counts the mean prefill work of the others: the
-    sum errs high, on purpose (a planner that errs low lists options that miss their SLA).
+    T_pf, the engine time one prompt costs; capacity 1 / T_pf). The two quantiles are added (both
+    waits are non-negative and grow together with the load; the quantile of their sum is usually lower).
 
-    ``bench``: against 4,000-request steady-state simulations of the planner's rows (Llama-3.1-8B,
-    70B, DeepSeek-V3; P95, P99) the full-batch TTFT + this wait is 1.0–1.7× the simulated
-    percentile (``tests/test_plan_sla.py``).
+    An estimate, not a bound: what it leaves out is the spread of the engine's own TTFT (a prompt
+    that lands in a step beside other prompts' chunks, or behind a long prefill step). Measured
+    against 4,000-request steady-state simulations of 60 planner rows (Llama-3.1-8B, 70B,
+    DeepSeek-V3, Qwen3-8B; P50 to P99; first quarter dropped), the full-batch TTFT + this wait is
+    0.62–3.2× the simulated percentile, median 0.97; the engine's own TTFT alone is 0.83–3.0× the
+    full-batch TTFT at the percentile. So the planner sizes every configuration with it and the
+    simulator (:func:`calc.plan.percentiles.check_top`) judges the rows it lists.
 
-    The replica above, prompts of T_pf = 20 ms: the prefill room is busy ρ = 20 · 0.02 = 40 % of the
+    One replica of 32 slots at 84 % (20 of 23.8 req/s: slot wait W_99 = 0.442 s, as in
+    :func:`wait_quantile_s`), prompts of T_pf = 20 ms: the prefill room is busy ρ = 20 · 0.02 = 40 % of the
     time, so P_w = 0.4, m = 0.5 / (50 − 20) = 0.0167 s and W_99 = 0.0167 · ln(0.4 / 0.01) = 0.062 s;
     with the slot wait, 0.442 + 0.062 = 0.504 s.
 

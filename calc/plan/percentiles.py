@@ -1,7 +1,8 @@
 """Percentile SLAs for the planner's listed rows, re-checked with the request simulator (:mod:`calc.traffic`).
 
 The grid search sizes every configuration on a percentile with the queueing model
-(:func:`calc.plan.costs.ttft_quantile_wait_s`: cheap, millions of points, and it errs high). The
+(:func:`calc.plan.costs.ttft_quantile_wait_s`: cheap, millions of points; an estimate within about
+0.6–3× of the simulated percentile). The
 listed rows are then simulated, in order, while the work budget lasts:
 one replica with Poisson arrivals at its share of the rate (λ / N), the lengths of the
 request, its ``max_num_seqs``, token budget, chunked prefill and KV pool (blocks from
