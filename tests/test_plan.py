@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from calc.plan.search import (KV_PRECISIONS, MAX_NUM_SEQS_GRID, REASONS, WEIGHT_
 from calc.sizing.scenario import memory_for
 from calc.spec.catalog import get_gpu, get_model, list_gpus
 from calc.spec.inputs import ServingConfig
+from calc.spec.quality import PRECISION_SOURCES
 from calc.timing.estimate import estimate
 
 LLAMA8 = get_model("meta-llama/Llama-3.1-8B")
@@ -115,13 +117,18 @@ class TestRanking:
         assert r.slo_statistic == "mean"
         assert r.grid.size == 17 * 4 * 4 * 2 * 11  # GPUs × TP {1,2,4,8} × weights × KV × max_num_seqs
 
-    def test_cost_ties_broken_by_latency(self):
-        """Issue #19: at equal $/h the faster option first (Llama-2-7B, 10 req/s: six MI300X options at $1.78/h)."""
+    def test_cost_ties_broken_by_precision_source_then_latency(self):
+        """Issue #19: at equal $/h the faster option first (Llama-2-7B, 10 req/s: six MI300X options at
+        $1.78/h); issue #17: before that, the checkpoint's own precision, then a published quantized
+        checkpoint, then what vLLM quantizes at load, then a format no checkpoint is known for."""
         r = plan(get_model("meta-llama/Llama-2-7b-hf"), list_gpus(),
                  PlanRequest(rate_rps=10, input_len=1792, output_len=256, ttft_slo_s=1.0, tpot_slo_s=0.05))
-        pairs = [(d.usd_per_hour, d.e2e_s) for d in r.ranked]
-        assert pairs == sorted(pairs)
-        assert len({u for u, _ in pairs}) < len(pairs)  # there are ties to break
+        keys = [(d.usd_per_hour, PRECISION_SOURCES.index(d.precision_source), d.e2e_s) for d in r.ranked]
+        assert keys == sorted(keys)
+        assert len({u for u, _, _ in keys}) < len(keys)  # there are ties to break
+        cheapest = [d for d in r.ranked if d.usd_per_hour == r.ranked[0].usd_per_hour]
+        assert cheapest[0].precision_source == "checkpoint" and cheapest[0].quantization == "none"  # 16-bit Llama-2
+        assert {d.precision_source for d in cheapest} > {"checkpoint"}  # ... though quantized ones cost the same
 
     @pytest.mark.parametrize("sort", ["gpus", "throughput"])
     def test_other_sorts(self, sort):
@@ -491,3 +498,37 @@ def test_percentile_check_leaves_out_the_idle_engine_warm_up():
     steady = P.steady_state_statistic(r, "p95")
     assert steady[0] == pytest.approx(float(np.percentile(r.ttft_s[100:], 95)))
     assert steady[0] >= summarize(r)["ttft_s_p95"] and steady[1] >= summarize(r)["tpot_s_p95"] * 0.999
+
+
+class TestPrecisionPreference:
+    """Issue #17: the planner prefers the checkpoint's own precision unless a quantized checkpoint
+    exists, and says which quality table applies."""
+
+    REQ = PlanRequest(rate_rps=2, input_len=1000, output_len=200, ttft_slo_s=2.0, tpot_slo_s=0.1, top=40)
+
+    def test_deepseek_v3_ships_fp8_and_no_awq_checkpoint_is_known(self):
+        arch = get_model("deepseek-ai/DeepSeek-V3")
+        assert arch.checkpoint_quantization == "fp8"  # its config.json quantization_config
+        r = plan(arch, list_gpus(), self.REQ)
+        sources = [d.precision_source for d in r.ranked]
+        assert {d.quantization for d in r.ranked if d.precision_source == "checkpoint"} == {"fp8"}
+        # AWQ/INT8 DeepSeek-V3 checkpoints are not in calc/data/quantization_quality.json: listed after the
+        # rest, however cheap (on main an AWQ row was the cheapest option)
+        unknown = [i for i, s in enumerate(sources) if s == "no_checkpoint_known"]
+        assert unknown and unknown == list(range(len(sources) - len(unknown), len(sources)))
+        assert r.ranked[0].quantization == "fp8" and r.ranked[0].precision_source == "checkpoint"
+        assert all(d.quantization in ("awq", "int8") for d in r.ranked if d.precision_source == "no_checkpoint_known")
+        assert all(d.precision_source == "dequantized" for d in r.ranked if d.quantization == "none")
+
+    def test_each_row_names_its_quality_table(self, capsys):
+        data = json.loads((Path(__file__).resolve().parents[1] / "calc/data/quantization_quality.json").read_text())
+        w8a8 = next(e for e in data["entries"] if e["quantization"] == "int8" and e.get("recovery_percent"))
+        assert main(["plan", "--model", "meta-llama/Llama-3.1-8B", "--rate", "20", "--input-len", "1000",
+                     "--output-len", "200", "--ttft-slo-ms", "500", "--tpot-slo-ms", "50", "--top", "60",
+                     "--format", "json"]) == 0
+        rows = json.loads(capsys.readouterr().out)
+        by_q = {r["quantization"]: r for r in rows}
+        assert by_q["int8"]["precision_source"] == "published"
+        assert w8a8["checkpoint"] in by_q["int8"]["quality_table"] and "100.3 %" in by_q["int8"]["quality_table"]
+        assert by_q["none"]["precision_source"] == "checkpoint" and "reference" in by_q["none"]["quality_table"]
+        assert all(r["quality_table"] for r in rows)

@@ -46,6 +46,7 @@ from calc.sizing.scenario import (DEFAULT_SM_COUNT, all_to_all_nvlink, default_m
                                   model_numbers)
 from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
 from calc.spec.parallelism import tensor_parallel_sizes
+from calc.spec.quality import PRECISION_SOURCES, PrecisionChoice, precision_choice
 from calc.spec.vllm_command import serve_command
 from calc.timing.estimate import engine_numbers
 from calc.timing.serving import EngineNumbers, closed_loop
@@ -142,6 +143,9 @@ class PlanGrid:
     output_tokens_per_s: np.ndarray  # capacity of the whole deployment (replicas × X × O)
     output_tokens_per_s_per_gpu: np.ndarray
     reason: np.ndarray  # index into REASONS
+    # (1, 1, Q, K, 1): where each weight precision comes from (calc.spec.quality.precision_choice),
+    # its PRECISION_SOURCES index: 0 the checkpoint as shipped, 1 a published quantized checkpoint, ...
+    precision_source_rank: np.ndarray | None = None
 
     @property
     def size(self) -> int:
@@ -186,6 +190,8 @@ class Deployment:
     slo_statistic: str
     reason: str
     vllm_command: str
+    precision_source: str = "checkpoint"  # calc.spec.quality.PRECISION_SOURCES
+    quality_table: str = ""  # the published quality figure that applies to this weight precision, or why none
 
 
 @dataclass(frozen=True)
@@ -374,11 +380,21 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
         replicas=replicas, gpus_total=gpus_total, price_usd_per_gpu_hour=price, usd_per_hour=usd_h,
         usd_per_million_input_tokens=cost_in, usd_per_million_output_tokens=cost_out,
         output_tokens_per_s=out_tps, output_tokens_per_s_per_gpu=np.where(gpus_total > 0, out_tps / gpus_total, 0.0),
-        reason=stage)
+        reason=stage,
+        precision_source_rank=np.asarray([[_choice(arch, q).source_rank for _ in kv_cache_dtypes]
+                                          for q in quantizations], dtype=float).reshape(1, 1, Q, K, 1))
 
 
-# At equal cost and latency (or GPUs, or throughput) the more accurate precision ranks first: 16-bit, then FP8
-# (lossless in published evaluations), INT8 (1-3 % degradation), 4-bit (calc/data/quantization_quality.json).
+def _choice(arch: ModelArch, quantization: str) -> PrecisionChoice:
+    return precision_choice(model_id=arch.id, checkpoint_quantization=arch.checkpoint_quantization,
+                            quantization=quantization)
+
+
+# Options needing a quantized checkpoint that is not known to exist go last; at equal cost the checkpoint's
+# own precision ranks first, then a published quantized checkpoint, then what vLLM quantizes at load
+# (calc.spec.quality.PRECISION_SOURCES); past that, at equal latency (or
+# GPUs, or throughput), the more accurate precision: 16-bit, then FP8 (lossless in published
+# evaluations), INT8 (1-3 % degradation), 4-bit (calc/data/quantization_quality.json).
 PRECISION_RANK = {"none": 0, "fp8": 1, "int8": 2, "awq": 3, "gptq": 3, "nf4": 4}
 
 
@@ -389,8 +405,12 @@ def _precision_rank(quantization: str, kv_cache_dtype: str) -> float:
 def sort_keys(grid: PlanGrid, sort: str) -> tuple[np.ndarray, ...]:
     """Keys for :func:`numpy.lexsort` (last key primary), best first, over the flattened grid.
 
-    cost: $/h for the rate (= cost per request), then the lower end-to-end latency of a request,
-    then GPUs; gpus: GPUs, then $/h; throughput: output tokens/s per GPU (higher first), then $/h.
+    Options whose weight precision needs a quantized checkpoint not known to exist
+    (``no_checkpoint_known``: vLLM cannot serve them from the checkpoint there is) go last,
+    whatever they cost. Then, cost: $/h for the rate (= cost per request), then where the weights
+    come from (the checkpoint's own precision first: :data:`calc.spec.quality.PRECISION_SOURCES`),
+    then the lower end-to-end latency of a request, then GPUs; gpus: GPUs, then $/h, then the
+    source; throughput: output tokens/s per GPU (higher first), then $/h, then the source.
     Remaining ties: the more accurate weight and KV precision (:data:`PRECISION_RANK`), then the
     lower TTFT. :func:`rank_key` orders :class:`Deployment` rows the same way.
     """
@@ -403,11 +423,14 @@ def sort_keys(grid: PlanGrid, sort: str) -> tuple[np.ndarray, ...]:
                                             for q in grid.quantizations]).reshape(1, 1, len(grid.quantizations),
                                                                                   len(grid.kv_cache_dtypes), 1),
                                 grid.fits.shape).ravel()
+    source = np.broadcast_to(np.zeros(1) if grid.precision_source_rank is None else grid.precision_source_rank,
+                             grid.fits.shape).ravel()
+    unknown = source >= PRECISION_SOURCES.index("no_checkpoint_known")  # last, whatever they cost
     if sort == "gpus":
-        return ttft, precision, usd, gpus
+        return ttft, precision, source, usd, gpus, unknown
     if sort == "throughput":
-        return ttft, precision, usd, per_gpu
-    return ttft, precision, gpus, e2e, usd
+        return ttft, precision, source, usd, per_gpu, unknown
+    return ttft, precision, gpus, e2e, source, usd, unknown
 
 
 def rank_key(d: "Deployment", sort: str) -> tuple[float, ...]:
@@ -415,11 +438,13 @@ def rank_key(d: "Deployment", sort: str) -> tuple[float, ...]:
     :func:`calc.plan.percentiles.check_top`, which adds replicas and so changes a row's cost)."""
     usd = math.inf if d.usd_per_hour is None else d.usd_per_hour
     tie = (_precision_rank(d.quantization, d.kv_cache_dtype), d.ttft_s)
+    source = PRECISION_SOURCES.index(d.precision_source)
+    unknown = source >= PRECISION_SOURCES.index("no_checkpoint_known")
     if sort == "gpus":
-        return (d.gpus_total, usd, *tie)
+        return (unknown, d.gpus_total, usd, source, *tie)
     if sort == "throughput":
-        return (-d.output_tokens_per_s_per_gpu, usd, *tie)
-    return (usd, d.e2e_s, d.gpus_total, *tie)
+        return (unknown, -d.output_tokens_per_s_per_gpu, usd, source, *tie)
+    return (unknown, usd, source, d.e2e_s, d.gpus_total, *tie)
 
 
 def pareto_mask(*, cost, latency):
@@ -513,6 +538,7 @@ def _deployment(grid: PlanGrid, by_id: dict[str, GPUSpec], req: PlanRequest, arc
                             output_len=req.output_len, max_model_len=req.model_len)
     at = (gi, ti, qi, ki, si)
     price = float(grid.price_usd_per_gpu_hour[gi, 0, 0, 0, 0])
+    choice = _choice(arch, q)
     return Deployment(
         gpu=gpu.id, gpu_name=gpu.name, tensor_parallel_size=tp, replicas=int(grid.replicas[at]),
         gpus_total=int(grid.gpus_total[at]), quantization=q, kv_cache_dtype=k, max_num_seqs=seqs,
@@ -530,4 +556,5 @@ def _deployment(grid: PlanGrid, by_id: dict[str, GPUSpec], req: PlanRequest, arc
         meets_slo=bool(grid.meets_slo[at]), slo_statistic=model_statistic(req.percentile), reason=REASONS[int(grid.reason[at])],
         vllm_command=serve_command(model_id=arch.id, serving=serving, max_model_len=req.model_len, max_num_seqs=seqs,
                                    max_num_batched_tokens=budget,
-                                   chunked=req.enable_chunked_prefill))
+                                   chunked=req.enable_chunked_prefill),
+        precision_source=choice.source, quality_table=choice.quality_table)
