@@ -322,9 +322,10 @@ def test_three_requests_against_estimate(capsys, plan_args, top):
 class TestPercentiles:
     """With the request simulator (calc.traffic): the top candidates re-judged on a percentile."""
 
-    def test_top_candidates_simulated(self):
+    def test_top_candidates_simulated(self, monkeypatch):
         from calc.plan import percentiles as P
 
+        monkeypatch.setattr(P, "CLEAR_TTFT_FRACTION", 0.0)  # simulate every row, clear of the target or not
         if not P.AVAILABLE:
             pytest.skip("calc.traffic (the request simulator) is not installed")
         req = REQ.model_copy(update={"percentile": "p95", "rate_rps": 10.0})
@@ -413,6 +414,7 @@ class TestBoundedPercentileSearch:
         kept above the unchecked rows ($1.95 listed above $1.78). Now every row is in cost order."""
         from calc.plan import percentiles as P
 
+        monkeypatch.setattr(P, "CLEAR_TTFT_FRACTION", 0.0)
         req = REQ.model_copy(update={"percentile": "p95", "rate_rps": 10.0})
         base = plan(LLAMA8, FEW_GPUS, req)
         first = base.ranked[0]
@@ -430,9 +432,10 @@ class TestBoundedPercentileSearch:
         usd = [d.usd_per_hour for d in r.ranked]
         assert usd == sorted(usd)
 
-    def test_budget_keeps_the_model_and_says_so(self):
+    def test_budget_keeps_the_model_and_says_so(self, monkeypatch):
         from calc.plan import percentiles as P
 
+        monkeypatch.setattr(P, "CLEAR_TTFT_FRACTION", 0.0)
         if not P.AVAILABLE:
             pytest.skip("calc.traffic (the request simulator) is not installed")
         req = REQ.model_copy(update={"percentile": "p95", "rate_rps": 10.0})
@@ -458,8 +461,11 @@ class TestBoundedPercentileSearch:
         assert rc == 0 and rows and err.startswith("note: p99:")
         assert all(r["slo_statistic"].startswith(("p99 (simulated", "p99 (queueing model")) for r in rows)
 
-    def test_cli_work_budget_flag(self, capsys):
+    def test_cli_work_budget_flag(self, capsys, monkeypatch):
         # the planner page's command for a request over its budget: the check's units as a flag
+        from calc.plan import percentiles as P
+
+        monkeypatch.setattr(P, "CLEAR_TTFT_FRACTION", 0.0)
         args = ["plan", "--model", "meta-llama/Llama-3.1-8B", "--rate", "10", "--input-len", "1000", "--output-len", "200",
                 "--ttft-slo-ms", "1000", "--tpot-slo-ms", "50", "--percentile", "p95", "--gpus", "h100-sxm",
                 "--top", "2", "--format", "json"]
@@ -467,6 +473,22 @@ class TestBoundedPercentileSearch:
         rows = json.loads(capsys.readouterr().out)
         assert rows[0]["slo_statistic"].startswith("p95 (queueing model); not simulated: its p95")
         assert main(args + ["--work-budget", "0"]) == 2 and "--work-budget" in capsys.readouterr().err
+
+    def test_rows_far_inside_the_target_are_not_simulated(self, monkeypatch):
+        """Rows whose modelled percentile TTFT is at most CLEAR_TTFT_FRACTION of the target skip the
+        simulation (the model is >= 0.62x the simulated percentile: calc.plan.costs) and say so."""
+        from calc.plan import percentiles as P
+
+        req = REQ.model_copy(update={"percentile": "p95", "rate_rps": 10.0})
+        base = plan(LLAMA8, FEW_GPUS, req)
+        calls = []
+        monkeypatch.setattr(P, "simulated_percentiles", lambda *a, **k: calls.append(1) or (0.1, 0.01))
+        r = P.check_top(base, LLAMA8, FEW_GPUS, top=len(base.ranked))
+        clear = [d for d in base.ranked if d.ttft_s <= 0.5 * req.ttft_slo_s and d.tpot_s <= req.tpot_slo_s]
+        assert clear and len(calls) <= len(base.ranked) - len(clear)
+        said = [d for d in r.ranked if d.slo_statistic == "p95 (queueing model), not simulated: at most 0.5 of the "
+                                                            "TTFT target"]
+        assert len(said) == len(clear) and all(d.ttft_s <= 0.5 * req.ttft_slo_s for d in said)
 
     def test_cli_price_flags_are_bounded(self, capsys):
         args = ["plan", "--model", "meta-llama/Llama-3.1-8B", "--rate", "1", "--input-len", "10", "--output-len", "10",
