@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from calc.cli.main import main
-from calc.plan.costs import replicas_needed, usd_per_million_tokens
+from calc.plan.costs import (replicas_for_ttft, replicas_needed, slot_wait_s, ttft_quantile_wait_s, usd_per_million_tokens,
+                             wait_quantile_s)
 from calc.plan.search import (KV_PRECISIONS, MAX_NUM_SEQS_GRID, REASONS, WEIGHT_PRECISIONS, PlanRequest, evaluate_grid,
                               pareto_mask, plan, valid_tensor_parallel_sizes)
 from calc.sizing.scenario import memory_for
@@ -554,3 +555,48 @@ class TestPrecisionPreference:
         assert w8a8["checkpoint"] in by_q["int8"]["quality_table"] and "100.3 %" in by_q["int8"]["quality_table"]
         assert by_q["none"]["precision_source"] == "checkpoint" and "reference" in by_q["none"]["quality_table"]
         assert all(r["quality_table"] for r in rows)
+
+
+class TestWaitQuantile:
+    """calc.plan.costs.wait_quantile_s / ttft_quantile_wait_s: the Erlang-C tail of a queue wait."""
+
+    def test_mm1_known_value(self):
+        # M/M/1 (Kleinrock, Queueing Systems I, eq. 3.37 for FCFS): P(W > t) = ρ·exp(−(μ − λ)t).
+        # λ = 8, μ = 10: ρ = 0.8; P95: t = ln(0.8 / 0.05) / 2 = ln 16 / 2 = 1.3863 s. Exponential
+        # service: C_s² = 1.
+        w = wait_quantile_s(rate_rps=8.0, capacity_rps=10.0, servers=1, quantile=0.95, service_cv2=1.0)
+        assert float(w) == pytest.approx(math.log(16.0) / 2.0, rel=1e-12)
+
+    def test_edges(self):
+        assert float(wait_quantile_s(rate_rps=10.0, capacity_rps=10.0, servers=4, quantile=0.5)) == math.inf
+        assert float(wait_quantile_s(rate_rps=0.0, capacity_rps=10.0, servers=4, quantile=0.99)) == 0.0
+        # P50 at 50 % load on 8 slots: P_w = 0.5^(√18 − 1) = 0.107 < 0.5, the median request does not wait
+        assert float(wait_quantile_s(rate_rps=5.0, capacity_rps=10.0, servers=8, quantile=0.5)) == 0.0
+
+    def test_its_mean_is_slot_wait(self):
+        # the tail integrates to the mean wait slot_wait_s gives (same P_w, same conditional mean)
+        q = (np.arange(200_000) + 0.5) / 200_000
+        w = wait_quantile_s(rate_rps=20.0, capacity_rps=23.8, servers=32, quantile=q)
+        assert float(w.mean()) == pytest.approx(float(slot_wait_s(rate_rps=20.0, capacity_rps=23.8, slots=32)),
+                                                rel=1e-3)
+
+    def test_broadcasts(self):
+        w = ttft_quantile_wait_s(rate_rps=np.array([[5.0], [20.0]]), capacity_rps=23.8, slots=[8, 32, 64],
+                                 prefill_s=0.02, quantile=0.95)
+        assert w.shape == (2, 3) and np.all(np.diff(w, axis=0) >= 0) and np.all(np.diff(w, axis=1) <= 0)
+
+    @given(rate=st.floats(0.1, 100.0), slots=st.integers(1, 512), p=st.sampled_from([0.5, 0.9, 0.95, 0.99]),
+           slo=st.floats(0.05, 5.0))
+    @settings(max_examples=60)
+    def test_replicas_for_a_percentile_are_the_least_that_meet_it(self, rate, slots, p, slo):
+        # (not "at least the mean's": where a request waits with probability < 1 − q, the q-quantile
+        # of the wait is 0 while its mean is not)
+        kw = dict(rate_rps=rate, capacity_rps_per_replica=7.0, slots=slots, ttft_s=0.04, ttft_slo_s=slo)
+        n_q, w = replicas_for_ttft(**kw, quantile=p, prefill_s=0.01)
+        if np.isfinite(n_q) and float(w) + 0.04 <= slo:
+            # one replica fewer would break the percentile (the least that meets it), unless N0 binds
+            fewer = float(n_q) - 1
+            if fewer >= math.ceil(round(rate / 7.0, 9)):
+                wait = ttft_quantile_wait_s(rate_rps=rate / fewer, capacity_rps=7.0, slots=slots, prefill_s=0.01,
+                                            quantile=p)
+                assert float(wait) + 0.04 > slo - 1e-9
