@@ -209,7 +209,7 @@ def band(value: Any, basis: BandBasis) -> tuple[np.ndarray, np.ndarray]:
 
     >>> b = BandBasis(BandKey("single", "ampere", False, "ttft"), "x", 10, 10, -0.1, 0.2, 0.1, 0.2, "", ())
     >>> lo, hi = band([1.0, 2.0], b)
-    >>> [round(x, 4) for x in lo], [round(x, 4) for x in hi]
+    >>> lo.round(4).tolist(), hi.round(4).tolist()
     ([0.8187, 1.6375], [1.1052, 2.2103])
     """
     v = np.asarray(value, dtype=float)
