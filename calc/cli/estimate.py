@@ -20,7 +20,8 @@ from calc.spec.inputs import Efficiency, ServingConfig, describe_validation_erro
 from calc.spec.untrusted import InputError, json_type, load_json, quote
 from calc.cli.args import (UsageError, _add_engine_args, _concurrency, _dtype, _number, _positive_int,
                            check_tensor_parallel, resolve_gpu, spelling_notes)
-from calc.cli.report import does_not_fit_record, print_table
+from calc.cli.report import add_bands, does_not_fit_record, print_table
+from calc.timing.bands import gpu_family
 from calc.traffic.queueing import open_loop
 
 MAX_BATCH_LINE_BYTES = 1_000_000  # one line of options is a few hundred bytes
@@ -135,6 +136,11 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
             # False past capacity and where the batch meets the KV wall (preemption): the simulator's regime
             "open_loop_closed_form": ol.closed_form & s.fits})
     record = {k: _number(v) for k, v in out.items()}
+    single = per_replica is not None and per_replica <= 1
+    banded = {m: "single" if single else "closed" for m in BANDED}
+    if rate is not None:
+        banded |= {m: "open" for m in OPEN_LOOP_BANDED}
+    record = add_bands(record, banded, family=gpu_family(gpu.architecture), moe=arch.moe is not None)
     if not record["fits"]:
         from calc.sizing.fit import what_would_fit  # noqa: PLC0415
 
@@ -166,6 +172,10 @@ def _rate(value: Any) -> float | None:
 
 
 LOAD_KEYS = ("replicas", "rate")
+# The headline fields that carry a band (<field>_low / <field>_high, calc.timing.bands).
+BANDED = ("ttft_s", "tpot_s", "itl_s", "e2e_latency_s", "output_tokens_per_s", "total_tokens_per_s", "requests_per_s",
+          "max_concurrency", "kv_pool_bytes")
+OPEN_LOOP_BANDED = ("open_loop_ttft_s", "open_loop_ttft_p95_s", "open_loop_tpot_s", "open_loop_e2e_latency_s")
 
 
 def flag_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -15,6 +15,8 @@ from calc.spec.catalog import get_model
 from calc.spec.inputs import Efficiency, ServingConfig
 from calc.spec.untrusted import quote
 from calc.cli.estimate import run_records
+from calc.cli.report import add_bands
+from calc.timing.bands import gpu_family, load_regime
 from calc.timing.estimate import estimate
 from calc.traffic.simulator import EngineConfig, simulate
 from calc.traffic.slo import summarize
@@ -28,6 +30,9 @@ ENGINE_KEYS = ("model", "gpu", "gpu_spec", "disable_custom_all_reduce", "vllm_ve
 LOAD_KEYS = ("rate", "concurrency", "arrival", "cv", "num_requests", "seed", "ttft_slo_ms", "tpot_slo_ms",
              "think_time_s", "input_len_cv", "output_len_cv")
 MAX_SIM_REQUESTS = 100_000
+# The headline fields that carry a band (<field>_low / <field>_high, calc.timing.bands).
+BANDED = tuple(f"{m}_{s}" for m in ("ttft_s", "tpot_s", "itl_s", "e2e_latency_s") for s in ("mean", "p50", "p90", "p95", "p99")) \
+    + ("output_tokens_per_s", "total_tokens_per_s", "requests_per_s", "goodput_requests_per_s")
 SUMMARY_KEYS = tuple(f"{m}_{s}" for m in ("ttft_s", "tpot_s", "itl_s", "e2e_latency_s", "queue_wait_s")
                      for s in ("mean", "p50", "p90", "p95", "p99"))
 
@@ -180,6 +185,9 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         out["analytic_e2e_latency_s"] = float(a.e2e_latency_s)
         out["analytic_closed_form"] = bool(a.closed_form)
     record = {k: _num(v) for k, v in out.items()}
+    regime = load_regime(arrival, conc)
+    record = add_bands(record, dict.fromkeys(BANDED, regime), family=gpu_family(gpu.architecture),
+                       moe=arch.moe is not None)
     if ignored:
         record["ignored_options"] = ignored
     return record
