@@ -19,7 +19,7 @@ from calc.spec.hf_config import ConfigError
 from calc.spec.inputs import Efficiency, ServingConfig, describe_validation_error
 from calc.spec.untrusted import InputError, json_type, load_json, quote
 from calc.cli.args import (UsageError, _add_engine_args, _concurrency, _dtype, _number, _positive_int,
-                           check_tensor_parallel, resolve_gpu, spelling_notes)
+                           add_efficiency_arg, check_tensor_parallel, load_efficiency, resolve_gpu, spelling_notes)
 from calc.cli.report import add_bands, does_not_fit_record, print_table
 from calc.timing.bands import gpu_family
 from calc.traffic.queueing import open_loop
@@ -45,6 +45,7 @@ def add_estimate_parser(sub) -> None:
                         "TTFT, TPOT and E2E (open_loop_* fields) beside the closed loop")
     e.add_argument("--replicas", type=_positive_int, default=None,
                    help="independent copies sharing the clients (default 1; at most the concurrency)")
+    add_efficiency_arg(e)
     e.add_argument("--batch", metavar="FILE", help="JSON lines of options ('-' = stdin); one JSON result per line. "
                    "Option flags given with --batch are defaults for every line (a line's own value wins)")
     # Every option defaults to None = "not given": the input model's defaults (vLLM's) apply, and with
@@ -195,7 +196,9 @@ def _args_to_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_estimate(args: argparse.Namespace) -> int:
-    return run_records(args, estimate_record, lambda: _args_to_options(args), defaults=flag_options(args))
+    efficiency = load_efficiency(args.efficiency)
+    return run_records(args, lambda options: estimate_record(options, efficiency), lambda: _args_to_options(args),
+                       defaults=flag_options(args))
 
 
 def run_records(args: argparse.Namespace, record, options, *, defaults: dict[str, Any]) -> int:

@@ -21,8 +21,8 @@ from calc.timing.estimate import estimate
 from calc.traffic.simulator import EngineConfig, simulate
 from calc.traffic.slo import summarize
 from calc.traffic.workload import ARRIVALS, LengthSpec, WorkloadError, make_workload
-from calc.cli.args import (UsageError, _add_engine_args, _dtype, _number, _positive_int, check_tensor_parallel,
-                           resolve_gpu)
+from calc.cli.args import (UsageError, _add_engine_args, _dtype, _number, _positive_int, add_efficiency_arg,
+                           check_tensor_parallel, load_efficiency, resolve_gpu)
 
 ENGINE_KEYS = ("model", "gpu", "gpu_spec", "disable_custom_all_reduce", "vllm_version", "tensor_parallel_size", "dtype", "quantization", "kv_cache_dtype", "input_len",
                "output_len", "max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill",
@@ -58,6 +58,7 @@ def add_simulate_parser(sub) -> None:
     s.add_argument("--seed", type=_positive_int, default=0)
     s.add_argument("--ttft-slo-ms", type=_number, default=None, help="TTFT target for goodput")
     s.add_argument("--tpot-slo-ms", type=_number, default=None, help="TPOT target for goodput")
+    add_efficiency_arg(s)
     s.add_argument("--batch", metavar="FILE", help="JSON lines of options ('-' = stdin); one JSON result per line")
 
 
@@ -216,4 +217,6 @@ def _args_to_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_simulate(args: argparse.Namespace) -> int:
-    return run_records(args, simulate_record, lambda: _args_to_options(args), defaults={})
+    efficiency = load_efficiency(args.efficiency)
+    return run_records(args, lambda options: simulate_record(options, efficiency), lambda: _args_to_options(args),
+                       defaults={})

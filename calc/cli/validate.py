@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from pydantic import ValidationError
 
-from calc.cli.args import UsageError, _add_engine_args, _positive_int
+from calc.cli.args import UsageError, _add_engine_args, _positive_int, add_efficiency_arg, load_efficiency
 from calc.cli.measured import ask_row, score_rows, summary
 from calc.spec.catalog import CatalogError
 from calc.spec.hf_config import ConfigError
@@ -52,7 +52,7 @@ def _add_scenario_args(p: argparse.ArgumentParser) -> None:
                    help="result files: vllm bench serve --save-result JSON, its printed summary, or "
                         "vllm_benchmarks.jsonl rows")
     _add_engine_args(p, batch=True)
-    p.add_argument("--efficiency", metavar="FILE", default=None, help="efficiency inputs (JSON, e.g. calibrate's)")
+    add_efficiency_arg(p)
     p.set_defaults(**{k: None for k in SCENARIO_KEYS if k not in ("model", "gpu", "gpu_spec")})
 
 
@@ -63,26 +63,6 @@ def add_validate_parsers(sub) -> None:
     _add_scenario_args(c)
     c.add_argument("--max-evaluations", type=_positive_int, default=MAX_EVALUATIONS,
                    help=f"bound on the search's evaluations (each asks every row; default {MAX_EVALUATIONS})")
-
-
-def load_efficiency(path: str | None) -> Efficiency:
-    """The efficiency inputs of ``--efficiency FILE``: a JSON object of Efficiency fields, or
-    calibrate's output (its ``efficiency`` object). None: the defaults."""
-    if path is None:
-        return Efficiency()
-    from calc.spec.untrusted import load_json  # noqa: PLC0415
-
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(1_000_001)
-    except OSError as exc:
-        raise UsageError(f"cannot read --efficiency file {path!r}: {exc.strerror}") from None
-    doc = load_json(data, what=f"--efficiency file {path!r}", max_bytes=1_000_000)
-    if isinstance(doc, dict) and isinstance(doc.get("efficiency"), dict):
-        doc = doc["efficiency"]
-    if not isinstance(doc, dict):
-        raise UsageError(f"--efficiency file {path!r}: expected a JSON object of efficiency inputs")
-    return Efficiency(**doc)
 
 
 def _scenario(args: argparse.Namespace) -> dict[str, Any]:

@@ -181,6 +181,9 @@ def parse_results(data: str | bytes, *, name: str, scenario: dict[str, Any] | No
     text = data.strip()
     if not text:
         raise ResultsError(f"{name}: empty")
+    if text.startswith("["):
+        raise ResultsError(f"{name}: a JSON list; expected a JSON object (a --save-result file), JSON lines of "
+                           "benchmark rows, or the printed summary")
     if text.startswith("{"):
         try:
             doc = load_json(text, what=name, max_bytes=MAX_RESULT_BYTES)
