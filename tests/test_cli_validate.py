@@ -51,12 +51,12 @@ def test_estimate_json_has_bands_and_keeps_its_fields(capsys):
     rc, out, _ = run(capsys, "estimate", *Q8, "--concurrency", "8", "--rate", "3", "--format", "json")
     rec = json.loads(out)
     assert rc == 0
-    new = {k for k in rec if k.endswith(("_low", "_high"))} | {"band_basis"}
+    new = {k for k in rec if k.endswith(("_low", "_high"))} | {"band_basis", "open_loop_band_basis"}
     assert set(rec) - new == ESTIMATE_KEYS
     _band_fields(rec, ("ttft_s", "tpot_s", "output_tokens_per_s", "requests_per_s", "max_concurrency",
                        "kv_pool_bytes", "open_loop_ttft_s", "open_loop_ttft_p95_s"))
-    regimes = {b["regime"] for b in rec["band_basis"].values()}
-    assert {"closed", "open", "any"} == regimes  # any: start-up memory, whatever the load
+    assert {b["regime"] for b in rec["band_basis"].values()} == {"closed", "any"}  # any: start-up memory
+    assert {b["regime"] for b in rec["open_loop_band_basis"].values()} == {"open"}
 
 
 def test_estimate_single_request_regime(capsys):
@@ -118,6 +118,12 @@ def test_validate_table(capsys):
     (b'{"completed": "x", "total_input_tokens": 10}', "expected a number"),
     (b'{"options": {}, "load": {}}', "without 'measured'"),
     (b"hello\nworld\n", "no 'vllm bench serve' summary lines"),
+    (b'{"options": {}, "load": {"arrival": "sideways"}, "measured": {}}', "expected one of closed"),
+    (b'{"options": {}, "load": {"arrival": "burst"}, "measured": {}}', "no usable 'num_requests'"),
+    (b'{"options": {}, "load": {"arrival": "closed", "concurrency": 1}, "measured": {"ttft_s": {"value": 0, '
+     b'"scored": true}}}', "expected a number > 0"),
+    (b'{"options": {"model": "nope", "gpu": "h100-sxm", "input_len": 9, "output_len": 9}, "load": {"arrival": '
+     b'"closed", "concurrency": 1}, "measured": {"ttft_s": {"value": 1, "scored": true}}}', "unknown model 'nope'"),
     (b"Successful requests: 10\nTotal input tokens: 100\nTotal generated tokens: 10\nMean TTFT (ms): 5\n", "no model"),
 ])
 def test_bad_files_get_a_clear_message(capsys, tmp_path, content, message):

@@ -138,10 +138,11 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
             "open_loop_closed_form": ol.closed_form & s.fits})
     record = {k: _number(v) for k, v in out.items()}
     single = per_replica is not None and per_replica <= 1
-    banded = {m: "single" if single else "closed" for m in BANDED}
-    if rate is not None:
-        banded |= {m: "open" for m in OPEN_LOOP_BANDED}
-    record = add_bands(record, banded, family=gpu_family(gpu.architecture), moe=arch.moe is not None)
+    family, moe = gpu_family(gpu.architecture), arch.moe is not None
+    record = add_bands(record, dict.fromkeys(BANDED, "single" if single else "closed"), family=family, moe=moe)
+    if rate is not None:  # the open loop's bands apart: the closed-loop fields stay as without --rate
+        record = add_bands(record, dict.fromkeys(OPEN_LOOP_BANDED, "open"), family=family, moe=moe,
+                           basis_key="open_loop_band_basis")
     if not record["fits"]:
         from calc.sizing.fit import what_would_fit  # noqa: PLC0415
 

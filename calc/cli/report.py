@@ -64,11 +64,12 @@ def print_table(d: dict[str, Any], out=None) -> None:
                   file=out)
 
 
-def add_bands(record: dict[str, Any], metrics: dict[str, str], *, family: str, moe: bool) -> dict[str, Any]:
+def add_bands(record: dict[str, Any], metrics: dict[str, str], *, family: str, moe: bool,
+              basis_key: str = "band_basis") -> dict[str, Any]:
     """``record`` with ``<metric>_low`` / ``<metric>_high`` beside each of ``metrics`` (field →
     load regime, :mod:`calc.timing.bands`) and ``band_basis``: per band cell used, its regime,
     measurements, their median and p90 |error|, the label and the fields it covers. A field whose
-    value is missing (None) gets None bounds."""
+    value is missing (None) gets None bounds. ``basis_key``: the field the bases go in."""
     from calc.timing.bands import BandKey, band, band_basis, metric_group  # noqa: PLC0415
 
     out, basis = dict(record), {}
@@ -81,5 +82,5 @@ def add_bands(record: dict[str, Any], metrics: dict[str, str], *, family: str, m
         out[f"{field}_low"], out[f"{field}_high"] = lo, hi
         entry = basis.setdefault(b.key.cell(("regime", "family", "moe")), b.record())
         entry.setdefault("fields", []).append(field)
-    out["band_basis"] = basis
+    out[basis_key] = basis
     return out

@@ -97,22 +97,32 @@ def read_rows(paths: list[str], scenario: dict[str, Any]) -> tuple[list[dict], l
         for i, row in enumerate(file_rows):
             row = dict(row)
             row["options"] = {**scenario, **row["options"]}
-            row.setdefault("id", f"{os.path.basename(path)}#{i + 1}")
+            rid = row.get("id")  # untrusted: a short printable string, else the file and row number
+            row["id"] = rid if isinstance(rid, str) and 0 < len(rid) <= 80 and rid.isprintable() \
+                else f"{os.path.basename(path)}#{i + 1}"
             rows.append(row)
     return rows, problems
+
+
+def _attempt(row: dict, ask: Callable[[dict], Any]) -> tuple[Any, str | None]:
+    """``ask(row)``, or None and a message naming the row when the calculator cannot answer it."""
+    try:
+        return ask(row), None
+    except ValidationError as exc:
+        return None, f"{row['id']}: {describe_validation_error(exc)}"
+    except KeyError as exc:
+        return None, f"{row['id']}: the row has no {quote(str(exc.args[0]) if exc.args else '')}"
+    except (UsageError, CatalogError, ConfigError, InputError, ValueError, TypeError) as exc:
+        return None, f"{row['id']}: {exc}"
 
 
 def _usable(rows: list[dict], efficiency: Efficiency) -> tuple[list[dict], list[str]]:
     """The rows the calculator can answer (one message per row it cannot)."""
     ok, problems = [], []
     for row in rows:
-        try:
-            ask_row(row, efficiency)
-            ok.append(row)
-        except ValidationError as exc:
-            problems.append(f"{row['id']}: {describe_validation_error(exc)}")
-        except (UsageError, CatalogError, ConfigError, InputError, ValueError, TypeError, KeyError) as exc:
-            problems.append(f"{row['id']}: {quote(str(exc), 300)[1:-1] if isinstance(exc, KeyError) else exc}")
+        answer, problem = _attempt(row, lambda r: ask_row(r, efficiency))
+        ok += [row] if problem is None else []
+        problems += [] if problem is None else [problem]
     return ok, problems
 
 
@@ -124,9 +134,11 @@ def _print_problems(problems: list[str]) -> None:
 def run_validate(args: argparse.Namespace) -> int:
     efficiency = load_efficiency(args.efficiency)
     rows, problems = read_rows(args.files, _scenario(args))
-    rows, bad_rows = _usable(rows, efficiency)
-    problems += bad_rows
-    scored = score_rows(rows, efficiency)
+    scored = []
+    for row in rows:
+        answer, problem = _attempt(row, lambda r: score_rows([r], efficiency))
+        scored += answer or []
+        problems += [] if problem is None else [problem]
     if args.format == "json":
         print(json.dumps({"rows": [s.record() for s in scored], "summary": summary(scored) if scored else {},
                           "errors": problems}))

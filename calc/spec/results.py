@@ -33,6 +33,7 @@ from calc.spec.untrusted import InputError, json_type, load_json, quote
 
 MAX_RESULT_BYTES = 64 * 2**20  # a save-result file keeps per-request lists: 10,000 requests ≈ a few MB
 MAX_ROWS = 10_000
+ARRIVALS = ("closed", "burst", "static", "poisson", "gamma")
 VLLM_SERVE_ENGINE = "vLLM (vllm bench serve result)"
 
 # The save-result JSON's fields → the calculator's metric and the factor to SI (ms → s).
@@ -162,8 +163,21 @@ def _check_row(row: Any, *, name: str) -> dict[str, Any]:
     missing = [k for k in ("options", "load", "measured") if not isinstance(row.get(k), dict)]
     if missing:
         raise ResultsError(f"{name}: a benchmark row without {', '.join(repr(k) for k in missing)}")
-    if "arrival" not in row["load"]:
-        raise ResultsError(f"{name}: a benchmark row whose 'load' has no 'arrival' (closed, burst, static, poisson)")
+    load = row["load"]
+    if load.get("arrival") not in ARRIVALS:
+        raise ResultsError(f"{name}: a benchmark row whose load 'arrival' is {quote(load.get('arrival'))}, "
+                           f"expected one of {', '.join(ARRIVALS)}")
+    needed = "concurrency" if load["arrival"] == "closed" else "num_requests"
+    count = load.get(needed)
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 100_000:
+        raise ResultsError(f"{name}: a benchmark row whose load has no usable '{needed}' (a whole number 1 - 100,000)")
+    if load["arrival"] in ("poisson", "gamma"):
+        _number(load, "rate", name)
+    for metric, m in row["measured"].items():
+        value = m.get("value") if isinstance(m, dict) else None
+        if m.get("scored") if isinstance(m, dict) else False:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+                raise ResultsError(f"{name}: measured {quote(metric)} has value {quote(value)}, expected a number > 0")
     return row
 
 
