@@ -19,8 +19,9 @@ from calc.spec.hf_config import ConfigError
 from calc.spec.inputs import Efficiency, ServingConfig, describe_validation_error
 from calc.spec.untrusted import InputError, json_type, load_json, quote
 from calc.cli.args import (UsageError, _add_engine_args, _concurrency, _dtype, _number, _positive_int,
-                           check_tensor_parallel, resolve_gpu, spelling_notes)
-from calc.cli.report import does_not_fit_record, print_table
+                           add_efficiency_arg, check_tensor_parallel, load_efficiency, resolve_gpu, spelling_notes)
+from calc.cli.report import add_bands, does_not_fit_record, print_table
+from calc.timing.bands import gpu_family
 from calc.traffic.queueing import open_loop
 
 MAX_BATCH_LINE_BYTES = 1_000_000  # one line of options is a few hundred bytes
@@ -44,6 +45,7 @@ def add_estimate_parser(sub) -> None:
                         "TTFT, TPOT and E2E (open_loop_* fields) beside the closed loop")
     e.add_argument("--replicas", type=_positive_int, default=None,
                    help="independent copies sharing the clients (default 1; at most the concurrency)")
+    add_efficiency_arg(e)
     e.add_argument("--batch", metavar="FILE", help="JSON lines of options ('-' = stdin); one JSON result per line. "
                    "Option flags given with --batch are defaults for every line (a line's own value wins)")
     # Every option defaults to None = "not given": the input model's defaults (vLLM's) apply, and with
@@ -135,6 +137,12 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
             # False past capacity and where the batch meets the KV wall (preemption): the simulator's regime
             "open_loop_closed_form": ol.closed_form & s.fits})
     record = {k: _number(v) for k, v in out.items()}
+    single = per_replica is not None and per_replica <= 1
+    family, moe = gpu_family(gpu.architecture), arch.moe is not None
+    record = add_bands(record, dict.fromkeys(BANDED, "single" if single else "closed"), family=family, moe=moe)
+    if rate is not None:  # the open loop's bands apart: the closed-loop fields stay as without --rate
+        record = add_bands(record, dict.fromkeys(OPEN_LOOP_BANDED, "open"), family=family, moe=moe,
+                           basis_key="open_loop_band_basis")
     if not record["fits"]:
         from calc.sizing.fit import what_would_fit  # noqa: PLC0415
 
@@ -166,6 +174,10 @@ def _rate(value: Any) -> float | None:
 
 
 LOAD_KEYS = ("replicas", "rate")
+# The headline fields that carry a band (<field>_low / <field>_high, calc.timing.bands).
+BANDED = ("ttft_s", "tpot_s", "itl_s", "e2e_latency_s", "output_tokens_per_s", "total_tokens_per_s", "requests_per_s",
+          "max_concurrency", "kv_pool_bytes")
+OPEN_LOOP_BANDED = ("open_loop_ttft_s", "open_loop_ttft_p95_s", "open_loop_tpot_s", "open_loop_e2e_latency_s")
 
 
 def flag_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -185,7 +197,9 @@ def _args_to_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_estimate(args: argparse.Namespace) -> int:
-    return run_records(args, estimate_record, lambda: _args_to_options(args), defaults=flag_options(args))
+    efficiency = load_efficiency(args.efficiency)
+    return run_records(args, lambda options: estimate_record(options, efficiency), lambda: _args_to_options(args),
+                       defaults=flag_options(args))
 
 
 def run_records(args: argparse.Namespace, record, options, *, defaults: dict[str, Any]) -> int:
