@@ -506,8 +506,9 @@ def plan(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, efficiency:
             break
     options = []
     reason = grid.reason.max(axis=-1)  # the stage the option's closest max_num_seqs reached
-    best_ttft = np.nanmin(np.where(grid.fits, grid.ttft_s, np.inf), axis=-1)
-    best_tpot = np.nanmin(np.where(grid.fits, grid.tpot_s, np.inf), axis=-1)
+    # the least over what fits; NaN (a TPOT with no decode: output_len 1) counts as nothing: inf, no warning
+    best_ttft = np.min(np.where(grid.fits & ~np.isnan(grid.ttft_s), grid.ttft_s, np.inf), axis=-1)
+    best_tpot = np.min(np.where(grid.fits & ~np.isnan(grid.tpot_s), grid.tpot_s, np.inf), axis=-1)
     fewest = np.min(np.where(grid.meets_slo, grid.gpus_total, np.inf), axis=-1)
     for gi, gid in enumerate(grid.gpu_ids):
         for ti, tp in enumerate(grid.tensor_parallel_sizes):
