@@ -102,8 +102,17 @@ def _body() -> None:
             cost = "—" if f.cost_per_million_usd is None else f"${F.number(float(f.cost_per_million_usd[i]), 3)}"
             cards.metric(t("fr.metric.cost"), cost, border=True,
                          help=t("fr.metric.cost.help") if f.cost_per_million_usd is not None else t("fr.metric.cost.none"))
-            cards.metric(t("fr.metric.ttft"), f"{F.number(float(f.ttft_s[i]) * 1e3, 0)} ms", border=True)
-            cards.metric(t("fr.metric.tpot"), f"{F.number(float(f.tpot_s[i]) * 1e3, 1)} ms", border=True)
+            # each latency with the range real servers would likely show (issue 20: calc.timing.bands)
+            bands = V.headline_bands(sc.arch, sc.gpu, concurrency=float(f.concurrency[i]),
+                                     values={"ttft": float(f.ttft_s[i]), "tpot": float(f.tpot_s[i])})
+            for key, digits in (("ttft", 0), ("tpot", 1)):
+                lo, hi, basis = bands[key]
+                v = float(f.ttft_s[i] if key == "ttft" else f.tpot_s[i])
+                shown = t("band.range", lo=F.number(lo * 1e3, digits), hi=F.number(hi * 1e3, digits)) + " ms"
+                cards.metric(t(f"fr.metric.{key}"), f"{F.number(v * 1e3, digits)} ms", border=True,
+                             # presenter mode: one line per card (the chart stays on the projector's first screen)
+                             delta=None if layout.presenting() else shown, delta_color="gray", delta_arrow="off",
+                             help=shown + ". " + V.band_help(basis, t))
             if f.cost_per_million_input_usd is not None:
                 st.caption(t("fr.cost.split", cin=F.number(float(f.cost_per_million_input_usd[i]), 4),
                              cout=F.number(float(f.cost_per_million_output_split_usd[i]), 4),

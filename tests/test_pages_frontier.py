@@ -216,3 +216,14 @@ def test_simulator_where_the_closed_form_does_not_match():
     a = estimate(arch, get_gpu("h100-sxm"), s, concurrency=16).serving
     assert sim["num_requests"] == 400 and sim["ttft_s"] <= sim["ttft_s_p95"]
     assert sim["e2e_latency_s"] == pytest.approx(float(a.e2e_latency_s), rel=0.15)  # the steady state it stands in for
+
+def test_latency_cards_carry_the_band_from_the_measurements():
+    """Issue 20: TTFT and TPOT there carry the range real servers would likely show (calc.timing.bands),
+    low <= value <= high, and the help names where it comes from."""
+    at = app(page="pages/frontier.py")
+    for label in ("TTFT there", "TPOT there"):
+        (card,) = [m for m in at.metric if m.label == label]
+        value = float(card.value.split()[0].replace(",", ""))
+        lo, hi = (float(x.replace(",", "")) for x in card.delta.removeprefix("range ").removesuffix(" ms").split("–"))
+        assert lo <= value <= hi
+        assert "measurements" in card.proto.help and "median error" in card.proto.help

@@ -28,7 +28,7 @@ from ui.theme import DARK_INKS, FONT_SIZE
 PRESENT_PARAM = "present"  # ?present=1
 _SWITCH = "ui_present"
 PRESENT_FONT_SCALE = 1.35  # chart text in presenter mode (16 px ticks → ~22 px on a projector)
-PRESENT_HEIGHT_SCALE = 0.95  # same height: the header shrinks instead, so the chart stays on the first screen
+PRESENT_HEIGHT_SCALE = 0.9  # a little lower: the header shrinks too, so the chart stays on the first screen
 
 # The Chinese UI on a projector machine without a CJK font (and without network access): extra faces
 # of Streamlit's own body font family "Source Sans", limited to CJK code points, served by this app

@@ -104,7 +104,7 @@ def memory_stack_figure(x: Sequence[int], x_kind: str, r: MemoryResult, t: T, *,
     conc = int(np.max(r.concurrency))
     layout = _layout(t(title_key, ctx=F.integer(ctx), conc=F.integer(conc)),
                      xaxis=_axis(t("mem.chart.x_conc" if x_kind == "concurrency" else "mem.chart.x_ctx")
-                                 + f"   (★ {t('mem.chart.yours')})", tickmode="array", tickvals=labels,
+                                 + f"<br>(★ {t('mem.chart.yours')})", tickmode="array", tickvals=labels,
                                  ticktext=ticktext, type="category"),
                      yaxis=_axis(t("mem.chart.y"), rangemode="tozero"),
                      barmode="stack", bargap=0.15)

@@ -334,6 +334,15 @@ EN: dict[str, str] = {
                              "efficiencies the 512-token chunks ({k} per prompt) let a new prompt start beside the "
                              "decodes sooner than whole prompts queue behind each other. The course's 50 % drop is "
                              "larger; its setup (prompt length, arrivals, vLLM version) is not given.",
+    "band.range": "range {lo}–{hi}",
+    "band.where": "{regime}, {family}, {kind}",
+    "band.regime.single": "single request", "band.regime.closed": "closed loop", "band.regime.open": "open loop",
+    "band.regime.burst": "burst", "band.moe": "MoE", "band.dense": "dense",
+    "band.own": "from {n} measurements in this regime ({where})",
+    "band.few": "only {k} measurements in this regime ({where}): from {n} of a wider group, widened",
+    "band.none": "no measurements in this regime ({where}): from {n} of a wider group, widened",
+    "band.help": "The range real servers would likely show, {own}; their median error {median} %, p90 {p90} %. "
+                 "`python -m calc estimate … --format json` lists them (band_basis).",
     "case.title": "Check the course (§3.5): the case study, recomputed",
     "case.intro": "Llama-2-7B in FP16 on one A100 80GB. Before: 16 clients, context 2,048 tokens (read here as a "
                   "{i}-token prompt + {o} output), no chunked prefill. After: chunked prefill with a 512-token budget, "
@@ -725,6 +734,15 @@ ZH: dict[str, str] = {
     "case.why.ttft_ms_drop": "这里计算器的 TTFT 也下降了（{ttft_before} → {ttft_after} ms）：在这些效率下，512 token 的分块"
                              "（每个提示词 {k} 块）让新提示词能更早地与 Decode 并行开始，而不是整段提示词彼此排队。课程中"
                              "50% 的降幅更大；它的设置（提示词长度、到达方式、vLLM 版本）没有给出。",
+    "band.range": "范围 {lo}–{hi}",
+    "band.where": "{regime}、{family}、{kind}",
+    "band.regime.single": "单请求", "band.regime.closed": "闭环", "band.regime.open": "开环",
+    "band.regime.burst": "突发", "band.moe": "MoE", "band.dense": "稠密",
+    "band.own": "依据本场景下的 {n} 条测量（{where}）",
+    "band.few": "本场景只有 {k} 条测量（{where}）：取自更宽一组的 {n} 条，并加宽",
+    "band.none": "本场景没有测量（{where}）：取自更宽一组的 {n} 条，并加宽",
+    "band.help": "真实服务器可能给出的范围，{own}；这些测量的误差中位数 {median}%，P90 {p90}%。"
+                 "`python -m calc estimate … --format json` 会列出它们（band_basis）。",
     "case.title": "核对课程（§3.5）：重新计算案例",
     "case.intro": "Llama-2-7B FP16，单卡 A100 80GB。优化前：16 个客户端，上下文 2,048 token（此处理解为 {i} token 提示词 + "
                   "{o} 输出），不分块预填充。优化后：分块预填充、预算 512 token，32 个客户端，FP8 KV Cache。吞吐 = 输出 token/s。",
@@ -786,7 +804,7 @@ ZH: dict[str, str] = {
     "sc.col.decode": "Decode 数",
     "sc.col.prefill": "提示词 token",
     "sc.request": "请求 {i}（{p} token）",
-    "sc.sub.tokens": "每一步的 token 数（条宽 = 步时长）",
+    "sc.sub.tokens": "每一步的 token 数<br>（条宽 = 步时长）",
     "sc.sub.gantt": "每个请求在做什么",
     "sc.hover.step": "第 {j} 步：开始于 {s} ms，持续 {d} ms<br>{dec} 个 Decode + {pf} 个提示词 token",
     "sc.trace.budget": "token 预算 {v}",
