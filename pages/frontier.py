@@ -145,6 +145,21 @@ def _body() -> None:
         st.caption(t("fr.caption.sla"))
         if stat != "mean":  # the closed-loop model has means only: say what the lines are judged on
             st.caption(t("fr.sla_stat_mean", q=stat_label(stat, t("word.mean"))))
+        # The shared rate, answered by the open-loop queueing model (the planner's and `estimate --rate`'s)
+        r_rps = float(rate or RATE.default)
+        pct = 95.0 if stat == "mean" else float(stat.removeprefix("p"))
+        ol = V.open_loop_at_rate(base, sc.arch, sc.efficiency, rate_rps=r_rps / replicas, percentile=pct)
+        if bool(ol.stable):
+            q_ttft = float(ol.ttft_percentile_s)
+            judged = (float(ol.ttft_s), float(ol.tpot_s)) if stat == "mean" else (q_ttft, float(ol.tpot_s))
+            ok = judged[0] <= ttft_slo_s and judged[1] <= tpot_slo_s
+            st.info(t("fr.open_loop", rate=F.number(r_rps, 2), replicas=t.count("replica", replicas),
+                      ttft=F.number(float(ol.ttft_s) * 1e3, 0), q=f"P{int(pct)}", ttft_q=F.number(q_ttft * 1e3, 0),
+                      tpot=F.number(float(ol.tpot_s) * 1e3, 1), running=F.number(float(ol.running), 1),
+                      verdict=t("fr.open_loop.meets" if ok else "fr.open_loop.misses"))
+                    + ("" if bool(ol.closed_form) else " " + t("fr.open_loop.kv_wall")))
+        else:
+            st.warning(t("fr.open_loop.over", rate=F.number(r_rps, 2), replicas=t.count("replica", replicas)))
         layout.chart(FP.frontier_concurrency_figure(series, t, per_gpu=per_gpu, chosen=sc.concurrency),
                      key="frontier_conc_chart")
         st.caption(t("fr.caption.conc", wall=F.integer(f.engine_limit)))

@@ -146,3 +146,17 @@ def test_the_frontier_at_the_loads_concurrency_agrees_with_the_simulated_means(l
     assert ttft == pytest.approx(simulated["ttft"], rel=TTFT_TOLERANCE)
     # the frontier judges its SLA on these means and says that P95 is the load test's and the planner's
     assert any(c.startswith("SLA judged on the mean here") and "P95" in c for c in texts(fr.caption))
+
+
+def test_the_frontier_answers_the_rate_with_the_open_loop_model(link, load_test):
+    """The frontier's answer to the shared rate (the open-loop queueing model, calc.traffic.queueing,
+    held within 15 % of long simulations by tests/test_traffic_shapes.py) against the load test's
+    simulated P95 TTFT and mean TPOT for the same deployment: within 25 % (this run: 2,000 requests)."""
+    fr = app(link, page="pages/frontier.py")
+    (info,) = [i.value for i in fr.info if i.value.startswith("At your rate")]
+    p95 = float(re.search(r"ms mean, ([\d,.]+) ms P95", info).group(1).replace(",", ""))
+    tpot = float(re.search(r"TPOT ([\d,.]+) ms", info).group(1).replace(",", ""))
+    cards = {m.label: m.value for m in load_test.metric}
+    assert p95 == pytest.approx(_ms(cards["P95 TTFT"]), rel=0.25)
+    table = load_test.table[0].value.set_index("metric")
+    assert tpot == pytest.approx(_ms(table.loc["TPOT (time per output token)", "simulated"]), rel=0.25)

@@ -343,6 +343,15 @@ EN: dict[str, str] = {
     "band.none": "no measurements in this regime ({where}): from {n} of a wider group, widened",
     "band.help": "The range real servers would likely show, {own}; their median error {median} %, p90 {p90} %. "
                  "`python -m calc estimate … --format json` lists them (band_basis).",
+    "fr.open_loop": "At your rate, {rate} requests/s over {replicas} (an open loop, Poisson arrivals; the queueing model "
+                    "`estimate --rate` reports, checked against the request simulator): TTFT {ttft} ms mean, {ttft_q} ms "
+                    "{q}; TPOT {tpot} ms; {running} sequences running per replica. {verdict}",
+    "fr.open_loop.meets": "It meets the SLA.",
+    "fr.open_loop.misses": "It misses the SLA: add replicas (the planner sizes them) or change the engine.",
+    "fr.open_loop.kv_wall": "The batch often reaches its sequence or KV limit here: the load test's simulation is the "
+                            "better answer.",
+    "fr.open_loop.over": "{rate} requests/s over {replicas} is past what one replica of this scenario can serve: its "
+                         "queue grows without bound. Add replicas or change the engine.",
     "case.title": "Check the course (§3.5): the case study, recomputed",
     "case.intro": "Llama-2-7B in FP16 on one A100 80GB. Before: 16 clients, context 2,048 tokens (read here as a "
                   "{i}-token prompt + {o} output), no chunked prefill. After: chunked prefill with a 512-token budget, "
@@ -743,6 +752,12 @@ ZH: dict[str, str] = {
     "band.none": "本场景没有测量（{where}）：取自更宽一组的 {n} 条，并加宽",
     "band.help": "真实服务器可能给出的范围，{own}；这些测量的误差中位数 {median}%，P90 {p90}%。"
                  "`python -m calc estimate … --format json` 会列出它们（band_basis）。",
+    "fr.open_loop": "按你的请求速率，{rate} 请求/秒分给 {replicas}（开环、泊松到达；即 `estimate --rate` 给出的排队模型，"
+                    "已与请求模拟器核对）：TTFT 均值 {ttft} ms、{q} {ttft_q} ms；TPOT {tpot} ms；每个副本约 {running} 个序列在运行。{verdict}",
+    "fr.open_loop.meets": "满足 SLA。",
+    "fr.open_loop.misses": "未满足 SLA：增加副本（部署规划会计算数量）或调整引擎设置。",
+    "fr.open_loop.kv_wall": "此时批次常常碰到序列数或 KV 上限：负载测试的模拟给出的答案更可靠。",
+    "fr.open_loop.over": "{rate} 请求/秒分给 {replicas} 已超出本场景一个副本的服务能力：队列会无限增长。请增加副本或调整引擎设置。",
     "case.title": "核对课程（§3.5）：重新计算案例",
     "case.intro": "Llama-2-7B FP16，单卡 A100 80GB。优化前：16 个客户端，上下文 2,048 token（此处理解为 {i} token 提示词 + "
                   "{o} 输出），不分块预填充。优化后：分块预填充、预算 512 token，32 个客户端，FP8 KV Cache。吞吐 = 输出 token/s。",

@@ -25,6 +25,7 @@ from calc.timing.schedule import PHASE_NAMES, ScheduleResult, simulate
 from calc.spec.units import GB, MiB
 from calc.spec.vllm_command import serve_command
 from calc.timing.bands import BandBasis, BandKey, band, band_basis, gpu_family, load_regime
+from calc.traffic.queueing import OpenLoop, open_loop
 from ui import format as F
 from ui.perf.controls import Variant
 from ui.tables import to_csv
@@ -481,3 +482,15 @@ def band_help(b: BandBasis, t: T) -> str:
     own = (t("band.own", n=b.n, where=where) if b.n_exact >= b.n else
            t("band.none", where=where, n=b.n) if b.n_exact == 0 else t("band.few", where=where, k=b.n_exact, n=b.n))
     return t("band.help", own=own, median=F.number(b.median_abs_error * 100, 0), p90=F.number(b.p90_abs_error * 100, 0))
+
+
+def open_loop_at_rate(v: Variant, arch: ModelArch, eff: Efficiency, *, rate_rps: float, percentile: float) -> OpenLoop:
+    """The frontier's answer to a rate (issue 17: the frontier gets the traffic choice): one replica
+    receiving ``rate_rps`` Poisson requests, the analytic open loop of :func:`calc.traffic.queueing.open_loop`
+    (mean and percentile TTFT, TPOT) on the engine, token budget, sequence limit and KV pool this
+    variant has; the same model ``python -m calc estimate --rate`` reports."""
+    est = probe(v, arch, eff)
+    return open_loop(est.engine, input_len=v.serving.input_len, output_len=v.serving.output_len, rate_rps=rate_rps,
+                     max_num_seqs=est.max_num_seqs, max_num_batched_tokens=est.max_num_batched_tokens,
+                     kv_capacity_tokens=est.memory.kv_pool_tokens, enable_chunked_prefill=v.chunked,
+                     percentile=percentile)
