@@ -50,7 +50,6 @@ DEFAULT_WORKERS, DEFAULT_QUEUE = 1, 8
 MAX_WORKERS = 16
 CANCEL_GRACE_S = 3.0  # a cancelled job's answer, or a job past its CPU limit, is waited for this long
 LINGER_S = 0.5  # a job nobody waits for is kept this long: a rerun with the same inputs takes it back
-WORKER_NICE = 5  # below the UI process: a busy box serves the pages first
 _HEADER = struct.Struct("<Q")
 
 
@@ -385,10 +384,6 @@ def serve(inp=None, out=None) -> None:
     signal.signal(signal.SIGUSR1, _interrupt(JobCancelled))
     signal.signal(signal.SIGXCPU, _interrupt(CpuBudgetExceeded))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C on the server: the server stops us
-    try:
-        os.nice(WORKER_NICE)
-    except OSError:
-        pass
     soft0, hard = resource.getrlimit(resource.RLIMIT_CPU)
     while (msg := _read(inp)) is not None:
         fn, args, cpu_limit_s = msg
