@@ -64,6 +64,7 @@ from ws_session import RunResult, Session  # bench/ is on sys.path (this script'
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ("memory", "frontier")
 CONTROL_KEY = "concurrency"  # the sidebar number entry: every page redraws with it
+REFUSED = "this server"  # in ui.background's refusals: "The server is busy", "Stopped at this server's budget"
 PAGE_CONTROL = {"planner": "pl_rate"}  # the planner ignores the concurrency: its request rate changes the plan
 ROOM = {0: ("load_test", ""), 1: ("planner", "pl_percentile=p95")}  # session i % 8 -> (page, query); others PAGES
 HEAVY_PLANNER = ("model=meta-llama%2FLlama-3.1-405B&pl_percentile=p99&pl_top=50&context=131072&max_model_len=131072"
@@ -84,6 +85,7 @@ class SessionResult:
     reruns_finished: int = 0
     bytes_in: int = 0  # ForwardMsg bytes received after the first load
     refs: int = 0  # ref_hash messages (cached charts the server did not resend)
+    refused: int = 0  # changes answered "the server is busy" or "stopped at the budget" (ui.background)
 
 
 def _is_loopback(url: str) -> bool:
@@ -205,6 +207,7 @@ async def run_session(base_url: str, page: str, rng: random.Random, timeout_s: f
 
     def collect(r: RunResult) -> None:
         result.errors += [f"exception: {e}" for e in r.exceptions]
+        result.refused += any(REFUSED in a for a in r.error_alerts)
         result.errors += [f"unknown ref_hash {h}" for h in r.unknown_refs]
         if r.finished == "FINISHED_WITH_COMPILE_ERROR":
             result.errors.append("script finished with a compile error")
@@ -259,6 +262,7 @@ async def run_heavy(base_url: str, rng: random.Random, timeout_s: float, start_a
         try:
             r = await s.open()
             result.errors += [f"exception: {e}" for e in r.exceptions]
+            result.refused += any(REFUSED in a for a in r.error_alerts)
             result.latencies_s.append(r.elapsed_s)
             result.reruns_finished += 1
         except (asyncio.TimeoutError, websockets.ConnectionClosed, OSError, websockets.InvalidHandshake) as exc:
@@ -339,6 +343,13 @@ def by_page(results: list[SessionResult]) -> dict[str, list[float]]:
     return out
 
 
+def refused_by_page(results: list[SessionResult]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for r in results:
+        out[page_group(r.page)] = out.get(page_group(r.page), 0) + r.refused
+    return out
+
+
 def summarize(results: list[SessionResult], *, wall_s: float, rss_peak: int, rss_end: int) -> dict:
     lat = [x for r in results if r.page != "heavy" for x in r.latencies_s]
     first = [r.first_load_s for r in results if r.first_load_s is not None]
@@ -350,7 +361,7 @@ def summarize(results: list[SessionResult], *, wall_s: float, rss_peak: int, rss
         "kib_per_change": sum(r.bytes_in for r in results) / max(len(lat), 1) / 1024,
         "refs": sum(r.refs for r in results),
         "errors": errors, "rss_peak_mib": rss_peak / 2**20, "rss_end_mib": rss_end / 2**20,
-        "results": results, "pages": by_page(results),
+        "results": results, "pages": by_page(results), "refused": refused_by_page(results),
     }
 
 
@@ -364,7 +375,8 @@ def print_row(label: str, s: dict) -> None:
           f"{s['kib_per_change']:.0f} KiB | {len(s['errors'])} | {s['rss_peak_mib']:.0f} / {s['rss_end_mib']:.0f} MiB |",
           flush=True)
     if len(s["pages"]) > 1:
-        print("    " + "; ".join(f"{g}: p50 {_ms(_pct(x, 0.5))}, p95 {_ms(_pct(x, 0.95))} ({len(x)})"
+        print("    " + "; ".join(f"{g}: p50 {_ms(_pct(x, 0.5))}, p95 {_ms(_pct(x, 0.95))} ({len(x)}"
+                                  + (f", {s['refused'][g]} refused" if s["refused"].get(g) else "") + ")"
                                   for g, x in s["pages"].items()), flush=True)
     for e in sorted(set(s["errors"]))[:10]:
         print(f"    error ({s['errors'].count(e)}x): {e}", flush=True)

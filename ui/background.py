@@ -11,6 +11,7 @@ server (AppTest), or ``LLM_CALC_WORKERS`` is 0, the job runs in the script's thr
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -23,11 +24,13 @@ from ui.workers import CpuBudgetExceeded, Job, QueueFull, WorkerLost, pool
 
 POLL_S = 0.25  # how often the bar is redrawn (and a rerun or a closed tab noticed)
 SHOW_AFTER_S = 0.5  # a run shorter than this shows no bar
+_LOG = logging.getLogger(__name__)
 
 
 def _serving() -> bool:
-    """A Streamlit server runs this session (AppTest has none)."""
-    return runtime.exists()
+    """A Streamlit server runs this session. AppTest has none: it installs a ``MagicMock(spec=Runtime)``
+    as the runtime (``app_test.py``), which passes ``runtime.exists()`` and ``isinstance``."""
+    return runtime.exists() and type(runtime.get_instance()) is runtime.Runtime
 
 
 def result(job: Job, t, *, label: str, command: str | None = None, in_worker: bool = True) -> Any:
@@ -45,7 +48,8 @@ def result(job: Job, t, *, label: str, command: str | None = None, in_worker: bo
     limit_s = limits().cpu_s
     try:
         ticket = workers.submit(job, cpu_limit_s=limit_s)
-    except QueueFull:
+    except QueueFull as exc:
+        _LOG.warning("run refused, queue full: %s", exc)  # for the operator: LLM_CALC_QUEUE / _WORKERS
         _refuse(t("work.busy", n=F.integer(workers.queue)), command)
     bar = st.empty()
     t0 = time.monotonic()
@@ -62,8 +66,10 @@ def result(job: Job, t, *, label: str, command: str | None = None, in_worker: bo
                 bar.progress(0.0, text=t("work.queued", label=label, ahead=F.integer(ticket.ahead + 1), elapsed=elapsed))
         value = ticket.result()
     except CpuBudgetExceeded:
+        _LOG.warning("run stopped at the CPU budget after %.1f s", ticket.cpu_s)
         _refuse(t("work.over_cpu", cpu=F.number(ticket.cpu_s, 1), limit=F.number(limit_s, 0)), command)
     except WorkerLost as exc:
+        _LOG.warning("worker lost: %s", exc)
         _refuse(t("work.lost", reason=str(exc)[:200]), command)
     finally:
         ticket.cancel()  # nothing if the result came; else the rerun or closed tab ends the job
