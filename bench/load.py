@@ -22,8 +22,9 @@ Sessions alternate pages: even sessions on ``memory``, odd ones on ``frontier`` 
 ``--mix room`` is issue 18's room: 1 session in 8 on the load test (its defaults; each change is a new
 simulation and rate search), 1 in 8 on the planner opened at ``pl_percentile=p95`` changing its rate
 (each change a new percentile check), the rest on memory/frontier. ``--heavy 1`` adds one careless
-user who opens issue 18's 405B p99 planner link again and again, each time at another rate (a new
-~5 s search: no cache helps), waiting for each. ``--workers 0,1`` runs each case on fresh servers
+user who opens, waiting for each, issue 18's 405B p99 planner link (~5 s of CPU) and a load test of
+5,000 requests x 2,000 output tokens (~6 s, inside the budget) in turn, each time at another rate or
+seed (no cache helps). ``--workers 0,1`` runs each case on fresh servers
 with ``LLM_CALC_WORKERS`` 0 (runs in the server process, as before the worker pool) and 1, one after
 the other in each of ``--rounds`` rounds (a noisy machine drifts: compare the ratios). Latencies are
 reported per page group.
@@ -64,11 +65,13 @@ from ws_session import RunResult, Session  # bench/ is on sys.path (this script'
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ("memory", "frontier")
 CONTROL_KEY = "concurrency"  # the sidebar number entry: every page redraws with it
-REFUSED = "this server"  # in ui.background's refusals: "The server is busy", "Stopped at this server's budget"
+REFUSED = ("The server is busy", "Stopped at this server's budget", "failed in its worker")  # ui.background, EN
 PAGE_CONTROL = {"planner": "pl_rate"}  # the planner ignores the concurrency: its request rate changes the plan
 ROOM = {0: ("load_test", ""), 1: ("planner", "pl_percentile=p95")}  # session i % 8 -> (page, query); others PAGES
 HEAVY_PLANNER = ("model=meta-llama%2FLlama-3.1-405B&pl_percentile=p99&pl_top=50&context=131072&max_model_len=131072"
                  "&output_len=65536&pl_ttft_ms=600000&pl_tpot_ms=10000&pl_rate={rate}")  # issue 18's link, any rate
+# 5,000 Poisson requests x 2,000 output tokens: ~6 s of simulation, inside the 15 s budget; any seed
+HEAVY_LOAD_TEST = "lt_requests=5000&lt_output_len=2000&lt_rate=50&lt_sweep=false&lt_seed={seed}"
 CONTROL_VALUES = tuple(range(1, 257))
 MAX_SESSIONS = 100
 MAX_DURATION_S = 600
@@ -207,7 +210,7 @@ async def run_session(base_url: str, page: str, rng: random.Random, timeout_s: f
 
     def collect(r: RunResult) -> None:
         result.errors += [f"exception: {e}" for e in r.exceptions]
-        result.refused += any(REFUSED in a for a in r.error_alerts)
+        result.refused += any(m in a for a in r.error_alerts for m in REFUSED)
         result.errors += [f"unknown ref_hash {h}" for h in r.unknown_refs]
         if r.finished == "FINISHED_WITH_COMPILE_ERROR":
             result.errors.append("script finished with a compile error")
@@ -252,17 +255,21 @@ async def run_session(base_url: str, page: str, rng: random.Random, timeout_s: f
 
 
 async def run_heavy(base_url: str, rng: random.Random, timeout_s: float, start_at: float, end_at: float) -> SessionResult:
-    """The careless user: opens :data:`HEAVY_PLANNER` at a new rate, waits for it, again until ``end_at``
-    (each a fresh tab; its latency is the link's first run)."""
+    """The careless user: opens :data:`HEAVY_PLANNER` at a new rate, then :data:`HEAVY_LOAD_TEST` with
+    a new seed, and so on until ``end_at``, waiting for each (each a fresh tab; its latency is the
+    link's first run; a new rate or seed: no cache helps)."""
     result = SessionResult("heavy")
     await asyncio.sleep(max(0.0, start_at - time.monotonic()))
+    k = 0
     while time.monotonic() < end_at:
-        s = Session(base_url, "planner", query_string=HEAVY_PLANNER.format(rate=rng.randint(1000, 100_000)),
-                    timeout_s=timeout_s)
+        k += 1
+        page, query = (("planner", HEAVY_PLANNER.format(rate=rng.randint(1000, 100_000))) if k % 2 else
+                       ("load_test", HEAVY_LOAD_TEST.format(seed=rng.randint(1, 1_000_000))))
+        s = Session(base_url, page, query_string=query, timeout_s=timeout_s)
         try:
             r = await s.open()
             result.errors += [f"exception: {e}" for e in r.exceptions]
-            result.refused += any(REFUSED in a for a in r.error_alerts)
+            result.refused += any(m in a for a in r.error_alerts for m in REFUSED)
             result.latencies_s.append(r.elapsed_s)
             result.reruns_finished += 1
         except (asyncio.TimeoutError, websockets.ConnectionClosed, OSError, websockets.InvalidHandshake) as exc:

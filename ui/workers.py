@@ -4,8 +4,9 @@ The load test's simulations and the planner's percentile check are pure function
 (:class:`Job`: a cache key, a module-level function, its arguments). Run in the Streamlit process
 they hold its GIL for seconds and every other session's rerun waits; here they run in
 ``LLM_CALC_WORKERS`` processes (default 1, for a 2-core box: the UI keeps one core, the runs get
-the other), at most ``LLM_CALC_QUEUE`` jobs waiting (default 8, first come first served; a
-session's script waits for its one job, so a session never holds two places).
+the other), at most ``LLM_CALC_QUEUE`` jobs waiting (default 16, first come first served; a
+session's script waits for its one job, so a session never holds two places: issue 18's room of
+50 has 12 sessions on the two heavy pages; with 8 places about half their changes were refused).
 
 * **Shared**: a job asked for while the same key is queued or running joins it (one run for every
   session asking); its result goes to the byte-bounded cache :data:`ui.budget.RESULTS`.
@@ -46,7 +47,7 @@ from typing import Any, Callable, Hashable
 
 from ui.budget import RESULTS
 
-DEFAULT_WORKERS, DEFAULT_QUEUE = 1, 8
+DEFAULT_WORKERS, DEFAULT_QUEUE = 1, 16
 MAX_WORKERS = 16
 CANCEL_GRACE_S = 3.0  # a cancelled job's answer, or a job past its CPU limit, is waited for this long
 LINGER_S = 0.5  # a job nobody waits for is kept this long: a rerun with the same inputs takes it back
