@@ -406,24 +406,22 @@ def print_ratios(cases: dict[tuple, dict[str, list[float]]]) -> None:
                   f"{_ms(_pct(after, 0.5))} / {_ms(_pct(after, 0.95))} | {r50:.2f}, {r95:.2f} |", flush=True)
 
 
-def _flag_list(text: str) -> list[int]:
+def _ints(text: str, lo: int, hi: int) -> list[int]:
     try:
         values = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text[:40]!r}") from None
-    if not values or any(v < 0 or v > 16 for v in values):
-        raise argparse.ArgumentTypeError("each value must be in 0 - 16")
+    if not values or any(v < lo or v > hi for v in values):
+        raise argparse.ArgumentTypeError(f"each value must be in {lo} - {hi}")
     return values
 
 
 def _int_list(text: str) -> list[int]:
-    try:
-        values = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text[:40]!r}") from None
-    if not values or any(v < 1 or v > MAX_SESSIONS for v in values):
-        raise argparse.ArgumentTypeError(f"each value must be in 1 - {MAX_SESSIONS}")
-    return values
+    return _ints(text, 1, MAX_SESSIONS)
+
+
+def _flag_list(text: str) -> list[int]:
+    return _ints(text, 0, 16)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -66,6 +66,11 @@ if need is not None and (need.cpu_s > lim.cpu_s or need.peak_bytes > lim.run_byt
     st.caption(t("lt.over_budget.caption"))
     st.stop()
 running = t("lt.running", n=F.integer(load.num_requests))
+sweep_args = dict(ttft_slo_s=ttft_slo, tpot_slo_s=tpot_slo, percentile=q, cpu_limit_s=lim.cpu_s)
+sweep_job = None  # the rate search: queued with the run when it will be shown (ui.background.submit_ahead)
+if trace is None and load.arrival in ("poisson", "gamma") and v["lt_sweep"]:
+    if (sweep_job := runs.sweep_within(sc.arch, sc.gpu, s, sc.efficiency, load, **sweep_args)) is not None:
+        background.submit_ahead(sweep_job)
 try:  # in a worker process, cancelled when the inputs change or the tab closes (ui.background)
     r = background.result(runs.run_job(*key, load, trace), t, label=running, command=command)
 except WorkloadError as exc:  # user text: shown as plain text, never Markdown
@@ -115,14 +120,11 @@ with sweep:
         st.info(t("lt.sweep_only_open"))
     elif not v["lt_sweep"]:
         st.info(t("lt.sweep_off"))
-    elif (per_run := runs.sweep_work(*key, load)).cpu_s * (runs.SWEEP_ITERATIONS + 2) > lim.cpu_s:
-        st.info(t("lt.sweep_over_budget", cpu=F.number(per_run.cpu_s, 1), cpu_limit=F.number(lim.cpu_s, 0)))
+    elif (sweep_job := sweep_job or runs.sweep_within(sc.arch, sc.gpu, s, sc.efficiency, load, **sweep_args)) is None:
+        st.info(t("lt.sweep_over_budget", cpu=F.number(runs.sweep_work(*key, load).cpu_s, 1),
+                  cpu_limit=F.number(lim.cpu_s, 0)))
     else:
-        cap = float(estimate(sc.arch, sc.gpu, s, sc.efficiency, concurrency=0,
-                             input_len=load.input_len, output_len=load.output_len).serving.requests_per_s)
-        search = background.result(runs.sweep_job(*key, load, ttft_slo_s=ttft_slo, tpot_slo_s=tpot_slo, percentile=q,
-                                                  capacity_rps=cap if np.isfinite(cap) else load.rate_per_s),
-                                   t, label=t("lt.sweeping"), command=command)
+        search = background.result(sweep_job, t, label=t("lt.sweeping"), command=command)
         if np.isfinite(search.rate_per_s):
             st.markdown(t("lt.sweep_result", q=q, ttft=F.integer(v["lt_ttft_ms"]), tpot=F.integer(v["lt_tpot_ms"]),
                           rate=F.number(search.rate_per_s, 2), n=len(search.rates_per_s)))

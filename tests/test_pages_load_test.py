@@ -274,3 +274,9 @@ def test_the_simulation_runs_in_a_worker_process_with_the_same_numbers(monkeypat
     assert not there.exception and not there.error
     assert ran == ["lt.run"] and workers.pool().worker_pids()
     assert [m.value for m in there.metric] == [m.value for m in here.metric]
+    # With the rate search, it is queued with the run (not behind the others' jobs after it)
+    ran.clear()
+    swept = app({**SMALL, "lt_sweep": "true"}, page=PAGE)
+    assert not swept.exception and not swept.error
+    assert ran == ["lt.sweep"]  # queued ahead; the run was cached
+    assert any("Highest rate meeting" in m.value for m in swept.markdown) or any("Even the lowest" in w.value for w in swept.warning)

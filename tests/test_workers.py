@@ -66,11 +66,9 @@ def test_a_worker_deaf_to_the_interrupt_is_killed_and_replaced(pool):
 
 
 def test_the_cpu_budget_is_enforced_in_the_worker(pool):
-    t0 = time.monotonic()
     ticket = wait(pool.submit(Job(("t", "cpu"), W.spin, (60,)), cpu_limit_s=1))
     with pytest.raises(CpuBudgetExceeded):
         ticket.result()
-    assert time.monotonic() - t0 < 1 + workers.CANCEL_GRACE_S + 2
     assert 1 <= ticket.cpu_s <= 1 + workers.CANCEL_GRACE_S + 1
 
 

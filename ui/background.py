@@ -12,19 +12,23 @@ server (AppTest), or ``LLM_CALC_WORKERS`` is 0, the job runs in the script's thr
 from __future__ import annotations
 
 import logging
+import threading
 import time
-from typing import Any
+from typing import Any, Hashable
 
 import streamlit as st
 from streamlit import runtime
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from ui import format as F
 from ui.budget import RESULTS, limits
-from ui.workers import CpuBudgetExceeded, Job, QueueFull, WorkerLost, pool
+from ui.workers import CpuBudgetExceeded, Job, QueueFull, Ticket, WorkerLost, pool
 
 POLL_S = 0.25  # how often the bar is redrawn (and a rerun or a closed tab noticed)
 SHOW_AFTER_S = 0.5  # a run shorter than this shows no bar
 _LOG = logging.getLogger(__name__)
+_AHEAD: dict[str, dict[Hashable, Ticket]] = {}  # session id -> tickets queued by submit_ahead, by job key
+_AHEAD_LOCK = threading.Lock()
 
 
 def _serving() -> bool:
@@ -33,13 +37,49 @@ def _serving() -> bool:
     return runtime.exists() and type(runtime.get_instance()) is runtime.Runtime
 
 
+def _session_id() -> str:
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return ctx.session_id if ctx is not None else ""
+
+
+def _take_ahead(key: Hashable | None = None) -> Ticket | None:
+    """The ticket queued ahead for ``key`` (taken out); every other one of the session is cancelled."""
+    with _AHEAD_LOCK:
+        tickets = _AHEAD.pop(_session_id(), {})
+    mine = tickets.pop(key, None)
+    for ticket in tickets.values():
+        ticket.cancel()
+    return mine
+
+
+def submit_ahead(job: Job) -> None:
+    """Queue ``job`` now for a :func:`result` later in this run: a page that waits for two runs in turn
+    (the load test's simulation, then its rate search) queues both at once, so the second does not
+    go to the back of the queue when the first is done. Tickets still queued from an earlier run of
+    the session are cancelled; so is this one if the run stops before it asks for the result."""
+    _take_ahead()
+    workers = pool() if _serving() else None
+    if workers is None or RESULTS.lookup(job.key)[0]:
+        return
+    try:
+        ticket = workers.submit(job, cpu_limit_s=limits().cpu_s)
+    except QueueFull:
+        return  # result() says so
+    with _AHEAD_LOCK:
+        _AHEAD[_session_id()] = {job.key: ticket}
+
+
 def result(job: Job, t, *, label: str, command: str | None = None, in_worker: bool = True) -> Any:
     """The job's value: cached, or computed in a worker while the page shows its progress (module
     doc); ``in_worker=False`` for a job too light to queue behind heavy ones. A run stopped at the
     CPU budget, a full queue or a lost worker is shown (with ``command``, what runs it on one's own
     machine) and the page stops there."""
     hit, value = RESULTS.lookup(job.key)
+    with _AHEAD_LOCK:  # queued by submit_ahead: this wait takes it over
+        ahead = _AHEAD.get(_session_id(), {}).pop(job.key, None)
     if hit:
+        if ahead is not None:
+            ahead.cancel()
         return value
     workers = pool() if in_worker and _serving() else None
     if workers is None:
@@ -47,12 +87,13 @@ def result(job: Job, t, *, label: str, command: str | None = None, in_worker: bo
             return job()
     limit_s = limits().cpu_s
     try:
-        ticket = workers.submit(job, cpu_limit_s=limit_s)
+        ticket = ahead or workers.submit(job, cpu_limit_s=limit_s)
     except QueueFull as exc:
         _LOG.warning("run refused, queue full: %s", exc)  # for the operator: LLM_CALC_QUEUE / _WORKERS
         _refuse(t("work.busy", n=F.integer(workers.queue)), command)
     bar = st.empty()
     t0 = time.monotonic()
+    done = False
     try:
         while not ticket.wait(POLL_S):
             waited = time.monotonic() - t0
@@ -65,6 +106,7 @@ def result(job: Job, t, *, label: str, command: str | None = None, in_worker: bo
             else:
                 bar.progress(0.0, text=t("work.queued", label=label, ahead=F.integer(ticket.ahead + 1), elapsed=elapsed))
         value = ticket.result()
+        done = True
     except CpuBudgetExceeded:
         _LOG.warning("run stopped at the CPU budget after %.1f s", ticket.cpu_s)
         _refuse(t("work.over_cpu", cpu=F.number(ticket.cpu_s, 1), limit=F.number(limit_s, 0)), command)
@@ -73,6 +115,8 @@ def result(job: Job, t, *, label: str, command: str | None = None, in_worker: bo
         _refuse(t("work.lost", reason=str(exc)[:200]), command)
     finally:
         ticket.cancel()  # nothing if the result came; else the rerun or closed tab ends the job
+        if not done:
+            _take_ahead()  # and the runs queued ahead for this page run
     bar.empty()
     return value
 

@@ -141,6 +141,19 @@ def sweep_job(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, l
     return Job(("lt.sweep", *args), _sweep, args)
 
 
+def sweep_within(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, eff: Efficiency, load: Load, *, ttft_slo_s: float,
+                 tpot_slo_s: float, percentile: int, cpu_limit_s: float) -> Job | None:
+    """The rate search's job (between 1 % and 2x the analytic capacity), or None when its
+    ``SWEEP_ITERATIONS + 2`` runs would pass ``cpu_limit_s``."""
+    key = (arch.model_dump_json(), gpu.model_dump_json(), serving.model_dump_json(), eff.model_dump_json())
+    if sweep_work(*key, load).cpu_s * (SWEEP_ITERATIONS + 2) > cpu_limit_s:
+        return None
+    cap = float(estimate(arch, gpu, serving, eff, concurrency=0, input_len=load.input_len,
+                         output_len=load.output_len).serving.requests_per_s)
+    return sweep_job(*key, load, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, percentile=percentile,
+                     capacity_rps=cap if math.isfinite(cap) else load.rate_per_s)
+
+
 def sweep(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load: Load, *, ttft_slo_s: float,
           tpot_slo_s: float, percentile: int, capacity_rps: float) -> RateSearch:
     """:func:`sweep_job`, run in this thread (cached)."""
