@@ -81,6 +81,8 @@ def test_errors_come_back_as_raised_and_the_queue_is_bounded(pool):
     assert waiting.ahead == 0 and not waiting.running
     with pytest.raises(QueueFull):
         pool.submit(Job(("t", "third"), W.pid_and, (2,)), cpu_limit_s=10)
+    companion = pool.submit(Job(("t", "second of a session"), W.pid_and, (3,)), cpu_limit_s=10, companion=True)
+    companion.cancel()
     waiting.cancel()  # dropped from the queue without running, once the worker is free
     running.cancel()
     assert waiting._task.done.wait(workers.LINGER_S + workers.CANCEL_GRACE_S + 1)

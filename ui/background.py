@@ -61,10 +61,7 @@ def submit_ahead(job: Job) -> None:
     workers = pool() if _serving() else None
     if workers is None or RESULTS.lookup(job.key)[0]:
         return
-    try:
-        ticket = workers.submit(job, cpu_limit_s=limits().cpu_s)
-    except QueueFull:
-        return  # result() says so
+    ticket = workers.submit(job, cpu_limit_s=limits().cpu_s, companion=True)  # the bound is on sessions
     with _AHEAD_LOCK:
         _AHEAD[_session_id()] = {job.key: ticket}
 
@@ -76,7 +73,10 @@ def result(job: Job, t, *, label: str, command: str | None = None, in_worker: bo
     machine) and the page stops there."""
     hit, value = RESULTS.lookup(job.key)
     with _AHEAD_LOCK:  # queued by submit_ahead: this wait takes it over
-        ahead = _AHEAD.get(_session_id(), {}).pop(job.key, None)
+        queued = _AHEAD.get(_session_id(), {})
+        ahead = queued.pop(job.key, None)
+        if not queued:
+            _AHEAD.pop(_session_id(), None)
     if hit:
         if ahead is not None:
             ahead.cancel()

@@ -118,6 +118,7 @@ class _Task:
         self.ok, self.value = False, None
         self.started: float | None = None  # monotonic time the worker took it
         self.cpu_s = 0.0  # the worker's CPU seconds on it so far
+        self.companion = False  # a session's second job: not counted against the queue's bound
 
 
 class Ticket:
@@ -176,17 +177,20 @@ class Pool:
         self._slots: list[_Slot] = []
         self._closed = False
 
-    def submit(self, job: Job, *, cpu_limit_s: float) -> Ticket:
+    def submit(self, job: Job, *, cpu_limit_s: float, companion: bool = False) -> Ticket:
         """A ticket for ``job``: joins the same key's queued or running job, else queues a new one
-        (raises :class:`QueueFull` when ``queue`` jobs already wait)."""
+        (raises :class:`QueueFull` when ``queue`` jobs already wait). A ``companion`` is a second job
+        of a session already waiting (the load test's rate search beside its simulation): never
+        refused, not counted, so the bound is on sessions."""
         with self._lock:
             task = self._by_key.get(job.key)
             if task is None or task.cancelled:
-                waiting = sum(t.orphaned_at is None for t in self._waiting)
+                waiting = sum(t.orphaned_at is None and not t.companion for t in self._waiting)
                 busy = sum(s.task is not None for s in self._slots)
-                if waiting >= self.queue and busy + waiting >= self.size:
+                if not companion and waiting >= self.queue and busy + waiting >= self.size:
                     raise QueueFull(f"{waiting} jobs are waiting for {self.size} worker(s)")
                 task = _Task(job, cpu_limit_s)
+                task.companion = companion
                 self._by_key[job.key] = task
                 self._waiting.append(task)
                 if len(self._slots) < self.size:
