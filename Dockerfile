@@ -21,6 +21,7 @@ COPY .streamlit/ .streamlit/
 COPY calc/ calc/
 COPY ui/ ui/
 COPY pages/ pages/
+COPY static/ static/
 COPY app.py .
 
 USER 10001:10001

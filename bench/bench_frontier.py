@@ -87,6 +87,7 @@ def build(model_id: str):
         enable_chunked_prefill=chunked,
         kv_capacity_tokens=kv.reshape(len(gpus), 1, 1, 1, len(BUDGETS), 1),
         fits=fits.reshape(len(gpus), 1, 1, 1, len(BUDGETS), 1),
+        uniform_lengths=np.array(False),  # estimate()'s default: the steady state of spread clients
     )
     valid = (inp + out <= MAX_MODEL_LEN)  # configurations max_model_len admits (the others are still computed)
     return arch, gpus, engines, stacked_engine(engines, ndim), args, valid

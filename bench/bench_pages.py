@@ -36,7 +36,7 @@ TARGET_MS = 40.0
 CASES = [
     ("memory", "concurrency", (8, 12, 16, 24)),
     ("frontier", "concurrency", (8, 12, 16, 24)),
-    ("frontier", "slo_tpot_ms", (40, 45, 50, 55)),
+    ("frontier", "sla_tpot_ms", (40, 45, 50, 55)),
     ("kv_table", "concurrency", (8, 12, 16, 24)),
     ("roofline", "concurrency", (8, 12, 16, 24)),
     ("roofline", "rf_batch", (8, 16, 32, 64)),

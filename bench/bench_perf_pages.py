@@ -43,9 +43,9 @@ from ui.perf import view as V  # noqa: E402
 from ui.perf.controls import Variant, apply_variant  # noqa: E402
 
 OVERLAYS = ["kv:fp8", "tp:2", "gpu:h100-sxm", "preset:low_latency"]
-PAGES = [  # (page, query, slider key, values the slider alternates between)
+PAGES = [  # (page, query, widget key, values the widget alternates between: a slider or a number box)
     ("pages/roofline.py", {}, "rf_batch", (16, 32)),
-    ("pages/frontier.py", {"overlays": OVERLAYS}, "slo_tpot_ms", (45, 50)),
+    ("pages/frontier.py", {"overlays": OVERLAYS}, "sla_tpot_ms", (45, 50)),  # the shared SLA (ui.traffic)
     ("pages/scheduler.py", {}, "sched_budget", (448, 512)),
 ]
 
@@ -75,7 +75,7 @@ def time_page(page: str, query: dict, key: str, values: tuple, runs: int,
         plain.append((time.process_time() - t0) * 1e3)
     moved = []
     for i in range(runs):
-        at.slider(key=key).set_value(values[i % 2])
+        (at.number_input(key=key) if key.startswith("sla_") else at.slider(key=key)).set_value(values[i % 2])
         t0 = time.process_time()
         at.run()
         moved.append((time.process_time() - t0) * 1e3)

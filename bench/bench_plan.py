@@ -9,13 +9,21 @@ must equal the grid's (TTFT, TPOT, requests/s, replicas), else the exit status i
 A report, not a test: nothing asserts a timing. Timings on a shared machine are noisy; the
 ratio is measured side by side in one run. ``--page-runs N`` also times N reruns of the planner
 page (AppTest, whole app: sidebar, search, table, chart serialized) with a new request rate each run.
+
+``--compare REF`` (e.g. ``--compare main``) also times, in a detached git worktree of REF and in
+this tree, alternately in fresh processes (``--rounds`` each), the default search (warm, the
+request above) and the percentile check of the same request at P95 (``check_top`` on ``plan``'s
+result, the CLI's default work budget), and prints each tree's best time and the ratios.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -53,6 +61,8 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--page-runs", type=int, default=0)
+    ap.add_argument("--compare", metavar="REF", default=None, help="also time REF (a git ref) beside this tree")
+    ap.add_argument("--rounds", type=int, default=3, help="--compare: alternating runs per tree")
     args = ap.parse_args(argv)
     arch, gpus = get_model(args.model), list_gpus()
     plan(arch, gpus, REQUEST)  # warm-up (imports)
@@ -95,7 +105,59 @@ def main(argv=None) -> int:
     print(f"{len(picks) - mismatches} of {len(picks)} sampled configurations identical")
     if args.page_runs:
         page_reruns(args.page_runs)
+    if args.compare:
+        compare(args.compare, args.model, max(args.repeat, 20), args.rounds)  # the search is ~25 ms: more repeats
     return 1 if mismatches else 0
+
+
+# Run in a fresh process in either tree: only names both the old and the new planner have.
+_TIMING = """
+import json, sys, time
+sys.path.insert(0, ".")
+from calc.plan.percentiles import check_top
+from calc.plan.search import PlanRequest, plan
+from calc.spec.catalog import get_model, list_gpus
+arch, gpus = get_model(MODEL), list_gpus()
+req = PlanRequest(rate_rps=40, input_len=1000, output_len=200, ttft_slo_s=1.0, tpot_slo_s=0.05)
+plan(arch, gpus, req)
+search = []
+for _ in range(REPEAT):
+    t0 = time.perf_counter(); plan(arch, gpus, req); search.append(time.perf_counter() - t0)
+p95 = req.model_copy(update={"percentile": "p95"})
+base = plan(arch, gpus, p95)
+t0 = time.perf_counter(); r = check_top(base, arch, gpus); check = time.perf_counter() - t0
+print(json.dumps({"search_s": min(search), "check_s": check, "rows": len(r.ranked),
+                  "simulated": sum("(simulated" in d.slo_statistic for d in r.ranked)}))
+"""
+
+
+def timings(root: str, model: str, repeat: int) -> dict:
+    code = _TIMING.replace("MODEL", repr(model)).replace("REPEAT", str(int(repeat)))
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def compare(ref: str, model: str, repeat: int, rounds: int) -> None:
+    here = str(Path(__file__).resolve().parents[1])
+    with tempfile.TemporaryDirectory() as tmp:
+        base = str(Path(tmp) / "base")
+        subprocess.run(["git", "worktree", "add", "--detach", "-q", base, ref], cwd=here, check=True)
+        try:
+            runs: dict[str, list[dict]] = {ref: [], "this tree": []}
+            for _ in range(rounds):  # alternate, so both see the same machine load
+                runs[ref].append(timings(base, model, repeat))
+                runs["this tree"].append(timings(here, model, repeat))
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", base], cwd=here, check=True)
+    best = {k: {f: min(r[f] for r in v) for f in ("search_s", "check_s")} | {"rows": v[-1]["rows"],
+                                                                             "simulated": v[-1]["simulated"]}
+            for k, v in runs.items()}
+    for k, b in best.items():
+        print(f"{k:>10}: default search {b['search_s'] * 1e3:,.1f} ms; P95 check {b['check_s']:,.2f} s "
+              f"({b['simulated']} of {b['rows']} rows simulated); best of {rounds}")
+    a, b = best[ref], best["this tree"]
+    print(f"ratio this tree / {ref}: search {b['search_s'] / a['search_s']:.2f}x, P95 check "
+          f"{b['check_s'] / a['check_s']:.2f}x (side by side in this run)")
 
 
 def page_reruns(runs: int) -> None:

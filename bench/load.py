@@ -20,7 +20,7 @@ bench/ws_session.py):
    latency = rerun sent -> ``script_finished``.
 Sessions alternate pages: even sessions on ``memory``, odd ones on ``frontier`` (``--mix ordinary``).
 ``--mix room`` is issue 18's room: 1 session in 8 on the load test (its defaults; each change is a new
-simulation and rate search), 1 in 8 on the planner opened at ``pl_percentile=p95`` changing its rate
+simulation and rate search), 1 in 8 on the planner opened at ``sla_stat=p95`` changing its rate
 (each change a new percentile check), the rest on memory/frontier. ``--heavy 1`` adds one careless
 user who opens, waiting for each, issue 18's 405B p99 planner link (~5 s of CPU) and a load test of
 5,000 requests x 2,000 output tokens (~6 s, inside the budget) in turn, each time at another rate or
@@ -66,12 +66,12 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES = ("memory", "frontier")
 CONTROL_KEY = "concurrency"  # the sidebar number entry: every page redraws with it
 REFUSED = ("The server is busy", "Stopped at this server's budget", "failed in its worker")  # ui.background, EN
-PAGE_CONTROL = {"planner": "pl_rate"}  # the planner ignores the concurrency: its request rate changes the plan
-ROOM = {0: ("load_test", ""), 1: ("planner", "pl_percentile=p95")}  # session i % 8 -> (page, query); others PAGES
-HEAVY_PLANNER = ("model=meta-llama%2FLlama-3.1-405B&pl_percentile=p99&pl_top=50&context=131072&max_model_len=131072"
-                 "&output_len=65536&pl_ttft_ms=600000&pl_tpot_ms=10000&pl_rate={rate}")  # issue 18's link, any rate
+PAGE_CONTROL = {"planner": "rate"}  # the planner ignores the concurrency: its request rate changes the plan
+ROOM = {0: ("load_test", ""), 1: ("planner", "sla_stat=p95")}  # session i % 8 -> (page, query); others PAGES
+HEAVY_PLANNER = ("model=meta-llama%2FLlama-3.1-405B&sla_stat=p99&pl_top=50&context=131072&max_model_len=131072"
+                 "&output_len=65536&sla_ttft_ms=600000&sla_tpot_ms=10000&rate={rate}")  # issue 18's link, any rate
 # 5,000 Poisson requests x 2,000 output tokens: ~6 s of simulation, inside the 15 s budget; any seed
-HEAVY_LOAD_TEST = "lt_requests=5000&lt_output_len=2000&lt_rate=50&lt_sweep=false&lt_seed={seed}"
+HEAVY_LOAD_TEST = "lt_requests=5000&output_len=2000&rate=50&lt_sweep=false&lt_seed={seed}"
 CONTROL_VALUES = tuple(range(1, 257))
 MAX_SESSIONS = 100
 MAX_DURATION_S = 600

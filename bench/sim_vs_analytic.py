@@ -5,10 +5,21 @@ correction (calc.timing.serving.fcfs_wave).
     .venv/bin/python bench/sim_vs_analytic.py            # markdown table on stdout
     .venv/bin/python bench/sim_vs_analytic.py --quick    # the bounded grid tests/test_serving_wave.py holds
     .venv/bin/python bench/sim_vs_analytic.py --long     # steady state: long runs, output lengths spread
+    .venv/bin/python bench/sim_vs_analytic.py --shapes   # every traffic shape against calc.traffic.queueing
 
 --long (the issue-17 check): 30·C requests with lognormal output lengths (CV 0.5, as a dataset or
 EOS gives), the first 10·C dropped, mean and P95 TTFT and mean E2E against `estimate` with that
 spread (the spread-arrival steady state), the API server and request latency as defaults.
+
+--shapes (issue 17): the three traffic shapes of calc.traffic.queueing — an open loop at 10-90 % of
+capacity (Poisson), closed loops of C clients, bursts of N requests at t = 0 — over SHAPES_GRID
+(Llama-3.1-8B H100, Qwen2.5-7B A100, Llama-3.1-70B FP8 TP 2 H100; fixed lengths and lognormal
+CV 0.7), 4,000 requests with the first 25 % dropped (a burst: all of them), mean and P95 TTFT.
+"before" is what the calculator offered for the shape until then: the planner's full-batch
+closed loop + the M/G/c slot wait (calc.plan.costs.slot_wait_s) for an open loop, `estimate`'s
+spread steady state for a closed loop, `estimate --concurrency N` for a burst; they give a mean
+only, so their P95 error is that of the mean. Capacity = `estimate`'s full-batch throughput.
+About four minutes on one core.
 
 Simulated: C clients started together (vLLM's benchmark with --max-concurrency C, fixed lengths),
 6·C requests (at least 200), means over the requests after the first C (the initial burst is a
@@ -30,6 +41,8 @@ from calc.spec.catalog import get_gpu, get_model  # noqa: E402
 from calc.spec.inputs import Efficiency, ServingConfig  # noqa: E402
 from calc.timing.estimate import estimate  # noqa: E402
 from calc.traffic.simulator import EngineConfig, simulate  # noqa: E402
+from calc.traffic.queueing import burst, closed_loop_ttft, open_loop  # noqa: E402
+from calc.plan.costs import slot_wait_s  # noqa: E402
 from calc.traffic.workload import LengthSpec, make_workload  # noqa: E402
 
 MODELS = (("meta-llama/Llama-3.1-8B", "h100-sxm"), ("meta-llama/Llama-2-7b-hf", "a100-80gb"), ("Qwen/Qwen2.5-7B", "l40s"))
@@ -103,6 +116,125 @@ def long_main() -> None:
           f"max {100 * np.max(ee):.1f} %")
 
 
+# (model, GPU, TP, weights, I, O) and per shape what varies: load (share of capacity), clients, requests
+SHAPES_CASES = (("meta-llama/Llama-3.1-8B", "h100-sxm", 1, "auto", 1024, 256),
+                ("Qwen/Qwen2.5-7B", "a100-80gb", 1, "auto", 2048, 128),
+                ("meta-llama/Llama-3.1-70B", "h100-sxm", 2, "fp8", 3000, 300))
+SHAPES_X = {"open": (0.1, 0.3, 0.5, 0.7, 0.9), "closed": (2, 8, 32, 128), "burst": (64, 512, 2048)}
+SHAPES_CV = (0.0, 0.7)
+SHAPES_REQUESTS = 4000
+SHAPES_WARMUP = 0.25
+
+
+def shapes_setup(model: str, gpu: str, tp: int, quantization: str, I: int, O: int):
+    """(estimate at full batch, engine config, max_model_len) for one case of the --shapes grid."""
+    arch = get_model(model)
+    mml = min(int(arch.max_position_embeddings), 8 * (I + O))  # room for the lognormal tail
+    sc = ServingConfig(input_len=I, output_len=O, tensor_parallel_size=tp, quantization=quantization, max_model_len=mml)
+    est = estimate(arch, get_gpu(gpu), sc, uniform_lengths=False, concurrency=np.nan)
+    cfg = EngineConfig(max_num_seqs=int(est.max_num_seqs), max_num_batched_tokens=int(est.max_num_batched_tokens),
+                       enable_chunked_prefill=True, num_blocks=int(est.memory.num_blocks), block_size=sc.block_size)
+    return est, cfg, mml
+
+
+def compare_shape(model: str, gpu: str, tp: int, quantization: str, I: int, O: int, cv: float, shape: str, x,
+                  *, num_requests: int = SHAPES_REQUESTS) -> dict:
+    """One point of the --shapes grid: simulated and analytic mean/P95 TTFT (s), before and after."""
+    est, cfg, mml = shapes_setup(model, gpu, tp, quantization, I, O)
+    e = est.engine
+    capacity = float(est.serving.requests_per_s)
+    lengths = (lambda mean: LengthSpec("fixed", mean)) if cv == 0 else (lambda mean: LengthSpec("lognormal", mean, cv=cv))
+    wl = dict(input_len=lengths(I), output_len=lengths(O), max_model_len=mml, seed=1)
+    n = int(x) if shape == "burst" else num_requests
+    if shape == "open":
+        w = make_workload(arrival="poisson", num_requests=n, rate_per_s=x * capacity, **wl)
+    elif shape == "closed":
+        w = make_workload(arrival="closed", num_requests=n, concurrency=int(x), **wl)
+    else:
+        w = make_workload(arrival="burst", num_requests=n, **wl)
+    r = simulate(e, w, cfg)
+    skip = 0 if shape == "burst" else int(SHAPES_WARMUP * n)
+    ttft = r.ttft_s[skip:]
+    I_m, O_m = float(np.mean(r.input_len)), float(np.mean(r.output_len))  # the lengths after the cut at max_model_len
+    args = dict(input_len=I_m, output_len=O_m, max_num_seqs=est.max_num_seqs,
+                max_num_batched_tokens=est.max_num_batched_tokens, kv_capacity_tokens=est.memory.kv_pool_tokens,
+                input_cv=cv, output_cv=cv)
+    if shape == "open":
+        a = open_loop(e, rate_rps=x * capacity, **args)
+        s = est.serving  # before: the planner's full batch + the wait for a free slot
+        before = float(s.ttft_s + slot_wait_s(rate_rps=x * capacity, capacity_rps=capacity, slots=s.running))
+        ok = bool(a.closed_form)
+    elif shape == "closed":
+        a = closed_loop_ttft(e, concurrency=x, **args)
+        before = float(estimate(get_model(model), get_gpu(gpu), ServingConfig(
+            input_len=I, output_len=O, tensor_parallel_size=tp, quantization=quantization, max_model_len=mml),
+            concurrency=int(x)).serving.ttft_s)
+        ok = bool(a.closed_form)
+    else:
+        a = burst(e, num_requests=n, **args)
+        before = float(estimate(get_model(model), get_gpu(gpu), ServingConfig(
+            input_len=I, output_len=O, tensor_parallel_size=tp, quantization=quantization, max_model_len=mml),
+            concurrency=n, uniform_lengths=cv == 0).serving.ttft_s)
+        ok = True
+    return dict(model=get_model(model).name, gpu=gpu, tp=tp, I=I, O=O, cv=cv, shape=shape, x=x,
+                sim_mean_s=float(np.mean(ttft)), sim_p95_s=float(np.percentile(ttft, 95)),
+                before_s=before, mean_s=float(a.ttft_s), p95_s=float(a.ttft_percentile_s), closed_form=ok,
+                preemptions=int(r.total_preemptions))
+
+
+def shapes_grid():
+    for model, gpu, tp, q, I, O in SHAPES_CASES:
+        for cv in SHAPES_CV:
+            for shape, xs in SHAPES_X.items():
+                for x in xs:
+                    yield (model, gpu, tp, q, I, O, cv, shape, x)
+
+
+def shapes_main() -> None:
+    pct = lambda a, b: f"{100 * (a / b - 1):+.0f} %"  # noqa: E731
+    print("| model | GPU | I / O | lengths | shape | load / C / N | sim TTFT mean | P95 | before (mean) | error | "
+          "analytic mean | error | analytic P95 | error | closed form | preempt |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    rows = []
+    for case in shapes_grid():
+        d = compare_shape(*case)
+        rows.append(d)
+        x = f"{d['x']:.0%}" if d["shape"] == "open" else str(d["x"])
+        print(f"| {d['model']} | {d['gpu']}{' TP ' + str(d['tp']) if d['tp'] > 1 else ''} | {d['I']} / {d['O']} | "
+              f"{'fixed' if d['cv'] == 0 else 'lognormal CV ' + str(d['cv'])} | {d['shape']} | {x} | "
+              f"{d['sim_mean_s'] * 1e3:.0f} ms | {d['sim_p95_s'] * 1e3:.0f} ms | {d['before_s'] * 1e3:.0f} ms | "
+              f"{pct(d['before_s'], d['sim_mean_s'])} | {d['mean_s'] * 1e3:.0f} ms | {pct(d['mean_s'], d['sim_mean_s'])} | "
+              f"{d['p95_s'] * 1e3:.0f} ms | {pct(d['p95_s'], d['sim_p95_s'])} | {'yes' if d['closed_form'] else 'NO'} | "
+              f"{d['preemptions']} |", flush=True)
+    print()
+    print(shapes_summary(rows))
+
+
+def shapes_summary(rows: list[dict]) -> str:
+    """Per shape, the median / max absolute error of mean and P95 TTFT before and after over the
+    rows the analytic model claims (closed form), and the flagged rows apart (markdown)."""
+    def err(ds, key, ref):
+        return np.array([abs(d[key] / d[ref] - 1) for d in ds]) * 100
+
+    def mm(x):
+        return f"{np.median(x):.0f} / {np.max(x):.0f} %" if x.size else "—"
+
+    out = ["| shape | rows (flagged) | before, mean: median / max abs. error | before, P95 (its mean) | "
+           "after, mean | after, P95 | after within 15 % (mean and P95) | flagged rows, after: mean / P95 max |",
+           "|---|---|---|---|---|---|---|---|"]
+    for shape in SHAPES_X:
+        sel = [d for d in rows if d["shape"] == shape]
+        ok = [d for d in sel if d["closed_form"]]
+        bad = [d for d in sel if not d["closed_form"]]
+        am, ap = err(ok, "mean_s", "sim_mean_s"), err(ok, "p95_s", "sim_p95_s")
+        within = f"{np.mean((am <= 15) & (ap <= 15)) * 100:.0f} %" if ok else "—"
+        flagged = (f"{np.max(err(bad, 'mean_s', 'sim_mean_s')):.0f} / {np.max(err(bad, 'p95_s', 'sim_p95_s')):.0f} %"
+                   if bad else "—")
+        out.append(f"| {shape} | {len(sel)} ({len(bad)}) | {mm(err(ok, 'before_s', 'sim_mean_s'))} | "
+                   f"{mm(err(ok, 'before_s', 'sim_p95_s'))} | {mm(am)} | {mm(ap)} | {within} | {flagged} |")
+    return "\n".join(out)
+
+
 def grid(quick: bool):
     if quick:
         for (model, gpu), (I, O), cs in QUICK:
@@ -120,7 +252,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--long", action="store_true", help="steady state of long runs with spread output lengths")
+    ap.add_argument("--shapes", action="store_true", help="open loop, closed loop and burst against calc.traffic.queueing")
     args = ap.parse_args()
+    if args.shapes:
+        shapes_main()
+        return
     if args.long:
         long_main()
         return

@@ -7,13 +7,13 @@ import streamlit as st
 from ui.perf import figures as FP
 from ui import format as F
 from ui.perf import view as V
-from ui import compare, layout, shell, tables
+from ui import compare, labelled, layout, shell, tables
 from ui.perf.explain import frontier_panels
-from ui.perf.controls import (CHUNKED, FRONTIER, PER_GPU, PRESETS, PRICE, REPLICAS,
-                              SLO_TPOT_MS, SLO_TTFT_MS, Variant, apply_variant, same_as)
+from ui.perf.controls import CHUNKED, FRONTIER, PER_GPU, PRESETS, PRICE, REPLICAS, Variant, apply_variant, same_as
 from ui.planner.explain import quality_short
 from ui.safe import describe
 from ui.state import check_query_params, render_control
+from ui.traffic import RATE, SLA_STAT, SLA_TPOT_MS, SLA_TTFT_MS, stat_label
 from ui.theme import SERIES_COLORS
 from ui.why import render_panels
 from ui.fit import scenario_not_fit_message
@@ -48,11 +48,13 @@ def _body() -> None:
         per_gpu = render_control(PER_GPU, t)
     controls = layout.grid("fr_sla", 5)
     with controls:
-        ttft_slo_s = render_control(SLO_TTFT_MS, t) / 1000
-        tpot_slo_s = render_control(SLO_TPOT_MS, t) / 1000
+        ttft_slo_s = render_control(SLA_TTFT_MS, t) / 1000  # the SLA every page shares (ui.traffic)
+        tpot_slo_s = render_control(SLA_TPOT_MS, t) / 1000
+        stat = labelled.render(SLA_STAT, t, lambda o: t(f"opt.sla_stat.{o}"))
         price = render_control(PRICE, t, placeholder=t("fr.price.catalog", price=F.number(sc.gpu.price_usd_per_hour, 3))
                                if sc.gpu.price_usd_per_hour else t("fr.price.none"))
         replicas = render_control(REPLICAS, t)
+        rate = render_control(RATE, t)  # the traffic the load test and the planner carry, drawn as a line
     tokens = compare.render_overlays(t, controls)  # translated chips; the link keeps the tokens (kv:fp8, tp:2 …)
 
     base = Variant("", s, sc.gpu, chunked)
@@ -125,9 +127,15 @@ def _body() -> None:
         cards.metric(t("fr.metric.knee"), F.integer(f.concurrency[f.knee]) if f.knee >= 0 else "—", border=True,
                      help=t("fr.metric.knee.help"))
 
-        layout.chart(FP.frontier_sla_figure(series, t, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, per_gpu=per_gpu),
-                     key="frontier_sla_chart")
+        need = float(rate or RATE.default) / replicas * s.output_len / (tp if per_gpu else 1)  # output tok/s per replica
+        traffic = (need, t("fr.trace.traffic_gpu" if per_gpu else "fr.trace.traffic", rate=F.number(float(rate or RATE.default), 2),
+                           replicas=t.count("replica", replicas),
+                           x=F.integer(need)))
+        layout.chart(FP.frontier_sla_figure(series, t, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, per_gpu=per_gpu,
+                                            traffic=traffic), key="frontier_sla_chart")
         st.caption(t("fr.caption.sla"))
+        if stat != "mean":  # the closed-loop model has means only: say what the lines are judged on
+            st.caption(t("fr.sla_stat_mean", q=stat_label(stat, t("word.mean"))))
         layout.chart(FP.frontier_concurrency_figure(series, t, per_gpu=per_gpu, chosen=sc.concurrency),
                      key="frontier_conc_chart")
         st.caption(t("fr.caption.conc", wall=F.integer(f.engine_limit)))
@@ -153,14 +161,8 @@ def _body() -> None:
         st.caption(t("fr.cmd.replicas", replicas=t.count("replica", replicas), gpus=t.count("gpu", tp)) + " " +
                    t("fr.quality", q=s.quantization, value=quality_short(sc.arch.id, s.quantization)))
 
-        # The course's fixed case (not the sidebar's scenario): drawn when opened, like the why panels.
-        case = layout.lazy_expander(st, t("case.title"), "sec_case")
-        if case.open:
-            with case:
-                st.caption(t("case.intro", i=F.integer(V.CASE_INPUT), o=F.integer(V.CASE_OUTPUT)))
-                st.table(tables.arrow([{t("case.col.metric"): r["metric"], t("case.col.course"): r["course"],
-                                        t("case.col.calc"): r["calc"], t("case.col.why"): r["why"]}
-                                       for r in V.case_rows(V.case_study(sc.efficiency), t)]), hide_index=True)
+        # The course's fixed case (not the sidebar's scenario) has its own page: A and B side by side.
+        st.page_link("pages/case_study.py", label=t("cs.link"), icon=":material/school:")
 
         st.subheader(t("why.title"))
         render_panels(frontier_panels(f, t, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, input_len=s.input_len,

@@ -19,6 +19,7 @@ from ui.loadtest import runs
 from ui.loadtest.explain import loadtest_panels
 from ui.safe import user_text
 from ui.state import check_query_params, forget_upload, keep_upload, kept_upload, render_control
+from ui.traffic import stat_label
 from ui.why import render_panels
 
 sc, t = shell.page()
@@ -41,12 +42,17 @@ st.file_uploader(t("lt.trace"), type=["csv", "jsonl", "json", "txt"], key="lt_tr
                  on_change=keep_upload, args=("lt_trace", MAX_TRACE_BYTES))
 kept = kept_upload("lt_trace")
 trace_name, trace = kept or ("", None)
-q = int(str(v["lt_percentile"])[1:])
-ttft_slo, tpot_slo = v["lt_ttft_ms"] / 1e3, v["lt_tpot_ms"] / 1e3
-load = runs.Load(arrival=v["lt_arrival"], rate_per_s=float(v["lt_rate"] or LC.LT_RATE.default), cv=float(v["lt_cv"]),
+if trace is None:
+    st.caption(t("lt.lengths", i=F.integer(s.input_len), o=F.integer(s.output_len)))
+stat = v["sla_stat"]  # the shared SLA (ui.traffic): p50 … p99 or mean
+q = stat_label(stat, t("word.mean"))
+ttft_slo, tpot_slo = v["sla_ttft_ms"] / 1e3, v["sla_tpot_ms"] / 1e3
+# One replica of the deployment is simulated, at its share of the shared rate (as the planner's check);
+# the prompt and output lengths are the sidebar's, as on every page.
+replicas = int(v["replicas"] or 1) if LC.applies("replicas", v["lt_arrival"]) else 1
+load = runs.Load(arrival=v["lt_arrival"], rate_per_s=float(v["rate"] or LC.RATE.default) / replicas, cv=float(v["lt_cv"]),
                  concurrency=int(v["lt_concurrency"] or 1), num_requests=int(v["lt_requests"]), lengths=v["lt_lengths"],
-                 input_len=int(v["lt_input_len"] or 1), output_len=int(v["lt_output_len"] or 1),
-                 spread=float(v["lt_spread"]), seed=int(v["lt_seed"] or 0))
+                 input_len=s.input_len, output_len=s.output_len, spread=float(v["lt_spread"]), seed=int(v["lt_seed"] or 0))
 est = estimate(sc.arch, sc.gpu, s, sc.efficiency, concurrency=load.concurrency)
 key = (sc.arch.model_dump_json(), sc.gpu.model_dump_json(), s.model_dump_json(), sc.efficiency.model_dump_json())
 if not bool(est.memory.fits):
@@ -66,9 +72,10 @@ if need is not None and (need.cpu_s > lim.cpu_s or need.peak_bytes > lim.run_byt
     st.caption(t("lt.over_budget.caption"))
     st.stop()
 running = t("lt.running", n=F.integer(load.num_requests))
-sweep_args = dict(ttft_slo_s=ttft_slo, tpot_slo_s=tpot_slo, percentile=q, cpu_limit_s=lim.cpu_s)
+sweep_args = dict(ttft_slo_s=ttft_slo, tpot_slo_s=tpot_slo, percentile=0 if stat == "mean" else int(stat[1:]),
+                  cpu_limit_s=lim.cpu_s)
 sweep_job = None  # the rate search: queued with the run when it will be shown (ui.background.submit_ahead)
-if trace is None and load.arrival in ("poisson", "gamma") and v["lt_sweep"]:
+if trace is None and load.arrival in ("poisson", "gamma") and v["lt_sweep"] and stat != "mean":
     if (sweep_job := runs.sweep_within(sc.arch, sc.gpu, s, sc.efficiency, load, **sweep_args)) is not None:
         background.submit_ahead(sweep_job)
 try:  # in a worker process, cancelled when the inputs change or the tab closes (ui.background)
@@ -88,10 +95,13 @@ if kept is not None and st.session_state.get("lt_trace") is None:  # kept from a
     st.button(t("lt.trace_forget"), on_click=forget_upload, args=("lt_trace",), key="lt_trace_forget")
 stats = summarize(r, ttft_slo_s=ttft_slo, tpot_slo_s=tpot_slo)
 ms = F.duration  # ms below 10 s, s below 10 min, min above
-pt, pp = stats[f"ttft_s_p{q}"], stats[f"tpot_s_p{q}"]
+pt, pp, steady_state = runs.judged(r, stats, stat=stat, arrival=load.arrival, trace=trace is not None)
 partial = {"done": F.integer(stats["finished_requests"]), "n": F.integer(r.num_requests)}
 if r.truncated:  # cut at the simulator's step cap: say so where the numbers are, and which are partial
     st.warning(t("lt.truncated", steps=F.integer(r.step_s.size), q=q, **partial))
+if replicas > 1 and trace is None:
+    st.caption(t("lt.per_replica", n=F.integer(replicas), rate=F.number(float(v["rate"]), 2),
+                 per=F.number(load.rate_per_s, 3)))
 cards = layout.grid("lt", 3)
 cards.metric(t("lt.metric.ttft", q=q), ms(pt), delta=t("lt.metric.vs_slo", delta=ms(pt - ttft_slo)), delta_color="inverse", border=True)
 cards.metric(t("lt.metric.tpot", q=q), ms(pp), delta=t("lt.metric.vs_slo", delta=ms(pp - tpot_slo)) if np.isfinite(pp) else None,
@@ -101,6 +111,8 @@ cards.metric(t("lt.metric.throughput"), f"{F.number(stats['output_tokens_per_s']
 cards.metric(t("lt.metric.attainment"), F.percent(stats["slo_attainment"]), border=True)
 cards.metric(t("lt.metric.preemptions"), F.integer(stats["preemptions"]), border=True)
 ok = pt <= ttft_slo and (not np.isfinite(pp) or pp <= tpot_slo)
+if steady_state:
+    st.caption(t("lt.steady_state", q=q))
 if r.truncated:
     st.warning(t("lt.verdict.truncated", q=q))
 else:
@@ -111,26 +123,30 @@ with dist:
     if r.truncated:
         st.caption(t("lt.truncated.short", **partial))
     c1, c2 = st.columns(2)
-    layout.chart(LF.cdf_figure(r.ttft_s, t, title=t("lt.fig.ttft_title"), x_title=t("lt.fig.ttft_x"), slo_s=ttft_slo, q=q),
+    layout.chart(LF.cdf_figure(r.ttft_s, t, title=t("lt.fig.ttft_title"), x_title=t("lt.fig.ttft_x"), slo_s=ttft_slo, stat=stat, q=q),
                  key="lt_cdf_ttft", where=c1)  # titles as HTML above the plot: they wrap on a phone
-    layout.chart(LF.cdf_figure(r.tpot_s, t, title=t("lt.fig.tpot_title"), x_title=t("lt.fig.tpot_x"), slo_s=tpot_slo, q=q),
+    layout.chart(LF.cdf_figure(r.tpot_s, t, title=t("lt.fig.tpot_title"), x_title=t("lt.fig.tpot_x"), slo_s=tpot_slo, stat=stat, q=q),
                  key="lt_cdf_tpot", where=c2)
 with sweep:
     if trace is not None or load.arrival not in ("poisson", "gamma"):
         st.info(t("lt.sweep_only_open"))
     elif not v["lt_sweep"]:
         st.info(t("lt.sweep_off"))
+    elif stat == "mean":
+        st.info(t("lt.sweep_needs_percentile"))
     elif (sweep_job := sweep_job or runs.sweep_within(sc.arch, sc.gpu, s, sc.efficiency, load, **sweep_args)) is None:
         st.info(t("lt.sweep_over_budget", cpu=F.number(runs.sweep_work(*key, load).cpu_s, 1),
                   cpu_limit=F.number(lim.cpu_s, 0)))
     else:
         search = background.result(sweep_job, t, label=t("lt.sweeping"), command=command)
         if np.isfinite(search.rate_per_s):
-            st.markdown(t("lt.sweep_result", q=q, ttft=F.integer(v["lt_ttft_ms"]), tpot=F.integer(v["lt_tpot_ms"]),
+            st.markdown(t("lt.sweep_result", q=q, ttft=F.integer(v["sla_ttft_ms"]), tpot=F.integer(v["sla_tpot_ms"]),
                           rate=F.number(search.rate_per_s, 2), n=len(search.rates_per_s)))
         else:
             st.warning(t("lt.sweep_none", rate=F.number(float(search.rates_per_s.min()), 2), q=q))
         layout.chart(LF.sweep_figure(search, t, ttft_slo_s=ttft_slo), key="lt_sweep_fig")
+        if replicas > 1:
+            st.caption(t("lt.sweep_per_replica", n=F.integer(replicas)))
 with timeline:
     layout.chart(LF.timeline_figure(r, t), key="lt_timeline")
 with table:
@@ -146,11 +162,12 @@ c2.download_button(t("csv.lt_steps"), lambda: LF.steps_csv(r), file_name="load_t
                    key="lt_csv_steps", on_click="ignore")
 
 # The analytic closed loop beside: at the clients of a closed loop, else at the mean requests in
-# the system (Little's law), same mean lengths; identical requests get the FCFS wave.
+# the system (Little's law), same mean lengths; identical requests of clients started together get
+# the FCFS wave, requests that arrive spread out (open arrivals) the steady state the frontier draws.
 closed = trace is None and load.arrival == "closed"
 in_system = stats["requests_per_s"] * stats["e2e_latency_s_mean"]  # NaN when a cut run finished no request
 c_eq = load.concurrency if closed else max(1, int(round(in_system)) if np.isfinite(in_system) else 1)
-uniform = trace is None and load.lengths == "fixed"
+uniform = closed and load.lengths == "fixed"
 a = estimate(sc.arch, sc.gpu, s, sc.efficiency, concurrency=c_eq, input_len=int(np.mean(r.input_len)),
              output_len=int(np.mean(r.output_len)), uniform_lengths=uniform).serving
 st.subheader(t("lt.analytic.title"))
@@ -171,4 +188,4 @@ if not bool(a.closed_form):
 st.subheader(t("why.title"))
 analytic = {"concurrency": F.integer(c_eq), "wave": uniform, "wave_steps": float(a.wave_steps) if uniform else 0.0,
             "ttft_s": float(a.ttft_s), "closed_form": bool(a.closed_form), "sim_ttft_s": sim_mean["ttft_s"]}
-render_panels(loadtest_panels(r, stats, t, ttft_slo_s=ttft_slo, tpot_slo_s=tpot_slo, q=q, analytic=analytic), t)
+render_panels(loadtest_panels(r, {**stats, f"ttft_s_{stat}": pt, f"tpot_s_{stat}": pp}, t, ttft_slo_s=ttft_slo, tpot_slo_s=tpot_slo, stat=stat, analytic=analytic), t)

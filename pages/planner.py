@@ -17,10 +17,11 @@ from ui.i18n import current_language
 from ui.planner import explain as X
 from ui.planner import figures as FP
 from ui.planner import runs as pl_runs
-from ui.planner.controls import (PL_BUDGET, PL_GPUS, PL_MAX_GPUS, PL_PERCENTILE, PL_RATE, PL_SORT, PL_TOP, PL_TPOT_MS,
-                                 PL_TTFT_MS, PL_PRICES, PLANNER, PRICES_KEY, parse_prices)
+from ui.planner.controls import (PL_BUDGET, PL_GPUS, PL_MAX_GPUS, PL_SORT, PL_TOP, PL_PRICES, PLANNER,
+                                 PRICES_KEY, parse_prices)
 from ui.safe import describe, md_escape
 from ui.state import _RENDERED, check_query_params, render_control
+from ui.traffic import RATE, SLA_STAT, SLA_TPOT_MS, SLA_TTFT_MS
 
 sc, t = shell.page()
 lang = current_language()
@@ -31,14 +32,14 @@ st.title(t("pl.title"))
 
 c1, c2, c3, c4 = st.columns(4)
 with c1:
-    rate = render_control(PL_RATE, t)
+    rate = render_control(RATE, t)
 with c2:
-    ttft_ms = render_control(PL_TTFT_MS, t)
+    ttft_ms = render_control(SLA_TTFT_MS, t)  # the SLA every page shares (ui.traffic)
 with c3:
-    tpot_ms = render_control(PL_TPOT_MS, t)
+    tpot_ms = render_control(SLA_TPOT_MS, t)
 names = {g.id: g.name for g in list_gpus()}
 with c4:  # translated options, the link keeps the tokens (ui.labelled)
-    percentile = labelled.render(PL_PERCENTILE, t, lambda o: t(f"opt.pl_percentile.{o}"))
+    percentile = labelled.render(SLA_STAT, t, lambda o: t(f"opt.sla_stat.{o}"))
 c5, c6, c7, c8 = st.columns(4)
 with c5:
     sort = labelled.render(PL_SORT, t, lambda o: t(f"opt.pl_sort.{o}"))

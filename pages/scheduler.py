@@ -44,10 +44,14 @@ def _body() -> None:
         if any(r.truncated for r in runs.values()):
             st.warning(t("sc.truncated"))
         ms = lambda x: f"{F.number(float(x) * 1e3, 0)} ms"  # noqa: E731
+        # Presenter mode: the step charts first (on a 1920x1080 projector's first screen), the cards after.
+        first, cards_area, last = st.container(), st.container(), st.container()
+        chart_area = first if layout.presenting() else last
         for name, r in runs.items():
             other = runs["whole" if name == "chunked" else "chunked"]
-            st.markdown(f"#### {t(f'sc.policy.{name}')}")
-            cards = layout.grid(f"sc_{name}", 4)
+            cards_area.markdown(f"#### {t(f'sc.policy.{name}')}")
+            with cards_area:
+                cards = layout.grid(f"sc_{name}", 4)
             cards.metric(t("sc.metric.ttft_mean"), ms(np.nanmean(r.ttft_s)), border=True,
                          delta=ms(np.nanmean(r.ttft_s) - np.nanmean(other.ttft_s)), delta_color="inverse")
             cards.metric(t("sc.metric.ttft_max"), ms(np.nanmax(r.ttft_s)), border=True,
@@ -58,12 +62,13 @@ def _body() -> None:
             cards.metric(t("sc.metric.gap"), ms(np.nanmax(r.max_itl_s)), border=True,
                          delta=ms(np.nanmax(r.max_itl_s) - np.nanmax(other.max_itl_s)), delta_color="inverse",
                          help=t("sc.metric.gap.help"))
-        st.caption(t("sc.delta_caption"))
+        cards_area.caption(t("sc.delta_caption"))
         x_max = max(r.makespan_s for r in runs.values()) * 1e3
-        for name, r in runs.items():
-            title = t(f"sc.title.{name}", budget=F.integer(r.token_budget), seqs=max_seqs)
-            layout.chart(FP.schedule_figure(r, segments(r), t, title=title, x_max_ms=x_max), key=f"schedule_{name}")
-            st.caption(t(f"sc.caption.{name}"))
+        with chart_area:
+            for name, r in runs.items():
+                title = t(f"sc.title.{name}", budget=F.integer(r.token_budget), seqs=max_seqs)
+                layout.chart(FP.schedule_figure(r, segments(r), t, title=title, x_max_ms=x_max), key=f"schedule_{name}")
+                st.caption(t(f"sc.caption.{name}"))
         st.download_button(t("csv.schedule_steps"), key="schedule_steps_csv", on_click="ignore",
                            file_name="schedule_steps.csv", mime="text/csv", data=lambda runs=runs: V.schedule_steps_csv(list(runs.values())))  # built on click
 

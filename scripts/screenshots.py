@@ -1,8 +1,8 @@
 """Screenshots of every page in both languages (and the dark theme) into screenshots/.
 
 Usage: .venv/bin/python scripts/screenshots.py   (needs /usr/bin/chromium; starts its own server)
-For Chinese text and emoji to render, the machine needs CJK/emoji fonts (Debian: fonts-noto-cjk,
-fonts-noto-color-emoji); a viewer's own browser uses its own fonts.
+Chinese text renders without any CJK font installed (the app serves its own subset, static/cjk-ui*.woff2);
+emoji need an emoji font on the machine (Debian: fonts-noto-color-emoji).
 """
 
 from __future__ import annotations

@@ -215,7 +215,8 @@ FLAGS = {"--tensor-parallel-size": ["1", "2", "4", "8", "3", "0"], "--dtype": ["
          "--gpu-memory-utilization": ["0.9", "0.5", "1", "0"], "--block-size": ["16", "32", "7"],
          "--max-model-len": ["2048", "4096", "1"], "--max-num-seqs": ["1", "64", "256"],
          "--max-num-batched-tokens": ["512", "8192"], "--input-len": ["1", "512", "2048"],
-         "--output-len": ["1", "128"], "--concurrency": ["1", "16", "max", "1000"], "--replicas": ["1", "2", "64"]}
+         "--output-len": ["1", "128"], "--concurrency": ["1", "16", "max", "1000"], "--replicas": ["1", "2", "64"],
+         "--rate": ["0.5", "20", "1e6", "0", "-1", "inf", "nan"]}  # estimate's open loop (calc.traffic.queueing)
 
 
 SIM_FLAGS = {"--rate": ["1", "20"], "--cv": ["0.5", "2"], "--think-time-s": ["0", "0.5"], "--seed": ["0", "7"],
@@ -253,7 +254,7 @@ def cli_argvs(draw) -> list[str]:
     if command == "estimate":
         argv += ["--input-len", draw(st.sampled_from(["256", "1024"])), "--output-len", "64"]
     for flag in draw(st.lists(st.sampled_from(sorted(FLAGS)), max_size=4, unique=True)):
-        if command == "memory" and flag in ("--input-len", "--output-len", "--replicas"):
+        if command == "memory" and flag in ("--input-len", "--output-len", "--replicas", "--rate"):
             continue
         argv += [flag, draw(st.one_of(st.sampled_from(FLAGS[flag]), hostile_text))]
     argv += ["--format", "json"]
@@ -400,7 +401,9 @@ def vllm_commands(draw) -> str:
     head = draw(st.sampled_from(["vllm serve", "python -m vllm.entrypoints.openai.api_server --model",
                                  "docker run --gpus all vllm/vllm-openai:latest --model"]))
     catalog = st.sampled_from(list(model_ids())[:5])
-    model = draw(st.one_of(catalog, catalog, catalog, hostile_text.map(lambda x: x.replace("'", ""))))
+    tuned = st.builds(lambda m, suffix: m + suffix, st.sampled_from(list(model_ids())),  # -Instruct … checkpoints
+                      st.sampled_from(["-Instruct", "-Chat", "-it", "-Instruct-2507", "-chat-hf", "-FP8", "-Instruct-x"]))
+    model = draw(st.one_of(catalog, catalog, tuned, hostile_text.map(lambda x: x.replace("'", ""))))
     words = [head, "'" + model + "'"]
     for flag in draw(st.lists(st.sampled_from(numeric + ["--dtype", "--enforce-eager", "--kv-cache-dtype"]),
                               max_size=5)):
@@ -415,7 +418,7 @@ def vllm_commands(draw) -> str:
 def check_vllm_command(text: str) -> bool:
     """The paste box's Apply: values every control accepts, or a short message per problem naming
     its flag (a numeric flag with its allowed range); only 'command: …' may be raised."""
-    from ui.vllm_paste import FLAG_OF, command_to_values  # noqa: PLC0415
+    from ui.vllm_paste import FLAG_OF, REFUSED, command_to_values  # noqa: PLC0415
 
     try:
         values, ignored, errors = command_to_values(text)
@@ -423,7 +426,7 @@ def check_vllm_command(text: str) -> bool:
         assert str(exc).startswith("command:") and len(str(exc)) < MAX_MESSAGE, str(exc)
         return False
     for key, value in values.items():
-        if key not in ("model", "chunked_prefill"):
+        if key not in ("model", "chunked_prefill", REFUSED):
             C.BY_KEY[key].parse(value)
     for e in errors:
         assert len(e) < MAX_MESSAGE and (e.startswith(("model:", "--")) or e.split(":")[0] in FLAG_OF), e

@@ -79,14 +79,27 @@ def test_long_prompt_ttft(comparisons):
 
 # --- vLLM 0.10-0.11 serving benchmarks (bench/data/vllm_benchmarks.jsonl), asked as the CLI is asked:
 # closed loops with `estimate --concurrency C`, bursts and static batches with `simulate --arrival burst`.
-# These gates hold today's level so that it can only improve; they are NOT the fidelity target
-# (median |error| <= 10 % per group, issue #17), which the model does not reach yet.
-VLLM_MEDIAN_CEILING = {"TTFT": 0.20, "TPOT/ITL": 0.16, "throughput": 0.14, "E2E": 0.24, "all": 0.17}
+# Median |error| per group is within issue #17's 10 % target on the vLLM rows and on both files
+# together; the p90 target (35 %) is not reached yet (the bursts through the API server, MoE on A100,
+# MI300X), so the p90 gates below hold today's level so that it can only improve.
+VLLM_MEDIAN_CEILING = {"TTFT": 0.10, "TPOT/ITL": 0.08, "throughput": 0.07, "E2E": 0.24, "all": 0.09}
 
 
 @pytest.fixture(scope="module")
 def vllm_comparisons():
     return cr.compare_vllm(cr.load_vllm_rows())
+
+
+BOTH_FILES_MEDIAN_TARGET = 0.10  # issue #17: TTFT, TPOT and throughput each
+BOTH_FILES_P90_CEILING = {"TTFT": 0.50, "TPOT/ITL": 0.43, "throughput": 0.23}  # the target is 0.35
+
+
+@pytest.mark.parametrize("group", sorted(BOTH_FILES_P90_CEILING))
+def test_both_files_median_within_target_and_p90_does_not_regress(comparisons, vllm_comparisons, group):
+    both = comparisons + vllm_comparisons
+    median, p90 = cr.summarize(both)[group], cr.p90_errors(both)[group]
+    assert median <= BOTH_FILES_MEDIAN_TARGET, f"{group}: median |error| {median:.1%}"
+    assert p90 <= BOTH_FILES_P90_CEILING[group], f"{group}: p90 |error| {p90:.1%}"
 
 
 def test_every_vllm_row_is_asked_and_scored(vllm_comparisons):
@@ -105,14 +118,16 @@ def test_vllm_median_error_does_not_regress(vllm_comparisons, group):
 
 
 def test_the_vllm_mechanisms_move_the_rows_towards_the_measurements():
-    """Before/after of the three efficiency terms vLLM rows need (the engine's per-sequence CPU in
-    every step, the API server's time per request, vLLM's share of Hopper's peak), lengths and
+    """Before/after of the four efficiency terms vLLM rows need (the engine's per-sequence CPU in
+    every step, the API server's time per request, vLLM's share of Hopper's peak, its GEMMs' 0.6 of
+    peak where TensorRT-LLM's reach 0.7), lengths and
     preemption asked as the benchmarks ran them: without them median |error| was throughput 36 %
     (p90 108 %), TTFT 45 %, TPOT 34 %, static-batch E2E 31 %."""
     from calc.spec.inputs import Efficiency
 
     rows = cr.load_vllm_rows()
-    before = cr.compare_vllm(rows, Efficiency(sequence_overhead_s=0.0, api_server_request_s=0.0, hopper_flops_scale=1.0))
+    before = cr.compare_vllm(rows, Efficiency(sequence_overhead_s=0.0, api_server_request_s=0.0, hopper_flops_scale=1.0,
+                                              prefill_flops_fraction=0.7, decode_flops_fraction=0.7))
     after = cr.compare_vllm(rows)
     b, a = cr.summarize(before), cr.summarize(after)
     assert b["throughput"] > 0.3 and b["TTFT"] > 0.4 and b["TPOT/ITL"] > 0.3
@@ -135,3 +150,16 @@ def test_closed_loops_of_a_chat_dataset_are_within_a_few_percent():
         assert got["tpot_s"] == pytest.approx(m["tpot_s"], rel=0.03), c
         assert got["ttft_s"] == pytest.approx(m["ttft_s"], rel=0.12), c
         assert got["output_tokens_per_s"] == pytest.approx(m["output_tokens_per_s"], rel=0.10), c
+
+
+def test_found_rows_are_asked_as_their_benchmark_ran_and_kept_out_of_the_gates():
+    """bench/data/vllm_found.jsonl: public runs this project found (an open loop at a Poisson rate, a
+    burst; vLLM 0.19, the completions endpoint), asked with `simulate --rate` / `--arrival burst`.
+    Reported apart, not fitted: today they show the API server of 0.19's completions endpoint is about
+    twice as fast per request as the 0.11 chat endpoint our default comes from (95 vs 44 requests/s)."""
+    rows = cr.load_vllm_rows(cr.FOUND_PATH)
+    assert {r["load"]["arrival"] for r in rows} == {"poisson", "burst"}
+    comps = {(c.row_id, c.metric): c for c in cr.compare_vllm(rows)}
+    assert all(c.predicted > 0 for c in comps.values())
+    assert abs(comps[("kv331-q06h-rate16", "tpot_s")].error) < 0.15  # the step time of a 0.6B model at ~6 sequences
+    assert comps[("kv331-q06h-burst", "requests_per_s")].error < -0.3  # the API-server gap, stated in the README

@@ -23,7 +23,8 @@ MODEL_IDS = ["deepseek-ai/DeepSeek-V3", "google/gemma-2-9b", "meta-llama/Llama-2
              "Qwen/Qwen3-30B-A3B", "Qwen/Qwen3-235B-A22B", "google/gemma-3-27b-it", "microsoft/phi-4",
              "mistralai/Mistral-Small-24B-Instruct-2501", "deepseek-ai/DeepSeek-R1",
              "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", "deepseek-ai/DeepSeek-R1-Distill-Llama-70B",
-             "deepseek-ai/DeepSeek-V2-Lite-Chat", "Qwen/Qwen1.5-MoE-A2.7B"]
+             "deepseek-ai/DeepSeek-V2-Lite-Chat", "Qwen/Qwen1.5-MoE-A2.7B",
+             "Qwen/Qwen3-0.6B"]  # a public open-loop vLLM 0.19 run (bench/data/vllm_found.jsonl)
 
 
 class TestGpuCatalog:

@@ -93,6 +93,29 @@ def test_page_switch_keeps_shared_state_in_the_url(page: Page, streamlit_url):
     expect(page.get_by_role("spinbutton", name="Concurrency (requests at once)")).to_have_value("40")
 
 
+def test_sla_and_rate_follow_from_the_planner_to_the_load_test_and_the_frontier(page: Page, streamlit_url):
+    """One SLA and one rate (ui.traffic): an old planner link is read as the shared keys, and what
+    is set on one page is what the next page shows and puts in its link."""
+    page.goto(streamlit_url + "/planner?lang=en&pl_ttft_ms=800&pl_rate=1")  # the planner's old keys
+    ttft = page.get_by_role("spinbutton", name="SLA: TTFT (ms)")
+    expect(ttft).to_have_value("800", timeout=LOAD)
+    expect(page).to_have_url(re.compile(r"[?&]sla_ttft_ms=800"), timeout=LOAD)
+    assert "pl_ttft_ms" not in page.url and "pl_rate" not in page.url
+    tpot = page.get_by_role("spinbutton", name="SLA: TPOT (ms)")
+    tpot.fill("40")
+    tpot.press("Enter")
+    expect(page).to_have_url(re.compile(r"[?&]sla_tpot_ms=40"), timeout=LOAD)
+    rate = page.get_by_role("spinbutton", name="Rate (requests/s)")
+    for name in (NAV[5], NAV[3]):  # the load test, then the frontier
+        page.get_by_test_id("stSidebar").get_by_role("link", name=name).click()
+        expect(page.get_by_test_id("stMetric").first).to_be_visible(timeout=LOAD)
+        expect(ttft).to_have_value("800", timeout=LOAD)
+        expect(tpot).to_have_value("40")
+        expect(rate).to_have_value("1.00")
+        expect(page).to_have_url(re.compile(r"[?&]sla_ttft_ms=800"), timeout=LOAD)
+        expect(page).to_have_url(re.compile(r"[?&]sla_tpot_ms=40"))
+
+
 def test_switch_to_chinese(page: Page, streamlit_url):
     page.goto(streamlit_url + "/?lang=en")
     expect(page.locator("h1").first).to_contain_text("GPU memory", timeout=LOAD)
@@ -157,8 +180,8 @@ def test_memory_page_by_its_name(page: Page, streamlit_url):
 def test_heavy_planner_link_shows_its_progress_then_its_result(page: Page, streamlit_url):
     """Issue 18: the 405B p99 planner link (~5 s of CPU) runs in the server's worker process; the page
     shows a bar with the run's CPU seconds against the budget, then the plan."""
-    page.goto(streamlit_url + "/planner?lang=en&model=meta-llama%2FLlama-3.1-405B&pl_percentile=p99&pl_top=50"
-              "&context=131072&max_model_len=131072&output_len=65536&pl_ttft_ms=600000&pl_tpot_ms=10000&pl_rate=7777")
+    page.goto(streamlit_url + "/planner?lang=en&model=meta-llama%2FLlama-3.1-405B&sla_stat=p99&pl_top=50"
+              "&context=131072&max_model_len=131072&output_len=65536&sla_ttft_ms=600000&sla_tpot_ms=10000&rate=7777")
     bar = page.get_by_test_id("stProgress")
     expect(bar).to_contain_text(re.compile(r"s of CPU of this server's budget of 15 s"), timeout=LOAD)
     expect(bar).to_have_count(0, timeout=120_000)

@@ -32,7 +32,7 @@ def _fill_path(page: Page) -> str:
     return page.locator(".js-plotly-plot").first.locator("path.js-fill").first.get_attribute("d")
 
 
-def test_sla_slider_moves_the_shaded_region_and_the_best_point(page: Page, streamlit_url):
+def test_sla_target_moves_the_shaded_region_and_the_best_point(page: Page, streamlit_url):
     page.goto(streamlit_url + "/frontier?lang=en&overlays=")
     best = metric(page, BEST)
     expect(best).to_have_text(re.compile(r"^\d+$"), timeout=LOAD)
@@ -42,20 +42,21 @@ def test_sla_slider_moves_the_shaded_region_and_the_best_point(page: Page, strea
     before_path = _fill_path(page)
     before_star = page.evaluate(STAR_JS)
 
-    # the live slider (while a rerun redraws the row, Streamlit keeps the old one beside it, marked
-    # stale): one key press moves it 5 ms and writes the link
-    slider = page.locator('.st-key-slo_tpot_ms:not([data-stale="true"])').get_by_role("slider")
-    slider.focus()
-    page.keyboard.press("ArrowLeft")
-    expect(slider).to_have_value("45", timeout=LOAD)
-    expect(page).to_have_url(re.compile(r"[?&]slo_tpot_ms=45"), timeout=LOAD)
-    # Further presses during the reruns are sometimes lost by the browser slider (seen in CI runs):
-    # the tighter target through the link the page writes
+    # the SLA is a number box shared with the load test and the planner (ui.traffic); the live one
+    # (while a rerun redraws the row, Streamlit keeps the old one beside it, marked stale): its "−"
+    # step lowers the target 5 ms and writes the link
+    box = page.locator('.st-key-sla_tpot_ms:not([data-stale="true"])')
+    box.get_by_test_id("stNumberInputStepDown").click()
+    expect(box.locator("input")).to_have_value("45", timeout=LOAD)
+    expect(page).to_have_url(re.compile(r"[?&]sla_tpot_ms=45"), timeout=LOAD)
+    # the tighter target through an old link (slo_tpot_ms, the frontier's key before the SLA was
+    # shared): read once as sla_tpot_ms
     page.goto(streamlit_url + "/frontier?lang=en&overlays=&slo_tpot_ms=30")
-    expect(slider).to_have_value("30", timeout=LOAD)
+    expect(box.locator("input")).to_have_value("30", timeout=LOAD)
     expect(best).not_to_have_text(str(before_best), timeout=LOAD)
     assert int(best.inner_text()) < before_best
-    expect(page).to_have_url(re.compile(r"[?&]slo_tpot_ms=30"))
+    expect(page).to_have_url(re.compile(r"[?&]sla_tpot_ms=30"))
+    assert "slo_tpot_ms" not in page.url
     page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot')[0].data"
                            ".some(t => t.fill === 'toself' && Math.max(...t.x) === 30)", timeout=LOAD)
     assert page.evaluate(REGIONS_JS) == [30, 500]

@@ -134,8 +134,9 @@ class TestNamedExamples:
         r = estimate(get_model("meta-llama/Llama-3.1-70B"), get_gpu("h100-pcie"),
                      ServingConfig(tensor_parallel_size=8, input_len=8192, output_len=1, max_model_len=8193))
         # issue 12: ~1.21 s on PCIe Gen5 (0.55 s before); 1.43 s since vLLM's share of Hopper's peak
-        # (hopper_flops_scale 0.6) slows the compute part and the API server adds 22 ms
-        assert 1.35 < float(r.serving.ttft_s) < 1.50
+        # (hopper_flops_scale 0.6) slows the compute part and the API server adds 22 ms; 1.53 s since
+        # vLLM's GEMMs reach 0.6 of peak, not 0.7 (prefill_flops_fraction)
+        assert 1.45 < float(r.serving.ttft_s) < 1.62
 
     def test_tp2_beats_tp1_at_batch_1_on_nvlink_h100(self):
         # Llama-3.1-8B decode, batch 1: S = 4096 · 2 B = 8 KiB per all-reduce, custom kernel:

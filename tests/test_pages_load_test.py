@@ -44,8 +44,8 @@ def test_arrival_and_length_options_in_chinese_with_tokens_in_the_link():
     assert list(arrival.options) == ["泊松（独立用户）", "Gamma（突发）", "闭环（C 个客户端）",
                                                                  "一次性到达（t = 0）"]
     assert list(lengths.options) == ["固定", "均匀", "对数正态"]
-    assert list(at.selectbox(key="lt_percentile").options) == ["P50（中位数）", "P90", "P95", "P99"]
-    assert at.selectbox(key="lt_percentile").value == "p95"  # the token, as in the link
+    assert list(at.selectbox(key="sla_stat").options) == ["均值", "P50（中位数）", "P90", "P95", "P99"]
+    assert at.selectbox(key="sla_stat").value == "p95"  # the token, as in the link
     # the delta's sign comes first (Streamlit draws the arrow from it): "-274 ms（相对目标）", not "与目标相差 -274 ms"
     deltas = [m.delta for m in at.metric if m.delta]
     assert deltas and all(d[0] in "-0123456789" for d in deltas)
@@ -107,7 +107,7 @@ def test_bad_url_value_warns_and_falls_back():
     at = app({**SMALL, "lt_rate": "-3", "lt_arrival": "<b>x</b>"}, page=PAGE)
     assert not at.exception
     warnings = " ".join(w.value for w in at.warning)
-    assert "lt_rate" in warnings and "lt_arrival" in warnings
+    assert "rate=-3" in warnings and "lt_arrival" in warnings  # an old lt_rate is named as the shared rate
 
 
 def test_figure_builders():
@@ -126,10 +126,14 @@ def test_figure_builders():
                        num_blocks=int(est.memory.num_blocks))
     r = simulate(est.engine, make_workload(arrival="poisson", rate_per_s=5, num_requests=100,
                                            input_len=LengthSpec("fixed", 512), output_len=LengthSpec("fixed", 32)), cfg)
-    f = LF.cdf_figure(r.ttft_s, t, title="T", x_title="TTFT (ms, log)", slo_s=0.2, q=95)
+    f = LF.cdf_figure(r.ttft_s, t, title="T", x_title="TTFT (ms, log)", slo_s=0.2, stat="p95", q="P95")
     xs = np.asarray(f.data[0].x)
     assert np.all(np.diff(xs) >= 0) and f.data[0].y[-1] == pytest.approx(100)
     assert f.data[1].y[0] == 95 and f.data[1].x[0] == pytest.approx(np.percentile(r.ttft_s * 1e3, 95))
+    m = LF.cdf_figure(r.ttft_s, t, title="T", x_title="TTFT (ms, log)", slo_s=0.2, stat="mean", q="mean")
+    mean_ms = float(np.mean(r.ttft_s)) * 1e3  # the mean, at the share of requests at or under it
+    assert m.data[1].x[0] == pytest.approx(mean_ms)
+    assert m.data[1].y[0] == pytest.approx(100 * np.mean(r.ttft_s * 1e3 <= mean_ms))
     tl = LF.timeline_figure(r, t)
     assert {d.name for d in tl.data} == {"waiting", "running", "KV blocks in use", "step time"}
     assert max(tl.data[2].y) <= 100
@@ -200,8 +204,8 @@ def test_the_cli_command_runs_the_same_workload():
 def test_long_latencies_in_seconds_or_minutes_in_both_languages():
     """Issue #19: "P95 TTFT 1,446,649.4 ms": cards and tables now read ms below 10 s, s below
     10 min, min above (ui.format.duration), in both languages."""
-    heavy = {"lt_requests": "1000", "lt_sweep": "false", "lt_arrival": "burst", "lt_input_len": "4000",
-             "lt_lengths": "fixed"}  # 1,000 prompts of 4,000 tokens at t = 0: the last wait ~10 minutes
+    heavy = {"lt_requests": "1000", "lt_sweep": "false", "lt_arrival": "burst", "context": "4096",
+             "lt_lengths": "fixed"}  # 1,000 prompts of 3,840 tokens at t = 0: the last wait ~10 minutes
     for lang in ("en", "zh"):
         at = app({**heavy, "lang": lang}, page=PAGE)
         assert not at.exception and not at.error
@@ -216,20 +220,22 @@ def test_long_latencies_in_seconds_or_minutes_in_both_languages():
 
 
 @pytest.mark.parametrize("arrival, enabled, disabled", [
-    ("poisson", {"lt_rate", "lt_sweep"}, {"lt_cv", "lt_concurrency"}),
-    ("gamma", {"lt_rate", "lt_cv", "lt_sweep"}, {"lt_concurrency"}),
-    ("closed", {"lt_concurrency"}, {"lt_rate", "lt_cv", "lt_sweep"}),
-    ("burst", set(), {"lt_rate", "lt_cv", "lt_concurrency", "lt_sweep"}),
+    ("poisson", {"rate", "replicas", "lt_sweep"}, {"lt_cv", "lt_concurrency"}),
+    ("gamma", {"rate", "replicas", "lt_cv", "lt_sweep"}, {"lt_concurrency"}),
+    ("closed", {"lt_concurrency"}, {"rate", "replicas", "lt_cv", "lt_sweep"}),
+    ("burst", set(), {"rate", "replicas", "lt_cv", "lt_concurrency", "lt_sweep"}),
 ])
 def test_controls_that_do_not_apply_are_disabled_and_keep_their_values(arrival, enabled, disabled):
-    at = app({**SMALL, "lt_arrival": arrival, "lt_rate": "7", "lt_cv": "3", "lt_concurrency": "8"}, page=PAGE)
+    at = app({**SMALL, "lt_arrival": arrival, "rate": "7", "replicas": "2", "lt_cv": "3", "lt_concurrency": "8"},
+             page=PAGE)
     assert not at.exception
-    widgets = {"lt_rate": at.number_input(key="lt_rate"), "lt_cv": at.slider(key="lt_cv"),
+    widgets = {"rate": at.number_input(key="rate"), "replicas": at.number_input(key="replicas"), "lt_cv": at.slider(key="lt_cv"),
                "lt_concurrency": at.number_input(key="lt_concurrency"), "lt_sweep": at.toggle(key="lt_sweep")}
     assert {k for k, w in widgets.items() if w.disabled} == disabled
     assert {k for k, w in widgets.items() if not w.disabled} == enabled
     # the link's values are read (and kept) whether or not they apply now
-    assert (widgets["lt_rate"].value, widgets["lt_cv"].value, widgets["lt_concurrency"].value) == (7.0, 3.0, 8)
+    assert (widgets["rate"].value, widgets["replicas"].value, widgets["lt_cv"].value,
+            widgets["lt_concurrency"].value) == (7.0, 2, 3.0, 8)
     assert not at.slider(key="lt_requests").disabled and not at.number_input(key="lt_seed").disabled
 
 

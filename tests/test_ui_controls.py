@@ -77,9 +77,10 @@ class TestScenario:
         with pytest.raises(ValueError, match="output_len"):
             build_scenario(DEFAULTS | {"output_len": 2048})
 
-    def test_serving_config_errors_are_one_line(self):
-        with pytest.raises(ValueError, match="max_model_len"):
+    def test_context_beyond_the_users_max_model_len_is_said_in_their_terms(self):
+        with pytest.raises(ValueError, match=r"context: got 2,048, allowed 16 – 1,024") as err:
             build_scenario(DEFAULTS | {"max_model_len": 1024})  # input + output > max_model_len
+        assert err.value.code == "context_max_model_len" and "\n" not in str(err.value)
 
 
 def _doc(**controls):

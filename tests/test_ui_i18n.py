@@ -28,15 +28,16 @@ def test_chinese_strings_are_translated():
     assert same <= {"ctl.gpu", "ctl.gpu_memory_utilization", "lang.label", "kv.col.kv_token", "kv.col.kv_at",
                     "kv.short.kv", "kv.short.kv_total",
                     # percentile names read the same in Chinese
-                    "opt.pl_percentile.p90", "opt.pl_percentile.p95", "opt.pl_percentile.p99",
-                    "opt.lt_percentile.p90", "opt.lt_percentile.p95", "opt.lt_percentile.p99",
+                    "opt.sla_stat.p90", "opt.sla_stat.p95", "opt.sla_stat.p99",
+                    "lt.fig.pq",  # the statistic's own name ("P95", or the translated "mean")
                     # the price box's placeholder: the catalog price itself, or a dash
                     "fr.price.catalog", "fr.price.none"}, same
 
 
 def test_every_control_has_a_label_and_help_in_both_languages():
     from ui import controls as C
-    for ctl in C.SHARED + C.PAGE:
+    from ui.traffic import SLA
+    for ctl in C.SHARED + C.PAGE + SLA:
         for lang in LANGS:
             assert f"ctl.{ctl.key}" in STRINGS[lang]
             assert f"ctl.{ctl.key}.help" in STRINGS[lang]

@@ -78,7 +78,7 @@ def test_weights_phrase_names_fp8_weights():
 
 
 def test_case_study_text_states_the_table_throughput():
-    at = open_section(app(page="pages/frontier.py"), "sec_case")
+    at = app(page="pages/case_study.py")
     table = at.table[-1].value  # the §3.5 case study
     row = table[table.iloc[:, 0] == "Throughput"].iloc[0]
     calc = row.iloc[2]  # e.g. "591 → 974 tok/s (+65 %)"

@@ -52,3 +52,65 @@ def test_problems_stay_english_in_english():
     at.button(key="vllm_command_apply").click().run()
     assert at.code[-1].value == "--max-num-seqs: got 0, allowed integer 1 – 65,536 (or empty)"
     assert at.sidebar.success[0].value == "2 settings taken from the command:"
+
+
+def test_instruct_checkpoint_resolves_to_the_catalog_architecture():
+    """Issue #19: meta-llama/Llama-3.1-8B-Instruct (and -Chat, -it, -Instruct-2507) is the catalog's
+    architecture; the box says which one is calculated."""
+    at = open_section(app(page="pages/frontier.py"), "sec_paste")
+    at.text_area(key="vllm_command_text").set_value("vllm serve meta-llama/Llama-3.1-8B-Instruct -tp 2").run()
+    at.button(key="vllm_command_apply").click().run()
+    assert not at.exception
+    assert at.selectbox(key="model").value == "meta-llama/Llama-3.1-8B"
+    assert any("meta-llama/Llama-3.1-8B-Instruct has the architecture of the catalog's meta-llama/Llama-3.1-8B"
+               in c.value for c in at.sidebar.caption)
+
+
+def test_refused_model_applies_nothing():
+    """Issue #19: the flags of a model the catalog lacks used to land on whatever model was selected."""
+    at = open_section(app(page="pages/frontier.py"), "sec_paste")
+    at.text_area(key="vllm_command_text").set_value("vllm serve someone/unknown -tp 4 --kv-cache-dtype fp8").run()
+    at.button(key="vllm_command_apply").click().run()
+    assert not at.exception
+    assert at.selectbox(key="tp").value == 1 and at.selectbox(key="kv_cache_dtype").value == "auto"
+    assert at.sidebar.warning[0].value.startswith("Nothing was applied")
+
+
+def test_second_paste_resets_the_flags_it_leaves_out():
+    """Issue #19: a second paste inherited the first one's flags; vllm serve would use its defaults."""
+    at = open_section(app(page="pages/frontier.py"), "sec_paste")
+    at.text_area(key="vllm_command_text").set_value(
+        "vllm serve meta-llama/Llama-3.1-8B -tp 2 --kv-cache-dtype fp8 --max-num-seqs 64 --no-enable-chunked-prefill").run()
+    at.button(key="vllm_command_apply").click().run()
+    assert at.selectbox(key="tp").value == 2 and at.toggle(key="chunked_prefill").value is False
+    at.text_area(key="vllm_command_text").set_value("vllm serve Qwen/Qwen3-8B --max-num-seqs 128").run()
+    at.button(key="vllm_command_apply").click().run()
+    assert not at.exception
+    assert at.selectbox(key="model").value == "Qwen/Qwen3-8B"
+    assert at.selectbox(key="tp").value == 1 and at.selectbox(key="kv_cache_dtype").value == "auto"
+    assert at.toggle(key="chunked_prefill").value is True
+    reset = [c.value for c in at.sidebar.caption if c.value.startswith("Left out of the command")]
+    assert reset and "--tensor-parallel-size" in reset[0] and "--kv-cache-dtype" in reset[0]
+
+
+@pytest.mark.parametrize("lang, want", [
+    ("en", "context: got 2,048, allowed 16 – 512: context length 2,048 > --max-model-len 512; lower the context"),
+    ("zh", "context：收到 2,048，允许 16 – 512：上下文长度 2,048 > --max-model-len 512；请降低上下文长度"),
+])
+def test_max_model_len_below_the_context_is_said_in_the_users_terms(lang, want):
+    """Issue #19: the page said 'ServingConfig: input_len + output_len (2048) must be <= max_model_len (512)'."""
+    at = open_section(app({"lang": lang}), "sec_paste")
+    at.text_area(key="vllm_command_text").set_value("vllm serve meta-llama/Llama-3.1-8B --max-model-len 512").run()
+    at.button(key="vllm_command_apply").click().run()
+    assert not at.exception
+    errors = " ".join(e.value for e in at.error)
+    assert want in errors and "ServingConfig" not in errors and "input_len" not in errors
+
+
+@pytest.mark.parametrize("name, arch", [("meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-8B"),
+                                        ("Qwen/Qwen3-235B-A22B-Instruct-2507", "Qwen/Qwen3-235B-A22B"),
+                                        ("google/gemma-2-9b-it", "google/gemma-2-9b")])
+def test_a_link_with_a_tuned_checkpoint_opens_its_architecture(name, arch):
+    at = app({"model": name})
+    assert not at.exception and not at.warning
+    assert at.selectbox(key="model").value == arch

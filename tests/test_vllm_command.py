@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from calc.spec.inputs import ServingConfig
 from calc.spec.vllm_command import parse_serve_command, serve_command, shown
-from ui.vllm_paste import command_to_values
+from ui.vllm_paste import REFUSED, command_to_values, values_to_apply
 
 
 def test_round_trip_of_the_command_we_write():
@@ -50,10 +50,11 @@ def test_not_a_command(text, message):
         parse_serve_command(text)
 
 
-def test_bad_values_are_named_and_the_rest_applied():
+def test_bad_values_are_named_and_a_refused_model_applies_nothing():
     values, ignored, errors = command_to_values(
         "vllm serve someone/unknown-model --tensor-parallel-size 3 --block-size 7 --dtype fp16 --max-model-len x")
-    assert values == {"dtype": "float16"}
+    assert values == {"dtype": "float16", REFUSED: True}
+    assert values_to_apply(values, {"dtype": "auto"}) == {}  # issue #19: its flags are not the selected model's
     assert any(e.startswith("model: 'someone/unknown-model' is not in the catalog") for e in errors)
     assert any(e.startswith("--tensor-parallel-size: got 3") for e in errors)
     assert any(e.startswith("--block-size: got 7") for e in errors)

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
-from calc.spec.catalog import gpu_ids, model_ids
+from calc.spec.catalog import gpu_ids, model_ids, resolve_variant
 from calc.spec.inputs import MIN_CONTEXT_TOKENS, Efficiency
 from calc.sizing.memory import SAMPLER_VERSIONS
 from calc.spec.precision import (DTYPES, KV_CACHE_DTYPE_ALIASES, KV_CACHE_DTYPES, QUANTIZATION_ALIASES,
@@ -53,6 +53,8 @@ class Control:
     integer: bool = True
     optional: bool = False
     aliases: dict[str, Any] | None = None  # old spellings (links, scenario files) -> current option
+    # select: a last chance for a text no option spells (the model's -Instruct / -Chat / -it checkpoints)
+    resolve: Callable[[str], Any] | None = None
 
     def choices(self) -> tuple[Any, ...]:
         opts = self.options() if callable(self.options) else self.options
@@ -117,6 +119,9 @@ class Control:
             for opt in self.choices():
                 if raw == opt or (isinstance(raw, str) and raw == str(opt)):
                     return opt
+            found = self.resolve(raw) if self.resolve is not None and isinstance(raw, str) and len(raw) <= 200 else None
+            if found is not None and found in self.choices():
+                return found
             raise bad()
         if self.kind == "toggle":
             if isinstance(raw, bool):
@@ -171,7 +176,13 @@ def _model_options() -> tuple[str, ...]:
     return tuple(model_ids())
 
 
-MODEL = Control("model", "select", "meta-llama/Llama-2-7b-hf", options=_model_options)
+def _model_variant(raw: str) -> str | None:
+    """A tuned checkpoint's catalog architecture (meta-llama/Llama-3.1-8B-Instruct -> meta-llama/Llama-3.1-8B)."""
+    arch = resolve_variant(raw)
+    return arch.id if arch is not None else None
+
+
+MODEL = Control("model", "select", "meta-llama/Llama-2-7b-hf", options=_model_options, resolve=_model_variant)
 GPU = Control("gpu", "select", "a100-80gb", options=lambda: tuple(gpu_ids()) + (CUSTOM_GPU,))
 TP = Control("tp", "select", 1, options=TP_SIZES)
 DTYPE = Control("dtype", "select", "auto", options=DTYPES)  # vLLM's default

@@ -38,6 +38,26 @@ EN: dict[str, str] = {
                      "here (LLM_CALC_MAX_CPU_S). Run it on your own machine:",
     "work.lost": "**The run failed in its worker process** ({reason}). Try again; if it fails again, run it on your own "
                  "machine:",
+    # the SLA and traffic every page shares (ui.traffic)
+    "ctl.sla_ttft_ms": "SLA: TTFT (ms)",
+    "ctl.sla_ttft_ms.help": "Target for the time to first token (TTFT), in milliseconds, judged on the statistic beside it. Course §3.4: chat "
+                            "needs < 500 ms. The same SLA on the frontier, the load test and the planner.",
+    "ctl.sla_tpot_ms": "SLA: TPOT (ms)",
+    "ctl.sla_tpot_ms.help": "Target for the time per output token (TPOT, inter-token latency), in milliseconds. Course §3.4: chat needs < 50 ms. "
+                            "The same SLA on the frontier, the load test and the planner.",
+    "ctl.sla_stat": "SLA statistic",
+    "ctl.sla_stat.help": "Which statistic must meet the targets (course §3.6: P95 or P99, not the mean). The load "
+                         "test measures it; the planner re-checks its first options with the same simulation; the "
+                         "frontier's closed-loop model has means only and says so.",
+    "opt.sla_stat.mean": "Mean",
+    "opt.sla_stat.p50": "P50 (median)",
+    "opt.sla_stat.p90": "P90",
+    "opt.sla_stat.p95": "P95",
+    "opt.sla_stat.p99": "P99",
+    "word.mean": "mean",
+    "ctl.rate": "Rate (requests/s)",
+    "ctl.rate.help": "Requests per second the whole deployment receives; replicas split them evenly (each replica "
+                     "gets rate ÷ replicas). The same rate on the load test and the planner.",
     # sidebar
     "sidebar.custom_config": "Your own model (config.json)",
     "sidebar.engine": "Engine (vLLM)",
@@ -321,6 +341,20 @@ ZH: dict[str, str] = {
     "work.over_cpu": "**已在本服务器的预算处停止：**这次运行用了 {cpu} 秒 CPU，超过了这里每次运行允许的 {limit} 秒"
                      "（LLM_CALC_MAX_CPU_S）。请在自己的机器上运行：",
     "work.lost": "**工作进程中的运行失败了**（{reason}）。请重试；如果仍然失败，请在自己的机器上运行：",
+    "ctl.sla_ttft_ms": "SLA：TTFT（毫秒）",
+    "ctl.sla_ttft_ms.help": "首 token 延迟（TTFT）目标，单位毫秒，按旁边的统计量判断。课程 §3.4：对话需要 < 500 毫秒。前沿、压测和部署规划页共用同一个 SLA。",
+    "ctl.sla_tpot_ms": "SLA：TPOT（毫秒）",
+    "ctl.sla_tpot_ms.help": "每个输出 token 的时间（TPOT，token 间延迟）目标，单位毫秒。课程 §3.4：对话需要 < 50 毫秒。前沿、压测和部署规划页共用同一个 SLA。",
+    "ctl.sla_stat": "SLA 统计量",
+    "ctl.sla_stat.help": "必须满足目标的统计量（课程 §3.6：看 P95 或 P99，而不是均值）。压测页直接测量它；部署规划页用同样的模拟复核前几个方案；前沿页的闭环模型只有均值，并会注明。",
+    "opt.sla_stat.mean": "均值",
+    "opt.sla_stat.p50": "P50（中位数）",
+    "opt.sla_stat.p90": "P90",
+    "opt.sla_stat.p95": "P95",
+    "opt.sla_stat.p99": "P99",
+    "word.mean": "均值",
+    "ctl.rate": "速率（请求/秒）",
+    "ctl.rate.help": "整个部署每秒收到的请求数；副本之间平均分配（每个副本承担 速率 ÷ 副本数）。压测和部署规划页共用同一个速率。",
     "sidebar.custom_config": "自定义模型（config.json）",
     "sidebar.engine": "推理引擎（vLLM）",
     "sidebar.unused": "本页未使用此项。",

@@ -23,6 +23,7 @@ from typing import Any, Callable
 import streamlit as st
 
 from ui import controls as C
+from ui.traffic import ACROSS_PAGES
 
 _RENDERED = "_rendered_controls"  # as ui.state._RENDERED: the controls of this run, for the share link
 _KEPT = "_kept_{}"
@@ -52,6 +53,22 @@ def write_url(ctl: C.Control, value: Any) -> None:
         st.query_params[ctl.key] = want if len(want) > 1 else want[0]
 
 
+def carry_over(key: str) -> None:
+    """Before a widget drawn on several pages under one key (:data:`ui.traffic.ACROSS_PAGES`): give
+    it the value kept by :func:`keep`. After a page switch the key still holds the last page's
+    value, but the new page's widget is a new widget and would start at its default; set again
+    through the session state, the value reaches it. A value the user has just changed (it differs
+    from the kept one) is left alone."""
+    kept = _KEPT.format(key)
+    if kept in st.session_state and (key not in st.session_state or st.session_state[key] == st.session_state[kept]):
+        st.session_state[key] = st.session_state[kept]
+
+
+def keep(key: str, value: Any) -> None:
+    """Remember a widget's value for the next page (:func:`carry_over`) and for the next visit."""
+    st.session_state[_KEPT.format(key)] = list(value) if isinstance(value, (list, tuple)) else value
+
+
 def render(ctl: C.Control, t: Callable[..., str], label_of: Callable[[Any], str], where: Any = st,
            **widget: Any) -> Any:
     """Draw a "select" or "multi" control with translated option labels; return its value.
@@ -63,6 +80,8 @@ def render(ctl: C.Control, t: Callable[..., str], label_of: Callable[[Any], str]
     key = ctl.key
     multi = ctl.kind == "multi"
     st.session_state.setdefault(_RENDERED, {})[key] = ctl
+    if key in ACROSS_PAGES:
+        carry_over(key)
     if key not in st.session_state:
         seeded = value_from_url(ctl)
         if seeded is None:
@@ -81,6 +100,6 @@ def render(ctl: C.Control, t: Callable[..., str], label_of: Callable[[Any], str]
         value = where.multiselect(t(f"ctl.{key}"), ctl.choices(), **common)
     else:
         value = where.selectbox(t(f"ctl.{key}"), ctl.choices(), **common)
-    st.session_state[_KEPT.format(key)] = list(value) if multi else value
+    keep(key, value)
     write_url(ctl, value)
     return list(value) if multi else value

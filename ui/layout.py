@@ -1,6 +1,8 @@
 """Page layout shared by every view: the style sheet, presenter mode, page headers and charts.
 
-- :func:`apply_style` injects one small style sheet per run (no web fonts, nothing fetched):
+- :func:`apply_style` injects one small style sheet per run (nothing fetched from the internet; the
+  only fonts are the app's own subsets of Noto Sans CJK SC, ``static/cjk-ui*.woff2``, for the Chinese UI
+  on machines without a CJK font, see :data:`CJK_FONT_CSS`):
   metric values and labels wrap instead of being cut with an ellipsis, tables and charts keep
   their width on a phone, the page header is compact, and sidebar controls a page does not use
   are dimmed (``.st-key-<control key>``, see :func:`apply_style`).
@@ -20,7 +22,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ui import charts
-from ui.theme import FONT_SIZE
+from ui.theme import DARK_INKS, FONT_SIZE
 
 
 PRESENT_PARAM = "present"  # ?present=1
@@ -28,7 +30,20 @@ _SWITCH = "ui_present"
 PRESENT_FONT_SCALE = 1.35  # chart text in presenter mode (16 px ticks → ~22 px on a projector)
 PRESENT_HEIGHT_SCALE = 0.95  # same height: the header shrinks instead, so the chart stays on the first screen
 
-_BASE_CSS = """
+# The Chinese UI on a projector machine without a CJK font (and without network access): extra faces
+# of Streamlit's own body font family "Source Sans", limited to CJK code points, served by this app
+# (Streamlit static serving: static/ -> app/static/). Latin text keeps Streamlit's font; charts use
+# the same family. The subsets hold every character of the UI's strings (scripts/make_cjk_font.py,
+# tests/test_cjk_font.py), a regular face for weights up to 500 and a bold one above (headings); a
+# browser fetches them only when a page shows CJK text. Relative URLs, so a proxy's path prefix works.
+CJK_FONT_URLS = {"100 500": "app/static/cjk-ui.woff2", "600 900": "app/static/cjk-ui-bold.woff2"}
+CJK_UNICODE_RANGE = "U+3000-303F, U+3400-9FFF, U+FF00-FFEF"
+CJK_FONT_CSS = "".join(
+    f'@font-face {{ font-family: "Source Sans"; font-style: normal; font-weight: {weights}; font-display: swap; '
+    f'src: url("{url}") format("woff2"); unicode-range: {CJK_UNICODE_RANGE}; }}\n'
+    for weights, url in CJK_FONT_URLS.items())
+
+_BASE_CSS = CJK_FONT_CSS + """
 /* Metric cards: values and labels wrap (value + unit always visible), never an ellipsis. */
 /* The value's size follows its card's width (container query units), so five or eight cards in a
    row keep "12.55 GiB" whole; a longer value still wraps at its space. */
@@ -193,6 +208,38 @@ def scale_fonts(fig: dict, scale: float, height_scale: float = 1.0) -> dict:
     return fig
 
 
+def for_dark_theme(fig: dict) -> dict:
+    """Swap the inks that vanish on a dark background (:data:`ui.theme.DARK_INKS`) for their light
+    equivalents, everywhere in a figure dict (in place; pass a copy).
+
+    >>> f = {"data": [{"line": {"color": "#000000"}, "marker": {"color": ["#0072B2", "#000000"]}}],
+    ...      "layout": {"annotations": [{"arrowcolor": "#333333", "text": "#000000 stays text"}]}}
+    >>> g = for_dark_theme(f)
+    >>> g["data"][0]["line"]["color"], g["data"][0]["marker"]["color"], g["layout"]["annotations"][0]["arrowcolor"]
+    ('#F2F2F2', ['#0072B2', '#F2F2F2'], '#D9D9D9')
+    """
+    def walk(node) -> None:
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for k, v in list(items):
+            if isinstance(v, str):
+                ink = DARK_INKS.get(v.upper())
+                if ink is not None:
+                    node[k] = ink
+            elif isinstance(v, (dict, list)):
+                walk(v)
+
+    walk(fig)
+    return fig
+
+
+def dark_theme() -> bool:
+    """The viewer's theme is dark (Streamlit infers it from the app's background; unknown: light)."""
+    try:
+        return getattr(st.context.theme, "type", None) == "dark"
+    except Exception:  # noqa: BLE001 - no script context (bare calls in tests)
+        return False
+
+
 def title_text(plotly_title: str | None) -> str:
     """A Plotly title as plain text (``<br>`` → space, other tags dropped) for an HTML heading.
 
@@ -231,6 +278,9 @@ def chart(fig: go.Figure, key: str, where: Any = None) -> None:
                     title.setdefault("font", {}).setdefault("size", FONT_SIZE)
         d["layout"].setdefault("legend", {}).setdefault("font", {}).setdefault("size", FONT_SIZE - 1)
         scale_fonts(d, PRESENT_FONT_SCALE, PRESENT_HEIGHT_SCALE)
+        d["layout"]["margin"]["t"] = round(d["layout"]["margin"]["t"] * PRESENT_FONT_SCALE)  # room for larger subplot titles
+    if dark_theme():
+        d = for_dark_theme(charts.encoded(d))  # own copies of the containers before recolouring
     where = where or st
     if text:
         where.html(f'<div class="chart-title">{html.escape(text)}</div>')

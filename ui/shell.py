@@ -69,6 +69,11 @@ PAGES: list[PageSpec] = [
     # Its own decode batch slider replaces the sidebar concurrency.
     PageSpec("pages/roofline.py", "nav.roofline", ":material/show_chart:", ignores=frozenset({"concurrency"})),
     PageSpec("pages/frontier.py", "nav.frontier", ":material/balance:"),
+    # The course's fixed case: only the efficiency assumptions apply.
+    PageSpec("pages/case_study.py", "nav.case_study", ":material/school:",
+             ignores=frozenset({"model", "gpu", "tp", "context", "concurrency", "gpu_memory_utilization", "max_model_len",
+                                "max_num_seqs", "max_num_batched_tokens", "output_len", "dtype", "quantization",
+                                "kv_cache_dtype", "block_size"})),
     # Its own requests, prompt lengths, token budget and max sequences replace these.
     PageSpec("pages/scheduler.py", "nav.scheduler", ":material/view_timeline:",
              ignores=frozenset({"concurrency", "context", "output_len", "max_num_seqs", "max_num_batched_tokens"})),

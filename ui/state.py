@@ -29,6 +29,7 @@ from ui import labelled
 from ui.labelled import value_from_url, write_url
 from ui.layout import lazy_expander
 from ui.safe import describe, md_escape, user_text
+from ui.traffic import ACROSS_PAGES, migrate_params
 
 SCENARIO_FORMAT = "llm-inference-calculator/scenario"
 SCENARIO_VERSION = 1
@@ -101,19 +102,29 @@ def sanitize_query_params(controls: tuple[C.Control, ...]) -> list[C.ParamIssue]
         reported: set[str] = set()
         for source in (initial, live):
             params = {k: (v if isinstance(v, list) else [v]) for k, v in source.items()}
+            # old per-page keys (lt_ttft_ms, pl_rate …) read once as the shared ones (ui.traffic)
+            moved, _ = migrate_params(params)
+            _apply_params(source, moved, lists=source is initial)
+            params = {k: (v if isinstance(v, list) else [v]) for k, v in source.items()}
             changes, found = C.sanitize_params(params, controls, custom_available=_CUSTOM_ARCH in st.session_state)
-            for key, values in changes.items():
-                if values is None:
-                    source.pop(key, None)
-                else:
-                    source[key] = values if source is initial else (values if len(values) > 1 else values[0])
-            if changes and source is live:
+            _apply_params(source, changes, lists=source is initial)
+            if (changes or moved) and source is live:
                 qp._send_query_param_msg()
             for issue in found:
                 if (issue.key, issue.kind) not in reported:
                     reported.add((issue.key, issue.kind))
                     issues.append(issue)
     return issues
+
+
+def _apply_params(source, changes: dict[str, list[str] | None], *, lists: bool) -> None:
+    """Write URL changes (key → values, None: remove) into one of Streamlit's parameter dicts:
+    the initial one holds lists, the live one a string for a single value."""
+    for key, values in changes.items():
+        if values is None:
+            source.pop(key, None)
+        else:
+            source[key] = values if lists or len(values) > 1 else values[0]
 
 
 def check_query_params(controls: tuple[C.Control, ...], t: Translator) -> list[str]:
@@ -160,7 +171,21 @@ def render_control(ctl: C.Control, t: Translator, where=st, *, placeholder: str 
     ``bound=False``: a control of a lazy sidebar section (:func:`_lazy_section`): not bound to the
     URL by Streamlit (a bound widget's parameter leaves the URL when the widget is not drawn);
     its value survives while undrawn (``persist_state``) and the section keeps the URL itself.
+
+    A control several pages draw (:data:`ui.traffic.ACROSS_PAGES`: the shared SLA and traffic)
+    follows the user from page to page: a page's widget state is dropped on a page switch, so its
+    last value is kept in the session and seeds the next page's widget (:func:`ui.labelled.carry_over`).
     """
+    across = bound and ctl.key in ACROSS_PAGES
+    if across:
+        labelled.carry_over(ctl.key)
+    value = _widget(ctl, t, where, placeholder=placeholder, bound=bound, disabled=disabled)
+    if across:
+        labelled.keep(ctl.key, value)
+    return value
+
+
+def _widget(ctl: C.Control, t: Translator, where, *, placeholder: str | None, bound: bool, disabled: bool) -> Any:
     label, help_ = t(f"ctl.{ctl.key}"), t(f"ctl.{ctl.key}.help")
     common = dict(key=ctl.key, bind="query-params", help=help_, disabled=disabled) if bound else \
         dict(key=ctl.key, persist_state="session", help=help_, disabled=disabled)
@@ -453,6 +478,10 @@ def build_scenario(values: dict[str, Any], *, custom_arch: ModelArch | None = No
     ctx, out = int(values["context"]), int(values["output_len"])
     if out >= ctx:
         raise InputError("output_len", out, allowed=f"1 – {ctx - 1:,}", code="output_len", context=f"{ctx:,}")
+    mml = values["max_model_len"]
+    if mml is not None and ctx > int(mml):  # in the user's terms, not ServingConfig's (input_len + output_len)
+        raise InputError("context", ctx, allowed=f"{MIN_CONTEXT_TOKENS} – {int(mml):,}", code="context_max_model_len",
+                         max_model_len=f"{int(mml):,}")
     try:
         serving = ServingConfig(
             tensor_parallel_size=values["tp"], dtype=values["dtype"], quantization=values["quantization"],

@@ -47,6 +47,17 @@ COLORS.update({
     "stalled": "#DDCC77",  # Tol sand: running, but skipped by this step
     "queued": "#BBBBBB",  # light grey: arrived, waiting for a slot
     "feasible": "#117733",  # Tol green: meets the SLA
+    "traffic": "#44AA99",  # Tol teal: the offered load (rate ÷ replicas), readable on light and dark
 })
 # Scenarios overlaid on the frontier: your scenario first (black), then up to four variants.
 SERIES_COLORS: Final[tuple[str, ...]] = ("#000000", "#0072B2", "#E69F00", "#CC79A7", "#999933")
+
+# The dark theme (Streamlit's [theme.dark], background #0E1117): the inks that carry meaning on white
+# (black and dark greys, Tol indigo) would vanish on near-black. ui.layout.chart swaps them for light
+# equivalents when the viewer's theme is dark. Contrast on #0E1117 ≥ 4.5:1 each (WCAG text level).
+DARK_INKS: Final[dict[str, str]] = {
+    "#000000": "#F2F2F2",  # your scenario, lm_head, step time, first-step marks
+    "#333333": "#D9D9D9",  # annotation arrows and text
+    "#444444": "#BFBFBF",  # roofline: memory slope and compute roofs
+    "#332288": "#9C8FE0",  # decode (Tol indigo, lightened)
+}

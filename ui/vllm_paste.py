@@ -32,6 +32,14 @@ _ALIASES = {"dtype": {"fp16": "float16", "half": "float16", "bf16": "bfloat16", 
             "kv_cache_dtype": {"fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "float16": "fp16", "bfloat16": "bf16"}}
 
 
+def parse_model_name(text: str) -> str | None:
+    """The model a pasted command names (None where it cannot be read)."""
+    try:
+        return parse_serve_command(text).model
+    except ValueError:
+        return None
+
+
 def command_to_values(text: str) -> tuple[dict[str, Any], list[str], list[str]]:
     """Control values from a pasted command, the flags ignored, and the problems (named).
 
@@ -50,6 +58,7 @@ def command_to_values(text: str) -> tuple[dict[str, Any], list[str], list[str]]:
         except CatalogError:
             errors.append(f"model: {shown(p.model)!r} is not in the catalog; upload its config.json "
                           "(sidebar, 'Your own model') and paste the command again")
+            values[REFUSED] = True
     for name, (flag, raw) in p.bad_numbers.items():  # -tp inf, --max-num-seqs 1e309, --block-size -inf, …
         key = TO_CONTROL[name]
         named = FLAG_OF[key] + (f" ({flag})" if flag != FLAG_OF[key] else "")
@@ -106,6 +115,30 @@ def localize(message: str, t) -> str:
     return message
 
 
+REFUSED = "_model_refused"  # in command_to_values' values: the command's model is not in the catalog
+# What `vllm serve` does with a flag the command leaves out: each control's default is vLLM's own
+# (tp 1, dtype/quantization/KV auto, 0.9, block 16, max_model_len / max_num_seqs / token budget
+# empty = vLLM picks); chunked prefill is on by default in the V1 engine.
+OMITTED_DEFAULTS = {**{key: C.BY_KEY[key].default for key in TO_CONTROL.values()}, "chunked_prefill": True}
+
+
+def values_to_apply(values: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]:
+    """What a paste sets: nothing when its model was refused (its flags belong to that model, not to
+    the one selected); else its values, and vLLM's default for every engine flag it leaves out (a
+    second paste does not inherit the first one's flags). A flag whose value was bad keeps ``current``.
+
+    >>> values_to_apply({"model": "Qwen/Qwen3-8B", "tp": 2}, {"max_num_seqs": 64, "dtype": "auto"})["max_num_seqs"] is None
+    True
+    >>> values_to_apply({REFUSED: True, "tp": 2}, {})
+    {}
+    """
+    if values.get(REFUSED):
+        return {}
+    out = {key: default for key, default in OMITTED_DEFAULTS.items() if key not in current or current[key] != default}
+    out.update(values)
+    return out
+
+
 def _apply() -> None:
     text = st.session_state.get(TEXT_KEY, "") or ""
     try:
@@ -113,9 +146,16 @@ def _apply() -> None:
     except ValueError as exc:
         st.session_state[_RESULT] = ({}, [], [str(exc)])
         return
-    for key, value in values.items():
-        st.session_state[key] = value
-    st.session_state[_RESULT] = (values, ignored, errors)
+    bad_flags = {key for key, flag in FLAG_OF.items() if any(e.startswith(flag + ":") or e.startswith(flag + " (")
+                                                             for e in errors)}
+    state = st.session_state
+    apply = {k: v for k, v in values_to_apply(values, {k: state.get(k) for k in OMITTED_DEFAULTS}).items()
+             if k in values or k not in bad_flags}
+    for key, value in apply.items():
+        state[key] = value
+    shown_values = {k: v for k, v in values.items() if k != REFUSED}
+    reset = sorted(k for k in apply if k not in values)
+    st.session_state[_RESULT] = (shown_values, ignored, errors, bool(values.get(REFUSED)), reset)
 
 
 def render(t, where=st.sidebar) -> None:
@@ -131,10 +171,17 @@ def render(t, where=st.sidebar) -> None:
         result = st.session_state.get(_RESULT)
         if not result:
             return
-        values, ignored, errors = result
-        if values:
+        values, ignored, errors, refused, reset = (*result, False, [])[:5]
+        if refused:
+            st.warning(t("cmd.paste.refused"))
+        elif values:
             st.success(t("cmd.paste.applied", n=t.count("setting", len(values))))
             st.code(", ".join(f"{k}={v}" for k, v in values.items()), language=None, wrap_lines=True)
+            given = parse_model_name(st.session_state.get(TEXT_KEY, ""))
+            if given and values.get("model") and given.lower() != values["model"].lower():
+                st.caption(t("cmd.paste.variant", given=shown(given), id=values["model"]))
+            if reset:
+                st.caption(t("cmd.paste.reset", flags=", ".join(FLAG_OF.get(k, "--enable-chunked-prefill") for k in reset)))
         if ignored:
             st.caption(t("cmd.paste.ignored"))
             st.code(" ".join(ignored), language=None, wrap_lines=True)

@@ -12,11 +12,11 @@ from typing import Any
 
 from calc.sizing.memory import SAMPLER_VERSIONS
 from calc.spec.catalog import CUSTOM_GPU_ID, custom_gpu, get_gpu
-from calc.spec.inputs import ModelArch
+from calc.spec.inputs import Efficiency, ModelArch
 from calc.spec.parallelism import check_tensor_parallel as _check_tp
 from calc.spec.precision import (ALIAS_REASONS, DTYPES, KV_CACHE_DTYPE_ALIASES, KV_CACHE_DTYPES, QUANTIZATION_ALIASES,
                                  QUANTIZATIONS)
-from calc.spec.untrusted import MAX_SHOWN_CHARS, InputError, quote
+from calc.spec.untrusted import MAX_SHOWN_CHARS, InputError, load_json, quote
 
 
 class UsageError(Exception):
@@ -123,3 +123,26 @@ def spelling_notes(options: dict[str, Any]) -> list[str]:
     aliases = {"quantization": QUANTIZATION_ALIASES, "kv_cache_dtype": KV_CACHE_DTYPE_ALIASES}
     return [f"{k} {v!r} read as {aliases[k][v]!r}: {ALIAS_REASONS[(k, v)]}"
             for k, v in options.items() if k in aliases and isinstance(v, str) and v in aliases[k]]
+
+
+def add_efficiency_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--efficiency", metavar="FILE", default=None,
+                   help="efficiency inputs: a JSON object of their fields, or the output of `calibrate`")
+
+
+def load_efficiency(path: str | None) -> Efficiency:
+    """The efficiency inputs of ``--efficiency FILE``: a JSON object of Efficiency fields, or
+    calibrate's output (its ``efficiency`` object). None: the defaults."""
+    if path is None:
+        return Efficiency()
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(1_000_001)
+    except OSError as exc:
+        raise UsageError(f"cannot read --efficiency file {path!r}: {exc.strerror}") from None
+    doc = load_json(data, what=f"--efficiency file {path!r}", max_bytes=1_000_000)
+    if isinstance(doc, dict) and isinstance(doc.get("efficiency"), dict):
+        doc = doc["efficiency"]
+    if not isinstance(doc, dict):
+        raise UsageError(f"--efficiency file {path!r}: expected a JSON object of efficiency inputs")
+    return Efficiency(**doc)

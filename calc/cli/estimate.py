@@ -1,6 +1,7 @@
 """``python -m calc estimate``: closed-loop TTFT / TPOT / throughput with vLLM's flag names, one
 scenario from flags or many from ``--batch FILE`` (one JSON object of snake_case options per
-line in, one JSON result per line out)."""
+line in, one JSON result per line out). ``--rate R`` adds the open loop at R requests/s
+(Poisson; :func:`calc.traffic.queueing.open_loop`: mean and P95 TTFT, TPOT) beside the closed loop."""
 
 from __future__ import annotations
 
@@ -17,9 +18,11 @@ from calc.timing.estimate import estimate
 from calc.spec.hf_config import ConfigError
 from calc.spec.inputs import Efficiency, ServingConfig, describe_validation_error
 from calc.spec.untrusted import InputError, json_type, load_json, quote
-from calc.cli.args import (UsageError, _add_engine_args, _concurrency, _dtype, _positive_int, check_tensor_parallel,
-                           resolve_gpu, spelling_notes)
-from calc.cli.report import does_not_fit_record, print_table
+from calc.cli.args import (UsageError, _add_engine_args, _concurrency, _dtype, _number, _positive_int,
+                           add_efficiency_arg, check_tensor_parallel, load_efficiency, resolve_gpu, spelling_notes)
+from calc.cli.report import add_bands, does_not_fit_record, print_table
+from calc.timing.bands import gpu_family
+from calc.traffic.queueing import open_loop
 
 MAX_BATCH_LINE_BYTES = 1_000_000  # one line of options is a few hundred bytes
 
@@ -37,8 +40,12 @@ def add_estimate_parser(sub) -> None:
     e.add_argument("--output-len", type=_positive_int, default=None, help="generated tokens per request")
     e.add_argument("--concurrency", type=_concurrency, default=None, help="clients C (default 1), or 'max' (as many as fit)")
     e.add_argument("--enable-chunked-prefill", action=argparse.BooleanOptionalAction, default=None)
+    e.add_argument("--rate", type=_number, default=None,
+                   help="requests/s arriving (Poisson, all replicas together): adds the open loop's mean and P95 "
+                        "TTFT, TPOT and E2E (open_loop_* fields) beside the closed loop")
     e.add_argument("--replicas", type=_positive_int, default=None,
                    help="independent copies sharing the clients (default 1; at most the concurrency)")
+    add_efficiency_arg(e)
     e.add_argument("--batch", metavar="FILE", help="JSON lines of options ('-' = stdin); one JSON result per line. "
                    "Option flags given with --batch are defaults for every line (a line's own value wins)")
     # Every option defaults to None = "not given": the input model's defaults (vLLM's) apply, and with
@@ -58,9 +65,10 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     ValueError/ValidationError on bad input."""
     # Unknown keys (e.g. a measurement's id or notes beside the options) are reported back in
     # "ignored_options" rather than failing the line; empty strings mean "the default".
-    ignored = sorted(set(options) - set(BATCH_KEYS) - {"replicas"})
-    options = {k: v for k, v in options.items() if k in BATCH_KEYS or k == "replicas"}
+    ignored = sorted(set(options) - set(BATCH_KEYS) - set(LOAD_KEYS))
+    options = {k: v for k, v in options.items() if k in BATCH_KEYS or k in LOAD_KEYS}
     options = {k: (None if isinstance(v, str) and not v.strip() else v) for k, v in options.items()}
+    rate = _rate(options.pop("rate", None))
     replicas = options.pop("replicas", None)
     replicas = 1 if replicas is None else replicas
     if isinstance(replicas, bool) or not isinstance(replicas, (int, str)) or len(str(replicas)) > 6 \
@@ -118,7 +126,23 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         "enable_chunked_prefill": serving.enable_chunked_prefill, "max_model_len": est.max_model_len,
         "wave_ttft_s": wave.ttft_s, "wave_e2e_latency_s": wave.e2e_latency_s,
     }
+    if rate is not None:  # the open loop at that rate, split evenly over the replicas
+        ol = open_loop(est.engine, input_len=serving.input_len, output_len=serving.output_len, rate_rps=rate / replicas,
+                       max_num_seqs=est.max_num_seqs, max_num_batched_tokens=est.max_num_batched_tokens,
+                       kv_capacity_tokens=m.kv_pool_tokens, enable_chunked_prefill=serving.enable_chunked_prefill)
+        out.update({
+            "rate_rps": rate, "open_loop_ttft_s": ol.ttft_s, "open_loop_ttft_p95_s": ol.ttft_percentile_s,
+            "open_loop_tpot_s": ol.tpot_s, "open_loop_e2e_latency_s": ol.e2e_latency_s,
+            "open_loop_running": ol.running * replicas, "open_loop_stable": ol.stable & s.fits,
+            # False past capacity and where the batch meets the KV wall (preemption): the simulator's regime
+            "open_loop_closed_form": ol.closed_form & s.fits})
     record = {k: _number(v) for k, v in out.items()}
+    single = per_replica is not None and per_replica <= 1
+    family, moe = gpu_family(gpu.architecture), arch.moe is not None
+    record = add_bands(record, dict.fromkeys(BANDED, "single" if single else "closed"), family=family, moe=moe)
+    if rate is not None:  # the open loop's bands apart: the closed-loop fields stay as without --rate
+        record = add_bands(record, dict.fromkeys(OPEN_LOOP_BANDED, "open"), family=family, moe=moe,
+                           basis_key="open_loop_band_basis")
     if not record["fits"]:
         from calc.sizing.fit import what_would_fit  # noqa: PLC0415
 
@@ -134,9 +158,31 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     return record
 
 
+def _rate(value: Any) -> float | None:
+    """``rate`` (requests/s) of a flag or a ``--batch`` line: a number above 0 and at most 1e6."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise UsageError("rate must be a number, not true/false")
+    try:
+        rate = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise UsageError(f"rate: expected a number, got {quote(value)}") from None
+    if not (math.isfinite(rate) and 0 < rate <= 1e6):
+        raise UsageError(f"rate: got {quote(value)}, allowed above 0 and at most 1,000,000 requests/s")
+    return rate
+
+
+LOAD_KEYS = ("replicas", "rate")
+# The headline fields that carry a band (<field>_low / <field>_high, calc.timing.bands).
+BANDED = ("ttft_s", "tpot_s", "itl_s", "e2e_latency_s", "output_tokens_per_s", "total_tokens_per_s", "requests_per_s",
+          "max_concurrency", "kv_pool_bytes")
+OPEN_LOOP_BANDED = ("open_loop_ttft_s", "open_loop_ttft_p95_s", "open_loop_tpot_s", "open_loop_e2e_latency_s")
+
+
 def flag_options(args: argparse.Namespace) -> dict[str, Any]:
     """The options given as flags (those left at None were not given)."""
-    given = {k: getattr(args, k, None) for k in BATCH_KEYS + ("replicas",)}
+    given = {k: getattr(args, k, None) for k in BATCH_KEYS + LOAD_KEYS}
     if given.get("dtype") is not None:
         given["dtype"] = _dtype(given["dtype"])
     return {k: v for k, v in given.items() if v is not None}
@@ -151,7 +197,9 @@ def _args_to_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_estimate(args: argparse.Namespace) -> int:
-    return run_records(args, estimate_record, lambda: _args_to_options(args), defaults=flag_options(args))
+    efficiency = load_efficiency(args.efficiency)
+    return run_records(args, lambda options: estimate_record(options, efficiency), lambda: _args_to_options(args),
+                       defaults=flag_options(args))
 
 
 def run_records(args: argparse.Namespace, record, options, *, defaults: dict[str, Any]) -> int:

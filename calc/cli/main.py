@@ -1,4 +1,4 @@
-"""Command line: ``python -m calc {memory,estimate,plan,simulate,models,gpus}`` with vLLM's flag names.
+"""Command line: ``python -m calc {memory,estimate,plan,simulate,validate,calibrate,models,gpus}`` with vLLM's flag names.
 
 Bad input exits with status 2 and one line on stderr naming the field; no traceback.
 """
@@ -45,6 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     from calc.cli.simulate import add_simulate_parser  # noqa: PLC0415
 
     add_simulate_parser(sub)
+    from calc.cli.validate import add_validate_parsers  # noqa: PLC0415
+
+    add_validate_parsers(sub)
     return parser
 
 
@@ -132,6 +135,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from calc.cli.plan import run_plan  # noqa: PLC0415
 
             return run_plan(args)
+        elif args.command in ("validate", "calibrate"):
+            from calc.cli.validate import run_calibrate, run_validate  # noqa: PLC0415
+
+            return run_validate(args) if args.command == "validate" else run_calibrate(args)
         elif args.command == "simulate":
             from calc.cli.simulate import run_simulate  # noqa: PLC0415
 

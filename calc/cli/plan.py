@@ -13,7 +13,7 @@ from typing import Any
 
 from calc.plan.percentiles import WORK_BUDGET, check_top
 from calc.plan.search import PERCENTILES, REASONS, SORTS, PlanRequest, plan
-from calc.cli.args import UsageError
+from calc.cli.args import UsageError, add_efficiency_arg, load_efficiency
 
 # The contract's keys first, in its order; the rest follow.
 CONTRACT_KEYS = ("gpu", "tensor_parallel_size", "replicas", "gpus_total", "quantization", "kv_cache_dtype",
@@ -78,6 +78,7 @@ def add_plan_parser(sub) -> None:
     p.add_argument("--work-budget", type=_number("--work-budget", 1, 1e12, integer=True, lo_open=False), default=None,
                    help=f"--percentile: simulator work units for the check (default {WORK_BUDGET:,}, ~8 s of one "
                         "core; a unit is a loop pass or 64 engine steps)")
+    add_efficiency_arg(p)
     p.add_argument("--format", choices=("table", "json"), default="table")
 
 
@@ -106,7 +107,8 @@ def run_plan(args: argparse.Namespace) -> int:
     if req.model_len > arch.max_position_embeddings:
         raise UsageError(f"--input-len + --output-len ({req.model_len:,}) must be <= max_position_embeddings "
                          f"({arch.max_position_embeddings:,}) of {arch.name}")
-    result = check_top(plan(arch, gpus, req, prices=prices), arch, gpus,
+    efficiency = load_efficiency(args.efficiency)
+    result = check_top(plan(arch, gpus, req, efficiency, prices=prices), arch, gpus, efficiency,
                        work_budget=None if args.work_budget is None else int(args.work_budget))
     rows = [_record(d) for d in result.ranked]
     if result.percentile_note:

@@ -15,12 +15,14 @@ from calc.spec.catalog import get_model
 from calc.spec.inputs import Efficiency, ServingConfig
 from calc.spec.untrusted import quote
 from calc.cli.estimate import run_records
+from calc.cli.report import add_bands
+from calc.timing.bands import gpu_family, load_regime
 from calc.timing.estimate import estimate
 from calc.traffic.simulator import EngineConfig, simulate
 from calc.traffic.slo import summarize
 from calc.traffic.workload import ARRIVALS, LengthSpec, WorkloadError, make_workload
-from calc.cli.args import (UsageError, _add_engine_args, _dtype, _number, _positive_int, check_tensor_parallel,
-                           resolve_gpu)
+from calc.cli.args import (UsageError, _add_engine_args, _dtype, _number, _positive_int, add_efficiency_arg,
+                           check_tensor_parallel, load_efficiency, resolve_gpu)
 
 ENGINE_KEYS = ("model", "gpu", "gpu_spec", "disable_custom_all_reduce", "vllm_version", "tensor_parallel_size", "dtype", "quantization", "kv_cache_dtype", "input_len",
                "output_len", "max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill",
@@ -28,6 +30,9 @@ ENGINE_KEYS = ("model", "gpu", "gpu_spec", "disable_custom_all_reduce", "vllm_ve
 LOAD_KEYS = ("rate", "concurrency", "arrival", "cv", "num_requests", "seed", "ttft_slo_ms", "tpot_slo_ms",
              "think_time_s", "input_len_cv", "output_len_cv")
 MAX_SIM_REQUESTS = 100_000
+# The headline fields that carry a band (<field>_low / <field>_high, calc.timing.bands).
+BANDED = tuple(f"{m}_{s}" for m in ("ttft_s", "tpot_s", "itl_s", "e2e_latency_s") for s in ("mean", "p50", "p90", "p95", "p99")) \
+    + ("output_tokens_per_s", "total_tokens_per_s", "requests_per_s", "goodput_requests_per_s")
 SUMMARY_KEYS = tuple(f"{m}_{s}" for m in ("ttft_s", "tpot_s", "itl_s", "e2e_latency_s", "queue_wait_s")
                      for s in ("mean", "p50", "p90", "p95", "p99"))
 
@@ -53,6 +58,7 @@ def add_simulate_parser(sub) -> None:
     s.add_argument("--seed", type=_positive_int, default=0)
     s.add_argument("--ttft-slo-ms", type=_number, default=None, help="TTFT target for goodput")
     s.add_argument("--tpot-slo-ms", type=_number, default=None, help="TPOT target for goodput")
+    add_efficiency_arg(s)
     s.add_argument("--batch", metavar="FILE", help="JSON lines of options ('-' = stdin); one JSON result per line")
 
 
@@ -180,6 +186,9 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         out["analytic_e2e_latency_s"] = float(a.e2e_latency_s)
         out["analytic_closed_form"] = bool(a.closed_form)
     record = {k: _num(v) for k, v in out.items()}
+    regime = load_regime(arrival, conc)
+    record = add_bands(record, dict.fromkeys(BANDED, regime), family=gpu_family(gpu.architecture),
+                       moe=arch.moe is not None)
     if ignored:
         record["ignored_options"] = ignored
     return record
@@ -208,4 +217,6 @@ def _args_to_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_simulate(args: argparse.Namespace) -> int:
-    return run_records(args, simulate_record, lambda: _args_to_options(args), defaults={})
+    efficiency = load_efficiency(args.efficiency)
+    return run_records(args, lambda options: simulate_record(options, efficiency), lambda: _args_to_options(args),
+                       defaults={})

@@ -1,12 +1,15 @@
-"""Percentile SLAs for the planner's top candidates, from the request simulator (:mod:`calc.traffic`).
+"""Percentile SLAs for the planner's listed rows, re-checked with the request simulator (:mod:`calc.traffic`).
 
-The grid search judges the SLA on the closed-loop model's means (cheap, millions of points). A
-percentile (P50/P90/P95/P99) needs the distribution, so only the first few ranked deployments are
-simulated: one replica with Poisson arrivals at its share of the rate (λ / N), the lengths of the
+The grid search sizes every configuration on a percentile with the queueing model
+(:func:`calc.plan.costs.ttft_quantile_wait_s`: cheap, millions of points; an estimate within about
+0.6–3× of the simulated percentile). The
+listed rows are then simulated, in order, while the work budget lasts:
+one replica with Poisson arrivals at its share of the rate (λ / N), the lengths of the
 request, its ``max_num_seqs``, token budget, chunked prefill and KV pool (blocks from
 :func:`calc.sizing.scenario.memory_for`), the engine numbers of
 :func:`calc.timing.estimate.engine_numbers`. Where the percentile misses, replicas are added
-(each gets less of the rate) up to twice the mean-based count; what still misses is dropped.
+(each gets less of the rate) up to twice the model's count; what still misses is dropped. Rows with
+the same engine numbers and rate (FP8 and INT8 weights give the same) share one simulation.
 The statistic is taken in steady state: the first quarter of the requests, which arrive at an idle
 engine, is left out (:func:`steady_state_statistic`). Deterministic: a fixed seed.
 
@@ -15,7 +18,7 @@ replicas: each gets less of the rate), at most :data:`MAX_EVALS_PER_OPTION` simu
 option (a linear search tried every count from N to 2N: millions at 100,000 req/s, each a
 simulation), and all the simulations of one call share a budget of :data:`WORK_BUDGET` units (a
 unit: one pass of the simulator's loop, or 64 engine steps, about 80 µs of CPU). An option whose
-simulation would pass the budget keeps its mean-based numbers and says so.
+simulation would pass the budget keeps the queueing model's numbers and says so.
 """
 
 from __future__ import annotations
@@ -26,10 +29,11 @@ from typing import Sequence
 
 import numpy as np
 
-from calc.plan.search import Deployment, PlanRequest, PlanResult, rank_key
+from calc.plan.search import Deployment, PlanRequest, PlanResult, model_statistic, rank_key
 from calc.sizing.scenario import memory_for
 from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
 from calc.timing.estimate import engine_numbers
+from calc.timing.serving import EngineNumbers
 
 try:  # the simulator (issue 9); without it the planner reports the mean
     from calc.traffic.simulator import EngineConfig, simulate
@@ -38,11 +42,17 @@ try:  # the simulator (issue 9); without it the planner reports the mean
 except ImportError:  # pragma: no cover - depends on what is installed
     AVAILABLE = False
 
-SIMULATED_TOP = 4  # candidates simulated
+SIMULATED_TOP = 10  # rows simulated: the table's default length (PlanRequest.top)
 MAX_SIMULATED_TOP = 16  # whatever a caller asks
-NUM_REQUESTS = 400  # per simulation; the first quarter (an idle engine's warm-up) is not judged
+# Per simulation; the first quarter (an idle engine's warm-up) is not judged, the other 1,500 are
+# (400 judged only 300, mostly from a server that had not yet built its queue: issue 17).
+NUM_REQUESTS = 2000
 MAX_NUM_REQUESTS = 10_000
 SEED = 0
+# A row whose queueing-model TTFT at the percentile is at most this share of the target is not
+# simulated: the model was 0.62-3.2x the simulated percentile over 60 planner rows
+# (calc.plan.costs.ttft_quantile_wait_s), so such a row is at most 1 / 0.62 x 0.5 = 0.81 of the target.
+CLEAR_TTFT_FRACTION = 0.5
 MAX_EVALS_PER_OPTION = 12  # simulations per option: N, 2N, then bisection (2^10 counts resolved exactly)
 WORK_BUDGET = 100_000  # simulator work units per check_top call (about 8 s of one core); see the module doc
 SECONDS_PER_UNIT = 80e-6  # CPU of one unit (module doc): a page turns its CPU budget into units with it
@@ -59,13 +69,11 @@ class _Budget:
         self.left -= int(r.passes) + int(r.step_s.size) // STEPS_PER_UNIT
 
 
-def simulated_percentiles(arch: ModelArch, gpu: GPUSpec, d: Deployment, *, rate_rps: float, replicas: int,
-                          percentile: str, efficiency: Efficiency = Efficiency(), chunked: bool = True,
-                          num_requests: int = NUM_REQUESTS, seed: int = SEED,
-                          budget: _Budget | None = None, max_steps: int | None = None) -> tuple[float, float] | None:
-    """(TTFT, TPOT) at ``percentile`` of one replica of ``d`` receiving ``rate_rps / replicas``;
-    None when the simulation would pass what is left of ``budget`` or ``max_steps`` engine steps
-    (its memory: :func:`calc.traffic.budget.caps`); it is cut there."""
+def replica_engine(arch: ModelArch, gpu: GPUSpec, d: Deployment, *, efficiency: Efficiency = Efficiency(),
+                   chunked: bool = True) -> tuple[EngineNumbers, "EngineConfig"]:
+    """The engine numbers (:func:`calc.timing.estimate.engine_numbers`) and scheduler config of one
+    replica of ``d``: its max_num_seqs, token budget, chunked prefill and KV blocks
+    (:func:`calc.sizing.scenario.memory_for`)."""
     serving = ServingConfig(tensor_parallel_size=d.tensor_parallel_size, dtype="auto", quantization=d.quantization,
                             kv_cache_dtype=d.kv_cache_dtype, input_len=d.input_len, output_len=d.output_len,
                             max_model_len=d.max_model_len, max_num_seqs=d.max_num_seqs,
@@ -74,6 +82,17 @@ def simulated_percentiles(arch: ModelArch, gpu: GPUSpec, d: Deployment, *, rate_
     m = memory_for(arch, gpu, serving, efficiency, concurrency=1, context_tokens=d.max_model_len)
     cfg = EngineConfig(max_num_seqs=d.max_num_seqs, max_num_batched_tokens=d.max_num_batched_tokens,
                        enable_chunked_prefill=chunked, num_blocks=int(m.num_blocks))
+    return e, cfg
+
+
+def simulated_percentiles(arch: ModelArch, gpu: GPUSpec, d: Deployment, *, rate_rps: float, replicas: int,
+                          percentile: str, efficiency: Efficiency = Efficiency(), chunked: bool = True,
+                          num_requests: int = NUM_REQUESTS, seed: int = SEED,
+                          budget: _Budget | None = None, max_steps: int | None = None) -> tuple[float, float] | None:
+    """(TTFT, TPOT) at ``percentile`` of one replica of ``d`` receiving ``rate_rps / replicas``;
+    None when the simulation would pass what is left of ``budget`` or ``max_steps`` engine steps
+    (its memory: :func:`calc.traffic.budget.caps`); it is cut there."""
+    e, cfg = replica_engine(arch, gpu, d, efficiency=efficiency, chunked=chunked)
     w = make_workload(arrival="poisson", num_requests=num_requests, rate_per_s=rate_rps / replicas,
                       input_len=LengthSpec("fixed", d.input_len), output_len=LengthSpec("fixed", d.output_len),
                       max_model_len=d.max_model_len, seed=seed)
@@ -179,13 +198,15 @@ def _most_replicas(d: Deployment, req: PlanRequest, price: float | None) -> int:
 def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], efficiency: Efficiency = Efficiency(), *,
               top: int = SIMULATED_TOP, num_requests: int = NUM_REQUESTS, work_budget: int | None = None,
               max_steps: int | None = None) -> PlanResult:
-    """``result`` with its first ``top`` rows re-judged on the requested percentile (replicas
-    added where needed, rows that still miss dropped); the other rows keep the mean and say so;
-    all of them sorted by the request's key (:func:`calc.plan.search.rank_key`). Unchanged when the request asks for the mean or the simulator
-    is not available. Bounded (module doc): ``top`` at most :data:`MAX_SIMULATED_TOP`, at most
-    :data:`MAX_EVALS_PER_OPTION` simulations per option, ``work_budget`` units in all, at most
-    ``max_steps`` engine steps per simulation (its memory); a row whose simulation did not fit the
-    budget keeps its mean (``slo_statistic`` says so)."""
+    """``result`` with its first ``top`` rows re-judged on the requested percentile by simulation
+    (replicas added where needed, rows that still miss dropped); the other rows keep the queueing
+    model's numbers and say so; all of them sorted by the request's key
+    (:func:`calc.plan.search.rank_key`). Unchanged when the request asks for the mean or the
+    simulator is not available. Bounded (module doc): ``top`` at most :data:`MAX_SIMULATED_TOP`,
+    at most :data:`MAX_EVALS_PER_OPTION` simulations per option, one per distinct engine and
+    rate, ``work_budget`` units in all, at most ``max_steps`` engine steps per simulation (its
+    memory); a row whose simulation did not fit the budget keeps the model's numbers
+    (``slo_statistic`` says so)."""
     req: PlanRequest = result.request
     if req.percentile == "mean" or not AVAILABLE or not result.ranked:
         return result
@@ -194,19 +215,32 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
     work_budget = WORK_BUDGET if work_budget is None else int(work_budget)
     budget = _Budget(work_budget)
     by_id = {g.id: g for g in gpus}
+    model = model_statistic(req.percentile)
+    seen: dict[tuple, tuple[float, float] | None] = {}  # one simulation per engine, config and replica rate
     checked: list[Deployment] = []
     unchecked: list[Deployment] = []
+    clear: list[Deployment] = []
     for d in result.ranked[:top]:
+        if d.ttft_s <= CLEAR_TTFT_FRACTION * req.ttft_slo_s and d.tpot_s <= req.tpot_slo_s:
+            clear.append(replace(d, slo_statistic=f"{model}, not simulated: at most {CLEAR_TTFT_FRACTION:g} of the "
+                                                  "TTFT target"))
+            continue
         gpu = by_id[d.gpu]
         price = None if d.usd_per_hour is None else d.usd_per_hour / d.gpus_total
+        e, cfg = replica_engine(arch, gpu, d, efficiency=efficiency, chunked=req.enable_chunked_prefill)
+        same = (repr(e), cfg, d.input_len, d.output_len, d.max_model_len)
         results: dict[int, tuple[float, float]] = {}
 
         def meets(n: int) -> bool | None:
-            if budget.left <= 0:
-                return None
-            got = simulated_percentiles(arch, gpu, d, rate_rps=req.rate_rps, replicas=n, percentile=req.percentile,
-                                        efficiency=efficiency, chunked=req.enable_chunked_prefill,
-                                        num_requests=num_requests, budget=budget, max_steps=max_steps)
+            key = same + (n,)
+            if key not in seen:
+                if budget.left <= 0:
+                    return None
+                seen[key] = simulated_percentiles(arch, gpu, d, rate_rps=req.rate_rps, replicas=n,
+                                                  percentile=req.percentile, efficiency=efficiency,
+                                                  chunked=req.enable_chunked_prefill, num_requests=num_requests,
+                                                  budget=budget, max_steps=max_steps)
+            got = seen[key]
             if got is None:
                 return None
             results[n] = got
@@ -216,8 +250,8 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
         if how == "miss":
             continue
         if how == "unknown":
-            unchecked.append(replace(d, slo_statistic=f"mean (not simulated: its {req.percentile} simulation needs "
-                                                      "more than the planner's simulation budget)"))
+            unchecked.append(replace(d, slo_statistic=f"{model}; not simulated: its {req.percentile} simulation "
+                                                      "needs more than the planner's simulation budget"))
             continue
         ttft, tpot = results[n]
         scale = n / d.replicas
@@ -230,14 +264,17 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
             usd_per_million_output_tokens=None if d.usd_per_million_output_tokens is None
             else d.usd_per_million_output_tokens * scale,
             output_tokens_per_s=d.output_tokens_per_s * scale,
-            slo_statistic=f"{req.percentile} (simulated, {num_requests} Poisson requests per replica{bound})"))
-    rest = unchecked + [replace(d, slo_statistic="mean (not simulated)") for d in result.ranked[top:]]
-    note = (f"{req.percentile}: the first {min(top, len(result.ranked))} options simulated "
-            f"({num_requests} Poisson requests per replica; replicas added where the percentile missed); "
-            f"the others judged on the closed-loop mean")
+            slo_statistic=f"{req.percentile} (simulated, {num_requests} Poisson requests per replica, the first "
+                          f"quarter dropped{bound})"))
+    rest = unchecked + clear + [replace(d, slo_statistic=f"{model}, not simulated") for d in result.ranked[top:]]
+    note = (f"{req.percentile}: every configuration sized with the queueing model (TTFT at full batch + the waits "
+            f"for a sequence slot and the prefill room at {req.percentile}); the first "
+            f"{min(top, len(result.ranked))} options simulated ({num_requests} Poisson requests per replica, the "
+            f"first quarter dropped; replicas added where the percentile missed) but those whose modelled TTFT is at "
+            f"most {CLEAR_TTFT_FRACTION:g} of the target")
     if unchecked:
         note += (f"; {len(unchecked)} of them needed more than the planner's simulation budget ({work_budget:,} "
-                 f"units: loop passes of the simulator, or 64 engine steps each) and kept the closed-loop mean")
+                 f"units: loop passes of the simulator, or 64 engine steps each) and kept the queueing model's numbers")
     # One order for every row, by the request's key (calc.plan.search.rank_key): a checked row with
     # replicas added can cost more than a row below it (issue #19: $1.95 listed above $1.78).
     ranked = sorted(checked + rest, key=lambda d: rank_key(d, req.sort))

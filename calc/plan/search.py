@@ -10,10 +10,12 @@ Method (every number from the functions the pages use: one source of truth):
      budget caps it; then the extra clients queue and their wait lands in TTFT). That point's
      TTFT and TPOT are the worst a replica configured with ``--max-num-seqs S`` sees while it
      carries at most its capacity X(S) requests/s (latency grows with load).
-  3. Replicas N = ceil(λ / X(S)), or the least N whose utilization keeps a request's wait for a
-     free sequence slot (:func:`calc.plan.costs.slot_wait_s`, M/G/c) within what the TTFT target
-     leaves (:func:`calc.plan.costs.replicas_for_ttft`); the TTFT judged is the full-batch TTFT +
-     that wait; GPUs = N × TP; dollars per hour = price × GPUs.
+  3. Replicas N = ceil(λ / X(S)), or the least N whose utilization keeps a request's wait within
+     what the TTFT target leaves (:func:`calc.plan.costs.replicas_for_ttft`): on the mean, the
+     mean wait for a free sequence slot (:func:`calc.plan.costs.slot_wait_s`, M/G/c); on a
+     percentile, that wait's Erlang-C tail plus the queue of prompts for the prefill room, at
+     the percentile (:func:`calc.plan.costs.ttft_quantile_wait_s`). The TTFT judged is the
+     full-batch TTFT + that wait; GPUs = N × TP; dollars per hour = price × GPUs.
   4. Out, with the first reason that applies: does not fit (weights + activations + overhead, or one
      max_model_len request, exceed the budget), misses TTFT, misses TPOT, exceeds max GPUs,
      exceeds the budget ($/h), no price (a budget was set but the GPU has no price).
@@ -21,9 +23,11 @@ Method (every number from the functions the pages use: one source of truth):
      latency first), GPUs, or output tokens/s per GPU; per (GPU, TP, weights, KV) only its best
      max_num_seqs is listed.
 
-The SLA is judged on the closed-loop model's steady-state *mean* TTFT and TPOT
-(``slo_statistic = "mean"``); percentiles need the request simulator (:mod:`calc.traffic`, when
-present), which re-checks only the top few candidates.
+The SLA is judged on the statistic asked for: the mean (the closed loop's steady state) or a
+percentile of TTFT (the full-batch TTFT + the queueing waits at that percentile; TPOT on its
+full-batch value: with every request decoding in the same batches its spread is small, and the
+full batch is the most a replica at that ``max_num_seqs`` runs). The request simulator
+(:mod:`calc.plan.percentiles`) then re-checks the listed rows in steady state within a work budget.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from calc.sizing.scenario import (DEFAULT_SM_COUNT, all_to_all_nvlink, default_m
                                   model_numbers)
 from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
 from calc.spec.parallelism import tensor_parallel_sizes
+from calc.spec.quality import PRECISION_SOURCES, PrecisionChoice, precision_choice
 from calc.spec.vllm_command import serve_command
 from calc.timing.estimate import engine_numbers
 from calc.timing.serving import EngineNumbers, closed_loop
@@ -87,6 +92,11 @@ class PlanRequest(BaseModel):
     def model_len(self) -> int:
         return self.max_model_len or self.input_len + self.output_len
 
+    @property
+    def quantile(self) -> float | None:
+        """The SLA percentile as a fraction (p95: 0.95); None for the mean."""
+        return None if self.percentile == "mean" else float(self.percentile.removeprefix("p")) / 100.0
+
 
 def valid_tensor_parallel_sizes(arch: ModelArch, candidates: Sequence[int] = TP_CANDIDATES) -> tuple[int, ...]:
     """TP sizes vLLM accepts for this model, by the rule the UI and the CLI use
@@ -119,7 +129,7 @@ class PlanGrid:
     tpot_s: np.ndarray
     e2e_s: np.ndarray
     requests_per_s_per_replica: np.ndarray  # capacity X(S)
-    slot_wait_s: np.ndarray  # mean wait for a free sequence slot at the chosen replicas (in ttft_s)
+    slot_wait_s: np.ndarray  # wait at the SLA statistic at the chosen replicas (in ttft_s; costs.replicas_for_ttft)
     utilization: np.ndarray  # λ / (replicas · X)
     prefill_fraction: np.ndarray
     weights_bytes: np.ndarray  # per GPU
@@ -133,6 +143,9 @@ class PlanGrid:
     output_tokens_per_s: np.ndarray  # capacity of the whole deployment (replicas × X × O)
     output_tokens_per_s_per_gpu: np.ndarray
     reason: np.ndarray  # index into REASONS
+    # (1, 1, Q, K, 1): where each weight precision comes from (calc.spec.quality.precision_choice),
+    # its PRECISION_SOURCES index: 0 the checkpoint as shipped, 1 a published quantized checkpoint, ...
+    precision_source_rank: np.ndarray | None = None
 
     @property
     def size(self) -> int:
@@ -177,6 +190,8 @@ class Deployment:
     slo_statistic: str
     reason: str
     vllm_command: str
+    precision_source: str = "checkpoint"  # calc.spec.quality.PRECISION_SOURCES
+    quality_table: str = ""  # the published quality figure that applies to this weight precision, or why none
 
 
 @dataclass(frozen=True)
@@ -324,10 +339,12 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
     x_req = np.where(fits, b(s.requests_per_s), 0.0)
     ttft, tpot = b(s.ttft_s), b(s.tpot_s)
     # Replicas: enough to carry the rate, and more while the wait for a free sequence slot (a
-    # replica near its capacity queues requests) breaks the TTFT target (calc.plan.costs).
+    # replica near its capacity queues requests), and at a percentile the prefill queue's, breaks
+    # the TTFT target at the statistic asked for (calc.plan.costs).
     replicas, wait = replicas_for_ttft(rate_rps=req.rate_rps, capacity_rps_per_replica=x_req, slots=b(s.running),
-                                       ttft_s=ttft, ttft_slo_s=req.ttft_slo_s)
-    ttft = ttft + wait  # the TTFT a request sees: its service at full batch + the wait for a slot
+                                       ttft_s=ttft, ttft_slo_s=req.ttft_slo_s, quantile=req.quantile,
+                                       prefill_s=b(s.prefill_time_per_request_s))
+    ttft = ttft + wait  # the TTFT a request sees: its service at full batch + its waits
     with np.errstate(invalid="ignore", divide="ignore"):  # no capacity (does not fit): NaN
         utilization = np.where(np.isfinite(replicas) & (x_req > 0), req.rate_rps / (replicas * x_req), np.nan)
     gpus_total = replicas * tp_ax
@@ -363,11 +380,21 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
         replicas=replicas, gpus_total=gpus_total, price_usd_per_gpu_hour=price, usd_per_hour=usd_h,
         usd_per_million_input_tokens=cost_in, usd_per_million_output_tokens=cost_out,
         output_tokens_per_s=out_tps, output_tokens_per_s_per_gpu=np.where(gpus_total > 0, out_tps / gpus_total, 0.0),
-        reason=stage)
+        reason=stage,
+        precision_source_rank=np.asarray([[_choice(arch, q).source_rank for _ in kv_cache_dtypes]
+                                          for q in quantizations], dtype=float).reshape(1, 1, Q, K, 1))
 
 
-# At equal cost and latency (or GPUs, or throughput) the more accurate precision ranks first: 16-bit, then FP8
-# (lossless in published evaluations), INT8 (1-3 % degradation), 4-bit (calc/data/quantization_quality.json).
+def _choice(arch: ModelArch, quantization: str) -> PrecisionChoice:
+    return precision_choice(model_id=arch.id, checkpoint_quantization=arch.checkpoint_quantization,
+                            quantization=quantization)
+
+
+# Options needing a quantized checkpoint that is not known to exist go last; at equal cost the checkpoint's
+# own precision ranks first, then a published quantized checkpoint, then what vLLM quantizes at load
+# (calc.spec.quality.PRECISION_SOURCES); past that, at equal latency (or
+# GPUs, or throughput), the more accurate precision: 16-bit, then FP8 (lossless in published
+# evaluations), INT8 (1-3 % degradation), 4-bit (calc/data/quantization_quality.json).
 PRECISION_RANK = {"none": 0, "fp8": 1, "int8": 2, "awq": 3, "gptq": 3, "nf4": 4}
 
 
@@ -378,8 +405,12 @@ def _precision_rank(quantization: str, kv_cache_dtype: str) -> float:
 def sort_keys(grid: PlanGrid, sort: str) -> tuple[np.ndarray, ...]:
     """Keys for :func:`numpy.lexsort` (last key primary), best first, over the flattened grid.
 
-    cost: $/h for the rate (= cost per request), then the lower end-to-end latency of a request,
-    then GPUs; gpus: GPUs, then $/h; throughput: output tokens/s per GPU (higher first), then $/h.
+    Options whose weight precision needs a quantized checkpoint not known to exist
+    (``no_checkpoint_known``: vLLM cannot serve them from the checkpoint there is) go last,
+    whatever they cost. Then, cost: $/h for the rate (= cost per request), then where the weights
+    come from (the checkpoint's own precision first: :data:`calc.spec.quality.PRECISION_SOURCES`),
+    then the lower end-to-end latency of a request, then GPUs; gpus: GPUs, then $/h, then the
+    source; throughput: output tokens/s per GPU (higher first), then $/h, then the source.
     Remaining ties: the more accurate weight and KV precision (:data:`PRECISION_RANK`), then the
     lower TTFT. :func:`rank_key` orders :class:`Deployment` rows the same way.
     """
@@ -392,11 +423,14 @@ def sort_keys(grid: PlanGrid, sort: str) -> tuple[np.ndarray, ...]:
                                             for q in grid.quantizations]).reshape(1, 1, len(grid.quantizations),
                                                                                   len(grid.kv_cache_dtypes), 1),
                                 grid.fits.shape).ravel()
+    source = np.broadcast_to(np.zeros(1) if grid.precision_source_rank is None else grid.precision_source_rank,
+                             grid.fits.shape).ravel()
+    unknown = source >= PRECISION_SOURCES.index("no_checkpoint_known")  # last, whatever they cost
     if sort == "gpus":
-        return ttft, precision, usd, gpus
+        return ttft, precision, source, usd, gpus, unknown
     if sort == "throughput":
-        return ttft, precision, usd, per_gpu
-    return ttft, precision, gpus, e2e, usd
+        return ttft, precision, source, usd, per_gpu, unknown
+    return ttft, precision, gpus, e2e, source, usd, unknown
 
 
 def rank_key(d: "Deployment", sort: str) -> tuple[float, ...]:
@@ -404,11 +438,13 @@ def rank_key(d: "Deployment", sort: str) -> tuple[float, ...]:
     :func:`calc.plan.percentiles.check_top`, which adds replicas and so changes a row's cost)."""
     usd = math.inf if d.usd_per_hour is None else d.usd_per_hour
     tie = (_precision_rank(d.quantization, d.kv_cache_dtype), d.ttft_s)
+    source = PRECISION_SOURCES.index(d.precision_source)
+    unknown = source >= PRECISION_SOURCES.index("no_checkpoint_known")
     if sort == "gpus":
-        return (d.gpus_total, usd, *tie)
+        return (unknown, d.gpus_total, usd, source, *tie)
     if sort == "throughput":
-        return (-d.output_tokens_per_s_per_gpu, usd, *tie)
-    return (usd, d.e2e_s, d.gpus_total, *tie)
+        return (unknown, -d.output_tokens_per_s_per_gpu, usd, source, *tie)
+    return (unknown, usd, source, d.e2e_s, d.gpus_total, *tie)
 
 
 def pareto_mask(*, cost, latency):
@@ -431,6 +467,15 @@ def pareto_mask(*, cost, latency):
     before = np.concatenate([[np.inf], np.minimum.accumulate(ts)[:-1]])
     mask[order] = ts < before
     return mask.reshape(np.shape(cost))
+
+
+def model_statistic(percentile: str) -> str:
+    """What a row's SLA was judged on before any simulation.
+
+    >>> model_statistic("mean"), model_statistic("p95")
+    ('mean', 'p95 (queueing model)')
+    """
+    return "mean" if percentile == "mean" else f"{percentile} (queueing model)"
 
 
 def _num(x) -> float | None:
@@ -461,8 +506,9 @@ def plan(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, efficiency:
             break
     options = []
     reason = grid.reason.max(axis=-1)  # the stage the option's closest max_num_seqs reached
-    best_ttft = np.nanmin(np.where(grid.fits, grid.ttft_s, np.inf), axis=-1)
-    best_tpot = np.nanmin(np.where(grid.fits, grid.tpot_s, np.inf), axis=-1)
+    # the least over what fits; NaN (a TPOT with no decode: output_len 1) counts as nothing: inf, no warning
+    best_ttft = np.min(np.where(grid.fits & ~np.isnan(grid.ttft_s), grid.ttft_s, np.inf), axis=-1)
+    best_tpot = np.min(np.where(grid.fits & ~np.isnan(grid.tpot_s), grid.tpot_s, np.inf), axis=-1)
     fewest = np.min(np.where(grid.meets_slo, grid.gpus_total, np.inf), axis=-1)
     for gi, gid in enumerate(grid.gpu_ids):
         for ti, tp in enumerate(grid.tensor_parallel_sizes):
@@ -476,9 +522,10 @@ def plan(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, efficiency:
                                                 fewest_gpus=float(fewest[i])))
     counts = {r: int(np.count_nonzero(grid.reason == j)) for j, r in enumerate(REASONS)}
     note = "" if req.percentile == "mean" else (
-        f"{req.percentile} requested: judged on the closed-loop mean (the request simulator is not available)")
+        f"{req.percentile} TTFT judged with the queueing model (the full-batch TTFT + the waits for a sequence "
+        "slot and for the prefill room at that percentile); TPOT at full batch")
     return PlanResult(request=req, model_id=arch.id, grid=grid, ranked=ranked, options=options,
-                      reason_counts=counts, slo_statistic="mean", percentile_note=note)
+                      reason_counts=counts, slo_statistic=req.percentile, percentile_note=note)
 
 
 def _deployment(grid: PlanGrid, by_id: dict[str, GPUSpec], req: PlanRequest, arch: ModelArch, idx) -> Deployment:
@@ -492,6 +539,7 @@ def _deployment(grid: PlanGrid, by_id: dict[str, GPUSpec], req: PlanRequest, arc
                             output_len=req.output_len, max_model_len=req.model_len)
     at = (gi, ti, qi, ki, si)
     price = float(grid.price_usd_per_gpu_hour[gi, 0, 0, 0, 0])
+    choice = _choice(arch, q)
     return Deployment(
         gpu=gpu.id, gpu_name=gpu.name, tensor_parallel_size=tp, replicas=int(grid.replicas[at]),
         gpus_total=int(grid.gpus_total[at]), quantization=q, kv_cache_dtype=k, max_num_seqs=seqs,
@@ -506,7 +554,8 @@ def _deployment(grid: PlanGrid, by_id: dict[str, GPUSpec], req: PlanRequest, arc
         usd_per_million_output_tokens=_num(grid.usd_per_million_output_tokens[at]),
         price_source=gpu.price_source if math.isfinite(price) and price == gpu.price_usd_per_hour else
         ("your price" if math.isfinite(price) else None),
-        meets_slo=bool(grid.meets_slo[at]), slo_statistic="mean", reason=REASONS[int(grid.reason[at])],
+        meets_slo=bool(grid.meets_slo[at]), slo_statistic=model_statistic(req.percentile), reason=REASONS[int(grid.reason[at])],
         vllm_command=serve_command(model_id=arch.id, serving=serving, max_model_len=req.model_len, max_num_seqs=seqs,
                                    max_num_batched_tokens=budget,
-                                   chunked=req.enable_chunked_prefill))
+                                   chunked=req.enable_chunked_prefill),
+        precision_source=choice.source, quality_table=choice.quality_table)

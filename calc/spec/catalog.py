@@ -54,12 +54,50 @@ def model_config_json(model_id: str) -> dict:
     return dict(_model_files()[get_model(model_id).id])
 
 
-def get_model(name_or_path: str) -> ModelArch:
-    """A catalog model by Hugging Face id (case-insensitive), short name or file stem, or a
-    path to a ``config.json``.
+# Words a checkpoint name adds to its base model's without changing the architecture: the chat / instruct
+# tunes (-Instruct, -Chat, -it, -Thinking, -Instruct-2507's release date) and Hugging Face's -hf.
+_VARIANT_WORDS = frozenset({"instruct", "chat", "it", "hf", "thinking", "base"})
 
-    >>> get_model("META-LLAMA/llama-2-7b-hf").name
-    'Llama-2-7B'
+
+def variant_key(name: str) -> str:
+    """The architecture a checkpoint name points at: its last path part, lower case, without a leading
+    ``Meta-`` and without the tune words of :data:`_VARIANT_WORDS` (and a 4-digit release date after
+    one). Two names with the same key are the same architecture in the catalog.
+
+    >>> [variant_key(n) for n in ("meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Meta-Llama-3.1-8B",
+    ...                           "Qwen/Qwen3-235B-A22B-Instruct-2507", "google/gemma-3-27b-it", "meta-llama/Llama-2-7b-chat-hf")]
+    ['llama-3.1-8b', 'llama-3.1-8b', 'qwen3-235b-a22b', 'gemma-3-27b', 'llama-2-7b']
+    """
+    words = name.strip().rsplit("/", 1)[-1].lower().removeprefix("meta-").split("-")
+    kept: list[str] = []
+    for i, w in enumerate(words):
+        dated = w.isdigit() and len(w) == 4 and i > 0 and words[i - 1] in _VARIANT_WORDS
+        if w not in _VARIANT_WORDS and not dated:
+            kept.append(w)
+    return "-".join(kept)
+
+
+def resolve_variant(name: str) -> ModelArch | None:
+    """The catalog model whose architecture ``name`` (an -Instruct / -Chat / -it / -Instruct-2507 … checkpoint
+    of it) has, or None.
+
+    >>> resolve_variant("meta-llama/Llama-3.1-8B-Instruct").id, resolve_variant("Qwen/Qwen3-235B-A22B-Instruct-2507").id
+    ('meta-llama/Llama-3.1-8B', 'Qwen/Qwen3-235B-A22B')
+    >>> resolve_variant("meta-llama/Llama-3.3-70B").id, resolve_variant("meta-llama/Llama-3.1-8B-FP8") is None
+    ('meta-llama/Llama-3.3-70B-Instruct', True)
+    """
+    key = variant_key(name)
+    found = [a for a in _models().values() if variant_key(a.id) == key]
+    return found[0] if len(found) == 1 else None
+
+
+def get_model(name_or_path: str) -> ModelArch:
+    """A catalog model by Hugging Face id (case-insensitive), short name or file stem, an -Instruct /
+    -Chat / -it / -Instruct-2507 … checkpoint of a catalog model (:func:`resolve_variant`: the same
+    architecture), or a path to a ``config.json``.
+
+    >>> get_model("META-LLAMA/llama-2-7b-hf").name, get_model("meta-llama/Llama-3.1-8B-Instruct").id
+    ('Llama-2-7B', 'meta-llama/Llama-3.1-8B')
     """
     if not isinstance(name_or_path, str):
         raise CatalogError(f"model: got {quote(name_or_path)}, allowed a catalog id or a path to a config.json")
@@ -67,6 +105,10 @@ def get_model(name_or_path: str) -> ModelArch:
     for arch in _models().values():
         if key in (arch.id.lower(), arch.name.lower(), arch.id.split("/")[-1].lower()):
             return arch
+    if not key.endswith(".json") and len(key) <= 200:
+        variant = resolve_variant(key)
+        if variant is not None:
+            return variant
     path = Path(name_or_path)
     try:  # a 256-character name raises "File name too long" (OSError), a NUL byte ValueError
         is_config = path.suffix == ".json" or path.is_file()

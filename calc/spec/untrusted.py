@@ -79,6 +79,8 @@ REASONS_EN: dict[str, str] = {
                    "or be a multiple of them)",
     "output_len": "{field}: got {raw}, allowed {allowed} (less than the context length {context})",
     "context": "{field}: got {raw}, allowed {allowed} (max_model_len of {model})",
+    "context_max_model_len": "{field}: got {raw}, allowed {allowed}: context length {raw} > --max-model-len "
+                             "{max_model_len}; lower the context length or raise max_model_len (Engine)",
     "max_positions": "{field}: got {raw}, allowed {allowed} (the shortest context this calculator handles)",
     "replicas": "{field}: got {raw}, allowed {allowed} (at most the concurrency {concurrency}: every replica "
                 "needs at least one client)",

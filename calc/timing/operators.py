@@ -237,7 +237,7 @@ def first_compute_bound_batch(table: OperatorTable, *, op: str = "mlp") -> float
 
     >>> from calc.spec.catalog import get_gpu, get_model
     >>> e = engine_numbers(get_model("meta-llama/Llama-2-7b-hf"), get_gpu("a100-80gb"), ServingConfig(dtype="float16"))
-    >>> first_compute_bound_batch(decode_table(e, batch=[1, 64, 4096], context_tokens=1024))
+    >>> first_compute_bound_batch(decode_table(e, batch=[1, 16, 4096], context_tokens=1024))
     4096.0
     """
     i = table.operators.index(op)

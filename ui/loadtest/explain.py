@@ -29,8 +29,9 @@ def _ms(x: float) -> str:
     return value.replace(",", "{,}") + rf"\,\text{{{unit}}}"
 
 
-def loadtest_panels(r: SimResult, s: dict, t: T, *, ttft_slo_s: float, tpot_slo_s: float, q: int,
+def loadtest_panels(r: SimResult, s: dict, t: T, *, ttft_slo_s: float, tpot_slo_s: float, stat: str,
                     analytic: dict | None) -> list[Panel]:
+    """The why panels; the percentile panel only when the SLA statistic (``stat``) is a percentile."""
     ok = meets_slo(r, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s)
     n_ok, n = int(ok.sum()), r.num_requests
     span = s["duration_s"]
@@ -43,16 +44,18 @@ def loadtest_panels(r: SimResult, s: dict, t: T, *, ttft_slo_s: float, tpot_slo_
         takeaway=t("lt.why.goodput.takeaway", share=F.percent(n_ok / max(n, 1)),
                    thr=F.number(s["requests_per_s"], 2), good=F.number(s["goodput_requests_per_s"], 2)),
         notes=[t("lt.why.goodput.note")])]
-    pt, pp = s[f"ttft_s_p{q}"], s[f"tpot_s_p{q}"]
+    pt, pp = s[f"ttft_s_{stat}"], s[f"tpot_s_{stat}"]
     verdict = t("lt.why.pass") if (pt <= ttft_slo_s and (not np.isfinite(pp) or pp <= tpot_slo_s)) else t("lt.why.fail")
-    panels.append(Panel(
-        key="percentile", title=t("lt.why.percentile.title", q=q),
-        formula=rf"P_{{{q}}} = \text{{the value {q}\,\% of requests stay at or under (linear interpolation)}}",
-        plugged=rf"P_{{{q}}}(\text{{TTFT}}) = {_ms(pt)}\ \text{{vs}}\ {_ms(ttft_slo_s)},\quad "
-                rf"P_{{{q}}}(\text{{TPOT}}) = {_ms(pp) if np.isfinite(pp) else '-'}\ \text{{vs}}\ {_ms(tpot_slo_s)}",
-        takeaway=t("lt.why.percentile.takeaway", q=q, verdict=verdict, mean=F.duration(s["ttft_s_mean"]),
-                   pq=F.duration(pt)),
-        notes=[t("lt.why.percentile.note")]))
+    q = int(stat.removeprefix("p")) if stat != "mean" else None
+    if q is not None:  # the mean needs no "why not the mean"
+        panels.append(Panel(
+            key="percentile", title=t("lt.why.percentile.title", q=f"P{q}"),
+            formula=rf"P_{{{q}}} = \text{{the value {q}\,\% of requests stay at or under (linear interpolation)}}",
+            plugged=rf"P_{{{q}}}(\text{{TTFT}}) = {_ms(pt)}\ \text{{vs}}\ {_ms(ttft_slo_s)},\quad "
+                    rf"P_{{{q}}}(\text{{TPOT}}) = {_ms(pp) if np.isfinite(pp) else '-'}\ \text{{vs}}\ {_ms(tpot_slo_s)}",
+            takeaway=t("lt.why.percentile.takeaway", q=f"P{q}", verdict=verdict, mean=F.duration(s["ttft_s_mean"]),
+                       pq=F.duration(pt)),
+            notes=[t("lt.why.percentile.note")]))
     area, total = littles_law(r)
     L = area / span if span > 0 else float("nan")
     panels.append(Panel(

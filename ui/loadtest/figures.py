@@ -33,9 +33,10 @@ def _thin(n: int) -> np.ndarray:
     return np.unique(np.linspace(0, n - 1, MAX_POINTS).astype(int)) if n > MAX_POINTS else np.arange(n)
 
 
-def cdf_figure(values_s, t: T, *, title: str, x_title: str, slo_s: float | None, q: int) -> go.Figure:
+def cdf_figure(values_s, t: T, *, title: str, x_title: str, slo_s: float | None, stat: str, q: str) -> go.Figure:
     """Empirical CDF of a latency (ms, log axis: tails span decades), the SLA as a vertical line and
-    the judging percentile as a horizontal one; where they cross tells pass or fail."""
+    the judging statistic (``stat``: ``p95`` … or ``mean``, shown as ``q``) as a marker on a
+    horizontal line at its share of requests; where they cross tells pass or fail."""
     v = np.sort(np.asarray(values_s, dtype=float))
     v = v[np.isfinite(v)] * 1e3
     fig = go.Figure()
@@ -44,10 +45,16 @@ def cdf_figure(values_s, t: T, *, title: str, x_title: str, slo_s: float | None,
         frac = (idx + 1) / v.size * 100.0
         fig.add_trace(go.Scatter(x=v[idx], y=frac, mode="lines", name=t("lt.fig.cdf_name"), line=dict(color=COLORS["decode"], width=3),
                                  hovertemplate="%{x:,.1f} ms → %{y:.1f} %<extra></extra>"))
-        pq = float(np.percentile(v, q))
-        fig.add_trace(go.Scatter(x=[pq], y=[q], mode="markers", name=t("lt.fig.pq", q=q), marker=dict(size=12, color=COLORS["decode"]),
-                                 hovertemplate=f"P{q} = %{{x:,.1f}} ms<extra></extra>"))
-        fig.add_hline(y=q, line=dict(color=COLORS["roof"], dash="dot"))
+        if stat == "mean":  # the mean, at the share of requests at or under it
+            pq = float(v.mean())
+            share = float(np.searchsorted(v, pq, side="right")) / v.size * 100.0
+        else:
+            share = float(stat.removeprefix("p"))
+            pq = float(np.percentile(v, share))
+        fig.add_trace(go.Scatter(x=[pq], y=[share], mode="markers", name=t("lt.fig.pq", q=q),
+                                 marker=dict(size=12, color=COLORS["decode"]),
+                                 hovertemplate=f"{q} = %{{x:,.1f}} ms<extra></extra>"))
+        fig.add_hline(y=share, line=dict(color=COLORS["roof"], dash="dot"))
     if slo_s is not None and np.isfinite(slo_s):
         # the SLA as a trace (data coordinates: exact on the log axis, and hoverable)
         fig.add_trace(go.Scatter(x=[slo_s * 1e3, slo_s * 1e3], y=[0, 100], mode="lines", name=t("lt.fig.slo", ms=f"{slo_s * 1e3:,.0f}"),

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from calc.plan.percentiles import steady_state_statistic
 from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
 from calc.timing.estimate import estimate
 from calc.traffic import simulator
@@ -193,6 +194,23 @@ def cli_command(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, load: Loa
         parts.append(f"--input-len-cv {load.spread:g} --output-len-cv {load.spread:g}")
     parts += [f"--num-requests {load.num_requests}", f"--seed {load.seed}", "--format json"]
     return " ".join(parts)
+
+
+OPEN_ARRIVALS = ("poisson", "gamma")
+
+
+def judged(r: SimResult, stats: dict[str, float], *, stat: str, arrival: str, trace: bool) -> tuple[float, float, bool]:
+    """(TTFT, TPOT) at the SLA statistic the page judges, and whether in steady state.
+
+    Open arrivals (Poisson, Gamma) are judged as the planner's check judges them
+    (:func:`calc.plan.percentiles.steady_state_statistic`): the first quarter of the requests,
+    which arrive at an idle engine, left out; so the same deployment, rate and seed give the
+    planner's numbers. A closed loop, a burst or a trace: every request (``stats``, from
+    :func:`calc.traffic.slo.summarize`)."""
+    if arrival in OPEN_ARRIVALS and not trace:
+        ttft, tpot = steady_state_statistic(r, stat)
+        return ttft, tpot, True
+    return stats[f"ttft_s_{stat}"], stats[f"tpot_s_{stat}"], False
 
 
 def finite(x: float) -> bool:

@@ -3,7 +3,7 @@ variants the frontier overlays. Specs only (the widgets are drawn by :func:`ui.s
 nothing here imports streamlit, so it is unit-testable.
 
 Every key is page-local and bound to the query string; none clashes with the shared sidebar
-(:mod:`ui.controls`). Defaults come from the course: SLA TTFT < 500 ms, TPOT < 50 ms (§3.4).
+(:mod:`ui.controls`). The SLA is the one every page shares (:mod:`ui.traffic`).
 """
 
 from __future__ import annotations
@@ -13,17 +13,15 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from calc.spec.catalog import get_gpu, gpu_ids
-from calc.timing.frontier import COURSE_TPOT_SLO_S, COURSE_TTFT_SLO_S
 from calc.spec.inputs import GPUSpec, ServingConfig, describe_validation_error
 from ui.controls import Control
+from ui.traffic import REPLICAS, SLA
 
 # roofline page
 RF_BATCH = Control("rf_batch", "slider", 1, lo=1, hi=1024, step=1)
 ROOFLINE = (RF_BATCH,)
 
 # frontier page
-SLO_TTFT_MS = Control("slo_ttft_ms", "slider", int(COURSE_TTFT_SLO_S * 1000), lo=50, hi=5000, step=50)
-SLO_TPOT_MS = Control("slo_tpot_ms", "slider", int(COURSE_TPOT_SLO_S * 1000), lo=5, hi=500, step=5)
 CHUNKED = Control("chunked_prefill", "toggle", True)
 PER_GPU = Control("per_gpu", "toggle", False)
 MAX_OVERLAYS = 4
@@ -41,8 +39,7 @@ def variant_tokens() -> tuple[str, ...]:
 
 OVERLAYS = Control("overlays", "multi", ("kv:fp8",), options=variant_tokens)
 PRICE = Control("price_usd", "number", None, lo=0.01, hi=10_000.0, step=0.1, integer=False, optional=True)
-REPLICAS = Control("replicas", "number", 1, lo=1, hi=10_000, step=1)
-FRONTIER = (SLO_TTFT_MS, SLO_TPOT_MS, CHUNKED, PER_GPU, OVERLAYS, PRICE, REPLICAS)
+FRONTIER = (*SLA, CHUNKED, PER_GPU, OVERLAYS, PRICE, REPLICAS)
 
 # scheduler page
 SCHED_REQUESTS = Control("sched_requests", "slider", 6, lo=2, hi=8, step=1)

@@ -15,6 +15,8 @@ Two implementation choices:
 
 from __future__ import annotations
 
+import re
+
 from typing import Callable, Sequence
 
 import numpy as np
@@ -358,11 +360,18 @@ def frontier_concurrency_figure(series: Sequence, t: T, *, per_gpu: bool, chosen
                                 yaxis=_axis(t("fr.y.per_gpu" if per_gpu else "fr.y.total"), range=[0, y_max])))
 
 
-def frontier_sla_figure(series: Sequence, t: T, *, ttft_slo_s: float, tpot_slo_s: float, per_gpu: bool) -> go.Figure:
+def frontier_sla_figure(series: Sequence, t: T, *, ttft_slo_s: float, tpot_slo_s: float, per_gpu: bool,
+                        traffic: tuple[float, str] | None = None, mark_chosen: bool = False,
+                        title: str | None = None) -> go.Figure:
     """Throughput against TPOT (left) and TTFT (right), log latency axes, with the SLA targets
-    as vertical lines and the region that meets each target shaded."""
+    as vertical lines and the region that meets each target shaded. ``traffic``: the offered
+    load as (output tokens/s on the y axis, its name), a horizontal line: the points above it
+    carry that load. ``mark_chosen``: a filled circle in each series' colour at its own
+    concurrency (``s.chosen``; the §3.5 case's 16 and 32)."""
     ys = [_y(s, per_gpu) for s in series]
-    y_max = max((float(np.nanmax(y)) for y in ys if np.isfinite(y).any()), default=1.0) * 1.08
+    y_top = max([float(np.nanmax(y)) for y in ys if np.isfinite(y).any()] + ([traffic[0]] if traffic else []),
+                default=1.0)
+    y_max = y_top * 1.08
     traces, axes = [], {}
     for k, (attr, slo, key, domain) in enumerate((("tpot_s", tpot_slo_s, "tpot", [0.0, 0.47]),
                                                   ("ttft_s", ttft_slo_s, "ttft", [0.53, 1.0]))):
@@ -377,15 +386,28 @@ def frontier_sla_figure(series: Sequence, t: T, *, ttft_slo_s: float, tpot_slo_s
                            hovertemplate=t(f"fr.hover.region_{key}", v=F.number(slo_ms, 0)) + NO_HOVER))
         traces.append(_vline(slo_ms, 0, y_max, name=t(f"fr.trace.sla_{key}", v=F.number(slo_ms, 0)),
                              color=COLORS["limit"], width=3.5, xaxis=xa, yaxis=ya))
+        if traffic is not None:
+            traces.append(_line([x_lo, x_hi], [traffic[0], traffic[0]], name=traffic[1], color=COLORS["traffic"],
+                                dash="dash", hover=traffic[1], xaxis=xa, yaxis=ya, legendgroup="traffic",
+                                showlegend=k == 0))
         for s, x, y in zip(series, xs, ys):
             traces += _series_traces(s, x, y, t, xaxis=xa, yaxis=ya, showlegend=k == 0)
+        if mark_chosen:
+            for s, x, y in zip(series, xs, ys):
+                c = int(s.concurrency[s.chosen])
+                who = re.split(r"[:：]", s.label, maxsplit=1)[0]  # "A: before (…)" -> "A"
+                name = t("fr.trace.chosen", label=who, c=F.integer(c))
+                traces.append(dict(type="scatter", mode="markers", x=[x[s.chosen]], y=[y[s.chosen]], name=name,
+                                   legendgroup=f"chosen{c}", showlegend=k == 0, xaxis=xa, yaxis=ya,
+                                   marker=dict(symbol="circle", size=15, color=s.color, line=dict(width=2.5, color="#FFFFFF")),
+                                   hovertemplate=name + NO_HOVER))
         axes["xaxis" if k == 0 else "xaxis2"] = _axis(t(f"fr.x.{key}"), log=True, domain=domain, anchor=ya,
                                                       range=[np.log10(x_lo), np.log10(x_hi)], ticks=(x_lo, x_hi, "125"))
         axes["yaxis" if k == 0 else "yaxis2"] = _axis(t("fr.y.per_gpu" if per_gpu else "fr.y.total") if k == 0 else "",
                                                       range=[0, y_max], anchor=xa,
                                                       **({} if k == 0 else dict(matches="y", showticklabels=False)))
     traces += _marker_legend(t)
-    layout = _layout(t("fr.title.sla", ttft=F.number(ttft_slo_s * MS, 0), tpot=F.number(tpot_slo_s * MS, 0)),
+    layout = _layout(title or t("fr.title.sla", ttft=F.number(ttft_slo_s * MS, 0), tpot=F.number(tpot_slo_s * MS, 0)),
                      height=580, annotations=[_subtitle(t("fr.sub.tpot"), 0.0, xanchor="left"),
                                               _subtitle(t("fr.sub.ttft"), 1.0, xanchor="right")],
                      **axes)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 EN: dict[str, str] = {
     "nav.roofline": "Roofline (course §3.3)",
-    "nav.frontier": "Latency vs throughput (§3.4–3.5)",
+    "nav.frontier": "Latency vs throughput (§3.4)",
     "nav.scheduler": "Scheduler (chunked prefill)",
     # shared words
     "op.qkv_proj": "QKV projection",
@@ -27,16 +27,12 @@ EN: dict[str, str] = {
     "ctl.rf_batch": "Decode batch size (sequences per step)",
     "ctl.rf_batch.help": "Sequences decoded together in one step (the running batch). Each adds 2 FLOPs per weight "
                          "but no weight bytes: the decode points move right, toward the ridge.",
-    "ctl.slo_ttft_ms": "SLA: time to first token (ms)",
-    "ctl.slo_ttft_ms.help": "Target for TTFT in milliseconds. Course §3.4: chat needs < 500 ms.",
-    "ctl.slo_tpot_ms": "SLA: time per output token (ms)",
-    "ctl.slo_tpot_ms.help": "Target for TPOT in milliseconds. Course §3.4: chat needs < 50 ms.",
     "ctl.chunked_prefill": "Chunked prefill",
     "ctl.chunked_prefill.help": "vLLM --enable-chunked-prefill (on by default in V1): prompts are split into chunks "
                                 "that ride along with the decodes under the max_num_batched_tokens budget.",
     "ctl.per_gpu": "Throughput per GPU",
     "ctl.per_gpu.help": "Divide throughput by the tensor-parallel size: fair when comparing TP 1 with TP 2.",
-    "ctl.overlays": "Compare with (up to 4 variants of your scenario)",
+    "ctl.overlays": "Compare with (up to 4 variants)",
     "ctl.overlays.help": "Each variant changes one thing of the sidebar scenario: the KV-cache precision, the tensor "
                          "parallelism (TP), the weight quantization, chunked prefill, a course §3.4 preset "
                          "(max_num_seqs / max_num_batched_tokens) or the GPU. The link keeps short codes "
@@ -213,12 +209,13 @@ EN: dict[str, str] = {
                         "including prompt tokens.",
     "fr.metric.ttft": "TTFT there",
     "fr.metric.tpot": "TPOT there",
-    "ctl.price_usd": "Your price ($ per GPU-hour)",
+    "ctl.price_usd": "Price ($ / GPU-hour)",
     "ctl.price_usd.help": "On-demand price of one GPU per hour; empty = the catalog's sourced price (calc/data/"
                           "gpu_prices.json: provider, date and the other providers' quotes).",
     "ctl.replicas": "Replicas",
     "ctl.replicas.help": "Independent copies of this deployment behind a load balancer: throughput and cost add up, "
-                         "latencies are one replica's (each serves its share of the clients).",
+                         "latencies are one replica's (each serves its share of the clients, or of the request rate "
+                         "on the load test). The same replicas on the frontier and the load test.",
     "fr.price.catalog": "{price}",  # the catalog price as the placeholder (the help says empty = catalog); "catalog: …" was cut at 1440 px
     "fr.price.none": "—",
     "fr.cost.split": "Bill split by engine time: \\${cin} per million input tokens, \\${cout} per million output tokens "
@@ -241,6 +238,9 @@ EN: dict[str, str] = {
     "fr.none_feasible": "No concurrency meets TTFT ≤ {ttft} ms and TPOT ≤ {tpot} ms: the best this scenario reaches "
                         "is TTFT {min_ttft} ms and TPOT {min_tpot} ms. Relax the SLA, or use a faster GPU, more GPUs, "
                         "quantization or a shorter prompt.",
+    "fr.sla_stat_mean": "SLA judged on the mean here: the frontier's closed-loop model gives mean TTFT and TPOT, not "
+                        "{q}. The load test measures {q} with the request simulator, and the planner re-checks its "
+                        "options at {q}, against the same SLA.",
     "fr.caption.sla": "Green: where the target on that axis is met; a point meets the SLA only if it is inside both. "
                       "Star: the best point that meets both; open diamond: the knee. Latencies are steady-state means "
                       "(percentiles need a load test, course §3.6).",
@@ -279,6 +279,8 @@ EN: dict[str, str] = {
     "fr.hover.region_tpot": "TPOT ≤ {v} ms",
     "fr.hover.region_ttft": "TTFT ≤ {v} ms",
     "fr.trace.feasible": "Meets the target",
+    "fr.trace.traffic": "Your traffic: {rate} req/s ÷ {replicas} = {x} output tok/s each",
+    "fr.trace.traffic_gpu": "Your traffic: {rate} req/s ÷ {replicas} = {x} output tok/s per GPU",
     "fr.trace.sla_tpot": "SLA TPOT {v} ms",
     "fr.trace.sla_ttft": "SLA TTFT {v} ms",
     "fr.x.tpot": "TPOT (ms per token)",
@@ -313,6 +315,25 @@ EN: dict[str, str] = {
                         "linearly with the queue. FP8 KV, more GPUs or shorter contexts move the KV wall right; with "
                         "chunked prefill, a larger max_num_batched_tokens raises the token-budget limit.",
     # case study
+    "nav.case_study": "Course §3.5: before vs after",
+    "cs.link": "Check the course (§3.5): the case study, before and after, recomputed",
+    "cs.page_title": "Course §3.5: the case study, before (A) and after (B)",
+    "cs.series.before": "A: before ({c} clients, whole prefills, FP16 KV)",
+    "cs.series.after": "B: after ({c} clients, chunked 512, FP8 KV)",
+    "cs.delta.help": "{label}; the small number is the change from A",
+    "cs.chart.title": "A and B on one chart, against the course's chat SLA (TTFT ≤ {ttft} ms, TPOT ≤ {tpot} ms)",
+    "cs.chart.caption": "Each line sweeps the clients of one setup; the filled circles are the case's own {a} and {b} "
+                        "clients; thick where both targets are met, the star is each setup's best point inside them. "
+                        "Steady-state means (percentiles: the load-test page). Fixed inputs: the sidebar's model and "
+                        "engine do not apply here, its efficiency assumptions do.",
+    "cs.table.title": "What the course prints, what the calculator computes, and why",
+    "cs.table.caption": "Each explanation is chosen from the computed numbers: move an efficiency assumption and the "
+                        "text follows the direction the numbers take.",
+    "fr.trace.chosen": "{label} at {c} clients",
+    "case.why.ttft_ms_drop": "Here the calculator's TTFT falls too ({ttft_before} → {ttft_after} ms): with these "
+                             "efficiencies the 512-token chunks ({k} per prompt) let a new prompt start beside the "
+                             "decodes sooner than whole prompts queue behind each other. The course's 50 % drop is "
+                             "larger; its setup (prompt length, arrivals, vLLM version) is not given.",
     "case.title": "Check the course (§3.5): the case study, recomputed",
     "case.intro": "Llama-2-7B in FP16 on one A100 80GB. Before: 16 clients, context 2,048 tokens (read here as a "
                   "{i}-token prompt + {o} output), no chunked prefill. After: chunked prefill with a 512-token budget, "
@@ -419,7 +440,7 @@ EN: dict[str, str] = {
 
 ZH: dict[str, str] = {
     "nav.roofline": "Roofline 模型（课程 §3.3）",
-    "nav.frontier": "延迟与吞吐（§3.4–3.5）",
+    "nav.frontier": "延迟与吞吐（§3.4）",
     "nav.scheduler": "调度器（Chunked Prefill）",
     "op.qkv_proj": "QKV 投影",
     "op.attention": "注意力（读 KV）",
@@ -436,16 +457,12 @@ ZH: dict[str, str] = {
     "ctl.rf_batch": "Decode 批量（每步序列数）",
     "ctl.rf_batch.help": "同一步里一起解码的序列数（运行中的批）。每多一个序列，每个权重多 2 次 FLOP，但不多读权重字节："
                          "Decode 的点向右移动，靠近屋脊点。",
-    "ctl.slo_ttft_ms": "SLA：首 Token 延迟（ms）",
-    "ctl.slo_ttft_ms.help": "TTFT 目标，单位毫秒。课程 §3.4：聊天场景要求 < 500 ms。",
-    "ctl.slo_tpot_ms": "SLA：单 Token 延迟（ms）",
-    "ctl.slo_tpot_ms.help": "TPOT 目标，单位毫秒。课程 §3.4：聊天场景要求 < 50 ms。",
     "ctl.chunked_prefill": "分块预填充",
     "ctl.chunked_prefill.help": "vLLM --enable-chunked-prefill（V1 默认开启）：提示词被切成小块，在 max_num_batched_tokens "
                                 "预算内与 Decode 同步执行。",
     "ctl.per_gpu": "按每卡计吞吐",
     "ctl.per_gpu.help": "吞吐除以张量并行数：比较 TP 1 与 TP 2 时更公平。",
-    "ctl.overlays": "对比（当前场景的最多 4 个变体）",
+    "ctl.overlays": "对比（最多 4 个变体）",
     "ctl.overlays.help": "每个变体只改侧栏场景中的一项：KV Cache 精度、张量并行（TP）、权重量化、分块预填充、"
                          "课程 §3.4 预设（max_num_seqs / max_num_batched_tokens）或 GPU。链接中保存简短代码"
                          "（kv:fp8、tp:2、preset:low_latency、gpu:h100-sxm …），与语言无关。",
@@ -603,10 +620,10 @@ ZH: dict[str, str] = {
     "fr.metric.x.help": "整个张量并行组的输出 token/s；每卡 {per_gpu}（TP {tp}）；含提示词 token 共 {total} token/s。",
     "fr.metric.ttft": "此时 TTFT",
     "fr.metric.tpot": "此时 TPOT",
-    "ctl.price_usd": "你的价格（美元/GPU·小时）",
+    "ctl.price_usd": "价格（美元/GPU·小时）",
     "ctl.price_usd.help": "一张 GPU 每小时的按需价格；留空 = 目录中有来源的价格（calc/data/gpu_prices.json：厂商、日期和其他厂商报价）。",
     "ctl.replicas": "副本数",
-    "ctl.replicas.help": "负载均衡器后的独立部署副本：吞吐和费用相加，延迟是单个副本的（每个副本承担自己那份客户端）。",
+    "ctl.replicas.help": "负载均衡器后的独立部署副本：吞吐和费用相加，延迟是单个副本的（每个副本承担自己那份客户端，压测页上则是自己那份请求率）。前沿页和压测页共用同一个副本数。",
     "fr.price.catalog": "{price}",
     "fr.price.none": "—",
     "fr.cost.split": "按引擎时间分摊费用：每百万输入 token \\${cin}，每百万输出 token \\${cout}（每 GPU 每小时 \\${price} × {gpus}）。",
@@ -624,6 +641,7 @@ ZH: dict[str, str] = {
     "fr.metric.knee.help": "过了拐点，客户端数翻倍带来的吞吐增长不到 41%，延迟增长却超过 41%（Kleinrock 的 power，见“原因”）。",
     "fr.none_feasible": "没有任何并发能同时满足 TTFT ≤ {ttft} ms 和 TPOT ≤ {tpot} ms：此场景最好只能做到 TTFT {min_ttft} ms、"
                         "TPOT {min_tpot} ms。请放宽 SLA，或换更快的 GPU、更多 GPU、量化或更短的提示词。",
+    "fr.sla_stat_mean": "此处 SLA 按均值判断：前沿页的闭环模型给出的是平均 TTFT 和 TPOT，而不是 {q}。压测页用请求模拟器测量 {q}，部署规划页按 {q} 复核方案，用的是同一个 SLA。",
     "fr.caption.sla": "绿色：满足该坐标轴上目标的区域；一个点只有在两个区域内才满足 SLA。星号：满足两者的最佳点；空心菱形：拐点。"
                       "延迟为稳态平均值（分位数需要压测，课程 §3.6）。",
     "fr.caption.conc": "增加客户端会填满批次，吞吐随之上升，直到引擎上限（虚线：KV Cache 占满或 max_num_seqs；你的场景为 {wall}）。"
@@ -660,6 +678,8 @@ ZH: dict[str, str] = {
     "fr.hover.region_tpot": "满足 TPOT ≤ {v} ms",
     "fr.hover.region_ttft": "满足 TTFT ≤ {v} ms",
     "fr.trace.feasible": "满足该目标",
+    "fr.trace.traffic": "你的流量：{rate} 请求/秒 ÷ {replicas} = 每个副本 {x} 输出 tok/s",
+    "fr.trace.traffic_gpu": "你的流量：{rate} 请求/秒 ÷ {replicas} = 每 GPU {x} 输出 tok/s",
     "fr.trace.sla_tpot": "SLA：TPOT {v} ms",
     "fr.trace.sla_ttft": "SLA：TTFT {v} ms",
     "fr.x.tpot": "TPOT（每 token 毫秒）",
@@ -689,6 +709,22 @@ ZH: dict[str, str] = {
     "why.fr.wall": "引擎上限 = {value} 个序列",
     "why.fr.wall.take": "客户端数超过它之后，多出的请求只能等待：吞吐不变，TTFT 随队列线性增长。FP8 KV、更多 GPU 或更短的"
                         "上下文会把 KV 上限右移；开启 Chunked Prefill 时，更大的 max_num_batched_tokens 会提高 token 预算上限。",
+    "nav.case_study": "课程 §3.5：优化前后对比",
+    "cs.link": "核对课程（§3.5）：重新计算案例的优化前后",
+    "cs.page_title": "课程 §3.5：案例的优化前（A）与优化后（B）",
+    "cs.series.before": "A：优化前（{c} 个客户端，整段预填充，FP16 KV）",
+    "cs.series.after": "B：优化后（{c} 个客户端，分块 512，FP8 KV）",
+    "cs.delta.help": "{label}；小字是相对 A 的变化",
+    "cs.chart.title": "A 与 B 画在同一张图上，对照课程的聊天 SLA（TTFT ≤ {ttft} ms，TPOT ≤ {tpot} ms）",
+    "cs.chart.caption": "每条线扫描一种配置的客户端数；实心圆是案例自己的 {a} 和 {b} 个客户端；加粗部分同时满足两个目标，"
+                        "星号是每种配置在目标内的最佳点。均为稳态均值（百分位数见负载测试页）。输入固定：侧边栏的模型和"
+                        "引擎设置在此不适用，效率假设适用。",
+    "cs.table.title": "课程印的数字、计算器算出的数字，以及差异的原因",
+    "cs.table.caption": "每条解释都按计算结果选取：调整效率假设后，文字会跟着数字变化的方向走。",
+    "fr.trace.chosen": "{label}：{c} 个客户端时",
+    "case.why.ttft_ms_drop": "这里计算器的 TTFT 也下降了（{ttft_before} → {ttft_after} ms）：在这些效率下，512 token 的分块"
+                             "（每个提示词 {k} 块）让新提示词能更早地与 Decode 并行开始，而不是整段提示词彼此排队。课程中"
+                             "50% 的降幅更大；它的设置（提示词长度、到达方式、vLLM 版本）没有给出。",
     "case.title": "核对课程（§3.5）：重新计算案例",
     "case.intro": "Llama-2-7B FP16，单卡 A100 80GB。优化前：16 个客户端，上下文 2,048 token（此处理解为 {i} token 提示词 + "
                   "{o} 输出），不分块预填充。优化后：分块预填充、预算 512 token，32 个客户端，FP8 KV Cache。吞吐 = 输出 token/s。",

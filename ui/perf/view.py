@@ -291,6 +291,31 @@ def case_study(eff: Efficiency = Efficiency()) -> CaseStudy:
                      bound_tpot_before_s=floor)
 
 
+CASE_SLA_S = (0.5, 0.05)  # course §3.4's chat targets (TTFT < 500 ms, TPOT < 50 ms), the case's yardstick
+
+
+def case_variants() -> tuple[Variant, Variant]:
+    """The §3.5 before and after as frontier variants (Llama-2-7B FP16 on one A100 80GB)."""
+    gpu = get_gpu(CASE_GPU)
+    out = []
+    for kw in (CASE_BEFORE, CASE_AFTER):
+        s = ServingConfig(dtype="float16", input_len=CASE_INPUT, output_len=CASE_OUTPUT, **kw)
+        out.append(Variant("", s, gpu, bool(kw["enable_chunked_prefill"])))
+    return out[0], out[1]
+
+
+def case_series(eff: Efficiency, labels: tuple[str, str], colors: tuple[str, str]) -> list[FrontierSeries]:
+    """Both §3.5 scenarios over one concurrency sweep (the shared axis of :func:`sweep_concurrency`,
+    with 16 and 32 on it), each marked at its own clients, judged against :data:`CASE_SLA_S`."""
+    arch = get_model(CASE_MODEL)
+    variants = case_variants()
+    conc = np.union1d(sweep_concurrency([probe(v, arch, eff) for v in variants], CASE_BEFORE["concurrency"]),
+                      [CASE_AFTER["concurrency"]])
+    return [frontier_series(v, arch, eff, concurrency=conc, label=label, color=color, ttft_slo_s=CASE_SLA_S[0],
+                            tpot_slo_s=CASE_SLA_S[1], chosen=int(v.serving.concurrency))
+            for v, label, color in zip(variants, labels, colors)]
+
+
 def _pct(new: float, old: float) -> str:
     return "—" if not (np.isfinite(new) and np.isfinite(old) and old) else f"{100 * (new / old - 1):+.0f} %"
 
@@ -308,7 +333,8 @@ def case_rows(c: CaseStudy, t: T) -> list[dict[str, str]]:
         little_before=F.integer(16 / 0.045), little_after=F.integer(32 / 0.052),
         calc_little_before=F.integer(16 / float(b.tpot_s)), calc_little_after=F.integer(32 / float(a.tpot_s)),
         budget=F.number(c.budget_bytes / GB, 1),
-        calc_before=F.number(float(b.output_tokens_per_s), 0), calc_after=F.number(float(a.output_tokens_per_s), 0))
+        calc_before=F.number(float(b.output_tokens_per_s), 0), calc_after=F.number(float(a.output_tokens_per_s), 0),
+        ttft_before=F.number(float(b.ttft_s) * 1e3, 0), ttft_after=F.number(float(a.ttft_s) * 1e3, 0))
     rows = []
     for key, (cb, ca) in CASE_COURSE.items():
         xb, xa = calc[key]
@@ -317,7 +343,7 @@ def case_rows(c: CaseStudy, t: T) -> list[dict[str, str]]:
             "metric": t(f"case.metric.{key}"),
             "course": f"{F.number(cb, 0)} → {F.number(ca, 0)} {u} ({_pct(ca, cb)})",
             "calc": f"{F.number(xb, 0)} → {F.number(xa, 0)} {u} ({_pct(xa, xb)})",
-            "why": t(f"case.why.{key}", **why_values),
+            "why": t(f"case.why.{key}" + ("_drop" if key == "ttft_ms" and xa < xb else ""), **why_values),
             "course_before": cb, "course_after": ca, "calc_before": xb, "calc_after": xa, "key": key,
         })
     return rows

@@ -7,20 +7,18 @@ import math
 import re
 from urllib.parse import urlencode
 
-from calc.plan.search import PERCENTILES, SORTS, Deployment
+from calc.plan.search import SORTS, Deployment, PlanRequest
 from calc.spec.catalog import gpu_ids
 from ui.controls import Control, ControlValueError
+from ui.traffic import RATE, SLA_STAT, SLA_TPOT_MS, SLA_TTFT_MS
 
-PL_RATE = Control("pl_rate", "number", 10.0, lo=0.01, hi=100_000.0, step=1.0, integer=False)
-PL_TTFT_MS = Control("pl_ttft_ms", "number", 1000, lo=10, hi=600_000, step=50)
-PL_TPOT_MS = Control("pl_tpot_ms", "number", 50, lo=1, hi=10_000, step=5)
-PL_PERCENTILE = Control("pl_percentile", "select", "mean", options=PERCENTILES)
 PL_SORT = Control("pl_sort", "select", "cost", options=SORTS)
 PL_TOP = Control("pl_top", "slider", 10, lo=1, hi=50, step=1)
 PL_MAX_GPUS = Control("pl_max_gpus", "number", None, lo=1, hi=100_000, step=1, optional=True)
 PL_BUDGET = Control("pl_budget", "number", None, lo=0.01, hi=1e7, step=10.0, integer=False, optional=True)
 PL_GPUS = Control("pl_gpus", "multi", (), options=lambda: tuple(gpu_ids()))
-PLANNER = (PL_RATE, PL_TTFT_MS, PL_TPOT_MS, PL_PERCENTILE, PL_SORT, PL_TOP, PL_MAX_GPUS, PL_BUDGET, PL_GPUS)
+# The rate and the SLA are the ones every page shares (ui.traffic).
+PLANNER = (RATE, SLA_TTFT_MS, SLA_TPOT_MS, SLA_STAT, PL_SORT, PL_TOP, PL_MAX_GPUS, PL_BUDGET, PL_GPUS)
 PRICES_KEY = "pl_prices"  # text "gpu=usd, gpu=usd": the user's own $/GPU-hour (URL-bound text input)
 
 
@@ -79,9 +77,12 @@ def parse_prices(text: str | None) -> dict[str, float]:
     return out
 
 
-def scenario_link(d: Deployment, *, model_id: str, page: str = "frontier", lang: str = "en") -> str:
+def scenario_link(d: Deployment, *, model_id: str, page: str = "frontier", lang: str = "en",
+                  request: PlanRequest | None = None) -> str:
     """Relative link that opens this deployment in another page (the sidebar's URL parameters):
-    model, GPU, TP, precisions, context = input + output, concurrency = max_num_seqs.
+    model, GPU, TP, precisions, context = input + output, concurrency = max_num_seqs; its replicas;
+    with the ``request``, the traffic and the SLA every page shares (:mod:`ui.traffic`: rate,
+    targets, statistic), so the load test opened with it simulates what the planner checked.
 
     >>> from calc.plan.search import PlanRequest, plan
     >>> from calc.spec.catalog import get_gpu, get_model
@@ -93,6 +94,9 @@ def scenario_link(d: Deployment, *, model_id: str, page: str = "frontier", lang:
     params = {"model": model_id, "gpu": d.gpu, "tp": d.tensor_parallel_size, "dtype": "auto",
               "quantization": d.quantization, "kv_cache_dtype": d.kv_cache_dtype, "context": d.input_len + d.output_len,
               "output_len": d.output_len, "max_model_len": d.max_model_len,
-              "concurrency": min(d.max_num_seqs, 1024), "max_num_seqs": d.max_num_seqs, "lang": lang}
-    return f"/{page}?{urlencode(params)}"
+              "concurrency": min(d.max_num_seqs, 1024), "max_num_seqs": d.max_num_seqs, "replicas": d.replicas}
+    if request is not None:
+        params |= {RATE.key: f"{request.rate_rps:g}", SLA_TTFT_MS.key: f"{request.ttft_slo_s * 1e3:g}",
+                   SLA_TPOT_MS.key: f"{request.tpot_slo_s * 1e3:g}", SLA_STAT.key: request.percentile}
+    return f"/{page}?{urlencode(params | {'lang': lang})}"
 

@@ -48,7 +48,7 @@ def ranked_rows(r: PlanResult, t: T, *, lang: str) -> list[dict[str, Any]]:
             t("pl.col.usd_in"): _money(d.usd_per_million_input_tokens, 4),
             t("pl.col.usd_out"): _money(d.usd_per_million_output_tokens, 4),
             t("pl.col.quality"): quality_short(r.model_id, d.quantization), t("pl.col.statistic"): d.slo_statistic,
-            t("pl.col.open"): scenario_link(d, model_id=r.model_id, lang=lang),
+            t("pl.col.open"): scenario_link(d, model_id=r.model_id, lang=lang, request=r.request),
         })
     return rows
 

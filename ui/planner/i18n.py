@@ -7,31 +7,16 @@ EN: dict[str, str] = {
     "pl.title": "Deployment planner: which GPUs serve this load?",
     "pl.running": "Planning…",
     "pl.over_budget": "**Too large for this shared server:** {n} of the options to check at {p} need more simulation "
-                      "than this server's budget ({cpu_limit} s of CPU per request) and are judged on the closed-loop "
-                      "mean instead (the 'Statistic' column says which). To simulate them all, run on your own machine:",
+                      "than this server's budget ({cpu_limit} s of CPU per request) and keep the queueing model's {p}, "
+                      "an estimate, instead (the 'Statistic' column says which). To simulate them all, run on your own machine:",
     "pl.intro": "{model}: {rate} requests/s of {i} prompt + {o} output tokens (sidebar model, context and output "
                 "length). Every GPU × tensor parallelism × weight precision × KV precision × max_num_seqs is "
                 "evaluated at once with the same model as the other pages; replicas carry the rate, and more are "
                 "added where waiting for a free sequence slot near capacity would break the TTFT target (TTFT "
                 "includes that wait).",
-    "ctl.pl_rate": "Request rate (requests/s)",
-    "ctl.pl_rate.help": "Requests per second the whole deployment must serve; replicas split them evenly.",
-    "ctl.pl_ttft_ms": "SLA: time to first token (ms)",
-    "ctl.pl_ttft_ms.help": "Target for TTFT, in milliseconds; judged on the statistic below.",
-    "ctl.pl_tpot_ms": "SLA: time per output token (ms)",
-    "ctl.pl_tpot_ms.help": "Target for TPOT (inter-token latency), in milliseconds.",
-    "ctl.pl_percentile": "SLA statistic",
-    "ctl.pl_percentile.help": "Mean: the closed-loop model's steady state, over the whole grid. A percentile "
-                              "re-checks the first options with the request simulator (a second or two); the "
-                              "page says which statistic each row was judged on.",
     "ctl.pl_sort": "Rank by",
     "ctl.pl_sort.help": "Cost: dollars per hour for the rate (= cost per request); fewest GPUs; "
                         "throughput: output tokens/s per GPU.",
-    "opt.pl_percentile.mean": "Mean",
-    "opt.pl_percentile.p50": "P50 (median)",
-    "opt.pl_percentile.p90": "P90",
-    "opt.pl_percentile.p95": "P95",
-    "opt.pl_percentile.p99": "P99",
     "opt.pl_sort.cost": "Cost ($ per hour)",
     "opt.pl_sort.gpus": "Fewest GPUs",
     "opt.pl_sort.throughput": "Throughput per GPU",
@@ -49,11 +34,13 @@ EN: dict[str, str] = {
                           "prices, sources and the spread between providers are in the table below.",
     "pl.bad_prices": "Your prices were not used: {reason}",
     "pl.statistic.mean": "SLA judged on the mean TTFT and TPOT (closed-loop steady state).",
-    "pl.statistic.fallback": "You asked for {p}; the request simulator is not available, so the SLA is judged on "
-                             "the mean. Percentiles are higher than the mean: leave headroom.",
-    "pl.statistic.simulated": "SLA judged on {p}: the first options were re-checked with the request simulator "
-                              "(Poisson arrivals at each replica's share of the rate; replicas added where {p} "
-                              "missed); the rest on the closed-loop mean (see the Statistic column).",
+    "pl.statistic.fallback": "You asked for {p}; the request simulator is not available, so {p} is judged with "
+                             "the queueing model alone (an estimate: leave headroom).",
+    "pl.statistic.simulated": "SLA judged on {p}: every option sized with the queueing model (the waits for a "
+                              "sequence slot and for the prefill room at {p}), then the listed options re-checked "
+                              "with the request simulator in steady state (Poisson arrivals at each replica's share "
+                              "of the rate, the first quarter dropped; replicas added where {p} missed) while its "
+                              "budget lasts (see the Statistic column).",
     "pl.col.statistic": "Statistic",
     "pl.metric.configs": "Configurations evaluated",
     "pl.metric.meeting": "Meet the SLA and limits",
@@ -154,6 +141,11 @@ EN: dict[str, str] = {
                         "or 'docker run … vllm/vllm-openai … --model MODEL …'",
     "cmd.paste.ignored": "Ignored (not modelled):",
     "cmd.paste.errors": "Not used:",
+    "cmd.paste.refused": "Nothing was applied: the command's model is not in the catalog, and its flags belong to "
+                         "that model, not to the one selected.",
+    "cmd.paste.variant": "{given} has the architecture of the catalog's {id} (a tuned checkpoint of it): that is "
+                         "what is calculated.",
+    "cmd.paste.reset": "Left out of the command, so back to vLLM's default: {flags}",
 }
 
 ZH: dict[str, str] = {
@@ -161,25 +153,12 @@ ZH: dict[str, str] = {
     "pl.title": "部署规划：哪些 GPU 能承载这个负载？",
     "pl.running": "正在规划…",
     "pl.over_budget": "**对这台共享服务器来说太大：**待检查的选项中有 {n} 个在 {p} 下需要的模拟超过本服务器的预算"
-                      "（每次请求 {cpu_limit} 秒 CPU），改按闭环均值判断（“统计量”一列注明）。要全部模拟，请在你自己的机器上运行：",
+                      "（每次请求 {cpu_limit} 秒 CPU），改用排队模型给出的 {p}（估计值）判断（“统计量”一列注明）。要全部模拟，请在你自己的机器上运行：",
     "pl.intro": "{model}：每秒 {rate} 个请求，每个 {i} 个输入 + {o} 个输出 token（侧边栏的模型、上下文和输出长度）。"
                 "一次评估所有 GPU × 张量并行 × 权重精度 × KV 精度 × max_num_seqs，用与其他页面相同的模型；副本数承载请求率，"
                 "接近容量时若等待空闲序列槽位会让 TTFT 超标，就再加副本（TTFT 含这段等待）。",
-    "ctl.pl_rate": "请求率（请求/秒）",
-    "ctl.pl_rate.help": "整个部署每秒要处理的请求数；副本之间平均分配。",
-    "ctl.pl_ttft_ms": "SLA：首 token 延迟（毫秒）",
-    "ctl.pl_ttft_ms.help": "TTFT 目标，单位毫秒；按下面的统计量判断。",
-    "ctl.pl_tpot_ms": "SLA：每个输出 token 的时间（毫秒）",
-    "ctl.pl_tpot_ms.help": "TPOT（token 间延迟）目标，单位毫秒。",
-    "ctl.pl_percentile": "SLA 统计量",
-    "ctl.pl_percentile.help": "均值：闭环模型的稳态值，覆盖整个网格。百分位会用请求模拟器复核前几个方案（一两秒）；页面会说明每行按哪个统计量判断。",
     "ctl.pl_sort": "排序依据",
     "ctl.pl_sort.help": "成本：该请求率下每小时的费用（即每个请求的成本）；GPU 最少；每 GPU 吞吐：每 GPU 每秒输出 token。",
-    "opt.pl_percentile.mean": "均值",
-    "opt.pl_percentile.p50": "P50（中位数）",
-    "opt.pl_percentile.p90": "P90",
-    "opt.pl_percentile.p95": "P95",
-    "opt.pl_percentile.p99": "P99",
     "opt.pl_sort.cost": "成本（美元/小时）",
     "opt.pl_sort.gpus": "GPU 最少",
     "opt.pl_sort.throughput": "每 GPU 吞吐",
@@ -196,9 +175,10 @@ ZH: dict[str, str] = {
     "ctl.pl_prices.help": "覆盖目录价格，例如 h100-sxm=2.49, a100-80gb=1.29。目录的按需价格、来源和各云厂商的价差见下表。",
     "pl.bad_prices": "未使用你的价格：{reason}",
     "pl.statistic.mean": "SLA 按 TTFT 和 TPOT 的平均值判断（闭环稳态）。",
-    "pl.statistic.fallback": "你选择了 {p}；请求模拟器尚不可用，因此 SLA 按平均值判断。百分位高于平均值：请留余量。",
-    "pl.statistic.simulated": "SLA 按 {p} 判断：前几个方案用请求模拟器复核（每个副本按其分得的请求率泊松到达；"
-                              "{p} 不达标时增加副本）；其余按闭环平均值（见“统计量”列）。",
+    "pl.statistic.fallback": "你选择了 {p}；请求模拟器尚不可用，因此 {p} 仅用排队模型判断（估计值：请留余量）。",
+    "pl.statistic.simulated": "SLA 按 {p} 判断：所有方案先用排队模型定副本数（{p} 下等待序列槽位和预填充的时间），"
+                              "再在预算内用请求模拟器按稳态复核列出的方案（每个副本按其分得的请求率泊松到达，去掉前四分之一；"
+                              "{p} 不达标时增加副本）（见“统计量”列）。",
     "pl.col.statistic": "统计量",
     "pl.metric.configs": "评估的配置数",
     "pl.metric.meeting": "满足 SLA 和限制",
@@ -295,4 +275,7 @@ ZH: dict[str, str] = {
                         "或 'docker run … vllm/vllm-openai … --model MODEL …'",
     "cmd.paste.ignored": "已忽略（未建模）：",
     "cmd.paste.errors": "未使用：",
+    "cmd.paste.refused": "未应用任何设置：命令中的模型不在目录中，它的参数属于那个模型，而不是当前选中的模型。",
+    "cmd.paste.variant": "{given} 与目录中的 {id} 架构相同（是它的微调版本）：按后者计算。",
+    "cmd.paste.reset": "命令中未给出，因此恢复为 vLLM 默认值：{flags}",
 }

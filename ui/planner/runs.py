@@ -2,7 +2,7 @@
 (shared by every session: the same link costs its simulations once), and held to the budget: the
 percentile check (:func:`calc.plan.percentiles.check_top`) gets the CPU seconds of
 ``LLM_CALC_MAX_CPU_S`` as work units and the memory of ``LLM_CALC_MAX_RUN_MIB`` as its step cap;
-options it cannot simulate within them keep the closed-loop mean and say so. No arithmetic here."""
+options it cannot simulate within them keep the queueing model's numbers and say so. No arithmetic here."""
 
 from __future__ import annotations
 
@@ -46,8 +46,8 @@ def planned(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, efficien
 
 
 def not_simulated(result: PlanResult) -> int:
-    """Options the percentile check could not simulate within the budget (they keep the mean)."""
-    return sum(d.slo_statistic.startswith("mean (not simulated: its") for d in result.ranked)
+    """Options the percentile check could not simulate within the budget (they keep the model's numbers)."""
+    return sum("not simulated: its" in d.slo_statistic for d in result.ranked)
 
 
 def cli_command(arch: ModelArch, gpu_ids: Sequence[str], req: PlanRequest, prices: dict[str, float | None],

@@ -1,0 +1,162 @@
+"""Measured results against the calculator: each row (:mod:`calc.spec.results`) asked as a user
+would ask the CLI, scored per metric with its error band. Shared by ``python -m calc validate`` /
+``calibrate`` and ``bench/calibration_report.py`` (so that validate reproduces the report).
+
+How a row is asked: ``closed`` loops (``vllm bench serve --max-concurrency C``) with ``estimate
+--concurrency C`` (its steady state); ``burst`` and ``static`` rows (``--request-rate inf``,
+``benchmark_latency`` static batches, offline ``benchmark_throughput``: every prompt at t = 0) with
+``simulate --arrival burst --num-requests N``; ``poisson``/``gamma`` rows (a finite
+``--request-rate``) with ``simulate --arrival poisson|gamma --rate R``. Error = predicted / measured − 1.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from calc.cli.estimate import estimate_record
+from calc.cli.simulate import simulate_record
+from calc.spec.catalog import get_gpu, get_model
+from calc.spec.inputs import Efficiency
+from calc.timing.bands import BandKey, band, band_basis, gpu_family, load_regime, metric_group
+
+# Every measured engine below ran its TP all-reduces through NCCL, not a custom P2P kernel like vLLM's:
+# TensorRT-LLM v0.5/v0.6.1 examples/llama/build.py has ``--use_custom_all_reduce`` off by default and
+# the Llama-2-70B build command in performance.md @138f96d does not pass it; FasterTransformer and its
+# fork TurboMind (LMDeploy v0.1) default ``enable_custom_all_reduce = 0``; the 2023 Databricks server
+# predates vLLM's custom all-reduce (PR #2192, Dec 2023). So they run as ``--disable-custom-all-reduce``
+# (an engine property, the same for every row of an engine).
+NCCL_ONLY_ENGINES = ("TensorRT-LLM v0.5", "TensorRT-LLM v0.6", "LMDeploy (TurboMind) v0.1", "FasterTransformer",
+                     "Databricks", "llama.cpp")
+# An engine without an HTTP server in front: tokenizer and hand-off only (Efficiency.request_overhead_s).
+OFFLINE_REQUEST_OVERHEAD_S = 2.0e-3
+# The C++ engines' share of peak in prefill and decode GEMMs: TensorRT-LLM's 128-2048-token TTFT rows
+# (pm-001..007) and large-batch rows (pm-008, pm-011) sit near 0.7, above vLLM's 0.6 (Efficiency).
+CPP_FLOPS_FRACTION = 0.70
+# ShareGPT's first-turn prompt and answer lengths are heavy-tailed (a few prompts of thousands of
+# tokens beside many of tens); the rows give only their means. Asked with lognormal lengths of that
+# mean and coefficient of variation 1: a stated round assumption, not fitted. The random dataset's
+# rows are fixed lengths; a save-result file with per-request lengths gives its own spread.
+SHAREGPT_LENGTH_CV = 1.0
+
+
+def efficiency_for_engine(engine: str, efficiency: Efficiency, *, api_server: bool = False) -> Efficiency:
+    """The efficiency inputs for a measured engine and benchmark path. Engine properties, the same
+    for every row of that engine: the C++ engines (TensorRT-LLM, LMDeploy's TurboMind,
+    FasterTransformer, llama.cpp) schedule and sample without a Python loop per sequence
+    (``sequence_overhead_s`` 0), their fused GEMMs reach 0.7 of peak (:data:`CPP_FLOPS_FRACTION`; vLLM's
+    0.6) and the same share of Hopper's peak as of Ampere's (``hopper_flops_scale`` 1). Benchmark path: only ``vllm bench serve`` goes through vLLM's
+    OpenAI API server (``api_server``); offline runs (``benchmark_latency``/``benchmark_throughput``,
+    the LLM class) and the older engines' own harnesses have none (``api_server_request_s`` 0, and
+    ``request_overhead_s`` only the engine's own few ms)."""
+    update = {} if api_server else {"api_server_request_s": 0.0, "request_overhead_s": OFFLINE_REQUEST_OVERHEAD_S}
+    if engine.startswith(NCCL_ONLY_ENGINES):
+        update["sequence_overhead_s"] = 0.0
+        update["hopper_flops_scale"] = 1.0  # vLLM's kernels on Hopper, not theirs
+        update["prefill_flops_fraction"] = CPP_FLOPS_FRACTION  # their fused GEMMs, not vLLM's
+        update["decode_flops_fraction"] = CPP_FLOPS_FRACTION
+    return efficiency.model_copy(update=update) if update else efficiency
+
+
+def length_cv(row: dict) -> tuple[float, float]:
+    """(input, output) coefficient of variation of the row's lengths: the file's own, else
+    ShareGPT's (:data:`SHAREGPT_LENGTH_CV`), else 0 (fixed lengths)."""
+    own = row.get("length_cv")
+    if isinstance(own, dict):
+        return float(own.get("input", 0.0)), float(own.get("output", 0.0))
+    cv = SHAREGPT_LENGTH_CV if "sharegpt" in str(row.get("dataset", "")).lower() else 0.0
+    return cv, cv
+
+
+def ask_row(row: dict, efficiency: Efficiency = Efficiency()) -> dict[str, float]:
+    """The calculator's answer to a measured row, asked as the CLI would be (module docstring):
+    metric name (the row's ``measured`` keys) → predicted value."""
+    options = {k: v for k, v in row["options"].items() if k != "concurrency"}
+    load = row["load"]
+    efficiency = efficiency_for_engine(row.get("engine", ""), efficiency,
+                                       api_server=str(row.get("bench_mode", "")).startswith("vllm bench serve"))
+    in_cv, out_cv = length_cv(row)
+    if load["arrival"] == "closed":  # estimate's steady state: the clients' requests spread out
+        rec = estimate_record({**options, "concurrency": load["concurrency"]}, efficiency)
+        return {"ttft_s": rec["ttft_s"], "tpot_s": rec["tpot_s"], "e2e_s": rec["e2e_latency_s"],
+                "output_tokens_per_s": rec["output_tokens_per_s"],
+                "total_tokens_per_s": rec["total_tokens_per_s"]}
+    sim = {"arrival": "burst"} if load["arrival"] in ("burst", "static") else {
+        "arrival": load["arrival"], "rate": load.get("rate"), "cv": load.get("cv")}
+    rec = simulate_record({**options, **sim, "num_requests": load["num_requests"],
+                           "input_len_cv": in_cv, "output_len_cv": out_cv}, efficiency)
+    return {"ttft_s": rec["ttft_s_mean"], "tpot_s": rec["tpot_s_mean"], "e2e_s": rec["e2e_latency_s_mean"],
+            "output_tokens_per_s": rec["output_tokens_per_s"], "total_tokens_per_s": rec["total_tokens_per_s"],
+            "requests_per_s": rec["requests_per_s"]}
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One measured metric of one row against the prediction and its band."""
+
+    row_id: str
+    regime: str
+    metric: str
+    measured: float
+    predicted: float
+    low: float
+    high: float
+    band_cell: str
+
+    @property
+    def error(self) -> float:
+        return self.predicted / self.measured - 1.0
+
+    @property
+    def inside(self) -> bool:
+        return self.low <= self.measured <= self.high
+
+    def record(self) -> dict[str, Any]:
+        return {"row": self.row_id, "regime": self.regime, "metric": self.metric, "measured": self.measured,
+                "predicted": self.predicted, "error": self.error, "low": self.low, "high": self.high,
+                "inside_band": self.inside, "band_cell": self.band_cell}
+
+
+def row_band_key(row: dict, metric: str) -> BandKey:
+    """The band regime of a measured row's metric (:mod:`calc.timing.bands`)."""
+    options, load = row["options"], row["load"]
+    family = gpu_family(get_gpu(options["gpu"]).architecture) if options.get("gpu") else "other"
+    return BandKey(load_regime(load["arrival"], load.get("concurrency")), family,
+                   get_model(options["model"]).moe is not None, metric_group(metric))
+
+
+def score_rows(rows: list[dict], efficiency: Efficiency = Efficiency()) -> list[Scored]:
+    """Every scored metric of every row: measured, predicted, the band around the prediction."""
+    out = []
+    for row in rows:
+        predicted = ask_row(row, efficiency)
+        regime = f"{row['load']['arrival']} {row['options'].get('gpu') or 'custom'}"
+        for metric, m in row["measured"].items():
+            if m.get("scored") and metric in predicted:
+                p = float(predicted[metric])
+                b = band_basis(row_band_key(row, metric))
+                lo, hi = band(p, b)
+                out.append(Scored(str(row.get("id", "")), regime, metric, float(m["value"]), p, float(lo), float(hi),
+                                  b.cell))
+    return out
+
+
+def error_summary(errors: dict[str, list[float]]) -> dict[str, dict[str, float]]:
+    """Per group (and ``all``): n, median and 90th-percentile (nearest rank) |error|."""
+    groups = {g: [abs(e) for e in v] for g, v in sorted(errors.items())}
+    groups["all"] = [abs(e) for v in errors.values() for e in v]
+    return {g: {"n": len(v), "median_abs_error": statistics.median(v),
+                "p90_abs_error": sorted(v)[max(int(round(0.9 * len(v))) - 1, 0)]}
+            for g, v in groups.items() if v}
+
+
+def summary(scored: list[Scored]) -> dict[str, Any]:
+    """Median and p90 |error| per metric group and overall, and the fraction inside the band."""
+    groups: dict[str, list[float]] = {}
+    for s in scored:
+        groups.setdefault(metric_group(s.metric), []).append(s.error)
+    out: dict[str, Any] = error_summary(groups)
+    out["inside_band_fraction"] = (sum(s.inside for s in scored) / len(scored)) if scored else math.nan
+    return out

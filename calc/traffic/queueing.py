@@ -1,0 +1,744 @@
+"""Queueing models of the three traffic shapes a vLLM server sees, on the engine's own step time
+(:func:`calc.timing.serving.decode_step`, :func:`calc.timing.serving.prefill_step`, i.e.
+:class:`calc.timing.serving.EngineNumbers`): an open loop at an arrival rate λ (Poisson,
+:func:`open_loop`), a closed loop of C clients (:func:`closed_loop_ttft`), a burst of N requests at
+t = 0 (:func:`burst`). Chunked prefill (vLLM V1's default) is the modelled scheduler; every function
+broadcasts. Checked against the request-level simulator (:mod:`calc.traffic.simulator`) by
+``bench/sim_vs_analytic.py --shapes`` and tests/test_traffic_shapes.py.
+
+Where a request's time to first token goes (every term a mechanism of the simulator):
+  1. the API server, one request at a time for t_api each (Efficiency.api_server_request_s):
+     M/D/1 in an open loop, W_api = λ·t_api² / (2(1 − λ·t_api)); then t_req of latency;
+  2. the token budget, a queue of prompt tokens served room = budget − R per step. At full budget
+     a token costs τ = T_full/room, so a prompt is a customer of service τ·I: M/G/1 in an open
+     loop (Pollaczek–Khinchine, W_pf = λ·E[(τI)²] / (2(1 − λ·τ·I))), a finite-source queue in
+     steps in a closed loop (clients come back per finished request, i.e. per step, not per
+     second: :func:`finite_source_wait_s`); an arrival to an empty queue waits for the decode step
+     in flight;
+  3. its own prefill: k − 1 full chunks and the rest, in a last step that the prompts arriving
+     behind it fill (:func:`own_prefill_s`); while prompts fit one step, at least the rest of the
+     step in flight (T*/2, length-biased) and one step with the prompts that arrived during it;
+  4. a free sequence slot, c = min(max_num_seqs, sequences the KV pool holds): Erlang C with the
+     engine E2E as the service, corrected for the batch's peakedness (Hayward); in a closed loop
+     the C − R clients beyond the batch wait (C − R)/X.
+The decoding batch R solves R = λ·(O − 1)·T̄(R) with T̄ = T_dec(R)/(1 − ρ_p), ρ_p = λ·T_pf the share
+of engine time the prompts' marginal cost takes; TPOT = T̄ + z·dT̄/dR, z = 1/(1 − ε)², ε = λ·(O − 1)·dT̄/dR
+(a sequence decodes more often in crowded, slow steps). Percentiles: each random part (the waits
+with the prompts behind, the own prompt's length, the API wait, the step in flight) at its own
+quantile, combined as mean + √(Σ (q_i − mean_i)²). A burst is three clocks (API server, token
+budget, slots) per request, reduced over the N requests.
+
+Where it is known to miss (``closed_form`` False, the simulator's regime): the batch reaching the
+KV pool (vLLM preempts and recomputes), fixed-length closed loops of several clients (a
+deterministic engine keeps them in an FCFS train, :func:`calc.timing.serving.fcfs_wave`), clients
+queueing for the token budget. Also outside 15 % without a flag (bench/sim_vs_analytic.py --shapes):
+the closed loop's P95 near the engine's throughput limit (-16 to -26 %), a burst of varied lengths
+just past the slots (+25 %).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+
+from calc.timing.roofline import windowed_context_tokens
+from calc.timing.serving import EngineNumbers, closed_loop, decode_step, prefill_step
+
+
+def lognormal_moment(*, mean, cv, k):
+    """E[X^k] of a lognormal of ``mean`` and coefficient of variation ``cv``:
+    mean^k · (1 + cv²)^(k(k − 1)/2); cv = 0 is a fixed value.
+
+    Mean 1000 tokens, CV 0.5: E[X²] = 1000² · 1.25 = 1.25e6.
+
+    >>> float(lognormal_moment(mean=1000.0, cv=0.5, k=2))
+    1250000.0
+    """
+    m = np.asarray(mean, dtype=float)
+    return m ** k * (1.0 + np.asarray(cv, dtype=float) ** 2) ** (k * (k - 1) / 2.0)
+
+
+def mg1_wait_s(*, rate_rps, service_s, service_m2_s2, service_m3_s3):
+    """(mean, second moment) of the wait in an M/G/1 queue (first come first served):
+    Pollaczek–Khinchine W = λ·E[S²] / (2(1 − ρ)) and Takács E[W²] = 2W² + λ·E[S³] / (3(1 − ρ)),
+    ρ = λ·E[S]. ρ ≥ 1: inf.
+
+    An API server taking 22 ms per request at 30 req/s (M/D/1, ρ = 0.66):
+    W = 30 · 0.022² / (2 · 0.34) = 21.4 ms.
+
+    >>> w, w2 = mg1_wait_s(rate_rps=30.0, service_s=0.022, service_m2_s2=0.022**2, service_m3_s3=0.022**3)
+    >>> round(float(w) * 1e3, 1)
+    21.4
+    """
+    lam = np.asarray(rate_rps, dtype=float)
+    rho = lam * np.asarray(service_s, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = lam * np.asarray(service_m2_s2, dtype=float) / (2.0 * (1.0 - rho))
+        w2 = 2.0 * w ** 2 + lam * np.asarray(service_m3_s3, dtype=float) / (3.0 * (1.0 - rho))
+    ok = rho < 1.0
+    return np.where(ok, w, np.inf), np.where(ok, w2, np.inf)
+
+
+def erlang_c(*, servers, offered_load):
+    """Probability that an arrival waits in an M/M/c queue with c ``servers`` and offered load
+    a = λ·E[S] (Erlang C), from the Erlang B recursion B_k = a·B_(k−1) / (k + a·B_(k−1)):
+    C = B_c / (1 − (a/c)(1 − B_c)). a ≥ c: 1. Non-integer c is rounded down.
+
+    c = 2, a = 1: B_2 = 0.2, C = 0.2 / (1 − 0.5 · 0.8) = 1/3.
+
+    >>> round(float(erlang_c(servers=2, offered_load=1.0)), 4)
+    0.3333
+    """
+    a = np.asarray(offered_load, dtype=float)
+    c = np.floor(np.maximum(np.asarray(servers, dtype=float), 1.0))
+    shape = np.broadcast_shapes(a.shape, c.shape)
+    a, c = np.broadcast_to(a, shape), np.broadcast_to(c, shape)
+    finite_c = np.where(np.isfinite(c), c, 1.0)
+    b = np.ones(shape)
+    for k in range(1, int(finite_c.max(initial=1.0)) + 1):  # the recursion, masked past each c
+        b = np.where(k <= finite_c, a * b / (k + a * b), b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = b / (1.0 - a / c * (1.0 - b))
+    return np.where(np.isfinite(c) & (a < c), np.clip(out, 0.0, 1.0), np.where(np.isfinite(c), 1.0, 0.0))
+
+
+def normal_quantile(q):
+    """z_q of the standard normal (scalar or array ``q`` in (0, 1)).
+
+    >>> round(float(normal_quantile(0.95)), 4)
+    1.6449
+    """
+    return np.vectorize(lambda p: NormalDist().inv_cdf(float(p)))(np.clip(np.asarray(q, dtype=float), 1e-12, 1 - 1e-12))
+
+
+def wait_quantile_s(*, mean_s, p_wait, q):
+    """The q-quantile of a queueing wait that is 0 with probability 1 − π and else exponential
+    with mean W̄/π (the usual M/G/1 and M/M/c tail, P(W > t) = π·exp(−π·t/W̄)):
+    w_q = (W̄/π)·ln(π/(1 − q)) where π > 1 − q, else 0.
+
+    A wait of mean 0.1 s that half the requests see: P95 = 0.2 · ln(0.5/0.05) = 0.46 s.
+
+    >>> round(float(wait_quantile_s(mean_s=0.1, p_wait=0.5, q=0.95)), 3)
+    0.461
+    """
+    w = np.asarray(mean_s, dtype=float)
+    pi = np.clip(np.asarray(p_wait, dtype=float), 0.0, 1.0)
+    tail = 1.0 - np.asarray(q, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = w / pi * np.log(pi / tail)
+    return np.where((pi > tail) & (w > 0), x, 0.0)
+
+
+@dataclass(frozen=True)
+class EngineLoad:
+    """What the engine's steps look like at a decoding batch R and a prompt rate λ (seconds)."""
+
+    decode_step_s: np.ndarray  # T_dec: R decodes at the running context
+    mean_step_s: np.ndarray  # T̄ = T_dec / (1 − ρ_p): the mean step
+    tpot_s: np.ndarray  # what a decoding sequence sees: T̄ plus the batch's fluctuation
+    batch_peakedness: np.ndarray  # z = Var(R) / R = 1 / (1 − ε)²
+    prefill_s: np.ndarray  # T_pf: engine time one mean prompt adds to the steps it rides on
+    prefill_utilization: np.ndarray  # ρ_p = λ·T_pf
+    full_step_s: np.ndarray  # T_full: a step whose token budget is full (R decodes + the room)
+    budget_utilization: np.ndarray  # ρ_q = λ·I·T_full / room
+    residual_s: np.ndarray  # the decode step in flight when the budget queue is empty: (1 − ρ_q)·T_dec/2
+    budget_wait_s: np.ndarray  # W_pf: prompt tokens ahead in the token budget (M/G/1)
+    step_in_flight_s: np.ndarray  # T* = E[T²]/E[T]: the step an arrival lands in (length-biased)
+    mix_step_s: np.ndarray  # T_mix: a step that carries the prompts of the step before
+    mix_share: np.ndarray  # f: share of steps that carry prompts
+
+
+def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output_cv=0.0, running, rate_rps,
+                max_num_batched_tokens, enable_chunked_prefill=True) -> EngineLoad:
+    """The engine's steps at R decoding sequences fed λ prompts/s (module docstring, terms 2–3).
+
+    A decoding sequence's context is I + E[O²]/(2·E[O]) (longer outputs stay longer in the batch).
+    The token budget is a queue of prompt tokens served room = budget − R per step: at full budget
+    a token costs τ = T_full / room, so a prompt is an M/G/1 customer of service τ·I
+    (ρ_q = λ·τ·I, lognormal lengths); an arrival to an empty queue waits for the decode step in
+    flight (T_dec/2, while anything runs: 1 − exp(−R) of the time). TPOT: every step decodes R sequences and the prompts' marginal time T_pf
+    (n = max(1, λ·T̄) prompts per step that carries them) takes ρ_p = λ·T_pf of the engine,
+    T̄ = T_dec / (1 − ρ_p). The batch fluctuates, and a sequence decodes more often in crowded,
+    slow steps: each arrival brings ε = λ·(O − 1)·dT̄/dR more arrivals over its life (a branching
+    ratio), so Var(R) = z·R with z = 1/(1 − ε)², and TPOT = E[R·T]/E[R] = T̄ + z·dT̄/dR.
+    Without chunked prefill the prompts run in steps of their own (decodes stall).
+    """
+    I = np.asarray(input_len, dtype=float)
+    O = np.asarray(output_len, dtype=float)
+    R = np.maximum(np.asarray(running, dtype=float), 0.0)
+    lam = np.asarray(rate_rps, dtype=float)
+    B = np.asarray(max_num_batched_tokens, dtype=float)
+    chunked = np.asarray(enable_chunked_prefill, dtype=bool)
+    cv_i = np.asarray(input_cv, dtype=float)
+    m = np.maximum(O - 1.0, 0.0)
+    ctx = I + O * (1.0 + np.asarray(output_cv, dtype=float) ** 2) / 2.0
+    room = np.where(chunked, np.maximum(B - R, 1.0), B)
+    k = np.ceil(I / room)
+    c = np.minimum(I, room)  # chunk of one prompt
+
+    def steps(r):
+        t_dec = np.where(r > 0, decode_step(e, batch=np.maximum(r, 1.0), context_tokens=ctx).step_s, 0.0)
+        t_bar = t_dec
+        for _ in range(3):  # n prompts share a step that carries prompt tokens; n depends on T̄
+            n = np.maximum(lam * np.maximum(t_bar, 1e-6), 1.0)
+            h = np.minimum(n * I, room)
+            t_mix = prefill_step(e, prompts=h / c, prompt_tokens=c, decode_batch=np.where(chunked, r, 0.0),
+                                 decode_context_tokens=ctx, cached_tokens=(k - 1.0) / 2.0 * c).step_s
+            t_pf = np.where(chunked, np.maximum(t_mix - t_dec, 0.0), t_mix) * I / h
+            rho_p = lam * t_pf
+            with np.errstate(divide="ignore"):
+                t_bar = np.where(rho_p < 1.0, np.maximum(t_dec, 1e-300) / np.maximum(1.0 - rho_p, 1e-300), np.inf)
+            t_bar = np.where(t_dec > 0, t_bar, t_mix)
+        return t_dec, t_bar, t_pf, rho_p
+
+    t_dec, t_bar, t_pf, rho_p = steps(R)
+    dR = np.maximum(0.01 * R, 0.5)
+    with np.errstate(invalid="ignore"):  # inf − inf past the budget's capacity
+        slope = (steps(R + dR)[1] - t_bar) / dR  # dT̄/dR
+    eps = lam * m * slope
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(eps < 1.0, 1.0 / np.maximum(1.0 - eps, 1e-12) ** 2, np.inf)
+        tpot = t_bar + slope * z
+    t_full = prefill_step(e, prompts=room / c, prompt_tokens=c, decode_batch=np.where(chunked, R, 0.0),
+                          decode_context_tokens=ctx, cached_tokens=(k - 1.0) / 2.0 * c).step_s
+    tau = t_full / room
+    rho_q = lam * tau * I
+    w, _ = mg1_wait_s(rate_rps=lam, service_s=tau * I,
+                      service_m2_s2=tau ** 2 * lognormal_moment(mean=I, cv=cv_i, k=2),
+                      service_m3_s3=tau ** 3 * lognormal_moment(mean=I, cv=cv_i, k=3))
+    # a step is in flight only while something runs: with Poisson R running, 1 − exp(−R) of the time
+    busy = -np.expm1(-R)
+    res = busy * np.clip(1.0 - rho_q, 0.0, 1.0) * np.where(chunked, t_dec, 0.0) / 2.0
+    # steps while prompts fit them: a share f = 1 − exp(−λ·T̄) carries the n = λ·T̄/f prompts that
+    # arrived during the step before, T_mix = T_dec + n·T_pf; an arrival lands in a step of T*
+    f = -np.expm1(-lam * t_bar)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_mix = np.where(f > 0, t_dec + lam * t_bar / f * t_pf, t_dec)
+        t_star = busy * np.where(t_bar > 0, (f * t_mix ** 2 + (1.0 - f) * t_dec ** 2) / t_bar, 0.0)
+    return EngineLoad(step_in_flight_s=t_star, mix_step_s=t_mix, mix_share=f, decode_step_s=t_dec, mean_step_s=t_bar, tpot_s=tpot, batch_peakedness=z, prefill_s=t_pf,
+                      prefill_utilization=rho_p, full_step_s=t_full, budget_utilization=rho_q, residual_s=res,
+                      budget_wait_s=w)
+
+
+def own_prefill_s(e: EngineNumbers, *, input_len, mean_input_len, running, context_tokens, rate_rps, wait_s,
+                  max_num_batched_tokens, enable_chunked_prefill=True, quantile=None):
+    """Engine time from the step that starts a prompt of I tokens to its first token, after it
+    waited ``wait_s`` in the queue (module docstring, term 4). Its first k − 1 chunks fill the room
+    (budget − R beside R decodes; T_full each), the rest r = I − (k − 1)·room runs in a last step
+    that the prompts arriving behind it meanwhile (first come first served) fill up to the room:
+    X·(1 − exp(−λ·t·Ī/X)) more tokens of X = room − r free, t = wait + (k − 1)·T_full, at the
+    marginal cost (T_full − T_last)/X each (λ·t·Ī while few arrive; the whole room once many do).
+    ``quantile`` q: instead of that mean, the q-quantile of the Poisson number N of prompts behind
+    it, min(N_q·Ī, X) tokens (one prompt as long as the free room fills it).
+
+    >>> from calc.spec.catalog import get_gpu, get_model
+    >>> from calc.timing.estimate import engine_numbers
+    >>> from calc.timing.serving import prefill_step
+    >>> e = engine_numbers(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"))
+    >>> alone = own_prefill_s(e, input_len=1024, mean_input_len=1024, running=0, context_tokens=1024,
+    ...                       rate_rps=0.0, wait_s=0.0, max_num_batched_tokens=8192)
+    >>> bool(np.isclose(alone, prefill_step(e, prompts=1, prompt_tokens=1024).step_s))    # one step
+    True
+    """
+    I = np.asarray(input_len, dtype=float)
+    R = np.asarray(running, dtype=float)
+    chunked = np.asarray(enable_chunked_prefill, dtype=bool)
+    B = np.asarray(max_num_batched_tokens, dtype=float)
+    d = np.where(chunked, R, 0.0)
+    room = np.where(chunked, np.maximum(B - R, 1.0), B)
+    k = np.ceil(I / room)
+    full = prefill_step(e, prompts=1.0, prompt_tokens=np.minimum(room, I), decode_batch=d,
+                        decode_context_tokens=context_tokens, cached_tokens=(k - 1.0) / 2.0 * room).step_s
+    rest = I - (k - 1.0) * room
+    last = prefill_step(e, prompts=1.0, prompt_tokens=rest, decode_batch=d, decode_context_tokens=context_tokens,
+                        cached_tokens=(k - 1.0) * room).step_s
+    t_full = prefill_step(e, prompts=1.0, prompt_tokens=room, decode_batch=d, decode_context_tokens=context_tokens,
+                          cached_tokens=0.0).step_s
+    free = np.maximum(room - rest, 0.0)
+    t = np.asarray(wait_s, dtype=float) + (k - 1.0) * full
+    mu = np.asarray(rate_rps, dtype=float) * t  # prompts arriving behind it, on average
+    i_bar = np.asarray(mean_input_len, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if quantile is None:
+            frac = np.where(free > 0, 1.0 - np.exp(-mu * i_bar / free), 0.0)
+        else:
+            frac = np.where(free > 0, np.minimum(poisson_quantile(mean=mu, q=quantile) * i_bar / free, 1.0), 0.0)
+    return (k - 1.0) * full + last + frac * np.maximum(t_full - last, 0.0)
+
+
+def poisson_quantile(*, mean, q, terms=256):
+    """The q-quantile of N, Poisson of this mean, interpolated within the step where the CDF passes
+    q: n − 1 + (q − P(N ≤ n − 1)) / P(N = n) (a count that moves smoothly with the mean; summed over
+    ``terms`` terms, larger means by the normal approximation).
+
+    Mean 0.12, q = 0.95: P(N = 0) = 0.887, P(N = 1) = 0.106: 0 + (0.95 − 0.887)/0.106 = 0.59.
+
+    >>> [round(x, 2) for x in poisson_quantile(mean=[0.12, 0.04, 3.0], q=0.95).tolist()]
+    [0.59, 0.0, 5.67]
+    """
+    mu = np.maximum(np.asarray(mean, dtype=float), 0.0)
+    qq = np.asarray(q, dtype=float)
+    shape = np.broadcast_shapes(mu.shape, qq.shape)
+    pmf = np.exp(-mu) * np.ones(shape)
+    below = np.zeros(shape)  # P(N ≤ j − 1)
+    out = np.full(shape, np.nan)
+    for j in range(terms):
+        cross = np.isnan(out) & (below + pmf >= qq)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # pmf underflows far in the tail
+            out = np.where(cross, j - 1.0 + (qq - below) / pmf, out)
+        below = below + pmf
+        pmf = pmf * mu / (j + 1)
+    normal = mu + normal_quantile(qq) * np.sqrt(mu)
+    return np.maximum(np.where(np.isnan(out), normal, out), 0.0)
+
+@dataclass(frozen=True)
+class OpenLoop:
+    """Steady state of an open loop at λ requests/s (module docstring); seconds, arrays.
+    Past capacity (``stable`` False) the latencies are inf: the queue grows without bound."""
+
+    ttft_s: np.ndarray  # mean
+    ttft_percentile_s: np.ndarray  # at ``percentile``
+    percentile: np.ndarray
+    tpot_s: np.ndarray
+    e2e_latency_s: np.ndarray
+    running: np.ndarray  # R, sequences the engine holds
+    slots: np.ndarray  # c = min(max_num_seqs, KV sequences at the running context)
+    api_wait_s: np.ndarray
+    budget_wait_s: np.ndarray
+    slot_wait_s: np.ndarray
+    step_residual_s: np.ndarray
+    own_prefill_s: np.ndarray
+    decode_step_s: np.ndarray
+    prefill_utilization: np.ndarray  # ρ_p: share of engine time on prompts
+    api_utilization: np.ndarray  # λ·t_api
+    stable: np.ndarray
+    slots_full_probability: np.ndarray  # P(R ≥ c) for the peaked batch
+    closed_form: np.ndarray  # False where the batch reaches the slots often (KV wall: preemption) or past capacity
+
+
+# Above this share of time at the slots the batch meets the KV wall (bench/sim_vs_analytic.py --shapes:
+# Llama-3.1-70B at 90 % of capacity preempts 89-180 times in 4,000 requests and waits 2-3x longer)
+SLOTS_FULL_LIMIT = 1e-3
+
+
+def _slots(e: EngineNumbers, *, input_len, output_len, output_cv, max_num_seqs, max_num_batched_tokens,
+           kv_capacity_tokens):
+    """c = min(max_num_seqs, KV pool / tokens a running sequence holds), as closed_loop counts them."""
+    ctx = np.asarray(input_len, dtype=float) + np.asarray(output_len, dtype=float) * (
+        1.0 + np.asarray(output_cv, dtype=float) ** 2) / 2.0
+    kv_per_seq = windowed_context_tokens(context_tokens=np.maximum(ctx, 1.0),
+                                         sliding_window=np.asarray(e.sliding_window, dtype=float) - 1.0
+                                         + np.asarray(max_num_batched_tokens, dtype=float),
+                                         sliding_fraction=e.sliding_fraction)
+    kv = np.floor(np.asarray(kv_capacity_tokens, dtype=float) / kv_per_seq)
+    return np.maximum(np.minimum(np.asarray(max_num_seqs, dtype=float), kv), 1.0)
+
+
+def lognormal_quantile(*, mean, cv, q):
+    """The q-quantile of a lognormal of this mean and CV: exp(μ + σ·z_q), σ² = ln(1 + cv²),
+    μ = ln(mean) − σ²/2 (cv = 0: the mean). Mean 1000, CV 0.5: σ = √ln 1.25 = 0.4724, P95 =
+    1000 · exp(0.4724 · 1.6449 − 0.1116) = 1945.
+
+    >>> round(float(lognormal_quantile(mean=1000.0, cv=0.5, q=0.95)))
+    1945
+    """
+    s2 = np.log1p(np.asarray(cv, dtype=float) ** 2)
+    return np.asarray(mean, dtype=float) * np.exp(np.sqrt(s2) * normal_quantile(q) - s2 / 2.0)
+
+
+def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs, max_num_batched_tokens,
+              kv_capacity_tokens, input_cv=0.0, output_cv=0.0, enable_chunked_prefill=True,
+              percentile=95.0) -> OpenLoop:
+    """Open loop at ``rate_rps`` (Poisson) with lognormal lengths of mean I, O and CVs (0: fixed).
+
+    The decoding batch solves R = λ·(O − 1)·T̄(R) (decode tokens per second in = out; bisection
+    on [0, c]; none there: past capacity). Then, in seconds,
+      TTFT = t_api + W_api + t_req + (1 − ρ_q)·T_dec/2 + W + own(W),  W = W_pf + W_slot,
+    W_api M/D/1, W_pf M/G/1 (:func:`engine_load`), own(W) :func:`own_prefill_s`, and
+    W_slot = (1 + cv_O²)/2 · ErlangC(c/z, a/z) · z·E2E/(c − a), a = λ·E2E (Hayward's correction of
+    Erlang C for a peaked batch, Var(R) = z·R). TPOT = T̄ + z·dT̄/dR; E2E = TTFT + (O − 1)·TPOT.
+    Percentile: three independent parts, each at its own quantile — the waits W (0 with
+    probability 1 − π, else exponential, :func:`wait_quantile_s`) together with own(W) that grows
+    with them, the own prompt's length (lognormal), the API server's wait — combined as
+    mean + √(Σ (q_i − mean_i)²).
+
+    Hand-worked API server (no engine work, to check the queueing arithmetic): 20 ms per request
+    at 10 req/s (ρ = 0.2) waits 10 · 0.02² / (2 · 0.8) = 2.5 ms; at 1 req/s 1 · 0.02² / 1.96 = 0.2 ms.
+
+    >>> from calc.spec.catalog import get_gpu, get_model
+    >>> from calc.timing.estimate import engine_numbers
+    >>> from calc.spec.inputs import Efficiency
+    >>> e = engine_numbers(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"),
+    ...                    efficiency=Efficiency(api_server_request_s=0.02, request_overhead_s=0.0))
+    >>> r = open_loop(e, input_len=1024, output_len=256, rate_rps=[1.0, 10.0], max_num_seqs=256,
+    ...               max_num_batched_tokens=8192, kv_capacity_tokens=400_000)
+    >>> [round(float(x) * 1e3, 1) for x in r.api_wait_s]
+    [0.2, 2.5]
+    >>> bool(np.all(np.diff(r.ttft_s) > 0)), bool(np.all(r.ttft_percentile_s >= r.ttft_s))
+    (True, True)
+    """
+    lam = np.asarray(rate_rps, dtype=float)
+    I, O, m, c, kw = _load_inputs(e, input_len=input_len, output_len=output_len, input_cv=input_cv,
+                                  output_cv=output_cv, max_num_seqs=max_num_seqs, kv_capacity_tokens=kv_capacity_tokens,
+                                  max_num_batched_tokens=max_num_batched_tokens,
+                                  enable_chunked_prefill=enable_chunked_prefill)
+    d, over = _decode_batch(e, rate_rps=lam, slots=c, **kw)
+    load = engine_load(e, running=d, rate_rps=lam, **kw)
+    own = _own(e, load=load, running=d, rate_rps=lam, **kw)
+    # a free sequence slot: M/G/c, service E2E, offered a = λ·E2E, peaked batch (Hayward)
+    z = load.batch_peakedness
+    e2e0 = load.residual_s + load.budget_wait_s + own(I, load.budget_wait_s) + m * load.tpot_s
+    a = lam * e2e0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pw = erlang_c(servers=c / z, offered_load=a / z)
+        w_slot = np.where(pw > 0, (1.0 + np.asarray(output_cv, dtype=float) ** 2) / 2.0 * pw * z * e2e0
+                          / np.maximum(c - a, 1e-12), 0.0)
+    t_api = np.asarray(e.api_server_request_s, dtype=float)
+    w_api, _ = mg1_wait_s(rate_rps=lam, service_s=t_api, service_m2_s2=t_api ** 2, service_m3_s3=t_api ** 3)
+    q = np.asarray(percentile, dtype=float) / 100.0
+    ctx = I + O * (1.0 + np.asarray(output_cv, dtype=float) ** 2) / 2.0
+    floor = _batch_floor_s(e, load=load, input_len=I, others=lam * load.step_in_flight_s, running=d,
+                           context_tokens=ctx, enable_chunked_prefill=enable_chunked_prefill, q=q)
+    mean, ttft_q, own_mean = _ttft(e, own=own, input_len=I, input_cv=input_cv, residual_s=load.residual_s,
+                                   waits=((load.budget_wait_s, load.budget_utilization), (w_slot, pw)),
+                                   api_wait=(w_api, lam * t_api), q=q, floor_s=floor)
+    stable = ~over & np.isfinite(mean) & (a < c) & (lam * t_api < 1.0)
+    # How often the peaked batch reaches the slots (normal, Var(R) = z·R): where the slots are the
+    # KV pool, vLLM preempts and recomputes there instead of queueing, which this model does not follow
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_full = np.where(stable, 1.0 - np.vectorize(NormalDist().cdf)((c - a) / np.sqrt(z * np.maximum(a, 1e-12))), 1.0)
+    def inf(x):  # past capacity the queue grows without bound
+        return np.where(stable, x, np.inf)
+
+    fixed = t_api + np.asarray(e.request_overhead_s, dtype=float)
+    with np.errstate(invalid="ignore"):
+        e2e = mean + m * load.tpot_s
+        running = np.where(stable, lam * (e2e - fixed - w_api), c)
+    return OpenLoop(ttft_s=inf(mean), ttft_percentile_s=inf(ttft_q), percentile=q * 100.0,
+                    tpot_s=inf(load.tpot_s), e2e_latency_s=inf(e2e), running=running, slots=c,
+                    api_wait_s=w_api, budget_wait_s=load.budget_wait_s, slot_wait_s=inf(w_slot),
+                    step_residual_s=load.residual_s, own_prefill_s=own_mean, decode_step_s=load.decode_step_s,
+                    prefill_utilization=load.prefill_utilization, api_utilization=lam * t_api, stable=stable,
+                    slots_full_probability=p_full, closed_form=stable & (p_full < SLOTS_FULL_LIMIT))
+
+
+def _load_inputs(e: EngineNumbers, *, input_len, output_len, input_cv, output_cv, max_num_seqs, kv_capacity_tokens,
+                 max_num_batched_tokens, enable_chunked_prefill):
+    """(I, O, O − 1, slots c, the keyword arguments of :func:`engine_load`) of a load."""
+    I = np.asarray(input_len, dtype=float)
+    O = np.asarray(output_len, dtype=float)
+    c = _slots(e, input_len=I, output_len=O, output_cv=output_cv, max_num_seqs=max_num_seqs,
+               max_num_batched_tokens=max_num_batched_tokens, kv_capacity_tokens=kv_capacity_tokens)
+    kw = dict(input_len=I, output_len=O, input_cv=input_cv, output_cv=output_cv,
+              max_num_batched_tokens=max_num_batched_tokens, enable_chunked_prefill=enable_chunked_prefill)
+    return I, O, np.maximum(O - 1.0, 0.0), c, kw
+
+
+def _decode_batch(e: EngineNumbers, *, rate_rps, slots, output_len, **kw):
+    """(R, past capacity): the step-average decoding batch R = λ·(O − 1)·T̄(R) (decode tokens asked
+    per second = made per second), by bisection on [0, c]; none there: past capacity."""
+    lam = np.asarray(rate_rps, dtype=float)
+    m = np.maximum(np.asarray(output_len, dtype=float) - 1.0, 0.0)
+    c = np.asarray(slots, dtype=float)
+
+    def excess(d):
+        return lam * m * engine_load(e, running=d, rate_rps=lam, output_len=output_len, **kw).mean_step_s - d
+
+    at_c = excess(c)
+    over = ~(at_c <= 0)
+    lo = np.zeros(np.broadcast_shapes(np.shape(c), np.shape(at_c)))
+    hi = np.broadcast_to(c, lo.shape).astype(float)
+    for _ in range(30):  # to c·2⁻³⁰ sequences
+        mid = 0.5 * (lo + hi)
+        up = excess(mid) > 0
+        lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
+    return np.where(over, c, hi), over
+
+
+def _own(e: EngineNumbers, *, load: EngineLoad, running, rate_rps, input_len, output_len, output_cv,
+         max_num_batched_tokens, enable_chunked_prefill, **_):
+    """own(I, wait, quantile=None): :func:`own_prefill_s` at this batch and rate."""
+    ctx = np.asarray(input_len, dtype=float) + np.asarray(output_len, dtype=float) * (
+        1.0 + np.asarray(output_cv, dtype=float) ** 2) / 2.0
+
+    def own(i, w, quantile=None):
+        return own_prefill_s(e, input_len=i, wait_s=w, quantile=quantile, mean_input_len=input_len, running=running,
+                             context_tokens=ctx, rate_rps=rate_rps, max_num_batched_tokens=max_num_batched_tokens,
+                             enable_chunked_prefill=enable_chunked_prefill)
+    return own
+
+
+def _ttft(e: EngineNumbers, *, own, input_len, input_cv, residual_s, waits, api_wait, q, floor_s=(0.0, 0.0)):
+    """(mean, q-quantile, mean own prefill) of TTFT = t_api + W_api + t_req + residual + ΣW + own(ΣW)
+    (``waits``: (mean, probability of waiting) pairs, ``api_wait`` the API server's). The quantile:
+    the waits together with own(W) that grows with them, the prompts behind (Poisson), the own
+    prompt's length (lognormal) and the API wait, each at its q-quantile, combined as
+    mean + √(Σ (q_i − mean_i)²) (:func:`open_loop`). ``floor_s``: (mean, quantile) that the engine
+    part is at least (the prompts that share one step, :func:`_batch_floor_s`), a part of its own."""
+    I = np.asarray(input_len, dtype=float)
+    w = sum(x for x, _ in waits)
+    p_wait = 1.0 - np.prod([1.0 - np.clip(p, 0.0, 1.0) for _, p in waits], axis=0)
+    w_api, p_api = api_wait
+    fixed = np.asarray(e.api_server_request_s, dtype=float) + np.asarray(e.request_overhead_s, dtype=float)
+    own_mean = own(I, w)
+    engine = residual_s + w + own_mean
+    floor_mean, floor_q = floor_s
+    lift = np.maximum(floor_mean - engine, 0.0)
+    mean = fixed + w_api + engine + lift
+    w_q = wait_quantile_s(mean_s=w, p_wait=p_wait, q=q)
+    with np.errstate(invalid="ignore"):  # past capacity: inf − inf, masked by the caller
+        ex_wait = w_q + own(I, w_q) - (w + own_mean)
+        ex_fill = own(I, w, quantile=q) - own_mean
+        ex_len = own(lognormal_quantile(mean=I, cv=input_cv, q=q), w) - own_mean
+        ex_api = wait_quantile_s(mean_s=w_api, p_wait=p_api, q=q) - w_api
+        ex_floor = np.where(lift > 0, floor_q - floor_mean, 0.0)
+        spread = np.sqrt(sum(np.maximum(x, 0.0) ** 2 for x in (ex_wait, ex_fill, ex_len, ex_api, ex_floor)))
+    return mean, mean + spread, own_mean + lift
+
+
+def _batch_floor_s(e: EngineNumbers, *, load: EngineLoad, input_len, others, running, context_tokens,
+                   enable_chunked_prefill, q):
+    """(mean, q-quantile) of the engine time to the first token while prompts fit one step: the
+    rest of the step in flight (T*/2; uniform within a T_mix step, time share π = f·T_mix/T̄, or a
+    T_dec one) and then one step with our prompt and the ``others`` (Poisson) that arrived during
+    it, beside the decodes: T*/2 + T_step(R, (1 + others)·I); the two parts' quantiles combine as
+    in :func:`_ttft`."""
+    chunked = np.asarray(enable_chunked_prefill, dtype=bool)
+
+    def step(n):
+        return prefill_step(e, prompts=1.0 + n, prompt_tokens=input_len, decode_batch=np.where(chunked, running, 0.0),
+                            decode_context_tokens=context_tokens).step_s
+
+    others = np.asarray(others, dtype=float)
+    mean = load.step_in_flight_s / 2.0 + step(others)
+    t_mix, t_dec = load.mix_step_s, load.decode_step_s
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pi = np.clip(load.mix_share * t_mix / (load.mix_share * t_mix + (1.0 - load.mix_share) * t_dec), 0.0, 1.0)
+        low = q / (pi / t_mix + (1.0 - pi) / np.maximum(t_dec, 1e-300))  # within a decode step's length
+        high = t_mix * (1.0 - (1.0 - q) / pi)
+        res_q = np.where(low <= t_dec, low, np.where(pi > 1.0 - q, high, t_dec))
+    ex_res = np.maximum(np.nan_to_num(res_q) - load.step_in_flight_s / 2.0, 0.0)
+    ex_others = step(poisson_quantile(mean=others, q=q)) - step(others)
+    return mean, mean + np.sqrt(ex_res ** 2 + np.maximum(ex_others, 0.0) ** 2)
+
+
+def finite_source_wait_s(*, customers, think_s, service_s, service_cv2=0.0):
+    """(mean wait, probability of waiting) in a single FCFS server fed by C customers that each
+    come back ``think_s`` after their service ends (a closed loop: the machine-repairman queue,
+    which waits less than an open M/G/1 at the same rate because a customer in the queue is not
+    also arriving). Mean value analysis, n = 1 … C (arrival theorem: an arrival sees the loop with
+    n − 1 customers): W(n) = S·(1 + Q(n−1) − U(n−1)) + U(n−1)·S·(1 + C_s²)/2 (the one in service has
+    its residual left, Reiser's approximation for general service), X(n) = n / (Z + W(n)),
+    Q(n) = X(n)·W(n), U(n) = X(n)·S. The wait is W(C) − S; the probability of waiting U(C − 1).
+
+    Two customers, service 1 s, think 1 s, exponential service (C_s² = 1): W(1) = 1, X(1) = 0.5,
+    Q(1) = U(1) = 0.5; W(2) = 1 + 0.5 = 1.5, so the wait is 0.5 s (the exact M/M/1//2 value).
+
+    >>> w, p = finite_source_wait_s(customers=2, think_s=1.0, service_s=1.0, service_cv2=1.0)
+    >>> float(w), float(p)
+    (0.5, 0.5)
+    """
+    C = np.asarray(customers, dtype=float)
+    Z = np.asarray(think_s, dtype=float)
+    S = np.asarray(service_s, dtype=float)
+    r = (1.0 + np.asarray(service_cv2, dtype=float)) / 2.0
+    shape = np.broadcast_shapes(C.shape, Z.shape, S.shape, r.shape)
+    Q, U, W, U_prev = np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros(shape)
+    n_max = int(np.nanmax(np.where(np.isfinite(C), C, 1.0), initial=1.0))
+    for n in range(1, n_max + 1):
+        live = n <= C
+        Wn = S * (1.0 + Q - U) + U * S * r
+        with np.errstate(divide="ignore", invalid="ignore"):
+            Xn = n / (Z + Wn)
+        U_prev = np.where(live, U, U_prev)
+        W = np.where(live, Wn, W)
+        Q = np.where(live, Xn * Wn, Q)
+        U = np.where(live, np.minimum(Xn * S, 1.0), U)
+    return np.maximum(W - S, 0.0), U_prev
+
+
+@dataclass(frozen=True)
+class ClosedLoopTTFT:
+    """TTFT of a closed loop of C clients in steady state, mean and a percentile (seconds)."""
+
+    ttft_s: np.ndarray
+    ttft_percentile_s: np.ndarray
+    percentile: np.ndarray
+    requests_per_s: np.ndarray  # X of :func:`calc.timing.serving.closed_loop`
+    budget_wait_s: np.ndarray  # finite-source wait for the token budget
+    api_wait_s: np.ndarray
+    slot_wait_s: np.ndarray  # clients beyond the running batch: (C − R)/X
+    own_prefill_s: np.ndarray
+    # False where the steady state above does not describe the loop: identical requests (fixed
+    # lengths) of C > 1 clients, which a deterministic engine keeps in a synchronized FCFS train
+    # (calc.timing.serving.fcfs_wave; real clients' jitter dissolves it), or where closed_loop's
+    # own flag is off (past the KV wall: preemption; clients queueing for the token budget)
+    closed_form: np.ndarray
+
+
+def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, max_num_seqs, max_num_batched_tokens,
+                     kv_capacity_tokens, input_cv=0.0, output_cv=0.0, enable_chunked_prefill=True,
+                     percentile=95.0) -> ClosedLoopTTFT:
+    """Closed loop of C clients whose requests spread out (lengths that vary; the steady state of
+    :func:`calc.timing.serving.closed_loop`, whose throughput X and running batch R it takes):
+    the engine's steps at λ = X (:func:`engine_load`), then the TTFT terms of :func:`open_loop`
+    with the queues of a finite population (:func:`finite_source_wait_s`): the token budget with
+    service τ·I and the API server with t_api, each fed by the C clients whose cycle is C / X; the
+    C − R clients beyond the batch wait (C − R)/X for a slot (Little).
+
+    One client never queues: TTFT = t_api + t_req + its own prefill step (+ half a decode step
+    only when others decode; none here).
+
+    >>> from calc.spec.catalog import get_gpu, get_model
+    >>> from calc.timing.estimate import engine_numbers
+    >>> from calc.timing.serving import prefill_step
+    >>> e = engine_numbers(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"))
+    >>> r = closed_loop_ttft(e, input_len=1024, output_len=256, concurrency=[1, 64], max_num_seqs=256,
+    ...                      max_num_batched_tokens=8192, kv_capacity_tokens=400_000)
+    >>> alone = 0.022 + 0.028 + float(prefill_step(e, prompts=1, prompt_tokens=1024).step_s)
+    >>> bool(np.isclose(r.ttft_s[0], alone)), bool(r.ttft_s[1] > r.ttft_s[0])
+    (True, True)
+    """
+    C = np.asarray(concurrency, dtype=float)
+    I, O, m, c, kw = _load_inputs(e, input_len=input_len, output_len=output_len, input_cv=input_cv,
+                                  output_cv=output_cv, max_num_seqs=max_num_seqs, kv_capacity_tokens=kv_capacity_tokens,
+                                  max_num_batched_tokens=max_num_batched_tokens,
+                                  enable_chunked_prefill=enable_chunked_prefill)
+    s = closed_loop(e, input_len=I, output_len=O, concurrency=C, max_num_seqs=max_num_seqs,
+                    max_num_batched_tokens=max_num_batched_tokens, enable_chunked_prefill=enable_chunked_prefill,
+                    kv_capacity_tokens=kv_capacity_tokens, fits=True, uniform_lengths=False)
+    X = s.requests_per_s
+    d, _ = _decode_batch(e, rate_rps=X, slots=np.minimum(c, C), **kw)
+    load = engine_load(e, running=d, rate_rps=X, **kw)
+    R = np.minimum(C, s.running)
+    others = np.maximum(R - 1.0, 0.0) / np.maximum(R, 1.0)  # our own sequence neither decodes nor arrives behind us
+    own = _own(e, load=load, running=d * others, rate_rps=X * others, **kw)
+    room = np.where(np.asarray(enable_chunked_prefill, dtype=bool),
+                    np.maximum(np.asarray(max_num_batched_tokens, dtype=float) - d, 1.0),
+                    np.asarray(max_num_batched_tokens, dtype=float))
+    # Clients come back when their requests finish, a fixed share of the decodes of every step:
+    # prompts arrive at α = X·T̄ per step, not per second, so slow (full) steps bring no more of
+    # them. The token budget is a finite-source queue in steps: service I/room steps, R clients
+    # with a cycle of R/α steps; its wait in seconds is at full steps (T_full each).
+    alpha = X * load.mean_step_s
+    k = np.ceil(I / room)
+    service = I / room
+    cv2 = np.asarray(input_cv, dtype=float) ** 2
+    w_pf, p_pf = np.zeros_like(service), np.zeros_like(service)
+    for _ in range(3):  # the think time is the cycle less the time at the queue
+        w_pf, p_pf = finite_source_wait_s(customers=R, think_s=np.maximum(R / alpha - service - w_pf, 0.0),
+                                          service_s=service, service_cv2=cv2)
+    w_pf = w_pf * load.full_step_s
+    # the step in flight at an arrival: a share f = min(α·k, 1) of the steps carry a prompt
+    t_mix = np.where(k > 1, load.full_step_s, own(I, 0.0))
+    f = np.clip(alpha * k, 0.0, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mix = f * t_mix + (1.0 - f) * load.decode_step_s
+        residual = np.where((R > 1) & (mix > 0), (f * t_mix ** 2 + (1.0 - f) * load.decode_step_s ** 2) / (2.0 * mix), 0.0)
+    own = _own(e, load=load, running=d * others, rate_rps=alpha / load.full_step_s * others, **kw)
+    cycle = R / X
+    t_api = np.asarray(e.api_server_request_s, dtype=float)
+    ctx = I + O * (1.0 + np.asarray(output_cv, dtype=float) ** 2) / 2.0
+    q = np.asarray(percentile, dtype=float) / 100.0
+    floor = tuple(np.where(R > 1, x, 0.0) for x in _batch_floor_s(
+        e, load=load, input_len=I, others=alpha * others, running=d * others, context_tokens=ctx,
+        enable_chunked_prefill=enable_chunked_prefill, q=q))
+    w_api, p_api = finite_source_wait_s(customers=C, think_s=np.maximum(C / X - t_api, 0.0), service_s=t_api)
+    w_slot = np.maximum(C - R, 0.0) / X
+    q = np.asarray(percentile, dtype=float) / 100.0
+    mean, ttft_q, own_mean = _ttft(e, own=own, input_len=I, input_cv=input_cv,
+                                   residual_s=residual,
+                                   waits=((w_pf, p_pf), (w_slot, np.where(C > R, 1.0, 0.0))),
+                                   api_wait=(w_api, p_api), q=q, floor_s=floor)
+    spread = (np.asarray(input_cv, dtype=float) > 0) | (np.asarray(output_cv, dtype=float) > 0)
+    return ClosedLoopTTFT(ttft_s=mean, ttft_percentile_s=ttft_q, percentile=q * 100.0, requests_per_s=X,
+                          budget_wait_s=w_pf, api_wait_s=w_api, slot_wait_s=w_slot, own_prefill_s=own_mean,
+                          closed_form=s.closed_form & (spread | (C <= 1)))
+
+
+@dataclass(frozen=True)
+class Burst:
+    """N requests sent at t = 0 (``vllm bench serve --request-rate inf``), over all N (seconds)."""
+
+    ttft_s: np.ndarray  # mean
+    ttft_percentile_s: np.ndarray
+    percentile: np.ndarray
+    makespan_s: np.ndarray  # first arrival to last finish
+    requests_per_s: np.ndarray  # N / makespan
+    slots: np.ndarray  # c
+    bound_by: np.ndarray  # what sets the last request's first token: "api_server" | "token_budget" | "slots"
+
+
+def burst(e: EngineNumbers, *, input_len, output_len, num_requests: int, max_num_seqs, max_num_batched_tokens,
+          kv_capacity_tokens, input_cv=0.0, output_cv=0.0, percentile=95.0) -> Burst:
+    """N requests at t = 0 through the API server and a chunked-prefill engine with c slots; the
+    first token of request i (0-based, first come first served) is the latest of three clocks
+    plus its own prefill step T_own (:func:`own_prefill_s`, alone, beside n/2 decodes, n = min(N, c)):
+      API server:    t_api·(i + 1) + t_req (one request at a time);
+      token budget:  (i + 1)·τ·I + t_req, τ = T_full / room (the budget clears a prompt per τ·I);
+      slots (i ≥ c): t_a + (i − c + 1)/X, the engine's completions at its full-batch throughput X
+                     (:func:`calc.timing.serving.closed_loop` at C = n; the FCFS wave for fixed
+                     lengths, the spread state otherwise), from t_a = t_0 − min(cv_O·(O − 1)·T_dec, c/X)/2:
+                     the first batch finishes at t_0 = (n·I/room)·T_full + (O − 1 − n·I/room)·T_dec
+                     (its prompts, then its decodes), all at once for fixed lengths, spread around
+                     t_0 for varied ones.
+    Mean and percentile over the N first tokens; makespan = the last first token + (O − 1) decode
+    steps of the draining batch (n/2 on average).
+    ``num_requests`` is one whole number (the request axis is added and reduced here); every other
+    input broadcasts.
+
+    Hand-worked API-bound case: a GPU fast enough that only the API server counts, t_api = 20 ms,
+    t_req = 0, 100 requests: TTFT_i ≈ 0.02·(i + 1) + T_own, mean ≈ 0.02 · 50.5 = 1.01 s + T_own.
+
+    >>> from calc.spec.catalog import get_gpu, get_model
+    >>> from calc.timing.estimate import engine_numbers
+    >>> from calc.spec.inputs import Efficiency
+    >>> e = engine_numbers(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"),
+    ...                    efficiency=Efficiency(api_server_request_s=0.02, request_overhead_s=0.0))
+    >>> b = burst(e, input_len=128, output_len=16, num_requests=100, max_num_seqs=256,
+    ...           max_num_batched_tokens=8192, kv_capacity_tokens=1_000_000)
+    >>> round(float(b.ttft_s), 2), str(b.bound_by)
+    (1.02, 'api_server')
+    """
+    I = np.asarray(input_len, dtype=float)[..., None]
+    O = np.asarray(output_len, dtype=float)[..., None]
+    cv_o = np.asarray(output_cv, dtype=float)[..., None]
+    B = np.asarray(max_num_batched_tokens, dtype=float)[..., None]
+    N = int(num_requests)
+    m = np.maximum(O - 1.0, 0.0)
+    c = _slots(e, input_len=I, output_len=O, output_cv=cv_o, max_num_seqs=np.asarray(max_num_seqs)[..., None],
+               max_num_batched_tokens=B, kv_capacity_tokens=np.asarray(kv_capacity_tokens)[..., None])
+    n = np.minimum(float(N), c)
+    s = closed_loop(e, input_len=I, output_len=O, concurrency=n, max_num_seqs=np.asarray(max_num_seqs)[..., None],
+                    max_num_batched_tokens=B, enable_chunked_prefill=True,
+                    kv_capacity_tokens=np.asarray(kv_capacity_tokens)[..., None], fits=True,
+                    uniform_lengths=(np.asarray(input_cv)[..., None] == 0) & (cv_o == 0))
+    X = s.requests_per_s
+    ctx = I + O * (1.0 + cv_o ** 2) / 2.0
+    half = n / 2.0  # decodes beside a prompt, on average, while the first batch fills
+    room = np.maximum(B - half, 1.0)
+    t_full = prefill_step(e, prompts=1.0, prompt_tokens=room, decode_batch=half, decode_context_tokens=ctx).step_s
+    t_own = own_prefill_s(e, input_len=I, mean_input_len=I, running=half, context_tokens=ctx, rate_rps=0.0,
+                          wait_s=0.0, max_num_batched_tokens=B)
+    t_dec = decode_step(e, batch=n, context_tokens=ctx).step_s
+    t_api = np.asarray(e.api_server_request_s, dtype=float)
+    t_req = np.asarray(e.request_overhead_s, dtype=float)
+    i = np.arange(N, dtype=float)
+    api = t_api * (i + 1.0) + t_req
+    budget = (i + 1.0) * t_full / room * I + t_req
+    wave = n * I / room
+    t0 = wave * t_full + np.maximum(m - wave, 0.0) * t_dec
+    t_a = t0 - np.minimum(cv_o * m * t_dec, c / X) / 2.0
+    slot = np.where(i >= c, t_a + (i - c + 1.0) / X, 0.0)
+    start = np.maximum(np.maximum(api, budget), slot)
+    ttft = start + t_own
+    last = np.stack([api[..., -1], budget[..., -1], slot[..., -1]])
+    names = np.array(["api_server", "token_budget", "slots"])
+    # the last request decodes as the batch drains: on average half of it beside it
+    makespan = ttft[..., -1] + (m * decode_step(e, batch=np.maximum(half, 1.0), context_tokens=ctx).step_s)[..., 0]
+    q = np.asarray(percentile, dtype=float)
+    return Burst(ttft_s=ttft.mean(axis=-1), ttft_percentile_s=np.percentile(ttft, q, axis=-1), percentile=q,
+                 makespan_s=makespan, requests_per_s=N / makespan, slots=c[..., 0],
+                 bound_by=names[np.argmax(last, axis=0)])
