@@ -80,7 +80,7 @@ def test_room_mix_runs_the_heavy_pages_in_a_worker_process(server):
     memory page; their runs go to a worker process beside the server (ui.workers)."""
     url, pids = server
     assert load.run_blocking(load.warm_up(url)) == []
-    summary = load.run_blocking(load.run_sessions(url, 3, 12, seed=3, timeout_s=90, pids=pids, mix="room"))
+    summary = load.run_blocking(load.run_sessions(url, 3, 20, seed=3, timeout_s=90, pids=pids, mix="room"))
     assert summary["errors"] == [], summary["errors"]
     for r in summary["results"]:  # a load-test change is seconds of simulation on a busy 2-core box
         assert r.first_load_s is not None and r.reruns_finished >= 1, (r.page, r.reruns_finished)
