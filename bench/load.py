@@ -3,6 +3,8 @@
     .venv/bin/python bench/load.py --sessions 1,10,25,50 --duration 60            # one fresh process per N
     .venv/bin/python bench/load.py --sessions 50 --replicas 4 --duration 60       # nginx + 4 processes (deploy/)
     .venv/bin/python bench/load.py --sessions 10 --url http://127.0.0.1:8080      # an existing server or front
+    .venv/bin/python bench/load.py --sessions 50 --mix room --workers 0,1 --rounds 2   # issue 18's room, before/after
+    .venv/bin/python bench/load.py --sessions 10 --heavy 0,1 --workers 0,1            # ten beside one heavy link
 
 What one session does (what a browser tab does, minus drawing; the protocol client is
 bench/ws_session.py):
@@ -16,7 +18,16 @@ bench/ws_session.py):
    (``page_info_changed``) and the hashes of the cacheable messages it holds (the frontend's
    message cache: the server then sends ``ref_hash`` references instead of repeating large charts);
    latency = rerun sent -> ``script_finished``.
-Sessions alternate pages: even sessions on ``memory``, odd ones on ``frontier``.
+Sessions alternate pages: even sessions on ``memory``, odd ones on ``frontier`` (``--mix ordinary``).
+``--mix room`` is issue 18's room: 1 session in 8 on the load test (its defaults; each change is a new
+simulation and rate search), 1 in 8 on the planner opened at ``sla_stat=p95`` changing its rate
+(each change a new percentile check), the rest on memory/frontier. ``--heavy 1`` adds one careless
+user who opens, waiting for each, issue 18's 405B p99 planner link (~5 s of CPU) and a load test of
+5,000 requests x 2,000 output tokens (~6 s, inside the budget) in turn, each time at another rate or
+seed (no cache helps). ``--workers 0,1`` runs each case on fresh servers
+with ``LLM_CALC_WORKERS`` 0 (runs in the server process, as before the worker pool) and 1, one after
+the other in each of ``--rounds`` rounds (a noisy machine drifts: compare the ratios). Latencies are
+reported per page group.
 Each session waits for the page before its next change (closed loop: a room of people who look at
 the result before moving the slider again), so an overloaded server shows up as latency, not as a
 growing queue. Widgets the session did not touch are not re-sent: the server keeps their values
@@ -54,6 +65,13 @@ from ws_session import RunResult, Session  # bench/ is on sys.path (this script'
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ("memory", "frontier")
 CONTROL_KEY = "concurrency"  # the sidebar number entry: every page redraws with it
+REFUSED = ("The server is busy", "Stopped at this server's budget", "failed in its worker")  # ui.background, EN
+PAGE_CONTROL = {"planner": "rate"}  # the planner ignores the concurrency: its request rate changes the plan
+ROOM = {0: ("load_test", ""), 1: ("planner", "sla_stat=p95")}  # session i % 8 -> (page, query); others PAGES
+HEAVY_PLANNER = ("model=meta-llama%2FLlama-3.1-405B&sla_stat=p99&pl_top=50&context=131072&max_model_len=131072"
+                 "&output_len=65536&sla_ttft_ms=600000&sla_tpot_ms=10000&rate={rate}")  # issue 18's link, any rate
+# 5,000 Poisson requests x 2,000 output tokens: ~6 s of simulation, inside the 15 s budget; any seed
+HEAVY_LOAD_TEST = "lt_requests=5000&output_len=2000&rate=50&lt_sweep=false&lt_seed={seed}"
 CONTROL_VALUES = tuple(range(1, 257))
 MAX_SESSIONS = 100
 MAX_DURATION_S = 600
@@ -70,6 +88,7 @@ class SessionResult:
     reruns_finished: int = 0
     bytes_in: int = 0  # ForwardMsg bytes received after the first load
     refs: int = 0  # ref_hash messages (cached charts the server did not resend)
+    refused: int = 0  # changes answered "the server is busy" or "stopped at the budget" (ui.background)
 
 
 def _is_loopback(url: str) -> bool:
@@ -108,12 +127,14 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 @contextmanager
-def single_server(log_dir: Path, app: Path | None = None, cwd: Path | None = None):
+def single_server(log_dir: Path, app: Path | None = None, cwd: Path | None = None, env: dict[str, str] | None = None):
     """A fresh ``streamlit run app.py`` (or ``app``, run from ``cwd``, by default its own folder: the
-    ``.streamlit/config.toml`` there applies) on a free loopback port; yields (url, [pid])."""
+    ``.streamlit/config.toml`` there applies) on a free loopback port, with ``env`` added to the
+    environment; yields (url, [pid])."""
     app = Path(app) if app else ROOT / "app.py"
     port = _free_port()
-    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "STREAMLIT_SERVER_HEADLESS": "true"}
+    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "STREAMLIT_SERVER_HEADLESS": "true",
+           **(env or {})}
     cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
            "--server.address", "127.0.0.1", "--server.port", str(port), "--server.fileWatcherType", "none"]
     log = open(log_dir / f"streamlit-{port}.log", "w")
@@ -152,9 +173,24 @@ def replicas_behind_nginx(k: int, log_dir: Path):
         log.close()
 
 
+def with_children(pids: list[int]) -> list[int]:
+    """The pids and their direct children (the worker processes of ui.workers)."""
+    kids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if ppid in pids:
+                kids.append(int(entry.name))
+    return [*pids, *kids]
+
+
 def rss_bytes(pids: list[int]) -> int:
+    """Resident bytes of the pids and their children (a server's worker processes included)."""
     total = 0
-    for pid in pids:
+    for pid in with_children(pids) if pids else []:
         try:
             for line in Path(f"/proc/{pid}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
@@ -165,13 +201,16 @@ def rss_bytes(pids: list[int]) -> int:
 
 
 async def run_session(base_url: str, page: str, rng: random.Random, timeout_s: float, start_at: float,
-                      end_at: float) -> SessionResult:
-    """One session (bench/ws_session.py): opens at ``start_at``, changes the control until ``end_at``."""
+                      end_at: float, query: str = "") -> SessionResult:
+    """One session (bench/ws_session.py): opens ``page?query`` at ``start_at``, changes the page's
+    control (:data:`PAGE_CONTROL`, else the sidebar concurrency) until ``end_at``."""
     result = SessionResult(page)
-    s = Session(base_url, page, timeout_s=timeout_s)
+    s = Session(base_url, page, query_string=query, timeout_s=timeout_s)
+    control = PAGE_CONTROL.get(page, CONTROL_KEY)
 
     def collect(r: RunResult) -> None:
         result.errors += [f"exception: {e}" for e in r.exceptions]
+        result.refused += any(m in a for a in r.error_alerts for m in REFUSED)
         result.errors += [f"unknown ref_hash {h}" for h in r.unknown_refs]
         if r.finished == "FINISHED_WITH_COMPILE_ERROR":
             result.errors.append("script finished with a compile error")
@@ -184,8 +223,8 @@ async def run_session(base_url: str, page: str, rng: random.Random, timeout_s: f
         r = await s.run()
         collect(r)
         result.first_load_s = r.elapsed_s
-        if CONTROL_KEY not in s.widget_ids:
-            result.errors.append(f"no {CONTROL_KEY} widget on {page}")
+        if control not in s.widget_ids:
+            result.errors.append(f"no {control} widget on {page}")
             return result
         value = None
         while True:
@@ -194,7 +233,7 @@ async def run_session(base_url: str, page: str, rng: random.Random, timeout_s: f
                 break
             await asyncio.sleep(think)
             value = rng.choice([v for v in CONTROL_VALUES if v != value])
-            r = await s.rerun({CONTROL_KEY: value})
+            r = await s.rerun({control: value})
             collect(r)
             result.bytes_in += r.bytes_in
             result.latencies_s.append(r.elapsed_s)
@@ -215,9 +254,41 @@ async def run_session(base_url: str, page: str, rng: random.Random, timeout_s: f
     return result
 
 
+async def run_heavy(base_url: str, rng: random.Random, timeout_s: float, start_at: float, end_at: float) -> SessionResult:
+    """The careless user: opens :data:`HEAVY_PLANNER` at a new rate, then :data:`HEAVY_LOAD_TEST` with
+    a new seed, and so on until ``end_at``, waiting for each (each a fresh tab; its latency is the
+    link's first run; a new rate or seed: no cache helps)."""
+    result = SessionResult("heavy")
+    await asyncio.sleep(max(0.0, start_at - time.monotonic()))
+    k = 0
+    while time.monotonic() < end_at:
+        k += 1
+        page, query = (("planner", HEAVY_PLANNER.format(rate=rng.randint(1000, 100_000))) if k % 2 else
+                       ("load_test", HEAVY_LOAD_TEST.format(seed=rng.randint(1, 1_000_000))))
+        s = Session(base_url, page, query_string=query, timeout_s=timeout_s)
+        try:
+            r = await s.open()
+            result.errors += [f"exception: {e}" for e in r.exceptions]
+            result.refused += any(m in a for a in r.error_alerts for m in REFUSED)
+            result.latencies_s.append(r.elapsed_s)
+            result.reruns_finished += 1
+        except (asyncio.TimeoutError, websockets.ConnectionClosed, OSError, websockets.InvalidHandshake) as exc:
+            result.errors.append(f"heavy link: {type(exc).__name__}")
+        finally:
+            await s.close()
+    return result
+
+
+def session_plan(n: int, mix: str) -> list[tuple[str, str]]:
+    """(page, query) of each of N sessions: ``ordinary`` alternates :data:`PAGES`; ``room`` puts
+    session i on :data:`ROOM`'s page for ``i % 8`` where it has one."""
+    return [ROOM[i % 8] if mix == "room" and i % 8 in ROOM else (PAGES[i % 2], "") for i in range(n)]
+
+
 async def run_sessions(url: str, n: int, duration_s: float, *, seed: int = 0, timeout_s: float = 60,
-                       pids: list[int] | None = None) -> dict:
-    """N sessions against ``url`` for ``duration_s``; returns the summary (see :func:`summarize`)."""
+                       pids: list[int] | None = None, mix: str = "ordinary", heavy: bool = False) -> dict:
+    """N sessions (:func:`session_plan`) against ``url`` for ``duration_s``, with the heavy user
+    beside them if ``heavy``; returns the summary (see :func:`summarize`)."""
     rng = random.Random(seed)
     start_at = time.monotonic() + 1.0 + 0.02 * n  # time for every session's HTTP requests first
     end_at = start_at + duration_s
@@ -230,9 +301,12 @@ async def run_sessions(url: str, n: int, duration_s: float, *, seed: int = 0, ti
             await asyncio.sleep(0.5)
 
     sampler = asyncio.create_task(sample_rss())
+    sessions = [run_session(url, page, rngs[i], timeout_s, start_at, end_at, query)
+                for i, (page, query) in enumerate(session_plan(n, mix))]
+    if heavy:
+        sessions.append(run_heavy(url, random.Random(rng.random()), timeout_s, start_at, end_at))
     try:
-        results = await asyncio.gather(*(run_session(url, PAGES[i % 2], rngs[i], timeout_s, start_at, end_at)
-                                         for i in range(n)))
+        results = await asyncio.gather(*sessions)
     finally:
         sampler.cancel()
     wall = max(time.monotonic() - start_at, 1e-9)
@@ -264,18 +338,37 @@ def _pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, max(0, round(q * (len(xs) - 1))))]
 
 
+def page_group(page: str) -> str:
+    return "memory/frontier" if page in PAGES else page
+
+
+def by_page(results: list[SessionResult]) -> dict[str, list[float]]:
+    """Change latencies per page group (memory and frontier together: the ordinary pages)."""
+    out: dict[str, list[float]] = {}
+    for r in results:
+        out.setdefault(page_group(r.page), []).extend(r.latencies_s)
+    return out
+
+
+def refused_by_page(results: list[SessionResult]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for r in results:
+        out[page_group(r.page)] = out.get(page_group(r.page), 0) + r.refused
+    return out
+
+
 def summarize(results: list[SessionResult], *, wall_s: float, rss_peak: int, rss_end: int) -> dict:
-    lat = [x for r in results for x in r.latencies_s]
+    lat = [x for r in results if r.page != "heavy" for x in r.latencies_s]
     first = [r.first_load_s for r in results if r.first_load_s is not None]
     errors = [e for r in results for e in r.errors]
     return {
-        "sessions": len(results), "changes": len(lat), "changes_per_s": len(lat) / wall_s,
+        "sessions": sum(r.page != "heavy" for r in results), "changes": len(lat), "changes_per_s": len(lat) / wall_s,
         "p50_s": _pct(lat, 0.5), "p95_s": _pct(lat, 0.95), "max_s": max(lat, default=float("nan")),
         "first_p50_s": _pct(first, 0.5), "first_max_s": max(first, default=float("nan")),
         "kib_per_change": sum(r.bytes_in for r in results) / max(len(lat), 1) / 1024,
         "refs": sum(r.refs for r in results),
         "errors": errors, "rss_peak_mib": rss_peak / 2**20, "rss_end_mib": rss_end / 2**20,
-        "results": results,
+        "results": results, "pages": by_page(results), "refused": refused_by_page(results),
     }
 
 
@@ -288,18 +381,47 @@ def print_row(label: str, s: dict) -> None:
           f"{_ms(s['p95_s'])} | {_ms(s['max_s'])} | {_ms(s['first_p50_s'])} / {_ms(s['first_max_s'])} | "
           f"{s['kib_per_change']:.0f} KiB | {len(s['errors'])} | {s['rss_peak_mib']:.0f} / {s['rss_end_mib']:.0f} MiB |",
           flush=True)
+    if len(s["pages"]) > 1:
+        print("    " + "; ".join(f"{g}: p50 {_ms(_pct(x, 0.5))}, p95 {_ms(_pct(x, 0.95))} ({len(x)}"
+                                  + (f", {s['refused'][g]} refused" if s["refused"].get(g) else "") + ")"
+                                  for g, x in s["pages"].items()), flush=True)
     for e in sorted(set(s["errors"]))[:10]:
         print(f"    error ({s['errors'].count(e)}x): {e}", flush=True)
 
 
-def _int_list(text: str) -> list[int]:
+def print_ratios(cases: dict[tuple, dict[str, list[float]]]) -> None:
+    """Per case and page group: p50 / p95 with LLM_CALC_WORKERS=0 and with the pool, all rounds
+    pooled, and the ratio (after / before)."""
+    print("\n| case | page | before p50 / p95 | after p50 / p95 | after / before p50, p95 |")
+    print("|---|---|---|---|---|")
+    for (n, mix, heavy, w), pages in cases.items():
+        if w == 0:
+            continue
+        before = cases.get((n, mix, heavy, 0), {})
+        for g, after in pages.items():
+            b = before.get(g, [])
+            r50 = _pct(after, 0.5) / _pct(b, 0.5) if b else float("nan")
+            r95 = _pct(after, 0.95) / _pct(b, 0.95) if b else float("nan")
+            print(f"| {n} {mix}{' + heavy' if heavy else ''}, workers {w} | {g} | {_ms(_pct(b, 0.5))} / {_ms(_pct(b, 0.95))} | "
+                  f"{_ms(_pct(after, 0.5))} / {_ms(_pct(after, 0.95))} | {r50:.2f}, {r95:.2f} |", flush=True)
+
+
+def _ints(text: str, lo: int, hi: int) -> list[int]:
     try:
         values = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text[:40]!r}") from None
-    if not values or any(v < 1 or v > MAX_SESSIONS for v in values):
-        raise argparse.ArgumentTypeError(f"each value must be in 1 - {MAX_SESSIONS}")
+    if not values or any(v < lo or v > hi for v in values):
+        raise argparse.ArgumentTypeError(f"each value must be in {lo} - {hi}")
     return values
+
+
+def _int_list(text: str) -> list[int]:
+    return _ints(text, 1, MAX_SESSIONS)
+
+
+def _flag_list(text: str) -> list[int]:
+    return _ints(text, 0, 16)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -311,6 +433,13 @@ def main(argv: list[str] | None = None) -> int:
                    help="with --url: comma-separated server pids whose memory to report")
     p.add_argument("--replicas", type=int, default=0,
                    help="start deploy/run-replicas.sh with this many processes behind nginx (fresh per N)")
+    p.add_argument("--mix", choices=("ordinary", "room"), default="ordinary",
+                   help="ordinary: memory/frontier; room: 1 in 8 on the load test, 1 in 8 on the planner (p95)")
+    p.add_argument("--heavy", type=_flag_list, default=[0],
+                   help="comma-separated 0/1: without / with one user opening heavy planner links (default 0)")
+    p.add_argument("--workers", type=_flag_list, default=None,
+                   help="comma-separated LLM_CALC_WORKERS values, each on a fresh server in turn (before/after: 0,1)")
+    p.add_argument("--rounds", type=int, default=1, help="repeat every case this many times, interleaved (<= 5)")
     p.add_argument("--timeout", type=float, default=60, help="seconds to wait for one script_finished")
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args(argv)
@@ -318,32 +447,44 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--duration must be in (0, {MAX_DURATION_S}]")
     if a.url and not _is_loopback(a.url):
         p.error("--url must be a loopback address (127.0.0.1, localhost, ::1): this tool only loads local servers")
-    if a.url and a.replicas:
-        p.error("--url and --replicas exclude each other")
+    if a.url and (a.replicas or a.workers):
+        p.error("--url excludes --replicas and --workers (it does not start servers)")
     if not 0 <= a.replicas <= 16:
         p.error("--replicas must be in 0 - 16")
+    if not 1 <= a.rounds <= 5:
+        p.error("--rounds must be in 1 - 5")
     pids = [int(x) for x in a.pids.split(",") if x.strip()] if a.pids else []
     target = a.url or (f"nginx + {a.replicas} replicas" if a.replicas else "one fresh process")
-    print(f"# load: {target}; {a.duration:.0f} s per N; pages {'/'.join(PAGES)}; slider '{CONTROL_KEY}' "
-          f"every 1-3 s after the page is back; {os.cpu_count()} CPUs", flush=True)
+    print(f"# load: {target}; {a.duration:.0f} s per case; mix {a.mix}; control changed every 1-3 s after the page "
+          f"is back; {os.cpu_count()} CPUs", flush=True)
     print("| target | sessions | changes | changes/s | p50 | p95 | max | first load p50 / max | sent per change | "
           "errors | server RSS peak / end |")
     print("|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
     log_dir = Path(os.environ.get("LOAD_LOG_DIR", "/tmp")) / f"load-{os.getpid()}"
     log_dir.mkdir(parents=True, exist_ok=True)
     total_errors = 0
-    for n in a.sessions:
-        if a.url:
-            s = run_blocking(run_sessions(a.url, n, a.duration, seed=a.seed, timeout_s=a.timeout, pids=pids))
-            label = a.url
-        else:
-            ctx = replicas_behind_nginx(a.replicas, log_dir) if a.replicas else single_server(log_dir)
-            with ctx as (url, server_pids):
-                s = run_blocking(run_sessions(url, n, a.duration, seed=a.seed, timeout_s=a.timeout,
-                                             pids=server_pids))
-            label = f"nginx + {a.replicas}" if a.replicas else "1 process"
-        print_row(label, s)
-        total_errors += len(s["errors"])
+    cases: dict[tuple, dict[str, list[float]]] = {}
+    for _ in range(a.rounds):
+        for n in a.sessions:
+            for heavy in a.heavy:
+                for w in a.workers or [None]:
+                    kw = dict(seed=a.seed, timeout_s=a.timeout, mix=a.mix, heavy=bool(heavy))
+                    if a.url:
+                        s = run_blocking(run_sessions(a.url, n, a.duration, pids=pids, **kw))
+                        label = a.url
+                    else:
+                        env = None if w is None else {"LLM_CALC_WORKERS": str(w)}
+                        ctx = replicas_behind_nginx(a.replicas, log_dir) if a.replicas else single_server(log_dir, env=env)
+                        with ctx as (url, server_pids):
+                            s = run_blocking(run_sessions(url, n, a.duration, pids=server_pids, **kw))
+                        label = f"nginx + {a.replicas}" if a.replicas else "1 process"
+                    label += (" + heavy link" if heavy else "") + ("" if w is None else f", workers {w}")
+                    print_row(label, s)
+                    for g, x in s["pages"].items():
+                        cases.setdefault((n, a.mix, heavy, w or 0), {}).setdefault(g, []).extend(x)
+                    total_errors += len(s["errors"])
+    if a.workers and 0 in a.workers and len(a.workers) > 1:
+        print_ratios(cases)
     print(f"# server logs: {log_dir}")
     return 1 if total_errors else 0
 

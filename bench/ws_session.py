@@ -51,6 +51,7 @@ class RunResult:
     """What one script run sent."""
 
     exceptions: list[str] = field(default_factory=list)  # "Type: message" (message cut short)
+    error_alerts: list[str] = field(default_factory=list)  # st.error texts (cut short), e.g. a refused run
     elements: list[str] = field(default_factory=list)  # element kinds in arrival order (references resolved)
     finished: str = ""  # the ScriptFinishedStatus name
     digest: str = ""  # sha256 over the page content at the end of the run (see _page_digest)
@@ -199,6 +200,8 @@ class Session:
             out.first_chart_s = t
         if etype == "exception":
             out.exceptions.append(f"{el.exception.type}: {el.exception.message[:EXCEPTION_CHARS]}")
+        if etype == "alert" and el.alert.format == el.alert.ERROR:
+            out.error_alerts.append(el.alert.body[:EXCEPTION_CHARS])
         widget_id = getattr(getattr(el, etype), "id", "") if etype else ""
         if isinstance(widget_id, str) and widget_id.startswith("$$ID-"):  # "$$ID-<hash>-<user key>"
             user_key = widget_id.rsplit("-", 1)[-1]

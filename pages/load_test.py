@@ -11,7 +11,7 @@ from calc.timing.estimate import estimate
 from calc.traffic.slo import steady_means, summarize
 from calc.traffic.workload import MAX_TRACE_BYTES, WorkloadError
 from ui import format as F
-from ui import budget, labelled, layout, shell, tables
+from ui import background, budget, labelled, layout, shell, tables
 from ui.loadtest import controls as LC
 from ui.loadtest import figures as LF
 from ui.loadtest import messages as LM
@@ -59,6 +59,7 @@ if not bool(est.memory.fits):
     st.error(t("lt.not_fit"))
     st.stop()
 lim = budget.limits()
+command = runs.cli_command(sc.arch, sc.gpu, s, load)  # what runs it on one's own machine
 try:  # the budget (ui.budget): a run that surely passes it is refused, with the command that runs it
     need = runs.work(*key, load, trace)
 except ValueError:  # a bad trace or a request larger than the pool: said below, where the run fails
@@ -67,17 +68,23 @@ if need is not None and (need.cpu_s > lim.cpu_s or need.peak_bytes > lim.run_byt
     st.error(t("lt.over_budget", steps=F.integer(need.steps), passes=F.integer(need.passes), cpu=F.number(need.cpu_s, 0),
                mib=F.integer(need.peak_bytes / budget.MIB), cpu_limit=F.number(lim.cpu_s, 0),
                mib_limit=F.integer(lim.run_bytes / budget.MIB)))
-    st.code(runs.cli_command(sc.arch, sc.gpu, s, load), language="bash")
+    st.code(command, language="bash")
     st.caption(t("lt.over_budget.caption"))
     st.stop()
-try:
-    with st.spinner(t("lt.running", n=F.integer(load.num_requests))):
-        r = runs.run(*key, load, trace)
+running = t("lt.running", n=F.integer(load.num_requests))
+sweep_args = dict(ttft_slo_s=ttft_slo, tpot_slo_s=tpot_slo, percentile=0 if stat == "mean" else int(stat[1:]),
+                  cpu_limit_s=lim.cpu_s)
+sweep_job = None  # the rate search: queued with the run when it will be shown (ui.background.submit_ahead)
+if trace is None and load.arrival in ("poisson", "gamma") and v["lt_sweep"] and stat != "mean":
+    if (sweep_job := runs.sweep_within(sc.arch, sc.gpu, s, sc.efficiency, load, **sweep_args)) is not None:
+        background.submit_ahead(sweep_job)
+try:  # in a worker process, cancelled when the inputs change or the tab closes (ui.background)
+    r = background.result(runs.run_job(*key, load, trace), t, label=running, command=command)
 except WorkloadError as exc:  # user text: shown as plain text, never Markdown
     st.error(t("lt.trace_error"))
     st.text(LM.localize(str(exc), t)[:300])
     trace = None
-    r = runs.run(*key, load, None)
+    r = background.result(runs.run_job(*key, load, None), t, label=running, command=command)
 except ValueError as exc:
     st.error(t("lt.too_big", msg=""))
     st.text(LM.localize(str(exc), t)[:300])
@@ -127,14 +134,11 @@ with sweep:
         st.info(t("lt.sweep_off"))
     elif stat == "mean":
         st.info(t("lt.sweep_needs_percentile"))
-    elif (per_run := runs.sweep_work(*key, load)).cpu_s * (runs.SWEEP_ITERATIONS + 2) > lim.cpu_s:
-        st.info(t("lt.sweep_over_budget", cpu=F.number(per_run.cpu_s, 1), cpu_limit=F.number(lim.cpu_s, 0)))
+    elif (sweep_job := sweep_job or runs.sweep_within(sc.arch, sc.gpu, s, sc.efficiency, load, **sweep_args)) is None:
+        st.info(t("lt.sweep_over_budget", cpu=F.number(runs.sweep_work(*key, load).cpu_s, 1),
+                  cpu_limit=F.number(lim.cpu_s, 0)))
     else:
-        cap = float(estimate(sc.arch, sc.gpu, s, sc.efficiency, concurrency=0,
-                             input_len=load.input_len, output_len=load.output_len).serving.requests_per_s)
-        with st.spinner(t("lt.sweeping")):
-            search = runs.sweep(*key, load, ttft_slo_s=ttft_slo, tpot_slo_s=tpot_slo, percentile=int(stat[1:]),
-                                capacity_rps=cap if np.isfinite(cap) else load.rate_per_s)
+        search = background.result(sweep_job, t, label=t("lt.sweeping"), command=command)
         if np.isfinite(search.rate_per_s):
             st.markdown(t("lt.sweep_result", q=q, ttft=F.integer(v["sla_ttft_ms"]), tpot=F.integer(v["sla_tpot_ms"]),
                           rate=F.number(search.rate_per_s, 2), n=len(search.rates_per_s)))

@@ -10,7 +10,7 @@ from calc.plan.search import PlanRequest
 from calc.spec.catalog import get_gpu, list_gpus
 from calc.spec.inputs import describe_validation_error
 from ui import format as F
-from ui import labelled, layout, shell
+from ui import background, labelled, layout, shell
 from ui.budget import limits
 from ui.controls import ControlValueError
 from ui.i18n import current_language
@@ -19,7 +19,6 @@ from ui.planner import figures as FP
 from ui.planner import runs as pl_runs
 from ui.planner.controls import (PL_BUDGET, PL_GPUS, PL_MAX_GPUS, PL_SORT, PL_TOP, PL_PRICES, PLANNER,
                                  PRICES_KEY, parse_prices)
-from ui.safe import describe
 from ui.safe import describe, md_escape
 from ui.state import _RENDERED, check_query_params, render_control
 from ui.traffic import RATE, SLA_STAT, SLA_TPOT_MS, SLA_TTFT_MS
@@ -72,8 +71,11 @@ except ValidationError as exc:
     st.stop()
 gpus = [get_gpu(g) for g in allowed] if allowed else list_gpus()
 t0 = time.perf_counter()
-with st.spinner(t("pl.running")):  # cached by its inputs and the budget, in bytes (ui.budget)
-    result = pl_runs.planned(sc.arch, gpus, req, sc.efficiency, prices)
+command = pl_runs.cli_command(sc.arch, list(allowed or []), req, prices, 10 * pl_runs.work_units())
+# cached by its inputs and the budget, in bytes (ui.budget); the percentile check simulates: in a
+# worker process, cancelled when the inputs change or the tab closes (ui.background)
+result = background.result(pl_runs.planned_job(sc.arch, gpus, req, sc.efficiency, prices), t, label=t("pl.running"),
+                           command=command, in_worker=percentile != "mean")
 elapsed = time.perf_counter() - t0
 budget_limits = limits()
 
@@ -93,7 +95,7 @@ st.caption(t("pl.statistic.mean") if percentile == "mean" else
 
 if skipped := pl_runs.not_simulated(result):  # the budget ran out: say so, and how to run it in full
     st.warning(t("pl.over_budget", n=F.integer(skipped), p=percentile, cpu_limit=F.number(budget_limits.cpu_s, 0)))
-    st.code(pl_runs.cli_command(sc.arch, list(allowed or []), req, prices, 10 * pl_runs.work_units()), language="bash")
+    st.code(command, language="bash")
 if best is None:
     reasons = ", ".join(f"{t(f'pl.reason.{k}')}: {F.integer(v)}" for k, v in result.reason_counts.items() if v)
     st.warning(t("pl.none", n=F.integer(result.grid.size), reasons=reasons))

@@ -175,3 +175,14 @@ def test_memory_page_by_its_name(page: Page, streamlit_url):
     assert sidebar_nav(page) == NAV
     page.goto(streamlit_url + "/?lang=en")  # the root still opens it
     expect(page.locator("h1").first).to_have_text(re.compile(r"^GPU memory"), timeout=LOAD)
+
+
+def test_heavy_planner_link_shows_its_progress_then_its_result(page: Page, streamlit_url):
+    """Issue 18: the 405B p99 planner link (~5 s of CPU) runs in the server's worker process; the page
+    shows a bar with the run's CPU seconds against the budget, then the plan."""
+    page.goto(streamlit_url + "/planner?lang=en&model=meta-llama%2FLlama-3.1-405B&sla_stat=p99&pl_top=50"
+              "&context=131072&max_model_len=131072&output_len=65536&sla_ttft_ms=600000&sla_tpot_ms=10000&rate=7777")
+    bar = page.get_by_test_id("stProgress")
+    expect(bar).to_contain_text(re.compile(r"s of CPU of this server's budget of 15 s"), timeout=LOAD)
+    expect(bar).to_have_count(0, timeout=120_000)
+    expect(metric(page, "Configurations evaluated")).to_be_visible()

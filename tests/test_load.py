@@ -4,7 +4,9 @@ No latency is asserted (shared machines): only that the client works as a browse
 server runs the page, the slider change reruns it, the content changes) and that nothing fails.
 """
 
+import asyncio
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -73,9 +75,48 @@ def test_sessions_opening_at_once_on_a_fresh_server(tmp_path):
     assert all(r.first_load_s is not None for r in summary["results"])
 
 
+def test_room_mix_runs_the_heavy_pages_in_a_worker_process(server):
+    """Issue 18's mix, small: the load test and the planner (p95) change their controls beside the
+    memory page; their runs go to a worker process beside the server (ui.workers)."""
+    url, pids = server
+    assert load.run_blocking(load.warm_up(url)) == []
+    summary = load.run_blocking(load.run_sessions(url, 3, 20, seed=3, timeout_s=90, pids=pids, mix="room"))
+    assert summary["errors"] == [], summary["errors"]
+    for r in summary["results"]:  # a load-test change is seconds of simulation on a busy 2-core box
+        assert r.first_load_s is not None and r.reruns_finished >= 1, (r.page, r.reruns_finished)
+    assert set(summary["pages"]) == {"load_test", "planner", "memory/frontier"}
+    assert len(load.with_children(pids)) > len(pids)
+
+
+def test_a_heavy_run_stops_when_its_tab_closes(server):
+    """Issue 18: no work continues after its session closes. The 405B p99 planner link (~5 s of CPU)
+    runs in the worker; the tab closes after 1 s of it; the worker's CPU stops within a poll."""
+    from ui.workers import _proc_cpu_s
+
+    url, pids = server
+    worker = load.with_children(pids)[len(pids):][0]
+
+    async def go():
+        s = Session(url, "planner", query_string=load.HEAVY_PLANNER.format(rate=4321), timeout_s=60)
+        await s.connect()
+        run = asyncio.create_task(s.run())
+        cpu0, deadline = _proc_cpu_s(worker), time.monotonic() + 60
+        while _proc_cpu_s(worker) < cpu0 + 1.0 and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        run.cancel()
+        await s.close()
+
+    load.run_blocking(go())
+    time.sleep(2.0)  # the server notices the closed socket at the page's next progress redraw
+    cpu = _proc_cpu_s(worker)
+    time.sleep(2.0)
+    assert _proc_cpu_s(worker) - cpu < 0.3
+
+
 def test_command_line_rejects_remote_and_unbounded_runs(capsys):
     for argv in (["--url", "http://example.com"], ["--duration", "100000"], ["--sessions", "1000"],
-                 ["--sessions", "a,b"], ["--replicas", "99"]):
+                 ["--sessions", "a,b"], ["--replicas", "99"], ["--rounds", "9"], ["--workers", "x"],
+                 ["--url", "http://127.0.0.1:1", "--workers", "0,1"]):
         with pytest.raises(SystemExit) as exc:
             load.main(argv)
         assert exc.value.code == 2, argv

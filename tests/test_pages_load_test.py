@@ -263,3 +263,26 @@ def test_trace_problem_on_the_page_in_chinese():
     at.file_uploader(key="lt_trace").set_value(("t.csv", b"arrival_s,input_len\n0,10\n", "text/csv")).run()
     assert not at.exception
     assert "轨迹第 2 行：缺少字段 output_len" in [x.value for x in at.get("text")]
+
+
+def test_the_simulation_runs_in_a_worker_process_with_the_same_numbers(monkeypatch):
+    """On a server (ui.background._serving) the run goes to ui.workers' pool; same page, same numbers."""
+    from ui import background, workers
+
+    RESULTS.clear()
+    here = app(SMALL, page=PAGE)
+    RESULTS.clear()
+    monkeypatch.setattr(background, "_serving", lambda: True)
+    ran = []
+    submit = workers.Pool.submit
+    monkeypatch.setattr(workers.Pool, "submit", lambda self, job, **kw: ran.append(job.key[0]) or submit(self, job, **kw))
+    there = app(SMALL, page=PAGE)
+    assert not there.exception and not there.error
+    assert ran == ["lt.run"] and workers.pool().worker_pids()
+    assert [m.value for m in there.metric] == [m.value for m in here.metric]
+    # With the rate search, it is queued with the run (not behind the others' jobs after it)
+    ran.clear()
+    swept = app({**SMALL, "lt_sweep": "true"}, page=PAGE)
+    assert not swept.exception and not swept.error
+    assert ran == ["lt.sweep"]  # queued ahead; the run was cached
+    assert any("Highest rate meeting" in m.value for m in swept.markdown) or any("Even the lowest" in w.value for w in swept.warning)

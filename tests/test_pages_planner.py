@@ -162,3 +162,23 @@ def test_price_error_and_catalog_count_in_chinese():
     at = app({"lang": "zh", "gpu": "h999"})  # a sidebar parameter: said by the shell, on any page
     w = " ".join(texts(at.warning))
     assert "（共 18 个）" in w and "in all" not in w
+
+
+def test_the_percentile_check_runs_in_a_worker_process(monkeypatch):
+    """On a server the p99 check goes to ui.workers' pool (the mean plan stays in the page's thread)."""
+    from ui import background, workers
+    from ui.budget import RESULTS
+
+    RESULTS.clear()
+    here = app({"sla_stat": "p99"}, page=PAGE)
+    RESULTS.clear()
+    monkeypatch.setattr(background, "_serving", lambda: True)
+    ran = []
+    submit = workers.Pool.submit
+    monkeypatch.setattr(workers.Pool, "submit", lambda self, job, **kw: ran.append(job.key[0]) or submit(self, job, **kw))
+    there = app({"sla_stat": "p99"}, page=PAGE)
+    assert not there.exception and not there.error
+    assert ran == ["planner"]
+    assert metrics(there) == metrics(here) and there.dataframe[0].value.equals(here.dataframe[0].value)
+    app({"sla_stat": "mean"}, page=PAGE)  # the mean: in the page's thread
+    assert ran == ["planner"]

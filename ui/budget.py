@@ -123,7 +123,8 @@ class ByteCache:
             self._items.clear()
             self._bytes = 0
 
-    def _lookup(self, key: Hashable) -> tuple[bool, Any]:
+    def lookup(self, key: Hashable) -> tuple[bool, Any]:
+        """(True, value) when ``key`` is cached (it becomes the most recently used), else (False, None)."""
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
@@ -133,23 +134,27 @@ class ByteCache:
     def get(self, key: Hashable, compute: Callable[[], Any], size: Callable[[Any], int] = nbytes) -> Any:
         """The value for ``key``: cached, or ``compute()`` (once: other threads asking for the same
         key wait for it), kept if it fits, evicting the least recently used."""
-        hit, value = self._lookup(key)
+        hit, value = self.lookup(key)
         if hit:
             return value
         with self._lock:
             gate = self._computing.setdefault(key, threading.Lock())
         with gate:
-            hit, value = self._lookup(key)
+            hit, value = self.lookup(key)
             if hit:
                 return value
             try:
                 value = compute()
-                _freeze(value)
-                self.put(key, value, size(value))
+                self.store(key, value, size)
             finally:
                 with self._lock:
                     self._computing.pop(key, None)
             return value
+
+    def store(self, key: Hashable, value: Any, size: Callable[[Any], int] = nbytes) -> None:
+        """Keep a value computed elsewhere (a worker process): read-only, sized, as :meth:`get` keeps it."""
+        _freeze(value)
+        self.put(key, value, size(value))
 
     def put(self, key: Hashable, value: Any, size_bytes: int) -> None:
         cap = self.max_bytes

@@ -29,6 +29,15 @@ EN: dict[str, str] = {
     "word.vllm_default": "vLLM default",
     "word.yes": "yes",
     "word.no": "no",
+    # heavy runs in a worker process (ui.background)
+    "work.queued": "{label} Waiting for a free worker: {ahead} ahead · {elapsed} s",
+    "work.running": "{label} {cpu} s of CPU of this server's budget of {limit} s · {elapsed} s",
+    "work.busy": "**The server is busy:** {n} heavy runs are already waiting. Try again in a minute, or run it on "
+                 "your own machine:",
+    "work.over_cpu": "**Stopped at this server's budget:** the run used {cpu} s of CPU, over the {limit} s a run may use "
+                     "here (LLM_CALC_MAX_CPU_S). Run it on your own machine:",
+    "work.lost": "**The run failed in its worker process** ({reason}). Try again; if it fails again, run it on your own "
+                 "machine:",
     # the SLA and traffic every page shares (ui.traffic)
     "ctl.sla_ttft_ms": "SLA: TTFT (ms)",
     "ctl.sla_ttft_ms.help": "Target for the time to first token (TTFT), in milliseconds, judged on the statistic beside it. Course §3.4: chat "
@@ -325,6 +334,13 @@ ZH: dict[str, str] = {
     "word.vllm_default": "vLLM 默认值",
     "word.yes": "是",
     "word.no": "否",
+    # 在工作进程中运行的重任务（ui.background）
+    "work.queued": "{label} 正在等待空闲的工作进程：前面还有 {ahead} 个 · {elapsed} 秒",
+    "work.running": "{label} 已用 {cpu} 秒 CPU，本服务器的预算为 {limit} 秒 · {elapsed} 秒",
+    "work.busy": "**服务器上的任务太多：**已有 {n} 个重任务在排队。请等一下再试，或在自己的机器上运行：",
+    "work.over_cpu": "**已在本服务器的预算处停止：**这次运行用了 {cpu} 秒 CPU，超过了这里每次运行允许的 {limit} 秒"
+                     "（LLM_CALC_MAX_CPU_S）。请在自己的机器上运行：",
+    "work.lost": "**工作进程中的运行没有完成**（{reason}）。请重试；如果仍然不行，请在自己的机器上运行：",
     "ctl.sla_ttft_ms": "SLA：TTFT（毫秒）",
     "ctl.sla_ttft_ms.help": "首 token 延迟（TTFT）目标，单位毫秒，按旁边的统计量判断。课程 §3.4：对话需要 < 500 毫秒。前沿、压测和部署规划页共用同一个 SLA。",
     "ctl.sla_tpot_ms": "SLA：TPOT（毫秒）",

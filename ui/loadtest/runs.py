@@ -1,6 +1,8 @@
 """Cached simulations for the load-test page: results keyed by every input (the scenario as JSON,
 the workload parameters, a hash of the trace bytes, the budget's caps), so reruns, other visitors
-and the language switch reuse them, in the byte-bounded :data:`ui.budget.RESULTS`. Each run is
+and the language switch reuse them, in the byte-bounded :data:`ui.budget.RESULTS`. Each run is a
+:class:`ui.workers.Job`: the page runs it in a worker process (:mod:`ui.background`), the frontier
+and the tests in their own thread. Each run is
 held to the budget (:mod:`ui.budget`): :func:`work` estimates it first, the page refuses what
 passes the budget, and the caps stop a run the estimate missed. Thin wrappers around
 :mod:`calc.traffic` (no arithmetic here)."""
@@ -22,7 +24,8 @@ from calc.traffic.budget import WorkEstimate, caps, estimate_work
 from calc.traffic.simulator import EngineConfig, SimResult, simulate
 from calc.traffic.slo import RateSearch, max_sustainable_rate, steady_means
 from calc.traffic.workload import LengthSpec, Workload, make_workload, parse_trace
-from ui.budget import RESULTS, limits
+from ui.budget import limits
+from ui.workers import Job
 
 SWEEP_ITERATIONS = 6
 SWEEP_REQUESTS = 400
@@ -98,36 +101,65 @@ def sweep_work(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, 
                 Load(**{**load.__dict__, "num_requests": min(load.num_requests, SWEEP_REQUESTS)}), None)
 
 
-def run(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load: Load, trace: bytes | None) -> SimResult:
+def _simulate(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load: Load, trace: bytes | None,
+              max_steps: int, max_passes: int) -> SimResult:
+    est, cfg = _engine(arch_json, gpu_json, serving_json, eff_json)
+    return simulate(est.engine, workload(load, est.max_model_len, trace), cfg, max_steps=max_steps, max_passes=max_passes)
+
+
+def run_job(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load: Load, trace: bytes | None) -> Job:
+    """The simulation of the page's inputs, held to the budget's caps, as a cacheable :class:`ui.workers.Job`."""
     max_steps, max_passes = _caps()
+    return Job(("lt.run", arch_json, gpu_json, serving_json, eff_json, load, _trace_key(trace), max_steps, max_passes),
+               _simulate, (arch_json, gpu_json, serving_json, eff_json, load, trace, max_steps, max_passes))
 
-    def compute() -> SimResult:
-        est, cfg = _engine(arch_json, gpu_json, serving_json, eff_json)
-        return simulate(est.engine, workload(load, est.max_model_len, trace), cfg, max_steps=max_steps,
-                        max_passes=max_passes)
 
-    return RESULTS.get(("lt.run", arch_json, gpu_json, serving_json, eff_json, load, _trace_key(trace), max_steps,
-                        max_passes), compute)
+def run(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load: Load, trace: bytes | None) -> SimResult:
+    """:func:`run_job`, run in this thread (cached)."""
+    return run_job(arch_json, gpu_json, serving_json, eff_json, load, trace)()
+
+
+def _sweep(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load: Load, ttft_slo_s: float,
+           tpot_slo_s: float, percentile: int, capacity_rps: float, max_steps: int, max_passes: int) -> RateSearch:
+    est, cfg = _engine(arch_json, gpu_json, serving_json, eff_json)
+    n = min(load.num_requests, SWEEP_REQUESTS)
+
+    def one(rate: float) -> SimResult:
+        w = workload(Load(**{**load.__dict__, "rate_per_s": rate, "num_requests": n}), est.max_model_len, None)
+        return simulate(est.engine, w, cfg, max_steps=max_steps, max_passes=max_passes)
+
+    hi = max(2.0 * capacity_rps, 0.02)
+    return max_sustainable_rate(one, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, percentile=percentile,
+                                rate_lo=hi / 100.0, rate_hi=hi, iterations=SWEEP_ITERATIONS)
+
+
+def sweep_job(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load: Load, *, ttft_slo_s: float,
+              tpot_slo_s: float, percentile: int, capacity_rps: float) -> Job:
+    """The highest sustainable rate (a bisection of short simulations sharing the budget), as a :class:`ui.workers.Job`."""
+    max_steps, max_passes = _caps(1.0 / (SWEEP_ITERATIONS + 2))  # the bisection's runs share the budget
+    args = (arch_json, gpu_json, serving_json, eff_json, load, ttft_slo_s, tpot_slo_s, percentile, capacity_rps,
+            max_steps, max_passes)
+    return Job(("lt.sweep", *args), _sweep, args)
+
+
+def sweep_within(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, eff: Efficiency, load: Load, *, ttft_slo_s: float,
+                 tpot_slo_s: float, percentile: int, cpu_limit_s: float) -> Job | None:
+    """The rate search's job (between 1 % and 2x the analytic capacity), or None when its
+    ``SWEEP_ITERATIONS + 2`` runs would pass ``cpu_limit_s``."""
+    key = (arch.model_dump_json(), gpu.model_dump_json(), serving.model_dump_json(), eff.model_dump_json())
+    if sweep_work(*key, load).cpu_s * (SWEEP_ITERATIONS + 2) > cpu_limit_s:
+        return None
+    cap = float(estimate(arch, gpu, serving, eff, concurrency=0, input_len=load.input_len,
+                         output_len=load.output_len).serving.requests_per_s)
+    return sweep_job(*key, load, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, percentile=percentile,
+                     capacity_rps=cap if math.isfinite(cap) else load.rate_per_s)
 
 
 def sweep(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load: Load, *, ttft_slo_s: float,
           tpot_slo_s: float, percentile: int, capacity_rps: float) -> RateSearch:
-    max_steps, max_passes = _caps(1.0 / (SWEEP_ITERATIONS + 2))  # the bisection's runs share the budget
-
-    def compute() -> RateSearch:
-        est, cfg = _engine(arch_json, gpu_json, serving_json, eff_json)
-        n = min(load.num_requests, SWEEP_REQUESTS)
-
-        def one(rate: float) -> SimResult:
-            w = workload(Load(**{**load.__dict__, "rate_per_s": rate, "num_requests": n}), est.max_model_len, None)
-            return simulate(est.engine, w, cfg, max_steps=max_steps, max_passes=max_passes)
-
-        hi = max(2.0 * capacity_rps, 0.02)
-        return max_sustainable_rate(one, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, percentile=percentile,
-                                    rate_lo=hi / 100.0, rate_hi=hi, iterations=SWEEP_ITERATIONS)
-
-    return RESULTS.get(("lt.sweep", arch_json, gpu_json, serving_json, eff_json, load, ttft_slo_s, tpot_slo_s, percentile,
-                        capacity_rps, max_steps, max_passes), compute)
+    """:func:`sweep_job`, run in this thread (cached)."""
+    return sweep_job(arch_json, gpu_json, serving_json, eff_json, load, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s,
+                     percentile=percentile, capacity_rps=capacity_rps)()
 
 
 def cli_command(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, load: Load) -> str:

@@ -13,7 +13,8 @@ from calc.plan.percentiles import SECONDS_PER_UNIT, WORK_BUDGET, check_top
 from calc.plan.search import PlanRequest, PlanResult, plan
 from calc.spec.inputs import Efficiency, GPUSpec, ModelArch
 from calc.traffic.budget import caps
-from ui.budget import RESULTS, limits
+from ui.budget import limits
+from ui.workers import Job
 
 
 def work_units() -> int:
@@ -21,15 +22,27 @@ def work_units() -> int:
     return max(1, min(WORK_BUDGET, round(limits().cpu_s / SECONDS_PER_UNIT)))
 
 
-def planned(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, efficiency: Efficiency,
-            prices: dict[str, float | None]) -> PlanResult:
+def _check(arch: ModelArch, gpus: tuple[GPUSpec, ...], req: PlanRequest, efficiency: Efficiency,
+           prices: dict[str, float | None], units: int, max_steps: int) -> PlanResult:
+    return check_top(plan(arch, list(gpus), req, efficiency, prices=prices), arch, list(gpus), efficiency,
+                     work_budget=units, max_steps=max_steps)
+
+
+def planned_job(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, efficiency: Efficiency,
+                prices: dict[str, float | None]) -> Job:
+    """The plan and its percentile check under the budget, as a cacheable :class:`ui.workers.Job`."""
     lim = limits()
     units = work_units()
     max_steps, _ = caps(cpu_s=lim.cpu_s, memory_bytes=lim.run_bytes)
     key = ("planner", arch.model_dump_json(), tuple(g.model_dump_json() for g in gpus), req.model_dump_json(),
            efficiency.model_dump_json(), tuple(sorted(prices.items())), units, max_steps)
-    return RESULTS.get(key, lambda: check_top(plan(arch, gpus, req, efficiency, prices=prices), arch, gpus, efficiency,
-                                              work_budget=units, max_steps=max_steps))
+    return Job(key, _check, (arch, tuple(gpus), req, efficiency, dict(prices), units, max_steps))
+
+
+def planned(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, efficiency: Efficiency,
+            prices: dict[str, float | None]) -> PlanResult:
+    """:func:`planned_job`, run in this thread (cached)."""
+    return planned_job(arch, gpus, req, efficiency, prices)()
 
 
 def not_simulated(result: PlanResult) -> int:
