@@ -88,7 +88,9 @@ cards.metric(t("pl.metric.best"), "—" if best is None else f"{best.gpus_total}
              help=None if best is None else t("pl.metric.best.help", replicas=t.count("replica", best.replicas), tp=best.tensor_parallel_size,
                                               gpu=best.gpu_name, q=X.precision_label(best.quantization, t),
                                               kv=best.kv_cache_dtype, s=best.max_num_seqs))
-st.caption(t("pl.search_time", ms=F.number(elapsed * 1e3, 0)))  # how long it took: a footnote, not a result
+# how long it took: a footnote, not a result (under a millisecond: the answer was already cached, by this
+# session or another asking the same question)
+st.caption(t("pl.search_time", ms=F.number(elapsed * 1e3, 0)) if elapsed >= 1e-3 else t("pl.search_cached"))
 st.caption(t("pl.statistic.mean") if percentile == "mean" else
            t("pl.statistic.simulated", p=percentile) if result.slo_statistic == percentile else
            t("pl.statistic.fallback", p=percentile))
