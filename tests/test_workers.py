@@ -104,3 +104,34 @@ def test_settings(monkeypatch):
         assert workers.max_workers() == n
     monkeypatch.setenv("LLM_CALC_WORKERS", "0")
     assert workers.pool() is None
+
+
+def test_lanes_take_turns_so_a_planner_check_does_not_wait_for_every_simulation(monkeypatch):
+    # One worker, queue of 4. A 0.6 s job of lane worker_jobs runs; two more of that lane queue, then one
+    # of lane "posix" (os.getpid). FIFO would run the posix job last; the lanes take turns: it runs second.
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parent))
+    p = Pool(1, 4)
+    try:
+        running = p.submit(Job(("lane", 0), W.spin, (0.6,)), cpu_limit_s=10)
+        deadline = time.monotonic() + 10
+        while not running.running and time.monotonic() < deadline:
+            time.sleep(0.01)
+        same = [p.submit(Job(("lane", i), W.spin, (0.3,)), cpu_limit_s=10) for i in (1, 2)]
+        other = p.submit(Job(("lane", "pid"), os.getpid), cpu_limit_s=10)
+        assert other.ahead == 1  # about one job of the other lane before it, not two
+        wait(other)
+        assert not same[1].wait(0)  # the last simulation-like job has not run yet
+        assert not same[0].wait(0) or not same[1].wait(0)
+        for ticket in (running, *same):
+            wait(ticket)
+    finally:
+        p.close()
+
+
+def test_workers_run_below_the_server_in_the_os_scheduler(pool, monkeypatch):
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    got = wait(pool.submit(Job(("t", "nice"), W.niceness), cpu_limit_s=10)).result()
+    assert got == min(base + 10, 19)
+    for raw, n in (("", 10), ("0", 0), ("19", 19), ("20", 10), ("x", 10)):
+        monkeypatch.setenv("LLM_CALC_WORKER_NICE", raw)
+        assert workers.worker_nice() == n

@@ -21,3 +21,8 @@ def spin(seconds: float, deaf: bool = False):
 
 def fail(message: str):
     raise ValueError(message)
+
+
+def niceness():
+    """The worker's own niceness (ui.workers lowers it below the server's)."""
+    return os.getpriority(os.PRIO_PROCESS, 0)

@@ -17,6 +17,13 @@ session's script waits for its one job, so a session never holds two places: iss
 * **Held to the CPU budget in the worker**: each job gets ``RLIMIT_CPU`` = the worker's CPU so far
   + ``cpu_limit_s``; ``SIGXCPU`` ends the job with :class:`CpuBudgetExceeded`, and the pool kills a
   worker whose job passes the limit by :data:`CANCEL_GRACE_S` (stuck in C code).
+* **Fair between pages**: each job has a ``lane`` (the module of its function: the load test's
+  simulator, the planner's check); a free worker takes the oldest job of the lane served longest
+  ago, so a planner check waits for at most one simulation per worker, not for every simulation
+  queued before it (issue 18's room: the planner's p95 went from 13.9 to 18.9 s behind the load test's runs).
+* **Below the UI in the OS scheduler**: a worker runs at ``nice`` ``LLM_CALC_WORKER_NICE`` (default
+  10): where the cores are contended, a session's rerun (interactive, tens of milliseconds) goes first
+  and the batch job takes what is left, instead of the two sharing the core half and half.
 * **Without workers** (``LLM_CALC_WORKERS=0``, AppTest, the CLI) :meth:`Job.__call__` runs the same
   function in the caller's thread, through the cache: the behaviour before the pool.
 
@@ -47,7 +54,7 @@ from typing import Any, Callable, Hashable
 
 from ui.budget import RESULTS
 
-DEFAULT_WORKERS, DEFAULT_QUEUE = 1, 16
+DEFAULT_WORKERS, DEFAULT_QUEUE, DEFAULT_NICE = 1, 16, 10
 MAX_WORKERS = 16
 CANCEL_GRACE_S = 3.0  # a cancelled job's answer, or a job past its CPU limit, is waited for this long
 LINGER_S = 0.5  # a job nobody waits for is kept this long: a rerun with the same inputs takes it back
@@ -92,6 +99,15 @@ def max_queue() -> int:
     return _int_setting("LLM_CALC_QUEUE", DEFAULT_QUEUE, 0, 1000)
 
 
+def worker_nice() -> int:
+    """``LLM_CALC_WORKER_NICE``: the niceness added to each worker process (0-19; 0 = the server's own).
+
+    >>> worker_nice()   # nothing set
+    10
+    """
+    return _int_setting("LLM_CALC_WORKER_NICE", DEFAULT_NICE, 0, 19)
+
+
 @dataclasses.dataclass(frozen=True)
 class Job:
     """One cacheable run: ``fn(*args)`` (``fn`` module-level, arguments picklable), cached under ``key``."""
@@ -99,6 +115,11 @@ class Job:
     key: Hashable
     fn: Callable[..., Any]
     args: tuple = ()
+
+    @property
+    def lane(self) -> str:
+        """The fairness lane: the module of the function (one per kind of heavy run)."""
+        return getattr(self.fn, "__module__", "") or ""
 
     def __call__(self) -> Any:
         """Run here (in this thread), through the shared cache: the synchronous path."""
@@ -176,6 +197,8 @@ class Pool:
         self._by_key: dict[Hashable, _Task] = {}
         self._slots: list[_Slot] = []
         self._closed = False
+        self._served: dict[str, int] = {}  # lane -> when a worker last took one of its jobs (a counter)
+        self._turn = itertools.count(1)
 
     def submit(self, job: Job, *, cpu_limit_s: float, companion: bool = False) -> Ticket:
         """A ticket for ``job``: joins the same key's queued or running job, else queues a new one
@@ -201,10 +224,15 @@ class Pool:
             return Ticket(self, task)
 
     def _ahead(self, task: _Task) -> int:
+        """Jobs that will start before ``task``: those of its lane queued before it, and about one of
+        each other lane with a job waiting (the lanes take turns, :meth:`_pick`)."""
         with self._lock:
             if task not in self._waiting:
                 return 0
-            return sum(t.orphaned_at is None for t in itertools.islice(self._waiting, self._waiting.index(task)))
+            live = [t for t in self._waiting if t.orphaned_at is None]
+            lane = task.job.lane
+            same = sum(t.job.lane == lane for t in itertools.islice(live, live.index(task) if task in live else 0))
+            return same + len({t.job.lane for t in live} - {lane})
 
     def _release(self, task: _Task) -> None:
         with self._lock:
@@ -219,13 +247,26 @@ class Pool:
                     self._wake.wait()
                 if self._closed:
                     return None
-                task = self._waiting.popleft()
+                task = self._pick()
+                self._waiting.remove(task)
                 if task.orphaned_at is None:
+                    self._served[task.job.lane] = next(self._turn)
                     task.started = time.monotonic()
                     slot.task = task
                     return task
                 task.cancelled = True  # nobody waits: dropped without running
                 self._finish(task, False, JobCancelled("cancelled before it started"))
+
+    def _pick(self) -> _Task:
+        """With the lock held and something waiting: an orphaned job first (dropped at once), else the
+        oldest job of the lane served longest ago (FIFO within a lane)."""
+        best: _Task | None = None
+        for task in self._waiting:
+            if task.orphaned_at is not None:
+                return task
+            if best is None or self._served.get(task.job.lane, 0) < self._served.get(best.job.lane, 0):
+                best = task
+        return best
 
     def _finish(self, task: _Task, ok: bool, value: Any) -> None:
         """Called with the lock held: the result is cached before anyone can miss it."""
@@ -390,6 +431,10 @@ def serve(inp=None, out=None) -> None:
     signal.signal(signal.SIGXCPU, _interrupt(CpuBudgetExceeded))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C on the server: the server stops us
     soft0, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    try:
+        os.nice(worker_nice())
+    except OSError:
+        pass  # not allowed here: the worker runs at the server's priority
     while (msg := _read(inp)) is not None:
         fn, args, cpu_limit_s = msg
         used = time.process_time()
