@@ -7,7 +7,7 @@ import streamlit as st
 from ui.perf import figures as FP
 from ui import format as F
 from ui.perf import view as V
-from ui import compare, labelled, layout, shell, tables
+from ui import background, compare, labelled, layout, shell, tables
 from ui.perf.explain import frontier_panels
 from ui.perf.controls import CHUNKED, FRONTIER, PER_GPU, PRESETS, PRICE, REPLICAS, Variant, apply_variant, same_as
 from ui.planner.explain import quality_short
@@ -17,7 +17,7 @@ from ui.traffic import RATE, SLA_STAT, SLA_TPOT_MS, SLA_TTFT_MS, stat_label
 from ui.theme import SERIES_COLORS
 from ui.why import render_panels
 from ui.fit import scenario_not_fit_message
-from ui.loadtest.runs import simulated_closed_loop
+from ui.loadtest.runs import closed_loop_job, closed_loop_summary
 
 
 def _preset(name: str | None) -> None:
@@ -120,8 +120,11 @@ def _body() -> None:
             sim_slot = st.empty()  # always drawn: a conditional element would shift the elements below it
             if f.closed_form is not None and not bool(f.closed_form[i]):
                 # Outside the regime the closed form matches: the request simulator at this point instead.
-                with sim_slot, st.spinner(t("fr.sim.running")):
-                    sim = simulated_closed_loop(sc.arch, f.variant, sc.efficiency, int(f.concurrency[i]))
+                # in a worker process, like the load test's runs (issue 18: no simulation in the server)
+                c = int(f.concurrency[i])
+                with sim_slot.container():
+                    sim = closed_loop_summary(background.result(closed_loop_job(sc.arch, f.variant, sc.efficiency, c), t,
+                                                                label=t("fr.sim.running")), c)
                 sim_slot.info(t("fr.sim.instead", c=F.integer(f.concurrency[i]), ttft=F.number(sim["ttft_s"] * 1e3, 0),
                           tpot=F.number(sim["tpot_s"] * 1e3, 1), e2e=F.number(sim["e2e_latency_s"], 2),
                           ttft95=F.number(sim["ttft_s_p95"] * 1e3, 0), n=F.integer(sim["num_requests"])))

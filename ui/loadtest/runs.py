@@ -217,18 +217,29 @@ def finite(x: float) -> bool:
     return isinstance(x, (int, float)) and math.isfinite(x)
 
 
-def simulated_closed_loop(arch: ModelArch, v, eff: Efficiency, concurrency: int) -> dict[str, float]:
-    """Mean TTFT / TPOT / E2E (and P95 TTFT) of a simulated closed loop of ``concurrency`` clients
-    sending the variant's requests, steady state after the first C requests: what the frontier page
-    shows where the closed-form model does not match the simulator. Lengths spread (lognormal, CV
-    0.5, the variant's means) as the steady state the page draws assumes: identical requests would
-    stay in the FCFS wave of clients started together (calc.timing.estimate)."""
+def closed_loop_job(arch: ModelArch, v, eff: Efficiency, concurrency: int) -> Job:
+    """The simulated closed loop of ``concurrency`` clients sending the variant's requests, as a
+    :class:`ui.workers.Job` (the frontier page runs it in a worker, like the load test's runs).
+    Lengths spread (lognormal, CV 0.5, the variant's means) as the steady state the page draws
+    assumes: identical requests would stay in the FCFS wave of clients started together
+    (calc.timing.estimate). max(4 C, 400) requests, at most 4,000."""
     serving = v.serving.model_copy(update={"enable_chunked_prefill": bool(v.chunked), "concurrency": concurrency})
     n = int(min(max(4 * concurrency, 400), 4000))
     load = Load(arrival="closed", rate_per_s=1.0, cv=1.0, concurrency=concurrency, num_requests=n, lengths="lognormal",
                 input_len=serving.input_len, output_len=serving.output_len, spread=0.5, seed=0)
-    r = run(arch.model_dump_json(), v.gpu.model_dump_json(), serving.model_dump_json(), eff.model_dump_json(), load, None)
+    return run_job(arch.model_dump_json(), v.gpu.model_dump_json(), serving.model_dump_json(), eff.model_dump_json(), load, None)
+
+
+def closed_loop_summary(r: SimResult, concurrency: int) -> dict[str, float]:
+    """Mean TTFT / TPOT / E2E and P95 TTFT of a :func:`closed_loop_job` result, steady state after
+    the first C requests: what the frontier page shows where the closed-form model does not match
+    the simulator."""
     ttft = np.asarray(r.ttft_s[concurrency:], dtype=float)
     ttft = ttft[np.isfinite(ttft)]
-    return {**steady_means(r, skip=concurrency), "num_requests": n,
+    return {**steady_means(r, skip=concurrency), "num_requests": len(r.ttft_s),
             "ttft_s_p95": float(np.percentile(ttft, 95)) if ttft.size else float("nan")}
+
+
+def simulated_closed_loop(arch: ModelArch, v, eff: Efficiency, concurrency: int) -> dict[str, float]:
+    """:func:`closed_loop_job` run in this thread (cached), summarized by :func:`closed_loop_summary`."""
+    return closed_loop_summary(closed_loop_job(arch, v, eff, concurrency)(), concurrency)
