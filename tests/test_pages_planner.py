@@ -16,7 +16,7 @@ def test_defaults_render_and_match_calc():
     at = app(page=PAGE)
     assert not at.exception and not at.error and not at.warning
     m = metrics(at)
-    assert m["Configurations evaluated"] == "5,984"  # 17 GPUs x TP {1,2,4,8} x 4 x 2 x 11 (Llama-2-7B: 32 heads)
+    assert m["Configurations evaluated"] == "8,096"  # 23 GPUs x TP {1,2,4,8} x 4 x 2 x 11 (Llama-2-7B: 32 heads)
     # the page's answer is calc's answer for the defaults (Llama-2-7B, 1,792 + 256 tokens, 2 req/s, the shared
     # SLA: 500 ms / 50 ms at P95), through the cached call the page makes (grid, then the P95 re-check)
     r = planned(get_model("meta-llama/Llama-2-7b-hf"), list_gpus(),

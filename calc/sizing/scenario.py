@@ -56,6 +56,35 @@ def resolve_serving(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig) -> Re
     )
 
 
+def check_gpu_formats(serving: ServingConfig, gpu: GPUSpec, *, quantization: str | None = None) -> None:
+    """Raise :class:`InputError` where vLLM has no kernels for a format on ``gpu``:
+
+    * ``--kv-cache-dtype nvfp4`` (vLLM PR #40177, merged 2026-04-17): FlashInfer trtllm-gen
+      attention on datacenter Blackwell (compute capability 10.x: B200, GB200, B300) only; vLLM
+      gates it to SM100 (the SM120 RTX 5090 / RTX PRO 6000 and SM8x/SM90 paths are open PRs:
+      #46329, #54772, #46963);
+    * ``modelopt_fp4`` weights: CUTLASS / FlashInfer FP4 GEMMs on Blackwell, Marlin W4A16 on other
+      NVIDIA GPUs (SM80+); no ROCm kernels.
+
+    ``quantization``: the format actually loaded (``auto`` resolved), else the serving config's.
+
+    >>> from calc.spec.catalog import get_gpu
+    >>> check_gpu_formats(ServingConfig(kv_cache_dtype="nvfp4"), get_gpu("h100-sxm"))
+    Traceback (most recent call last):
+    ...
+    calc.spec.untrusted.InputError: kv_cache_dtype: got 'nvfp4', allowed auto, float16, bfloat16, fp8, fp8_e4m3, fp8_e5m2 (vLLM has no 'nvfp4' kernels on NVIDIA H100 SXM5 80GB)
+    >>> check_gpu_formats(ServingConfig(kv_cache_dtype="nvfp4"), get_gpu("b200"))   # SM100: fine
+    """
+    sm100 = gpu.vendor == "nvidia" and gpu.compute_capability is not None and 10.0 <= gpu.compute_capability < 11.0
+    if serving.kv_cache_dtype == "nvfp4" and not sm100:
+        raise InputError("kv_cache_dtype", "nvfp4", allowed="auto, float16, bfloat16, fp8, fp8_e4m3, fp8_e5m2",
+                         code="gpu_format", gpu=gpu.name)
+    quant = serving.quantization if quantization is None else quantization
+    if quant == "modelopt_fp4" and gpu.vendor == "amd":
+        raise InputError("quantization", "modelopt_fp4", allowed="a format with ROCm kernels (fp8, mxfp4, awq, gptq ...)",
+                         code="gpu_format", gpu=gpu.name)
+
+
 def check_token_budget(serving: ServingConfig, max_model_len: int, *, enable_chunked_prefill: bool | None = None,
                        field: str = "max_num_batched_tokens") -> None:
     """Raise :class:`InputError` where vLLM refuses to start: without chunked prefill, a token budget
@@ -180,15 +209,26 @@ def model_numbers(arch: ModelArch, *, dtype: str = "auto", quantization: str = "
     k = i_e = 0
     if arch.moe is not None:
         moe_ffn = arch.moe.shared_expert_intermediate_size
-        ffn = max(ffn if arch.moe.first_dense_layers else 0, moe_ffn)
+        has_dense = arch.moe.num_moe_layers(arch.num_hidden_layers) < arch.num_hidden_layers
+        ffn = max(ffn if has_dense else 0, moe_ffn)
         k, i_e = arch.moe.experts_per_token, arch.moe.expert_intermediate_size
     # Mixed checkpoints: the listed layers' linears stay in the model dtype.
+    # W_k/W_v (``kv_projection``, priced separately below) of an unquantized layer stay 16-bit too:
+    # a fraction f_kv of them (gpt-oss keeps every attention layer in BF16: f_kv = 1).
     unq = 0
+    f_kv = 0.0
     if quant != "none":
         first_moe = arch.num_hidden_layers if arch.moe is None else arch.moe.first_dense_layers
-        unq = len(arch.unquantized_attention_layers) * p.attention_per_layer
+        f_kv = len(arch.unquantized_attention_layers) / arch.num_hidden_layers
+        kv_per_layer = p.kv_projection // arch.num_hidden_layers
+        unq = len(arch.unquantized_attention_layers) * (p.attention_per_layer - kv_per_layer)
         unq += sum(p.mlp_per_dense_layer if i < first_moe else p.mlp_per_moe_layer - p.router // max(
             1, arch.num_hidden_layers - first_moe) for i in arch.unquantized_mlp_layers if i < arch.num_hidden_layers)
+    b_qa = b_lin
+    if quant == "mxfp4":
+        # vLLM's Mxfp4Config quantizes only the fused-MoE experts; every other linear layer runs
+        # UnquantizedLinearMethod (gpt-oss's attention in BF16).
+        unq, f_kv, b_qa = p.linear - p.experts - p.kv_projection - p.router - p.q_low_rank_projection, 1.0, b_act
     linear_q = p.linear - p.kv_projection - p.router - p.q_low_rank_projection - unq
     return ModelNumbers(
         params=p,
@@ -196,8 +236,8 @@ def model_numbers(arch: ModelArch, *, dtype: str = "auto", quantization: str = "
         activation_bytes=b_act,
         kv_bytes_per_element=b_kv,
         sharded_weight_bytes=linear_q * b_lin + unq * b_act + (p.embedding + p.lm_head + p.extra) * b_act,
-        replicated_weight_bytes=(p.norms + p.router) * b_act + p.q_low_rank_projection * b_lin,
-        kv_proj_bytes_per_head=p.kv_projection * b_lin / kv_heads,
+        replicated_weight_bytes=(p.norms + p.router) * b_act + p.q_low_rank_projection * b_qa,
+        kv_proj_bytes_per_head=p.kv_projection * (f_kv * b_act + (1.0 - f_kv) * b_lin) / kv_heads,
         num_kv_heads=kv_heads,
         kv_bytes_per_token_per_head_full=float(per_head_full),
         kv_bytes_per_token_per_head_sliding=float(per_head_sw),

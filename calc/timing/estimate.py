@@ -14,8 +14,8 @@ import numpy as np
 from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
 from calc.sizing.memory import kv_heads_per_rank
 from calc.spec.precision import compute_precision, dequant_bytes_per_param
-from calc.sizing.scenario import (MemoryResult, ModelNumbers, check_token_budget, memory_for, model_numbers,
-                                  resolve_serving)
+from calc.sizing.scenario import (MemoryResult, ModelNumbers, check_gpu_formats, check_token_budget,
+                                  effective_quantization, memory_for, model_numbers, resolve_serving)
 from calc.timing.interconnect import allreduce_link
 from calc.timing.serving import EngineNumbers, ServingResult, closed_loop
 
@@ -47,8 +47,9 @@ def engine_numbers(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = Servi
     if moe is not None:
         mlp_width = (moe.experts_per_token * moe.expert_intermediate_size + moe.shared_expert_intermediate_size) / tp
     precision = compute_precision(dtype=serving.dtype, quantization=n.quantization,  # "auto" resolved
-                                  gpu_has_fp8=gpu.fp8_flops_per_s is not None, gpu_has_int8=gpu.int8_ops_per_s is not None)
-    attn_precision = "fp16" if precision in ("fp8", "int8") else precision
+                                  gpu_has_fp8=gpu.fp8_flops_per_s is not None, gpu_has_int8=gpu.int8_ops_per_s is not None,
+                                  gpu_has_fp4=gpu.fp4_flops_per_s is not None)
+    attn_precision = "fp16" if precision in ("fp8", "int8", "fp4") else precision
     link = allreduce_link(gpu, tp, efficiency)  # the link this TP size crosses (bridge pairs, PCIe, xGMI peers)
     arch_scale = efficiency.hopper_flops_scale if gpu.architecture == "hopper" else 1.0  # vLLM on Hopper
     return EngineNumbers(
@@ -109,6 +110,7 @@ def estimate(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingConf
     True
     """
     rs = resolve_serving(arch, gpu, serving)
+    check_gpu_formats(serving, gpu, quantization=effective_quantization(arch, serving.quantization))
     chunked = serving.enable_chunked_prefill if enable_chunked_prefill is None else enable_chunked_prefill
     if max_num_batched_tokens is None and np.ndim(chunked) == 0:  # the serving config's own budget: vLLM's rule
         check_token_budget(serving, rs.max_model_len, enable_chunked_prefill=bool(chunked))
