@@ -14,7 +14,8 @@ import numpy as np
 from calc.sizing import memory as mem
 from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
 from calc.spec.params import ParamCounts, param_counts
-from calc.spec.precision import activation_bytes, kv_bytes_per_element, linear_weight_bytes_per_param
+from calc.spec.precision import (activation_bytes, kv_bytes_per_element, linear_weight_bytes_per_param,
+                                 mxfp4_expert_padding)
 from calc.spec.untrusted import InputError
 
 BIG_GPU_BYTES = 70 * 2**30
@@ -178,15 +179,32 @@ def _kv_group_layers(n_sliding: int, n_full: int) -> tuple[int, int]:
     return pad(n_sliding), pad(n_full)
 
 
+def mxfp4_backend(gpu: GPUSpec) -> str:
+    """vLLM's default MXFP4 MoE backend on ``gpu`` (:data:`calc.spec.precision.MXFP4_PADDING`):
+    ``flashinfer`` on compute capability 10.x, ``triton`` on Hopper, ``rocm`` on AMD, else ``marlin``.
+
+    >>> from calc.spec.catalog import get_gpu
+    >>> [mxfp4_backend(get_gpu(g)) for g in ("h100-sxm", "b200", "mi355x", "a100-80gb", "rtx-5090")]
+    ['triton', 'flashinfer', 'rocm', 'marlin', 'marlin']
+    """
+    if gpu.vendor == "amd":
+        return "rocm"
+    if gpu.compute_capability is not None and 10.0 <= gpu.compute_capability < 11.0:
+        return "flashinfer"
+    return "triton" if gpu.architecture == "hopper" else "marlin"
+
+
 def model_numbers(arch: ModelArch, *, dtype: str = "auto", quantization: str = "auto",
-                  kv_cache_dtype: str = "auto") -> ModelNumbers:
+                  kv_cache_dtype: str = "auto", mxfp4_backend: str = "triton") -> ModelNumbers:
     """Whole-model byte counts at the chosen precisions (see :mod:`calc.spec.precision`).
 
     ``quantization="auto"`` loads the checkpoint's own format (:func:`effective_quantization`).
     Embeddings, LM head, norms and MoE routers stay in the model dtype (vLLM builds the router
     gate without a quant config); the decoder layers a mixed checkpoint lists as unquantized
     (``arch.unquantized_*_layers``) too. MoE routers and DeepSeek's low-rank query projection
-    ``q_a_proj`` (fused with ``kv_a_proj`` in vLLM) are replicated on every TP rank.
+    ``q_a_proj`` (fused with ``kv_a_proj`` in vLLM) are replicated on every TP rank. MXFP4
+    quantizes only the routed experts, stored padded as ``mxfp4_backend`` does
+    (:func:`calc.spec.precision.mxfp4_expert_padding`; :func:`mxfp4_backend` of the GPU).
     """
     quant = effective_quantization(arch, quantization)
     p = param_counts(arch)
@@ -230,6 +248,10 @@ def model_numbers(arch: ModelArch, *, dtype: str = "auto", quantization: str = "
         # UnquantizedLinearMethod (gpt-oss's attention in BF16).
         unq, f_kv, b_qa = p.linear - p.experts - p.kv_projection - p.router - p.q_low_rank_projection, 1.0, b_act
     linear_q = p.linear - p.kv_projection - p.router - p.q_low_rank_projection - unq
+    if quant == "mxfp4" and arch.moe is not None:  # the padded rows/columns vLLM allocates
+        linear_q += p.experts * (mxfp4_expert_padding(hidden_size=arch.hidden_size,
+                                                      intermediate_size=arch.moe.expert_intermediate_size,
+                                                      backend=mxfp4_backend) - 1.0)
     return ModelNumbers(
         params=p,
         linear_bytes_per_param=b_lin,
@@ -413,7 +435,8 @@ def memory_for(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingCo
     >>> round(float(r.weights_bytes) / 2**30, 2)   # vLLM logs "model weights take 14.96GiB"
     14.96
     """
-    n = model_numbers(arch, dtype=serving.dtype, quantization=serving.quantization, kv_cache_dtype=serving.kv_cache_dtype)
+    n = model_numbers(arch, dtype=serving.dtype, quantization=serving.quantization, kv_cache_dtype=serving.kv_cache_dtype,
+                      mxfp4_backend=mxfp4_backend(gpu))
     rs = resolve_serving(arch, gpu, serving)
     scratch = (gpu.sm_count or DEFAULT_SM_COUNT) if serving.vllm_version == "0.19" else 0
     if concurrency is None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+import numpy as np
+
 Dtype = Literal["auto", "float32", "float16", "bfloat16", "fp32", "fp16", "bf16"]
 
 DTYPES: tuple[str, ...] = ("auto", "float16", "bfloat16", "float32")
@@ -93,6 +95,40 @@ QUANT_BITS_PER_WEIGHT: dict[str, float] = {
     "gptq": 4.0 + 16.0 / 128 + 4.0 / 128,
     "bitsandbytes": 4.0 + 8.0 / 64 + 32.0 / (64 * 256),
 }
+
+
+# vLLM's MXFP4 fused-MoE backends and how each pads the expert matrices (hidden multiple, expert
+# width multiple): vllm/model_executor/layers/quantization/mxfp4.py create_weights and the fused-MoE
+# layer's hidden-size round-up for gpt-oss. Hopper: OpenAI Triton kernels; datacenter Blackwell
+# (SM100): FlashInfer TRT-LLM BF16 x MXFP4; ROCm: CK/Triton; other CUDA GPUs (Ampere, Ada, SM120):
+# the Marlin weight-only fallback.
+MXFP4_PADDING: dict[str, tuple[int, int]] = {"triton": (256, 64), "flashinfer": (256, 256), "rocm": (256, 128),
+                                             "marlin": (256, 128)}
+
+
+def mxfp4_expert_padding(*, hidden_size, intermediate_size, backend: str = "triton"):
+    """Stored / logical size of an MXFP4 expert's matrices: vLLM allocates gate_up (2·I' × h') and
+    down (h' × I') with h' = ⌈h / a_h⌉·a_h and I' = ⌈I / a_I⌉·a_I (:data:`MXFP4_PADDING`), so
+
+        padding = h'·I' / (h·I)
+
+    gpt-oss (h = I = 2880): Triton 3072·2880 / 2880² = 1.0667, Marlin 3072·2944 / 2880² = 1.0904,
+    FlashInfer 3072² / 2880² = 1.1378. Checked against vLLM logs of gpt-oss-120b on one H100:
+    "Model loading took 64.38 GiB" (v0.14.1, Triton backend; vllm-project/vllm#33155) and
+    "65.9651 GiB" (Aug 2025, Marlin; #23278) vs 64.49 / 65.84 GiB computed (unpadded: 60.71).
+    The expert width is padded per TP rank in vLLM; this counts it for the whole width (TP 1).
+
+    >>> round(mxfp4_expert_padding(hidden_size=2880, intermediate_size=2880, backend="triton"), 4)
+    1.0667
+    >>> round(mxfp4_expert_padding(hidden_size=2880, intermediate_size=2880, backend="marlin"), 4)
+    1.0904
+    """
+    a_h, a_i = MXFP4_PADDING[backend]
+    h = np.asarray(hidden_size)
+    i = np.asarray(intermediate_size)
+    padded = (-(-h // a_h) * a_h) * (-(-i // a_i) * a_i)
+    out = padded / (h * i)
+    return out.item() if np.ndim(out) == 0 else out
 
 
 def linear_weight_bytes_per_param(*, dtype: str, quantization: str) -> float:

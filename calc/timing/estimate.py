@@ -15,7 +15,7 @@ from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
 from calc.sizing.memory import kv_heads_per_rank
 from calc.spec.precision import compute_precision, dequant_bytes_per_param
 from calc.sizing.scenario import (MemoryResult, ModelNumbers, check_gpu_formats, check_token_budget,
-                                  effective_quantization, memory_for, model_numbers, resolve_serving)
+                                  effective_quantization, memory_for, model_numbers, mxfp4_backend, resolve_serving)
 from calc.timing.interconnect import allreduce_link
 from calc.timing.serving import EngineNumbers, ServingResult, closed_loop
 
@@ -24,7 +24,7 @@ def engine_numbers(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = Servi
                    efficiency: Efficiency = Efficiency(), numbers: ModelNumbers | None = None) -> EngineNumbers:
     """Per-GPU operator sizes under TP and the GPU's peaks at the precision the kernels use."""
     n = numbers or model_numbers(arch, dtype=serving.dtype, quantization=serving.quantization,
-                                 kv_cache_dtype=serving.kv_cache_dtype)
+                                 kv_cache_dtype=serving.kv_cache_dtype, mxfp4_backend=mxfp4_backend(gpu))
     p = n.params
     tp = serving.tensor_parallel_size
     L, h = arch.num_hidden_layers, arch.hidden_size
