@@ -71,7 +71,7 @@ def test_bad_parameters_are_named_and_fall_back():
     assert not at.exception
     w = " ".join(texts(at.warning))
     assert "rate=-5" in w and "pl_prices" in w  # an old pl_rate is named as the shared rate
-    assert metrics(at)["Configurations evaluated"] == "5,984"  # defaults used
+    assert metrics(at)["Configurations evaluated"] == "8,096"  # defaults used (23 GPUs, as above)
 
 
 def test_own_price_and_budget():
@@ -161,7 +161,7 @@ def test_price_error_and_catalog_count_in_chinese():
     assert "GPU=美元 的键值对" in w and "不超过 10,000" in w and "pairs separated" not in w
     at = app({"lang": "zh", "gpu": "h999"})  # a sidebar parameter: said by the shell, on any page
     w = " ".join(texts(at.warning))
-    assert "（共 18 个）" in w and "in all" not in w
+    assert "（共 24 个）" in w and "in all" not in w  # 23 catalog GPUs + your own
 
 
 def test_the_percentile_check_runs_in_a_worker_process(monkeypatch):
