@@ -230,3 +230,12 @@ class TestCurrentGpus:
     def test_no_fp4_before_blackwell(self):
         for gpu_id in ("a100-80gb", "h100-sxm", "h200", "h20", "l40s", "rtx-4090", "mi300x", "mi325x"):
             assert get_gpu(gpu_id).fp4_flops_per_s is None
+
+
+@pytest.mark.parametrize("model_id", sorted(CARDS))
+def test_every_current_model_runs_on_eight_b300(model_id):
+    # the whole estimate (memory stack + closed loop) on 8 x B300 (2.3 TB): fits, finite, positive
+    r = estimate(get_model(model_id), get_gpu("b300"),
+                 ServingConfig(tensor_parallel_size=8, max_model_len=16384, input_len=1024, output_len=256, concurrency=8))
+    assert bool(r.memory.fits)
+    assert 0 < float(r.serving.ttft_s) < 10 and 0 < float(r.serving.tpot_s) < 1
