@@ -361,3 +361,13 @@ def test_gpt_oss_120b_at_its_full_context_does_not_start_on_one_h100():
     at = app({"model": "openai/gpt-oss-120b", "gpu": "h100-sxm", "context": "8192"})
     assert not at.exception
     assert any("does not fit on 1 × NVIDIA H100" in e.value and "max_model_len = 131,072" in e.value for e in at.error)
+
+
+def test_nvfp4_kv_cache_on_sm100_and_refused_elsewhere():
+    # NVFP4 KV: (64 + 8) / 128 B per element; Llama-2-7B 2·32·32·128 elements per token · 0.5625 B = 147,456 B = 144 KiB
+    at = app({"kv_cache_dtype": "nvfp4", "gpu": "b200"})
+    assert not at.exception and metrics(at)["KV cache per token"] == "144 KiB"
+    # vLLM gates --kv-cache-dtype nvfp4 to compute capability 10.x: on an H100 the page names the field
+    at = app({"kv_cache_dtype": "nvfp4", "gpu": "h100-sxm"})
+    assert not at.exception
+    assert any("kv_cache_dtype: got 'nvfp4'" in e.value and "H100" in e.value for e in at.error)

@@ -198,8 +198,8 @@ class CustomGPU(_Frozen):
     """A user-defined GPU in the units datasheets print (GiB, TB/s, dense TFLOPS, GB/s, $/h).
 
     Every GPU number the calculator uses, nothing more: memory (what CUDA reports, GiB),
-    memory bandwidth, dense tensor-core peaks (the 16-bit one for FP16 and BF16; FP8 and INT8
-    optional: without them FP8/INT8 weights run at the 16-bit rate, as on Ampere), the
+    memory bandwidth, dense tensor-core peaks (the 16-bit one for FP16 and BF16; FP8, INT8 and FP4
+    optional: without them FP8/INT8/NVFP4 weights run at the 16-bit rate, as on Ampere), the
     one-direction per-GPU link bandwidth a TP all-reduce uses at every TP size (an NVSwitch-like
     link; give the PCIe figure for PCIe-only cards), and an optional price.
     """
@@ -210,6 +210,7 @@ class CustomGPU(_Frozen):
     bf16_tflops: Annotated[float, Field(gt=0.0, le=100_000.0)]
     fp8_tflops: Annotated[float, Field(gt=0.0, le=200_000.0)] | None = None
     int8_tops: Annotated[float, Field(gt=0.0, le=200_000.0)] | None = None
+    fp4_tflops: Annotated[float, Field(gt=0.0, le=400_000.0)] | None = None
     link_gb_per_s: Annotated[float, Field(gt=0.0, le=100_000.0)]
     price_usd_per_hour: Annotated[float, Field(gt=0.0, le=10_000.0)] | None = None
 
@@ -229,6 +230,7 @@ class CustomGPU(_Frozen):
             fp16_flops_per_s=self.bf16_tflops * 1e12, bf16_flops_per_s=self.bf16_tflops * 1e12,
             fp8_flops_per_s=None if self.fp8_tflops is None else self.fp8_tflops * 1e12,
             int8_ops_per_s=None if self.int8_tops is None else self.int8_tops * 1e12,
+            fp4_flops_per_s=None if self.fp4_tflops is None else self.fp4_tflops * 1e12,
             interconnect=f"user-defined link, {self.link_gb_per_s:g} GB/s per direction",
             interconnect_bw_bytes_per_s=link, link_topology="switch", pcie_bw_bytes_per_s=link, p2p=True,
             price_usd_per_hour=self.price_usd_per_hour,
