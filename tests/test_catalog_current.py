@@ -239,3 +239,10 @@ def test_every_current_model_runs_on_eight_b300(model_id):
                  ServingConfig(tensor_parallel_size=8, max_model_len=16384, input_len=1024, output_len=256, concurrency=8))
     assert bool(r.memory.fits)
     assert 0 < float(r.serving.ttft_s) < 10 and 0 < float(r.serving.tpot_s) < 1
+
+
+def test_mxfp4_step_reads_16_bit_attention_and_4_bit_experts():
+    # gpt-oss on an H100: attention, router, embeddings in BF16 (2 B); experts 4.25 bits × 16/15 (Triton padding)
+    e = engine_numbers(get_model("openai/gpt-oss-20b"), get_gpu("h100-sxm"))
+    assert e.linear_bytes_per_param == 2.0
+    assert e.expert_bytes_per_param == pytest.approx(4.25 / 8 * 16 / 15)

@@ -155,6 +155,9 @@ class ModelNumbers:
     experts_per_token: int = 0  # 0 for a dense model
     expert_intermediate_size: int = 0
     quantization: str = "none"  # the format actually loaded (``auto`` resolved)
+    # MXFP4: the routed experts' stored bytes per weight (4.25 bits × padding); the other linears are
+    # 16-bit (linear_bytes_per_param). 0 elsewhere: the experts take linear_bytes_per_param.
+    expert_bytes_per_param: float = 0.0
 
     @property
     def weights_total_bytes(self) -> float:
@@ -248,10 +251,12 @@ def model_numbers(arch: ModelArch, *, dtype: str = "auto", quantization: str = "
         # UnquantizedLinearMethod (gpt-oss's attention in BF16).
         unq, f_kv, b_qa = p.linear - p.experts - p.kv_projection - p.router - p.q_low_rank_projection, 1.0, b_act
     linear_q = p.linear - p.kv_projection - p.router - p.q_low_rank_projection - unq
+    b_expert = 0.0
     if quant == "mxfp4" and arch.moe is not None:  # the padded rows/columns vLLM allocates
-        linear_q += p.experts * (mxfp4_expert_padding(hidden_size=arch.hidden_size,
-                                                      intermediate_size=arch.moe.expert_intermediate_size,
-                                                      backend=mxfp4_backend) - 1.0)
+        pad = mxfp4_expert_padding(hidden_size=arch.hidden_size, intermediate_size=arch.moe.expert_intermediate_size,
+                                   backend=mxfp4_backend)
+        linear_q += p.experts * (pad - 1.0)
+        b_expert = b_lin * pad
     return ModelNumbers(
         params=p,
         linear_bytes_per_param=b_lin,
@@ -268,6 +273,7 @@ def model_numbers(arch: ModelArch, *, dtype: str = "auto", quantization: str = "
         experts_per_token=k,
         expert_intermediate_size=i_e,
         quantization=quant,
+        expert_bytes_per_param=b_expert,
     )
 
 

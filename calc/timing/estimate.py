@@ -57,7 +57,9 @@ def engine_numbers(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = Servi
         qkv_params=qkv_rank, o_params=o_total / tp, mlp_dense_params=p.dense_mlp / tp,
         expert_params=p.experts / tp, shared_expert_params=p.shared_experts_and_router / tp,
         num_experts=moe.num_experts if moe else 1, experts_per_token=moe.experts_per_token if moe else 0,
-        linear_bytes_per_param=n.linear_bytes_per_param, activation_bytes=n.activation_bytes,
+        # MXFP4: only the experts are 4-bit (expert_bytes_per_param); every other linear is 16-bit.
+        linear_bytes_per_param=n.activation_bytes if n.expert_bytes_per_param else n.linear_bytes_per_param,
+        expert_bytes_per_param=n.expert_bytes_per_param, activation_bytes=n.activation_bytes,
         kv_bytes_per_token=(n.kv_bytes_per_token_per_head_full + n.kv_bytes_per_token_per_head_sliding) * kvh,
         attn_flops_per_pair_decode=pair_dec, attn_flops_per_pair_prefill=pair_pf, q_o_width=q_o_width,
         mlp_width=mlp_width, active_params_per_token=p.active - p.embedding,
