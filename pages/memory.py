@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from calc.sizing.scenario import memory_for, model_numbers
+from calc.sizing.scenario import memory_for, model_numbers, mxfp4_backend
 from ui import layout, shell, tables
 from ui.i18n import weights_phrase
 from ui.memory import explain, figures, sweeps
@@ -71,7 +71,8 @@ st.download_button(t("csv.waste"), key="waste_csv", on_click="ignore", file_name
                    data=lambda: tables.waste_csv(r, block_size=s.block_size, max_model_len=sc.resolved.max_model_len))
 
 st.subheader(t("why.title"))
-numbers = model_numbers(sc.arch, dtype=s.dtype, quantization=s.quantization, kv_cache_dtype=s.kv_cache_dtype)
+numbers = model_numbers(sc.arch, dtype=s.dtype, quantization=s.quantization, kv_cache_dtype=s.kv_cache_dtype,
+                        mxfp4_backend=mxfp4_backend(sc.gpu))
 inputs = explain.Inputs(arch=sc.arch, serving=s, resolved=sc.resolved, efficiency=sc.efficiency, numbers=numbers,
                         result=r, context_tokens=sc.context_tokens)
 render_panels(explain.memory_panels(inputs, t), t)

@@ -13,7 +13,9 @@ from calc.spec.hf_config import (checkpoint_quantization, MAX_CONFIG_BYTES, SUPP
 from calc.spec.units import GiB
 
 GPU_IDS = ["a100-40gb", "a100-80gb", "a100-80gb-pcie", "h100-sxm", "h100-pcie", "h100-nvl", "h200", "gh200", "b200",
-           "l40s", "l4", "a10g", "a10", "rtx-4090", "rtx-3090", "mi300x", "mi325x"]
+           "l40s", "l4", "a10g", "a10", "rtx-4090", "rtx-3090", "mi300x", "mi325x",
+           # current parts (FP4 tensor cores on the Blackwell and CDNA4 ones)
+           "b300", "gb200", "mi355x", "h20", "rtx-5090", "rtx-pro-6000"]
 MODEL_IDS = ["deepseek-ai/DeepSeek-V3", "google/gemma-2-9b", "meta-llama/Llama-2-13b-hf", "meta-llama/Llama-2-70b-hf",
              "meta-llama/Llama-2-7b-hf", "meta-llama/Llama-3.1-405B", "meta-llama/Llama-3.1-70B",
              "meta-llama/Llama-3.1-8B", "mistralai/Mistral-7B-v0.1", "mistralai/Mixtral-8x7B-v0.1", "Qwen/Qwen2.5-72B",
@@ -24,11 +26,15 @@ MODEL_IDS = ["deepseek-ai/DeepSeek-V3", "google/gemma-2-9b", "meta-llama/Llama-2
              "mistralai/Mistral-Small-24B-Instruct-2501", "deepseek-ai/DeepSeek-R1",
              "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", "deepseek-ai/DeepSeek-R1-Distill-Llama-70B",
              "deepseek-ai/DeepSeek-V2-Lite-Chat", "Qwen/Qwen1.5-MoE-A2.7B",
-             "Qwen/Qwen3-0.6B"]  # a public open-loop vLLM 0.19 run (bench/data/vllm_found.jsonl)
+             "Qwen/Qwen3-0.6B",  # a public open-loop vLLM 0.19 run (bench/data/vllm_found.jsonl)
+             # current models with their quirks (tests/test_catalog_current.py)
+             "openai/gpt-oss-20b", "openai/gpt-oss-120b", "meta-llama/Llama-4-Scout-17B-16E",
+             "meta-llama/Llama-4-Maverick-17B-128E", "moonshotai/Kimi-K2-Instruct", "zai-org/GLM-4.5",
+             "zai-org/GLM-4.5-Air", "deepseek-ai/DeepSeek-V3.1"]
 
 
 class TestGpuCatalog:
-    def test_all_17_ids(self):
+    def test_all_23_ids(self):
         assert sorted(gpu_ids()) == sorted(GPU_IDS)
 
     @pytest.mark.parametrize("gpu_id", GPU_IDS)
@@ -55,7 +61,8 @@ class TestGpuCatalog:
         assert get_gpu(gpu_id).fp8_flops_per_s is None
 
     @pytest.mark.parametrize("gpu_id", ["h100-sxm", "h100-pcie", "h100-nvl", "h200", "gh200", "b200", "l40s", "l4",
-                                        "rtx-4090", "mi300x", "mi325x"])
+                                        "rtx-4090", "mi300x", "mi325x", "b300", "gb200", "mi355x", "h20", "rtx-5090",
+                                        "rtx-pro-6000"])
     def test_fp8_where_hardware_has_it(self, gpu_id):
         g = get_gpu(gpu_id)
         # FP8 is twice the 16-bit rate on every part that has it; a sparse figure would be 4x
@@ -79,7 +86,7 @@ class TestGpuCatalog:
         assert get_gpu(" H100-SXM ").id == "h100-sxm"
 
     def test_unknown_gpu_lists_ids(self):
-        with pytest.raises(CatalogError, match=r"unknown GPU 'h800'; catalog ids: a100-40gb, .*mi325x"):
+        with pytest.raises(CatalogError, match=r"unknown GPU 'h800'; catalog ids: a100-40gb, .*mi325x, .*rtx-pro-6000"):
             get_gpu("h800")
 
 
@@ -216,8 +223,8 @@ class TestParseConfigText:
 
     def test_unknown_model_type_lists_supported(self):
         with pytest.raises(ConfigError, match="model_type: got 'gpt2', allowed one of the supported deepseek_v2, "
-                                              "deepseek_v3, gemma, gemma2, gemma3, gemma3_text, llama, mistral, mixtral, "
-                                              "phi3, qwen2"):
+                                              "deepseek_v3, gemma, gemma2, gemma3, gemma3_text, glm4_moe, gpt_oss, kimi_k2, "
+                                              "llama, llama4, llama4_text, mistral, mixtral, phi3, qwen2"):
             _parse(model_type="gpt2")
 
     @pytest.mark.parametrize("model_type", [..., None, ["llama"], {"t": "llama"}, 7])
@@ -299,6 +306,18 @@ MINIMAL = {
     "deepseek_v3": {"kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
                     "n_routed_experts": 256, "num_experts_per_tok": 8, "moe_intermediate_size": 2048,
                     "n_shared_experts": 1, "first_k_dense_replace": 3, "q_lora_rank": 1536},
+    "kimi_k2": {"kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+                "n_routed_experts": 384, "num_experts_per_tok": 8, "moe_intermediate_size": 2048,
+                "n_shared_experts": 1, "first_k_dense_replace": 1, "q_lora_rank": 1536},
+    "glm4_moe": {"head_dim": 128, "n_routed_experts": 160, "num_experts_per_tok": 8, "moe_intermediate_size": 1536,
+                 "n_shared_experts": 1, "first_k_dense_replace": 3, "use_qk_norm": True},
+    "gpt_oss": {"head_dim": 64, "num_local_experts": 32, "num_experts_per_tok": 4, "sliding_window": 128},
+    "llama4": {"text_config": {"hidden_size": 5120, "num_hidden_layers": 48, "num_attention_heads": 40,
+                               "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 8192,
+                               "intermediate_size_mlp": 16384, "num_local_experts": 16, "num_experts_per_tok": 1,
+                               "attention_chunk_size": 8192, "vocab_size": 202048}},
+    "llama4_text": {"intermediate_size_mlp": 16384, "num_local_experts": 16, "num_experts_per_tok": 1,
+                    "attention_chunk_size": 8192},
 }
 
 

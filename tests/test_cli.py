@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from calc.spec.catalog import model_config_json, model_ids
+from calc.spec.catalog import gpu_ids, model_config_json, model_ids
 from calc.cli.main import main
 from calc.spec.inputs import Efficiency
 from tests.conftest import ROOT
@@ -161,7 +161,8 @@ class TestCatalogCommands:
     def test_gpus_json(self, capsys):
         assert main(["gpus", "--format", "json"]) == 0
         rows = json.loads(capsys.readouterr().out)
-        assert len(rows) == 17
+        assert len(rows) == len(gpu_ids()) == 23
+        assert next(r for r in rows if r["id"] == "b200")["fp4_flops_per_s"] == 9e15  # dense FP4
         h100 = next(r for r in rows if r["id"] == "h100-sxm")
         assert (h100["bf16_flops_per_s"], h100["hbm_bw_bytes_per_s"]) == (989.4e12, 3.35e12)
         assert next(r for r in rows if r["id"] == "a100-80gb")["fp8_flops_per_s"] is None

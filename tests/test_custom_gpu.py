@@ -141,3 +141,14 @@ class TestUi:
     def test_chinese_labels(self):
         at = app({"model": "meta-llama/Llama-3.1-8B", "gpu": "custom", "lang": "zh"})
         assert not at.exception and "每卡显存（GiB）" in [n.label for n in at.number_input]
+
+
+def test_fp4_peak_is_optional_and_used_by_nvfp4():
+    # a B200-like card: 9,000 dense FP4 TFLOPS -> NVFP4 weights at the FP4 rate; without it, the 16-bit rate
+    from calc.timing.estimate import engine_numbers
+    from calc.spec.inputs import ServingConfig
+    spec = {"memory_gib": 178.35, "hbm_tb_per_s": 8.0, "bf16_tflops": 2250, "fp8_tflops": 4500, "link_gb_per_s": 900}
+    sc = ServingConfig(quantization="modelopt_fp4")
+    arch = get_model("meta-llama/Llama-3.1-8B")
+    assert engine_numbers(arch, custom_gpu({**spec, "fp4_tflops": 9000}), sc).peak_flops_per_s == 9000e12
+    assert engine_numbers(arch, custom_gpu(spec), sc).peak_flops_per_s == 2250e12

@@ -335,3 +335,39 @@ def test_gpu_select_shows_names_and_keeps_ids_in_the_link():
         assert "gpu" not in at.query_params and not at.exception
         assert lang == "zh" or metrics(at)["Weights per GPU"] == "12.55 GiB"
     assert get_gpu("a100-80gb").name == "NVIDIA A100 SXM4 80GB"
+
+
+@pytest.mark.parametrize("query, expected", [
+    # gpt-oss-120b on one H100: MXFP4 experts padded as vLLM's Triton backend stores them (vLLM 0.14.1 logs
+    # "Model loading took 64.38 GiB"; bench/data/vllm_weight_logs_current_models.jsonl), 128-token sliding half
+    ({"model": "openai/gpt-oss-120b", "gpu": "h100-sxm", "context": "8192", "max_model_len": "32768"},
+     {"Weights per GPU": "64.50 GiB"}),
+    # Llama-4-Scout on 4 x B300 (a current GPU in the select by its name) and Kimi-K2 on 8 x GB200
+    ({"model": "meta-llama/Llama-4-Scout-17B-16E-Instruct", "gpu": "b300", "tp": "4", "context": "8192"}, {}),
+    ({"model": "moonshotai/Kimi-K2-Instruct", "gpu": "gb200", "tp": "8", "context": "8192"}, {}),
+])
+def test_current_models_and_gpus_render(query, expected):
+    at = app(query)
+    assert not at.exception and not at.error
+    m = metrics(at)
+    assert {k: m[k] for k in expected} == expected
+    assert at.selectbox(key="gpu").value == query["gpu"]
+    assert any("B300" in o or "GB200" in o or "H100" in o for o in at.selectbox(key="gpu").options)
+
+
+def test_gpt_oss_120b_at_its_full_context_does_not_start_on_one_h100():
+    # As reported in vllm-project/vllm#27508 and #23278: one 131,072-token request does not fit the pool
+    # left beside 64.5 GiB of weights; the page says so and lists what would fit.
+    at = app({"model": "openai/gpt-oss-120b", "gpu": "h100-sxm", "context": "8192"})
+    assert not at.exception
+    assert any("does not fit on 1 × NVIDIA H100" in e.value and "max_model_len = 131,072" in e.value for e in at.error)
+
+
+def test_nvfp4_kv_cache_on_sm100_and_refused_elsewhere():
+    # NVFP4 KV: (64 + 8) / 128 B per element; Llama-2-7B 2·32·32·128 elements per token · 0.5625 B = 147,456 B = 144 KiB
+    at = app({"kv_cache_dtype": "nvfp4", "gpu": "b200"})
+    assert not at.exception and metrics(at)["KV cache per token"] == "144 KiB"
+    # vLLM gates --kv-cache-dtype nvfp4 to compute capability 10.x: on an H100 the page names the field
+    at = app({"kv_cache_dtype": "nvfp4", "gpu": "h100-sxm"})
+    assert not at.exception
+    assert any("kv_cache_dtype: got 'nvfp4'" in e.value and "H100" in e.value for e in at.error)

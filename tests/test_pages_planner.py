@@ -16,7 +16,7 @@ def test_defaults_render_and_match_calc():
     at = app(page=PAGE)
     assert not at.exception and not at.error and not at.warning
     m = metrics(at)
-    assert m["Configurations evaluated"] == "5,984"  # 17 GPUs x TP {1,2,4,8} x 4 x 2 x 11 (Llama-2-7B: 32 heads)
+    assert m["Configurations evaluated"] == "8,096"  # 23 GPUs x TP {1,2,4,8} x 4 x 2 x 11 (Llama-2-7B: 32 heads)
     # the page's answer is calc's answer for the defaults (Llama-2-7B, 1,792 + 256 tokens, 2 req/s, the shared
     # SLA: 500 ms / 50 ms at P95), through the cached call the page makes (grid, then the P95 re-check)
     r = planned(get_model("meta-llama/Llama-2-7b-hf"), list_gpus(),
@@ -71,7 +71,7 @@ def test_bad_parameters_are_named_and_fall_back():
     assert not at.exception
     w = " ".join(texts(at.warning))
     assert "rate=-5" in w and "pl_prices" in w  # an old pl_rate is named as the shared rate
-    assert metrics(at)["Configurations evaluated"] == "5,984"  # defaults used
+    assert metrics(at)["Configurations evaluated"] == "8,096"  # defaults used (23 GPUs, as above)
 
 
 def test_own_price_and_budget():
@@ -161,7 +161,7 @@ def test_price_error_and_catalog_count_in_chinese():
     assert "GPU=美元 的键值对" in w and "不超过 10,000" in w and "pairs separated" not in w
     at = app({"lang": "zh", "gpu": "h999"})  # a sidebar parameter: said by the shell, on any page
     w = " ".join(texts(at.warning))
-    assert "（共 18 个）" in w and "in all" not in w
+    assert "（共 24 个）" in w and "in all" not in w  # 23 catalog GPUs + your own
 
 
 def test_the_percentile_check_runs_in_a_worker_process(monkeypatch):

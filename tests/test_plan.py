@@ -116,7 +116,7 @@ class TestRanking:
         keys = {(d.gpu, d.tensor_parallel_size, d.quantization, d.kv_cache_dtype) for d in r.ranked}
         assert len(keys) == len(r.ranked)  # one row per option (its best max_num_seqs)
         assert r.slo_statistic == "mean"
-        assert r.grid.size == 17 * 4 * 4 * 2 * 11  # GPUs × TP {1,2,4,8} × weights × KV × max_num_seqs
+        assert r.grid.size == len(list_gpus()) * 4 * 4 * 2 * 11  # GPUs × TP {1,2,4,8} × weights × KV × max_num_seqs
 
     def test_cost_ties_broken_by_precision_source_then_latency(self):
         """Issue #19: at equal $/h the faster option first (Llama-2-7B, 10 req/s: six MI300X options at
@@ -527,7 +527,9 @@ class TestPrecisionPreference:
     """Issue #17: the planner prefers the checkpoint's own precision unless a quantized checkpoint
     exists, and says which quality table applies."""
 
-    REQ = PlanRequest(rate_rps=2, input_len=1000, output_len=200, ttft_slo_s=2.0, tpot_slo_s=0.1, top=40)
+    # top 120: the 6 unpriced current GPUs (b300, gb200, mi355x, h20, rtx-pro-6000 ...) fill 40 rows before the
+    # rows of unknown-quality precisions, which come last
+    REQ = PlanRequest(rate_rps=2, input_len=1000, output_len=200, ttft_slo_s=2.0, tpot_slo_s=0.1, top=120)
 
     def test_deepseek_v3_ships_fp8_and_no_awq_checkpoint_is_known(self):
         arch = get_model("deepseek-ai/DeepSeek-V3")

@@ -72,7 +72,8 @@ class TestKvBytesPerElement:
 
     def test_every_listed_dtype_is_understood(self):
         for kv in KV_CACHE_DTYPES:
-            assert kv_bytes_per_element(kv_cache_dtype=kv, dtype="float16") in (1.0, 2.0)
+            # NVFP4: (D/2 + D/16) bytes per D elements = 0.5625 B (4.5 bits)
+            assert kv_bytes_per_element(kv_cache_dtype=kv, dtype="float16") in (0.5625, 1.0, 2.0)
 
     def test_unknown_names_the_allowed_values(self):
         with pytest.raises(ValueError, match="kv_cache_dtype 'fp4' is not one of"):
@@ -131,7 +132,9 @@ class TestVllmSpellings:
 
         assert "nf4" not in QUANTIZATIONS and "bitsandbytes" in QUANTIZATIONS
         assert not {"fp16", "bf16", "int8"} & set(KV_CACHE_DTYPES)
-        assert set(KV_CACHE_DTYPES) == {"auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2"}
+        # + nvfp4 (vLLM PR #40177, SM100 only: calc.sizing.scenario.check_gpu_formats)
+        assert set(KV_CACHE_DTYPES) == {"auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "nvfp4"}
+        assert {"mxfp4", "modelopt_fp4"} <= set(QUANTIZATIONS)
 
     @pytest.mark.parametrize("old,new,b", [("fp16", "float16", 2.0), ("bf16", "bfloat16", 2.0), ("int8", "fp8", 1.0)])
     def test_old_kv_spellings(self, old, new, b):

@@ -207,7 +207,8 @@ VLLM_VERSION = Control("vllm_version", "select", "0.19", options=SAMPLER_VERSION
 # defaults are the H100 SXM's so "custom" starts from a known card. Control key -> CustomGPU field.
 CUSTOM_GPU_FIELDS: dict[str, str] = {
     "cgpu_memory_gib": "memory_gib", "cgpu_hbm_tbps": "hbm_tb_per_s", "cgpu_bf16_tflops": "bf16_tflops",
-    "cgpu_fp8_tflops": "fp8_tflops", "cgpu_int8_tops": "int8_tops", "cgpu_link_gbps": "link_gb_per_s",
+    "cgpu_fp8_tflops": "fp8_tflops", "cgpu_int8_tops": "int8_tops", "cgpu_fp4_tflops": "fp4_tflops",
+    "cgpu_link_gbps": "link_gb_per_s",
     "cgpu_price_usd_h": "price_usd_per_hour",
 }
 CUSTOM_GPU_CONTROLS = (
@@ -216,6 +217,7 @@ CUSTOM_GPU_CONTROLS = (
     Control("cgpu_bf16_tflops", "number", 989.4, lo=1.0, hi=100_000.0, step=10.0, integer=False),
     Control("cgpu_fp8_tflops", "number", 1978.9, lo=1.0, hi=200_000.0, step=10.0, integer=False, optional=True),
     Control("cgpu_int8_tops", "number", 1978.9, lo=1.0, hi=200_000.0, step=10.0, integer=False, optional=True),
+    Control("cgpu_fp4_tflops", "number", None, lo=1.0, hi=400_000.0, step=10.0, integer=False, optional=True),
     Control("cgpu_link_gbps", "number", 450.0, lo=1.0, hi=100_000.0, step=10.0, integer=False),
     Control("cgpu_price_usd_h", "number", None, lo=0.01, hi=10_000.0, step=0.1, integer=False, optional=True),
 )

@@ -87,11 +87,13 @@ EN: dict[str, str] = {
                       "For FP8 or INT8 weights choose them under Weight precision.",
     "ctl.quantization": "Weight precision: FP8, INT8, 4-bit (--quantization)",
     "ctl.quantization.help": "vLLM --quantization. auto (default): the checkpoint's own format from its config.json quantization_config (e.g. FP8 for DeepSeek-V3), as vLLM does; none: unquantized. fp8/int8 store linear weights in 1 byte; awq/gptq about 4.16 bits "
-                             "(0.52 bytes) and bitsandbytes (NF4) about 4.13 bits per weight, scales included. 'none' = dtype.",
+                             "(0.52 bytes) and bitsandbytes (NF4) about 4.13 bits per weight, scales included. FP4: mxfp4 "
+                             "4.25 bits (MoE experts only, computed in 16 bit), modelopt_fp4 (NVFP4) 4.5 bits (FP4 tensor "
+                             "cores on Blackwell, 16-bit elsewhere). 'none' = dtype.",
     "ctl.kv_cache_dtype": "KV-cache precision",
     "ctl.kv_cache_dtype.help": "vLLM --kv-cache-dtype: bytes per cached key/value element. "
                                "'auto' follows dtype (2 bytes); float16/bfloat16 = 2 bytes; fp8 (= fp8_e4m3) and fp8_e5m2 = "
-                               "1 byte, half the KV memory.",
+                               "1 byte, half the KV memory; nvfp4 = 4.5 bits (datacenter Blackwell only).",
     "ctl.context": "Context length (tokens per request)",
     "ctl.context.help": "Tokens held in the KV cache by one request: prompt + generated output, in tokens. "
                         "At most max_model_len.",
@@ -139,6 +141,7 @@ EN: dict[str, str] = {
     "warn.old_spelling": "URL parameter `{key}={raw}` is an old spelling, read as `{new}`: {reason}.",
     "warn.old_spelling_file": "Scenario file: `{key}: {raw}` is an old spelling, read as `{new}`: {reason}.",
     "alias.quantization.nf4": "vLLM spells bitsandbytes NF4 `bitsandbytes`",
+    "alias.quantization.nvfp4": "vLLM spells NVFP4 weights `modelopt_fp4`",
     "alias.kv_cache_dtype.fp16": "vLLM spells it `float16`",
     "alias.kv_cache_dtype.bf16": "vLLM spells it `bfloat16`",
     "alias.kv_cache_dtype.int8": "vLLM has no int8 KV-cache dtype; `fp8` stores the same 1 byte per element",
@@ -381,10 +384,12 @@ ZH: dict[str, str] = {
                       "'auto'（vLLM 默认值）即检查点自带的 16 位类型。FP8 或 INT8 权重请在“权重精度”中选择。",
     "ctl.quantization": "权重精度：FP8、INT8、4 比特（--quantization）",
     "ctl.quantization.help": "vLLM --quantization。auto（默认）：按检查点 config.json 中 quantization_config 的格式加载（如 DeepSeek-V3 为 FP8），与 vLLM 一致；none：不量化。fp8/int8 每个线性层权重 1 字节；awq/gptq 约 4.16 比特（0.52 字节），"
-                             "bitsandbytes（NF4）约 4.13 比特（含缩放因子）。'none' 表示按 dtype 存储。",
+                             "bitsandbytes（NF4）约 4.13 比特（含缩放因子）。FP4：mxfp4 为 4.25 比特（仅 MoE 专家，按 16 位计算），"
+                             "modelopt_fp4（NVFP4）为 4.5 比特（Blackwell 上用 FP4 Tensor Core，其他 GPU 按 16 位）。'none' 表示按 dtype 存储。",
     "ctl.kv_cache_dtype": "KV Cache 精度",
     "ctl.kv_cache_dtype.help": "vLLM --kv-cache-dtype：每个缓存的 K/V 元素的字节数。'auto' 跟随 dtype（2 字节）；"
-                               "float16/bfloat16 为 2 字节；fp8（= fp8_e4m3）与 fp8_e5m2 为 1 字节，KV 显存减半。",
+                               "float16/bfloat16 为 2 字节；fp8（= fp8_e4m3）与 fp8_e5m2 为 1 字节，KV 显存减半；nvfp4 为 4.5 比特"
+                               "（仅数据中心 Blackwell）。",
     "ctl.context": "上下文长度（每请求 token 数）",
     "ctl.context.help": "单个请求在 KV Cache 中保存的 token 数：提示词 + 生成的输出，单位 token。不超过 max_model_len。",
     "ctl.concurrency": "并发数（同时处理的请求）",
@@ -428,6 +433,7 @@ ZH: dict[str, str] = {
     "warn.old_spelling": "网址参数 `{key}={raw}` 是旧写法，按 `{new}` 读取：{reason}。",
     "warn.old_spelling_file": "场景文件：`{key}: {raw}` 是旧写法，按 `{new}` 读取：{reason}。",
     "alias.quantization.nf4": "vLLM 把 bitsandbytes NF4 写作 `bitsandbytes`",
+    "alias.quantization.nvfp4": "vLLM 把 NVFP4 权重写作 `modelopt_fp4`",
     "alias.kv_cache_dtype.fp16": "vLLM 写作 `float16`",
     "alias.kv_cache_dtype.bf16": "vLLM 写作 `bfloat16`",
     "alias.kv_cache_dtype.int8": "vLLM 没有 int8 的 KV Cache 类型；`fp8` 同样每个元素 1 字节",

@@ -21,6 +21,7 @@ EN: dict[str, str] = {
     "reason.budget_below_len": "{field}: got {raw}, allowed {allowed} (without chunked prefill a whole prompt of "
                                "up to max_model_len = {max_model_len} tokens must fit one step; vLLM refuses to "
                                "start: turn chunked prefill on or lower max_model_len)",
+    "reason.gpu_format": "{field}: got {raw}, allowed {allowed} (vLLM has no {raw} kernels on {gpu})",
     "reason.required": "{field}: required",
     "reason.custom_missing": "{field}: 'custom' needs a config.json (upload or paste one)",
     "reason.json": "{field} is not valid JSON: {detail}",
@@ -64,6 +65,7 @@ ZH: dict[str, str] = {
     "reason.budget_below_len": "{field}：收到 {raw}，允许 {allowed}（不开分块预填充时，长达 max_model_len = "
                                "{max_model_len} 个 token 的整段提示词必须放进一步；vLLM 会拒绝启动：请开启分块预填充或调低 "
                                "max_model_len）",
+    "reason.gpu_format": "{field}：收到 {raw}，允许 {allowed}（vLLM 在 {gpu} 上没有 {raw} 的内核）",
     "reason.required": "{field}：缺少此项",
     "reason.custom_missing": "{field}：'custom' 需要一个 config.json（上传或粘贴）",
     "reason.json": "{field} 不是有效的 JSON：{detail}",

@@ -22,7 +22,7 @@ from calc.spec.hf_config import MAX_CONFIG_BYTES, ConfigError, arch_from_hf_conf
 from calc.spec.inputs import MIN_CONTEXT_TOKENS, Efficiency, GPUSpec, ModelArch, ServingConfig, as_input_error
 from calc.spec.parallelism import check_tensor_parallel
 from calc.spec.untrusted import InputError, json_type, load_json, safe_name
-from calc.sizing.scenario import ResolvedServing, resolve_serving
+from calc.sizing.scenario import ResolvedServing, check_gpu_formats, effective_quantization, resolve_serving
 from ui import controls as C
 from ui.i18n import Translator
 from ui import labelled
@@ -494,6 +494,7 @@ def build_scenario(values: dict[str, Any], *, custom_arch: ModelArch | None = No
         raise as_input_error(exc) from None
     # vLLM's rule, the one the CLI applies too (calc.spec.parallelism).
     check_tensor_parallel(arch, serving.tensor_parallel_size, field="tp", candidates=C.TP_SIZES)
+    check_gpu_formats(serving, gpu, quantization=effective_quantization(arch, serving.quantization))  # FP4 kernels
     resolved = resolve_serving(arch, gpu, serving)
     if ctx > resolved.max_model_len:
         raise InputError("context", ctx, allowed=f"{MIN_CONTEXT_TOKENS} – {resolved.max_model_len:,}", code="context",

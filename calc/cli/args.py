@@ -65,7 +65,7 @@ def _add_engine_args(p: argparse.ArgumentParser, *, batch: bool = False) -> None
     p.add_argument("--gpu", help="GPU id, see `python -m calc gpus` (or 'custom' with --gpu-spec)")
     p.add_argument("--gpu-spec", metavar="JSON", default=None,
                    help="a user-defined GPU: JSON object with memory_gib, hbm_tb_per_s, bf16_tflops, link_gb_per_s "
-                        "(one direction, per GPU) and optionally fp8_tflops, int8_tops, price_usd_per_hour, name")
+                        "(one direction, per GPU) and optionally fp8_tflops, int8_tops, fp4_tflops, price_usd_per_hour, name")
     p.add_argument("--tensor-parallel-size", "-tp", type=_positive_int, default=1)
     p.add_argument("--dtype", choices=DTYPES + ("fp16", "bf16", "fp32", "half"), default="auto")
     # Old spellings (nf4; fp16/bf16/int8 KV cache) are accepted and read as vLLM's, with a note.

@@ -18,7 +18,7 @@ from calc.cli.args import (UsageError, _add_engine_args, _concurrency, _dtype, _
                            _positive_int, check_tensor_parallel, resolve_gpu, spelling_notes)
 from calc.cli.report import _fmt, _plain, does_not_fit_record, print_table  # noqa: F401
 from calc.sizing.fit import what_would_fit
-from calc.sizing.scenario import memory_for, resolve_serving
+from calc.sizing.scenario import check_gpu_formats, effective_quantization, memory_for, resolve_serving
 from calc.spec.catalog import CatalogError, get_model, list_gpus, list_models
 from calc.spec.hf_config import ConfigError
 from calc.spec.inputs import Efficiency, ServingConfig, describe_validation_error
@@ -68,6 +68,7 @@ def memory_report(args: argparse.Namespace) -> dict[str, Any]:
     # output lengths of ServingConfig do not enter, so keep them minimal (they must fit max_model_len).
     serving = serving_from_args(args, concurrency=args.concurrency, input_len=1, output_len=1)
     check_tensor_parallel(arch, serving.tensor_parallel_size)
+    check_gpu_formats(serving, gpu, quantization=effective_quantization(arch, serving.quantization))
     rs = resolve_serving(arch, gpu, serving)
     if args.context_len is not None and not 1 <= args.context_len <= rs.max_model_len:
         raise UsageError(f"--context-len must be between 1 and max_model_len ({rs.max_model_len:,}) "

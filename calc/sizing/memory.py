@@ -83,6 +83,11 @@ def sliding_window_kv_tokens(*, context_tokens, sliding_window, max_num_batched_
     block that has left the window (``remove_skipped_blocks``), so a decoding sequence keeps the
     blocks covering its last W tokens: min(blocks(S), blocks(W) + 1) · block_size.
 
+    Chunked local attention (Llama 4: W = attention_chunk_size on 3 of 4 layers) uses this formula
+    too. vLLM's ``ChunkedLocalAttentionSpec.max_memory_usage_bytes`` is blocks(min(W + T, S)), one
+    block below the sliding figure at most; a running sequence holds the tokens of its current
+    chunk, 1 … W (at most blocks(W) + 1 blocks, the figure here): an upper bound, W/2 on average.
+
     >>> sliding_window_kv_tokens(context_tokens=32768, sliding_window=4096, max_num_batched_tokens=2048, block_size=16)
     6160
     >>> sliding_window_kv_tokens(context_tokens=32768, sliding_window=4096, max_num_batched_tokens=2048, block_size=16,

@@ -14,7 +14,8 @@ import numpy as np
 from calc.sizing import memory as mem
 from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
 from calc.spec.params import ParamCounts, param_counts
-from calc.spec.precision import activation_bytes, kv_bytes_per_element, linear_weight_bytes_per_param
+from calc.spec.precision import (activation_bytes, kv_bytes_per_element, linear_weight_bytes_per_param,
+                                 mxfp4_expert_padding)
 from calc.spec.untrusted import InputError
 
 BIG_GPU_BYTES = 70 * 2**30
@@ -54,6 +55,35 @@ def resolve_serving(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig) -> Re
         max_num_seqs=serving.max_num_seqs or default_max_num_seqs(gpu),
         max_num_batched_tokens=budget,
     )
+
+
+def check_gpu_formats(serving: ServingConfig, gpu: GPUSpec, *, quantization: str | None = None) -> None:
+    """Raise :class:`InputError` where vLLM has no kernels for a format on ``gpu``:
+
+    * ``--kv-cache-dtype nvfp4`` (vLLM PR #40177, merged 2026-04-17): FlashInfer trtllm-gen
+      attention on datacenter Blackwell (compute capability 10.x: B200, GB200, B300) only; vLLM
+      gates it to SM100 (the SM120 RTX 5090 / RTX PRO 6000 and SM8x/SM90 paths are open PRs:
+      #46329, #54772, #46963);
+    * ``modelopt_fp4`` weights: CUTLASS / FlashInfer FP4 GEMMs on Blackwell, Marlin W4A16 on other
+      NVIDIA GPUs (SM80+); no ROCm kernels.
+
+    ``quantization``: the format actually loaded (``auto`` resolved), else the serving config's.
+
+    >>> from calc.spec.catalog import get_gpu
+    >>> check_gpu_formats(ServingConfig(kv_cache_dtype="nvfp4"), get_gpu("h100-sxm"))
+    Traceback (most recent call last):
+    ...
+    calc.spec.untrusted.InputError: kv_cache_dtype: got 'nvfp4', allowed auto, float16, bfloat16, fp8, fp8_e4m3, fp8_e5m2 (vLLM has no 'nvfp4' kernels on NVIDIA H100 SXM5 80GB)
+    >>> check_gpu_formats(ServingConfig(kv_cache_dtype="nvfp4"), get_gpu("b200"))   # SM100: fine
+    """
+    sm100 = gpu.vendor == "nvidia" and gpu.compute_capability is not None and 10.0 <= gpu.compute_capability < 11.0
+    if serving.kv_cache_dtype == "nvfp4" and not sm100:
+        raise InputError("kv_cache_dtype", "nvfp4", allowed="auto, float16, bfloat16, fp8, fp8_e4m3, fp8_e5m2",
+                         code="gpu_format", gpu=gpu.name)
+    quant = serving.quantization if quantization is None else quantization
+    if quant == "modelopt_fp4" and gpu.vendor == "amd":
+        raise InputError("quantization", "modelopt_fp4", allowed="a format with ROCm kernels (fp8, mxfp4, awq, gptq ...)",
+                         code="gpu_format", gpu=gpu.name)
 
 
 def check_token_budget(serving: ServingConfig, max_model_len: int, *, enable_chunked_prefill: bool | None = None,
@@ -125,6 +155,9 @@ class ModelNumbers:
     experts_per_token: int = 0  # 0 for a dense model
     expert_intermediate_size: int = 0
     quantization: str = "none"  # the format actually loaded (``auto`` resolved)
+    # MXFP4: the routed experts' stored bytes per weight (4.25 bits × padding); the other linears are
+    # 16-bit (linear_bytes_per_param). 0 elsewhere: the experts take linear_bytes_per_param.
+    expert_bytes_per_param: float = 0.0
 
     @property
     def weights_total_bytes(self) -> float:
@@ -149,15 +182,32 @@ def _kv_group_layers(n_sliding: int, n_full: int) -> tuple[int, int]:
     return pad(n_sliding), pad(n_full)
 
 
+def mxfp4_backend(gpu: GPUSpec) -> str:
+    """vLLM's default MXFP4 MoE backend on ``gpu`` (:data:`calc.spec.precision.MXFP4_PADDING`):
+    ``flashinfer`` on compute capability 10.x, ``triton`` on Hopper, ``rocm`` on AMD, else ``marlin``.
+
+    >>> from calc.spec.catalog import get_gpu
+    >>> [mxfp4_backend(get_gpu(g)) for g in ("h100-sxm", "b200", "mi355x", "a100-80gb", "rtx-5090")]
+    ['triton', 'flashinfer', 'rocm', 'marlin', 'marlin']
+    """
+    if gpu.vendor == "amd":
+        return "rocm"
+    if gpu.compute_capability is not None and 10.0 <= gpu.compute_capability < 11.0:
+        return "flashinfer"
+    return "triton" if gpu.architecture == "hopper" else "marlin"
+
+
 def model_numbers(arch: ModelArch, *, dtype: str = "auto", quantization: str = "auto",
-                  kv_cache_dtype: str = "auto") -> ModelNumbers:
+                  kv_cache_dtype: str = "auto", mxfp4_backend: str = "triton") -> ModelNumbers:
     """Whole-model byte counts at the chosen precisions (see :mod:`calc.spec.precision`).
 
     ``quantization="auto"`` loads the checkpoint's own format (:func:`effective_quantization`).
     Embeddings, LM head, norms and MoE routers stay in the model dtype (vLLM builds the router
     gate without a quant config); the decoder layers a mixed checkpoint lists as unquantized
     (``arch.unquantized_*_layers``) too. MoE routers and DeepSeek's low-rank query projection
-    ``q_a_proj`` (fused with ``kv_a_proj`` in vLLM) are replicated on every TP rank.
+    ``q_a_proj`` (fused with ``kv_a_proj`` in vLLM) are replicated on every TP rank. MXFP4
+    quantizes only the routed experts, stored padded as ``mxfp4_backend`` does
+    (:func:`calc.spec.precision.mxfp4_expert_padding`; :func:`mxfp4_backend` of the GPU).
     """
     quant = effective_quantization(arch, quantization)
     p = param_counts(arch)
@@ -180,24 +230,41 @@ def model_numbers(arch: ModelArch, *, dtype: str = "auto", quantization: str = "
     k = i_e = 0
     if arch.moe is not None:
         moe_ffn = arch.moe.shared_expert_intermediate_size
-        ffn = max(ffn if arch.moe.first_dense_layers else 0, moe_ffn)
+        has_dense = arch.moe.num_moe_layers(arch.num_hidden_layers) < arch.num_hidden_layers
+        ffn = max(ffn if has_dense else 0, moe_ffn)
         k, i_e = arch.moe.experts_per_token, arch.moe.expert_intermediate_size
     # Mixed checkpoints: the listed layers' linears stay in the model dtype.
+    # W_k/W_v (``kv_projection``, priced separately below) of an unquantized layer stay 16-bit too:
+    # a fraction f_kv of them (gpt-oss keeps every attention layer in BF16: f_kv = 1).
     unq = 0
+    f_kv = 0.0
     if quant != "none":
         first_moe = arch.num_hidden_layers if arch.moe is None else arch.moe.first_dense_layers
-        unq = len(arch.unquantized_attention_layers) * p.attention_per_layer
+        f_kv = len(arch.unquantized_attention_layers) / arch.num_hidden_layers
+        kv_per_layer = p.kv_projection // arch.num_hidden_layers
+        unq = len(arch.unquantized_attention_layers) * (p.attention_per_layer - kv_per_layer)
         unq += sum(p.mlp_per_dense_layer if i < first_moe else p.mlp_per_moe_layer - p.router // max(
             1, arch.num_hidden_layers - first_moe) for i in arch.unquantized_mlp_layers if i < arch.num_hidden_layers)
+    b_qa = b_lin
+    if quant == "mxfp4":
+        # vLLM's Mxfp4Config quantizes only the fused-MoE experts; every other linear layer runs
+        # UnquantizedLinearMethod (gpt-oss's attention in BF16).
+        unq, f_kv, b_qa = p.linear - p.experts - p.kv_projection - p.router - p.q_low_rank_projection, 1.0, b_act
     linear_q = p.linear - p.kv_projection - p.router - p.q_low_rank_projection - unq
+    b_expert = 0.0
+    if quant == "mxfp4" and arch.moe is not None:  # the padded rows/columns vLLM allocates
+        pad = mxfp4_expert_padding(hidden_size=arch.hidden_size, intermediate_size=arch.moe.expert_intermediate_size,
+                                   backend=mxfp4_backend)
+        linear_q += p.experts * (pad - 1.0)
+        b_expert = b_lin * pad
     return ModelNumbers(
         params=p,
         linear_bytes_per_param=b_lin,
         activation_bytes=b_act,
         kv_bytes_per_element=b_kv,
         sharded_weight_bytes=linear_q * b_lin + unq * b_act + (p.embedding + p.lm_head + p.extra) * b_act,
-        replicated_weight_bytes=(p.norms + p.router) * b_act + p.q_low_rank_projection * b_lin,
-        kv_proj_bytes_per_head=p.kv_projection * b_lin / kv_heads,
+        replicated_weight_bytes=(p.norms + p.router) * b_act + p.q_low_rank_projection * b_qa,
+        kv_proj_bytes_per_head=p.kv_projection * (f_kv * b_act + (1.0 - f_kv) * b_lin) / kv_heads,
         num_kv_heads=kv_heads,
         kv_bytes_per_token_per_head_full=float(per_head_full),
         kv_bytes_per_token_per_head_sliding=float(per_head_sw),
@@ -206,6 +273,7 @@ def model_numbers(arch: ModelArch, *, dtype: str = "auto", quantization: str = "
         experts_per_token=k,
         expert_intermediate_size=i_e,
         quantization=quant,
+        expert_bytes_per_param=b_expert,
     )
 
 
@@ -373,7 +441,8 @@ def memory_for(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingCo
     >>> round(float(r.weights_bytes) / 2**30, 2)   # vLLM logs "model weights take 14.96GiB"
     14.96
     """
-    n = model_numbers(arch, dtype=serving.dtype, quantization=serving.quantization, kv_cache_dtype=serving.kv_cache_dtype)
+    n = model_numbers(arch, dtype=serving.dtype, quantization=serving.quantization, kv_cache_dtype=serving.kv_cache_dtype,
+                      mxfp4_backend=mxfp4_backend(gpu))
     rs = resolve_serving(arch, gpu, serving)
     scratch = (gpu.sm_count or DEFAULT_SM_COUNT) if serving.vllm_version == "0.19" else 0
     if concurrency is None:

@@ -176,7 +176,7 @@ MAX_GPU_SPEC_CHARS = 2_000
 def custom_gpu(spec: dict | str) -> GPUSpec:
     """A user-defined GPU from a JSON object (or its text) of :class:`calc.spec.inputs.CustomGPU`
     fields: ``memory_gib``, ``hbm_tb_per_s``, ``bf16_tflops``, ``link_gb_per_s`` (required),
-    ``fp8_tflops``, ``int8_tops``, ``price_usd_per_hour``, ``name`` (optional).
+    ``fp8_tflops``, ``int8_tops``, ``fp4_tflops``, ``price_usd_per_hour``, ``name`` (optional).
 
     Raises :class:`CatalogError` naming the field and its allowed range.
 

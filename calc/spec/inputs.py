@@ -39,6 +39,19 @@ class MoEConfig(_Frozen):
     shared_expert_intermediate_size: Annotated[int, Field(ge=0, le=1_000_000)] = 0
     first_dense_layers: Annotated[int, Field(ge=0, le=10_000)] = 0
     router_bias: bool = False
+    # Every ``layer_step``-th layer after the dense ones is MoE, the others dense (Llama 4 Maverick's
+    # interleave_moe_layer_step 2: layers 1, 3, 5 ...): (L - first_dense_layers) // layer_step MoE layers.
+    layer_step: Annotated[int, Field(ge=1, le=10_000)] = 1
+    # Biases on every expert's gate/up (2·I_e) and down (h) projections (gpt-oss).
+    expert_bias: bool = False
+
+    def num_moe_layers(self, num_layers: int) -> int:
+        """MoE layers of an L-layer model: (L − first_dense_layers) // layer_step.
+
+        >>> MoEConfig(num_experts=128, experts_per_token=1, expert_intermediate_size=8192, layer_step=2).num_moe_layers(48)
+        24
+        """
+        return (num_layers - self.first_dense_layers) // self.layer_step
 
     @model_validator(mode="after")
     def _k_le_e(self) -> "MoEConfig":
@@ -84,7 +97,7 @@ class ModelArch(_Frozen):
     source: str = ""
     # The quantization a checkpoint ships in (its config.json ``quantization_config``), e.g.
     # DeepSeek-V3's FP8 weights; vLLM uses it when --quantization is not given ("auto").
-    checkpoint_quantization: Annotated[Literal["fp8", "int8", "awq", "gptq", "bitsandbytes"] | None,
+    checkpoint_quantization: Annotated[Literal["fp8", "int8", "awq", "gptq", "bitsandbytes", "mxfp4", "modelopt_fp4"] | None,
                                        BeforeValidator(canonical_quantization)] = None
     # Mixed checkpoints: decoder layers whose attention / MLP linears the quantization_config
     # leaves unquantized (its ignore / ignored_layers / modules_to_not_convert list).
@@ -94,6 +107,13 @@ class ModelArch(_Frozen):
     qk_norm: bool = False
     # Parameters outside the decoder (e.g. a vision encoder vLLM also loads), in the model dtype.
     extra_params: NonNegInt = 0
+    # gpt-oss: a bias on the output projection (h per layer) and one learned attention-sink logit
+    # per query head per layer (H_q), both counted with the attention parameters.
+    o_bias: bool = False
+    attention_sinks: bool = False
+    # What the windowed layers do: "sliding" (the last W tokens) or "chunked" (Llama 4's chunked
+    # local attention: tokens of the current W-token chunk only). Both cap a layer's KV near W.
+    local_attention: Literal["sliding", "chunked"] = "sliding"
 
     @model_validator(mode="after")
     def _cross_field(self) -> "ModelArch":
@@ -138,6 +158,8 @@ class GPUSpec(_Frozen):
     int8_ops_per_s: Annotated[float, Field(gt=0)] | None = None
     int4_ops_per_s: Annotated[float, Field(gt=0)] | None = None
     tf32_flops_per_s: Annotated[float, Field(gt=0)] | None = None
+    # Dense FP4 tensor-core peak (NVFP4 / MXFP4 MMA): Blackwell and CDNA4; None where there is none.
+    fp4_flops_per_s: Annotated[float, Field(gt=0)] | None = None
     interconnect: str = ""
     interconnect_bw_bytes_per_s: Annotated[float, Field(gt=0)]
     # Which link a TP group's all-reduce crosses (calc.timing.interconnect.allreduce_link):
@@ -150,6 +172,9 @@ class GPUSpec(_Frozen):
     price_usd_per_hour: Annotated[float, Field(gt=0)] | None = None
     price_source: str | None = None
     tdp_w: float | str | None = None
+    # CUDA compute capability (major.minor, e.g. 10.0 datacenter Blackwell, 12.0 GeForce / RTX PRO
+    # Blackwell): which vLLM kernels exist (the NVFP4 KV cache is gated to SM100). None: not recorded.
+    compute_capability: Annotated[float, Field(ge=1.0, le=99.0)] | None = None
     # Streaming multiprocessors (compute units): rows of vLLM's Triton top-k/top-p scratch buffer.
     sm_count: Annotated[int, Field(ge=1, le=100_000)] | None = None
     sources: list[str] = Field(default_factory=list)
@@ -157,8 +182,9 @@ class GPUSpec(_Frozen):
     notes: str = ""
 
     def peak_flops_per_s(self, precision: str) -> float:
-        """Dense peak for ``fp16``/``bf16``/``fp8``/``int8``/``tf32``; falls back to 16-bit."""
+        """Dense peak for ``fp16``/``bf16``/``fp8``/``int8``/``tf32``/``fp4``; falls back to 16-bit."""
         value = {
+            "fp4": self.fp4_flops_per_s,
             "fp16": self.fp16_flops_per_s,
             "bf16": self.bf16_flops_per_s,
             "fp8": self.fp8_flops_per_s,
@@ -172,8 +198,8 @@ class CustomGPU(_Frozen):
     """A user-defined GPU in the units datasheets print (GiB, TB/s, dense TFLOPS, GB/s, $/h).
 
     Every GPU number the calculator uses, nothing more: memory (what CUDA reports, GiB),
-    memory bandwidth, dense tensor-core peaks (the 16-bit one for FP16 and BF16; FP8 and INT8
-    optional: without them FP8/INT8 weights run at the 16-bit rate, as on Ampere), the
+    memory bandwidth, dense tensor-core peaks (the 16-bit one for FP16 and BF16; FP8, INT8 and FP4
+    optional: without them FP8/INT8/NVFP4 weights run at the 16-bit rate, as on Ampere), the
     one-direction per-GPU link bandwidth a TP all-reduce uses at every TP size (an NVSwitch-like
     link; give the PCIe figure for PCIe-only cards), and an optional price.
     """
@@ -184,6 +210,7 @@ class CustomGPU(_Frozen):
     bf16_tflops: Annotated[float, Field(gt=0.0, le=100_000.0)]
     fp8_tflops: Annotated[float, Field(gt=0.0, le=200_000.0)] | None = None
     int8_tops: Annotated[float, Field(gt=0.0, le=200_000.0)] | None = None
+    fp4_tflops: Annotated[float, Field(gt=0.0, le=400_000.0)] | None = None
     link_gb_per_s: Annotated[float, Field(gt=0.0, le=100_000.0)]
     price_usd_per_hour: Annotated[float, Field(gt=0.0, le=10_000.0)] | None = None
 
@@ -203,6 +230,7 @@ class CustomGPU(_Frozen):
             fp16_flops_per_s=self.bf16_tflops * 1e12, bf16_flops_per_s=self.bf16_tflops * 1e12,
             fp8_flops_per_s=None if self.fp8_tflops is None else self.fp8_tflops * 1e12,
             int8_ops_per_s=None if self.int8_tops is None else self.int8_tops * 1e12,
+            fp4_flops_per_s=None if self.fp4_tflops is None else self.fp4_tflops * 1e12,
             interconnect=f"user-defined link, {self.link_gb_per_s:g} GB/s per direction",
             interconnect_bw_bytes_per_s=link, link_topology="switch", pcie_bw_bytes_per_s=link, p2p=True,
             price_usd_per_hour=self.price_usd_per_hour,

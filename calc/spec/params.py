@@ -127,13 +127,16 @@ def param_counts(arch: ModelArch) -> ParamCounts:
                                           qkv_bias=arch.qkv_bias)
         kv_proj = 2 * h * arch.num_key_value_heads * arch.head_dim
         q_a = 0
+    # gpt-oss: o_proj bias (h) and one attention-sink logit per query head (H_q), per layer.
+    attn = attn + (h if arch.o_bias else 0) + (arch.num_attention_heads if arch.attention_sinks else 0)
     moe = arch.moe
-    n_moe_layers = 0 if moe is None else L - moe.first_dense_layers
+    n_moe_layers = 0 if moe is None else moe.num_moe_layers(L)
     n_dense_layers = L - n_moe_layers
     dense_mlp = n_dense_layers * gated_mlp_params(hidden_size=h, intermediate_size=arch.intermediate_size)
     experts = shared_router = active_experts = router = 0
     if moe is not None:
-        per_expert = 3 * h * moe.expert_intermediate_size
+        # gate, up, down 3·h·I_e (+ biases 2·I_e + h where the experts have them, gpt-oss)
+        per_expert = 3 * h * moe.expert_intermediate_size + (2 * moe.expert_intermediate_size + h if moe.expert_bias else 0)
         experts = n_moe_layers * moe.num_experts * per_expert
         active_experts = n_moe_layers * moe.experts_per_token * per_expert
         router_per_layer = h * moe.num_experts + (moe.num_experts if moe.router_bias else 0)

@@ -87,6 +87,7 @@ REASONS_EN: dict[str, str] = {
     "budget_below_len": "{field}: got {raw}, allowed {allowed} (without chunked prefill a whole prompt of up to "
                         "max_model_len = {max_model_len} tokens must fit one step; vLLM refuses to start: turn "
                         "chunked prefill on or lower max_model_len)",
+    "gpu_format": "{field}: got {raw}, allowed {allowed} (vLLM has no {raw} kernels on {gpu})",
     "required": "{field}: required",
     "custom_missing": "{field}: 'custom' needs a config.json (upload or paste one)",
     "json": "{field} is not valid JSON: {detail}",

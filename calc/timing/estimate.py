@@ -14,8 +14,8 @@ import numpy as np
 from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
 from calc.sizing.memory import kv_heads_per_rank
 from calc.spec.precision import compute_precision, dequant_bytes_per_param
-from calc.sizing.scenario import (MemoryResult, ModelNumbers, check_token_budget, memory_for, model_numbers,
-                                  resolve_serving)
+from calc.sizing.scenario import (MemoryResult, ModelNumbers, check_gpu_formats, check_token_budget,
+                                  effective_quantization, memory_for, model_numbers, mxfp4_backend, resolve_serving)
 from calc.timing.interconnect import allreduce_link
 from calc.timing.serving import EngineNumbers, ServingResult, closed_loop
 
@@ -24,7 +24,7 @@ def engine_numbers(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = Servi
                    efficiency: Efficiency = Efficiency(), numbers: ModelNumbers | None = None) -> EngineNumbers:
     """Per-GPU operator sizes under TP and the GPU's peaks at the precision the kernels use."""
     n = numbers or model_numbers(arch, dtype=serving.dtype, quantization=serving.quantization,
-                                 kv_cache_dtype=serving.kv_cache_dtype)
+                                 kv_cache_dtype=serving.kv_cache_dtype, mxfp4_backend=mxfp4_backend(gpu))
     p = n.params
     tp = serving.tensor_parallel_size
     L, h = arch.num_hidden_layers, arch.hidden_size
@@ -47,8 +47,9 @@ def engine_numbers(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = Servi
     if moe is not None:
         mlp_width = (moe.experts_per_token * moe.expert_intermediate_size + moe.shared_expert_intermediate_size) / tp
     precision = compute_precision(dtype=serving.dtype, quantization=n.quantization,  # "auto" resolved
-                                  gpu_has_fp8=gpu.fp8_flops_per_s is not None, gpu_has_int8=gpu.int8_ops_per_s is not None)
-    attn_precision = "fp16" if precision in ("fp8", "int8") else precision
+                                  gpu_has_fp8=gpu.fp8_flops_per_s is not None, gpu_has_int8=gpu.int8_ops_per_s is not None,
+                                  gpu_has_fp4=gpu.fp4_flops_per_s is not None)
+    attn_precision = "fp16" if precision in ("fp8", "int8", "fp4") else precision
     link = allreduce_link(gpu, tp, efficiency)  # the link this TP size crosses (bridge pairs, PCIe, xGMI peers)
     arch_scale = efficiency.hopper_flops_scale if gpu.architecture == "hopper" else 1.0  # vLLM on Hopper
     return EngineNumbers(
@@ -56,7 +57,9 @@ def engine_numbers(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = Servi
         qkv_params=qkv_rank, o_params=o_total / tp, mlp_dense_params=p.dense_mlp / tp,
         expert_params=p.experts / tp, shared_expert_params=p.shared_experts_and_router / tp,
         num_experts=moe.num_experts if moe else 1, experts_per_token=moe.experts_per_token if moe else 0,
-        linear_bytes_per_param=n.linear_bytes_per_param, activation_bytes=n.activation_bytes,
+        # MXFP4: only the experts are 4-bit (expert_bytes_per_param); every other linear is 16-bit.
+        linear_bytes_per_param=n.activation_bytes if n.expert_bytes_per_param else n.linear_bytes_per_param,
+        expert_bytes_per_param=n.expert_bytes_per_param, activation_bytes=n.activation_bytes,
         kv_bytes_per_token=(n.kv_bytes_per_token_per_head_full + n.kv_bytes_per_token_per_head_sliding) * kvh,
         attn_flops_per_pair_decode=pair_dec, attn_flops_per_pair_prefill=pair_pf, q_o_width=q_o_width,
         mlp_width=mlp_width, active_params_per_token=p.active - p.embedding,
@@ -109,6 +112,7 @@ def estimate(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingConf
     True
     """
     rs = resolve_serving(arch, gpu, serving)
+    check_gpu_formats(serving, gpu, quantization=effective_quantization(arch, serving.quantization))
     chunked = serving.enable_chunked_prefill if enable_chunked_prefill is None else enable_chunked_prefill
     if max_num_batched_tokens is None and np.ndim(chunked) == 0:  # the serving config's own budget: vLLM's rule
         check_token_budget(serving, rs.max_model_len, enable_chunked_prefill=bool(chunked))

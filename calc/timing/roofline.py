@@ -151,7 +151,7 @@ def step_op_costs(*, decode_tokens, decode_context_tokens_sum, prefill_tokens, p
                   num_experts, experts_per_token,
                   linear_bytes_per_param, activation_bytes, kv_bytes_per_token,
                   attn_flops_per_pair_decode, attn_flops_per_pair_prefill, q_o_width, mlp_width,
-                  dequant_bytes_per_param=0.0):
+                  dequant_bytes_per_param=0.0, expert_bytes_per_param=0.0):
     """Per-operator FLOPs and bytes of one step on one GPU.
 
     Linear operators (per rank parameter counts ``*_params``, all layers): FLOPs 2·N·P, weight
@@ -161,6 +161,8 @@ def step_op_costs(*, decode_tokens, decode_context_tokens_sum, prefill_tokens, p
     Attention: FLOPs = pairs × FLOPs per (query, key) pair (4·H_q·d/TP summed over layers for
     MHA/GQA); bytes = KV read of every cached token attended + KV written for new tokens + Q/O.
     MoE: weights of the experts the batch touches (uniform routing), FLOPs of k experts/token;
+    the routed experts' bytes per weight are ``expert_bytes_per_param`` where > 0 (MXFP4 quantizes
+    only them: 4.25 bits × vLLM's padding, the other linears 16-bit), else the linear layers';
     each touched expert's GEMM has N·k / touched rows (``expert_rows``, → N·k/E for large N).
     LM head: only the tokens that produce logits (decodes and finishing prefills).
     Elementwise (norms, residuals, activation, RoPE): memory-bound, ≈ N·(10·h + 3·I_rank)·b_act per layer.
@@ -196,7 +198,9 @@ def step_op_costs(*, decode_tokens, decode_context_tokens_sum, prefill_tokens, p
     flops["mlp"] = matmul_flops(tokens=n, params=np.asarray(mlp_dense_params) + shared_expert_params + active_expert_params)
     expert_flops = matmul_flops(tokens=n, params=active_expert_params) + zero
     expert_rows = n * np.asarray(experts_per_token) / np.maximum(touched, 1e-30)
-    wbytes["mlp"] = (np.asarray(mlp_dense_params) + shared_expert_params + per_expert * touched) * linear_bytes_per_param + zero
+    b_expert = np.where(np.asarray(expert_bytes_per_param) > 0, expert_bytes_per_param, linear_bytes_per_param)
+    wbytes["mlp"] = ((np.asarray(mlp_dense_params) + shared_expert_params) * linear_bytes_per_param
+                     + per_expert * touched * b_expert + zero)
     abytes["mlp"] = n * L * (2.0 * hidden_size + 3.0 * mlp_width) * activation_bytes
 
     lg = np.asarray(logits_tokens, dtype=float)

@@ -104,6 +104,8 @@ class EngineNumbers:
     custom_allreduce: object = False
     # Extra bytes per linear weight in steps of ≥ 2 tokens (bitsandbytes' dequantized 16-bit copy).
     dequant_bytes_per_param: object = 0.0
+    # Bytes per routed-expert weight where it differs from linear_bytes_per_param (MXFP4); 0: the same.
+    expert_bytes_per_param: object = 0.0
     custom_allreduce_latency_s: object = 0.0
     custom_allreduce_bw_bytes_per_s: object = np.inf
     # Sliding-window attention: share of layers with a window of sliding_window tokens (their KV
@@ -136,7 +138,7 @@ def engine_op_costs(e: EngineNumbers, *, decode_tokens, decode_context_tokens_su
         linear_bytes_per_param=e.linear_bytes_per_param, activation_bytes=e.activation_bytes,
         kv_bytes_per_token=e.kv_bytes_per_token, attn_flops_per_pair_decode=e.attn_flops_per_pair_decode,
         attn_flops_per_pair_prefill=e.attn_flops_per_pair_prefill, q_o_width=e.q_o_width, mlp_width=e.mlp_width,
-        dequant_bytes_per_param=e.dequant_bytes_per_param)
+        dequant_bytes_per_param=e.dequant_bytes_per_param, expert_bytes_per_param=e.expert_bytes_per_param)
 
 
 def engine_step(e: EngineNumbers, *, decode_tokens, decode_context_tokens_sum, prefill_tokens,
