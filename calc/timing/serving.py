@@ -225,10 +225,13 @@ class ServingResult:
 
 
 def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num_seqs, max_num_batched_tokens,
-                enable_chunked_prefill, kv_capacity_tokens, fits, uniform_lengths=True) -> ServingResult:
+                enable_chunked_prefill, kv_capacity_tokens, fits, uniform_lengths=True, speculative=None) -> ServingResult:
     """Steady state of the closed loop (module docstring). ``concurrency`` ≤ 0 or NaN means
     "as many as fit" (offline batch); ``kv_capacity_tokens`` is the KV pool in tokens;
-    ``uniform_lengths`` adds the FCFS wave of identical requests (module docstring)."""
+    ``uniform_lengths`` adds the FCFS wave of identical requests (module docstring).
+    ``speculative`` (a :class:`calc.timing.speculative.Drafter`): every decode step is a
+    speculative step seen per output token (:func:`calc.timing.speculative.per_token_step`);
+    prefill chunks riding along are costed beside plain decodes (an approximation)."""
     I = np.asarray(input_len, dtype=float)
     O = np.asarray(output_len, dtype=float)
     budget = np.asarray(max_num_batched_tokens, dtype=float)
@@ -256,7 +259,13 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
         seq_cap <= np.minimum(kv_cap, tok_cap), "max_num_seqs",
         np.where(kv_cap <= tok_cap, "kv_cache", "max_num_batched_tokens")))
 
-    dec = decode_step(e, batch=R, context_tokens=mean_ctx)
+    dec = plain = decode_step(e, batch=R, context_tokens=mean_ctx)
+    # Speculation: τ tokens per decode step, so m / τ decode steps carry the others' chunks.
+    tau = 1.0 if speculative is None else speculative.tokens_per_step
+    if speculative is not None:  # calc.timing.speculative: verify + draft per step, over τ tokens
+        from calc.timing.speculative import per_token_step  # noqa: PLC0415
+
+        dec = per_token_step(e, speculative, batch=R, context_tokens=mean_ctx)
     t_dec = dec.step_s
     t_req = np.asarray(e.request_overhead_s, dtype=float)  # CPU-side latency, not engine time
 
@@ -296,16 +305,16 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
     # step holds R decodes + q prefill tokens. Past q = budget − (R − 1) the rest needs steps of
     # its own (budget − r_d tokens beside r_d decodes) while our prompt waits: that is TTFT.
     others_tokens = (R - 1.0) * I
-    riding_steps = np.minimum((R - 1.0) * k, m)
+    riding_steps = np.minimum((R - 1.0) * k, m / tau)
     room_ride = np.maximum(budget - (R - 1.0), c)  # beside R decodes
-    q = np.clip(others_tokens / np.maximum(m, 1.0), c, room_ride)
+    q = np.clip(others_tokens / np.maximum(m / tau, 1.0), c, room_ride)
     ride = prefill_step(e, prompts=q / c, prompt_tokens=c, decode_batch=R, decode_context_tokens=mean_ctx,
                         cached_tokens=cached)
     room_queue = np.maximum(budget - r_d, c)  # a queue step holds r_d decodes + prefill tokens
-    queue_steps = np.maximum(others_tokens - m * q, 0.0) / room_queue
+    queue_steps = np.maximum(others_tokens - m / tau * q, 0.0) / room_queue
     full = prefill_step(e, prompts=room_queue / c, prompt_tokens=c, decode_batch=r_d,
                         decode_context_tokens=mean_ctx, cached_tokens=cached)
-    d_tpot = np.where(chunked, riding_steps * np.maximum(ride.step_s - t_dec, 0.0), np.where(m > 0, d_unchunked, 0.0))
+    d_tpot = np.where(chunked, riding_steps * np.maximum(ride.step_s - plain.step_s, 0.0), np.where(m > 0, d_unchunked, 0.0))
     d_ttft = np.where(chunked, queue_steps * full.step_s, np.where(m > 0, 0.0, d_unchunked))
 
     tpot = t_dec + d_tpot / np.maximum(m, 1.0)  # per output token after the first (NaN below for O = 1)
@@ -340,7 +349,7 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
     # the cycle time. Every step obeys its roofline, so MFU, MBU ≤ 1 by construction.
     def per_cycle(attr: str):
         decode_part = m * getattr(dec, attr)
-        riders = np.maximum(getattr(ride, attr) - getattr(dec, attr), 0.0)  # chunks added to our decode steps
+        riders = np.maximum(getattr(ride, attr) - getattr(plain, attr), 0.0)  # chunks added to our decode steps
         chunked_part = k * getattr(own_chunk, attr) + riding_steps * riders + queue_steps * getattr(full, attr)
         unchunked_part = getattr(pf_whole, attr) * R / n_pf
         return decode_part + np.where(chunked, chunked_part, unchunked_part)
