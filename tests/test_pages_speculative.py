@@ -1,0 +1,32 @@
+"""AppTest of the speculative-decoding page."""
+
+import pytest
+
+from apptest_helpers import app, metrics, plotly_specs
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+PAGE = "pages/speculative.py"
+
+
+def test_defaults_render():
+    at = app(page=PAGE)
+    assert not at.exception
+    m = metrics(at)
+    # EAGLE-3, k = 3, a = 0.7: τ = 1 + 0.7 + 0.49 + 0.343 = 2.53
+    assert m["Tokens per step τ"] == "2.53"
+    assert float(m["Speed-up at batch 1"].rstrip("x")) >= 1.5
+    specs = plotly_specs(at)
+    assert len(specs) == 2 and specs[0]["layout"]["xaxis"]["type"] == "log"
+
+
+def test_url_state_and_bad_value():
+    at = app(page=PAGE, query={"spec_method": "ngram", "spec_k": "99"})
+    assert not at.exception
+    assert at.warning  # spec_k out of range: named, default used
+    assert at.selectbox(key="spec_method").value == "ngram"
+
+
+def test_chinese():
+    at = app(page=PAGE, query={"lang": "zh"})
+    assert not at.exception
+    assert "每步词元数 τ" in metrics(at)
