@@ -173,8 +173,11 @@ def draft_time_s(d: Drafter, *, batch, context_tokens):
     fixed = d.speculative_step_overhead_s
     if d.engine is None:
         return fixed + B * d.ngram_lookup_s_per_sequence + 0.0 * T
-    first = engine_step(d.engine, **verify_step_args(d.engine, batch=B, context_tokens=T,
-                                                     num_speculative_tokens=k)).step_s
+    # vLLM EagleProposer.propose: the first pass runs over every token the target just ran (here the
+    # B·(k + 1) verified positions) with logits at each sequence's last one; then k − 1 passes of B.
+    args = verify_step_args(d.engine, batch=B, context_tokens=T, num_speculative_tokens=k)
+    args["logits_tokens"] = B
+    first = engine_step(d.engine, **args).step_s
     rest = decode_step(d.engine, batch=B, context_tokens=T + 1.0).step_s if k > 1 else 0.0
     return fixed + first + (k - 1) * rest + k * d.draft_pass_overhead_s
 
