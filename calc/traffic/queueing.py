@@ -148,6 +148,8 @@ class EngineLoad:
     step_in_flight_s: np.ndarray  # T* = E[T²]/E[T]: the step an arrival lands in (length-biased)
     mix_step_s: np.ndarray  # T_mix: a step that carries the prompts of the step before
     mix_share: np.ndarray  # f: share of steps that carry prompts
+    # speculative decoding: a step's time over a plain decode step of the same batch (verify + draft − decode)
+    speculative_extra_s: np.ndarray = 0.0
 
 
 def _decode_s(e: EngineNumbers, speculative, *, batch, context_tokens):
@@ -186,6 +188,7 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
     m = np.maximum(O - 1.0, 0.0)
     ctx = I + O * (1.0 + np.asarray(output_cv, dtype=float) ** 2) / 2.0
     q_dec = 1.0 if speculative is None else speculative.num_speculative_tokens + 1.0  # budget tokens per decode
+    tau_s = 1.0 if speculative is None else speculative.tokens_per_step  # tokens per sequence per step
     room = np.where(chunked, np.maximum(B - R * q_dec, 1.0), B)
     k = np.ceil(I / room)
     c = np.minimum(I, room)  # chunk of one prompt
@@ -195,7 +198,7 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
         t_plain = np.where(r > 0, decode_step(e, batch=np.maximum(r, 1.0), context_tokens=ctx).step_s, 0.0)
         t_bar = t_dec
         for _ in range(3):  # n prompts share a step that carries prompt tokens; n depends on T̄
-            n = np.maximum(lam * np.maximum(t_bar, 1e-6), 1.0)
+            n = np.maximum(lam * np.maximum(t_bar * tau_s, 1e-6), 1.0)  # prompts per (speculative) step
             h = np.minimum(n * I, room)
             t_mix = prefill_step(e, prompts=h / c, prompt_tokens=c, decode_batch=np.where(chunked, r, 0.0),
                                  decode_context_tokens=ctx, cached_tokens=(k - 1.0) / 2.0 * c).step_s
@@ -214,8 +217,13 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(eps < 1.0, 1.0 / np.maximum(1.0 - eps, 1e-12) ** 2, np.inf)
         tpot = t_bar + slope * z
+    # speculative decoding: a step lasts τ per-token decode times; a step with decodes costs that
+    # much more than a plain decode step of R (verify + draft − decode)
+    t_step = t_dec * tau_s
+    extra = np.where(R > 0, np.maximum(t_step - decode_step(e, batch=np.maximum(R, 1.0), context_tokens=ctx).step_s,
+                                       0.0), 0.0) if speculative is not None else np.zeros_like(t_dec)
     t_full = prefill_step(e, prompts=room / c, prompt_tokens=c, decode_batch=np.where(chunked, R, 0.0),
-                          decode_context_tokens=ctx, cached_tokens=(k - 1.0) / 2.0 * c).step_s
+                          decode_context_tokens=ctx, cached_tokens=(k - 1.0) / 2.0 * c).step_s + np.where(chunked, extra, 0.0)
     tau = t_full / room
     rho_q = lam * tau * I
     w, _ = mg1_wait_s(rate_rps=lam, service_s=tau * I,
@@ -223,20 +231,22 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
                       service_m3_s3=tau ** 3 * lognormal_moment(mean=I, cv=cv_i, k=3))
     # a step is in flight only while something runs: with Poisson R running, 1 − exp(−R) of the time
     busy = -np.expm1(-R)
-    res = busy * np.clip(1.0 - rho_q, 0.0, 1.0) * np.where(chunked, t_dec, 0.0) / 2.0
+    res = busy * np.clip(1.0 - rho_q, 0.0, 1.0) * np.where(chunked, t_step, 0.0) / 2.0
     # steps while prompts fit them: a share f = 1 − exp(−λ·T̄) carries the n = λ·T̄/f prompts that
     # arrived during the step before, T_mix = T_dec + n·T_pf; an arrival lands in a step of T*
-    f = -np.expm1(-lam * t_bar)
+    f = -np.expm1(-lam * t_bar * tau_s)
     with np.errstate(divide="ignore", invalid="ignore"):
-        t_mix = np.where(f > 0, t_dec + lam * t_bar / f * t_pf, t_dec)
-        t_star = busy * np.where(t_bar > 0, (f * t_mix ** 2 + (1.0 - f) * t_dec ** 2) / t_bar, 0.0)
-    return EngineLoad(step_in_flight_s=t_star, mix_step_s=t_mix, mix_share=f, decode_step_s=t_dec, mean_step_s=t_bar, tpot_s=tpot, batch_peakedness=z, prefill_s=t_pf,
+        t_mix = np.where(f > 0, t_step + lam * t_bar * tau_s / f * t_pf, t_step)
+        t_star = busy * np.where(t_bar > 0, (f * t_mix ** 2 + (1.0 - f) * t_step ** 2) / (t_bar * tau_s), 0.0)
+    return EngineLoad(step_in_flight_s=t_star, mix_step_s=t_mix, mix_share=f, decode_step_s=t_step, mean_step_s=t_bar,
+                      speculative_extra_s=extra, tpot_s=tpot, batch_peakedness=z, prefill_s=t_pf,
                       prefill_utilization=rho_p, full_step_s=t_full, budget_utilization=rho_q, residual_s=res,
                       budget_wait_s=w)
 
 
 def own_prefill_s(e: EngineNumbers, *, input_len, mean_input_len, running, context_tokens, rate_rps, wait_s,
-                  max_num_batched_tokens, enable_chunked_prefill=True, quantile=None, decode_budget_tokens=1.0):
+                  max_num_batched_tokens, enable_chunked_prefill=True, quantile=None, decode_budget_tokens=1.0,
+                  decode_extra_s=0.0):
     """Engine time from the step that starts a prompt of I tokens to its first token, after it
     waited ``wait_s`` in the queue (module docstring, term 4). Its first k − 1 chunks fill the room
     (budget − R beside R decodes; T_full each), the rest r = I − (k − 1)·room runs in a last step
@@ -262,13 +272,15 @@ def own_prefill_s(e: EngineNumbers, *, input_len, mean_input_len, running, conte
     d = np.where(chunked, R, 0.0)
     room = np.where(chunked, np.maximum(B - R * decode_budget_tokens, 1.0), B)
     k = np.ceil(I / room)
+    # speculative decoding: a step with decodes also verifies their drafts and drafts again
+    extra = np.where(chunked & (R > 0), np.asarray(decode_extra_s, dtype=float), 0.0)
     full = prefill_step(e, prompts=1.0, prompt_tokens=np.minimum(room, I), decode_batch=d,
-                        decode_context_tokens=context_tokens, cached_tokens=(k - 1.0) / 2.0 * room).step_s
+                        decode_context_tokens=context_tokens, cached_tokens=(k - 1.0) / 2.0 * room).step_s + extra
     rest = I - (k - 1.0) * room
     last = prefill_step(e, prompts=1.0, prompt_tokens=rest, decode_batch=d, decode_context_tokens=context_tokens,
-                        cached_tokens=(k - 1.0) * room).step_s
+                        cached_tokens=(k - 1.0) * room).step_s + extra
     t_full = prefill_step(e, prompts=1.0, prompt_tokens=room, decode_batch=d, decode_context_tokens=context_tokens,
-                          cached_tokens=0.0).step_s
+                          cached_tokens=0.0).step_s + extra
     free = np.maximum(room - rest, 0.0)
     t = np.asarray(wait_s, dtype=float) + (k - 1.0) * full
     mu = np.asarray(rate_rps, dtype=float) * t  # prompts arriving behind it, on average
@@ -481,7 +493,8 @@ def _own(e: EngineNumbers, *, load: EngineLoad, running, rate_rps, input_len, ou
         return own_prefill_s(e, input_len=i, wait_s=w, quantile=quantile, mean_input_len=input_len, running=running,
                              context_tokens=ctx, rate_rps=rate_rps, max_num_batched_tokens=max_num_batched_tokens,
                              enable_chunked_prefill=enable_chunked_prefill,
-                             decode_budget_tokens=1.0 if speculative is None else speculative.num_speculative_tokens + 1.0)
+                             decode_budget_tokens=1.0 if speculative is None else speculative.num_speculative_tokens + 1.0,
+                             decode_extra_s=load.speculative_extra_s)
     return own
 
 
@@ -524,7 +537,7 @@ def _batch_floor_s(e: EngineNumbers, *, load: EngineLoad, input_len, others, run
 
     def step(n):
         return prefill_step(e, prompts=1.0 + n, prompt_tokens=input_len, decode_batch=np.where(chunked, running, 0.0),
-                            decode_context_tokens=context_tokens).step_s
+                            decode_context_tokens=context_tokens).step_s + np.where(chunked, load.speculative_extra_s, 0.0)
 
     others = np.asarray(others, dtype=float)
     mean = load.step_in_flight_s / 2.0 + step(others)
@@ -637,7 +650,7 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
     # prompts arrive at α = X·T̄ per step, not per second, so slow (full) steps bring no more of
     # them. The token budget is a finite-source queue in steps: service I/room steps, R clients
     # with a cycle of R/α steps; its wait in seconds is at full steps (T_full each).
-    alpha = X * load.mean_step_s
+    alpha = X * load.mean_step_s * (1.0 if speculative is None else speculative.tokens_per_step)  # per (speculative) step
     k = np.ceil(I / room)
     service = I / room
     cv2 = np.asarray(input_cv, dtype=float) ** 2
