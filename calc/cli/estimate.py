@@ -17,7 +17,7 @@ from calc.spec.catalog import CatalogError, get_model
 from calc.timing.estimate import estimate
 from calc.spec.hf_config import ConfigError
 from calc.spec.inputs import Efficiency, ServingConfig, describe_validation_error
-from calc.cli.speculative import add_speculative_args, speculative_fields, speculative_option
+from calc.cli.speculative import add_speculative_args, speculative_drafter, speculative_fields, speculative_option
 from calc.spec.untrusted import InputError, json_type, load_json, quote
 from calc.cli.args import (UsageError, _add_engine_args, _concurrency, _dtype, _number, _positive_int,
                            add_efficiency_arg, check_tensor_parallel, load_efficiency, resolve_gpu, spelling_notes)
@@ -133,9 +133,11 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     if spec is not None:  # calc.timing.speculative: the same load without speculation beside it
         out.update(speculative_fields(spec, estimate(arch, gpu, serving, efficiency, concurrency=per_replica).serving))
     if rate is not None:  # the open loop at that rate, split evenly over the replicas
+        drafter, kv_tokens = speculative_drafter(est, spec, gpu=gpu, serving=serving, efficiency=efficiency)
         ol = open_loop(est.engine, input_len=serving.input_len, output_len=serving.output_len, rate_rps=rate / replicas,
                        max_num_seqs=est.max_num_seqs, max_num_batched_tokens=est.max_num_batched_tokens,
-                       kv_capacity_tokens=m.kv_pool_tokens, enable_chunked_prefill=serving.enable_chunked_prefill)
+                       kv_capacity_tokens=kv_tokens, enable_chunked_prefill=serving.enable_chunked_prefill,
+                       speculative=drafter)
         out.update({
             "rate_rps": rate, "open_loop_ttft_s": ol.ttft_s, "open_loop_ttft_p95_s": ol.ttft_percentile_s,
             "open_loop_tpot_s": ol.tpot_s, "open_loop_e2e_latency_s": ol.e2e_latency_s,
@@ -157,8 +159,6 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         record["does_not_fit"] = does_not_fit_record(what_would_fit(
             arch, gpu, serving, efficiency, concurrency=wanted, context_tokens=serving.input_len + serving.output_len))
     notes = spelling_notes(options)
-    if spec is not None and rate is not None:
-        notes.append("open_loop_* fields are without speculative decoding (the open-loop model does not take it yet)")
     if notes:
         record["notes"] = notes
     if ignored:
