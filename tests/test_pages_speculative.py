@@ -30,3 +30,14 @@ def test_chinese():
     at = app(page=PAGE, query={"lang": "zh"})
     assert not at.exception
     assert "每步词元数 τ" in metrics(at)
+
+
+def test_frontier_takes_the_speculative_inputs():
+    # the frontier page's one call (ui.speculative.inputs): off by default, on from the link
+    at = app({"spec_on": "true", "spec_method": "ngram", "spec_k": "3", "spec_acceptance": "0.7"}, page="pages/frontier.py")
+    assert not at.exception
+    assert at.toggle(key="spec_on").value is True and at.selectbox(key="spec_method").value == "ngram"
+    off = app(page="pages/frontier.py")
+    assert off.toggle(key="spec_on").value is False
+    # at the same (sidebar) concurrency speculation lowers TPOT: the "TPOT there" cards differ
+    assert metrics(at)["TPOT there"] != metrics(off)["TPOT there"]

@@ -7,6 +7,7 @@ import argparse
 from typing import Any
 
 from calc.spec.speculative import SpeculativeConfig, parse_speculative_config
+from calc.timing.speculative import drafter_and_kv_capacity as speculative_drafter  # noqa: F401 (re-exported)
 
 
 def add_speculative_args(p: argparse.ArgumentParser) -> None:
@@ -49,16 +50,3 @@ def speculative_fields(config: SpeculativeConfig, plain) -> dict[str, Any]:
         "output_tokens_per_s_without_speculation": plain.output_tokens_per_s,
     }
 
-
-def speculative_drafter(est, config: SpeculativeConfig | None, *, gpu, serving, efficiency):
-    """(drafter, KV pool in tokens) of an :class:`calc.timing.estimate.Estimate`: (None, the pool)
-    without speculation; else the drafter and the pool less its weights, each token with its KV."""
-    if config is None:
-        return None, est.memory.kv_pool_tokens
-    import numpy as np  # noqa: PLC0415
-
-    from calc.timing.speculative import drafter_from_config, kv_capacity_tokens_with_drafter  # noqa: PLC0415
-
-    d = drafter_from_config(est.engine, config, gpu=gpu, serving=serving, efficiency=efficiency)
-    return d, np.floor(kv_capacity_tokens_with_drafter(kv_pool_bytes=est.memory.kv_pool_bytes,
-                                                       kv_bytes_per_token=est.memory.kv_bytes_per_token, drafter=d))

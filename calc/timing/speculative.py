@@ -253,3 +253,13 @@ def drafter_from_config(e: EngineNumbers, config: SpeculativeConfig, *, gpu, ser
     de = engine_numbers(arch, gpu, s, efficiency)
     w = float(np.asarray(memory_for(arch, gpu, s, efficiency, concurrency=1).weights_bytes))
     return drafter_for(e, config, draft_engine=de, draft_weight_bytes=w)
+
+
+def drafter_and_kv_capacity(est, config: SpeculativeConfig | None, *, gpu, serving, efficiency):
+    """(drafter, KV pool in tokens) of an :class:`calc.timing.estimate.Estimate`: (None, its pool)
+    without speculation; else the drafter and the pool less its weights, every token with its KV."""
+    if config is None:
+        return None, est.memory.kv_pool_tokens
+    d = drafter_from_config(est.engine, config, gpu=gpu, serving=serving, efficiency=efficiency)
+    return d, np.floor(kv_capacity_tokens_with_drafter(kv_pool_bytes=est.memory.kv_pool_bytes,
+                                                       kv_bytes_per_token=est.memory.kv_bytes_per_token, drafter=d))

@@ -9,6 +9,9 @@ EN: dict[str, str] = {
                 "them in one forward and keeps the accepted ones plus one. At batch 1 the verify costs about a decode "
                 "step; as the batch grows the (k + 1)·B verified tokens turn the step compute-bound and the gain "
                 "shrinks, then reverses.",
+    "ctl.spec_on": "Speculative decoding",
+    "ctl.spec_on.help": "vLLM's --speculative-config: each step drafts k tokens and verifies them in one forward. "
+                        "The drafter's method, k and acceptance appear when on (see the speculative decoding page).",
     "ctl.spec_method": "Drafter (vLLM method)",
     "ctl.spec_method.help": "ngram: prompt lookup on the CPU; eagle / eagle3: one extra decoder layer fed with the "
                             "target's hidden states; mtp: the model's own multi-token-prediction layer.",
@@ -52,6 +55,9 @@ ZH: dict[str, str] = {
     "sd.page_title": "投机解码：加速比与批大小",
     "sd.intro": "{model}，{gpu}，上下文 {ctx} 个词元。每一步由草稿器提出 k 个词元，目标模型一次前向验证，保留被接受的词元再加一个。"
                 "批大小为 1 时验证的代价约等于一次解码步；批越大，(k + 1)·B 个验证词元使这一步变为计算受限，收益缩小，继而变为负收益。",
+    "ctl.spec_on": "投机解码",
+    "ctl.spec_on.help": "vLLM 的 --speculative-config：每一步起草 k 个词元并在一次前向中验证。打开后显示草稿方法、k 与接受率"
+                        "（详见投机解码页面）。",
     "ctl.spec_method": "草稿方法（vLLM method）",
     "ctl.spec_method.help": "ngram：在 CPU 上查找提示词；eagle / eagle3：一个额外的解码层，输入目标模型的隐藏状态；"
                             "mtp：模型自带的多词元预测层。",
