@@ -41,3 +41,30 @@ def test_frontier_takes_the_speculative_inputs():
     assert off.toggle(key="spec_on").value is False
     # at the same (sidebar) concurrency speculation lowers TPOT: the "TPOT there" cards differ
     assert metrics(at)["TPOT there"] != metrics(off)["TPOT there"]
+
+
+def test_load_test_takes_the_speculative_inputs():
+    small = {"lt_requests": "100", "lt_sweep": "false"}
+    at = app({**small, "spec_on": "true", "spec_method": "eagle3", "spec_k": "3", "spec_acceptance": "0.7"},
+             page="pages/load_test.py")
+    assert not at.exception and not at.error
+    assert at.toggle(key="spec_on").value is True
+    off = app(small, page="pages/load_test.py")
+    tpot = [k for k in metrics(at) if "TPOT" in k]
+    assert tpot and any(metrics(at)[k] != metrics(off)[k] for k in tpot)  # the simulated TPOT moves
+
+
+def test_load_test_command_runs():
+    # the page's command for one's own machine parses (the per-position acceptance < 1)
+    from calc.spec.speculative import parse_speculative_config
+    from ui.loadtest.runs import Load, cli_command
+    import shlex
+    from calc.spec.catalog import get_gpu, get_model
+    from calc.spec.inputs import ServingConfig
+    sp = parse_speculative_config({"method": "eagle", "num_speculative_tokens": 7})  # defaults end 0.02, 0.02
+    load = Load(arrival="closed", rate_per_s=1.0, cv=1.0, concurrency=4, num_requests=10, lengths="fixed",
+                input_len=100, output_len=50, spread=0.0, seed=0, speculative=sp)
+    cmd = cli_command(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"), ServingConfig(), load)
+    raw = shlex.split(cmd)[shlex.split(cmd).index("--speculative-config") + 1]
+    back = parse_speculative_config(raw)
+    assert back.method == "eagle" and abs(sum(back.accepted_at_position) - sum(sp.accepted_at_position)) < 1e-3
