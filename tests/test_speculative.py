@@ -187,3 +187,32 @@ class TestCliSimulate:
         assert r.returncode == 0, r.stderr
         out = json.loads(r.stdout)
         assert out["open_loop_tpot_s"] < out["tpot_without_speculation_s"]
+
+
+class TestPlanner:
+    def test_default_question_with_speculation_under_a_second(self):
+        import time
+
+        from calc.plan.search import PlanRequest, plan
+        from calc.spec.catalog import list_gpus
+
+        req = PlanRequest(input_len=1024, output_len=256, rate_rps=5, ttft_slo_s=1.0, tpot_slo_s=0.03)
+        spec = parse_speculative_config({"method": "eagle3", "num_speculative_tokens": 3}, acceptance_rate=0.7)
+        plain = plan(LLAMA8, list_gpus(), req)
+        plan(LLAMA8, list_gpus(), req, speculative=spec)  # warm caches
+        t0 = time.perf_counter()
+        r = plan(LLAMA8, list_gpus(), req, speculative=spec)
+        assert time.perf_counter() - t0 < 1.0
+        # the same option decodes faster with the drafter at small batches
+        d = r.ranked[0]
+        same = [x for x in plain.ranked if (x.gpu, x.tensor_parallel_size, x.quantization, x.kv_cache_dtype)
+                == (d.gpu, d.tensor_parallel_size, d.quantization, d.kv_cache_dtype)]
+        assert not same or d.tpot_s <= same[0].tpot_s * 1.05
+
+    def test_cli_refuses_a_draft_model(self):
+        r = subprocess.run([sys.executable, "-m", "calc", "plan", "--model", "meta-llama/Llama-3.1-8B", "--rate", "1",
+                            "--input-len", "100", "--output-len", "10", "--ttft-slo-ms", "1000", "--tpot-slo-ms", "50",
+                            "--speculative-config",
+                            '{"method": "draft_model", "model": "x", "num_speculative_tokens": 2}'],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode != 0 and "Traceback" not in r.stderr and "draft model" in r.stderr

@@ -67,8 +67,8 @@ class Drafter:
     num_speculative_tokens: int
     tokens_per_step: float
     engine: EngineNumbers | None
-    weight_bytes: float  # per GPU, beyond the target's
-    kv_bytes_per_token: float  # per GPU, beyond the target's
+    weight_bytes: object  # per GPU, beyond the target's (an array over a grid of engines)
+    kv_bytes_per_token: object  # per GPU, beyond the target's
     draft_pass_overhead_s: float
     speculative_step_overhead_s: float
     ngram_lookup_s_per_sequence: float
@@ -103,28 +103,29 @@ def drafter_for(e: EngineNumbers, config: SpeculativeConfig, *, draft_engine: En
     ov.update(overheads or {})
     k = config.num_speculative_tokens
     tau = 1.0 + float(sum(config.accepted_at_position))
-    h = float(e.hidden_size)
-    tp = float(np.asarray(e.tensor_parallel_size))
-    b_w = float(np.asarray(e.linear_bytes_per_param))
-    b_a = float(np.asarray(e.activation_bytes))
-    L = float(np.asarray(e.num_layers))
-    layer_params = float(np.asarray(e.qkv_params + e.o_params + e.mlp_dense_params + e.expert_params
-                                    + e.shared_expert_params)) / L
+    # (arrays where ``e`` holds arrays: the planner's grid of GPUs, TP sizes and precisions)
+    h = np.asarray(e.hidden_size, dtype=float)
+    tp = np.asarray(e.tensor_parallel_size, dtype=float)
+    b_w = np.asarray(e.linear_bytes_per_param, dtype=float)
+    b_a = np.asarray(e.activation_bytes, dtype=float)
+    L = np.asarray(e.num_layers, dtype=float)
+    layer_params = np.asarray(e.qkv_params + e.o_params + e.mlp_dense_params + e.expert_params
+                              + e.shared_expert_params, dtype=float) / L
     eng, w, kv = None, 0.0, 0.0
     if config.method in ("eagle", "eagle3", "mtp"):
         fc = (3.0 if config.method == "eagle3" else 2.0) * h * h / tp
         vocab = (float(speculative_data()["methods"]["eagle3"]["draft_vocab_size"]) / tp if config.method == "eagle3"
-                 else float(np.asarray(e.vocab_per_rank)))
+                 else np.asarray(e.vocab_per_rank, dtype=float))
         eng = one_layer_engine(e, vocab_per_rank=vocab, extra_linear_params=fc)
         w = (layer_params + fc) * b_w + (vocab * h * b_a if config.method == "eagle3" else 0.0)
-        kv = float(np.asarray(e.kv_bytes_per_token)) / L
+        kv = np.asarray(e.kv_bytes_per_token, dtype=float) / L
     elif config.method == "draft_model":
         if draft_engine is None:
             raise ValueError("a draft model needs its engine numbers (draft_engine)")
         eng = replace(draft_engine, step_overhead_s=0.0, sequence_overhead_s=0.0, request_overhead_s=0.0,
                       api_server_request_s=0.0)
-        w = float(draft_weight_bytes)
-        kv = float(np.asarray(draft_engine.kv_bytes_per_token))
+        w = np.asarray(draft_weight_bytes, dtype=float)
+        kv = np.asarray(draft_engine.kv_bytes_per_token, dtype=float)
     return Drafter(method=config.method, num_speculative_tokens=k, tokens_per_step=tau, engine=eng,
                    weight_bytes=w, kv_bytes_per_token=kv, draft_pass_overhead_s=float(ov["draft_pass_overhead_s"]),
                    speculative_step_overhead_s=float(ov["speculative_step_overhead_s"]),
