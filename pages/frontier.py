@@ -181,7 +181,8 @@ def _body() -> None:
         st.subheader(t("fr.cmd.title"))
         seqs = int(f.concurrency[f.best]) if f.best >= 0 else int(f.max_num_seqs)
         st.code(V.vllm_command(model_id=sc.arch.id, serving=s, max_model_len=sc.resolved.max_model_len, max_num_seqs=seqs,
-                               max_num_batched_tokens=int(f.max_num_batched_tokens), chunked=chunked), language="bash")
+                               max_num_batched_tokens=int(f.max_num_batched_tokens), chunked=chunked,
+                               speculative=base.speculative), language="bash")
         st.caption(t("fr.cmd.caption" if f.best >= 0 else "fr.cmd.caption_none", c=F.integer(seqs)))
         st.caption(t("fr.cmd.replicas", replicas=t.count("replica", replicas), gpus=t.count("gpu", tp)) + " " +
                    t("fr.quality", q=s.quantization, value=quality_short(sc.arch.id, s.quantization)))

@@ -244,7 +244,7 @@ def _r(x: Any, digits: int) -> Any:
 
 
 def vllm_command(*, model_id: str, serving: ServingConfig, max_model_len: int, max_num_seqs: int,
-                 max_num_batched_tokens: int, chunked: bool) -> str:
+                 max_num_batched_tokens: int, chunked: bool, speculative=None) -> str:
     """The ``vllm serve`` line of a scenario (:func:`calc.spec.vllm_command.serve_command`).
 
     >>> vllm_command(model_id="m", serving=ServingConfig(), max_model_len=4096, max_num_seqs=8,
@@ -252,7 +252,7 @@ def vllm_command(*, model_id: str, serving: ServingConfig, max_model_len: int, m
     '--no-enable-chunked-prefill'
     """
     return serve_command(model_id=model_id, serving=serving, max_model_len=max_model_len, max_num_seqs=max_num_seqs,
-                         max_num_batched_tokens=max_num_batched_tokens, chunked=chunked)
+                         max_num_batched_tokens=max_num_batched_tokens, chunked=chunked, speculative=speculative)
 
 
 # ----------------------------------------------------------------------------- course checks
