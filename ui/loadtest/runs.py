@@ -252,7 +252,8 @@ def simulated_closed_loop(arch: ModelArch, v, eff: Efficiency, concurrency: int)
     serving = v.serving.model_copy(update={"enable_chunked_prefill": bool(v.chunked), "concurrency": concurrency})
     n = int(min(max(4 * concurrency, 400), 4000))
     load = Load(arrival="closed", rate_per_s=1.0, cv=1.0, concurrency=concurrency, num_requests=n, lengths="lognormal",
-                input_len=serving.input_len, output_len=serving.output_len, spread=0.5, seed=0)
+                input_len=serving.input_len, output_len=serving.output_len, spread=0.5, seed=0,
+                speculative=getattr(v, "speculative", None))  # the frontier's speculative decoding, if on
     r = run(arch.model_dump_json(), v.gpu.model_dump_json(), serving.model_dump_json(), eff.model_dump_json(), load, None)
     ttft = np.asarray(r.ttft_s[concurrency:], dtype=float)
     ttft = ttft[np.isfinite(ttft)]
