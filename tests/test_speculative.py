@@ -216,3 +216,24 @@ class TestPlanner:
                             '{"method": "draft_model", "model": "x", "num_speculative_tokens": 2}'],
                            capture_output=True, text=True, timeout=120)
         assert r.returncode != 0 and "Traceback" not in r.stderr and "draft model" in r.stderr
+
+
+class TestBatchLines:
+    @pytest.mark.parametrize("value", [{"method": "eagle3", "num_speculative_tokens": 10 ** 40}, [1, 2], "nope", 5,
+                                       {"method": "eagle3", "num_speculative_tokens": 2, "position_acceptance": "x"},
+                                       {"method": {"a": 1}, "num_speculative_tokens": 2}])
+    def test_hostile_values_are_one_line_errors(self, value):
+        line = json.dumps({"model": "meta-llama/Llama-3.1-8B", "gpu": "h100-sxm", "input_len": 100, "output_len": 10,
+                           "speculative_config": value})
+        r = subprocess.run([sys.executable, "-m", "calc", "estimate", "--batch", "-"], input=line + "\n",
+                           capture_output=True, text=True, timeout=120)
+        out = json.loads(r.stdout.strip().splitlines()[-1])
+        assert "error" in out and "speculative_config" in out["error"] and "Traceback" not in r.stderr
+
+    def test_a_line_with_speculation(self):
+        line = json.dumps({"model": "meta-llama/Llama-3.1-8B", "gpu": "h100-sxm", "input_len": 100, "output_len": 50,
+                           "speculative_config": {"method": "mtp", "num_speculative_tokens": 1}})
+        r = subprocess.run([sys.executable, "-m", "calc", "estimate", "--batch", "-"], input=line + "\n",
+                           capture_output=True, text=True, timeout=120)
+        out = json.loads(r.stdout.strip().splitlines()[-1])
+        assert out["mean_accepted_tokens_per_step"] == pytest.approx(1.875)  # 1 + 0.875 (DeepSeek-V3 report)
