@@ -8,7 +8,7 @@ from ui import layout, shell
 from ui.speculative import figures as FS
 from ui.speculative.controls import SPEC_ACCEPTANCE, SPEC_K, SPEC_METHOD, SPECULATIVE
 from ui.speculative.explain import speculative_panels
-from ui.speculative.view import speculative_config, speedup_sweep
+from ui.speculative.view import published, speculative_config, speedup_sweep
 from ui.state import check_query_params, render_control
 from ui.why import render_panels
 
@@ -23,6 +23,8 @@ def _body() -> None:
     method = render_control(SPEC_METHOD, t, cols[0])
     k = render_control(SPEC_K, t, cols[1])
     acceptance = render_control(SPEC_ACCEPTANCE, t, cols[2])
+    tau_pub, a1 = published(method, k)
+    st.caption(t("sd.published", method=method, k=k, tau=F.number(tau_pub, 2), a1=F.number(a1, 2)))
     sw = speedup_sweep(sc.arch, sc.gpu, sc.serving, sc.efficiency, speculative_config(method, k, acceptance),
                        context_tokens=sc.context_tokens)
     cards = layout.grid("sd", 4)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from calc.spec.speculative import SpeculativeConfig, parse_speculative_config
+from calc.spec.speculative import SpeculativeConfig, default_accepted_at_position, parse_speculative_config
 from calc.timing.estimate import engine_numbers
 from calc.timing.speculative import Drafter, SpeculativeStep, drafter_for, speculative_step
 
@@ -34,3 +34,9 @@ def speedup_sweep(arch, gpu, serving, efficiency, config: SpeculativeConfig, *, 
     below = np.flatnonzero(np.asarray(s.speedup) < 1.0)
     cross = float(BATCHES[below[0]]) if below.size else float("nan")
     return SpeedupSweep(batch=BATCHES, step=s, drafter=d, config=config, crossover_batch=cross)
+
+
+def published(method: str, k: int) -> tuple[float, float]:
+    """(tokens per step, first-position acceptance) of the method's sourced default at k."""
+    c = default_accepted_at_position(method, int(k))
+    return 1.0 + sum(c), c[0]
