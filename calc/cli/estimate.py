@@ -131,7 +131,8 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         "wave_ttft_s": wave.ttft_s, "wave_e2e_latency_s": wave.e2e_latency_s,
     }
     if spec is not None:  # calc.timing.speculative: the same load without speculation beside it
-        out.update(speculative_fields(spec, estimate(arch, gpu, serving, efficiency, concurrency=per_replica).serving))
+        out.update(speculative_fields(spec, estimate(arch, gpu, serving, efficiency, concurrency=per_replica).serving,
+                                      speculative_drafter(est, spec, gpu=gpu, serving=serving, efficiency=efficiency)[0]))
     if rate is not None:  # the open loop at that rate, split evenly over the replicas
         drafter, kv_tokens = speculative_drafter(est, spec, gpu=gpu, serving=serving, efficiency=efficiency)
         ol = open_loop(est.engine, input_len=serving.input_len, output_len=serving.output_len, rate_rps=rate / replicas,

@@ -187,7 +187,7 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     out["num_kv_blocks"] = int(cfg.num_blocks)
     if spec is not None:  # the same run's analytic TPOT without speculation beside it
         out.update(speculative_fields(spec, estimate(arch, gpu, serving, efficiency, concurrency=conc or 1,
-                                                     uniform_lengths=not (in_cv or out_cv)).serving))
+                                                     uniform_lengths=not (in_cv or out_cv)).serving, drafter))
     if arrival == "closed":  # the analytic closed-loop model beside the simulation
         a = est.serving
         out["analytic_ttft_s"] = float(a.ttft_s)

@@ -38,10 +38,13 @@ def speculative_option(raw: Any, acceptance_rate: Any) -> SpeculativeConfig | No
     return parse_speculative_config(raw, acceptance_rate=acceptance_rate)
 
 
-def speculative_fields(config: SpeculativeConfig, plain) -> dict[str, Any]:
+def speculative_fields(config: SpeculativeConfig, plain, drafter=None) -> dict[str, Any]:
     """The fields a JSON result gains: method, k, mean tokens per step (accepted drafts + 1), its
-    source, and the same load's TPOT and throughput without speculation (``plain``: a ServingResult)."""
-    return {
+    source, the drafter's memory per GPU (``drafter``: calc.timing.speculative.Drafter), and the same
+    load's TPOT and throughput without speculation (``plain``: a ServingResult)."""
+    memory = {} if drafter is None else {"speculative_weights_bytes": float(drafter.weight_bytes),
+                                         "speculative_kv_bytes_per_token": float(drafter.kv_bytes_per_token)}
+    return {**memory,
         "speculative_method": config.method, "num_speculative_tokens": config.num_speculative_tokens,
         "speculative_draft_model": config.draft_model,
         "mean_accepted_tokens_per_step": 1.0 + sum(config.accepted_at_position),
