@@ -20,7 +20,8 @@ EN: dict[str, str] = {
                        "verify work always.",
     "ctl.spec_acceptance": "Acceptance per draft token",
     "ctl.spec_acceptance.help": "Probability each draft token is accepted (i.i.d.). Published: EAGLE-3 on Llama-3.1-8B "
-                                "chat ≈ 0.77 at the first position (vLLM issue #20780); DeepSeek-V3 MTP 0.85–0.90.",
+                                "chat ≈ 0.77 at the first position (vLLM issue #20780); DeepSeek-V3 MTP 0.85–0.90; n-gram on "
+                                "chat ≈ 0.27 (TensorRT-LLM), far more on code edits and summaries.",
     "sd.published": "Published default for {method} at k = {k}: {tau} tokens per step (first draft accepted {a1}); "
                     "the sources are in calc/data/speculative.json.",
     "sd.metric.tau": "Tokens per step τ",
@@ -67,7 +68,8 @@ ZH: dict[str, str] = {
     "ctl.spec_k.help": "vLLM --speculative-config 中的 k。草稿越多，被接受时得到的词元越多，但验证工作总是更多。",
     "ctl.spec_acceptance": "每个草稿词元的接受率",
     "ctl.spec_acceptance.help": "每个草稿词元被接受的概率（独立同分布）。公开数据：Llama-3.1-8B 对话上 EAGLE-3 第一个位置约 0.77"
-                                "（vLLM issue #20780）；DeepSeek-V3 MTP 为 0.85–0.90。",
+                                "（vLLM issue #20780）；DeepSeek-V3 MTP 为 0.85–0.90；对话上 n-gram 约 0.27（TensorRT-LLM），"
+                                "代码修改与摘要则高得多。",
     "sd.published": "{method} 在 k = {k} 时的公开默认值：每步 {tau} 个词元（第一个草稿的接受率 {a1}）；"
                     "来源见 calc/data/speculative.json。",
     "sd.metric.tau": "每步词元数 τ",
