@@ -12,6 +12,7 @@ from ui.perf.explain import frontier_panels
 from ui.perf.controls import CHUNKED, FRONTIER, PER_GPU, PRESETS, PRICE, REPLICAS, Variant, apply_variant, same_as
 from ui.planner.explain import quality_short
 from ui.safe import describe
+from ui.speculative.inputs import speculative_inputs
 from ui.state import check_query_params, render_control
 from ui.traffic import RATE, SLA_STAT, SLA_TPOT_MS, SLA_TTFT_MS, stat_label
 from ui.theme import SERIES_COLORS
@@ -57,7 +58,7 @@ def _body() -> None:
         rate = render_control(RATE, t)  # the traffic the load test and the planner carry, drawn as a line
     tokens = compare.render_overlays(t, controls)  # translated chips; the link keeps the tokens (kv:fp8, tp:2 …)
 
-    base = Variant("", s, sc.gpu, chunked)
+    base = Variant("", s, sc.gpu, chunked, speculative_inputs(t))  # speculative decoding (ui.speculative.inputs)
     try:
         V.check_variant(base, sc.arch)  # e.g. chunked prefill off with a token budget below max_model_len
     except ValueError as exc:
@@ -183,7 +184,8 @@ def _body() -> None:
         st.subheader(t("fr.cmd.title"))
         seqs = int(f.concurrency[f.best]) if f.best >= 0 else int(f.max_num_seqs)
         st.code(V.vllm_command(model_id=sc.arch.id, serving=s, max_model_len=sc.resolved.max_model_len, max_num_seqs=seqs,
-                               max_num_batched_tokens=int(f.max_num_batched_tokens), chunked=chunked), language="bash")
+                               max_num_batched_tokens=int(f.max_num_batched_tokens), chunked=chunked,
+                               speculative=base.speculative), language="bash")
         st.caption(t("fr.cmd.caption" if f.best >= 0 else "fr.cmd.caption_none", c=F.integer(seqs)))
         st.caption(t("fr.cmd.replicas", replicas=t.count("replica", replicas), gpus=t.count("gpu", tp)) + " " +
                    t("fr.quality", q=s.quantization, value=quality_short(sc.arch.id, s.quantization)))

@@ -28,6 +28,7 @@ from calc.spec.untrusted import InputError
 from ui import controls as C
 from ui.perf.controls import ALL as PERF_CONTROLS
 from ui.planner.controls import PLANNER
+from ui.speculative.inputs import INPUTS as SPECULATIVE_INPUTS
 
 LINK = "`[click me](https://evil.example/phish)`"
 PIXEL = "x` ![t](http://127.0.0.1:9/pixel.png) `"
@@ -57,7 +58,7 @@ json_values = st.recursive(json_scalars, lambda inner: st.one_of(st.lists(inner,
 
 
 def all_controls() -> tuple[C.Control, ...]:
-    return C.SHARED + C.PAGE + tuple(PERF_CONTROLS) + tuple(PLANNER)
+    return C.SHARED + C.PAGE + tuple(PERF_CONTROLS) + tuple(PLANNER) + tuple(SPECULATIVE_INPUTS)
 
 
 def valid_text(ctl: C.Control) -> st.SearchStrategy[str]:

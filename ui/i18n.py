@@ -708,3 +708,9 @@ def weights_phrase(t: "Translator", *, dtype: str, quantization: str) -> str:
     if quantization in ("none", "auto"):  # auto: the checkpoint's own format (the sidebar names it when quantized)
         return t("word.weights_plain", dtype=dtype)
     return t("word.weights_quant", quant=quantization.upper(), dtype=dtype)
+
+
+from ui.speculative import i18n as _speculative  # noqa: E402
+
+EN.update(_speculative.EN)
+ZH.update(_speculative.ZH)

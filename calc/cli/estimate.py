@@ -17,6 +17,7 @@ from calc.spec.catalog import CatalogError, get_model
 from calc.timing.estimate import estimate
 from calc.spec.hf_config import ConfigError
 from calc.spec.inputs import Efficiency, ServingConfig, describe_validation_error
+from calc.cli.speculative import add_speculative_args, speculative_drafter, speculative_fields, speculative_option
 from calc.spec.untrusted import InputError, json_type, load_json, quote
 from calc.cli.args import (UsageError, _add_engine_args, _concurrency, _dtype, _number, _positive_int,
                            add_efficiency_arg, check_tensor_parallel, load_efficiency, resolve_gpu, spelling_notes)
@@ -45,6 +46,7 @@ def add_estimate_parser(sub) -> None:
                         "TTFT, TPOT and E2E (open_loop_* fields) beside the closed loop")
     e.add_argument("--replicas", type=_positive_int, default=None,
                    help="independent copies sharing the clients (default 1; at most the concurrency)")
+    add_speculative_args(e)
     add_efficiency_arg(e)
     e.add_argument("--batch", metavar="FILE", help="JSON lines of options ('-' = stdin); one JSON result per line. "
                    "Option flags given with --batch are defaults for every line (a line's own value wins)")
@@ -69,6 +71,7 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     options = {k: v for k, v in options.items() if k in BATCH_KEYS or k in LOAD_KEYS}
     options = {k: (None if isinstance(v, str) and not v.strip() else v) for k, v in options.items()}
     rate = _rate(options.pop("rate", None))
+    spec = speculative_option(options.pop("speculative_config", None), options.pop("acceptance_rate", None))
     replicas = options.pop("replicas", None)
     replicas = 1 if replicas is None else replicas
     if isinstance(replicas, bool) or not isinstance(replicas, (int, str)) or len(str(replicas)) > 6 \
@@ -104,8 +107,9 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     per_replica = None if serving.concurrency is None else serving.concurrency / replicas
     # the steady state (the clients' requests spread out), and beside it the FCFS wave of identical
     # clients started together: the first cycles of a benchmark, a transient (calc.timing.serving)
-    est = estimate(arch, gpu, serving, efficiency, concurrency=per_replica)
-    wave = estimate(arch, gpu, serving, efficiency, concurrency=per_replica, uniform_lengths=True).serving
+    est = estimate(arch, gpu, serving, efficiency, concurrency=per_replica, speculative=spec)
+    wave = estimate(arch, gpu, serving, efficiency, concurrency=per_replica, uniform_lengths=True,
+                    speculative=spec).serving
     s, m = est.serving, est.memory
     out = {
         "model": arch.id, "gpu": gpu.id, "tensor_parallel_size": serving.tensor_parallel_size,
@@ -126,10 +130,15 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         "enable_chunked_prefill": serving.enable_chunked_prefill, "max_model_len": est.max_model_len,
         "wave_ttft_s": wave.ttft_s, "wave_e2e_latency_s": wave.e2e_latency_s,
     }
+    if spec is not None:  # calc.timing.speculative: the same load without speculation beside it
+        out.update(speculative_fields(spec, estimate(arch, gpu, serving, efficiency, concurrency=per_replica).serving,
+                                      speculative_drafter(est, spec, gpu=gpu, serving=serving, efficiency=efficiency)[0]))
     if rate is not None:  # the open loop at that rate, split evenly over the replicas
+        drafter, kv_tokens = speculative_drafter(est, spec, gpu=gpu, serving=serving, efficiency=efficiency)
         ol = open_loop(est.engine, input_len=serving.input_len, output_len=serving.output_len, rate_rps=rate / replicas,
                        max_num_seqs=est.max_num_seqs, max_num_batched_tokens=est.max_num_batched_tokens,
-                       kv_capacity_tokens=m.kv_pool_tokens, enable_chunked_prefill=serving.enable_chunked_prefill)
+                       kv_capacity_tokens=kv_tokens, enable_chunked_prefill=serving.enable_chunked_prefill,
+                       speculative=drafter)
         out.update({
             "rate_rps": rate, "open_loop_ttft_s": ol.ttft_s, "open_loop_ttft_p95_s": ol.ttft_percentile_s,
             "open_loop_tpot_s": ol.tpot_s, "open_loop_e2e_latency_s": ol.e2e_latency_s,
@@ -173,7 +182,7 @@ def _rate(value: Any) -> float | None:
     return rate
 
 
-LOAD_KEYS = ("replicas", "rate")
+LOAD_KEYS = ("replicas", "rate", "speculative_config", "acceptance_rate")
 # The headline fields that carry a band (<field>_low / <field>_high, calc.timing.bands).
 BANDED = ("ttft_s", "tpot_s", "itl_s", "e2e_latency_s", "output_tokens_per_s", "total_tokens_per_s", "requests_per_s",
           "max_concurrency", "kv_pool_bytes")

@@ -14,6 +14,7 @@ from typing import Any
 from calc.plan.percentiles import WORK_BUDGET, check_top
 from calc.plan.search import PERCENTILES, REASONS, SORTS, PlanRequest, plan
 from calc.cli.args import UsageError, add_efficiency_arg, load_efficiency
+from calc.cli.speculative import add_speculative_args, speculative_option
 
 # The contract's keys first, in its order; the rest follow.
 CONTRACT_KEYS = ("gpu", "tensor_parallel_size", "replicas", "gpus_total", "quantization", "kv_cache_dtype",
@@ -78,6 +79,7 @@ def add_plan_parser(sub) -> None:
     p.add_argument("--work-budget", type=_number("--work-budget", 1, 1e12, integer=True, lo_open=False), default=None,
                    help=f"--percentile: simulator work units for the check (default {WORK_BUDGET:,}, ~8 s of one "
                         "core; a unit is a loop pass or 64 engine steps)")
+    add_speculative_args(p)
     add_efficiency_arg(p)
     p.add_argument("--format", choices=("table", "json"), default="table")
 
@@ -108,8 +110,17 @@ def run_plan(args: argparse.Namespace) -> int:
         raise UsageError(f"--input-len + --output-len ({req.model_len:,}) must be <= max_position_embeddings "
                          f"({arch.max_position_embeddings:,}) of {arch.name}")
     efficiency = load_efficiency(args.efficiency)
-    result = check_top(plan(arch, gpus, req, efficiency, prices=prices), arch, gpus, efficiency,
-                       work_budget=None if args.work_budget is None else int(args.work_budget))
+    spec = speculative_option(args.speculative_config, args.acceptance_rate)
+    try:
+        result = plan(arch, gpus, req, efficiency, prices=prices, speculative=spec)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if spec is None:
+        result = check_top(result, arch, gpus, efficiency,
+                           work_budget=None if args.work_budget is None else int(args.work_budget))
+    elif req.percentile != "mean":  # the simulated check of the top rows does not take a drafter
+        print(f"note: {req.percentile} judged by the queueing model only with --speculative-config (no simulated "
+              "check)", file=sys.stderr)
     rows = [_record(d) for d in result.ranked]
     if result.percentile_note:
         print(f"note: {result.percentile_note}", file=sys.stderr)

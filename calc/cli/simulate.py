@@ -13,6 +13,7 @@ from typing import Any
 
 from calc.spec.catalog import get_model
 from calc.spec.inputs import Efficiency, ServingConfig
+from calc.cli.speculative import add_speculative_args, speculative_drafter, speculative_fields, speculative_option
 from calc.spec.untrusted import quote
 from calc.cli.estimate import run_records
 from calc.cli.report import add_bands
@@ -28,7 +29,7 @@ ENGINE_KEYS = ("model", "gpu", "gpu_spec", "disable_custom_all_reduce", "vllm_ve
                "output_len", "max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill",
                "gpu_memory_utilization", "block_size", "max_model_len")
 LOAD_KEYS = ("rate", "concurrency", "arrival", "cv", "num_requests", "seed", "ttft_slo_ms", "tpot_slo_ms",
-             "think_time_s", "input_len_cv", "output_len_cv")
+             "think_time_s", "input_len_cv", "output_len_cv", "speculative_config", "acceptance_rate")
 MAX_SIM_REQUESTS = 100_000
 # The headline fields that carry a band (<field>_low / <field>_high, calc.timing.bands).
 BANDED = tuple(f"{m}_{s}" for m in ("ttft_s", "tpot_s", "itl_s", "e2e_latency_s") for s in ("mean", "p50", "p90", "p95", "p99")) \
@@ -58,6 +59,7 @@ def add_simulate_parser(sub) -> None:
     s.add_argument("--seed", type=_positive_int, default=0)
     s.add_argument("--ttft-slo-ms", type=_number, default=None, help="TTFT target for goodput")
     s.add_argument("--tpot-slo-ms", type=_number, default=None, help="TPOT target for goodput")
+    add_speculative_args(s)
     add_efficiency_arg(s)
     s.add_argument("--batch", metavar="FILE", help="JSON lines of options ('-' = stdin); one JSON result per line")
 
@@ -115,6 +117,7 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     if not isinstance(options["model"], str) or not isinstance(options.get("gpu") or "", str):
         raise UsageError("model and gpu must be strings")
     rate = _float(options, "rate", None, 1e-6, 1e6, "requests/s")
+    spec = speculative_option(options.get("speculative_config"), options.get("acceptance_rate"))
     conc = _whole(options, "concurrency", None, 1, 100_000)
     arrival = options.get("arrival") or ("closed" if conc is not None and rate is None else "poisson")
     if arrival not in ARRIVALS:
@@ -143,19 +146,21 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     check_tensor_parallel(arch, serving.tensor_parallel_size)
     # the analytic closed loop beside a closed-loop simulation: the wave for fixed lengths, the
     # spread-arrival steady state for spread ones (as `estimate --input-len-cv/--output-len-cv`)
-    est = estimate(arch, gpu, serving, efficiency, concurrency=conc or 1, uniform_lengths=not (in_cv or out_cv))
+    est = estimate(arch, gpu, serving, efficiency, concurrency=conc or 1, uniform_lengths=not (in_cv or out_cv),
+                   speculative=spec)
+    drafter, kv_tokens = speculative_drafter(est, spec, gpu=gpu, serving=serving, efficiency=efficiency)
     if not bool(est.memory.fits):
         raise UsageError(f"{arch.name} does not fit {gpu.id} at tensor_parallel_size {serving.tensor_parallel_size}: "
                          "no KV cache pool is left")
     cfg = EngineConfig(max_num_seqs=int(est.max_num_seqs), max_num_batched_tokens=int(est.max_num_batched_tokens),
-                       enable_chunked_prefill=serving.enable_chunked_prefill, num_blocks=int(est.memory.num_blocks),
-                       block_size=serving.block_size)
+                       enable_chunked_prefill=serving.enable_chunked_prefill,
+                       num_blocks=int(kv_tokens // serving.block_size), block_size=serving.block_size)
     try:
         w = make_workload(arrival=arrival, num_requests=int(n_req), rate_per_s=rate or 1.0, cv=cv,
                           concurrency=conc or 1, think_s=think,
                           input_len=_lengths(serving.input_len, in_cv), output_len=_lengths(serving.output_len, out_cv),
                           max_model_len=est.max_model_len, seed=int(seed))
-        r = simulate(est.engine, w, cfg)
+        r = simulate(est.engine, w, cfg, speculative=None if spec is None else (drafter, spec.accepted_at_position))
     except WorkloadError as exc:
         raise UsageError(str(exc)) from None
     except ValueError as exc:  # a request larger than the KV pool
@@ -179,7 +184,10 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     out["max_num_seqs"] = int(est.max_num_seqs)
     out["max_num_batched_tokens"] = int(est.max_num_batched_tokens)
     out["enable_chunked_prefill"] = serving.enable_chunked_prefill
-    out["num_kv_blocks"] = int(est.memory.num_blocks)
+    out["num_kv_blocks"] = int(cfg.num_blocks)
+    if spec is not None:  # the same run's analytic TPOT without speculation beside it
+        out.update(speculative_fields(spec, estimate(arch, gpu, serving, efficiency, concurrency=conc or 1,
+                                                     uniform_lengths=not (in_cv or out_cv)).serving, drafter))
     if arrival == "closed":  # the analytic closed-loop model beside the simulation
         a = est.serving
         out["analytic_ttft_s"] = float(a.ttft_s)
@@ -213,7 +221,8 @@ def _args_to_options(args: argparse.Namespace) -> dict[str, Any]:
             "arrival": args.arrival, "cv": args.cv, "think_time_s": args.think_time_s,
             "input_len_cv": args.input_len_cv, "output_len_cv": args.output_len_cv,
             "num_requests": args.num_requests, "seed": args.seed, "ttft_slo_ms": args.ttft_slo_ms,
-            "tpot_slo_ms": args.tpot_slo_ms}
+            "tpot_slo_ms": args.tpot_slo_ms, "speculative_config": args.speculative_config,
+            "acceptance_rate": args.acceptance_rate}
 
 
 def run_simulate(args: argparse.Namespace) -> int:

@@ -275,10 +275,12 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
                   *, prices: dict[str, float | None] | None = None,
                   tensor_parallel_sizes: Sequence[int] | None = None,
                   quantizations: Sequence[str] = WEIGHT_PRECISIONS, kv_cache_dtypes: Sequence[str] = KV_PRECISIONS,
-                  max_num_seqs: Sequence[int] = MAX_NUM_SEQS_GRID) -> PlanGrid:
+                  max_num_seqs: Sequence[int] = MAX_NUM_SEQS_GRID, speculative=None) -> PlanGrid:
     """Steps 1–4 of the module docstring over the whole grid, in one closed-loop call.
 
     ``prices`` overrides the catalog price per GPU id (None or absent: the catalog's).
+    ``speculative`` (a :class:`calc.spec.speculative.SpeculativeConfig`; not a draft model): every
+    option decodes with that drafter (:mod:`calc.timing.speculative`), its memory out of the KV pool.
     """
     tps = tuple(tensor_parallel_sizes) if tensor_parallel_sizes is not None else valid_tensor_parallel_sizes(arch)
     G, T, Q, K, S = len(gpus), len(tps), len(quantizations), len(kv_cache_dtypes), len(max_num_seqs)
@@ -330,9 +332,18 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
     # A rate of independent users (not C clients started together): their requests arrive spread
     # out, so the steady state is the spread-arrival one, not the FCFS wave of synchronized clients
     # (calc.timing.serving; bench/sim_vs_analytic.py --long: E2E within 8 % of long simulations).
+    kv_tokens, drafter = mem.kv_pool_tokens, None
+    if speculative is not None:  # calc.timing.speculative, over the grid's engines
+        from calc.timing.speculative import drafter_for, kv_capacity_tokens_with_drafter  # noqa: PLC0415
+
+        if speculative.method == "draft_model":
+            raise ValueError("speculative_config: the planner takes ngram, eagle, eagle3 or mtp (not a draft model)")
+        drafter = drafter_for(eng, speculative)
+        kv_tokens = np.floor(kv_capacity_tokens_with_drafter(kv_pool_bytes=mem.kv_pool_bytes,
+                                                             kv_bytes_per_token=mem.kv_bytes_per_token, drafter=drafter))
     s = closed_loop(eng, input_len=I, output_len=O, concurrency=seqs, max_num_seqs=seqs,
                     max_num_batched_tokens=budget, enable_chunked_prefill=chunked,
-                    kv_capacity_tokens=mem.kv_pool_tokens, fits=mem.fits, uniform_lengths=False)
+                    kv_capacity_tokens=kv_tokens, fits=mem.fits, uniform_lengths=False, speculative=drafter)
     shape = np.broadcast_shapes(s.ttft_s.shape, (G, T, Q, K, S))
     b = lambda x: np.broadcast_to(x, shape)  # noqa: E731
     fits = b(s.fits)

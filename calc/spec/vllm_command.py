@@ -14,8 +14,10 @@ from calc.spec.inputs import ServingConfig
 
 
 def serve_command(*, model_id: str, serving: ServingConfig, max_model_len: int, max_num_seqs: int,
-                  max_num_batched_tokens: int, chunked: bool) -> str:
+                  max_num_batched_tokens: int, chunked: bool, speculative=None) -> str:
     """The ``vllm serve`` line of a scenario (one flag per line, ready to paste in a shell).
+    ``speculative`` (:class:`calc.spec.speculative.SpeculativeConfig`) adds ``--speculative-config``
+    (EAGLE needs its draft weights: ``DRAFT_MODEL_ID`` stands for them).
 
     >>> print(serve_command(model_id="meta-llama/Llama-2-7b-hf", serving=ServingConfig(dtype="float16"),
     ...       max_model_len=4096, max_num_seqs=24, max_num_batched_tokens=2048, chunked=True))
@@ -41,6 +43,13 @@ def serve_command(*, model_id: str, serving: ServingConfig, max_model_len: int, 
     if s.disable_custom_all_reduce:
         flags.append("--disable-custom-all-reduce")
     flags.append("--enable-chunked-prefill" if chunked else "--no-enable-chunked-prefill")
+    if speculative is not None:
+        import json  # noqa: PLC0415
+
+        cfg = {"method": speculative.method, "num_speculative_tokens": speculative.num_speculative_tokens}
+        if speculative.method in ("eagle", "eagle3", "draft_model"):
+            cfg["model"] = speculative.draft_model or "DRAFT_MODEL_ID"
+        flags.append(f"--speculative-config {shlex.quote(json.dumps(cfg))}")
     return " \\\n  ".join([f"vllm serve {shlex.quote(model_id)}"] + flags)
 
 

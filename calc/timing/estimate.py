@@ -94,7 +94,7 @@ class Estimate:
 def estimate(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingConfig(),
              efficiency: Efficiency = Efficiency(), *, concurrency=None, input_len=None, output_len=None,
              max_num_seqs=None, max_num_batched_tokens=None, enable_chunked_prefill=None,
-             uniform_lengths=False) -> Estimate:
+             uniform_lengths=False, speculative=None) -> Estimate:
     """Closed-loop TTFT/TPOT/throughput of ``serving`` (overridable by arrays for sweeps).
 
     ``concurrency`` None takes ``serving.concurrency``; where that is None (``--concurrency max``)
@@ -125,9 +125,17 @@ def estimate(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingConf
     out = serving.output_len if output_len is None else output_len
     # Without chunked prefill a whole prompt must fit one step (vLLM requires budget ≥ max_model_len).
     mnbt = np.where(np.asarray(chunked), mnbt, np.maximum(mnbt, np.asarray(inp)))
+    kv_tokens, drafter = mem.kv_pool_tokens, None
+    if speculative is not None:  # ``speculative``: a calc.spec.speculative.SpeculativeConfig
+        from calc.timing.speculative import drafter_from_config, kv_capacity_tokens_with_drafter  # noqa: PLC0415
+
+        drafter = drafter_from_config(eng, speculative, gpu=gpu, serving=serving, efficiency=efficiency)
+        kv_tokens = np.floor(kv_capacity_tokens_with_drafter(kv_pool_bytes=mem.kv_pool_bytes,
+                                                             kv_bytes_per_token=mem.kv_bytes_per_token,
+                                                             drafter=drafter))
     res = closed_loop(eng, input_len=inp, output_len=out, concurrency=conc, max_num_seqs=seqs,
                       max_num_batched_tokens=mnbt, enable_chunked_prefill=chunked,
-                      kv_capacity_tokens=mem.kv_pool_tokens, fits=mem.fits,
-                      uniform_lengths=uniform_lengths)
+                      kv_capacity_tokens=kv_tokens, fits=mem.fits,
+                      uniform_lengths=uniform_lengths, speculative=drafter)
     return Estimate(memory=mem, serving=res, engine=eng, max_model_len=rs.max_model_len,
                     max_num_seqs=seqs, max_num_batched_tokens=mnbt)

@@ -227,16 +227,24 @@ class ServingResult:
 
 
 def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num_seqs, max_num_batched_tokens,
-                enable_chunked_prefill, kv_capacity_tokens, fits, uniform_lengths=True) -> ServingResult:
+                enable_chunked_prefill, kv_capacity_tokens, fits, uniform_lengths=True, speculative=None) -> ServingResult:
     """Steady state of the closed loop (module docstring). ``concurrency`` ≤ 0 or NaN means
     "as many as fit" (offline batch); ``kv_capacity_tokens`` is the KV pool in tokens;
-    ``uniform_lengths`` adds the FCFS wave of identical requests (module docstring)."""
+    ``uniform_lengths`` adds the FCFS wave of identical requests (module docstring).
+    ``speculative`` (a :class:`calc.timing.speculative.Drafter`): every decode step is a
+    speculative step seen per output token (:func:`calc.timing.speculative.per_token_step`);
+    prefill chunks riding along are costed beside plain decodes (an approximation)."""
     I = np.asarray(input_len, dtype=float)
     O = np.asarray(output_len, dtype=float)
     budget = np.asarray(max_num_batched_tokens, dtype=float)
     chunked = np.asarray(enable_chunked_prefill, dtype=bool)
     mean_ctx = I + O / 2.0
     m = np.maximum(O - 1.0, 0.0)  # decode steps per request after the first token
+    # Speculation (calc.timing.speculative): τ tokens per decode step, so m_s = m / τ decode steps,
+    # each taking q = k + 1 tokens of the budget per sequence (its token and its k drafts).
+    tau = 1.0 if speculative is None else speculative.tokens_per_step
+    q_dec = 1.0 if speculative is None else speculative.num_speculative_tokens + 1.0
+    m_s = m / tau
     # KV tokens a running sequence holds: sliding-window layers keep at most W − 1 + budget
     # (calc.sizing.memory.sliding_window_kv_tokens), full layers the whole mean context.
     kv_per_seq = windowed_context_tokens(context_tokens=np.maximum(mean_ctx, 1.0),
@@ -249,7 +257,7 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
     # (R − 1)), so at most 1 + (O − 1)·budget / (I + O − 1) requests run without queueing for
     # budget; past that they wait (as for max_num_seqs) and throughput stays at this ceiling.
     # (With O = 1 there are no decode steps: prompts share full-budget steps, no cap needed.)
-    tok_cap = np.where(chunked & (m > 0), np.floor(1.0 + m * budget / (I + m)), np.inf)
+    tok_cap = np.where(chunked & (m > 0), np.floor(1.0 + m_s * budget / (I + m_s * q_dec)), np.inf)
     cap = np.maximum(np.minimum(np.minimum(seq_cap, kv_cap), tok_cap), 1.0)
     c_in = np.asarray(concurrency, dtype=float)
     C = np.where(np.isnan(c_in) | (c_in <= 0), cap, c_in)
@@ -258,7 +266,11 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
         seq_cap <= np.minimum(kv_cap, tok_cap), "max_num_seqs",
         np.where(kv_cap <= tok_cap, "kv_cache", "max_num_batched_tokens")))
 
-    dec = decode_step(e, batch=R, context_tokens=mean_ctx)
+    dec = plain = decode_step(e, batch=R, context_tokens=mean_ctx)
+    if speculative is not None:  # calc.timing.speculative: verify + draft per step, over τ tokens
+        from calc.timing.speculative import per_token_step  # noqa: PLC0415
+
+        dec = per_token_step(e, speculative, batch=R, context_tokens=mean_ctx)
     t_dec = dec.step_s
     t_req = np.asarray(e.request_overhead_s, dtype=float)  # CPU-side latency, not engine time
 
@@ -271,10 +283,10 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
     # so of the R − 1 others r_d = (R − 1)(O − 1)/(O − 1 + k) decode beside our chunk (all of
     # them for long outputs, none when O = 1). The prefill room per step is what their decodes
     # leave, sized with k = 1 (decodes go first): room = budget − (R − 1)(O − 1)/O tokens.
-    room = np.maximum(budget - (R - 1.0) * m / (m + 1.0), 1.0)
+    room = np.maximum(budget - (R - 1.0) * q_dec * m_s / (m_s + 1.0), 1.0)
     k = np.where(chunked, np.ceil(I / room), 1.0)
     c = I / k
-    r_d = (R - 1.0) * m / (m + k)
+    r_d = (R - 1.0) * m_s / (m_s + k)
     cached = (k - 1.0) / 2.0 * c  # mean tokens of our prompt already cached when a chunk runs
     own_chunk = prefill_step(e, prompts=1.0, prompt_tokens=c, decode_batch=r_d, decode_context_tokens=mean_ctx,
                              cached_tokens=cached)
@@ -285,7 +297,7 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
 
     # The step in flight when our prompt arrives is a decode step of others with probability
     # r_d / (R − 1) = (O − 1)/(O − 1 + k); others' prefill work is counted in full below.
-    wait_inflight = np.where(R > 1, 0.5 * t_dec * m / (m + k), 0.0)
+    wait_inflight = np.where(R > 1, 0.5 * t_dec * tau * m_s / (m_s + k), 0.0)
     own = np.where(chunked, k * t_chunk, t_pf_whole) + wait_inflight  # S: engine time to our first token
 
     # Conservation per cycle (module docstring): every other running request prefills once.
@@ -298,16 +310,16 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
     # step holds R decodes + q prefill tokens. Past q = budget − (R − 1) the rest needs steps of
     # its own (budget − r_d tokens beside r_d decodes) while our prompt waits: that is TTFT.
     others_tokens = (R - 1.0) * I
-    riding_steps = np.minimum((R - 1.0) * k, m)
-    room_ride = np.maximum(budget - (R - 1.0), c)  # beside R decodes
-    q = np.clip(others_tokens / np.maximum(m, 1.0), c, room_ride)
+    riding_steps = np.minimum((R - 1.0) * k, m_s)
+    room_ride = np.maximum(budget - (R - 1.0) * q_dec, c)  # beside R decodes
+    q = np.clip(others_tokens / np.maximum(m_s, 1.0), c, room_ride)
     ride = prefill_step(e, prompts=q / c, prompt_tokens=c, decode_batch=R, decode_context_tokens=mean_ctx,
                         cached_tokens=cached)
-    room_queue = np.maximum(budget - r_d, c)  # a queue step holds r_d decodes + prefill tokens
-    queue_steps = np.maximum(others_tokens - m * q, 0.0) / room_queue
+    room_queue = np.maximum(budget - r_d * q_dec, c)  # a queue step holds r_d decodes + prefill tokens
+    queue_steps = np.maximum(others_tokens - m_s * q, 0.0) / room_queue
     full = prefill_step(e, prompts=room_queue / c, prompt_tokens=c, decode_batch=r_d,
                         decode_context_tokens=mean_ctx, cached_tokens=cached)
-    d_tpot = np.where(chunked, riding_steps * np.maximum(ride.step_s - t_dec, 0.0), np.where(m > 0, d_unchunked, 0.0))
+    d_tpot = np.where(chunked, riding_steps * np.maximum(ride.step_s - plain.step_s, 0.0), np.where(m > 0, d_unchunked, 0.0))
     d_ttft = np.where(chunked, queue_steps * full.step_s, np.where(m > 0, 0.0, d_unchunked))
 
     tpot = t_dec + d_tpot / np.maximum(m, 1.0)  # per output token after the first (NaN below for O = 1)
@@ -342,7 +354,7 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
     # the cycle time. Every step obeys its roofline, so MFU, MBU ≤ 1 by construction.
     def per_cycle(attr: str):
         decode_part = m * getattr(dec, attr)
-        riders = np.maximum(getattr(ride, attr) - getattr(dec, attr), 0.0)  # chunks added to our decode steps
+        riders = np.maximum(getattr(ride, attr) - getattr(plain, attr), 0.0)  # chunks added to our decode steps
         chunked_part = k * getattr(own_chunk, attr) + riding_steps * riders + queue_steps * getattr(full, attr)
         unchunked_part = getattr(pf_whole, attr) * R / n_pf
         return decode_part + np.where(chunked, chunked_part, unchunked_part)

@@ -148,10 +148,21 @@ class EngineLoad:
     step_in_flight_s: np.ndarray  # T* = E[T²]/E[T]: the step an arrival lands in (length-biased)
     mix_step_s: np.ndarray  # T_mix: a step that carries the prompts of the step before
     mix_share: np.ndarray  # f: share of steps that carry prompts
+    # speculative decoding: a step's time over a plain decode step of the same batch (verify + draft − decode)
+    speculative_extra_s: np.ndarray = 0.0
+
+
+def _decode_s(e: EngineNumbers, speculative, *, batch, context_tokens):
+    """A decode step's time per output token: plain, or speculative (calc.timing.speculative)."""
+    if speculative is None:
+        return decode_step(e, batch=batch, context_tokens=context_tokens).step_s
+    from calc.timing.speculative import per_token_step  # noqa: PLC0415
+
+    return per_token_step(e, speculative, batch=batch, context_tokens=context_tokens).step_s
 
 
 def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output_cv=0.0, running, rate_rps,
-                max_num_batched_tokens, enable_chunked_prefill=True) -> EngineLoad:
+                max_num_batched_tokens, enable_chunked_prefill=True, speculative=None) -> EngineLoad:
     """The engine's steps at R decoding sequences fed λ prompts/s (module docstring, terms 2–3).
 
     A decoding sequence's context is I + E[O²]/(2·E[O]) (longer outputs stay longer in the batch).
@@ -164,6 +175,8 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
     slow steps: each arrival brings ε = λ·(O − 1)·dT̄/dR more arrivals over its life (a branching
     ratio), so Var(R) = z·R with z = 1/(1 − ε)², and TPOT = E[R·T]/E[R] = T̄ + z·dT̄/dR.
     Without chunked prefill the prompts run in steps of their own (decodes stall).
+    ``speculative`` (a :class:`calc.timing.speculative.Drafter`): decode steps seen per output token
+    (:func:`calc.timing.speculative.per_token_step`), so R = λ·(O − 1)·T̄ counts a step's τ tokens.
     """
     I = np.asarray(input_len, dtype=float)
     O = np.asarray(output_len, dtype=float)
@@ -174,19 +187,22 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
     cv_i = np.asarray(input_cv, dtype=float)
     m = np.maximum(O - 1.0, 0.0)
     ctx = I + O * (1.0 + np.asarray(output_cv, dtype=float) ** 2) / 2.0
-    room = np.where(chunked, np.maximum(B - R, 1.0), B)
+    q_dec = 1.0 if speculative is None else speculative.num_speculative_tokens + 1.0  # budget tokens per decode
+    tau_s = 1.0 if speculative is None else speculative.tokens_per_step  # tokens per sequence per step
+    room = np.where(chunked, np.maximum(B - R * q_dec, 1.0), B)
     k = np.ceil(I / room)
     c = np.minimum(I, room)  # chunk of one prompt
 
     def steps(r):
-        t_dec = np.where(r > 0, decode_step(e, batch=np.maximum(r, 1.0), context_tokens=ctx).step_s, 0.0)
+        t_dec = np.where(r > 0, _decode_s(e, speculative, batch=np.maximum(r, 1.0), context_tokens=ctx), 0.0)
+        t_plain = np.where(r > 0, decode_step(e, batch=np.maximum(r, 1.0), context_tokens=ctx).step_s, 0.0)
         t_bar = t_dec
         for _ in range(3):  # n prompts share a step that carries prompt tokens; n depends on T̄
-            n = np.maximum(lam * np.maximum(t_bar, 1e-6), 1.0)
+            n = np.maximum(lam * np.maximum(t_bar * tau_s, 1e-6), 1.0)  # prompts per (speculative) step
             h = np.minimum(n * I, room)
             t_mix = prefill_step(e, prompts=h / c, prompt_tokens=c, decode_batch=np.where(chunked, r, 0.0),
                                  decode_context_tokens=ctx, cached_tokens=(k - 1.0) / 2.0 * c).step_s
-            t_pf = np.where(chunked, np.maximum(t_mix - t_dec, 0.0), t_mix) * I / h
+            t_pf = np.where(chunked, np.maximum(t_mix - t_plain, 0.0), t_mix) * I / h
             rho_p = lam * t_pf
             with np.errstate(divide="ignore"):
                 t_bar = np.where(rho_p < 1.0, np.maximum(t_dec, 1e-300) / np.maximum(1.0 - rho_p, 1e-300), np.inf)
@@ -201,8 +217,13 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(eps < 1.0, 1.0 / np.maximum(1.0 - eps, 1e-12) ** 2, np.inf)
         tpot = t_bar + slope * z
+    # speculative decoding: a step lasts τ per-token decode times; a step with decodes costs that
+    # much more than a plain decode step of R (verify + draft − decode)
+    t_step = t_dec * tau_s
+    extra = np.where(R > 0, np.maximum(t_step - decode_step(e, batch=np.maximum(R, 1.0), context_tokens=ctx).step_s,
+                                       0.0), 0.0) if speculative is not None else np.zeros_like(t_dec)
     t_full = prefill_step(e, prompts=room / c, prompt_tokens=c, decode_batch=np.where(chunked, R, 0.0),
-                          decode_context_tokens=ctx, cached_tokens=(k - 1.0) / 2.0 * c).step_s
+                          decode_context_tokens=ctx, cached_tokens=(k - 1.0) / 2.0 * c).step_s + np.where(chunked, extra, 0.0)
     tau = t_full / room
     rho_q = lam * tau * I
     w, _ = mg1_wait_s(rate_rps=lam, service_s=tau * I,
@@ -210,20 +231,22 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
                       service_m3_s3=tau ** 3 * lognormal_moment(mean=I, cv=cv_i, k=3))
     # a step is in flight only while something runs: with Poisson R running, 1 − exp(−R) of the time
     busy = -np.expm1(-R)
-    res = busy * np.clip(1.0 - rho_q, 0.0, 1.0) * np.where(chunked, t_dec, 0.0) / 2.0
+    res = busy * np.clip(1.0 - rho_q, 0.0, 1.0) * np.where(chunked, t_step, 0.0) / 2.0
     # steps while prompts fit them: a share f = 1 − exp(−λ·T̄) carries the n = λ·T̄/f prompts that
     # arrived during the step before, T_mix = T_dec + n·T_pf; an arrival lands in a step of T*
-    f = -np.expm1(-lam * t_bar)
+    f = -np.expm1(-lam * t_bar * tau_s)
     with np.errstate(divide="ignore", invalid="ignore"):
-        t_mix = np.where(f > 0, t_dec + lam * t_bar / f * t_pf, t_dec)
-        t_star = busy * np.where(t_bar > 0, (f * t_mix ** 2 + (1.0 - f) * t_dec ** 2) / t_bar, 0.0)
-    return EngineLoad(step_in_flight_s=t_star, mix_step_s=t_mix, mix_share=f, decode_step_s=t_dec, mean_step_s=t_bar, tpot_s=tpot, batch_peakedness=z, prefill_s=t_pf,
+        t_mix = np.where(f > 0, t_step + lam * t_bar * tau_s / f * t_pf, t_step)
+        t_star = busy * np.where(t_bar > 0, (f * t_mix ** 2 + (1.0 - f) * t_step ** 2) / (t_bar * tau_s), 0.0)
+    return EngineLoad(step_in_flight_s=t_star, mix_step_s=t_mix, mix_share=f, decode_step_s=t_step, mean_step_s=t_bar,
+                      speculative_extra_s=extra, tpot_s=tpot, batch_peakedness=z, prefill_s=t_pf,
                       prefill_utilization=rho_p, full_step_s=t_full, budget_utilization=rho_q, residual_s=res,
                       budget_wait_s=w)
 
 
 def own_prefill_s(e: EngineNumbers, *, input_len, mean_input_len, running, context_tokens, rate_rps, wait_s,
-                  max_num_batched_tokens, enable_chunked_prefill=True, quantile=None):
+                  max_num_batched_tokens, enable_chunked_prefill=True, quantile=None, decode_budget_tokens=1.0,
+                  decode_extra_s=0.0):
     """Engine time from the step that starts a prompt of I tokens to its first token, after it
     waited ``wait_s`` in the queue (module docstring, term 4). Its first k − 1 chunks fill the room
     (budget − R beside R decodes; T_full each), the rest r = I − (k − 1)·room runs in a last step
@@ -247,15 +270,17 @@ def own_prefill_s(e: EngineNumbers, *, input_len, mean_input_len, running, conte
     chunked = np.asarray(enable_chunked_prefill, dtype=bool)
     B = np.asarray(max_num_batched_tokens, dtype=float)
     d = np.where(chunked, R, 0.0)
-    room = np.where(chunked, np.maximum(B - R, 1.0), B)
+    room = np.where(chunked, np.maximum(B - R * decode_budget_tokens, 1.0), B)
     k = np.ceil(I / room)
+    # speculative decoding: a step with decodes also verifies their drafts and drafts again
+    extra = np.where(chunked & (R > 0), np.asarray(decode_extra_s, dtype=float), 0.0)
     full = prefill_step(e, prompts=1.0, prompt_tokens=np.minimum(room, I), decode_batch=d,
-                        decode_context_tokens=context_tokens, cached_tokens=(k - 1.0) / 2.0 * room).step_s
+                        decode_context_tokens=context_tokens, cached_tokens=(k - 1.0) / 2.0 * room).step_s + extra
     rest = I - (k - 1.0) * room
     last = prefill_step(e, prompts=1.0, prompt_tokens=rest, decode_batch=d, decode_context_tokens=context_tokens,
-                        cached_tokens=(k - 1.0) * room).step_s
+                        cached_tokens=(k - 1.0) * room).step_s + extra
     t_full = prefill_step(e, prompts=1.0, prompt_tokens=room, decode_batch=d, decode_context_tokens=context_tokens,
-                          cached_tokens=0.0).step_s
+                          cached_tokens=0.0).step_s + extra
     free = np.maximum(room - rest, 0.0)
     t = np.asarray(wait_s, dtype=float) + (k - 1.0) * full
     mu = np.asarray(rate_rps, dtype=float) * t  # prompts arriving behind it, on average
@@ -350,7 +375,7 @@ def lognormal_quantile(*, mean, cv, q):
 
 def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs, max_num_batched_tokens,
               kv_capacity_tokens, input_cv=0.0, output_cv=0.0, enable_chunked_prefill=True,
-              percentile=95.0) -> OpenLoop:
+              percentile=95.0, speculative=None) -> OpenLoop:
     """Open loop at ``rate_rps`` (Poisson) with lognormal lengths of mean I, O and CVs (0: fixed).
 
     The decoding batch solves R = λ·(O − 1)·T̄(R) (decode tokens per second in = out; bisection
@@ -383,7 +408,7 @@ def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs
     I, O, m, c, kw = _load_inputs(e, input_len=input_len, output_len=output_len, input_cv=input_cv,
                                   output_cv=output_cv, max_num_seqs=max_num_seqs, kv_capacity_tokens=kv_capacity_tokens,
                                   max_num_batched_tokens=max_num_batched_tokens,
-                                  enable_chunked_prefill=enable_chunked_prefill)
+                                  enable_chunked_prefill=enable_chunked_prefill, speculative=speculative)
     d, over = _decode_batch(e, rate_rps=lam, slots=c, **kw)
     load = engine_load(e, running=d, rate_rps=lam, **kw)
     own = _own(e, load=load, running=d, rate_rps=lam, **kw)
@@ -425,14 +450,15 @@ def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs
 
 
 def _load_inputs(e: EngineNumbers, *, input_len, output_len, input_cv, output_cv, max_num_seqs, kv_capacity_tokens,
-                 max_num_batched_tokens, enable_chunked_prefill):
+                 max_num_batched_tokens, enable_chunked_prefill, speculative=None):
     """(I, O, O − 1, slots c, the keyword arguments of :func:`engine_load`) of a load."""
     I = np.asarray(input_len, dtype=float)
     O = np.asarray(output_len, dtype=float)
     c = _slots(e, input_len=I, output_len=O, output_cv=output_cv, max_num_seqs=max_num_seqs,
                max_num_batched_tokens=max_num_batched_tokens, kv_capacity_tokens=kv_capacity_tokens)
     kw = dict(input_len=I, output_len=O, input_cv=input_cv, output_cv=output_cv,
-              max_num_batched_tokens=max_num_batched_tokens, enable_chunked_prefill=enable_chunked_prefill)
+              max_num_batched_tokens=max_num_batched_tokens, enable_chunked_prefill=enable_chunked_prefill,
+              speculative=speculative)
     return I, O, np.maximum(O - 1.0, 0.0), c, kw
 
 
@@ -458,7 +484,7 @@ def _decode_batch(e: EngineNumbers, *, rate_rps, slots, output_len, **kw):
 
 
 def _own(e: EngineNumbers, *, load: EngineLoad, running, rate_rps, input_len, output_len, output_cv,
-         max_num_batched_tokens, enable_chunked_prefill, **_):
+         max_num_batched_tokens, enable_chunked_prefill, speculative=None, **_):
     """own(I, wait, quantile=None): :func:`own_prefill_s` at this batch and rate."""
     ctx = np.asarray(input_len, dtype=float) + np.asarray(output_len, dtype=float) * (
         1.0 + np.asarray(output_cv, dtype=float) ** 2) / 2.0
@@ -466,7 +492,9 @@ def _own(e: EngineNumbers, *, load: EngineLoad, running, rate_rps, input_len, ou
     def own(i, w, quantile=None):
         return own_prefill_s(e, input_len=i, wait_s=w, quantile=quantile, mean_input_len=input_len, running=running,
                              context_tokens=ctx, rate_rps=rate_rps, max_num_batched_tokens=max_num_batched_tokens,
-                             enable_chunked_prefill=enable_chunked_prefill)
+                             enable_chunked_prefill=enable_chunked_prefill,
+                             decode_budget_tokens=1.0 if speculative is None else speculative.num_speculative_tokens + 1.0,
+                             decode_extra_s=load.speculative_extra_s)
     return own
 
 
@@ -509,7 +537,7 @@ def _batch_floor_s(e: EngineNumbers, *, load: EngineLoad, input_len, others, run
 
     def step(n):
         return prefill_step(e, prompts=1.0 + n, prompt_tokens=input_len, decode_batch=np.where(chunked, running, 0.0),
-                            decode_context_tokens=context_tokens).step_s
+                            decode_context_tokens=context_tokens).step_s + np.where(chunked, load.speculative_extra_s, 0.0)
 
     others = np.asarray(others, dtype=float)
     mean = load.step_in_flight_s / 2.0 + step(others)
@@ -580,7 +608,7 @@ class ClosedLoopTTFT:
 
 def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, max_num_seqs, max_num_batched_tokens,
                      kv_capacity_tokens, input_cv=0.0, output_cv=0.0, enable_chunked_prefill=True,
-                     percentile=95.0) -> ClosedLoopTTFT:
+                     percentile=95.0, speculative=None) -> ClosedLoopTTFT:
     """Closed loop of C clients whose requests spread out (lengths that vary; the steady state of
     :func:`calc.timing.serving.closed_loop`, whose throughput X and running batch R it takes):
     the engine's steps at λ = X (:func:`engine_load`), then the TTFT terms of :func:`open_loop`
@@ -605,10 +633,10 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
     I, O, m, c, kw = _load_inputs(e, input_len=input_len, output_len=output_len, input_cv=input_cv,
                                   output_cv=output_cv, max_num_seqs=max_num_seqs, kv_capacity_tokens=kv_capacity_tokens,
                                   max_num_batched_tokens=max_num_batched_tokens,
-                                  enable_chunked_prefill=enable_chunked_prefill)
+                                  enable_chunked_prefill=enable_chunked_prefill, speculative=speculative)
     s = closed_loop(e, input_len=I, output_len=O, concurrency=C, max_num_seqs=max_num_seqs,
                     max_num_batched_tokens=max_num_batched_tokens, enable_chunked_prefill=enable_chunked_prefill,
-                    kv_capacity_tokens=kv_capacity_tokens, fits=True, uniform_lengths=False)
+                    kv_capacity_tokens=kv_capacity_tokens, fits=True, uniform_lengths=False, speculative=speculative)
     X = s.requests_per_s
     d, _ = _decode_batch(e, rate_rps=X, slots=np.minimum(c, C), **kw)
     load = engine_load(e, running=d, rate_rps=X, **kw)
@@ -622,7 +650,7 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
     # prompts arrive at α = X·T̄ per step, not per second, so slow (full) steps bring no more of
     # them. The token budget is a finite-source queue in steps: service I/room steps, R clients
     # with a cycle of R/α steps; its wait in seconds is at full steps (T_full each).
-    alpha = X * load.mean_step_s
+    alpha = X * load.mean_step_s * (1.0 if speculative is None else speculative.tokens_per_step)  # per (speculative) step
     k = np.ceil(I / room)
     service = I / room
     cv2 = np.asarray(input_cv, dtype=float) ** 2

@@ -290,7 +290,7 @@ class _Gaps:
 
 
 def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_steps: int | None = None,
-             max_passes: int | None = None, timer: StepTimer | None = None) -> SimResult:
+             max_passes: int | None = None, timer: StepTimer | None = None, speculative=None) -> SimResult:
     """Run ``workload`` through the scheduler (module docstring) until every request finishes, or
     for at most ``max_steps`` engine steps (default :data:`MAX_STEPS`, read at call time) or
     ``max_passes`` passes of the scheduler loop (default: no limit; the CPU time is about
@@ -340,6 +340,12 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
         hb = pool.cached.get(i, 0)
         return (min(hb * bs, int(prompt[i] + gen[i]) - 1) if hb else 0), hb
     timer = timer or StepTimer(e, max_tokens=longest_step + max_seqs)
+    # Speculative decoding (calc.traffic.speculative): ``speculative`` is (Drafter, accepted_at_position)
+    spec = None
+    if speculative is not None:
+        from calc.traffic.speculative import SpeculativeSim  # noqa: PLC0415
+
+        spec = SpeculativeSim(*speculative, max_tokens=longest_step + max_seqs)
     t_req = float(e.request_overhead_s)
     frontend = [float(e.api_server_request_s), 0.0]  # API server: service per request, time it is free
     phi = float(e.sliding_fraction)
@@ -403,7 +409,7 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
             can_admit = first > 0 and max(_ceil_div(h0 + first, bs) - hb0, 0) <= pool.free - hb0
         # (rg > 0: a prompt with one token left to compute is not a decode: its token is the first)
         all_decoding = R > 0 and bool(np.all((rc == rp + rg - 1) & (rg > 0)))
-        if all_decoding and not can_admit and R <= budget:
+        if all_decoding and not can_admit and R <= budget and spec is None:
             # ---- a run of pure decode steps, fast-forwarded until the next event ----
             # (a finish, an arrival into an empty queue, or the KV pool running out; a blocked
             # queue stays blocked while blocks only get used)
@@ -472,6 +478,8 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
         whole_prefill = not chunked and can_admit
         if R and not whole_prefill:
             need = rp + rg - rc
+            if spec is not None:  # a decoding request is scheduled its token + k drafts
+                need = need + np.where((need == 1) & (rg > 0), spec.k, 0)
             cs = np.cumsum(need)
             alloc = np.minimum(need, np.maximum(budget - (cs - need), 0))
             nb = _ceil_div(rc + alloc, bs) - rh
@@ -567,13 +575,30 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
             ctx = float(keys.sum())
             pairs = float((c * s + c * (c + 1.0) / 2.0).sum())
             cached = float(s.sum())
+        if spec is not None:  # verifies: decoding requests scheduled more than one token (their drafts)
+            sp = (tot - rc == 1) & (alloc > 1)
+            gained = np.where(sp, np.minimum(spec.accepted(np.where(sp, alloc - 1, 0)) + 1, ro - rg), 0)
+            extra_logits = int((alloc[sp] - 1).sum())
+            rc_spec = rc + gained
         rc = rc + alloc
         emit = (alloc > 0) & (rc == tot)
+        if spec is not None:
+            rc = np.where(sp, rc_spec, rc)
+            emit = emit | sp
         p_tok = int(c.sum())
         # logits rows: vLLM V1 computes logits at the last position of EVERY scheduled request
         # (gpu_model_runner: logits_indices = query_start_loc[1:] - 1), partial chunks included;
         # the same count is the step's sequences for the engine's per-sequence CPU time.
-        dt = timer(d, ctx, p_tok, pairs, cached, int(np.count_nonzero(alloc > 0)))
+        if spec is None:
+            dt = timer(d, ctx, p_tok, pairs, cached, int(np.count_nonzero(alloc > 0)))
+        else:
+            # the verify's logits rows (one per draft beyond the request's own) without more
+            # per-sequence CPU time, and the drafter over this step's tokens for every request that
+            # produced a token
+            dt = timer(d, ctx, p_tok, pairs, cached, int(np.count_nonzero(alloc > 0)) + extra_logits) \
+                - extra_logits * float(e.sequence_overhead_s)
+            dt += spec.draft_s(seqs=int(np.count_nonzero(emit)), seq_keys_sum=float(rc[emit].sum()),
+                               tokens=d + p_tok, pairs=ctx + pairs, cached=cached)
         end = now + dt
         s_start.append(now)
         s_dt.append(dt)
@@ -584,7 +609,7 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
         s_dec.append(d)
         # ---- tokens out ----
         if emit.any():
-            rg = rg + emit
+            rg = rg + (emit if spec is None else np.where(sp, gained, emit))
             firsts = emit & (rg == 1)
             if firsts.any():
                 first_t[rid[firsts]] = end

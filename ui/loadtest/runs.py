@@ -10,6 +10,7 @@ passes the budget, and the caps stop a run the estimate missed. Thin wrappers ar
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import shlex
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ import numpy as np
 from calc.plan.percentiles import steady_state_statistic
 from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
 from calc.timing.estimate import estimate
+from calc.timing.speculative import drafter_and_kv_capacity
 from calc.traffic import simulator
 from calc.traffic.budget import WorkEstimate, caps, estimate_work
 from calc.traffic.simulator import EngineConfig, SimResult, simulate
@@ -45,6 +47,7 @@ class Load:
     output_len: int
     spread: float
     seed: int
+    speculative: object = None  # a calc.spec.speculative.SpeculativeConfig (ui.speculative.inputs), or None
 
 
 def _spec(kind: str, mean: int, spread: float, hi: int) -> LengthSpec:
@@ -101,10 +104,26 @@ def sweep_work(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, 
                 Load(**{**load.__dict__, "num_requests": min(load.num_requests, SWEEP_REQUESTS)}), None)
 
 
+def _speculative(est, cfg: EngineConfig, load: Load, gpu_json: str, serving_json: str, eff_json: str):
+    """(engine config, simulator's speculative argument): the drafter's memory out of the KV pool
+    (calc.timing.speculative) and its accepted lengths; unchanged without speculation."""
+    if load.speculative is None:
+        return cfg, None
+    d, kv_tokens = drafter_and_kv_capacity(est, load.speculative, gpu=GPUSpec.model_validate_json(gpu_json),
+                                           serving=ServingConfig.model_validate_json(serving_json),
+                                           efficiency=Efficiency.model_validate_json(eff_json))
+    cfg = EngineConfig(max_num_seqs=cfg.max_num_seqs, max_num_batched_tokens=cfg.max_num_batched_tokens,
+                       enable_chunked_prefill=cfg.enable_chunked_prefill,
+                       num_blocks=max(int(kv_tokens // cfg.block_size), 1), block_size=cfg.block_size)
+    return cfg, (d, load.speculative.accepted_at_position)
+
+
 def _simulate(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load: Load, trace: bytes | None,
               max_steps: int, max_passes: int) -> SimResult:
     est, cfg = _engine(arch_json, gpu_json, serving_json, eff_json)
-    return simulate(est.engine, workload(load, est.max_model_len, trace), cfg, max_steps=max_steps, max_passes=max_passes)
+    cfg, spec = _speculative(est, cfg, load, gpu_json, serving_json, eff_json)
+    return simulate(est.engine, workload(load, est.max_model_len, trace), cfg, max_steps=max_steps, max_passes=max_passes,
+                    speculative=spec)
 
 
 def run_job(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load: Load, trace: bytes | None) -> Job:
@@ -122,11 +141,12 @@ def run(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load: L
 def _sweep(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load: Load, ttft_slo_s: float,
            tpot_slo_s: float, percentile: int, capacity_rps: float, max_steps: int, max_passes: int) -> RateSearch:
     est, cfg = _engine(arch_json, gpu_json, serving_json, eff_json)
+    cfg, spec = _speculative(est, cfg, load, gpu_json, serving_json, eff_json)
     n = min(load.num_requests, SWEEP_REQUESTS)
 
     def one(rate: float) -> SimResult:
         w = workload(Load(**{**load.__dict__, "rate_per_s": rate, "num_requests": n}), est.max_model_len, None)
-        return simulate(est.engine, w, cfg, max_steps=max_steps, max_passes=max_passes)
+        return simulate(est.engine, w, cfg, max_steps=max_steps, max_passes=max_passes, speculative=spec)
 
     hi = max(2.0 * capacity_rps, 0.02)
     return max_sustainable_rate(one, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, percentile=percentile,
@@ -184,6 +204,12 @@ def cli_command(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, load: Loa
     if not serving.enable_chunked_prefill:
         parts.append("--no-enable-chunked-prefill")
     parts += [f"--input-len {load.input_len}", f"--output-len {load.output_len}", f"--arrival {q(load.arrival)}"]
+    if load.speculative is not None:  # vLLM's flag; the acceptance as its per-position list
+        sp = load.speculative
+        parts.append("--speculative-config " + q(json.dumps({
+            "method": sp.method, "num_speculative_tokens": sp.num_speculative_tokens,
+            "position_acceptance": [min(round(c / (sp.accepted_at_position[i - 1] if i else 1.0), 6), 0.999999)
+                                    for i, c in enumerate(sp.accepted_at_position)]})))
     if load.arrival == "closed":
         parts.append(f"--concurrency {load.concurrency}")
     elif load.arrival in ("poisson", "gamma"):
@@ -226,7 +252,8 @@ def closed_loop_job(arch: ModelArch, v, eff: Efficiency, concurrency: int) -> Jo
     serving = v.serving.model_copy(update={"enable_chunked_prefill": bool(v.chunked), "concurrency": concurrency})
     n = int(min(max(4 * concurrency, 400), 4000))
     load = Load(arrival="closed", rate_per_s=1.0, cv=1.0, concurrency=concurrency, num_requests=n, lengths="lognormal",
-                input_len=serving.input_len, output_len=serving.output_len, spread=0.5, seed=0)
+                input_len=serving.input_len, output_len=serving.output_len, spread=0.5, seed=0,
+                speculative=getattr(v, "speculative", None))  # the frontier's speculative decoding, if on
     return run_job(arch.model_dump_json(), v.gpu.model_dump_json(), serving.model_dump_json(), eff.model_dump_json(), load, None)
 
 

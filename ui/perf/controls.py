@@ -62,6 +62,7 @@ class Variant:
     serving: ServingConfig
     gpu: GPUSpec
     chunked: bool
+    speculative: object = None  # a calc.spec.speculative.SpeculativeConfig, or None (ui.speculative.inputs)
 
 
 def apply_variant(base: Variant, token: str) -> Variant:
@@ -95,7 +96,7 @@ def apply_variant(base: Variant, token: str) -> Variant:
         serving = ServingConfig(**{**base.serving.model_dump(), **update})
     except ValidationError as exc:
         raise ValueError(describe_validation_error(exc)) from None
-    return Variant(token=token, serving=serving, gpu=gpu, chunked=chunked)
+    return Variant(token=token, serving=serving, gpu=gpu, chunked=chunked, speculative=base.speculative)
 
 
 def same_as(a: Variant, b: Variant) -> bool:

@@ -16,6 +16,7 @@ import numpy as np
 from calc.spec.catalog import get_gpu, get_model
 from calc.plan.costs import deployment_usd_per_hour, usd_per_million_tokens
 from calc.timing.estimate import Estimate, engine_numbers, estimate
+from calc.timing.speculative import drafter_and_kv_capacity as speculative_drafter
 from calc.timing.frontier import (best_feasible, concurrency_points, cost_per_million_tokens_usd, knee_index,
                            sla_feasible)
 from calc.spec.inputs import Efficiency, ModelArch, ServingConfig
@@ -101,9 +102,10 @@ ESTIMATE_CACHE_SIZE = 64  # ~80 kB each (a 257-point sweep): a few MB, shared by
 
 @lru_cache(maxsize=ESTIMATE_CACHE_SIZE)
 def _estimate_cached(arch: ModelArch, gpu: _ByJson, serving: ServingConfig, eff: Efficiency, chunked: bool,
-                     conc_key: tuple) -> Estimate:
+                     conc_key: tuple, speculative=None) -> Estimate:
     conc = np.frombuffer(conc_key[2], dtype=conc_key[0]).reshape(conc_key[1]) if conc_key[1] else np.nan
-    return estimate(arch, gpu.model, serving, eff, concurrency=conc, enable_chunked_prefill=chunked)
+    return estimate(arch, gpu.model, serving, eff, concurrency=conc, enable_chunked_prefill=chunked,
+                    speculative=speculative)
 
 
 def cached_estimate(v: Variant, arch: ModelArch, eff: Efficiency, concurrency) -> Estimate:
@@ -116,9 +118,10 @@ def cached_estimate(v: Variant, arch: ModelArch, eff: Efficiency, concurrency) -
     c = np.asarray(concurrency)
     conc_key = (c.dtype.str, c.shape, c.tobytes()) if c.ndim else ("<f8", (), b"")
     if not c.ndim and not np.isnan(c):
-        return estimate(arch, v.gpu, v.serving, eff, concurrency=concurrency, enable_chunked_prefill=v.chunked)
+        return estimate(arch, v.gpu, v.serving, eff, concurrency=concurrency, enable_chunked_prefill=v.chunked,
+                        speculative=v.speculative)
     return _estimate_cached(arch, _ByJson(v.gpu), v.serving.model_copy(update={"concurrency": None}), eff,
-                            bool(v.chunked), conc_key)
+                            bool(v.chunked), conc_key, v.speculative)
 
 
 @lru_cache(maxsize=32)
@@ -241,7 +244,7 @@ def _r(x: Any, digits: int) -> Any:
 
 
 def vllm_command(*, model_id: str, serving: ServingConfig, max_model_len: int, max_num_seqs: int,
-                 max_num_batched_tokens: int, chunked: bool) -> str:
+                 max_num_batched_tokens: int, chunked: bool, speculative=None) -> str:
     """The ``vllm serve`` line of a scenario (:func:`calc.spec.vllm_command.serve_command`).
 
     >>> vllm_command(model_id="m", serving=ServingConfig(), max_model_len=4096, max_num_seqs=8,
@@ -249,7 +252,7 @@ def vllm_command(*, model_id: str, serving: ServingConfig, max_model_len: int, m
     '--no-enable-chunked-prefill'
     """
     return serve_command(model_id=model_id, serving=serving, max_model_len=max_model_len, max_num_seqs=max_num_seqs,
-                         max_num_batched_tokens=max_num_batched_tokens, chunked=chunked)
+                         max_num_batched_tokens=max_num_batched_tokens, chunked=chunked, speculative=speculative)
 
 
 # ----------------------------------------------------------------------------- course checks
@@ -486,12 +489,13 @@ def band_help(b: BandBasis, t: T) -> str:
 
 @lru_cache(maxsize=ESTIMATE_CACHE_SIZE)
 def _open_loop_cached(arch: ModelArch, gpu: _ByJson, serving: ServingConfig, eff: Efficiency, chunked: bool,
-                      rate_rps: float, percentile: float) -> OpenLoop:
-    est = probe(Variant("", serving, gpu.model, chunked), arch, eff)
+                      rate_rps: float, percentile: float, speculative=None) -> OpenLoop:
+    est = probe(Variant("", serving, gpu.model, chunked, speculative), arch, eff)
+    drafter, kv_tokens = speculative_drafter(est, speculative, gpu=gpu.model, serving=serving, efficiency=eff)
     return open_loop(est.engine, input_len=serving.input_len, output_len=serving.output_len, rate_rps=rate_rps,
                      max_num_seqs=est.max_num_seqs, max_num_batched_tokens=est.max_num_batched_tokens,
-                     kv_capacity_tokens=est.memory.kv_pool_tokens, enable_chunked_prefill=chunked,
-                     percentile=percentile)
+                     kv_capacity_tokens=kv_tokens, enable_chunked_prefill=chunked,
+                     percentile=percentile, speculative=drafter)
 
 
 def open_loop_at_rate(v: Variant, arch: ModelArch, eff: Efficiency, *, rate_rps: float, percentile: float) -> OpenLoop:
@@ -501,4 +505,4 @@ def open_loop_at_rate(v: Variant, arch: ModelArch, eff: Efficiency, *, rate_rps:
     variant has; the same model ``python -m calc estimate --rate`` reports. Memoized like
     :func:`cached_estimate` (about 44 ms of CPU a call: the batch bisection); shared, do not modify."""
     return _open_loop_cached(arch, _ByJson(v.gpu), v.serving.model_copy(update={"concurrency": None}), eff,
-                             bool(v.chunked), float(rate_rps), float(percentile))
+                             bool(v.chunked), float(rate_rps), float(percentile), v.speculative)

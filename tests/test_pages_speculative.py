@@ -1,0 +1,72 @@
+"""AppTest of the speculative-decoding page."""
+
+import pytest
+
+from apptest_helpers import app, metrics, plotly_specs
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+PAGE = "pages/speculative.py"
+
+
+def test_defaults_render():
+    at = app(page=PAGE)
+    assert not at.exception
+    m = metrics(at)
+    # EAGLE-3, k = 3, a = 0.7: τ = 1 + 0.7 + 0.49 + 0.343 = 2.53
+    assert m["Tokens per step τ"] == "2.53"
+    assert float(m["Speed-up at batch 1"].rstrip("x")) >= 1.5
+    specs = plotly_specs(at)
+    assert len(specs) == 2 and specs[0]["layout"]["xaxis"]["type"] == "log"
+
+
+def test_url_state_and_bad_value():
+    at = app(page=PAGE, query={"spec_method": "ngram", "spec_k": "99"})
+    assert not at.exception
+    assert at.warning  # spec_k out of range: named, default used
+    assert at.selectbox(key="spec_method").value == "ngram"
+
+
+def test_chinese():
+    at = app(page=PAGE, query={"lang": "zh"})
+    assert not at.exception
+    assert "每步词元数 τ" in metrics(at)
+
+
+def test_frontier_takes_the_speculative_inputs():
+    # the frontier page's one call (ui.speculative.inputs): off by default, on from the link
+    at = app({"spec_on": "true", "spec_method": "ngram", "spec_k": "3", "spec_acceptance": "0.7"}, page="pages/frontier.py")
+    assert not at.exception
+    assert at.toggle(key="spec_on").value is True and at.selectbox(key="spec_method").value == "ngram"
+    off = app(page="pages/frontier.py")
+    assert off.toggle(key="spec_on").value is False
+    assert "--speculative-config" in at.code[0].value and '"method": "ngram"' in at.code[0].value
+    assert "--speculative-config" not in off.code[0].value
+    # at the same (sidebar) concurrency speculation lowers TPOT: the "TPOT there" cards differ
+    assert metrics(at)["TPOT there"] != metrics(off)["TPOT there"]
+
+
+def test_load_test_takes_the_speculative_inputs():
+    small = {"lt_requests": "100", "lt_sweep": "false"}
+    at = app({**small, "spec_on": "true", "spec_method": "eagle3", "spec_k": "3", "spec_acceptance": "0.7"},
+             page="pages/load_test.py")
+    assert not at.exception and not at.error
+    assert at.toggle(key="spec_on").value is True
+    off = app(small, page="pages/load_test.py")
+    tpot = [k for k in metrics(at) if "TPOT" in k]
+    assert tpot and any(metrics(at)[k] != metrics(off)[k] for k in tpot)  # the simulated TPOT moves
+
+
+def test_load_test_command_runs():
+    # the page's command for one's own machine parses (the per-position acceptance < 1)
+    from calc.spec.speculative import parse_speculative_config
+    from ui.loadtest.runs import Load, cli_command
+    import shlex
+    from calc.spec.catalog import get_gpu, get_model
+    from calc.spec.inputs import ServingConfig
+    sp = parse_speculative_config({"method": "eagle", "num_speculative_tokens": 7})  # defaults end 0.02, 0.02
+    load = Load(arrival="closed", rate_per_s=1.0, cv=1.0, concurrency=4, num_requests=10, lengths="fixed",
+                input_len=100, output_len=50, spread=0.0, seed=0, speculative=sp)
+    cmd = cli_command(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"), ServingConfig(), load)
+    raw = shlex.split(cmd)[shlex.split(cmd).index("--speculative-config") + 1]
+    back = parse_speculative_config(raw)
+    assert back.method == "eagle" and abs(sum(back.accepted_at_position) - sum(sp.accepted_at_position)) < 1e-3
