@@ -246,3 +246,14 @@ def test_mxfp4_step_reads_16_bit_attention_and_4_bit_experts():
     e = engine_numbers(get_model("openai/gpt-oss-20b"), get_gpu("h100-sxm"))
     assert e.linear_bytes_per_param == 2.0
     assert e.expert_bytes_per_param == pytest.approx(4.25 / 8 * 16 / 15)
+
+
+def test_llama4_chunked_layers_hold_the_current_chunk():
+    # Scout on one B300 at 20,000 tokens: 12 global layers hold 20,000 tokens, the 36 chunked layers only the
+    # current 8,192-token chunk: 20,000 − ⌊19,999 / 8,192⌋·8,192 = 3,616 tokens; 2·8·128·2 B = 4,096 B per token per layer
+    r = memory_for(get_model("meta-llama/Llama-4-Scout-17B-16E"), get_gpu("b300"), ServingConfig(max_model_len=32768),
+                   context_tokens=20_000)
+    assert float(r.kv_bytes_per_request) == (20_000 * 12 + 3_616 * 36) * 4_096
+    # vLLM's start-up figure (ChunkedLocalAttentionSpec): min(8,192 + T, S) tokens, T = 8,192 on a B300 (its
+    # default budget): 16,384 tokens in the chunked layers
+    assert float(r.kv_bytes_per_request_startup) == (20_000 * 12 + 16_384 * 36) * 4_096

@@ -83,10 +83,7 @@ def sliding_window_kv_tokens(*, context_tokens, sliding_window, max_num_batched_
     block that has left the window (``remove_skipped_blocks``), so a decoding sequence keeps the
     blocks covering its last W tokens: min(blocks(S), blocks(W) + 1) · block_size.
 
-    Chunked local attention (Llama 4: W = attention_chunk_size on 3 of 4 layers) uses this formula
-    too. vLLM's ``ChunkedLocalAttentionSpec.max_memory_usage_bytes`` is blocks(min(W + T, S)), one
-    block below the sliding figure at most; a running sequence holds the tokens of its current
-    chunk, 1 … W (at most blocks(W) + 1 blocks, the figure here): an upper bound, W/2 on average.
+    Chunked local attention (Llama 4) has its own formula: :func:`chunked_local_kv_tokens`.
 
     >>> sliding_window_kv_tokens(context_tokens=32768, sliding_window=4096, max_num_batched_tokens=2048, block_size=16)
     6160
@@ -100,11 +97,40 @@ def sliding_window_kv_tokens(*, context_tokens, sliding_window, max_num_batched_
     return _plain(np.minimum(need, cap) * np.asarray(block_size))
 
 
+def chunked_local_kv_tokens(*, context_tokens, attention_chunk_size, max_num_batched_tokens, block_size,
+                            running=False):
+    """Tokens a chunked-local-attention layer keeps for one sequence (Llama 4: chunks of C tokens;
+    a token attends to the earlier tokens of its own chunk only), rounded to whole blocks.
+
+    Start-up (``running=False``), vLLM's ``ChunkedLocalAttentionSpec.max_memory_usage_bytes``: the
+    chunk plus one step's new tokens, capped at the sequence: blocks(min(C + T, S)) · block_size.
+    A running sequence (``running=True``): the V1 chunked-local manager frees every block before
+    the current chunk's start ⌊(S − 1)/C⌋·C, so it holds blocks(S − ⌊(S − 1)/C⌋·C) · block_size
+    (1 … C tokens; C is a multiple of the block size).
+
+    >>> chunked_local_kv_tokens(context_tokens=32768, attention_chunk_size=8192, max_num_batched_tokens=2048,
+    ...     block_size=16)
+    10240
+    >>> chunked_local_kv_tokens(context_tokens=[8192, 8193, 20000], attention_chunk_size=8192, max_num_batched_tokens=2048,
+    ...     block_size=16, running=True).tolist()
+    [8192, 16, 3616]
+    """
+    s = np.asarray(context_tokens)
+    c = np.asarray(attention_chunk_size)
+    startup = blocks_for_tokens(tokens=np.minimum(c + np.asarray(max_num_batched_tokens), s), block_size=block_size)
+    running_tokens = s - np.floor_divide(np.maximum(s - 1, 0), c) * c
+    held = blocks_for_tokens(tokens=running_tokens, block_size=block_size)
+    return _plain(np.where(np.asarray(running), held, startup) * np.asarray(block_size))
+
+
 def kv_bytes_per_sequence(*, context_tokens, kv_bytes_per_token_full, kv_bytes_per_token_sliding=0,
-                          sliding_window=1, max_num_batched_tokens=8192, block_size=16, running=False):
+                          sliding_window=1, max_num_batched_tokens=8192, block_size=16, running=False,
+                          chunked_local=False):
     """Paged KV of one sequence: full-attention layers hold every token; sliding-window layers
     hold at most their window (see :func:`sliding_window_kv_tokens`; ``running`` selects what a
     decoding sequence holds instead of vLLM's start-up worst case); both round up to blocks.
+    ``chunked_local``: the windowed layers are chunked local attention of ``sliding_window``-token
+    chunks (:func:`chunked_local_kv_tokens`) instead of sliding windows.
 
     ``kv_bytes_per_token_full`` / ``_sliding`` are the per-token bytes summed over the layers of
     each kind. Llama-2-7B at 4096 tokens: 256 blocks · 16 · 524,288 B = 2 GiB.
@@ -116,6 +142,10 @@ def kv_bytes_per_sequence(*, context_tokens, kv_bytes_per_token_full, kv_bytes_p
     sw_tokens = sliding_window_kv_tokens(context_tokens=context_tokens, sliding_window=sliding_window,
                                          max_num_batched_tokens=max_num_batched_tokens, block_size=block_size,
                                          running=running)
+    if np.any(chunked_local):
+        sw_tokens = np.where(chunked_local, chunked_local_kv_tokens(
+            context_tokens=context_tokens, attention_chunk_size=sliding_window,
+            max_num_batched_tokens=max_num_batched_tokens, block_size=block_size, running=running), sw_tokens)
     return _plain(full_tokens * np.asarray(kv_bytes_per_token_full, dtype=float)
                   + sw_tokens * np.asarray(kv_bytes_per_token_sliding, dtype=float))
 

@@ -158,6 +158,7 @@ class ModelNumbers:
     # MXFP4: the routed experts' stored bytes per weight (4.25 bits × padding); the other linears are
     # 16-bit (linear_bytes_per_param). 0 elsewhere: the experts take linear_bytes_per_param.
     expert_bytes_per_param: float = 0.0
+    chunked_local: bool = False  # the windowed layers are chunked local attention (Llama 4), not sliding
 
     @property
     def weights_total_bytes(self) -> float:
@@ -274,6 +275,7 @@ def model_numbers(arch: ModelArch, *, dtype: str = "auto", quantization: str = "
         expert_intermediate_size=i_e,
         quantization=quant,
         expert_bytes_per_param=b_expert,
+        chunked_local=arch.local_attention == "chunked",
     )
 
 
@@ -326,7 +328,7 @@ def memory_model(*, usable_memory_bytes, gpu_memory_utilization, tensor_parallel
                  concurrency, context_tokens, activation_num_kv_heads=None,
                  cuda_context_and_graphs_bytes=0.0, experts_per_token=0, expert_intermediate_size=0,
                  sampler_bytes_per_logit=14.0, topk_scratch_rows=DEFAULT_SM_COUNT, allocator_workspace_bytes=0.0,
-                 nccl_per_peer_bytes=0.0, all_to_all_link=True) -> MemoryResult:
+                 nccl_per_peer_bytes=0.0, all_to_all_link=True, chunked_local=False) -> MemoryResult:
     """The whole per-GPU memory stack; every argument broadcasts (one config or millions).
 
     The activation peak is vLLM's profile run (:func:`calc.sizing.memory.activation_peak_bytes`):
@@ -336,6 +338,9 @@ def memory_model(*, usable_memory_bytes, gpu_memory_utilization, tensor_parallel
     ``allocator_workspace_bytes`` on top. Concurrency at ``context_tokens`` counts what a running
     sequence holds (sliding-window blocks freed); ``max_concurrency`` is vLLM's logged start-up
     figure (window + budget).
+
+    ``chunked_local``: the windowed layers are chunked local attention (Llama 4,
+    :func:`calc.sizing.memory.chunked_local_kv_tokens`), not sliding windows.
 
     ``num_kv_heads`` is the number of *cached* KV heads (1 for MLA: one latent, replicated);
     ``activation_num_kv_heads`` the K/V heads the profiling forward pass materializes (for MLA
@@ -378,13 +383,15 @@ def memory_model(*, usable_memory_bytes, gpu_memory_utilization, tensor_parallel
     per_request = mem.kv_bytes_per_sequence(context_tokens=context_tokens, kv_bytes_per_token_full=kv_full,
                                             kv_bytes_per_token_sliding=kv_sw, sliding_window=sliding_window,
                                             max_num_batched_tokens=max_num_batched_tokens, block_size=block_size,
-                                            running=True)
+                                            running=True, chunked_local=chunked_local)
     per_request_startup = mem.kv_bytes_per_sequence(
         context_tokens=context_tokens, kv_bytes_per_token_full=kv_full, kv_bytes_per_token_sliding=kv_sw,
-        sliding_window=sliding_window, max_num_batched_tokens=max_num_batched_tokens, block_size=block_size)
+        sliding_window=sliding_window, max_num_batched_tokens=max_num_batched_tokens, block_size=block_size,
+        chunked_local=chunked_local)
     per_max = mem.kv_bytes_per_sequence(context_tokens=max_model_len, kv_bytes_per_token_full=kv_full,
                                         kv_bytes_per_token_sliding=kv_sw, sliding_window=sliding_window,
-                                        max_num_batched_tokens=max_num_batched_tokens, block_size=block_size)
+                                        max_num_batched_tokens=max_num_batched_tokens, block_size=block_size,
+                                        chunked_local=chunked_local)
     block_bytes = np.asarray(block_size) * kv_tok
     pool_used = blocks * block_bytes
     max_conc = pool_used / per_max
@@ -471,4 +478,5 @@ def memory_for(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingCo
                                                             activation_bytes=n.activation_bytes),
         topk_scratch_rows=scratch, allocator_workspace_bytes=efficiency.allocator_workspace_bytes,
         nccl_per_peer_bytes=efficiency.nccl_per_peer_bytes, all_to_all_link=all_to_all_nvlink(gpu),
+        chunked_local=n.chunked_local,
     )
