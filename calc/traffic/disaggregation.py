@@ -33,7 +33,8 @@ from pathlib import Path
 import numpy as np
 
 from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
-from calc.timing.estimate import Estimate, estimate
+from calc.sizing.scenario import check_token_budget, memory_for, resolve_serving
+from calc.timing.estimate import Estimate, engine_numbers
 from calc.timing.serving import EngineNumbers, decode_step
 from calc.traffic.queueing import mg1_wait_s, normal_quantile, open_loop
 from calc.traffic.simulator import EngineConfig, SimResult, simulate
@@ -135,6 +136,19 @@ def decode_engine_numbers(e: EngineNumbers) -> EngineNumbers:
     return replace(e, request_overhead_s=0.0)
 
 
+def pool_engine(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, efficiency: Efficiency = Efficiency()) -> Estimate:
+    """One instance's engine and memory (:func:`calc.timing.estimate.estimate` without its closed
+    loop, which a pool does not use: ``serving`` is None)."""
+    rs = resolve_serving(arch, gpu, serving)
+    check_token_budget(serving, rs.max_model_len, enable_chunked_prefill=serving.enable_chunked_prefill)
+    mem = memory_for(arch, gpu, serving, efficiency, concurrency=1, context_tokens=rs.max_model_len)
+    mnbt = rs.max_num_batched_tokens if serving.enable_chunked_prefill else max(rs.max_num_batched_tokens,
+                                                                                 serving.input_len)
+    return Estimate(memory=mem, serving=None, engine=engine_numbers(arch, gpu, serving, efficiency),
+                    max_model_len=rs.max_model_len, max_num_seqs=np.asarray(rs.max_num_seqs),
+                    max_num_batched_tokens=np.asarray(mnbt))
+
+
 def make_pools(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, efficiency: Efficiency = Efficiency(), *,
                prefill_instances: int, decode_instances: int, link_bw_bytes_per_s: float, link_latency_s: float = 0.0,
                prefill_tensor_parallel_size: int | None = None, decode_tensor_parallel_size: int | None = None,
@@ -150,7 +164,7 @@ def make_pools(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, efficiency
     tp_d = decode_tensor_parallel_size or serving.tensor_parallel_size
     sp = serving.model_copy(update={"tensor_parallel_size": tp_p})
     sd = serving.model_copy(update={"tensor_parallel_size": tp_d, "enable_chunked_prefill": True})
-    return Pools(prefill=estimate(arch, gpu, sp, efficiency), decode=estimate(arch, decode_gpu or gpu, sd, efficiency),
+    return Pools(prefill=pool_engine(arch, gpu, sp, efficiency), decode=pool_engine(arch, decode_gpu or gpu, sd, efficiency),
                  prefill_instances=int(prefill_instances), decode_instances=int(decode_instances),
                  link_bw_bytes_per_s=float(link_bw_bytes_per_s), link_latency_s=float(link_latency_s))
 
