@@ -19,8 +19,9 @@ Rate matching, the transfer included (aiconfigurator leaves it out):
 All (GPU, TP) engines' prefill curves come from ONE vectorized open-loop call: the default
 question stays well under a second.
 
-Weights and KV cache in the checkpoint's own precision (the colocated planner searches the
-precisions; here the pools differ only in TP and counts, to stay within the page's time).
+Weights in the checkpoint's own precision ("auto") or FP8 quantized by vLLM at load (on GPUs with
+FP8 tensor cores), the KV cache in the model's dtype; both pools in the same precision (the
+colocated planner searches more precisions; here the pools differ in TP and counts).
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ class DisaggOption:
     kv_transfer_s: float
     prefill_requests_per_s_per_instance: float
     decode_requests_per_s_per_instance: float
-    output_tokens_per_s: float  # λ·O
+    output_tokens_per_s: float  # capacity: min(P·λ_p*, D·λ_d*)·O
     usd_per_hour: float | None
     usd_per_million_output_tokens: float | None
     meets_slo: bool
@@ -123,40 +124,45 @@ def _prefill_curves(ests: Sequence[Estimate], *, I, cv, q, chunked):
 def plan_disaggregated(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, efficiency: Efficiency = Efficiency(),
                        *, link_bw_bytes_per_s: float, link_latency_s: float = 0.0,
                        prices: dict[str, float | None] | None = None, input_cv: float = 0.0,
-                       tensor_parallel_sizes: Sequence[int] | None = None) -> list[DisaggOption]:
+                       tensor_parallel_sizes: Sequence[int] | None = None,
+                       quantizations: Sequence[str] = ("auto", "fp8")) -> list[DisaggOption]:
     """Every (GPU, TP_p, TP_d) that serves ``req`` disaggregated, cheapest first (module docstring)."""
     prices = prices or {}
     q = req.quantile
     I, O = float(req.input_len), float(req.output_len)
     tps = tuple(t for t in (tensor_parallel_sizes or valid_tensor_parallel_sizes(arch)) if t <= TP_LIMIT)
     out: list[DisaggOption] = []
-    found: list[tuple[GPUSpec, int, Estimate]] = []
+    found: list[tuple[GPUSpec, int, Estimate, str]] = []
     for gpu in gpus:
-        for tp in tps:
-            s = ServingConfig(tensor_parallel_size=tp, dtype=DTYPE, input_len=req.input_len, output_len=req.output_len,
-                              max_model_len=req.model_len, gpu_memory_utilization=req.gpu_memory_utilization,
-                              enable_chunked_prefill=req.enable_chunked_prefill)
-            try:
-                est = pool_engine(arch, gpu, s, efficiency)
-            except ValueError:
-                continue
-            if bool(est.memory.fits) and float(est.memory.kv_pool_tokens) >= I + O:
-                found.append((gpu, tp, est))
+        for quant in quantizations:
+            if quant == "fp8" and (gpu.fp8_flops_per_s is None or _is_quantized(arch)):
+                continue  # no FP8 tensor cores, or the checkpoint is already quantized
+            for tp in tps:
+                s = ServingConfig(tensor_parallel_size=tp, dtype=DTYPE, quantization=quant, input_len=req.input_len,
+                                  output_len=req.output_len, max_model_len=req.model_len,
+                                  gpu_memory_utilization=req.gpu_memory_utilization,
+                                  enable_chunked_prefill=req.enable_chunked_prefill)
+                try:
+                    est = pool_engine(arch, gpu, s, efficiency)
+                except ValueError:
+                    continue
+                if bool(est.memory.fits) and float(est.memory.kv_pool_tokens) >= I + O:
+                    found.append((gpu, tp, est, quant))
     if not found:
         return out
     rates, ttft = _prefill_curves([f[2] for f in found], I=I, cv=input_cv, q=q, chunked=req.enable_chunked_prefill)
     dec = []
-    for _, _, est in found:
+    for _, _, est, _ in found:
         ed = decode_engine_numbers(est.engine)
         c = float(decode_slots(est, input_len=I, output_len=O))
         rb, lam_d, r_all, lam_all = _tpot_ok_batch(ed, I=I, O=O, slots=c, tpot_slo_s=req.tpot_slo_s, q=q)
         t = float(decode_step(ed, batch=max(rb, 1.0), context_tokens=I + O / 2.0).step_s)
         first = float(ed.api_server_request_s) + (1.5 if q is None else 1.0 + q) * t
         dec.append((lam_d, first, rb, (ed, r_all, lam_all)))
-    for i, (gpu, tp_p, est_p) in enumerate(found):
+    for i, (gpu, tp_p, est_p, quant) in enumerate(found):
         price = prices.get(gpu.id, gpu.price_usd_per_hour)
-        for j, (gpu_d, tp_d, est_d) in enumerate(found):
-            if gpu_d.id != gpu.id:
+        for j, (gpu_d, tp_d, est_d, quant_d) in enumerate(found):
+            if gpu_d.id != gpu.id or quant_d != quant:
                 continue
             lam_d, first, rb, (ed, r_all, lam_all) = dec[j]
             if lam_d <= 0:
@@ -176,7 +182,7 @@ def plan_disaggregated(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanReques
             r_d = float(np.interp(req.rate_rps / D, lam_all, r_all))  # R = λ_d·O·T(R), read off the curve
             r_q = r_d + (normal_quantile(q) * math.sqrt(max(r_d, 0.0)) if q is not None else 0.0)
             tpot_row = float(decode_step(ed, batch=max(min(r_q, rb), 1.0), context_tokens=I + O / 2.0).step_s)
-            row = _row(arch, gpu, est_p, est_d, P, D, req, x, ttft_row, tpot_row, lam_p, lam_d, price)
+            row = _row(arch, gpu, est_p, est_d, P, D, req, x, ttft_row, tpot_row, lam_p, lam_d, price, quant)
             if req.max_gpus is not None and row.gpus_total > req.max_gpus:
                 continue
             if req.budget_usd_per_hour is not None and (row.usd_per_hour is None
@@ -187,14 +193,15 @@ def plan_disaggregated(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanReques
     return out[:req.top]
 
 
-def _row(arch, gpu, est_p, est_d, P, D, req, x, ttft, tpot, lam_p, lam_d, price) -> DisaggOption:
+def _row(arch, gpu, est_p, est_d, P, D, req, x, ttft, tpot, lam_p, lam_d, price, quant) -> DisaggOption:
     """One xPyD row: its GPUs, price and the two ``vllm serve`` commands."""
     gpus_total = P * int(est_p.engine.tensor_parallel_size) + D * int(est_d.engine.tensor_parallel_size)
     usd = None if price is None or not math.isfinite(price) else float(price) * gpus_total
-    tok = req.rate_rps * req.output_len
+    # capacity of the deployment, as the colocated rows count it (calc.plan.search: replicas × X × O)
+    tok = min(P * lam_p, D * lam_d) * req.output_len
     cmd = []
     for role, est in (("kv_producer", est_p), ("kv_consumer", est_d)):
-        s = ServingConfig(tensor_parallel_size=int(est.engine.tensor_parallel_size), dtype=DTYPE,
+        s = ServingConfig(tensor_parallel_size=int(est.engine.tensor_parallel_size), dtype=DTYPE, quantization=quant,
                           input_len=req.input_len, output_len=req.output_len, max_model_len=req.model_len,
                           gpu_memory_utilization=req.gpu_memory_utilization)
         cmd.append(serve_command(model_id=arch.id, serving=s, max_model_len=req.model_len,
@@ -205,12 +212,16 @@ def _row(arch, gpu, est_p, est_d, P, D, req, x, ttft, tpot, lam_p, lam_d, price)
         label=f"{P}P{D}D", gpu=gpu.id, gpu_name=gpu.name,
         prefill_tensor_parallel_size=int(est_p.engine.tensor_parallel_size),
         decode_tensor_parallel_size=int(est_d.engine.tensor_parallel_size), prefill_instances=P, decode_instances=D,
-        gpus_total=gpus_total, quantization="auto", kv_cache_dtype="auto", max_num_seqs=int(est_d.max_num_seqs),
+        gpus_total=gpus_total, quantization=quant, kv_cache_dtype="auto", max_num_seqs=int(est_d.max_num_seqs),
         ttft_s=ttft, tpot_s=tpot, kv_transfer_s=x,
         prefill_requests_per_s_per_instance=lam_p, decode_requests_per_s_per_instance=lam_d,
         output_tokens_per_s=tok, usd_per_hour=usd,
         usd_per_million_output_tokens=None if usd is None else usd / 3600.0 / tok * 1e6,
         meets_slo=True, slo_statistic=req.percentile, vllm_command="\n# decode:\n".join(cmd))
+
+
+def _is_quantized(arch: ModelArch) -> bool:
+    return arch.checkpoint_quantization is not None
 
 
 def verdict(colocated: Sequence, disaggregated: Sequence[DisaggOption]) -> Verdict:
