@@ -131,3 +131,14 @@ def test_bad_counts_name_the_field():
     with pytest.raises(ValueError, match="kv_transfer_gb_per_s"):
         Pools  # noqa: B018
         _pools(bw=-1.0)
+
+
+def test_measurement_rows_carry_their_sources():
+    import json
+    from pathlib import Path
+    path = Path(__file__).resolve().parent.parent / "bench" / "data" / "disaggregation_measurements.jsonl"
+    rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    assert len(rows) >= 5
+    for r in rows:
+        assert r["source"].startswith("https://") and r["what_was_run"] and r["measured"] > 0
+        get_model(r["model"]), get_gpu(r["gpu"])  # asked with catalog entries

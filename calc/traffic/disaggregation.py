@@ -369,7 +369,8 @@ def disaggregated_open_loop(pools: Pools, *, input_len, output_len, rate_rps, in
     Tq = np.asarray(decode_step(ed, batch=np.minimum(np.maximum(R + z * np.sqrt(R), 1.0), c),
                                 context_tokens=I + O / 2.0).step_s, dtype=float)
     return DisaggOpenLoop(ttft_s=inf(ttft), ttft_percentile_s=inf(pf_q + xfer + first_q),
-                          tpot_s=inf(T), tpot_percentile_s=inf(np.maximum(Tq, T)),
+                          # the decode pool's own: it does not depend on the prefill pool keeping up
+                          tpot_s=np.where(dstable, T, np.inf), tpot_percentile_s=np.where(dstable, np.maximum(Tq, T), np.inf),
                           e2e_latency_s=inf(ttft + np.maximum(O - 1.0, 0.0) * T),
                           prefill_ttft_s=pf_mean, prefill_ttft_percentile_s=pf_q,
                           kv_transfer_s=xfer * np.ones_like(ttft), decode_first_s=first, decode_batch=R,
