@@ -79,6 +79,7 @@ PAGES: list[PageSpec] = [
              ignores=frozenset({"concurrency", "context", "output_len", "max_num_seqs", "max_num_batched_tokens"})),
     PageSpec("pages/load_test.py", "nav.load_test", ":material/traffic:"),
     PageSpec("pages/planner.py", "nav.planner", ":material/explore:"),
+    PageSpec("pages/disaggregation.py", "nav.disagg", ":material/call_split:", ignores=frozenset({"concurrency"})),
 ]
 
 

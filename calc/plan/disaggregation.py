@@ -239,3 +239,88 @@ def verdict(colocated: Sequence, disaggregated: Sequence[DisaggOption]) -> Verdi
                    disaggregated_usd_per_hour=None if d is None else d.usd_per_hour,
                    disaggregated_label=None if d is None else d.label, pays=pays,
                    gpu_ratio=None if c is None or d is None else d.gpus_total / c.gpus_total)
+
+
+@dataclass(frozen=True)
+class SameGPUs:
+    """Colocated against disaggregated at the same GPU counts (the page's frontier): the highest
+    request rate each serves within the SLA (TTFT at the statistic, TPOT at its mean), per count."""
+
+    gpu_counts: np.ndarray  # N
+    colocated_rps: np.ndarray  # replicas = ⌊N / TP⌋ colocated engines, each at λ_c*
+    disaggregated_rps: np.ndarray  # best P:D split of N: max over P of min(P·λ_p*, D·λ_d*)
+    best_prefill: np.ndarray  # P of that split (0: none fits)
+    best_decode: np.ndarray
+    colocated_rps_per_replica: float  # λ_c*
+    prefill_rps_per_instance: float  # λ_p* (the transfer and the decode's first step out of the TTFT target)
+    decode_rps_per_instance: float  # λ_d*
+    kv_transfer_s: float
+    decode_first_s: float
+    tensor_parallel_size: int
+    decode_batch: float = 0.0  # R at λ_d*: the largest batch within the TPOT target
+    kv_bytes_per_token_per_rank: float = 0.0
+
+    def splits(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(P, D, rate) of every split of ``n`` GPUs into P prefill and D decode instances (each ≥ 1)."""
+        tp = self.tensor_parallel_size
+        p = np.arange(1, max(n // tp, 1))
+        d = n // tp - p
+        keep = d >= 1
+        p, d = p[keep], d[keep]
+        return p, d, np.minimum(p * self.prefill_rps_per_instance, d * self.decode_rps_per_instance)
+
+
+def same_gpus(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, efficiency: Efficiency = Efficiency(), *,
+              gpu_counts, ttft_slo_s: float, tpot_slo_s: float, percentile: str = "mean",
+              link_bw_bytes_per_s: float, link_latency_s: float = 0.0, input_cv: float = 0.0) -> SameGPUs:
+    """:class:`SameGPUs` for the sidebar's model, GPU, TP and precisions.
+
+    Colocated: the largest rate λ_c* one engine serves within the targets (:func:`open_loop`, TTFT at
+    the statistic, TPOT mean), times ⌊N/TP⌋ replicas. Disaggregated: λ_p* and λ_d* as the planner
+    finds them (module docstring), the best split of the same N GPUs.
+    """
+    q = None if percentile == "mean" else float(percentile.removeprefix("p")) / 100.0
+    I, O = float(serving.input_len), float(serving.output_len)
+    tp = int(serving.tensor_parallel_size)
+    est = pool_engine(arch, gpu, serving, efficiency)
+    n = np.asarray(gpu_counts, dtype=int)
+    zero = SameGPUs(gpu_counts=n, colocated_rps=np.zeros(n.shape), disaggregated_rps=np.zeros(n.shape),
+                    best_prefill=np.zeros(n.shape, int), best_decode=np.zeros(n.shape, int), colocated_rps_per_replica=0.0,
+                    prefill_rps_per_instance=0.0, decode_rps_per_instance=0.0, kv_transfer_s=0.0, decode_first_s=0.0,
+                    tensor_parallel_size=tp)
+    if not bool(est.memory.fits) or float(est.memory.kv_pool_tokens) < I + O:
+        return zero
+    e = est.engine
+    # colocated: one engine over a rate grid
+    rates_p, ttft_p = _prefill_curves([est], I=I, cv=input_cv, q=q, chunked=serving.enable_chunked_prefill)
+    top = float(rates_p[0, -1])
+    grid = np.geomspace(top * 1e-3, top, RATE_GRID)
+    ol = open_loop(e, input_len=I, output_len=O, rate_rps=grid, max_num_seqs=est.max_num_seqs,
+                   max_num_batched_tokens=est.max_num_batched_tokens, kv_capacity_tokens=est.memory.kv_pool_tokens,
+                   input_cv=input_cv, enable_chunked_prefill=serving.enable_chunked_prefill,
+                   percentile=95.0 if q is None else q * 100.0)
+    t_co = np.asarray(ol.ttft_s if q is None else ol.ttft_percentile_s, dtype=float)
+    ok_c = np.asarray(ol.stable) & (t_co <= ttft_slo_s) & ((np.asarray(ol.tpot_s) <= tpot_slo_s) | (O <= 1))
+    lam_c = float(grid[np.flatnonzero(ok_c)[-1]]) if ok_c.any() else 0.0
+    # disaggregated: the decode instance's capacity, then the prefill instance's within what is left
+    ed = decode_engine_numbers(e)
+    c = float(decode_slots(est, input_len=I, output_len=O))
+    rb, lam_d, _, _ = _tpot_ok_batch(ed, I=I, O=O, slots=c, tpot_slo_s=tpot_slo_s, q=None)
+    t = float(decode_step(ed, batch=max(rb, 1.0), context_tokens=I + O / 2.0).step_s)
+    first = float(ed.api_server_request_s) + (1.5 if q is None else 1.0 + q) * t
+    x = float(kv_transfer_s(prompt_tokens=I, kv_bytes_per_token_per_rank=float(e.kv_bytes_per_token),
+                            link_bw_bytes_per_s=link_bw_bytes_per_s, link_latency_s=link_latency_s))
+    ok_p = ttft_p[0] + x + first <= ttft_slo_s
+    lam_p = float(rates_p[0, np.flatnonzero(ok_p)[-1]]) if ok_p.any() else 0.0
+    reps = n // tp
+    out = SameGPUs(gpu_counts=n, colocated_rps=reps * lam_c, disaggregated_rps=np.zeros(n.shape),
+                   best_prefill=np.zeros(n.shape, int), best_decode=np.zeros(n.shape, int),
+                   colocated_rps_per_replica=lam_c, prefill_rps_per_instance=lam_p, decode_rps_per_instance=lam_d,
+                   kv_transfer_s=x, decode_first_s=first, tensor_parallel_size=tp, decode_batch=rb,
+                   kv_bytes_per_token_per_rank=float(e.kv_bytes_per_token))
+    for i, k in enumerate(n.tolist()):
+        p, d, r = out.splits(k)
+        if r.size and r.max() > 0:
+            j = int(np.argmax(r))
+            out.disaggregated_rps[i], out.best_prefill[i], out.best_decode[i] = r[j], p[j], d[j]
+    return out
