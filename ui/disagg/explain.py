@@ -14,7 +14,7 @@ T = Callable[..., str]
 
 
 def _ms(s: float) -> str:
-    return f"{F.number(s * 1e3, 1)} ms"
+    return f"{F.number(s * 1e6, 0)} µs" if s < 1e-3 else f"{F.number(s * 1e3, 1)} ms"
 
 
 def at(r: SameGPUs, n: int) -> tuple[float, float, str]:
