@@ -142,3 +142,11 @@ def test_measurement_rows_carry_their_sources():
     for r in rows:
         assert r["source"].startswith("https://") and r["what_was_run"] and r["measured"] > 0
         get_model(r["model"]), get_gpu(r["gpu"])  # asked with catalog entries
+
+
+def test_distserve_worked_example():
+    # DistServe blog (hao-ai-lab.github.io/blogs/distserve): OPT-175B, 2,048 tokens x 4.5 MB per token over
+    # 8 PCIe 5.0 x16 links of 64 GB/s: "Latency = 2048 * 4.5 MB / (64 GB/s * 8) = 17.6 ms" (MB and GB binary:
+    # 9,216 MiB / 512 GiB/s = 17.58 ms)
+    t = kv_transfer_s(prompt_tokens=2048, kv_bytes_per_token_per_rank=4.5 * 2**20, link_bw_bytes_per_s=8 * 64 * 2**30)
+    assert float(t) * 1e3 == pytest.approx(17.58, abs=0.01)
