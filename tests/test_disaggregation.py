@@ -150,3 +150,17 @@ def test_distserve_worked_example():
     # 9,216 MiB / 512 GiB/s = 17.58 ms)
     t = kv_transfer_s(prompt_tokens=2048, kv_bytes_per_token_per_rank=4.5 * 2**20, link_bw_bytes_per_s=8 * 64 * 2**30)
     assert float(t) * 1e3 == pytest.approx(17.58, abs=0.01)
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 3), st.floats(0.5, 12.0), st.integers(64, 3000), st.integers(2, 64))
+def test_simulated_invariants(P, D, rate, I, O):
+    """Every request: TTFT ≥ its transfer; TTFT = prefill + transfer + decode's first token; E2E ≥ TTFT."""
+    pools = _pools(P=P, D=D, I=I, O=O, bw=20e9)
+    w = make_workload(arrival="poisson", num_requests=60, rate_per_s=rate, input_len=LengthSpec("fixed", I),
+                      output_len=LengthSpec("fixed", O), seed=2)
+    s = simulate_disaggregated(pools, w)
+    r = s.result
+    assert (r.ttft_s >= s.kv_transfer_s).all() and (r.e2e_latency_s >= r.ttft_s).all()
+    assert np.allclose(r.ttft_s, s.prefill_ttft_s + s.kv_transfer_s + s.decode_first_s)
+    assert not r.truncated and r.step_prefill_tokens.sum() == 0

@@ -80,3 +80,19 @@ def test_cli_plan_disaggregated_marks_rows(capsys):
     d = next(r for r in rows if r["disaggregated"])
     assert d["deployment"].endswith("D") and "kv_transfer_s" in d and "--kv-transfer-config" in d["vllm_command"]
     assert "disaggregation" in cap.err
+
+
+def test_same_gpus_arithmetic():
+    from calc.plan.disaggregation import same_gpus
+    r = same_gpus(LLAMA8, get_gpu("h100-sxm"), ServingConfig(input_len=1000, output_len=200), gpu_counts=range(1, 9),
+                  ttft_slo_s=1.0, tpot_slo_s=0.05, link_bw_bytes_per_s=40e9)
+    assert r.colocated_rps_per_replica > 0 and r.prefill_rps_per_instance > 0 and r.decode_rps_per_instance > 0
+    # colocated: one engine per GPU at TP 1 -> N x lambda_c
+    assert r.colocated_rps[3] == pytest.approx(4 * r.colocated_rps_per_replica)
+    # 4 GPUs split 3:1, 2:2, 1:3: each carries min(P x lambda_p, D x lambda_d); the best is the largest
+    p, d, rate = r.splits(4)
+    assert p.tolist() == [1, 2, 3] and d.tolist() == [3, 2, 1]
+    assert rate[0] == pytest.approx(min(r.prefill_rps_per_instance, 3 * r.decode_rps_per_instance))
+    assert r.disaggregated_rps[3] == pytest.approx(rate.max())
+    assert r.disaggregated_rps[0] == 0  # one GPU cannot be split
+    assert r.kv_transfer_s == pytest.approx(1000 * 131072 / 40e9)
