@@ -93,11 +93,12 @@ class TestTTFTHoldsTheTransfer:
 
 
 @pytest.mark.parametrize("P,D,rate,I,O,icv", [(1, 1, 8.0, 1024, 256, 0.0), (2, 1, 15.0, 1024, 256, 0.0),
-                                             (1, 2, 8.0, 2048, 128, 0.0)])
+                                             (1, 2, 8.0, 2048, 128, 0.0), (2, 1, 12.0, 1024, 256, 0.5)])
 def test_analytic_agrees_with_the_simulator(P, D, rate, I, O, icv):
     """Means and P95 of TTFT and TPOT within 15 % (2,000 requests, the first quarter left out)."""
     pools = _pools(P=P, D=D, I=I, O=O, lat=1e-5)
-    w = make_workload(arrival="poisson", num_requests=2000, rate_per_s=rate, input_len=LengthSpec("fixed", I),
+    lengths = LengthSpec("lognormal", float(I), cv=icv) if icv else LengthSpec("fixed", I)
+    w = make_workload(arrival="poisson", num_requests=2000, rate_per_s=rate, input_len=lengths,
                       output_len=LengthSpec("fixed", O), seed=0)
     r = simulate_disaggregated(pools, w).result
     a = disaggregated_open_loop(pools, input_len=I, output_len=O, rate_rps=rate, input_cv=icv)
