@@ -48,3 +48,8 @@ def test_bad_input_names_the_field(capsys, extra, field):
 def test_closed_loop_is_refused(capsys):
     assert main(["simulate"] + BASE + DIS + ["--concurrency", "8"]) == 2
     assert "open loop" in capsys.readouterr().err
+
+
+def test_unused_options_are_reported_back(capsys):
+    d = _json(capsys, ["estimate"] + BASE + DIS + ["--rate", "4", "--replicas", "3"])
+    assert d["ignored_options"] == ["replicas"]

@@ -37,3 +37,11 @@ def test_chinese():
     at = app({"lang": "zh"}, page=PAGE)
     assert not at.exception
     assert any("共置" in k for k in metrics(at))
+
+
+def test_hostile_url_values_are_named_and_escaped():
+    at = app({"dg_link": "<script>alert(1)</script>", "dg_bw_gb_s": "abc"}, page=PAGE)
+    assert not at.exception
+    warnings = texts(at.warning)
+    assert any("dg_link" in w for w in warnings) and any("dg_bw_gb_s" in w for w in warnings)
+    assert not any("<script>" in w for w in warnings)

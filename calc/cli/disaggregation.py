@@ -116,6 +116,18 @@ def _pools(options: dict, efficiency: Efficiency):
     return arch, gpu, serving, pools, what
 
 
+KNOWN = DISAGG_KEYS + ("model", "gpu", "gpu_spec", "tensor_parallel_size", "dtype", "quantization", "kv_cache_dtype",
+                       "input_len", "output_len", "max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill",
+                       "gpu_memory_utilization", "block_size", "max_model_len", "disable_custom_all_reduce",
+                       "vllm_version", "rate", "arrival", "cv", "num_requests", "seed", "ttft_slo_ms", "tpot_slo_ms",
+                       "input_len_cv", "output_len_cv", "concurrency")
+
+
+def _ignored(options: dict) -> list[str]:
+    """Options this record does not use (a batch line's notes, --replicas, --think-time-s), reported back."""
+    return sorted(k for k, v in options.items() if k not in KNOWN and v is not None)
+
+
 def _head(arch, gpu, serving, pools, what) -> dict[str, Any]:
     return {"model": arch.id, "gpu": gpu.id, "disaggregated": True,
             "deployment": f"{pools.prefill_instances}P{pools.decode_instances}D",
@@ -155,7 +167,10 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
                 "decode_first_token_s": a.decode_first_s, "decode_running": a.decode_batch,
                 "decode_slots": a.decode_slots, "output_tokens_per_s": rate * serving.output_len,
                 "prefill_stable": a.prefill_stable, "decode_stable": a.decode_stable, "stable": a.stable})
-    return _clean(out)
+    out = _clean(out)
+    if ignored := _ignored(options):
+        out["ignored_options"] = ignored
+    return out
 
 
 def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency()) -> dict[str, Any]:
@@ -207,4 +222,7 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         out.update({"analytic_ttft_s": a.ttft_s, "analytic_ttft_p95_s": a.ttft_percentile_s,
                     "analytic_tpot_s": a.tpot_s, "analytic_tpot_p95_s": a.tpot_percentile_s,
                     "analytic_stable": a.stable})
-    return _clean(out)
+    out = _clean(out)
+    if ignored := _ignored(options):
+        out["ignored_options"] = ignored
+    return out
