@@ -182,7 +182,8 @@ def plan_disaggregated(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanReques
             r_d = float(np.interp(req.rate_rps / D, lam_all, r_all))  # R = λ_d·O·T(R), read off the curve
             r_q = r_d + (normal_quantile(q) * math.sqrt(max(r_d, 0.0)) if q is not None else 0.0)
             tpot_row = float(decode_step(ed, batch=max(min(r_q, rb), 1.0), context_tokens=I + O / 2.0).step_s)
-            row = _row(arch, gpu, est_p, est_d, P, D, req, x, ttft_row, tpot_row, lam_p, lam_d, price, quant)
+            row = _row(arch, gpu, est_p, est_d, P, D, req, x, ttft_row, tpot_row, lam_p, lam_d, price, quant,
+                       float(rates[i, -1]) / 1.5)
             if req.max_gpus is not None and row.gpus_total > req.max_gpus:
                 continue
             if req.budget_usd_per_hour is not None and (row.usd_per_hour is None
@@ -193,12 +194,14 @@ def plan_disaggregated(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanReques
     return out[:req.top]
 
 
-def _row(arch, gpu, est_p, est_d, P, D, req, x, ttft, tpot, lam_p, lam_d, price, quant) -> DisaggOption:
+def _row(arch, gpu, est_p, est_d, P, D, req, x, ttft, tpot, lam_p, lam_d, price, quant, cap_p) -> DisaggOption:
     """One xPyD row: its GPUs, price and the two ``vllm serve`` commands."""
     gpus_total = P * int(est_p.engine.tensor_parallel_size) + D * int(est_d.engine.tensor_parallel_size)
     usd = None if price is None or not math.isfinite(price) else float(price) * gpus_total
-    # capacity of the deployment, as the colocated rows count it (calc.plan.search: replicas × X × O)
-    tok = min(P * lam_p, D * lam_d) * req.output_len
+    # capacity of the deployment, as the colocated rows count it (calc.plan.search: replicas × X(S) × O, the
+    # throughput at the full batch that meets the SLA): the decode pool at its TPOT-limited batch, the prefill
+    # pool at its own prefill time (one prompt after another), the lower of the two
+    tok = min(P * cap_p, D * lam_d) * req.output_len
     cmd = []
     for role, est in (("kv_producer", est_p), ("kv_consumer", est_d)):
         s = ServingConfig(tensor_parallel_size=int(est.engine.tensor_parallel_size), dtype=DTYPE, quantization=quant,
