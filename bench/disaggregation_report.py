@@ -40,10 +40,21 @@ def _workload(row, rate, n, seed=0):
 
 
 def predict(row, *, n: int = 1500) -> tuple[float, float | None]:
-    """(simulated, analytic or None) highest rate meeting the row's P90 targets."""
+    """(simulated, analytic or None): the highest rate meeting the row's P90 targets, or the mean
+    latency at the row's rate."""
     arch, gpu = get_model(row["model"]), get_gpu(row["gpu"])
     s = ServingConfig(dtype=row["dtype"], input_len=row["input_len"], output_len=row["output_len"],
-                      enable_chunked_prefill=row["enable_chunked_prefill"])
+                      enable_chunked_prefill=row["enable_chunked_prefill"], max_model_len=row.get("max_model_len"))
+    if row["metric"] in ("ttft_mean_s", "tpot_mean_s"):
+        link = kv_links()[row.get("kv_link", "ib-ndr")]
+        pools = make_pools(arch, gpu, s, Efficiency(), prefill_instances=row["prefill_instances"],
+                           decode_instances=row["decode_instances"], link_bw_bytes_per_s=link.effective_bytes_per_s(),
+                           link_latency_s=link.latency_s)
+        r = _steady(simulate_disaggregated(pools, _workload(row, row["rate_rps"], n)).result)
+        a = disaggregated_open_loop(pools, input_len=row["input_len"], output_len=row["output_len"],
+                                    rate_rps=row["rate_rps"])
+        field = row["metric"].removesuffix("_mean_s") + "_s"
+        return float(np.nanmean(getattr(r, field))), float(getattr(a, field))
     ttft = row["ttft_slo_s"] or np.inf
     tpot = row["tpot_slo_s"] or np.inf
     pct = int(row["percentile"])
@@ -123,7 +134,7 @@ def main() -> int:
         e = sim / row["measured"] - 1.0
         errs.append(abs(e))
         got[row["id"]] = (row["measured"], sim)
-        print(f"{row['id']:34s} {row['measured']:8.2f} {sim:9.2f} {e:+7.0%} {'' if ana is None else f'{ana:8.2f}'}")
+        print(f"{row['id']:34s} {row['measured']:8.4g} {sim:9.4g} {e:+7.0%} {'' if ana is None else f'{ana:8.4g}'}")
     print(f"median |error| {np.median(errs):.0%} over {len(errs)} rows")
     # what disaggregation buys, independent of the engine's speed: per-GPU goodput of 2P1D against colocated
     k = ("distserve-13b-2p1d", "distserve-13b-colocated-ttft", "distserve-13b-colocated-tpot")
