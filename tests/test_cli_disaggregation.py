@@ -45,7 +45,7 @@ def test_bad_input_names_the_field(capsys, extra, field):
     assert field in err and "Traceback" not in err and len(err.splitlines()) == 1
 
 
-def test_closed_loop_is_refused(capsys):
+def test_simulated_closed_loop_is_refused(capsys):
     assert main(["simulate"] + BASE + DIS + ["--concurrency", "8"]) == 2
     assert "open loop" in capsys.readouterr().err
 
@@ -53,3 +53,13 @@ def test_closed_loop_is_refused(capsys):
 def test_unused_options_are_reported_back(capsys):
     d = _json(capsys, ["estimate"] + BASE + DIS + ["--rate", "4", "--replicas", "3"])
     assert d["ignored_options"] == ["replicas"]
+
+
+def test_estimate_closed_loop_holds_littles_law(capsys):
+    # C clients without think time: the rate the deployment runs at times the E2E latency is C
+    d = _json(capsys, ["estimate"] + BASE + DIS + ["--concurrency", "16"])
+    assert d["requests_per_s"] * d["e2e_latency_s"] == pytest.approx(16, rel=0.01)
+    assert d["saturated"] is False and d["output_tokens_per_s"] == pytest.approx(d["requests_per_s"] * 100)
+    big = _json(capsys, ["estimate"] + BASE + DIS + ["--concurrency", "20000"])
+    # 20,000 clients: the deployment runs at its capacity and the clients queue (Little: TTFT ~ C / λ)
+    assert big["requests_per_s"] > d["requests_per_s"] and big["ttft_s"] > 0.5 * 20000 / big["requests_per_s"]

@@ -15,8 +15,8 @@ from calc.spec.catalog import get_model
 from calc.spec.inputs import Efficiency, ServingConfig
 from calc.spec.units import GB
 from calc.spec.untrusted import quote
-from calc.traffic.disaggregation import (MAX_INSTANCES, disaggregated_open_loop, kv_links, make_pools,
-                                         simulate_disaggregated)
+from calc.traffic.disaggregation import (MAX_INSTANCES, disaggregated_closed_loop, disaggregated_open_loop,
+                                         kv_links, make_pools, simulate_disaggregated)
 
 DISAGG_KEYS = ("prefill_instances", "decode_instances", "kv_transfer_gb_per_s", "kv_link", "kv_transfer_latency_ms",
                "prefill_tensor_parallel_size", "decode_tensor_parallel_size")
@@ -52,8 +52,8 @@ def _count(options: dict, key: str, default: int | None, hi: int) -> int | None:
     if v is None:
         return default
     text = str(v).strip() if isinstance(v, (int, str)) and not isinstance(v, bool) else ""
-    if not (text.isdigit() and len(text) <= 4 and 1 <= int(text) <= hi):
-        raise UsageError(f"{key}: got {quote(v)}, allowed a whole number 1 – {hi}")
+    if not (text.isdigit() and len(text) <= len(str(hi)) and 1 <= int(text) <= hi):
+        raise UsageError(f"{key}: got {quote(v)}, allowed a whole number 1 – {hi:,}")
     return int(text)
 
 
@@ -153,10 +153,15 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     from calc.cli.estimate import _rate  # noqa: PLC0415
 
     rate = _rate(options.get("rate"))
+    conc = options.get("concurrency")
+    if conc is not None:
+        if rate is not None:
+            raise UsageError("rate and concurrency both given: a disaggregated deployment is estimated either at a "
+                             "rate (open loop) or for C clients (closed loop)")
+        return _closed_loop_record(options, efficiency, _count(options, "concurrency", None, 100_000))
     if rate is None:
-        raise UsageError("rate is required with prefill_instances / decode_instances (requests/s arriving)")
-    if options.get("concurrency") is not None:
-        raise UsageError("concurrency: a disaggregated deployment is estimated at a --rate (open loop), not for C clients")
+        raise UsageError("rate (requests/s arriving) or concurrency (clients) is required with prefill_instances / "
+                         "decode_instances")
     arch, gpu, serving, pools, what = _pools(options, efficiency)
     a = disaggregated_open_loop(pools, input_len=serving.input_len, output_len=serving.output_len, rate_rps=rate,
                                 enable_chunked_prefill=serving.enable_chunked_prefill)
@@ -167,6 +172,24 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
                 "decode_first_token_s": a.decode_first_s, "decode_running": a.decode_batch,
                 "decode_slots": a.decode_slots, "output_tokens_per_s": rate * serving.output_len,
                 "prefill_stable": a.prefill_stable, "decode_stable": a.decode_stable, "stable": a.stable})
+    out = _clean(out)
+    if ignored := _ignored(options):
+        out["ignored_options"] = ignored
+    return out
+
+
+def _closed_loop_record(options: dict[str, Any], efficiency: Efficiency, concurrency: int) -> dict[str, Any]:
+    """C clients without think time (:func:`calc.traffic.disaggregation.disaggregated_closed_loop`)."""
+    arch, gpu, serving, pools, what = _pools(options, efficiency)
+    c = disaggregated_closed_loop(pools, input_len=serving.input_len, output_len=serving.output_len,
+                                  concurrency=concurrency, enable_chunked_prefill=serving.enable_chunked_prefill)
+    a = c.open_loop
+    out = _head(arch, gpu, serving, pools, what)
+    out.update({"concurrency": concurrency, "requests_per_s": c.rate_rps, "ttft_s": c.ttft_s, "tpot_s": a.tpot_s,
+                "e2e_latency_s": c.e2e_latency_s, "client_wait_s": c.client_wait_s,
+                "prefill_ttft_s": a.prefill_ttft_s, "decode_first_token_s": a.decode_first_s,
+                "decode_running": a.decode_batch, "decode_slots": a.decode_slots,
+                "output_tokens_per_s": c.rate_rps * serving.output_len, "saturated": c.saturated})
     out = _clean(out)
     if ignored := _ignored(options):
         out["ignored_options"] = ignored

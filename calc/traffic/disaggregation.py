@@ -375,3 +375,56 @@ def disaggregated_open_loop(pools: Pools, *, input_len, output_len, rate_rps, in
                           prefill_ttft_s=pf_mean, prefill_ttft_percentile_s=pf_q,
                           kv_transfer_s=xfer * np.ones_like(ttft), decode_first_s=first, decode_batch=R,
                           decode_slots=c, prefill_stable=np.asarray(pf.stable), decode_stable=dstable, stable=stable)
+
+
+@dataclass(frozen=True)
+class DisaggClosedLoop:
+    """C clients without think time through an xPyD deployment (scalars, seconds)."""
+
+    rate_rps: float  # the throughput λ where λ·E2E(λ) = C
+    open_loop: DisaggOpenLoop  # the steady state at that rate
+    client_wait_s: float  # past capacity: the wait of the clients the deployment cannot hold (in ttft_s)
+    ttft_s: float
+    e2e_latency_s: float
+    saturated: bool
+
+
+def disaggregated_closed_loop(pools: Pools, *, input_len, output_len, concurrency, input_cv=0.0,
+                              enable_chunked_prefill=True) -> DisaggClosedLoop:
+    """C clients, each sending its next request when the last one ends: the rate λ at which
+    Little's law holds, λ·E2E(λ) = C, with E2E from :func:`disaggregated_open_loop` (its
+    Poisson waits: a closed loop's arrivals are more regular, so this leans slow). Where even the
+    highest stable rate λ_max holds fewer than C requests, the deployment runs at λ_max and the
+    other clients wait in front: their wait (C − λ_max·E2E)/λ_max is added to TTFT and E2E.
+
+    Hand check (no engine): if E2E were 15.6 s at every rate, 32 clients give λ = 32 / 15.6 = 2.05/s.
+    """
+    C = float(concurrency)
+    if not C >= 1:
+        raise ValueError(f"concurrency: got {concurrency!r}, allowed a whole number >= 1")
+
+    def at(lam):
+        return disaggregated_open_loop(pools, input_len=input_len, output_len=output_len, rate_rps=lam,
+                                       input_cv=input_cv, enable_chunked_prefill=enable_chunked_prefill)
+
+    def refine(lo, hi, ok):
+        """[lo, hi] narrowed to the last grid rate where ``ok`` holds and the next (vectorized, 3 passes)."""
+        for _ in range(3):
+            grid = np.geomspace(lo, hi, 256)
+            good = ok(grid, at(grid))
+            k = int(np.flatnonzero(good)[-1]) if good.any() else 0
+            lo, hi = float(grid[k]), float(grid[min(k + 1, grid.size - 1)])
+        return lo, hi
+
+    lam_max, _ = refine(1e-6, 1e6, lambda g, r: np.asarray(r.stable))  # the highest stable rate
+    held_max = lam_max * float(at(lam_max).e2e_latency_s)
+    if held_max <= C:
+        a = at(lam_max)
+        wait = (C - held_max) / lam_max
+        return DisaggClosedLoop(rate_rps=lam_max, open_loop=a, client_wait_s=wait, ttft_s=float(a.ttft_s) + wait,
+                                e2e_latency_s=float(a.e2e_latency_s) + wait, saturated=True)
+    # λ·E2E(λ) rises with λ: the rate that holds C
+    _, hi = refine(1e-6, lam_max, lambda g, r: g * np.asarray(r.e2e_latency_s) < C)
+    a = at(hi)
+    return DisaggClosedLoop(rate_rps=hi, open_loop=a, client_wait_s=0.0, ttft_s=float(a.ttft_s),
+                            e2e_latency_s=float(a.e2e_latency_s), saturated=False)
