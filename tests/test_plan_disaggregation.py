@@ -96,3 +96,13 @@ def test_same_gpus_arithmetic():
     assert r.disaggregated_rps[3] == pytest.approx(rate.max())
     assert r.disaggregated_rps[0] == 0  # one GPU cannot be split
     assert r.kv_transfer_s == pytest.approx(1000 * 131072 / 40e9)
+
+
+def test_disaggregation_pays_for_long_prompts_and_a_tight_tpot():
+    # Llama-3.1-70B, 4,000-token prompts, 300 output tokens, 10 req/s, TTFT 2 s / TPOT 40 ms on H100:
+    # prefill chunks stretch every colocated decode step; split pools need fewer GPUs for the same SLA
+    arch = get_model("meta-llama/Llama-3.1-70B")
+    req = PlanRequest(rate_rps=10, input_len=4000, output_len=300, ttft_slo_s=2.0, tpot_slo_s=0.04)
+    gpus = [get_gpu("h100-sxm")]
+    v = verdict(plan(arch, gpus, req).ranked, plan_disaggregated(arch, gpus, req, link_bw_bytes_per_s=40e9))
+    assert v.pays is True and v.disaggregated_gpus < v.colocated_gpus
