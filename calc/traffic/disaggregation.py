@@ -10,8 +10,14 @@ A request goes (vLLM's disaggregated-prefill proxy, ``examples/online_serving/di
    own share over its own link, in parallel;
 3. the decode instance (round robin) takes it with the KV in place (``remote_kv_tokens``: blocks
    allocated, not computed), computes the last prompt token again and samples the first token
-   the client sees (vLLM's KV connectors leave that token to the decode side), then decodes.
-   Its steps carry no prefill: no prefill interference.
+   the client sees, then decodes. Its steps carry no prefill: no prefill interference. (vLLM V1
+   ``Scheduler._update_waiting_for_remote_kv``: once the connector reports the blocks received,
+   ``num_computed_tokens`` is set to the tokens received, less one when that is the whole
+   prompt, so the last prompt token is computed by the decode side; the request is promoted
+   from WAITING_FOR_REMOTE_KVS at the first schedule after a step reported the transfer done.
+   Here the request enters the decode queue when the transfer ends and waits for the next step;
+   NIXL's pull starts the read only after the decode scheduler took the request, about half a
+   decode step later, which is not modelled, nor the connector's own per-request software time.)
 
 TTFT = prefill queue + prefill + KV transfer + the decode instance's wait for its next step + that
 step; TPOT is the decode instance's alone. aiconfigurator's rate matching leaves the transfer out;
