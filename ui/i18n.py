@@ -620,6 +620,10 @@ from ui.loadtest import i18n as _loadtest  # noqa: E402
 
 EN.update(_loadtest.EN)
 ZH.update(_loadtest.ZH)
+from ui.disagg import i18n as _disagg  # noqa: E402
+
+EN.update(_disagg.EN)
+ZH.update(_disagg.ZH)
 STRINGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}
 
 

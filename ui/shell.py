@@ -81,6 +81,7 @@ PAGES: list[PageSpec] = [
     PageSpec("pages/planner.py", "nav.planner", ":material/explore:"),
     # Its own batch axis replaces the sidebar concurrency.
     PageSpec("pages/speculative.py", "nav.speculative", ":material/fast_forward:", ignores=frozenset({"concurrency"})),
+    PageSpec("pages/disaggregation.py", "nav.disagg", ":material/call_split:", ignores=frozenset({"concurrency"})),
 ]
 
 

@@ -24,6 +24,8 @@ from calc.cli.args import (UsageError, _add_engine_args, _concurrency, _dtype, _
 from calc.cli.report import add_bands, does_not_fit_record, print_table
 from calc.timing.bands import gpu_family
 from calc.traffic.queueing import open_loop
+from calc.cli import disaggregation
+from calc.cli.disaggregation import add_disaggregation_args
 
 MAX_BATCH_LINE_BYTES = 1_000_000  # one line of options is a few hundred bytes
 
@@ -48,6 +50,7 @@ def add_estimate_parser(sub) -> None:
                    help="independent copies sharing the clients (default 1; at most the concurrency)")
     add_speculative_args(e)
     add_efficiency_arg(e)
+    add_disaggregation_args(e)
     e.add_argument("--batch", metavar="FILE", help="JSON lines of options ('-' = stdin); one JSON result per line. "
                    "Option flags given with --batch are defaults for every line (a line's own value wins)")
     # Every option defaults to None = "not given": the input model's defaults (vLLM's) apply, and with
@@ -67,6 +70,8 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     ValueError/ValidationError on bad input."""
     # Unknown keys (e.g. a measurement's id or notes beside the options) are reported back in
     # "ignored_options" rather than failing the line; empty strings mean "the default".
+    if disaggregation.wanted(options):  # --prefill-instances / --decode-instances: an xPyD deployment
+        return disaggregation.estimate_record(options, efficiency)
     ignored = sorted(set(options) - set(BATCH_KEYS) - set(LOAD_KEYS))
     options = {k: v for k, v in options.items() if k in BATCH_KEYS or k in LOAD_KEYS}
     options = {k: (None if isinstance(v, str) and not v.strip() else v) for k, v in options.items()}
@@ -191,7 +196,7 @@ OPEN_LOOP_BANDED = ("open_loop_ttft_s", "open_loop_ttft_p95_s", "open_loop_tpot_
 
 def flag_options(args: argparse.Namespace) -> dict[str, Any]:
     """The options given as flags (those left at None were not given)."""
-    given = {k: getattr(args, k, None) for k in BATCH_KEYS + LOAD_KEYS}
+    given = {k: getattr(args, k, None) for k in BATCH_KEYS + LOAD_KEYS + disaggregation.DISAGG_KEYS}
     if given.get("dtype") is not None:
         given["dtype"] = _dtype(given["dtype"])
     return {k: v for k, v in given.items() if v is not None}

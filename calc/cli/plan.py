@@ -15,6 +15,7 @@ from calc.plan.percentiles import WORK_BUDGET, check_top
 from calc.plan.search import PERCENTILES, REASONS, SORTS, PlanRequest, plan
 from calc.cli.args import UsageError, add_efficiency_arg, load_efficiency
 from calc.cli.speculative import add_speculative_args, speculative_option
+from calc.cli.plan_disaggregated import add_link_args, disaggregated_rows, print_disaggregated_table
 
 # The contract's keys first, in its order; the rest follow.
 CONTRACT_KEYS = ("gpu", "tensor_parallel_size", "replicas", "gpus_total", "quantization", "kv_cache_dtype",
@@ -81,6 +82,10 @@ def add_plan_parser(sub) -> None:
                         "core; a unit is a loop pass or 64 engine steps)")
     add_speculative_args(p)
     add_efficiency_arg(p)
+    p.add_argument("--disaggregated", action="store_true",
+                   help="add prefill/decode-disaggregated (xPyD) options, marked, and say whether they pay "
+                        "(link: --kv-link / --kv-transfer-gb-per-s)")
+    add_link_args(p)
     p.add_argument("--format", choices=("table", "json"), default="table")
 
 
@@ -122,6 +127,9 @@ def run_plan(args: argparse.Namespace) -> int:
         print(f"note: {req.percentile} judged by the queueing model only with --speculative-config (no simulated "
               "check)", file=sys.stderr)
     rows = [_record(d) for d in result.ranked]
+    if args.disaggregated:  # the xPyD options after the colocated ones, marked (calc.plan.disaggregation)
+        rows, verdict_line = disaggregated_rows(args, arch, gpus, req, efficiency, prices, result.ranked, rows)
+        print(f"note: {verdict_line}", file=sys.stderr)
     if result.percentile_note:
         print(f"note: {result.percentile_note}", file=sys.stderr)
     if not rows:
@@ -130,6 +138,9 @@ def run_plan(args: argparse.Namespace) -> int:
               file=sys.stderr)
     if args.format == "json":
         print(json.dumps(rows))
+        return 0
+    if args.disaggregated:
+        print_disaggregated_table(result, req, rows)
         return 0
     cols = ("gpu", "tensor_parallel_size", "quantization", "kv_cache_dtype", "max_num_seqs", "replicas", "gpus_total",
             "ttft_s", "tpot_s", "usd_per_hour", "usd_per_million_input_tokens", "usd_per_million_output_tokens")

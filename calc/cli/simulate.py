@@ -17,6 +17,7 @@ from calc.cli.speculative import add_speculative_args, speculative_drafter, spec
 from calc.spec.untrusted import quote
 from calc.cli.estimate import run_records
 from calc.cli.report import add_bands
+from calc.cli import disaggregation
 from calc.timing.bands import gpu_family, load_regime
 from calc.timing.estimate import estimate
 from calc.traffic.simulator import EngineConfig, simulate
@@ -61,6 +62,7 @@ def add_simulate_parser(sub) -> None:
     s.add_argument("--tpot-slo-ms", type=_number, default=None, help="TPOT target for goodput")
     add_speculative_args(s)
     add_efficiency_arg(s)
+    disaggregation.add_disaggregation_args(s)
     s.add_argument("--batch", metavar="FILE", help="JSON lines of options ('-' = stdin); one JSON result per line")
 
 
@@ -106,6 +108,8 @@ def _lengths(mean: int, cv: float) -> LengthSpec:
 def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency()) -> dict[str, Any]:
     """Simulate one scenario given snake_case options (and the efficiency inputs); raises on bad
     input (message names the field)."""
+    if disaggregation.wanted(options):  # --prefill-instances / --decode-instances: an xPyD deployment
+        return disaggregation.simulate_record(options, efficiency)
     ignored = sorted(set(options) - set(ENGINE_KEYS) - set(LOAD_KEYS))
     options = {k: (None if isinstance(v, str) and not v.strip() else v) for k, v in options.items()
                if k in ENGINE_KEYS or k in LOAD_KEYS}
@@ -222,7 +226,7 @@ def _args_to_options(args: argparse.Namespace) -> dict[str, Any]:
             "input_len_cv": args.input_len_cv, "output_len_cv": args.output_len_cv,
             "num_requests": args.num_requests, "seed": args.seed, "ttft_slo_ms": args.ttft_slo_ms,
             "tpot_slo_ms": args.tpot_slo_ms, "speculative_config": args.speculative_config,
-            "acceptance_rate": args.acceptance_rate}
+            "acceptance_rate": args.acceptance_rate, **disaggregation.flag_options(args)}
 
 
 def run_simulate(args: argparse.Namespace) -> int:

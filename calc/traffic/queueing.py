@@ -475,6 +475,8 @@ def _decode_batch(e: EngineNumbers, *, rate_rps, slots, output_len, **kw):
     at_c = excess(c)
     over = ~(at_c <= 0)
     lo = np.zeros(np.broadcast_shapes(np.shape(c), np.shape(at_c)))
+    if not np.any(m > 0):  # one output token (a prefill instance): nothing decodes, R = 0
+        return lo, np.broadcast_to(over, lo.shape)
     hi = np.broadcast_to(c, lo.shape).astype(float)
     for _ in range(30):  # to c·2⁻³⁰ sequences
         mid = 0.5 * (lo + hi)

@@ -290,13 +290,17 @@ class _Gaps:
 
 
 def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_steps: int | None = None,
-             max_passes: int | None = None, timer: StepTimer | None = None, speculative=None) -> SimResult:
+             max_passes: int | None = None, timer: StepTimer | None = None, speculative=None,
+             remote_kv_tokens: np.ndarray | None = None) -> SimResult:
     """Run ``workload`` through the scheduler (module docstring) until every request finishes, or
     for at most ``max_steps`` engine steps (default :data:`MAX_STEPS`, read at call time) or
     ``max_passes`` passes of the scheduler loop (default: no limit; the CPU time is about
     proportional to the passes, not to the steps, as runs of pure decode steps are fast-forwarded
     in one pass); a run cut there has ``truncated`` set and NaN times for the requests that did
-    not finish.
+    not finish. ``remote_kv_tokens`` (per request): prompt tokens whose KV arrives from another
+    engine (a decode instance of prefill/decode disaggregation, :mod:`calc.traffic.disaggregation`):
+    at its first admission they count as computed (their blocks are allocated, not computed), the
+    last prompt token is computed again and samples the first token, as vLLM's KV connectors do.
 
     >>> from calc.spec.catalog import get_gpu, get_model
     >>> from calc.timing.estimate import engine_numbers
@@ -333,11 +337,14 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
     # input + output - 1) may pass the budget and run alone: the step table must reach it.
     longest_step = budget if chunked else max(budget, int((prompt + out_len).max()) - 1)
     pool = _BlockPool(free, caching=cfg.enable_prefix_caching)
+    remote = None if remote_kv_tokens is None else np.asarray(remote_kv_tokens, dtype=np.int64)
 
     def hit(i: int) -> tuple[int, int]:
         """Tokens of waiting request ``i`` whose KV is still cached and the blocks holding them
         (at least its last token is computed again: its step samples the next token)."""
         hb = pool.cached.get(i, 0)
+        if not hb and remote is not None and not gen[i] and not preempt[i]:
+            return min(int(remote[i]), int(prompt[i]) - 1), 0  # KV received: its blocks are taken, not computed
         return (min(hb * bs, int(prompt[i] + gen[i]) - 1) if hb else 0), hb
     timer = timer or StepTimer(e, max_tokens=longest_step + max_seqs)
     # Speculative decoding (calc.traffic.speculative): ``speculative`` is (Drafter, accepted_at_position)

@@ -1,0 +1,160 @@
+"""Disaggregation against published measurements (bench/data/disaggregation_measurements.jsonl):
+each row asked the way it was measured (Poisson arrivals, fixed lengths, the rate at which the
+P90 target holds), by the request simulator (colocated: one engine; disaggregated: P prefill +
+D decode simulators, calc.traffic.disaggregation) and by the analytic model beside it.
+
+    .venv/bin/python bench/disaggregation_report.py [--num-requests 1500]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from calc.spec.catalog import get_gpu, get_model  # noqa: E402
+from calc.spec.inputs import Efficiency, ServingConfig  # noqa: E402
+from calc.timing.estimate import estimate  # noqa: E402
+from calc.traffic.disaggregation import (decode_engine_numbers, disaggregated_closed_loop,  # noqa: E402
+                                         disaggregated_open_loop, kv_links, make_pools,
+                                         simulate_disaggregated)
+from calc.traffic.simulator import EngineConfig, simulate  # noqa: E402
+from calc.traffic.slo import max_sustainable_rate  # noqa: E402
+from calc.traffic.workload import LengthSpec, Workload, make_workload  # noqa: E402
+
+DATA = ROOT / "bench" / "data" / "disaggregation_measurements.jsonl"
+
+
+def rows():
+    return [json.loads(x) for x in DATA.read_text().splitlines() if x.strip()]
+
+
+def _workload(row, rate, n, seed=0):
+    return make_workload(arrival="poisson", num_requests=n, rate_per_s=rate, input_len=LengthSpec("fixed", row["input_len"]),
+                         output_len=LengthSpec("fixed", row["output_len"]), seed=seed)
+
+
+def predict(row, *, n: int = 1500) -> tuple[float, float | None]:
+    """(simulated, analytic or None): the highest rate meeting the row's P90 targets, or the mean
+    latency at the row's rate."""
+    arch, gpu = get_model(row["model"]), get_gpu(row["gpu"])
+    s = ServingConfig(dtype=row["dtype"], input_len=row["input_len"], output_len=row["output_len"],
+                      enable_chunked_prefill=row["enable_chunked_prefill"], max_model_len=row.get("max_model_len"))
+    if row["metric"] == "output_tokens_per_s":  # a closed loop of C clients: the analytic answer only
+        link = kv_links()[row.get("kv_link", "ib-ndr")]
+        pools = make_pools(arch, gpu, s, Efficiency(), prefill_instances=row["prefill_instances"],
+                           decode_instances=row["decode_instances"], link_bw_bytes_per_s=link.effective_bytes_per_s(),
+                           link_latency_s=link.latency_s)
+        c = disaggregated_closed_loop(pools, input_len=row["input_len"], output_len=row["output_len"],
+                                      concurrency=row["concurrency"])
+        v = c.rate_rps * row["output_len"]
+        return v, v
+    if row["metric"] in ("ttft_mean_s", "tpot_mean_s"):
+        link = kv_links()[row.get("kv_link", "ib-ndr")]
+        pools = make_pools(arch, gpu, s, Efficiency(), prefill_instances=row["prefill_instances"],
+                           decode_instances=row["decode_instances"], link_bw_bytes_per_s=link.effective_bytes_per_s(),
+                           link_latency_s=link.latency_s)
+        r = _steady(simulate_disaggregated(pools, _workload(row, row["rate_rps"], n)).result)
+        a = disaggregated_open_loop(pools, input_len=row["input_len"], output_len=row["output_len"],
+                                    rate_rps=row["rate_rps"])
+        field = row["metric"].removesuffix("_mean_s") + "_s"
+        return float(np.nanmean(getattr(r, field))), float(getattr(a, field))
+    ttft = row["ttft_slo_s"] or np.inf
+    tpot = row["tpot_slo_s"] or np.inf
+    pct = int(row["percentile"])
+    setup = row["setup"]
+    link = kv_links()[row.get("kv_link", "nvlink3")]
+    P, D = row.get("prefill_instances", 1), row.get("decode_instances", 1)
+    pools = make_pools(arch, gpu, s, Efficiency(), prefill_instances=P, decode_instances=D,
+                       link_bw_bytes_per_s=link.effective_bytes_per_s(), link_latency_s=link.latency_s)
+    if setup == "colocated":
+        est = estimate(arch, gpu, s)
+        cfg = EngineConfig(max_num_seqs=int(est.max_num_seqs), max_num_batched_tokens=int(est.max_num_batched_tokens),
+                           enable_chunked_prefill=s.enable_chunked_prefill, num_blocks=int(est.memory.num_blocks))
+        run = lambda r: _steady(simulate(est.engine, _workload(row, r, n), cfg))  # noqa: E731
+        ana = None
+    elif setup == "prefill_instance":
+        e, est = pools.prefill.engine, pools.prefill
+        cfg = EngineConfig(max_num_seqs=int(est.max_num_seqs), max_num_batched_tokens=int(est.max_num_batched_tokens),
+                           enable_chunked_prefill=s.enable_chunked_prefill, num_blocks=int(est.memory.num_blocks))
+
+        def run(r):
+            w = _workload(row, r, n)
+            w = Workload(arrival_s=w.arrival_s, input_len=w.input_len, output_len=np.ones_like(w.output_len))
+            return _steady(simulate(e, w, cfg))
+        ana = _analytic(lambda r: disaggregated_open_loop(pools, input_len=row["input_len"], output_len=row["output_len"],
+                                                          rate_rps=r, percentile=pct), "prefill", ttft, tpot)
+    elif setup == "decode_instance":
+        est = pools.decode
+        cfg = EngineConfig(max_num_seqs=int(est.max_num_seqs), max_num_batched_tokens=int(est.max_num_batched_tokens),
+                           enable_chunked_prefill=True, num_blocks=int(est.memory.num_blocks))
+
+        def run(r):
+            w = _workload(row, r, n)
+            return _steady(simulate(decode_engine_numbers(est.engine), w, cfg, remote_kv_tokens=w.input_len))
+        ana = _analytic(lambda r: disaggregated_open_loop(pools, input_len=row["input_len"], output_len=row["output_len"],
+                                                          rate_rps=r, percentile=pct), "decode", ttft, tpot)
+    else:
+        run = lambda r: _steady(simulate_disaggregated(pools, _workload(row, r, n)).result)  # noqa: E731
+        ana = _analytic(lambda r: disaggregated_open_loop(pools, input_len=row["input_len"], output_len=row["output_len"],
+                                                          rate_rps=r, percentile=pct), "both", ttft, tpot)
+    sim = max_sustainable_rate(run, ttft_slo_s=ttft, tpot_slo_s=tpot, percentile=pct, rate_lo=0.1, rate_hi=200.0,
+                               iterations=12).rate_per_s
+    return sim, ana
+
+
+def _steady(r):
+    """The run without its first quarter (an idle engine's warm-up), as the planner's check does."""
+    from dataclasses import replace  # noqa: PLC0415
+    k = r.num_requests // 4
+    keep = np.arange(r.num_requests) >= k
+    return replace(r, arrival_s=r.arrival_s[keep], input_len=r.input_len[keep], output_len=r.output_len[keep],
+                   first_token_s=r.first_token_s[keep], finish_s=r.finish_s[keep], ttft_s=r.ttft_s[keep],
+                   tpot_s=r.tpot_s[keep], e2e_latency_s=r.e2e_latency_s[keep], queue_wait_s=r.queue_wait_s[keep],
+                   preemptions=r.preemptions[keep])
+
+
+def _analytic(f, part, ttft, tpot):
+    rates = np.geomspace(0.1, 200.0, 400)
+    a = f(rates)
+    if part == "prefill":
+        ok = np.asarray(a.prefill_ttft_percentile_s) <= ttft
+        ok &= np.asarray(a.prefill_stable)
+    elif part == "decode":
+        ok = (np.asarray(a.tpot_percentile_s) <= tpot) & np.asarray(a.decode_stable)
+    else:
+        ok = (np.asarray(a.ttft_percentile_s) <= ttft) & (np.asarray(a.tpot_percentile_s) <= tpot)
+    return float(rates[np.flatnonzero(ok)[-1]]) if ok.any() else float("nan")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--num-requests", type=int, default=1500)
+    args = ap.parse_args()
+    errs, got = [], {}
+    print(f"{'row':34s} {'measured':>8s} {'predicted':>9s} {'error':>7s} {'analytic':>8s}   (predicted: simulated, "
+          "or the analytic closed loop where no simulator runs it)")
+    for row in rows():
+        sim, ana = predict(row, n=args.num_requests)
+        e = sim / row["measured"] - 1.0
+        errs.append(abs(e))
+        got[row["id"]] = (row["measured"], sim)
+        print(f"{row['id']:34s} {row['measured']:8.4g} {sim:9.4g} {e:+7.0%} {'' if ana is None else f'{ana:8.4g}'}")
+    print(f"median |error| {np.median(errs):.0%} over {len(errs)} rows")
+    # what disaggregation buys, independent of the engine's speed: per-GPU goodput of 2P1D against colocated
+    k = ("distserve-13b-2p1d", "distserve-13b-colocated-ttft", "distserve-13b-colocated-tpot")
+    if all(x in got for x in k):
+        ratio = [got[k[0]][j] / 3 / min(got[k[1]][j], got[k[2]][j]) for j in (0, 1)]
+        print(f"per-GPU goodput, 2P1D / colocated: measured {ratio[0]:.2f}, simulated {ratio[1]:.2f} "
+              f"({ratio[1] / ratio[0] - 1:+.0%})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,77 @@
+"""Disaggregation page: colocated engines against P prefill + D decode instances on the same GPUs
+(the sidebar's model, GPU and TP; the shared rate and SLA), with why-panels."""
+
+import streamlit as st
+
+from calc.plan.disaggregation import same_gpus
+from calc.traffic.disaggregation import kv_links
+from ui import format as F
+from ui import labelled, layout, shell
+from ui.disagg import explain as X
+from ui.disagg import figures as FD
+from ui.disagg.controls import DG_BW, DG_GPUS, DG_LINK, DISAGG
+from ui.safe import md_escape
+from ui.state import check_query_params, render_control
+from ui.traffic import RATE, SLA_STAT, SLA_TPOT_MS, SLA_TTFT_MS
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _same_gpus(arch, gpu, serving, efficiency, top, ttft_s, tpot_s, stat, bw, lat):
+    return same_gpus(arch, gpu, serving, efficiency, gpu_counts=range(1, top + 1), ttft_slo_s=ttft_s, tpot_slo_s=tpot_s,
+                     percentile=stat, link_bw_bytes_per_s=bw, link_latency_s=lat)
+
+
+sc, t = shell.page()
+for warning in check_query_params(DISAGG, t):
+    st.warning(warning)
+s = sc.serving
+st.title(t("dg.title"))
+c1, c2, c3, c4 = st.columns(4)
+with c1:
+    rate = render_control(RATE, t)
+with c2:
+    ttft_ms = render_control(SLA_TTFT_MS, t)
+with c3:
+    tpot_ms = render_control(SLA_TPOT_MS, t)
+with c4:
+    stat = labelled.render(SLA_STAT, t, lambda o: t(f"opt.sla_stat.{o}"))
+c5, c6, c7 = st.columns(3)
+with c5:
+    n = render_control(DG_GPUS, t)
+with c6:
+    link_id = labelled.render(DG_LINK, t, lambda o: t(f"opt.dg_link.{o}"))
+with c7:
+    bw_gb = render_control(DG_BW, t)
+link = kv_links()[link_id]
+bw = bw_gb * 1e9 if bw_gb else link.effective_bytes_per_s()
+tp = s.tensor_parallel_size
+n = max(tp * 2, n - n % tp)  # whole engines: a multiple of TP, at least one prefill and one decode instance
+st.caption(t("dg.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=tp, i=F.integer(s.input_len),
+             o=F.integer(s.output_len), stat=stat))
+top = min(DG_GPUS.hi, max(16, 2 * n))  # the chart's GPU counts: twice the chosen one, at least 16
+r = _same_gpus(sc.arch, sc.gpu, s, sc.efficiency, top, ttft_ms / 1e3, tpot_ms / 1e3, stat, bw, link.latency_s)
+if r.kv_bytes_per_token_per_rank == 0:  # the model does not fit this GPU at this TP and context
+    st.warning(t("dg.unfit", model=md_escape(sc.arch.name), gpu=sc.gpu.name, tp=tp))
+    st.stop()
+
+co, dis, label = X.at(r, n)
+need_co, need_dis = X.gpus_needed(r, rate)
+cards = layout.grid("dg", 3)
+cards.metric(t("dg.metric.colocated", n=n), t("dg.metric.rps", rate=F.number(co, 1)), border=True)
+cards.metric(t("dg.metric.disagg", n=n), t("dg.metric.rps", rate=F.number(dis, 1)) + f" ({label})", border=True)
+cards.metric(t("dg.metric.gpus_needed", rate=F.number(rate, 2)),
+             t("dg.metric.gpus_pair", co=need_co or "—", dis=need_dis or "—"), border=True)
+(st.success if dis > co else st.info)(X.verdict(r, n, t))
+layout.chart(FD.frontier_figure(r, t, rate_rps=rate, chosen=n), key="dg_frontier")
+layout.chart(FD.splits_figure(r, t, n=n, colocated_rps=co), key="dg_splits")
+with st.expander(t("dg.why.title"), expanded=False):
+    for line in X.why(r, t, n=n, input_len=s.input_len, output_len=s.output_len, ttft_slo_s=ttft_ms / 1e3,
+                      tpot_slo_s=tpot_ms / 1e3, kv_bytes_per_token=r.kv_bytes_per_token_per_rank, link_bw_bytes_per_s=bw, link_latency_s=link.latency_s, decode_batch=r.decode_batch):
+        st.markdown(line)
+st.caption(t("dg.cli"))
+p = max(int(label.split("P")[0]), 1) if label != "—" else 1
+d = max(int(label.split("P")[1].rstrip("D")), 1) if label != "—" else 1
+st.code(f"python -m calc simulate --model {sc.arch.id} --gpu {sc.gpu.id} -tp {tp} --input-len {s.input_len} "
+        f"--output-len {s.output_len} --rate {rate:g} --prefill-instances {p} --decode-instances {d} "
+        f"--kv-transfer-gb-per-s {bw / 1e9:g} --ttft-slo-ms {ttft_ms:g} --tpot-slo-ms {tpot_ms:g} --format json",
+        language="bash")

@@ -1,0 +1,65 @@
+"""`estimate` / `simulate` with --prefill-instances / --decode-instances: JSON keys, errors naming the field."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from calc.cli.main import main
+
+BASE = ["--model", "meta-llama/Llama-3.1-8B", "--gpu", "h100-sxm", "--input-len", "1000", "--output-len", "100"]
+DIS = ["--prefill-instances", "2", "--decode-instances", "1", "--kv-transfer-gb-per-s", "25"]
+
+
+def _json(capsys, args):
+    assert main(args + ["--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_estimate_json(capsys):
+    d = _json(capsys, ["estimate"] + BASE + DIS + ["--rate", "10"])
+    assert d["deployment"] == "2P1D" and d["gpus_total"] == 3
+    # 1000 tokens x 131,072 B / 25 GB/s = 5.24 ms (+ the preset's 10 us latency)
+    assert d["kv_transfer_s"] == pytest.approx(1000 * 131072 / 25e9 + 1e-5)
+    assert d["ttft_s"] > d["prefill_ttft_s"] + d["kv_transfer_s"] and d["stable"] is True
+
+
+def test_simulate_json_and_the_analytic_beside(capsys):
+    d = _json(capsys, ["simulate"] + BASE + DIS + ["--rate", "10", "--num-requests", "300"])
+    assert d["kv_transfer_s"] == pytest.approx(1000 * 131072 / 25e9 + 1e-5)
+    assert d["finished_requests"] == 300 and "analytic_ttft_s" in d and "ttft_s_p95" in d
+
+
+def test_without_the_flags_nothing_changes(capsys):
+    d = _json(capsys, ["simulate"] + BASE + ["--rate", "5", "--num-requests", "100"])
+    assert "kv_transfer_s" not in d and "deployment" not in d
+
+
+@pytest.mark.parametrize("extra,field", [(["--kv-transfer-gb-per-s", "-3", "--rate", "1"], "kv_transfer_gb_per_s"),
+                                         (["--prefill-instances", "999", "--rate", "1"], "prefill_instances"),
+                                         (["--decode-instances", "2"], "rate")])
+def test_bad_input_names_the_field(capsys, extra, field):
+    assert main(["estimate"] + BASE + ["--decode-instances", "1"] + extra) == 2
+    err = capsys.readouterr().err
+    assert field in err and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+def test_simulated_closed_loop_is_refused(capsys):
+    assert main(["simulate"] + BASE + DIS + ["--concurrency", "8"]) == 2
+    assert "open loop" in capsys.readouterr().err
+
+
+def test_unused_options_are_reported_back(capsys):
+    d = _json(capsys, ["estimate"] + BASE + DIS + ["--rate", "4", "--replicas", "3"])
+    assert d["ignored_options"] == ["replicas"]
+
+
+def test_estimate_closed_loop_holds_littles_law(capsys):
+    # C clients without think time: the rate the deployment runs at times the E2E latency is C
+    d = _json(capsys, ["estimate"] + BASE + DIS + ["--concurrency", "16"])
+    assert d["requests_per_s"] * d["e2e_latency_s"] == pytest.approx(16, rel=0.01)
+    assert d["saturated"] is False and d["output_tokens_per_s"] == pytest.approx(d["requests_per_s"] * 100)
+    big = _json(capsys, ["estimate"] + BASE + DIS + ["--concurrency", "20000"])
+    # 20,000 clients: the deployment runs at its capacity and the clients queue (Little: TTFT ~ C / λ)
+    assert big["requests_per_s"] > d["requests_per_s"] and big["ttft_s"] > 0.5 * 20000 / big["requests_per_s"]

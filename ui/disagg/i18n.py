@@ -1,0 +1,126 @@
+"""Strings of the disaggregation page, English and Chinese (merged into :data:`ui.i18n.EN` / ``ZH``)."""
+
+from __future__ import annotations
+
+EN: dict[str, str] = {
+    "nav.disagg": "Prefill/decode disaggregation",
+    "dg.title": "When does prefill/decode disaggregation pay?",
+    "dg.intro": "{model} on {gpu} (TP {tp}), {i} prompt + {o} output tokens (sidebar). The same GPUs either run "
+                "colocated engines (prefill and decode share every step) or are split into P prefill and D decode "
+                "instances (vLLM --kv-transfer-config, xPyD): each prompt's KV moves over the link, decode steps "
+                "carry no prefill. The highest request rate each serves within the SLA (TTFT at {stat}, TPOT mean).",
+    "ctl.dg_gpus": "GPUs compared",
+    "ctl.dg_gpus.help": "The GPU count at which the P:D splits are compared (the chart above shows every count).",
+    "ctl.dg_link": "KV link",
+    "ctl.dg_link.help": "The link a prompt's KV crosses from prefill to decode: bandwidth per GPU and latency, "
+                        "each preset with its source (calc/data/kv_links.json), at 80 % of line rate.",
+    "ctl.dg_bw_gb_s": "Link bandwidth (GB/s, as achieved)",
+    "ctl.dg_bw_gb_s.help": "Your own measured KV transfer bandwidth per GPU, one direction, GB = 10⁹ B. "
+                           "Empty: the preset's.",
+    "opt.dg_link.nvlink4": "NVLink 4 (same node)",
+    "opt.dg_link.nvlink3": "NVLink 3 (same node)",
+    "opt.dg_link.ib-ndr": "InfiniBand NDR 400 Gb/s",
+    "opt.dg_link.ib-hdr": "InfiniBand HDR 200 Gb/s",
+    "opt.dg_link.roce-200g": "RoCE 200 Gb/s",
+    "opt.dg_link.ethernet-100g": "Ethernet 100 Gb/s",
+    "opt.dg_link.ethernet-25g": "Ethernet 25 Gb/s",
+    "dg.metric.colocated": "Colocated at {n} GPUs",
+    "dg.metric.disagg": "Best xPyD at {n} GPUs",
+    "dg.metric.gpus_needed": "GPUs for {rate} req/s",
+    "dg.metric.rps": "{rate} req/s",
+    "dg.metric.none": "none meets the SLA",
+    "dg.metric.gpus_pair": "{co} colocated · {dis} disaggregated",
+    "dg.verdict.pays": "At {n} GPUs disaggregation pays: {label} serves {dis} req/s within the SLA, colocated {co} req/s.",
+    "dg.verdict.not": "At {n} GPUs disaggregation does not pay: colocated serves {co} req/s within the SLA, the best "
+                      "split ({label}) {dis} req/s.",
+    "dg.verdict.none": "At {n} GPUs neither arrangement meets the SLA (try a looser target or a larger GPU count).",
+    "dg.fig.frontier.title": "Requests/s within the SLA at the same GPU count",
+    "dg.fig.frontier.x": "GPUs",
+    "dg.fig.frontier.y": "requests/s within the SLA",
+    "dg.fig.colocated": "colocated",
+    "dg.fig.disagg": "disaggregated (best P:D)",
+    "dg.fig.rate": "your rate",
+    "dg.fig.splits.title": "Every P:D split of {n} GPUs",
+    "dg.fig.splits.x": "split (prefill : decode instances)",
+    "dg.fig.splits.prefill": "prefill pool limit (P × λp)",
+    "dg.fig.splits.decode": "decode pool limit (D × λd)",
+    "dg.why.title": "Why these numbers",
+    "dg.why.ttft": "**TTFT of a disaggregated request** = prefill queue + prefill on a prefill instance + KV transfer "
+                   "+ the decode instance's next step. Transfer: t = α + I·b/B = {lat} + {i} tokens × {b} per GPU ÷ "
+                   "{bw} = **{x}**. The decode instance's first token: its API server + about 1.5 steps = **{first}**. "
+                   "What is left of the {ttft} target is the prefill queue's: one prefill instance then carries "
+                   "**λp = {lp} req/s**.",
+    "dg.why.decode": "**A decode instance** runs only decodes: its batch R holds each request for O = {o} steps, "
+                     "R = λ·O·T(R) (Little). The largest batch whose step stays within {tpot} (and that its KV pool "
+                     "holds) is R = {r}, so one decode instance carries **λd = {ld} req/s**.",
+    "dg.why.colocated": "**A colocated engine** prefills and decodes in the same steps: every prompt chunk makes "
+                        "the running decodes' step longer (prefill interference). Within the same SLA one engine "
+                        "carries **λc = {lc} req/s**, so {n} GPUs (⌊N/TP⌋ = {reps} engines) carry {co} req/s.",
+    "dg.why.split": "**The best split** of N GPUs maximizes min(P·λp, D·λd): the pools must match. Disaggregation "
+                    "pays when λp and λd together beat λc per GPU: when prefill interference costs colocated "
+                    "engines a lot (long prompts, tight TPOT) and the transfer is small against the TTFT target.",
+    "dg.why.sources": "Model: calc/traffic/disaggregation.py (the same step-time and memory functions as every page; "
+                      "checked against the request simulator of P + D engines, within 15 % on means and P95). "
+                      "Measurements: bench/data/disaggregation_measurements.jsonl (DistServe, OSDI'24).",
+    "dg.cli": "The same question on the command line:",
+    "dg.unfit": "{model} does not fit {gpu} at TP {tp} with this context: no KV cache pool is left.",
+}
+
+ZH: dict[str, str] = {
+    "nav.disagg": "预填充/解码分离",
+    "dg.title": "预填充/解码分离什么时候划算？",
+    "dg.intro": "{model}，{gpu}（TP {tp}），{i} 个提示词 token + {o} 个输出 token（侧栏）。同样的 GPU 可以跑共置引擎"
+                "（预填充和解码共用每一步），也可以拆成 P 个预填充实例和 D 个解码实例（vLLM --kv-transfer-config，xPyD）："
+                "每个提示词的 KV 经链路传过去，解码步里没有预填充。比较的是各自在 SLA 内能承载的最高请求速率"
+                "（TTFT 取 {stat}，TPOT 取均值）。",
+    "ctl.dg_gpus": "比较的 GPU 数",
+    "ctl.dg_gpus.help": "在这个 GPU 数下比较各种 P:D 划分（上面的图画出每个 GPU 数）。",
+    "ctl.dg_link": "KV 链路",
+    "ctl.dg_link.help": "提示词的 KV 从预填充传到解码所经的链路：每 GPU 带宽和延迟，每个预设都有出处"
+                        "（calc/data/kv_links.json），按线速的 80% 计。",
+    "ctl.dg_bw_gb_s": "链路带宽（GB/s，实测）",
+    "ctl.dg_bw_gb_s.help": "你自己实测的每 GPU 单向 KV 传输带宽，GB = 10⁹ 字节。留空：用预设值。",
+    "opt.dg_link.nvlink4": "NVLink 4（同一节点）",
+    "opt.dg_link.nvlink3": "NVLink 3（同一节点）",
+    "opt.dg_link.ib-ndr": "InfiniBand NDR 网络（400 Gb/s）",
+    "opt.dg_link.ib-hdr": "InfiniBand HDR 网络（200 Gb/s）",
+    "opt.dg_link.roce-200g": "RoCE 网络（200 Gb/s）",
+    "opt.dg_link.ethernet-100g": "以太网 100 Gb/s",
+    "opt.dg_link.ethernet-25g": "以太网 25 Gb/s",
+    "dg.metric.colocated": "{n} 张 GPU 共置",
+    "dg.metric.disagg": "{n} 张 GPU 最佳 xPyD",
+    "dg.metric.gpus_needed": "承载 {rate} 请求/秒所需 GPU",
+    "dg.metric.rps": "{rate} 请求/秒",
+    "dg.metric.none": "没有满足 SLA 的",
+    "dg.metric.gpus_pair": "共置 {co} · 分离 {dis}",
+    "dg.verdict.pays": "在 {n} 张 GPU 上分离划算：{label} 在 SLA 内承载 {dis} 请求/秒，共置 {co} 请求/秒。",
+    "dg.verdict.not": "在 {n} 张 GPU 上分离不划算：共置在 SLA 内承载 {co} 请求/秒，最佳划分（{label}）{dis} 请求/秒。",
+    "dg.verdict.none": "在 {n} 张 GPU 上两种方式都满足不了 SLA（放宽目标或增加 GPU 数试试）。",
+    "dg.fig.frontier.title": "同样 GPU 数下 SLA 内的请求速率",
+    "dg.fig.frontier.x": "GPU 数",
+    "dg.fig.frontier.y": "SLA 内的请求/秒",
+    "dg.fig.colocated": "共置",
+    "dg.fig.disagg": "分离（最佳 P:D）",
+    "dg.fig.rate": "你的速率",
+    "dg.fig.splits.title": "{n} 张 GPU 的每种 P:D 划分",
+    "dg.fig.splits.x": "划分（预填充 : 解码实例）",
+    "dg.fig.splits.prefill": "预填充池上限（P × λp）",
+    "dg.fig.splits.decode": "解码池上限（D × λd）",
+    "dg.why.title": "这些数字从哪来",
+    "dg.why.ttft": "**分离部署下一个请求的 TTFT** = 预填充排队 + 在预填充实例上预填充 + KV 传输 + 解码实例的下一步。"
+                   "传输：t = α + I·b/B = {lat} + {i} 个 token × 每 GPU {b} ÷ {bw} = **{x}**。解码实例出第一个 token："
+                   "它的 API 服务器 + 约 1.5 步 = **{first}**。{ttft} 目标剩下的留给预填充排队：一个预填充实例因此承载 "
+                   "**λp = {lp} 请求/秒**。",
+    "dg.why.decode": "**解码实例**只做解码：批大小 R 让每个请求占 O = {o} 步，R = λ·O·T(R)（利特尔定律）。"
+                     "步长不超过 {tpot}（且 KV 池放得下）的最大批是 R = {r}，所以一个解码实例承载 **λd = {ld} 请求/秒**。",
+    "dg.why.colocated": "**共置引擎**在同一步里既预填充又解码：每个提示词分块都会拉长正在解码的那一步（预填充干扰）。"
+                        "在同样的 SLA 内一个引擎承载 **λc = {lc} 请求/秒**，所以 {n} 张 GPU（⌊N/TP⌋ = {reps} 个引擎）"
+                        "承载 {co} 请求/秒。",
+    "dg.why.split": "**最佳划分**让 min(P·λp, D·λd) 最大：两个池要匹配。当 λp 和 λd 合起来按每 GPU 算胜过 λc 时分离就划算："
+                    "预填充干扰对共置引擎代价大（长提示词、TPOT 目标紧），而传输时间相对 TTFT 目标很小。",
+    "dg.why.sources": "模型：calc/traffic/disaggregation.py（和每个页面用同一套步长与显存函数；与 P + D 个引擎的请求级"
+                      "模拟器对照，均值和 P95 相差在 15% 以内）。实测：bench/data/disaggregation_measurements.jsonl"
+                      "（DistServe，OSDI'24）。",
+    "dg.cli": "命令行上的同一个问题：",
+    "dg.unfit": "{model} 在 TP {tp} 下放不进 {gpu}（这个上下文长度）：没有剩余的 KV 缓存池。",
+}
