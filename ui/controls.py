@@ -259,6 +259,10 @@ EFFICIENCY_FIELDS: dict[str, tuple[str, float]] = {  # control key -> (Efficienc
     "eff_cuda_context_gib": ("cuda_context_bytes", 2.0**30),
     "eff_cuda_graph_gib": ("cuda_graph_bytes", 2.0**30),
     "eff_activation_live_hidden_buffers": ("activation_live_hidden_buffers", 1.0),
+    "eff_expert_load_imbalance": ("expert_load_imbalance", 1.0),
+    "eff_all_to_all_latency_us": ("all_to_all_latency_s", 1e-6),
+    "eff_scale_out_bw_fraction": ("scale_out_bw_fraction", 1.0),
+    "eff_expert_parallel_buffer_gib": ("expert_parallel_buffer_bytes", 2.0**30),
 }
 
 
@@ -298,6 +302,10 @@ EFFICIENCY = (
     _amount("eff_nccl_overhead_gib", 64.0, 0.1), _amount("eff_nccl_per_peer_gib", 4.0, 0.01),
     _amount("eff_allocator_workspace_gib", 4.0, 0.01), _amount("eff_cuda_context_gib", 16.0, 0.1),
     _amount("eff_cuda_graph_gib", 16.0, 0.1), _amount("eff_activation_live_hidden_buffers", 64.0, 0.5),
+    Control("eff_expert_load_imbalance", "number", _eff_default("eff_expert_load_imbalance"), lo=1.0, hi=16.0,
+            step=0.05, integer=False),
+    _amount("eff_all_to_all_latency_us", 10_000.0, 5.0), _fraction("eff_scale_out_bw_fraction"),
+    _amount("eff_expert_parallel_buffer_gib", 64.0, 0.1),
 )
 
 
