@@ -12,7 +12,8 @@ from dataclasses import asdict
 from typing import Any
 
 from calc.plan.percentiles import WORK_BUDGET, check_top
-from calc.plan.search import PERCENTILES, REASONS, SORTS, PlanRequest, plan
+from calc.plan.search import PERCENTILES, REASONS, SORTS, PlanRequest, chosen_layouts, plan
+from calc.spec.untrusted import InputError
 from calc.cli.args import UsageError, add_efficiency_arg, load_efficiency
 
 # The contract's keys first, in its order; the rest follow.
@@ -78,6 +79,14 @@ def add_plan_parser(sub) -> None:
     p.add_argument("--work-budget", type=_number("--work-budget", 1, 1e12, integer=True, lo_open=False), default=None,
                    help=f"--percentile: simulator work units for the check (default {WORK_BUDGET:,}, ~8 s of one "
                         "core; a unit is a loop pass or 64 engine steps)")
+    # Fix part of the multi-GPU layout (vLLM's flags); default: the planner searches TP, TP × PP and DP + EP
+    p.add_argument("--pipeline-parallel-size", "-pp", type=_number("--pipeline-parallel-size", 1, 1024, integer=True,
+                                                                  lo_open=False), default=None)
+    p.add_argument("--data-parallel-size", "-dp", type=_number("--data-parallel-size", 1, 1024, integer=True,
+                                                              lo_open=False), default=None)
+    p.add_argument("--enable-expert-parallel", action=argparse.BooleanOptionalAction, default=None)
+    p.add_argument("--nodes", type=_number("--nodes", 1, 1024, integer=True, lo_open=False), default=None,
+                   help="servers one replica spans (default: any)")
     add_efficiency_arg(p)
     p.add_argument("--format", choices=("table", "json"), default="table")
 
@@ -108,7 +117,17 @@ def run_plan(args: argparse.Namespace) -> int:
         raise UsageError(f"--input-len + --output-len ({req.model_len:,}) must be <= max_position_embeddings "
                          f"({arch.max_position_embeddings:,}) of {arch.name}")
     efficiency = load_efficiency(args.efficiency)
-    result = check_top(plan(arch, gpus, req, efficiency, prices=prices), arch, gpus, efficiency,
+    grid_kw: dict[str, Any] = {}
+    if any(getattr(args, k) is not None for k in ("pipeline_parallel_size", "data_parallel_size", "enable_expert_parallel")):
+        try:
+            grid_kw["layouts"] = chosen_layouts(arch, pipeline_parallel_size=args.pipeline_parallel_size,
+                                                data_parallel_size=args.data_parallel_size,
+                                                enable_expert_parallel=args.enable_expert_parallel)
+        except InputError as exc:
+            raise UsageError(str(exc)) from None
+    if args.nodes is not None:
+        grid_kw["nodes"] = args.nodes
+    result = check_top(plan(arch, gpus, req, efficiency, prices=prices, **grid_kw), arch, gpus, efficiency,
                        work_budget=None if args.work_budget is None else int(args.work_budget))
     rows = [_record(d) for d in result.ranked]
     if result.percentile_note:
@@ -120,9 +139,11 @@ def run_plan(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(rows))
         return 0
-    cols = ("gpu", "tensor_parallel_size", "quantization", "kv_cache_dtype", "max_num_seqs", "replicas", "gpus_total",
+    cols = ("gpu", "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "enable_expert_parallel",
+            "quantization", "kv_cache_dtype", "max_num_seqs", "replicas", "gpus_total",
             "ttft_s", "tpot_s", "usd_per_hour", "usd_per_million_input_tokens", "usd_per_million_output_tokens")
-    heads = ("gpu", "tp", "weights", "kv", "seqs", "replicas", "gpus", "ttft_ms", "tpot_ms", "usd/h", "$/M in", "$/M out")
+    heads = ("gpu", "tp", "pp", "dp", "ep", "weights", "kv", "seqs", "replicas", "gpus", "ttft_ms", "tpot_ms", "usd/h",
+             "$/M in", "$/M out")
     print(f"{result.model_id}: {req.rate_rps:g} req/s, {req.input_len} in / {req.output_len} out tokens, "
           f"SLA TTFT <= {req.ttft_slo_s * 1e3:g} ms, TPOT <= {req.tpot_slo_s * 1e3:g} ms ({result.slo_statistic}); "
           f"{result.grid.size:,} configurations searched")
@@ -130,6 +151,8 @@ def run_plan(args: argparse.Namespace) -> int:
     def cell(k: str, v: Any) -> str:
         if v is None:
             return "-"
+        if isinstance(v, bool):
+            return "yes" if v else "-"
         if k in ("ttft_s", "tpot_s"):
             return f"{v * 1e3:.1f}"
         if isinstance(v, float):

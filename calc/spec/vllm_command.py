@@ -31,6 +31,12 @@ def serve_command(*, model_id: str, serving: ServingConfig, max_model_len: int, 
     """
     s = serving
     flags = [f"--tensor-parallel-size {s.tensor_parallel_size}", f"--dtype {s.dtype}"]
+    if s.pipeline_parallel_size > 1:
+        flags.append(f"--pipeline-parallel-size {s.pipeline_parallel_size}")
+    if s.data_parallel_size > 1:
+        flags.append(f"--data-parallel-size {s.data_parallel_size}")
+    if s.enable_expert_parallel:
+        flags.append("--enable-expert-parallel")
     if s.quantization not in ("none", "auto"):  # auto = the checkpoint's own format: no flag
         flags.append(f"--quantization {s.quantization}")
     flags += [f"--max-model-len {max_model_len}", f"--max-num-seqs {max_num_seqs}",
