@@ -6,6 +6,7 @@ from calc.sizing.scenario import memory_for, model_numbers
 from ui import layout, shell, tables
 from ui.i18n import weights_phrase
 from ui.memory import explain, figures, sweeps
+from ui.memory.parallel import layout_note
 from ui import format as F
 from ui.controls import SWEEP_CONTEXT
 from ui.state import check_query_params, render_control
@@ -42,6 +43,9 @@ else:  # the label says how many requests the value holds when not all of them f
     cards.metric(in_use_label, F.gib(r.kv_in_use_bytes), border=True,
                  help=t("mem.metric.in_use.help", used=F.both(r.kv_in_use_bytes), pool=F.both(r.kv_pool_bytes)))
 
+note = layout_note(sc, r, t)  # PP / DP / EP: per GPU vs per rank vs all ranks
+if note:
+    st.info(note)
 if not starts:
     st.error(scenario_not_fit_message(sc, r, t, concurrency=sc.concurrency, context_tokens=sc.context_tokens))
 elif not bool(r.concurrency_fits):

@@ -319,11 +319,18 @@ def efficiency_from(values: dict[str, Any]) -> Efficiency:
     return Efficiency(**fields)
 
 
+# Multi-GPU layout beyond TP (vLLM's flags; calc.spec.parallelism checks the combination).
+PP = Control("pp", "select", 1, options=(1, 2, 3, 4, 6, 8, 16))
+DP = Control("dp", "select", 1, options=(1, 2, 4, 8, 16, 32, 64, 72, 96, 128, 144, 256))
+EP = Control("ep", "toggle", False)
+NODES = Control("nodes", "number", None, lo=1, hi=1024, step=1, optional=True)
+PARALLEL = (PP, DP, EP, NODES)
+
 MAIN = (MODEL, GPU, TP, QUANTIZATION, DTYPE, KV_CACHE_DTYPE, CONTEXT, CONCURRENCY)
 ENGINE = (GPU_MEMORY_UTILIZATION, BLOCK_SIZE, MAX_MODEL_LEN, MAX_NUM_SEQS, MAX_NUM_BATCHED_TOKENS, OUTPUT_LEN,
           VLLM_VERSION)
-SHARED = MAIN + ENGINE + EFFICIENCY + CUSTOM_GPU_CONTROLS
-LAZY = ENGINE + EFFICIENCY  # drawn only while their sidebar section is open (ui.state._lazy_section)
+SHARED = MAIN + ENGINE + EFFICIENCY + CUSTOM_GPU_CONTROLS + PARALLEL
+LAZY = ENGINE + EFFICIENCY + PARALLEL  # drawn only while their sidebar section is open (ui.state._lazy_section)
 BY_KEY = {c.key: c for c in SHARED}
 
 # Page-level controls (also in the URL; dropped from it when the user leaves their page).

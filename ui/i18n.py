@@ -614,6 +614,10 @@ from ui.loadtest import i18n as _loadtest  # noqa: E402
 
 EN.update(_loadtest.EN)
 ZH.update(_loadtest.ZH)
+from ui import i18n_layout as _layout  # noqa: E402  (multi-GPU layout: PP, DP, EP, nodes)
+
+EN.update(_layout.EN)
+ZH.update(_layout.ZH)
 STRINGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}
 
 
