@@ -109,12 +109,13 @@ else:
     layout.chart(FP.pareto_figure(result.grid, t, rate_rps=req.rate_rps, input_len=req.input_len,
                                   output_len=req.output_len, gpu_names=names), key="planner_pareto")
     st.subheader(t("pl.cmd.title"))
-    labels = [f"#{k} {d.gpu} TP {d.tensor_parallel_size} {X.precision_label(d.quantization, t)} / KV {d.kv_cache_dtype}"
-              for k, d in enumerate(result.ranked, 1)]
+    labels = [f"#{k} {d.gpu} TP {d.tensor_parallel_size}{X.layout_label(d)} {X.precision_label(d.quantization, t)}"
+              f" / KV {d.kv_cache_dtype}" for k, d in enumerate(result.ranked, 1)]
     pick = st.selectbox(t("pl.cmd.pick"), range(len(labels)), format_func=lambda i: labels[i], key="pl_cmd_pick")
     d = result.ranked[pick]
     st.code(d.vllm_command, language="bash")
-    st.caption(t("pl.cmd.caption", replicas=t.count("replica", d.replicas), gpus=t.count("gpu", d.tensor_parallel_size)))
+    st.caption(t("pl.cmd.caption", replicas=t.count("replica", d.replicas), gpus=t.count("gpu", d.tensor_parallel_size * d.pipeline_parallel_size
+                                                                            * d.data_parallel_size)))
 
 st.subheader(t("pl.out.title"))
 st.table(X.reason_summary(result, t), hide_index=True)
