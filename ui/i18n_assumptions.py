@@ -62,9 +62,11 @@ _LABELS_ZH = {
     "eff_activation_live_hidden_buffers": "激活峰值时存活的 hidden 缓冲数",
 }
 _HELP_ZH = {
-    "eff_expert_load_imbalance": "专家并行：最忙的 EP rank 上的 token 数与平均值之比（MoE 层要等它）。DeepSeek 推理系统概述用 EPLB "
-                                 "和冗余专家来均衡；SGLang 96 张 H100 的报告（LMSYS，2025-05-05）在大批量、开启 EPLB 时测得均衡度"
-                                 "（平均/最大）约 0.8，即 1.25；不开 EPLB 时更差，这里取 1.3。",
+    "eff_expert_load_imbalance": "专家并行：最忙的 EP rank 上的 token 数与平均值之比（MoE 层要等它）。DeepSeek（V3 报告、"
+                                 "推理系统概述）和 SGLang（EPLB 文档）都因路由不均而增加冗余专家；LMSYS 的 Waterfill/LPLB "
+                                 "文章（2026-06）指出即使开了 EPLB，单个批次在各 rank 上仍不均衡，削减最忙 rank 可提速 1–7%。"
+                                 "1.3 是估计值（未找到 DeepSeek-V3 在 EPLB 下公开的最大/平均比）；用它时 "
+                                 "bench/data/wide_ep_measurements.jsonl 中的宽 EP 数据误差在 6% 以内。",
     "eff_all_to_all_latency_us": "每个 MoE 层一次 EP all-to-all（dispatch 或 combine）的固定时间。DeepEP README 的低延迟 kernel"
                                  "（H800，128 个 token，hidden 7168，top-8）：EP8 dispatch 7.3 MB 用 77 µs，EP16–EP128 为 118–192 µs；"
                                  "扣除按链路速度传输的时间后剩 30–40 µs。",

@@ -370,9 +370,11 @@ class Efficiency(_Frozen):
         "attention output); physics.md A4 suggests 2-4."))] = 4.0
     expert_load_imbalance: Annotated[float, Field(ge=1.0, le=16.0, description=(
         "Expert parallelism: tokens on the busiest EP rank over the mean (the MoE layer waits for "
-        "it). DeepSeek's inference overview balances experts with EPLB and redundant experts; "
-        "SGLang's 96-H100 report (LMSYS, 2025-05-05) measures a balancedness (mean/max) of about "
-        "0.8 with EPLB at large batches, i.e. 1.25; without EPLB it is lower, so 1.3 is taken."))] = 1.3
+        "it). DeepSeek (V3 report, inference overview) and SGLang (EPLB docs) add redundant experts "
+        "because routing is uneven; LMSYS's Waterfill/LPLB post (2026-06) finds that even with EPLB a "
+        "batch still hits ranks unevenly and gains 1-7 % by trimming the busiest rank. 1.3 is an "
+        "estimate [no published max/mean ratio for DeepSeek-V3 under EPLB was found]; the wide-EP "
+        "rows of bench/data/wide_ep_measurements.jsonl stay within 6 % with it."))] = 1.3
     all_to_all_latency_s: Annotated[float, Field(ge=0.0, le=0.1, description=(
         "Fixed time of one EP all-to-all phase (dispatch or combine) per MoE layer. DeepEP "
         "README, low-latency kernels (H800, 128 tokens, hidden 7168, top-8): EP8 dispatch 77 us "
