@@ -418,5 +418,6 @@ def layout_buffer_bytes(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, e
     from calc.spec.nodes import node_for  # data file read on first use
     ep = int(expert_parallel_size(tensor_parallel_size=serving.tensor_parallel_size,
                                   data_parallel_size=serving.data_parallel_size, enable_expert_parallel=True))
-    return float(expert_parallel_buffer_bytes(expert_parallel_size=ep, spans_nodes=ep > node_for(gpu).nvlink_domain_gpus,
+    return float(expert_parallel_buffer_bytes(expert_parallel_size=ep, spans_nodes=ep > max(node_for(gpu).gpus_per_node,
+                                                                                          node_for(gpu).nvlink_domain_gpus),
                                               buffer_bytes=efficiency.expert_parallel_buffer_bytes))

@@ -38,26 +38,29 @@ def layout_fields(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, efficie
     tp, pp, dp = serving.tensor_parallel_size, serving.pipeline_parallel_size, serving.data_parallel_size
     out: dict = {}
     scale_out = node.scale_out_bw_bytes_per_s * efficiency.scale_out_bw_fraction
-    if tp > node.nvlink_domain_gpus:
+    # GPUs that reach each other without the NIC: the server (PCIe or NVLink inside it, as gpus.json's
+    # link topology says) or the NVLink domain when it is larger (GB200 NVL72)
+    local = max(node.gpus_per_node, node.nvlink_domain_gpus)
+    if tp > local:
         out.update(link_bw_bytes_per_s=min(tp_link_bw_bytes_per_s, scale_out), custom_allreduce=False)
     ep = int(expert_parallel_size(tensor_parallel_size=tp, data_parallel_size=dp,
                                   enable_expert_parallel=serving.enable_expert_parallel))
     if arch.moe is not None and ep > 1:
         from calc.timing.interconnect import allreduce_link
         # inside the NVLink / xGMI domain: the per-GPU link at the domain's size (a mesh's peers add up)
-        domain_bw = allreduce_link(gpu, min(ep, node.nvlink_domain_gpus), efficiency).bandwidth_bytes_per_s \
+        domain_bw = allreduce_link(gpu, min(ep, local), efficiency).bandwidth_bytes_per_s \
             * efficiency.interconnect_bw_fraction
         out.update(expert_params=experts_params / ep, expert_token_multiplier=float(dp),
                    expert_load_imbalance=efficiency.expert_load_imbalance, expert_parallel_size=ep,
                    num_moe_layers=arch.num_hidden_layers - arch.moe.first_dense_layers,
-                   ep_domain_gpus=node.nvlink_domain_gpus,
+                   ep_domain_gpus=local,
                    ep_nvlink_bw_bytes_per_s=domain_bw, ep_scale_out_bw_bytes_per_s=scale_out,
                    ep_dispatch_bytes_per_element=FP8_DISPATCH_BYTES if quantization == "fp8" else activation_bytes,
                    all_to_all_latency_s=efficiency.all_to_all_latency_s)
     if pp > 1:
         stage_gpus = tp  # consecutive stages sit in the same NVLink domain while TP·PP fits it
         out.update(pipeline_parallel_size=pp,
-                   pipeline_link_bw_bytes_per_s=tp_link_bw_bytes_per_s if stage_gpus * pp <= node.nvlink_domain_gpus
+                   pipeline_link_bw_bytes_per_s=tp_link_bw_bytes_per_s if stage_gpus * pp <= local
                    else scale_out,
                    pipeline_hop_latency_s=efficiency.all_to_all_latency_s)
     return out
