@@ -136,7 +136,9 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     }
     out["max_concurrency"] = out["max_concurrency"] * serving.data_parallel_size
     if rate is not None:  # the open loop at that rate, split evenly over the replicas
-        ol = open_loop(est.engine, input_len=serving.input_len, output_len=serving.output_len, rate_rps=rate / replicas,
+        # one engine = one DP rank: its share of a replica's rate
+        ol = open_loop(est.engine, input_len=serving.input_len, output_len=serving.output_len,
+                       rate_rps=rate / replicas / serving.data_parallel_size,
                        max_num_seqs=est.max_num_seqs, max_num_batched_tokens=est.max_num_batched_tokens,
                        kv_capacity_tokens=m.kv_pool_tokens, enable_chunked_prefill=serving.enable_chunked_prefill)
         out.update({
