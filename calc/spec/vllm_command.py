@@ -64,6 +64,11 @@ FLAGS: dict[str, tuple[str, str]] = {
     "--max-num-batched-tokens": ("max_num_batched_tokens", "int"), "--model": ("model", "str"),
     "--enable-chunked-prefill": ("enable_chunked_prefill", "bool"),
     "--no-enable-chunked-prefill": ("enable_chunked_prefill", "false"),
+    # multi-GPU layout (calc.spec.parallelism checks the combination)
+    "--pipeline-parallel-size": ("pipeline_parallel_size", "int"), "-pp": ("pipeline_parallel_size", "int"),
+    "--data-parallel-size": ("data_parallel_size", "int"), "-dp": ("data_parallel_size", "int"),
+    "--enable-expert-parallel": ("enable_expert_parallel", "bool"),
+    "--no-enable-expert-parallel": ("enable_expert_parallel", "false"),
 }
 _BOOL_WORDS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 # Flags of `vllm serve` / `docker run` that take no value (so the next word is not eaten as one).
