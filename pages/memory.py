@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from calc.sizing.layout import rank_numbers
 from calc.sizing.scenario import memory_for, model_numbers
 from ui import layout, shell, tables
 from ui.i18n import weights_phrase
@@ -75,7 +76,10 @@ st.download_button(t("csv.waste"), key="waste_csv", on_click="ignore", file_name
                    data=lambda: tables.waste_csv(r, block_size=s.block_size, max_model_len=sc.resolved.max_model_len))
 
 st.subheader(t("why.title"))
-numbers = model_numbers(sc.arch, dtype=s.dtype, quantization=s.quantization, kv_cache_dtype=s.kv_cache_dtype)
+numbers = rank_numbers(sc.arch, model_numbers(sc.arch, dtype=s.dtype, quantization=s.quantization,  # PP/EP share
+                                              kv_cache_dtype=s.kv_cache_dtype),
+                       tensor_parallel_size=s.tensor_parallel_size, pipeline_parallel_size=s.pipeline_parallel_size,
+                       data_parallel_size=s.data_parallel_size, enable_expert_parallel=s.enable_expert_parallel)
 inputs = explain.Inputs(arch=sc.arch, serving=s, resolved=sc.resolved, efficiency=sc.efficiency, numbers=numbers,
                         result=r, context_tokens=sc.context_tokens)
 render_panels(explain.memory_panels(inputs, t), t)

@@ -40,3 +40,10 @@ def test_sidebar_layout_section_has_the_four_controls():
     at = open_section(app(), "sec_parallel")
     keys = {w.key for w in (*at.sidebar.selectbox, *at.sidebar.number_input, *at.sidebar.toggle)}
     assert {"pp", "dp", "ep", "nodes"} <= keys
+
+
+def test_why_panels_render_with_a_layout():
+    from apptest_helpers import open_why
+
+    at = open_why(app({**DSV3, "dp": "8", "ep": "true"}), "weights", "kv_token", "pool", "activations", "overhead")
+    assert not at.exception and not at.error
