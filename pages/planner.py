@@ -88,6 +88,8 @@ cards.metric(t("pl.metric.best"), "—" if best is None else f"{best.gpus_total}
              help=None if best is None else t("pl.metric.best.help", replicas=t.count("replica", best.replicas), tp=best.tensor_parallel_size,
                                               gpu=best.gpu_name, q=X.precision_label(best.quantization, t),
                                               kv=best.kv_cache_dtype, s=best.max_num_seqs))
+if best is not None and (why := X.layout_why(best, t)):  # PP / DP / EP: why this layout carries the rate
+    st.info(why)
 # how long it took: a footnote, not a result (under a millisecond: the answer was already cached, by this
 # session or another asking the same question)
 st.caption(t("pl.search_time", ms=F.number(elapsed * 1e3, 0)) if elapsed >= 1e-3 else t("pl.search_cached"))

@@ -25,6 +25,10 @@ EN: dict[str, str] = {
     "layout.ep": ", experts over EP {ep} ranks",
     "layout.mla_dp": "MLA caches one latent per token on every GPU of a TP group: TP {tp} keeps the same request "
                      "{tp} times, DP {dp} keeps {dp} ranks' own requests.",
+    "layout.why": "Why {layout}: {gpus} GPUs on {nodes} node(s) per replica; each GPU holds {weights} of weights "
+                  "and a {kv} KV pool (experts spread over the ranks, attention and its KV cache per DP rank), so "
+                  "its {dp} rank(s) of up to {seqs} sequences run {running} requests at once at {tpot} ms per token: "
+                  "the experts' weights are read once per step for all of them.",
     "planner.col.pp": "PP",
     "planner.col.dp": "DP",
     "planner.col.ep": "EP",
@@ -52,6 +56,9 @@ ZH: dict[str, str] = {
     "layout.ep": "，专家分布在 EP {ep} 个 rank 上",
     "layout.mla_dp": "MLA 在一个 TP 组的每张 GPU 上都缓存每个 token 的同一个潜变量：TP {tp} 把同一个请求存 {tp} 份，"
                      "DP {dp} 则是 {dp} 个 rank 各存自己的请求。",
+    "layout.why": "为什么选 {layout}：每个副本 {gpus} 张 GPU、{nodes} 个节点；每张 GPU 存 {weights} 权重和 {kv} 的 KV 池"
+                  "（专家分布在各 rank 上，注意力及其 KV Cache 每个 DP rank 各一份），所以 {dp} 个 rank（每个最多 {seqs} "
+                  "个序列）同时运行 {running} 个请求，每个 token {tpot} ms：专家权重每步只读一次，供所有请求共用。",
     "planner.col.pp": "流水线 PP",
     "planner.col.dp": "数据并行 DP",
     "planner.col.ep": "专家并行 EP",

@@ -126,3 +126,15 @@ def layout_label(d) -> str:
     out = f" × PP {d.pipeline_parallel_size}" if d.pipeline_parallel_size > 1 else ""
     out += f" × DP {d.data_parallel_size}" if d.data_parallel_size > 1 else ""
     return out + (" EP" if d.enable_expert_parallel else "")
+
+
+def layout_why(d, t: T) -> str | None:
+    """Why the best option's multi-GPU layout serves the rate: its GPUs and nodes, what each GPU holds
+    (weights, KV pool) and how many sequences all its DP ranks run at once (None for TP alone)."""
+    if d.pipeline_parallel_size == 1 and d.data_parallel_size == 1 and not d.enable_expert_parallel:
+        return None
+    return t("layout.why", layout=f"TP {d.tensor_parallel_size}{layout_label(d)}",
+             gpus=d.tensor_parallel_size * d.pipeline_parallel_size * d.data_parallel_size, nodes=d.nodes,
+             weights=F.gib(d.weights_bytes), kv=F.gib(d.kv_pool_bytes), dp=d.data_parallel_size,
+             seqs=d.max_num_seqs, running=F.integer(d.running * d.data_parallel_size),
+             tpot=F.number(d.tpot_s * 1e3, 1))
