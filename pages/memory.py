@@ -2,10 +2,12 @@
 
 import streamlit as st
 
+from calc.sizing.layout import rank_numbers
 from calc.sizing.scenario import memory_for, model_numbers, mxfp4_backend
 from ui import layout, shell, tables
 from ui.i18n import weights_phrase
 from ui.memory import explain, figures, sweeps
+from ui.memory.parallel import layout_note
 from ui import format as F
 from ui.controls import SWEEP_CONTEXT
 from ui.state import check_query_params, render_control
@@ -42,6 +44,9 @@ else:  # the label says how many requests the value holds when not all of them f
     cards.metric(in_use_label, F.gib(r.kv_in_use_bytes), border=True,
                  help=t("mem.metric.in_use.help", used=F.both(r.kv_in_use_bytes), pool=F.both(r.kv_pool_bytes)))
 
+note = layout_note(sc, r, t)  # PP / DP / EP: per GPU vs per rank vs all ranks
+if note:
+    st.info(note)
 if not starts:
     st.error(scenario_not_fit_message(sc, r, t, concurrency=sc.concurrency, context_tokens=sc.context_tokens))
 elif not bool(r.concurrency_fits):
@@ -71,8 +76,10 @@ st.download_button(t("csv.waste"), key="waste_csv", on_click="ignore", file_name
                    data=lambda: tables.waste_csv(r, block_size=s.block_size, max_model_len=sc.resolved.max_model_len))
 
 st.subheader(t("why.title"))
-numbers = model_numbers(sc.arch, dtype=s.dtype, quantization=s.quantization, kv_cache_dtype=s.kv_cache_dtype,
-                        mxfp4_backend=mxfp4_backend(sc.gpu))
+numbers = rank_numbers(sc.arch, model_numbers(sc.arch, dtype=s.dtype, quantization=s.quantization,  # PP/EP share
+                                              kv_cache_dtype=s.kv_cache_dtype, mxfp4_backend=mxfp4_backend(sc.gpu)),
+                       tensor_parallel_size=s.tensor_parallel_size, pipeline_parallel_size=s.pipeline_parallel_size,
+                       data_parallel_size=s.data_parallel_size, enable_expert_parallel=s.enable_expert_parallel)
 inputs = explain.Inputs(arch=sc.arch, serving=s, resolved=sc.resolved, efficiency=sc.efficiency, numbers=numbers,
                         result=r, context_tokens=sc.context_tokens)
 render_panels(explain.memory_panels(inputs, t), t)

@@ -88,6 +88,8 @@ cards.metric(t("pl.metric.best"), "—" if best is None else f"{best.gpus_total}
              help=None if best is None else t("pl.metric.best.help", replicas=t.count("replica", best.replicas), tp=best.tensor_parallel_size,
                                               gpu=best.gpu_name, q=X.precision_label(best.quantization, t),
                                               kv=best.kv_cache_dtype, s=best.max_num_seqs))
+if best is not None and (why := X.layout_why(best, t)):  # PP / DP / EP: why this layout carries the rate
+    st.info(why)
 # how long it took: a footnote, not a result (under a millisecond: the answer was already cached, by this
 # session or another asking the same question)
 st.caption(t("pl.search_time", ms=F.number(elapsed * 1e3, 0)) if elapsed >= 1e-3 else t("pl.search_cached"))
@@ -109,12 +111,13 @@ else:
     layout.chart(FP.pareto_figure(result.grid, t, rate_rps=req.rate_rps, input_len=req.input_len,
                                   output_len=req.output_len, gpu_names=names), key="planner_pareto")
     st.subheader(t("pl.cmd.title"))
-    labels = [f"#{k} {d.gpu} TP {d.tensor_parallel_size} {X.precision_label(d.quantization, t)} / KV {d.kv_cache_dtype}"
-              for k, d in enumerate(result.ranked, 1)]
+    labels = [f"#{k} {d.gpu} TP {d.tensor_parallel_size}{X.layout_label(d)} {X.precision_label(d.quantization, t)}"
+              f" / KV {d.kv_cache_dtype}" for k, d in enumerate(result.ranked, 1)]
     pick = st.selectbox(t("pl.cmd.pick"), range(len(labels)), format_func=lambda i: labels[i], key="pl_cmd_pick")
     d = result.ranked[pick]
     st.code(d.vllm_command, language="bash")
-    st.caption(t("pl.cmd.caption", replicas=t.count("replica", d.replicas), gpus=t.count("gpu", d.tensor_parallel_size)))
+    st.caption(t("pl.cmd.caption", replicas=t.count("replica", d.replicas), gpus=t.count("gpu", d.tensor_parallel_size * d.pipeline_parallel_size
+                                                                            * d.data_parallel_size)))
 
 st.subheader(t("pl.out.title"))
 st.table(X.reason_summary(result, t), hide_index=True)

@@ -28,7 +28,10 @@ ESTIMATE_KEYS = {
     "open_loop_closed_form", "open_loop_e2e_latency_s", "open_loop_running", "open_loop_stable", "open_loop_tpot_s",
     "open_loop_ttft_p95_s", "open_loop_ttft_s", "output_len", "output_tokens_per_s", "prefill_bound",
     "prefill_step_bound", "rate_rps", "replicas", "requests_per_s", "running", "tensor_parallel_size",
-    "total_tokens_per_s", "tpot_s", "ttft_s", "waiting", "wave_e2e_latency_s", "wave_ttft_s", "weights_bytes"}
+    "total_tokens_per_s", "tpot_s", "ttft_s", "waiting", "wave_e2e_latency_s", "wave_ttft_s", "weights_bytes",
+    # the multi-GPU layout (calc.cli.args.layout_record)
+    "pipeline_parallel_size", "data_parallel_size", "enable_expert_parallel", "expert_parallel_size", "nodes",
+    "gpus_per_replica", "gpus_total"}
 
 
 def run(capsys, *argv):

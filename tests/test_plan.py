@@ -41,10 +41,14 @@ class TestOneSourceOfTruth:
             gi, ti, qi, ki, si = (int(rng.integers(n)) for n in grid.fits.shape)
             gpu = FEW_GPUS[gi]
             seqs = grid.max_num_seqs[si]
-            serving = ServingConfig(tensor_parallel_size=grid.tensor_parallel_sizes[ti], dtype="auto",
+            lay = grid.layout(ti)  # TP × PP × DP (+ EP): a replica runs DP engines of `seqs` each
+            serving = ServingConfig(tensor_parallel_size=lay.tensor_parallel_size,
+                                    pipeline_parallel_size=lay.pipeline_parallel_size,
+                                    data_parallel_size=lay.data_parallel_size,
+                                    enable_expert_parallel=lay.enable_expert_parallel, dtype="auto",
                                     quantization=grid.quantizations[qi], kv_cache_dtype=grid.kv_cache_dtypes[ki],
                                     input_len=1000, output_len=200, max_model_len=1200, max_num_seqs=seqs,
-                                    concurrency=seqs)
+                                    concurrency=seqs * lay.data_parallel_size)
             e = estimate(LLAMA70, gpu, serving, uniform_lengths=False)  # the planner's spread arrivals
             m = memory_for(LLAMA70, gpu, serving, concurrency=1, context_tokens=1200)
             at = (gi, ti, qi, ki, si)
@@ -113,7 +117,8 @@ class TestRanking:
         assert all(d.ttft_s <= 1.0 and d.tpot_s <= 0.05 for d in r.ranked)
         usd = [d.usd_per_hour for d in r.ranked]
         assert usd == sorted(usd)
-        keys = {(d.gpu, d.tensor_parallel_size, d.quantization, d.kv_cache_dtype) for d in r.ranked}
+        keys = {(d.gpu, d.tensor_parallel_size, d.pipeline_parallel_size, d.data_parallel_size,
+                 d.enable_expert_parallel, d.quantization, d.kv_cache_dtype) for d in r.ranked}
         assert len(keys) == len(r.ranked)  # one row per option (its best max_num_seqs)
         assert r.slo_statistic == "mean"
         assert r.grid.size == len(list_gpus()) * 4 * 4 * 2 * 11  # GPUs × TP {1,2,4,8} × weights × KV × max_num_seqs
@@ -150,8 +155,12 @@ class TestRanking:
 
 class TestReasons:
     def test_does_not_fit(self):
-        r = plan(get_model("meta-llama/Llama-3.1-405B"), [get_gpu("l4")], REQ)
+        # within one node (TP alone) 405B fits no L4 configuration ...
+        r = plan(get_model("meta-llama/Llama-3.1-405B"), [get_gpu("l4")], REQ, tensor_parallel_sizes=(1, 2, 4, 8))
         assert r.ranked == [] and {o.reason for o in r.options} == {"does_not_fit"}
+        # ... across 4 nodes (TP 8 × PP 4 = 32 L4, 768 GB) the 4-bit weights (203 GB) do
+        r = plan(get_model("meta-llama/Llama-3.1-405B"), [get_gpu("l4")], REQ)
+        assert any(o.pipeline_parallel_size == 4 and o.reason != "does_not_fit" for o in r.options)
 
     def test_misses_ttft_and_tpot(self):
         tight_ttft = plan(LLAMA70, [get_gpu("a100-80gb")], REQ.model_copy(update={"ttft_slo_s": 0.001}))
@@ -534,7 +543,8 @@ class TestPrecisionPreference:
     def test_deepseek_v3_ships_fp8_and_no_awq_checkpoint_is_known(self):
         arch = get_model("deepseek-ai/DeepSeek-V3")
         assert arch.checkpoint_quantization == "fp8"  # its config.json quantization_config
-        r = plan(arch, list_gpus(), self.REQ)
+        # (top 1000: with the DP/EP/PP layouts the first 40 rows are all FP8 ones)
+        r = plan(arch, list_gpus(), self.REQ.model_copy(update={"top": 1000}))
         sources = [d.precision_source for d in r.ranked]
         assert {d.quantization for d in r.ranked if d.precision_source == "checkpoint"} == {"fp8"}
         # AWQ/INT8 DeepSeek-V3 checkpoints are not in calc/data/quantization_quality.json: listed after the

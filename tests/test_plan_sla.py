@@ -51,6 +51,9 @@ def steady_percentile(row: dict, model: str, rate_rps: float, percentile: str) -
     """(TTFT, TPOT) at ``percentile`` of one replica of ``row`` at rate / replicas, steady state."""
     arch, gpu = get_model(model), get_gpu(row["gpu"])
     serving = ServingConfig(tensor_parallel_size=row["tensor_parallel_size"], dtype="auto",
+                            pipeline_parallel_size=row["pipeline_parallel_size"],
+                            data_parallel_size=row["data_parallel_size"],
+                            enable_expert_parallel=row["enable_expert_parallel"],
                             quantization=row["quantization"], kv_cache_dtype=row["kv_cache_dtype"],
                             input_len=row["input_len"], output_len=row["output_len"],
                             max_model_len=row["max_model_len"], max_num_seqs=row["max_num_seqs"],
@@ -60,7 +63,7 @@ def steady_percentile(row: dict, model: str, rate_rps: float, percentile: str) -
                             context_tokens=row["max_model_len"]).num_blocks)
     cfg = EngineConfig(max_num_seqs=row["max_num_seqs"], max_num_batched_tokens=row["max_num_batched_tokens"],
                        enable_chunked_prefill=True, num_blocks=blocks)
-    per_replica = rate_rps / row["replicas"]
+    per_replica = rate_rps / row["replicas"] / row["data_parallel_size"]  # one DP rank's share
     key = (astuple(e), astuple(cfg), per_replica, row["input_len"], row["output_len"], percentile)
     if key not in _SIMULATED:
         w = make_workload(arrival="poisson", num_requests=NUM_REQUESTS, rate_per_s=per_replica,

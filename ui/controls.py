@@ -261,6 +261,10 @@ EFFICIENCY_FIELDS: dict[str, tuple[str, float]] = {  # control key -> (Efficienc
     "eff_cuda_context_gib": ("cuda_context_bytes", 2.0**30),
     "eff_cuda_graph_gib": ("cuda_graph_bytes", 2.0**30),
     "eff_activation_live_hidden_buffers": ("activation_live_hidden_buffers", 1.0),
+    "eff_expert_load_imbalance": ("expert_load_imbalance", 1.0),
+    "eff_all_to_all_latency_us": ("all_to_all_latency_s", 1e-6),
+    "eff_scale_out_bw_fraction": ("scale_out_bw_fraction", 1.0),
+    "eff_expert_parallel_buffer_gib": ("expert_parallel_buffer_bytes", 2.0**30),
 }
 
 
@@ -300,6 +304,10 @@ EFFICIENCY = (
     _amount("eff_nccl_overhead_gib", 64.0, 0.1), _amount("eff_nccl_per_peer_gib", 4.0, 0.01),
     _amount("eff_allocator_workspace_gib", 4.0, 0.01), _amount("eff_cuda_context_gib", 16.0, 0.1),
     _amount("eff_cuda_graph_gib", 16.0, 0.1), _amount("eff_activation_live_hidden_buffers", 64.0, 0.5),
+    Control("eff_expert_load_imbalance", "number", _eff_default("eff_expert_load_imbalance"), lo=1.0, hi=16.0,
+            step=0.05, integer=False),
+    _amount("eff_all_to_all_latency_us", 10_000.0, 5.0), _fraction("eff_scale_out_bw_fraction"),
+    _amount("eff_expert_parallel_buffer_gib", 64.0, 0.1),
 )
 
 
@@ -313,11 +321,18 @@ def efficiency_from(values: dict[str, Any]) -> Efficiency:
     return Efficiency(**fields)
 
 
+# Multi-GPU layout beyond TP (vLLM's flags; calc.spec.parallelism checks the combination).
+PP = Control("pp", "select", 1, options=(1, 2, 3, 4, 6, 8, 16))
+DP = Control("dp", "select", 1, options=(1, 2, 4, 8, 16, 32, 64, 72, 96, 128, 144, 256))
+EP = Control("ep", "toggle", False)
+NODES = Control("nodes", "number", None, lo=1, hi=1024, step=1, optional=True)
+PARALLEL = (PP, DP, EP, NODES)
+
 MAIN = (MODEL, GPU, TP, QUANTIZATION, DTYPE, KV_CACHE_DTYPE, CONTEXT, CONCURRENCY)
 ENGINE = (GPU_MEMORY_UTILIZATION, BLOCK_SIZE, MAX_MODEL_LEN, MAX_NUM_SEQS, MAX_NUM_BATCHED_TOKENS, OUTPUT_LEN,
           VLLM_VERSION)
-SHARED = MAIN + ENGINE + EFFICIENCY + CUSTOM_GPU_CONTROLS
-LAZY = ENGINE + EFFICIENCY  # drawn only while their sidebar section is open (ui.state._lazy_section)
+SHARED = MAIN + ENGINE + EFFICIENCY + CUSTOM_GPU_CONTROLS + PARALLEL
+LAZY = ENGINE + EFFICIENCY + PARALLEL  # drawn only while their sidebar section is open (ui.state._lazy_section)
 BY_KEY = {c.key: c for c in SHARED}
 
 # Page-level controls (also in the URL; dropped from it when the user leaves their page).

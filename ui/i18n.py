@@ -624,6 +624,11 @@ from ui.disagg import i18n as _disagg  # noqa: E402
 
 EN.update(_disagg.EN)
 ZH.update(_disagg.ZH)
+
+from ui import i18n_layout as _layout  # noqa: E402  (multi-GPU layout: PP, DP, EP, nodes)
+
+EN.update(_layout.EN)
+ZH.update(_layout.ZH)
 STRINGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}
 
 

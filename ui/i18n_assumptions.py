@@ -10,6 +10,10 @@ from calc.spec.inputs import Efficiency
 from ui.controls import EFFICIENCY_FIELDS
 
 _LABELS_EN = {
+    "eff_expert_load_imbalance": "Expert load imbalance (busiest EP rank / mean)",
+    "eff_all_to_all_latency_us": "EP all-to-all fixed time (µs)",
+    "eff_scale_out_bw_fraction": "Achievable scale-out NIC bandwidth (fraction)",
+    "eff_expert_parallel_buffer_gib": "EP all-to-all buffers (GiB)",
     "eff_hbm_bw_fraction": "Achievable HBM bandwidth (fraction)",
     "eff_prefill_flops_fraction": "Achievable FLOP/s, prefill (fraction)",
     "eff_decode_flops_fraction": "Achievable FLOP/s, decode (fraction)",
@@ -32,6 +36,10 @@ _LABELS_EN = {
     "eff_activation_live_hidden_buffers": "Live activation buffers (× hidden)",
 }
 _LABELS_ZH = {
+    "eff_expert_load_imbalance": "专家负载不均衡（最忙 EP rank / 平均）",
+    "eff_all_to_all_latency_us": "EP all-to-all 固定时间（µs）",
+    "eff_scale_out_bw_fraction": "跨节点网卡可达带宽（比例）",
+    "eff_expert_parallel_buffer_gib": "EP all-to-all 缓冲区（GiB）",
     "eff_hbm_bw_fraction": "可达到的显存带宽（比例）",
     "eff_prefill_flops_fraction": "可达到的算力，Prefill（比例）",
     "eff_decode_flops_fraction": "可达到的算力，Decode（比例）",
@@ -54,6 +62,18 @@ _LABELS_ZH = {
     "eff_activation_live_hidden_buffers": "激活峰值时存活的 hidden 缓冲数",
 }
 _HELP_ZH = {
+    "eff_expert_load_imbalance": "专家并行：最忙的 EP rank 上的 token 数与平均值之比（MoE 层要等它）。DeepSeek（V3 报告、"
+                                 "推理系统概述）和 SGLang（EPLB 文档）都因路由不均而增加冗余专家；LMSYS 的 Waterfill/LPLB "
+                                 "文章（2026-06）指出即使开了 EPLB，单个批次在各 rank 上仍不均衡，削减最忙 rank 可提速 1–7%。"
+                                 "1.3 是估计值（未找到 DeepSeek-V3 在 EPLB 下公开的最大/平均比）；用它时 "
+                                 "bench/data/wide_ep_measurements.jsonl 中的宽 EP 数据误差在 6% 以内。",
+    "eff_all_to_all_latency_us": "每个 MoE 层一次 EP all-to-all（dispatch 或 combine）的固定时间。DeepEP README 的低延迟 kernel"
+                                 "（H800，128 个 token，hidden 7168，top-8）：EP8 dispatch 7.3 MB 用 77 µs，EP16–EP128 为 118–192 µs；"
+                                 "扣除按链路速度传输的时间后剩 30–40 µs。",
+    "eff_scale_out_bw_fraction": "EP all-to-all 或流水线阶段传输可达到的跨节点网卡（InfiniBand/RoCE）带宽比例。DeepEP README："
+                                 "400 Gb/s（50 GB/s）CX7 上 normal kernel 每 GPU 43–58 GB/s RDMA，低延迟 kernel 39–63 GB/s：取 0.9。",
+    "eff_expert_parallel_buffer_gib": "EP all-to-all kernel 在每张 GPU 上占用的非 torch 显存：vLLM 的 DeepEP 缓冲区，"
+                                      "VLLM_DEEPEP_BUFFER_SIZE_MB = 1024 MiB 的 NVLink 缓冲，EP 跨节点时再加同样大小的 RDMA 缓冲。",
     "eff_hbm_bw_fraction": "流式读取权重和 KV Cache 时能达到的 HBM 带宽占标称值的比例。来源：kipply（FasterTransformer "
                            "矩阵乘“最高约 90%”，端到端 76%）；Databricks 端到端 MBU 55–60%；校准数据 pm-057..059。",
     "eff_prefill_flops_fraction": "vLLM 中大规模 Prefill GEMM 与 Prefill 注意力能达到的稠密 Tensor Core 峰值比例。vLLM 0.11、"

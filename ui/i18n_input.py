@@ -22,6 +22,14 @@ EN: dict[str, str] = {
                                "up to max_model_len = {max_model_len} tokens must fit one step; vLLM refuses to "
                                "start: turn chunked prefill on or lower max_model_len)",
     "reason.gpu_format": "{field}: got {raw}, allowed {allowed} (vLLM has no {raw} kernels on {gpu})",
+
+    "reason.pp_layers": "{field}: got {raw}, allowed {allowed} (every pipeline stage needs at least one of the "
+                        "{layers} decoder layers of {model})",
+    "reason.ep_dense": "{field}: got {raw}, allowed {allowed} ({model} has no routed experts: expert parallelism "
+                       "needs an MoE model)",
+    "reason.nodes_split": "{field}: got {raw}, allowed {allowed} ({world} GPUs = TP × PP × DP must split evenly "
+                          "over the nodes, at most {per_node} GPUs per {gpu} node)",
+    "reason.world_size": "{field}: got {raw}, allowed {allowed} (TP × PP × DP GPUs in all)",
     "reason.required": "{field}: required",
     "reason.custom_missing": "{field}: 'custom' needs a config.json (upload or paste one)",
     "reason.json": "{field} is not valid JSON: {detail}",
@@ -53,6 +61,11 @@ EN: dict[str, str] = {
 }
 
 ZH: dict[str, str] = {
+    "reason.pp_layers": "{field}：收到 {raw}，允许 {allowed}（{model} 共 {layers} 个解码层，每个流水线阶段至少要分到一层）",
+    "reason.ep_dense": "{field}：收到 {raw}，允许 {allowed}（{model} 没有路由专家：专家并行只适用于 MoE 模型）",
+    "reason.nodes_split": "{field}：收到 {raw}，允许 {allowed}（TP × PP × DP 共 {world} 张 GPU 必须平均分到各节点，"
+                          "每个 {gpu} 节点最多 {per_node} 张）",
+    "reason.world_size": "{field}：收到 {raw}，允许 {allowed}（TP × PP × DP 的 GPU 总数）",
     "reason.range": "{field}：收到 {raw}，允许 {allowed}",
     "reason.tp_heads": "{field}：收到 {raw}，允许 {allowed}（必须整除 {model} 的 {heads} 个注意力头）",
     "reason.tp_kv_heads": "{field}：收到 {raw}，允许 {allowed}（必须整除 {model} 的 {kv_heads} 个 KV 头，或是它的整数倍）",

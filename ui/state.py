@@ -463,6 +463,21 @@ def pop_messages(t: Translator) -> list[tuple[str, str]]:
 
 # ----------------------------------------------------------------------------- the scenario
 
+def layout_values(values: dict[str, Any]) -> dict[str, Any]:
+    """ServingConfig's layout fields from the sidebar's PP / DP / EP / nodes controls (absent: defaults)."""
+    return {"pipeline_parallel_size": int(values.get("pp", 1) or 1), "data_parallel_size": int(values.get("dp", 1) or 1),
+            "enable_expert_parallel": bool(values.get("ep", False)),
+            "nodes": None if values.get("nodes") is None else int(values["nodes"])}
+
+
+def check_layout(arch: ModelArch, gpu, serving: ServingConfig) -> None:
+    """vLLM's rules for the layout (:func:`calc.spec.parallelism.check_parallel_layout`), UI and CLI alike."""
+    from calc.spec.nodes import node_for  # noqa: PLC0415
+    from calc.spec.parallelism import check_parallel_layout  # noqa: PLC0415
+
+    check_parallel_layout(arch, serving, gpus_per_node=node_for(gpu).gpus_per_node, gpu_name=gpu.name)
+
+
 def build_scenario(values: dict[str, Any], *, custom_arch: ModelArch | None = None) -> Scenario:
     """Validated scenario from control values; ``ValueError`` names the field and range."""
     if values["model"] == C.CUSTOM_MODEL:
@@ -489,12 +504,13 @@ def build_scenario(values: dict[str, Any], *, custom_arch: ModelArch | None = No
             block_size=values["block_size"], max_model_len=values["max_model_len"],
             max_num_seqs=values["max_num_seqs"], max_num_batched_tokens=values["max_num_batched_tokens"],
             input_len=ctx - out, output_len=out, concurrency=values["concurrency"],
-            vllm_version=values.get("vllm_version", "0.19"))
+            vllm_version=values.get("vllm_version", "0.19"), **layout_values(values))
     except ValidationError as exc:
         raise as_input_error(exc) from None
     # vLLM's rule, the one the CLI applies too (calc.spec.parallelism).
     check_tensor_parallel(arch, serving.tensor_parallel_size, field="tp", candidates=C.TP_SIZES)
     check_gpu_formats(serving, gpu, quantization=effective_quantization(arch, serving.quantization))  # FP4 kernels
+    check_layout(arch, gpu, serving)  # PP ≤ layers, EP needs experts, GPUs split over the nodes
     resolved = resolve_serving(arch, gpu, serving)
     if ctx > resolved.max_model_len:
         raise InputError("context", ctx, allowed=f"{MIN_CONTEXT_TOKENS} – {resolved.max_model_len:,}", code="context",
@@ -597,6 +613,12 @@ def render_sidebar(t: Translator, ignored: frozenset[str] = frozenset()) -> tupl
     if engine.open:
         with engine:
             for ctl in C.ENGINE:
+                _sidebar_control(ctl, t, st, ignored, bound=False,
+                                 placeholder=t("word.vllm_default") if ctl.optional else None)
+    parallel = _lazy_section(sb, t, "sidebar.parallel", "sec_parallel", C.PARALLEL)
+    if parallel.open:
+        with parallel:
+            for ctl in C.PARALLEL:
                 _sidebar_control(ctl, t, st, ignored, bound=False,
                                  placeholder=t("word.vllm_default") if ctl.optional else None)
     efficiency = _lazy_section(sb, t, "sidebar.efficiency", "sec_efficiency", C.EFFICIENCY)

@@ -23,11 +23,13 @@ _RESULT = "_vllm_command_result"
 TO_CONTROL = {"tensor_parallel_size": "tp", "dtype": "dtype", "quantization": "quantization",
               "kv_cache_dtype": "kv_cache_dtype", "gpu_memory_utilization": "gpu_memory_utilization",
               "block_size": "block_size", "max_model_len": "max_model_len", "max_num_seqs": "max_num_seqs",
-              "max_num_batched_tokens": "max_num_batched_tokens"}
+              "max_num_batched_tokens": "max_num_batched_tokens", "pipeline_parallel_size": "pp",
+              "data_parallel_size": "dp", "enable_expert_parallel": "ep"}
 FLAG_OF = {"tp": "--tensor-parallel-size", "dtype": "--dtype", "quantization": "--quantization",
            "kv_cache_dtype": "--kv-cache-dtype", "gpu_memory_utilization": "--gpu-memory-utilization",
            "block_size": "--block-size", "max_model_len": "--max-model-len", "max_num_seqs": "--max-num-seqs",
-           "max_num_batched_tokens": "--max-num-batched-tokens", "model": "model"}
+           "max_num_batched_tokens": "--max-num-batched-tokens", "model": "model",
+           "pp": "--pipeline-parallel-size", "dp": "--data-parallel-size", "ep": "--enable-expert-parallel"}
 _ALIASES = {"dtype": {"fp16": "float16", "half": "float16", "bf16": "bfloat16", "fp32": "float32", "float": "float32"},
             "kv_cache_dtype": {"fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "float16": "fp16", "bfloat16": "bf16"}}
 

@@ -67,6 +67,15 @@ def _add_engine_args(p: argparse.ArgumentParser, *, batch: bool = False) -> None
                    help="a user-defined GPU: JSON object with memory_gib, hbm_tb_per_s, bf16_tflops, link_gb_per_s "
                         "(one direction, per GPU) and optionally fp8_tflops, int8_tops, fp4_tflops, price_usd_per_hour, name")
     p.add_argument("--tensor-parallel-size", "-tp", type=_positive_int, default=1)
+    # Multi-GPU layout, vLLM's flags (checked by calc.spec.parallelism.check_parallel_layout)
+    p.add_argument("--pipeline-parallel-size", "-pp", type=_positive_int, default=None,
+                   help="pipeline stages (layers split across them; default 1)")
+    p.add_argument("--data-parallel-size", "-dp", type=_positive_int, default=None,
+                   help="data-parallel engine replicas (with MoE: attention per rank, experts shared; default 1)")
+    p.add_argument("--enable-expert-parallel", action="store_true", default=None,
+                   help="shard the routed experts over TP x DP ranks (MoE models)")
+    p.add_argument("--nodes", type=_positive_int, default=None,
+                   help="servers the TP x PP x DP GPUs span (default: as few as hold them, calc/data/nodes.json)")
     p.add_argument("--dtype", choices=DTYPES + ("fp16", "bf16", "fp32", "half"), default="auto")
     # Old spellings (nf4; fp16/bf16/int8 KV cache) are accepted and read as vLLM's, with a note.
     p.add_argument("--quantization", "-q", choices=QUANTIZATIONS + tuple(QUANTIZATION_ALIASES), default="auto",
@@ -146,3 +155,32 @@ def load_efficiency(path: str | None) -> Efficiency:
     if not isinstance(doc, dict):
         raise UsageError(f"--efficiency file {path!r}: expected a JSON object of efficiency inputs")
     return Efficiency(**doc)
+
+
+LAYOUT_KEYS = ("pipeline_parallel_size", "data_parallel_size", "enable_expert_parallel", "nodes")
+
+
+def layout_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The layout flags actually given (None = the input model's default)."""
+    return {k: getattr(args, k) for k in LAYOUT_KEYS if getattr(args, k, None) is not None}
+
+
+def check_layout(arch: ModelArch, gpu: Any, serving: Any) -> int:
+    """vLLM's rules for TP × PP × DP, EP and the nodes (:func:`calc.spec.parallelism.check_parallel_layout`)
+    as a one-line :class:`UsageError`; returns the nodes used."""
+    from calc.spec.nodes import node_for  # noqa: PLC0415
+    from calc.spec.parallelism import check_parallel_layout  # noqa: PLC0415
+
+    try:
+        return check_parallel_layout(arch, serving, gpus_per_node=node_for(gpu).gpus_per_node, gpu_name=gpu.name)
+    except InputError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def layout_record(serving: Any, nodes: int) -> dict[str, Any]:
+    """The layout fields every command reports."""
+    tp, pp, dp = serving.tensor_parallel_size, serving.pipeline_parallel_size, serving.data_parallel_size
+    return {"pipeline_parallel_size": pp, "data_parallel_size": dp,
+            "enable_expert_parallel": bool(serving.enable_expert_parallel),
+            "expert_parallel_size": tp * dp if serving.enable_expert_parallel else 1,
+            "nodes": nodes, "gpus_per_replica": tp * pp * dp}

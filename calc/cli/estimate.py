@@ -20,7 +20,8 @@ from calc.spec.inputs import Efficiency, ServingConfig, describe_validation_erro
 from calc.cli.speculative import add_speculative_args, speculative_drafter, speculative_fields, speculative_option
 from calc.spec.untrusted import InputError, json_type, load_json, quote
 from calc.cli.args import (UsageError, _add_engine_args, _concurrency, _dtype, _number, _positive_int,
-                           add_efficiency_arg, check_tensor_parallel, load_efficiency, resolve_gpu, spelling_notes)
+                           add_efficiency_arg, check_layout, check_tensor_parallel, layout_record, load_efficiency,
+                           resolve_gpu, spelling_notes)
 from calc.cli.report import add_bands, does_not_fit_record, print_table
 from calc.timing.bands import gpu_family
 from calc.traffic.queueing import open_loop
@@ -31,9 +32,11 @@ MAX_BATCH_LINE_BYTES = 1_000_000  # one line of options is a few hundred bytes
 
 BATCH_KEYS = ("model", "gpu", "gpu_spec", "tensor_parallel_size", "dtype", "quantization", "kv_cache_dtype", "input_len",
               "output_len", "concurrency", "max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill",
-              "gpu_memory_utilization", "block_size", "max_model_len", "disable_custom_all_reduce", "vllm_version")
+              "gpu_memory_utilization", "block_size", "max_model_len", "disable_custom_all_reduce", "vllm_version",
+              "pipeline_parallel_size", "data_parallel_size", "enable_expert_parallel", "nodes")
 NUMERIC_KEYS = ("tensor_parallel_size", "input_len", "output_len", "concurrency", "max_num_seqs",
-                "max_num_batched_tokens", "gpu_memory_utilization", "block_size", "max_model_len")
+                "max_num_batched_tokens", "gpu_memory_utilization", "block_size", "max_model_len",
+                "pipeline_parallel_size", "data_parallel_size", "nodes")
 
 
 def add_estimate_parser(sub) -> None:
@@ -103,6 +106,7 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     fields["concurrency"] = conc
     serving = ServingConfig(**fields)
     check_tensor_parallel(arch, serving.tensor_parallel_size)
+    nodes = check_layout(arch, gpu, serving)
     if serving.concurrency is not None and replicas > serving.concurrency:
         # Each replica would get less than one client: refused (the closed-loop model needs C >= 1 per copy).
         raise InputError("replicas", replicas, allowed=f"1 – {serving.concurrency:,}", code="replicas",
@@ -134,20 +138,27 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         "max_num_seqs": est.max_num_seqs, "max_num_batched_tokens": est.max_num_batched_tokens,
         "enable_chunked_prefill": serving.enable_chunked_prefill, "max_model_len": est.max_model_len,
         "wave_ttft_s": wave.ttft_s, "wave_e2e_latency_s": wave.e2e_latency_s,
+        # PP / DP / EP (throughputs, concurrency and max_concurrency above are all DP ranks'; memory per GPU)
+        **layout_record(serving, nodes),
+        "gpus_total": serving.tensor_parallel_size * serving.pipeline_parallel_size * serving.data_parallel_size
+        * replicas,
     }
+    out["max_concurrency"] = out["max_concurrency"] * serving.data_parallel_size
     if spec is not None:  # calc.timing.speculative: the same load without speculation beside it
         out.update(speculative_fields(spec, estimate(arch, gpu, serving, efficiency, concurrency=per_replica).serving,
                                       speculative_drafter(est, spec, gpu=gpu, serving=serving, efficiency=efficiency)[0]))
     if rate is not None:  # the open loop at that rate, split evenly over the replicas
         drafter, kv_tokens = speculative_drafter(est, spec, gpu=gpu, serving=serving, efficiency=efficiency)
-        ol = open_loop(est.engine, input_len=serving.input_len, output_len=serving.output_len, rate_rps=rate / replicas,
+        # one engine = one DP rank: its share of a replica's rate
+        ol = open_loop(est.engine, input_len=serving.input_len, output_len=serving.output_len,
+                       rate_rps=rate / replicas / serving.data_parallel_size,
                        max_num_seqs=est.max_num_seqs, max_num_batched_tokens=est.max_num_batched_tokens,
                        kv_capacity_tokens=kv_tokens, enable_chunked_prefill=serving.enable_chunked_prefill,
                        speculative=drafter)
         out.update({
             "rate_rps": rate, "open_loop_ttft_s": ol.ttft_s, "open_loop_ttft_p95_s": ol.ttft_percentile_s,
             "open_loop_tpot_s": ol.tpot_s, "open_loop_e2e_latency_s": ol.e2e_latency_s,
-            "open_loop_running": ol.running * replicas, "open_loop_stable": ol.stable & s.fits,
+            "open_loop_running": ol.running * replicas * serving.data_parallel_size, "open_loop_stable": ol.stable & s.fits,
             # False past capacity and where the batch meets the KV wall (preemption): the simulator's regime
             "open_loop_closed_form": ol.closed_form & s.fits})
     record = {k: _number(v) for k, v in out.items()}

@@ -15,7 +15,8 @@ from pydantic import ValidationError
 # The shared argument helpers live in calc.cli.args (and the output in calc.cli.report), so the
 # command modules import them without importing this module: no import cycle. Re-exported here.
 from calc.cli.args import (UsageError, _add_engine_args, _concurrency, _dtype, _number, _Parser,  # noqa: F401
-                           _positive_int, check_tensor_parallel, resolve_gpu, spelling_notes)
+                           _positive_int, check_layout, check_tensor_parallel, layout_options, layout_record,
+                           resolve_gpu, spelling_notes)
 from calc.cli.report import _fmt, _plain, does_not_fit_record, print_table  # noqa: F401
 from calc.sizing.fit import what_would_fit
 from calc.sizing.scenario import check_gpu_formats, effective_quantization, memory_for, resolve_serving
@@ -57,7 +58,7 @@ def serving_from_args(args: argparse.Namespace, **load: Any) -> ServingConfig:
         kv_cache_dtype=args.kv_cache_dtype, gpu_memory_utilization=args.gpu_memory_utilization,
         block_size=args.block_size, max_model_len=args.max_model_len, max_num_seqs=args.max_num_seqs,
         max_num_batched_tokens=args.max_num_batched_tokens, disable_custom_all_reduce=args.disable_custom_all_reduce,
-        vllm_version=args.vllm_version, **load)
+        vllm_version=args.vllm_version, **layout_options(args), **load)
 
 
 def memory_report(args: argparse.Namespace) -> dict[str, Any]:
@@ -69,6 +70,7 @@ def memory_report(args: argparse.Namespace) -> dict[str, Any]:
     serving = serving_from_args(args, concurrency=args.concurrency, input_len=1, output_len=1)
     check_tensor_parallel(arch, serving.tensor_parallel_size)
     check_gpu_formats(serving, gpu, quantization=effective_quantization(arch, serving.quantization))
+    nodes = check_layout(arch, gpu, serving)
     rs = resolve_serving(arch, gpu, serving)
     if args.context_len is not None and not 1 <= args.context_len <= rs.max_model_len:
         raise UsageError(f"--context-len must be between 1 and max_model_len ({rs.max_model_len:,}) "
@@ -82,7 +84,7 @@ def memory_report(args: argparse.Namespace) -> dict[str, Any]:
         "max_num_batched_tokens": rs.max_num_batched_tokens, "block_size": serving.block_size,
         "gpu_memory_utilization": serving.gpu_memory_utilization,
         "usable_memory_bytes": r.usable_memory_bytes, "budget_bytes": r.budget_bytes,
-        "weights_bytes": r.weights_bytes, "weights_total_bytes": r.weights_bytes * serving.tensor_parallel_size,
+        "weights_bytes": r.weights_bytes, "weights_total_bytes": r.weights_bytes * serving.tensor_parallel_size * serving.pipeline_parallel_size,
         "activation_bytes": r.activation_bytes, "overhead_bytes": r.overhead_bytes,
         "kv_pool_bytes": r.kv_pool_bytes, "kv_bytes_per_token": r.kv_bytes_per_token,
         "context_len": r.context_tokens, "kv_bytes_per_request": r.kv_bytes_per_request,
@@ -93,6 +95,9 @@ def memory_report(args: argparse.Namespace) -> dict[str, Any]:
         "contiguous_waste_bytes_per_request": r.contiguous_waste_bytes,
         "contiguous_max_sequences": r.contiguous_max_sequences,
         "fits": r.fits, "concurrency_fits": r.concurrency_fits,
+        # PP / DP / EP: the figures above are per GPU (the heaviest stage) and per DP rank
+        **layout_record(serving, nodes),
+        "max_concurrency_total": r.max_concurrency * serving.data_parallel_size,
     }
     record = {k: _plain(v) for k, v in out.items()}
     if not record["fits"]:

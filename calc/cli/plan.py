@@ -12,7 +12,8 @@ from dataclasses import asdict
 from typing import Any
 
 from calc.plan.percentiles import WORK_BUDGET, check_top
-from calc.plan.search import PERCENTILES, REASONS, SORTS, PlanRequest, plan
+from calc.plan.search import PERCENTILES, REASONS, SORTS, PlanRequest, chosen_layouts, plan
+from calc.spec.untrusted import InputError
 from calc.cli.args import UsageError, add_efficiency_arg, load_efficiency
 from calc.cli.speculative import add_speculative_args, speculative_option
 from calc.cli.plan_disaggregated import add_link_args, disaggregated_rows, print_disaggregated_table
@@ -81,6 +82,14 @@ def add_plan_parser(sub) -> None:
                    help=f"--percentile: simulator work units for the check (default {WORK_BUDGET:,}, ~8 s of one "
                         "core; a unit is a loop pass or 64 engine steps)")
     add_speculative_args(p)
+    # Fix part of the multi-GPU layout (vLLM's flags); default: the planner searches TP, TP × PP and DP + EP
+    p.add_argument("--pipeline-parallel-size", "-pp", type=_number("--pipeline-parallel-size", 1, 1024, integer=True,
+                                                                  lo_open=False), default=None)
+    p.add_argument("--data-parallel-size", "-dp", type=_number("--data-parallel-size", 1, 1024, integer=True,
+                                                              lo_open=False), default=None)
+    p.add_argument("--enable-expert-parallel", action=argparse.BooleanOptionalAction, default=None)
+    p.add_argument("--nodes", type=_number("--nodes", 1, 1024, integer=True, lo_open=False), default=None,
+                   help="servers one replica spans (default: any)")
     add_efficiency_arg(p)
     p.add_argument("--disaggregated", action="store_true",
                    help="add prefill/decode-disaggregated (xPyD) options, marked, and say whether they pay "
@@ -116,8 +125,18 @@ def run_plan(args: argparse.Namespace) -> int:
                          f"({arch.max_position_embeddings:,}) of {arch.name}")
     efficiency = load_efficiency(args.efficiency)
     spec = speculative_option(args.speculative_config, args.acceptance_rate)
+    grid_kw: dict[str, Any] = {}
+    if any(getattr(args, k) is not None for k in ("pipeline_parallel_size", "data_parallel_size", "enable_expert_parallel")):
+        try:
+            grid_kw["layouts"] = chosen_layouts(arch, pipeline_parallel_size=args.pipeline_parallel_size,
+                                                data_parallel_size=args.data_parallel_size,
+                                                enable_expert_parallel=args.enable_expert_parallel)
+        except InputError as exc:
+            raise UsageError(str(exc)) from None
+    if args.nodes is not None:
+        grid_kw["nodes"] = args.nodes
     try:
-        result = plan(arch, gpus, req, efficiency, prices=prices, speculative=spec)
+        result = plan(arch, gpus, req, efficiency, prices=prices, speculative=spec, **grid_kw)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if spec is None:
@@ -142,9 +161,11 @@ def run_plan(args: argparse.Namespace) -> int:
     if args.disaggregated:
         print_disaggregated_table(result, req, rows)
         return 0
-    cols = ("gpu", "tensor_parallel_size", "quantization", "kv_cache_dtype", "max_num_seqs", "replicas", "gpus_total",
+    cols = ("gpu", "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "enable_expert_parallel",
+            "quantization", "kv_cache_dtype", "max_num_seqs", "replicas", "gpus_total",
             "ttft_s", "tpot_s", "usd_per_hour", "usd_per_million_input_tokens", "usd_per_million_output_tokens")
-    heads = ("gpu", "tp", "weights", "kv", "seqs", "replicas", "gpus", "ttft_ms", "tpot_ms", "usd/h", "$/M in", "$/M out")
+    heads = ("gpu", "tp", "pp", "dp", "ep", "weights", "kv", "seqs", "replicas", "gpus", "ttft_ms", "tpot_ms", "usd/h",
+             "$/M in", "$/M out")
     print(f"{result.model_id}: {req.rate_rps:g} req/s, {req.input_len} in / {req.output_len} out tokens, "
           f"SLA TTFT <= {req.ttft_slo_s * 1e3:g} ms, TPOT <= {req.tpot_slo_s * 1e3:g} ms ({result.slo_statistic}); "
           f"{result.grid.size:,} configurations searched")
@@ -152,6 +173,8 @@ def run_plan(args: argparse.Namespace) -> int:
     def cell(k: str, v: Any) -> str:
         if v is None:
             return "-"
+        if isinstance(v, bool):
+            return "yes" if v else "-"
         if k in ("ttft_s", "tpot_s"):
             return f"{v * 1e3:.1f}"
         if isinstance(v, float):

@@ -24,11 +24,13 @@ from calc.traffic.simulator import EngineConfig, simulate
 from calc.traffic.slo import summarize
 from calc.traffic.workload import ARRIVALS, LengthSpec, WorkloadError, make_workload
 from calc.cli.args import (UsageError, _add_engine_args, _dtype, _number, _positive_int, add_efficiency_arg,
-                           check_tensor_parallel, load_efficiency, resolve_gpu)
+                           check_layout, check_tensor_parallel, layout_options, layout_record, load_efficiency,
+                           resolve_gpu)
 
 ENGINE_KEYS = ("model", "gpu", "gpu_spec", "disable_custom_all_reduce", "vllm_version", "tensor_parallel_size", "dtype", "quantization", "kv_cache_dtype", "input_len",
                "output_len", "max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill",
-               "gpu_memory_utilization", "block_size", "max_model_len")
+               "gpu_memory_utilization", "block_size", "max_model_len",
+               "pipeline_parallel_size", "data_parallel_size", "enable_expert_parallel", "nodes")
 LOAD_KEYS = ("rate", "concurrency", "arrival", "cv", "num_requests", "seed", "ttft_slo_ms", "tpot_slo_ms",
              "think_time_s", "input_len_cv", "output_len_cv", "speculative_config", "acceptance_rate")
 MAX_SIM_REQUESTS = 100_000
@@ -139,7 +141,8 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     ttft_slo = _float(options, "ttft_slo_ms", math.inf, 0.0, 1e9, "ms")
     tpot_slo = _float(options, "tpot_slo_ms", math.inf, 0.0, 1e9, "ms")
     numeric = ("tensor_parallel_size", "input_len", "output_len", "max_num_seqs", "max_num_batched_tokens",
-               "gpu_memory_utilization", "block_size", "max_model_len")
+               "gpu_memory_utilization", "block_size", "max_model_len", "pipeline_parallel_size",
+               "data_parallel_size", "nodes")
     flags = [k for k in numeric if isinstance(options.get(k), bool)]
     if flags:
         raise UsageError(f"{', '.join(flags)} must be a number, not true/false")
@@ -148,6 +151,9 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
               if k in ENGINE_KEYS and k not in ("model", "gpu", "gpu_spec") and v is not None}
     serving = ServingConfig(**fields, concurrency=conc or 1)
     check_tensor_parallel(arch, serving.tensor_parallel_size)
+    nodes = check_layout(arch, gpu, serving)
+    # DP: one rank is simulated with 1/DP of the arrivals (or clients); its throughputs × DP
+    dp = serving.data_parallel_size
     # the analytic closed loop beside a closed-loop simulation: the wave for fixed lengths, the
     # spread-arrival steady state for spread ones (as `estimate --input-len-cv/--output-len-cv`)
     est = estimate(arch, gpu, serving, efficiency, concurrency=conc or 1, uniform_lengths=not (in_cv or out_cv),
@@ -160,8 +166,8 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
                        enable_chunked_prefill=serving.enable_chunked_prefill,
                        num_blocks=int(kv_tokens // serving.block_size), block_size=serving.block_size)
     try:
-        w = make_workload(arrival=arrival, num_requests=int(n_req), rate_per_s=rate or 1.0, cv=cv,
-                          concurrency=conc or 1, think_s=think,
+        w = make_workload(arrival=arrival, num_requests=max(int(n_req) // dp, 1), rate_per_s=(rate or 1.0) / dp, cv=cv,
+                          concurrency=max(-(-(conc or 1) // dp), 1), think_s=think,
                           input_len=_lengths(serving.input_len, in_cv), output_len=_lengths(serving.output_len, out_cv),
                           max_model_len=est.max_model_len, seed=int(seed))
         r = simulate(est.engine, w, cfg, speculative=None if spec is None else (drafter, spec.accepted_at_position))
@@ -183,6 +189,9 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
               f"{s['finished_requests']:,} of {s['num_requests']:,} requests finished: latencies, throughputs and "
               "goodput cover the finished requests only (the slowest are left out: the percentiles are lower "
               "bounds)", file=sys.stderr)
+    for k in ("output_tokens_per_s", "total_tokens_per_s", "requests_per_s", "goodput_requests_per_s"):
+        out[k] = out[k] * dp if out[k] is not None else None
+    out.update(layout_record(serving, nodes))
     out["ttft_slo_ms"] = None if math.isinf(ttft_slo) else ttft_slo
     out["tpot_slo_ms"] = None if math.isinf(tpot_slo) else tpot_slo
     out["max_num_seqs"] = int(est.max_num_seqs)
@@ -215,7 +224,7 @@ def _args_to_options(args: argparse.Namespace) -> dict[str, Any]:
         raise UsageError("--rate R or --concurrency C is required")
     return {"model": args.model, "gpu": args.gpu, "gpu_spec": args.gpu_spec,
             "disable_custom_all_reduce": args.disable_custom_all_reduce, "vllm_version": args.vllm_version,
-            "tensor_parallel_size": args.tensor_parallel_size,
+            "tensor_parallel_size": args.tensor_parallel_size, **layout_options(args),
             "dtype": _dtype(args.dtype), "quantization": args.quantization, "kv_cache_dtype": args.kv_cache_dtype,
             "input_len": args.input_len, "output_len": args.output_len,
             "max_num_seqs": args.max_num_seqs, "max_num_batched_tokens": args.max_num_batched_tokens,

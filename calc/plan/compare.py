@@ -46,7 +46,8 @@ def headline(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, efficiency: 
     price = gpu.price_usd_per_hour if price is None else price
     x = float(e.output_tokens_per_s)
     cost = None if price is None else float(cost_per_million_tokens_usd(
-        price_usd_per_gpu_hour=price, num_gpus=serving.tensor_parallel_size, tokens_per_s=x))
+        price_usd_per_gpu_hour=price, tokens_per_s=x,  # every GPU of the layout (TP × PP × DP)
+        num_gpus=serving.tensor_parallel_size * serving.pipeline_parallel_size * serving.data_parallel_size))
     return Headline(
         memory_per_gpu_bytes=float(m.weights_bytes + m.activation_bytes + m.overhead_bytes + m.kv_in_use_bytes),
         weights_per_gpu_bytes=float(m.weights_bytes), kv_pool_bytes=float(m.kv_pool_bytes),

@@ -74,7 +74,9 @@ def replica_engine(arch: ModelArch, gpu: GPUSpec, d: Deployment, *, efficiency: 
     """The engine numbers (:func:`calc.timing.estimate.engine_numbers`) and scheduler config of one
     replica of ``d``: its max_num_seqs, token budget, chunked prefill and KV blocks
     (:func:`calc.sizing.scenario.memory_for`)."""
-    serving = ServingConfig(tensor_parallel_size=d.tensor_parallel_size, dtype="auto", quantization=d.quantization,
+    serving = ServingConfig(tensor_parallel_size=d.tensor_parallel_size, pipeline_parallel_size=d.pipeline_parallel_size,
+                            data_parallel_size=d.data_parallel_size, enable_expert_parallel=d.enable_expert_parallel,
+                            dtype="auto", quantization=d.quantization,
                             kv_cache_dtype=d.kv_cache_dtype, input_len=d.input_len, output_len=d.output_len,
                             max_model_len=d.max_model_len, max_num_seqs=d.max_num_seqs,
                             max_num_batched_tokens=d.max_num_batched_tokens)
@@ -93,7 +95,8 @@ def simulated_percentiles(arch: ModelArch, gpu: GPUSpec, d: Deployment, *, rate_
     None when the simulation would pass what is left of ``budget`` or ``max_steps`` engine steps
     (its memory: :func:`calc.traffic.budget.caps`); it is cut there."""
     e, cfg = replica_engine(arch, gpu, d, efficiency=efficiency, chunked=chunked)
-    w = make_workload(arrival="poisson", num_requests=num_requests, rate_per_s=rate_rps / replicas,
+    # one DP rank of one replica: its share of the rate (a replica's DP ranks split its requests)
+    w = make_workload(arrival="poisson", num_requests=num_requests, rate_per_s=rate_rps / replicas / d.data_parallel_size,
                       input_len=LengthSpec("fixed", d.input_len), output_len=LengthSpec("fixed", d.output_len),
                       max_model_len=d.max_model_len, seed=seed)
     if budget is None:
@@ -184,7 +187,7 @@ def _most_replicas(d: Deployment, req: PlanRequest, price: float | None) -> int:
     """The largest count the search may try: twice the mean-based count, within --max-gpus and
     the budget (the comparisons of the old one-by-one search, so the same counts pass)."""
     hi = 2 * d.replicas
-    tp = d.tensor_parallel_size
+    tp = d.tensor_parallel_size * d.pipeline_parallel_size * d.data_parallel_size  # GPUs per replica
     if req.max_gpus is not None:
         hi = min(hi, req.max_gpus // tp)
     if req.budget_usd_per_hour is not None and price is not None and price > 0:
@@ -257,7 +260,8 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
         scale = n / d.replicas
         bound = "" if how == "exact" else "; replicas an upper bound: the search stopped at its cap"
         checked.append(replace(
-            d, replicas=n, gpus_total=n * d.tensor_parallel_size, ttft_s=ttft, tpot_s=tpot,
+            d, replicas=n, gpus_total=n * d.tensor_parallel_size * d.pipeline_parallel_size * d.data_parallel_size,
+            ttft_s=ttft, tpot_s=tpot,
             usd_per_hour=None if d.usd_per_hour is None else d.usd_per_hour * scale,
             usd_per_million_input_tokens=None if d.usd_per_million_input_tokens is None
             else d.usd_per_million_input_tokens * scale,

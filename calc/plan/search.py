@@ -42,8 +42,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from calc.plan.costs import deployment_usd_per_hour, replicas_for_ttft, usd_per_million_tokens
 from calc.sizing.memory import kv_heads_per_rank
 from calc.sizing.memory import sampler_bytes_per_logit
-from calc.sizing.scenario import (DEFAULT_SM_COUNT, all_to_all_nvlink, default_max_num_batched_tokens, memory_model,
-                                  model_numbers)
+from calc.sizing.layout import rank_numbers
+from calc.spec.params import param_counts
+from calc.sizing.scenario import (DEFAULT_SM_COUNT, all_to_all_nvlink, default_max_num_batched_tokens,
+                                  layout_buffer_bytes, memory_model, model_numbers)
+from calc.spec.nodes import node_for
 from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
 from calc.spec.parallelism import tensor_parallel_sizes
 from calc.spec.quality import PRECISION_SOURCES, PrecisionChoice, precision_choice
@@ -113,8 +116,83 @@ def valid_tensor_parallel_sizes(arch: ModelArch, candidates: Sequence[int] = TP_
 
 
 @dataclass(frozen=True)
+class Layout:
+    """One multi-GPU layout of a replica: TP × PP × DP GPUs, experts sharded (EP) or sliced by TP."""
+
+    tensor_parallel_size: int
+    pipeline_parallel_size: int = 1
+    data_parallel_size: int = 1
+    enable_expert_parallel: bool = False
+
+    @property
+    def gpus(self) -> int:
+        return self.tensor_parallel_size * self.pipeline_parallel_size * self.data_parallel_size
+
+
+PP_CANDIDATES: tuple[int, ...] = (2, 4)  # stages across nodes, TP 4 or 8 inside (Llama-3.1-405B: TP 8 × PP 2)
+# Pipeline layouts are searched for models whose 16-bit weights exceed half of an 8 × 80 GB node
+# (Llama-3.1-405B's 810 GB, DeepSeek-V3's 1.3 TB): below that one node holds the model and its KV,
+# and PP only adds GPUs and hand-overs (it never speeds up a request).
+PP_MIN_MODEL_BYTES = 320e9
+DP_EP_CANDIDATES: tuple[int, ...] = (2, 4, 8, 16, 32)  # DP attention + EP ranks (wide EP: 8-32 GPUs)
+
+
+def default_layouts(arch: ModelArch, tps: Sequence[int]) -> tuple[Layout, ...]:
+    """The layouts the planner searches: every valid TP in one node; TP 4/8 × PP 2/4 across nodes;
+    for MoE models EP over TP (TP 8 + EP) and DP attention + EP (TP 1 or 2 × DP 2–32), the
+    deployments practitioners run (vLLM's wide-EP guide, SGLang's large-scale EP, DeepSeek's
+    EP32/EP144 units).
+
+    >>> from calc.spec.catalog import get_model
+    >>> ls = default_layouts(get_model("deepseek-ai/DeepSeek-V3"), (1, 2, 4, 8))
+    >>> len(ls), Layout(1, 1, 16, True) in ls, Layout(8, 2) in ls
+    (18, True, True)
+    """
+    out = [Layout(tp) for tp in tps]
+    if param_counts(arch).total * 2 > PP_MIN_MODEL_BYTES:  # pipeline stages only where one node is tight
+        out += [Layout(tp, pp) for tp in (4, 8) if tp in tps for pp in PP_CANDIDATES
+                if pp <= arch.num_hidden_layers]
+    if arch.moe is not None:
+        out += [Layout(tp, 1, 1, True) for tp in (4, 8) if tp in tps]
+        out += [Layout(1, 1, dp, True) for dp in DP_EP_CANDIDATES if 1 in tps]
+        out += [Layout(2, 1, dp, True) for dp in (2, 4, 8) if 2 in tps]
+    return tuple(out)
+
+
+def chosen_layouts(arch: ModelArch, *, pipeline_parallel_size: int | None = None, data_parallel_size: int | None = None,
+                   enable_expert_parallel: bool | None = None) -> tuple[Layout, ...]:
+    """The layouts to search when the user fixes some of PP, DP, EP (``plan --pipeline-parallel-size``
+    ...): those of :func:`default_layouts` that match, or, when none does, every valid TP with the
+    given values. Raises :class:`InputError` where vLLM would refuse the combination (EP on a
+    dense model, more stages than layers).
+
+    >>> from calc.spec.catalog import get_model
+    >>> [(l.tensor_parallel_size, l.data_parallel_size) for l in chosen_layouts(get_model("deepseek-ai/DeepSeek-V3"),
+    ...     data_parallel_size=8, enable_expert_parallel=True)]
+    [(1, 8), (2, 8)]
+    """
+    from calc.spec.untrusted import InputError  # noqa: PLC0415
+
+    if enable_expert_parallel and arch.moe is None:
+        raise InputError("enable_expert_parallel", True, allowed="false", code="ep_dense", model=arch.name)
+    if pipeline_parallel_size is not None and pipeline_parallel_size > arch.num_hidden_layers:
+        raise InputError("pipeline_parallel_size", pipeline_parallel_size, allowed=f"1 – {arch.num_hidden_layers}",
+                         code="pp_layers", layers=arch.num_hidden_layers, model=arch.name)
+    tps = valid_tensor_parallel_sizes(arch)
+
+    def keep(lay: Layout) -> bool:
+        return ((pipeline_parallel_size is None or lay.pipeline_parallel_size == pipeline_parallel_size)
+                and (data_parallel_size is None or lay.data_parallel_size == data_parallel_size)
+                and (enable_expert_parallel is None or lay.enable_expert_parallel == bool(enable_expert_parallel)))
+    found = tuple(lay for lay in default_layouts(arch, tps) if keep(lay))
+    return found or tuple(Layout(tp, pipeline_parallel_size or 1, data_parallel_size or 1, bool(enable_expert_parallel))
+                          for tp in tps)
+
+
+@dataclass(frozen=True)
 class PlanGrid:
-    """Every configuration, arrays of shape (G, T, Q, K, S): GPU, TP, weights, KV, max_num_seqs."""
+    """Every configuration, arrays of shape (G, T, Q, K, S): GPU, layout (TP × PP × DP, EP), weights,
+    KV, max_num_seqs. ``tensor_parallel_sizes`` and the three layout tuples name the T axis."""
 
     gpu_ids: tuple[str, ...]
     tensor_parallel_sizes: tuple[int, ...]
@@ -146,6 +224,17 @@ class PlanGrid:
     # (1, 1, Q, K, 1): where each weight precision comes from (calc.spec.quality.precision_choice),
     # its PRECISION_SOURCES index: 0 the checkpoint as shipped, 1 a published quantized checkpoint, ...
     precision_source_rank: np.ndarray | None = None
+    pipeline_parallel_sizes: tuple[int, ...] | None = None  # per T entry (None: all 1)
+    data_parallel_sizes: tuple[int, ...] | None = None
+    expert_parallel: tuple[bool, ...] | None = None
+    nodes: np.ndarray | None = None  # (G, T, 1, 1, 1): servers one replica spans
+
+    def layout(self, ti: int) -> Layout:
+        """The layout of T index ``ti``."""
+        return Layout(self.tensor_parallel_sizes[ti],
+                      1 if self.pipeline_parallel_sizes is None else self.pipeline_parallel_sizes[ti],
+                      1 if self.data_parallel_sizes is None else self.data_parallel_sizes[ti],
+                      False if self.expert_parallel is None else self.expert_parallel[ti])
 
     @property
     def size(self) -> int:
@@ -192,6 +281,13 @@ class Deployment:
     vllm_command: str
     precision_source: str = "checkpoint"  # calc.spec.quality.PRECISION_SOURCES
     quality_table: str = ""  # the published quality figure that applies to this weight precision, or why none
+    # Multi-GPU layout of one replica (gpus_total = replicas × TP × PP × DP); max_num_seqs is per DP rank.
+    pipeline_parallel_size: int = 1
+    data_parallel_size: int = 1
+    enable_expert_parallel: bool = False
+    nodes: int = 1  # servers one replica spans
+    kv_pool_bytes: float = 0.0  # per GPU
+    weights_bytes: float = 0.0  # per GPU
 
 
 @dataclass(frozen=True)
@@ -206,6 +302,9 @@ class OptionStatus:
     best_ttft_s: float  # lowest over max_num_seqs (NaN when it does not fit)
     best_tpot_s: float
     fewest_gpus: float  # inf when no max_num_seqs meets the SLA
+    pipeline_parallel_size: int = 1
+    data_parallel_size: int = 1
+    enable_expert_parallel: bool = False
 
 
 @dataclass(frozen=True)
@@ -233,7 +332,7 @@ _ENGINE_CACHE: dict[tuple, EngineNumbers] = {}
 _ENGINE_CACHE_SIZE = 16
 
 
-def _grid_engines(arch: ModelArch, gpus: tuple[GPUSpec, ...], tps: tuple[int, ...], quantizations: tuple[str, ...],
+def _grid_engines(arch: ModelArch, gpus: tuple[GPUSpec, ...], layouts: tuple[Layout, ...], quantizations: tuple[str, ...],
                   kv_cache_dtypes: tuple[str, ...], efficiency: Efficiency, numbers: dict) -> EngineNumbers:
     """:func:`calc.timing.estimate.engine_numbers` of every (GPU, TP, weights, KV), stacked into
     arrays of shape (G, T, Q, K, 1).
@@ -244,17 +343,18 @@ def _grid_engines(arch: ModelArch, gpus: tuple[GPUSpec, ...], tps: tuple[int, ..
     (``tests/test_plan.py`` checks the stack against engine_numbers at every K). Memoized on
     the inputs: a page rerun with a new rate or SLA reuses the stack.
     """
-    key = (arch.model_dump_json(), tuple(g.model_dump_json() for g in gpus), tps, quantizations, kv_cache_dtypes,
+    layouts = tuple(Layout(int(x)) if isinstance(x, (int, np.integer)) else x for x in layouts)  # bare TP sizes
+    tps = tuple(lay.tensor_parallel_size for lay in layouts)
+    key = (arch.model_dump_json(), tuple(g.model_dump_json() for g in gpus), layouts, quantizations, kv_cache_dtypes,
            efficiency)
     hit = _ENGINE_CACHE.get(key)
     if hit is not None:
         return hit
     G, T, Q, K = len(gpus), len(tps), len(quantizations), len(kv_cache_dtypes)
     k0 = kv_cache_dtypes[0]
-    engines = [engine_numbers(arch, g, ServingConfig(tensor_parallel_size=tp, dtype=DTYPE, quantization=q,
-                                                     kv_cache_dtype=k0, input_len=1, output_len=1),
+    engines = [engine_numbers(arch, g, _layout_serving(lay, quantization=q, kv_cache_dtype=k0),
                               efficiency, numbers=numbers[(q, k0)])
-               for g in gpus for tp in tps for q in quantizations]
+               for g in gpus for lay in layouts for q in quantizations]
     eng = _stack_engines(engines, (G, T, Q, 1))
     kvh = np.asarray([kv_heads_per_rank(num_kv_heads=numbers[(quantizations[0], k0)].num_kv_heads,
                                         tensor_parallel_size=tp) for tp in tps], dtype=float).reshape(1, T, 1, 1, 1)
@@ -271,18 +371,33 @@ def _grid_engines(arch: ModelArch, gpus: tuple[GPUSpec, ...], tps: tuple[int, ..
     return eng
 
 
+def _layout_serving(lay: Layout, **kw) -> ServingConfig:
+    return ServingConfig(tensor_parallel_size=lay.tensor_parallel_size, pipeline_parallel_size=lay.pipeline_parallel_size,
+                         data_parallel_size=lay.data_parallel_size, enable_expert_parallel=lay.enable_expert_parallel,
+                         dtype=DTYPE, input_len=1, output_len=1, **kw)
+
+
 def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, efficiency: Efficiency = Efficiency(),
                   *, prices: dict[str, float | None] | None = None,
                   tensor_parallel_sizes: Sequence[int] | None = None,
                   quantizations: Sequence[str] = WEIGHT_PRECISIONS, kv_cache_dtypes: Sequence[str] = KV_PRECISIONS,
-                  max_num_seqs: Sequence[int] = MAX_NUM_SEQS_GRID, speculative=None) -> PlanGrid:
+                  max_num_seqs: Sequence[int] = MAX_NUM_SEQS_GRID, speculative=None,
+                  layouts: Sequence[Layout] | None = None, nodes: int | None = None) -> PlanGrid:
     """Steps 1–4 of the module docstring over the whole grid, in one closed-loop call.
 
     ``prices`` overrides the catalog price per GPU id (None or absent: the catalog's).
     ``speculative`` (a :class:`calc.spec.speculative.SpeculativeConfig`; not a draft model): every
     option decodes with that drafter (:mod:`calc.timing.speculative`), its memory out of the KV pool.
+    ``layouts``: the T axis (:class:`Layout`); None: :func:`default_layouts` of the valid TP sizes,
+    or TP alone when ``tensor_parallel_sizes`` is given. A replica of layout TP × PP × DP runs DP
+    engines of ``max_num_seqs`` sequences each (:mod:`calc.timing.layout`): its capacity is DP × a
+    rank's, its GPUs TP × PP × DP, and it must split evenly over its GPU's nodes (calc/data/nodes.json).
     """
-    tps = tuple(tensor_parallel_sizes) if tensor_parallel_sizes is not None else valid_tensor_parallel_sizes(arch)
+    if layouts is None:
+        layouts = (tuple(Layout(tp) for tp in tensor_parallel_sizes) if tensor_parallel_sizes is not None
+                   else default_layouts(arch, valid_tensor_parallel_sizes(arch)))
+    layouts = tuple(layouts)
+    tps = tuple(lay.tensor_parallel_size for lay in layouts)
     G, T, Q, K, S = len(gpus), len(tps), len(quantizations), len(kv_cache_dtypes), len(max_num_seqs)
     if min(G, T, Q, K, S) == 0:
         raise ValueError("gpus: the search needs at least one GPU, TP size, precision and max_num_seqs")
@@ -290,12 +405,27 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
     I, O = req.input_len, req.output_len
     numbers = {(q, k): model_numbers(arch, dtype=DTYPE, quantization=q, kv_cache_dtype=k)
                for q in quantizations for k in kv_cache_dtypes}
-    eng = _grid_engines(arch, tuple(gpus), tps, tuple(quantizations), tuple(kv_cache_dtypes), efficiency, numbers)
+    eng = _grid_engines(arch, tuple(gpus), layouts, tuple(quantizations), tuple(kv_cache_dtypes), efficiency, numbers)
+    # Per layout, the heaviest GPU's share of the model (calc.sizing.layout.rank_numbers; TP alone: as is).
+    ranked_numbers = {(t, q, k): rank_numbers(arch, numbers[(q, k)], tensor_parallel_size=lay.tensor_parallel_size,
+                                              pipeline_parallel_size=lay.pipeline_parallel_size,
+                                              data_parallel_size=lay.data_parallel_size,
+                                              enable_expert_parallel=lay.enable_expert_parallel)
+                      for t, lay in enumerate(layouts) for q in quantizations for k in kv_cache_dtypes}
+    dp_ax = np.asarray([lay.data_parallel_size for lay in layouts], dtype=float).reshape(1, T, 1, 1, 1)
+    world_ax = np.asarray([lay.gpus for lay in layouts], dtype=float).reshape(1, T, 1, 1, 1)
+    per_node = np.asarray([node_for(g).gpus_per_node for g in gpus], dtype=float).reshape(G, 1, 1, 1, 1)
+    nodes_ax = np.ceil(world_ax / per_node)
+    splits = (world_ax <= per_node) | (np.mod(world_ax, per_node) == 0)  # vLLM needs even nodes
+    if nodes is not None:  # --nodes N: replicas of exactly N servers
+        splits = splits & (nodes_ax == nodes)
+    layout_buffer = np.asarray([[layout_buffer_bytes(arch, g, _layout_serving(lay), efficiency) for lay in layouts]
+                                for g in gpus], dtype=float).reshape(G, T, 1, 1, 1)
 
     # Memory: the arguments memory_for passes (calc.sizing.scenario), as arrays over the grid.
     g_ax = lambda v: np.asarray(v, dtype=float).reshape(G, 1, 1, 1, 1)  # noqa: E731
-    qk = lambda attr: np.asarray([[getattr(numbers[(q, k)], attr) for k in kv_cache_dtypes]  # noqa: E731
-                                  for q in quantizations], dtype=float).reshape(1, 1, Q, K, 1)
+    qk = lambda attr: np.asarray([[[getattr(ranked_numbers[(t, q, k)], attr) for k in kv_cache_dtypes]  # noqa: E731
+                                   for q in quantizations] for t in range(T)], dtype=float).reshape(1, T, Q, K, 1)
     tp_ax = np.asarray(tps, dtype=float).reshape(1, T, 1, 1, 1)
     seqs = np.asarray(max_num_seqs, dtype=float).reshape(1, 1, 1, 1, S)
     mnbt = g_ax([default_max_num_batched_tokens(g) for g in gpus])
@@ -314,12 +444,12 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
         ffn_intermediate_per_token=n0.ffn_intermediate_per_token, num_heads=arch.num_attention_heads,
         head_dim=head_dim, vocab_size=arch.vocab_size, activation_bytes=qk("activation_bytes"),
         max_model_len=L, max_num_seqs=seqs, max_num_batched_tokens=profile_tokens, block_size=16,
-        non_torch_overhead_bytes=efficiency.non_torch_overhead_bytes,
+        non_torch_overhead_bytes=efficiency.non_torch_overhead_bytes + layout_buffer,
         nccl_overhead_bytes=efficiency.nccl_overhead_bytes,
         live_hidden_buffers=efficiency.activation_live_hidden_buffers, concurrency=1, context_tokens=L,
         activation_num_kv_heads=arch.num_key_value_heads if arch.mla is None else arch.num_attention_heads,
         cuda_context_and_graphs_bytes=efficiency.cuda_context_bytes + efficiency.cuda_graph_bytes,
-        experts_per_token=n0.experts_per_token, expert_intermediate_size=n0.expert_intermediate_size,
+        experts_per_token=qk("experts_per_token"), expert_intermediate_size=qk("expert_intermediate_size"),
         sampler_bytes_per_logit=sampler_bytes_per_logit(activation_bytes=qk("activation_bytes")),
         topk_scratch_rows=g_ax([g.sm_count or DEFAULT_SM_COUNT for g in gpus]),
         allocator_workspace_bytes=efficiency.allocator_workspace_bytes,
@@ -346,19 +476,20 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
                     kv_capacity_tokens=kv_tokens, fits=mem.fits, uniform_lengths=False, speculative=drafter)
     shape = np.broadcast_shapes(s.ttft_s.shape, (G, T, Q, K, S))
     b = lambda x: np.broadcast_to(x, shape)  # noqa: E731
-    fits = b(s.fits)
-    x_req = np.where(fits, b(s.requests_per_s), 0.0)
+    fits = b(s.fits & splits)
+    # a replica = DP engines stepping together: DP × one rank's requests/s and running sequences
+    x_req = np.where(fits, b(s.requests_per_s * dp_ax), 0.0)
     ttft, tpot = b(s.ttft_s), b(s.tpot_s)
     # Replicas: enough to carry the rate, and more while the wait for a free sequence slot (a
     # replica near its capacity queues requests), and at a percentile the prefill queue's, breaks
     # the TTFT target at the statistic asked for (calc.plan.costs).
-    replicas, wait = replicas_for_ttft(rate_rps=req.rate_rps, capacity_rps_per_replica=x_req, slots=b(s.running),
+    replicas, wait = replicas_for_ttft(rate_rps=req.rate_rps, capacity_rps_per_replica=x_req, slots=b(s.running * dp_ax),
                                        ttft_s=ttft, ttft_slo_s=req.ttft_slo_s, quantile=req.quantile,
                                        prefill_s=b(s.prefill_time_per_request_s))
     ttft = ttft + wait  # the TTFT a request sees: its service at full batch + its waits
     with np.errstate(invalid="ignore", divide="ignore"):  # no capacity (does not fit): NaN
         utilization = np.where(np.isfinite(replicas) & (x_req > 0), req.rate_rps / (replicas * x_req), np.nan)
-    gpus_total = replicas * tp_ax
+    gpus_total = replicas * world_ax
     price_list = [(prices or {}).get(g.id) if (prices or {}).get(g.id) is not None else g.price_usd_per_hour
                   for g in gpus]
     price = g_ax([np.nan if p is None else p for p in price_list])
@@ -393,7 +524,10 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
         output_tokens_per_s=out_tps, output_tokens_per_s_per_gpu=np.where(gpus_total > 0, out_tps / gpus_total, 0.0),
         reason=stage,
         precision_source_rank=np.asarray([[_choice(arch, q).source_rank for _ in kv_cache_dtypes]
-                                          for q in quantizations], dtype=float).reshape(1, 1, Q, K, 1))
+                                          for q in quantizations], dtype=float).reshape(1, 1, Q, K, 1),
+        pipeline_parallel_sizes=tuple(lay.pipeline_parallel_size for lay in layouts),
+        data_parallel_sizes=tuple(lay.data_parallel_size for lay in layouts),
+        expert_parallel=tuple(lay.enable_expert_parallel for lay in layouts), nodes=np.broadcast_to(nodes_ax, (G, T, 1, 1, 1)))
 
 
 def _choice(arch: ModelArch, quantization: str) -> PrecisionChoice:
@@ -526,7 +660,11 @@ def plan(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, efficiency:
             for qi, q in enumerate(grid.quantizations):
                 for ki, k in enumerate(grid.kv_cache_dtypes):
                     i = (gi, ti, qi, ki)
+                    lay = grid.layout(ti)
                     options.append(OptionStatus(gpu=gid, tensor_parallel_size=tp, quantization=q, kv_cache_dtype=k,
+                                                pipeline_parallel_size=lay.pipeline_parallel_size,
+                                                data_parallel_size=lay.data_parallel_size,
+                                                enable_expert_parallel=lay.enable_expert_parallel,
                                                 reason=REASONS[int(reason[i])],
                                                 best_ttft_s=float(best_ttft[i]) if np.isfinite(best_ttft[i]) else math.nan,
                                                 best_tpot_s=float(best_tpot[i]) if np.isfinite(best_tpot[i]) else math.nan,
@@ -545,7 +683,10 @@ def _deployment(grid: PlanGrid, by_id: dict[str, GPUSpec], req: PlanRequest, arc
     tp, q, k, seqs = grid.tensor_parallel_sizes[ti], grid.quantizations[qi], grid.kv_cache_dtypes[ki], grid.max_num_seqs[si]
     mnbt = int(grid.max_num_batched_tokens[gi, 0, 0, 0, 0])
     budget = mnbt if req.enable_chunked_prefill else max(mnbt, req.model_len)  # as evaluate_grid, resolve_serving
+    lay = grid.layout(ti)
     serving = ServingConfig(tensor_parallel_size=tp, dtype=DTYPE, quantization=q, kv_cache_dtype=k,
+                            pipeline_parallel_size=lay.pipeline_parallel_size, data_parallel_size=lay.data_parallel_size,
+                            enable_expert_parallel=lay.enable_expert_parallel,
                             gpu_memory_utilization=req.gpu_memory_utilization, input_len=req.input_len,
                             output_len=req.output_len, max_model_len=req.model_len)
     at = (gi, ti, qi, ki, si)
@@ -569,4 +710,8 @@ def _deployment(grid: PlanGrid, by_id: dict[str, GPUSpec], req: PlanRequest, arc
         vllm_command=serve_command(model_id=arch.id, serving=serving, max_model_len=req.model_len, max_num_seqs=seqs,
                                    max_num_batched_tokens=budget,
                                    chunked=req.enable_chunked_prefill),
-        precision_source=choice.source, quality_table=choice.quality_table)
+        precision_source=choice.source, quality_table=choice.quality_table,
+        pipeline_parallel_size=lay.pipeline_parallel_size, data_parallel_size=lay.data_parallel_size,
+        enable_expert_parallel=lay.enable_expert_parallel,
+        nodes=1 if grid.nodes is None else int(grid.nodes[gi, ti, 0, 0, 0]),
+        kv_pool_bytes=float(grid.kv_pool_bytes[at]), weights_bytes=float(grid.weights_bytes[at]))

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from calc.sizing import memory as mem
+from calc.sizing.layout import expert_parallel_buffer_bytes, expert_parallel_size, rank_numbers
 from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
 from calc.spec.params import ParamCounts, param_counts
 from calc.spec.precision import (activation_bytes, kv_bytes_per_element, linear_weight_bytes_per_param,
@@ -450,6 +451,10 @@ def memory_for(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingCo
     """
     n = model_numbers(arch, dtype=serving.dtype, quantization=serving.quantization, kv_cache_dtype=serving.kv_cache_dtype,
                       mxfp4_backend=mxfp4_backend(gpu))
+    # PP / DP / EP: the heaviest GPU's share (calc.sizing.layout; unchanged at PP = DP = 1 without EP).
+    n = rank_numbers(arch, n, tensor_parallel_size=serving.tensor_parallel_size,
+                     pipeline_parallel_size=serving.pipeline_parallel_size,
+                     data_parallel_size=serving.data_parallel_size, enable_expert_parallel=serving.enable_expert_parallel)
     rs = resolve_serving(arch, gpu, serving)
     scratch = (gpu.sm_count or DEFAULT_SM_COUNT) if serving.vllm_version == "0.19" else 0
     if concurrency is None:
@@ -468,7 +473,7 @@ def memory_for(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingCo
         num_heads=arch.num_attention_heads, head_dim=head_dim, vocab_size=arch.vocab_size,
         activation_bytes=n.activation_bytes, max_model_len=rs.max_model_len, max_num_seqs=rs.max_num_seqs,
         max_num_batched_tokens=rs.max_num_batched_tokens, block_size=serving.block_size,
-        non_torch_overhead_bytes=efficiency.non_torch_overhead_bytes,
+        non_torch_overhead_bytes=efficiency.non_torch_overhead_bytes + layout_buffer_bytes(arch, gpu, serving, efficiency),
         nccl_overhead_bytes=efficiency.nccl_overhead_bytes,
         live_hidden_buffers=efficiency.activation_live_hidden_buffers,
         concurrency=concurrency, context_tokens=context_tokens, activation_num_kv_heads=kv_heads_act,
@@ -480,3 +485,16 @@ def memory_for(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingCo
         nccl_per_peer_bytes=efficiency.nccl_per_peer_bytes, all_to_all_link=all_to_all_nvlink(gpu),
         chunked_local=n.chunked_local,
     )
+
+
+def layout_buffer_bytes(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, efficiency: Efficiency) -> float:
+    """Non-torch bytes the EP all-to-all adds per GPU (:func:`calc.sizing.layout.expert_parallel_buffer_bytes`;
+    0 without ``--enable-expert-parallel`` or for a dense model)."""
+    if arch.moe is None or not serving.enable_expert_parallel:
+        return 0.0
+    from calc.spec.nodes import node_for  # data file read on first use
+    ep = int(expert_parallel_size(tensor_parallel_size=serving.tensor_parallel_size,
+                                  data_parallel_size=serving.data_parallel_size, enable_expert_parallel=True))
+    return float(expert_parallel_buffer_bytes(expert_parallel_size=ep, spans_nodes=ep > max(node_for(gpu).gpus_per_node,
+                                                                                          node_for(gpu).nvlink_domain_gpus),
+                                              buffer_bytes=efficiency.expert_parallel_buffer_bytes))

@@ -256,6 +256,15 @@ class ServingConfig(_Frozen):
     """
 
     tensor_parallel_size: Annotated[int, Field(ge=1, le=MAX_GPUS)] = 1
+    # Multi-GPU layout beyond TP (vLLM's flags; calc.spec.parallelism checks the combination):
+    # --pipeline-parallel-size (layers split into stages), --data-parallel-size (engine replicas;
+    # with MoE they step together and attention runs per rank), --enable-expert-parallel (routed
+    # experts sharded over TP × DP ranks instead of sliced by TP), and the nodes the GPUs span
+    # (None = as few as hold TP × PP × DP GPUs, calc/data/nodes.json).
+    pipeline_parallel_size: Annotated[int, Field(ge=1, le=MAX_GPUS)] = 1
+    data_parallel_size: Annotated[int, Field(ge=1, le=MAX_GPUS)] = 1
+    enable_expert_parallel: bool = False
+    nodes: Annotated[int, Field(ge=1, le=MAX_GPUS)] | None = None
     dtype: Annotated[Literal[DTYPES], BeforeValidator(_dtype_alias)] = "auto"  # type: ignore[valid-type]
     # Old spellings (nf4; fp16/bf16/int8 KV) are read as vLLM's (calc.spec.precision aliases).
     # "auto" = the checkpoint's own format (config.json quantization_config), as vLLM does when
@@ -387,6 +396,25 @@ class Efficiency(_Frozen):
     activation_live_hidden_buffers: Annotated[float, Field(ge=0.0, le=64.0, description=(
         "Hidden-size activation buffers alive at the profiling peak (residual, norm output, "
         "attention output); physics.md A4 suggests 2-4."))] = 4.0
+    expert_load_imbalance: Annotated[float, Field(ge=1.0, le=16.0, description=(
+        "Expert parallelism: tokens on the busiest EP rank over the mean (the MoE layer waits for "
+        "it). DeepSeek (V3 report, inference overview) and SGLang (EPLB docs) add redundant experts "
+        "because routing is uneven; LMSYS's Waterfill/LPLB post (2026-06) finds that even with EPLB a "
+        "batch still hits ranks unevenly and gains 1-7 % by trimming the busiest rank. 1.3 is an "
+        "estimate [no published max/mean ratio for DeepSeek-V3 under EPLB was found]; the wide-EP "
+        "rows of bench/data/wide_ep_measurements.jsonl stay within 6 % with it."))] = 1.3
+    all_to_all_latency_s: Annotated[float, Field(ge=0.0, le=0.1, description=(
+        "Fixed time of one EP all-to-all phase (dispatch or combine) per MoE layer. DeepEP "
+        "README, low-latency kernels (H800, 128 tokens, hidden 7168, top-8): EP8 dispatch 77 us "
+        "for 7.3 MB, EP16-EP128 118-192 us; their bytes at the link speed leave 30-40 us."))] = 35e-6
+    scale_out_bw_fraction: Annotated[float, Field(gt=0.0, le=1.0, description=(
+        "Achievable fraction of the scale-out NIC (InfiniBand/RoCE) in an EP all-to-all or a "
+        "pipeline transfer. DeepEP README: 43-58 GB/s RDMA per GPU in its normal kernels and "
+        "39-63 GB/s in its low-latency kernels on 400 Gb/s (50 GB/s) CX7: 0.9."))] = 0.9
+    expert_parallel_buffer_bytes: Annotated[float, Field(ge=0.0, le=1e12, description=(
+        "Non-torch memory of the EP all-to-all kernels per GPU: vLLM's DeepEP buffers, "
+        "VLLM_DEEPEP_BUFFER_SIZE_MB = 1024 MiB of NVLink buffer, and as much again of RDMA "
+        "buffer when EP spans nodes (vllm/distributed/device_communicators/all2all.py)."))] = 1.0 * 2**30
 
 
 _RANGE_KEYS = (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), ("exclusiveMaximum", "<"))

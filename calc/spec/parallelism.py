@@ -58,3 +58,48 @@ def check_tensor_parallel(arch: ModelArch, tensor_parallel_size: int, *, field: 
         allowed = ", ".join(str(t) for t in tensor_parallel_sizes(arch, candidates))
         raise InputError(field, tensor_parallel_size, allowed=allowed, code=reason,
                          heads=arch.num_attention_heads, kv_heads=arch.num_key_value_heads, model=arch.name)
+
+
+def check_parallel_layout(arch: ModelArch, serving, *, gpus_per_node: int, gpu_name: str = "GPU",
+                          max_gpus: int = 1024) -> int:
+    """Check TP × PP × DP (+ EP, nodes) the way vLLM would refuse it; return the nodes used.
+
+    - TP: :func:`check_tensor_parallel` (heads);
+    - PP ≤ L: ``get_pp_indices`` gives every stage ⌊L/PP⌋ ≥ 1 layers;
+    - ``--enable-expert-parallel`` needs routed experts (a dense model has no FusedMoE layer);
+    - nodes: TP × PP × DP GPUs split evenly, at most ``gpus_per_node`` per node (vLLM's
+      ``--data-parallel-size-local`` / Ray placement); None = ⌈world / gpus_per_node⌉.
+
+    >>> from calc.spec.catalog import get_model
+    >>> from calc.spec.inputs import ServingConfig
+    >>> check_parallel_layout(get_model("deepseek-ai/DeepSeek-V3"), ServingConfig(data_parallel_size=16,
+    ...     enable_expert_parallel=True), gpus_per_node=8)
+    2
+    >>> check_parallel_layout(get_model("meta-llama/Llama-3.1-8B"), ServingConfig(enable_expert_parallel=True),
+    ...     gpus_per_node=8)
+    Traceback (most recent call last):
+    ...
+    calc.spec.untrusted.InputError: enable_expert_parallel: got true, allowed false (Llama-3.1-8B has no routed experts: expert parallelism needs an MoE model)
+    >>> check_parallel_layout(get_model("meta-llama/Llama-3.1-405B"), ServingConfig(tensor_parallel_size=8,
+    ...     pipeline_parallel_size=2, nodes=1), gpus_per_node=8, gpu_name="H100 SXM")
+    Traceback (most recent call last):
+    ...
+    calc.spec.untrusted.InputError: nodes: got 1, allowed 2, 4, 8, 16 (16 GPUs = TP × PP × DP must split evenly over the nodes, at most 8 GPUs per H100 SXM node)
+    """
+    tp, pp, dp = serving.tensor_parallel_size, serving.pipeline_parallel_size, serving.data_parallel_size
+    check_tensor_parallel(arch, tp)
+    L = arch.num_hidden_layers
+    if pp > L:
+        raise InputError("pipeline_parallel_size", pp, allowed=f"1 – {L}", code="pp_layers", layers=L, model=arch.name)
+    if serving.enable_expert_parallel and arch.moe is None:
+        raise InputError("enable_expert_parallel", True, allowed="false", code="ep_dense", model=arch.name)
+    world = tp * pp * dp
+    if world > max_gpus:
+        raise InputError("data_parallel_size", dp, allowed=f"TP × PP × DP ≤ {max_gpus:,}", code="world_size")
+    g = max(int(gpus_per_node), 1)
+    nodes = serving.nodes if serving.nodes is not None else -(-world // g)
+    if world % nodes or world // nodes > g:
+        allowed = ", ".join(str(k) for k in range(1, world + 1) if world % k == 0 and world // k <= g)
+        raise InputError("nodes", nodes, allowed=allowed or "none", code="nodes_split", world=world, per_node=g,
+                         gpu=gpu_name)
+    return nodes

@@ -88,6 +88,13 @@ REASONS_EN: dict[str, str] = {
                         "max_model_len = {max_model_len} tokens must fit one step; vLLM refuses to start: turn "
                         "chunked prefill on or lower max_model_len)",
     "gpu_format": "{field}: got {raw}, allowed {allowed} (vLLM has no {raw} kernels on {gpu})",
+    "pp_layers": "{field}: got {raw}, allowed {allowed} (every pipeline stage needs at least one of the {layers} "
+                 "decoder layers of {model})",
+    "ep_dense": "{field}: got {raw}, allowed {allowed} ({model} has no routed experts: expert parallelism needs an "
+                "MoE model)",
+    "nodes_split": "{field}: got {raw}, allowed {allowed} ({world} GPUs = TP × PP × DP must split evenly over the "
+                   "nodes, at most {per_node} GPUs per {gpu} node)",
+    "world_size": "{field}: got {raw}, allowed {allowed} (TP × PP × DP GPUs in all)",
     "required": "{field}: required",
     "custom_missing": "{field}: 'custom' needs a config.json (upload or paste one)",
     "json": "{field} is not valid JSON: {detail}",

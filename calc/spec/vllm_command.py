@@ -33,6 +33,12 @@ def serve_command(*, model_id: str, serving: ServingConfig, max_model_len: int, 
     """
     s = serving
     flags = [f"--tensor-parallel-size {s.tensor_parallel_size}", f"--dtype {s.dtype}"]
+    if s.pipeline_parallel_size > 1:
+        flags.append(f"--pipeline-parallel-size {s.pipeline_parallel_size}")
+    if s.data_parallel_size > 1:
+        flags.append(f"--data-parallel-size {s.data_parallel_size}")
+    if s.enable_expert_parallel:
+        flags.append("--enable-expert-parallel")
     if s.quantization not in ("none", "auto"):  # auto = the checkpoint's own format: no flag
         flags.append(f"--quantization {s.quantization}")
     flags += [f"--max-model-len {max_model_len}", f"--max-num-seqs {max_num_seqs}",
@@ -67,6 +73,11 @@ FLAGS: dict[str, tuple[str, str]] = {
     "--max-num-batched-tokens": ("max_num_batched_tokens", "int"), "--model": ("model", "str"),
     "--enable-chunked-prefill": ("enable_chunked_prefill", "bool"),
     "--no-enable-chunked-prefill": ("enable_chunked_prefill", "false"),
+    # multi-GPU layout (calc.spec.parallelism checks the combination)
+    "--pipeline-parallel-size": ("pipeline_parallel_size", "int"), "-pp": ("pipeline_parallel_size", "int"),
+    "--data-parallel-size": ("data_parallel_size", "int"), "-dp": ("data_parallel_size", "int"),
+    "--enable-expert-parallel": ("enable_expert_parallel", "bool"),
+    "--no-enable-expert-parallel": ("enable_expert_parallel", "false"),
 }
 _BOOL_WORDS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 # Flags of `vllm serve` / `docker run` that take no value (so the next word is not eaten as one).

@@ -7,6 +7,7 @@ Any of ``concurrency``, ``input_len``, ``output_len``, ``max_num_seqs``,
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +18,7 @@ from calc.spec.precision import compute_precision, dequant_bytes_per_param
 from calc.sizing.scenario import (MemoryResult, ModelNumbers, check_gpu_formats, check_token_budget,
                                   effective_quantization, memory_for, model_numbers, mxfp4_backend, resolve_serving)
 from calc.timing.interconnect import allreduce_link
+from calc.timing.layout import across_data_parallel, layout_fields
 from calc.timing.serving import EngineNumbers, ServingResult, closed_loop
 
 
@@ -52,7 +54,7 @@ def engine_numbers(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = Servi
     attn_precision = "fp16" if precision in ("fp8", "int8", "fp4") else precision
     link = allreduce_link(gpu, tp, efficiency)  # the link this TP size crosses (bridge pairs, PCIe, xGMI peers)
     arch_scale = efficiency.hopper_flops_scale if gpu.architecture == "hopper" else 1.0  # vLLM on Hopper
-    return EngineNumbers(
+    e = EngineNumbers(
         num_layers=L, hidden_size=h, vocab_per_rank=arch.vocab_size / tp,
         qkv_params=qkv_rank, o_params=o_total / tp, mlp_dense_params=p.dense_mlp / tp,
         expert_params=p.experts / tp, shared_expert_params=p.shared_experts_and_router / tp,
@@ -77,6 +79,11 @@ def engine_numbers(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = Servi
         sliding_fraction=n.kv_bytes_per_token_per_head_sliding
         / (n.kv_bytes_per_token_per_head_full + n.kv_bytes_per_token_per_head_sliding),
         sliding_window=float(arch.sliding_window) if arch.sliding_window else np.inf)
+    # PP, DP + EP, TP across nodes (calc.timing.layout; nothing changes for TP inside a node).
+    extra = layout_fields(arch, gpu, serving, efficiency, quantization=n.quantization,
+                          activation_bytes=n.activation_bytes, experts_params=p.experts,
+                          tp_link_bw_bytes_per_s=e.link_bw_bytes_per_s)
+    return dataclasses.replace(e, **extra) if extra else e
 
 
 @dataclass(frozen=True)
@@ -119,6 +126,8 @@ def estimate(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingConf
     eng = engine_numbers(arch, gpu, serving, efficiency)
     mem = memory_for(arch, gpu, serving, efficiency, concurrency=1, context_tokens=rs.max_model_len)
     conc = concurrency if concurrency is not None else (serving.concurrency if serving.concurrency else np.nan)
+    dp = serving.data_parallel_size  # each DP rank runs C / DP of the clients (calc.timing.layout)
+    conc = np.asarray(conc, dtype=float) / dp if dp > 1 else conc
     seqs = np.asarray(max_num_seqs if max_num_seqs is not None else rs.max_num_seqs)
     mnbt = np.asarray(max_num_batched_tokens if max_num_batched_tokens is not None else rs.max_num_batched_tokens)
     inp = serving.input_len if input_len is None else input_len
@@ -137,5 +146,6 @@ def estimate(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingConf
                       max_num_batched_tokens=mnbt, enable_chunked_prefill=chunked,
                       kv_capacity_tokens=kv_tokens, fits=mem.fits,
                       uniform_lengths=uniform_lengths, speculative=drafter)
+    res = across_data_parallel(res, dp)
     return Estimate(memory=mem, serving=res, engine=eng, max_model_len=rs.max_model_len,
                     max_num_seqs=seqs, max_num_batched_tokens=mnbt)

@@ -73,7 +73,7 @@ def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, atten
               hidden_size, activation_bytes, link_bw_bytes_per_s, allreduce_latency_s,
               sequences=0.0, sequence_overhead_s=0.0,
               custom_allreduce=False, custom_allreduce_latency_s=0.0, custom_allreduce_bw_bytes_per_s=np.inf,
-              custom_allreduce_max_bytes=CUSTOM_ALLREDUCE_MAX_BYTES) -> StepTime:
+              custom_allreduce_max_bytes=CUSTOM_ALLREDUCE_MAX_BYTES, extra_comm_s=0.0) -> StepTime:
     """Step time from operator costs: each operator at its roofline, then TP communication
     (two all-reduces per layer of tokens·h·b_act bytes each, :func:`calc.timing.interconnect.allreduce_time_s`:
     NCCL or vLLM's custom all-reduce by message size and link) and the engine's CPU time per step,
@@ -107,7 +107,7 @@ def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, atten
                               custom_allreduce=custom_allreduce, custom_latency_s=custom_allreduce_latency_s,
                               custom_bw_bytes_per_s=custom_allreduce_bw_bytes_per_s,
                               custom_max_bytes=custom_allreduce_max_bytes)
-    comm = 2.0 * np.asarray(num_layers) * per_ar
+    comm = 2.0 * np.asarray(num_layers) * per_ar + extra_comm_s  # + the EP all-to-all (expert_parallel)
     return StepTime(op_time_s=opt, op_compute_s=comp, op_memory_s=memt, comm_s=comm,
                     overhead_s=np.asarray(step_overhead_s, dtype=float)
                     + np.asarray(sequence_overhead_s, dtype=float) * np.asarray(sequences, dtype=float) + np.zeros_like(comm),

@@ -151,7 +151,8 @@ def step_op_costs(*, decode_tokens, decode_context_tokens_sum, prefill_tokens, p
                   num_experts, experts_per_token,
                   linear_bytes_per_param, activation_bytes, kv_bytes_per_token,
                   attn_flops_per_pair_decode, attn_flops_per_pair_prefill, q_o_width, mlp_width,
-                  dequant_bytes_per_param=0.0, expert_bytes_per_param=0.0):
+                  dequant_bytes_per_param=0.0, expert_bytes_per_param=0.0, expert_token_multiplier=1.0,
+                  expert_load_imbalance=1.0):
     """Per-operator FLOPs and bytes of one step on one GPU.
 
     Linear operators (per rank parameter counts ``*_params``, all layers): FLOPs 2·N·P, weight
@@ -164,6 +165,9 @@ def step_op_costs(*, decode_tokens, decode_context_tokens_sum, prefill_tokens, p
     the routed experts' bytes per weight are ``expert_bytes_per_param`` where > 0 (MXFP4 quantizes
     only them: 4.25 bits × vLLM's padding, the other linears 16-bit), else the linear layers';
     each touched expert's GEMM has N·k / touched rows (``expert_rows``, → N·k/E for large N).
+    Expert parallelism (``expert_token_multiplier`` M = DP, ``expert_params`` this GPU's E/EP
+    experts): the experts see the N·M tokens of all DP ranks, touched and rows at N·M, FLOPs of
+    N·M·k tokens over the GPU's share × the load imbalance of the busiest rank.
     LM head: only the tokens that produce logits (decodes and finishing prefills).
     Elementwise (norms, residuals, activation, RoPE): memory-bound, ≈ N·(10·h + 3·I_rank)·b_act per layer.
     """
@@ -192,12 +196,18 @@ def step_op_costs(*, decode_tokens, decode_context_tokens_sum, prefill_tokens, p
     wbytes["o_proj"] = zero + np.asarray(o_params) * linear_bytes_per_param
     abytes["o_proj"] = n * L * (q_o_width + hidden_size) * activation_bytes
 
-    touched = expected_experts_touched(num_experts=np.maximum(num_experts, 1), experts_per_token=experts_per_token, tokens=n)
+    n_e = n * np.asarray(expert_token_multiplier, dtype=float)  # tokens the experts see (EP: all DP ranks')
+    touched = expected_experts_touched(num_experts=np.maximum(num_experts, 1), experts_per_token=experts_per_token, tokens=n_e)
     per_expert = np.asarray(expert_params, dtype=float) / np.maximum(num_experts, 1)
     active_expert_params = per_expert * np.asarray(experts_per_token)
     flops["mlp"] = matmul_flops(tokens=n, params=np.asarray(mlp_dense_params) + shared_expert_params + active_expert_params)
     expert_flops = matmul_flops(tokens=n, params=active_expert_params) + zero
-    expert_rows = n * np.asarray(experts_per_token) / np.maximum(touched, 1e-30)
+    ep_case = (np.asarray(expert_token_multiplier) != 1.0) | (np.asarray(expert_load_imbalance) != 1.0)
+    if np.any(ep_case):
+        ep_flops = matmul_flops(tokens=n_e, params=active_expert_params) * expert_load_imbalance
+        flops["mlp"] = np.where(ep_case, flops["mlp"] - expert_flops + ep_flops, flops["mlp"])
+        expert_flops = np.where(ep_case, ep_flops + zero, expert_flops)
+    expert_rows = n_e * np.asarray(experts_per_token) / np.maximum(touched, 1e-30)
     b_expert = np.where(np.asarray(expert_bytes_per_param) > 0, expert_bytes_per_param, linear_bytes_per_param)
     wbytes["mlp"] = ((np.asarray(mlp_dense_params) + shared_expert_params) * linear_bytes_per_param
                      + per_expert * touched * b_expert + zero)

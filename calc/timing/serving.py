@@ -116,6 +116,22 @@ class EngineNumbers:
     sequence_overhead_s: object = 0.0
     # API-server time per request, one request at a time (Efficiency.api_server_request_s).
     api_server_request_s: object = 0.0
+    # Multi-GPU layout (calc.timing.layout; the defaults are TP alone). Expert parallelism: each
+    # GPU's experts see the tokens of all DP ranks (expert_token_multiplier = DP), the busiest
+    # rank expert_load_imbalance × the mean; the all-to-all of calc.timing.expert_parallel.
+    expert_token_multiplier: object = 1.0
+    expert_load_imbalance: object = 1.0
+    expert_parallel_size: object = 1
+    num_moe_layers: object = 0
+    ep_domain_gpus: object = 1
+    ep_nvlink_bw_bytes_per_s: object = np.inf
+    ep_scale_out_bw_bytes_per_s: object = np.inf
+    ep_dispatch_bytes_per_element: object = 2.0
+    all_to_all_latency_s: object = 0.0
+    # Pipeline parallelism (calc.timing.pipeline): stages and the link between them.
+    pipeline_parallel_size: object = 1
+    pipeline_link_bw_bytes_per_s: object = np.inf
+    pipeline_hop_latency_s: object = 0.0
 
     def index(self, i) -> "EngineNumbers":
         """The same numbers at index ``i`` of every array field (scalars stay)."""
@@ -138,12 +154,25 @@ def engine_op_costs(e: EngineNumbers, *, decode_tokens, decode_context_tokens_su
         linear_bytes_per_param=e.linear_bytes_per_param, activation_bytes=e.activation_bytes,
         kv_bytes_per_token=e.kv_bytes_per_token, attn_flops_per_pair_decode=e.attn_flops_per_pair_decode,
         attn_flops_per_pair_prefill=e.attn_flops_per_pair_prefill, q_o_width=e.q_o_width, mlp_width=e.mlp_width,
-        dequant_bytes_per_param=e.dequant_bytes_per_param, expert_bytes_per_param=e.expert_bytes_per_param)
+        dequant_bytes_per_param=e.dequant_bytes_per_param, expert_bytes_per_param=e.expert_bytes_per_param,
+        expert_token_multiplier=e.expert_token_multiplier, expert_load_imbalance=e.expert_load_imbalance)
 
 
 def engine_step(e: EngineNumbers, *, decode_tokens, decode_context_tokens_sum, prefill_tokens,
                 prefill_attention_pairs, prefill_cached_tokens, logits_tokens) -> StepTime:
-    """One step's :class:`StepTime` for the given batch composition."""
+    """One step's :class:`StepTime` for the given batch composition (with pipeline parallelism:
+    one round of its micro-batches, :func:`calc.timing.layout.pipeline_round`)."""
+    batch = dict(decode_tokens=decode_tokens, decode_context_tokens_sum=decode_context_tokens_sum,
+                 prefill_tokens=prefill_tokens, prefill_attention_pairs=prefill_attention_pairs,
+                 prefill_cached_tokens=prefill_cached_tokens, logits_tokens=logits_tokens)
+    if np.any(np.asarray(e.pipeline_parallel_size) > 1):
+        from calc.timing.layout import pipeline_round
+        return pipeline_round(e, _stage_step, **batch)
+    return _stage_step(e, **batch)
+
+
+def _stage_step(e: EngineNumbers, *, decode_tokens, decode_context_tokens_sum, prefill_tokens,
+                prefill_attention_pairs, prefill_cached_tokens, logits_tokens) -> StepTime:
     costs = engine_op_costs(e, decode_tokens=decode_tokens, decode_context_tokens_sum=decode_context_tokens_sum,
                             prefill_tokens=prefill_tokens, prefill_attention_pairs=prefill_attention_pairs,
                             prefill_cached_tokens=prefill_cached_tokens, logits_tokens=logits_tokens)
@@ -158,7 +187,22 @@ def engine_step(e: EngineNumbers, *, decode_tokens, decode_context_tokens_sum, p
         allreduce_latency_s=e.allreduce_latency_s, custom_allreduce=e.custom_allreduce,
         sequences=logits_tokens, sequence_overhead_s=e.sequence_overhead_s,
         custom_allreduce_latency_s=e.custom_allreduce_latency_s,
-        custom_allreduce_bw_bytes_per_s=e.custom_allreduce_bw_bytes_per_s)
+        custom_allreduce_bw_bytes_per_s=e.custom_allreduce_bw_bytes_per_s,
+        extra_comm_s=_all_to_all_s(e, np.asarray(decode_tokens, dtype=float) + prefill_tokens, prefill_tokens))
+
+
+def _all_to_all_s(e: EngineNumbers, tokens, prefill_tokens):
+    """Expert-parallel dispatch + combine of the step (0 without EP; calc.timing.expert_parallel)."""
+    if np.all(np.asarray(e.expert_parallel_size) <= 1):
+        return 0.0
+    from calc.timing.expert_parallel import moe_all_to_all_s
+    return moe_all_to_all_s(
+        tokens=tokens / np.asarray(e.tensor_parallel_size, dtype=float), num_moe_layers=e.num_moe_layers,
+        experts_per_token=e.experts_per_token, hidden_size=e.hidden_size,
+        dispatch_bytes_per_element=e.ep_dispatch_bytes_per_element, combine_bytes_per_element=e.activation_bytes,
+        expert_parallel_size=e.expert_parallel_size, domain_gpus=e.ep_domain_gpus,
+        nvlink_bw_bytes_per_s=e.ep_nvlink_bw_bytes_per_s, scale_out_bw_bytes_per_s=e.ep_scale_out_bw_bytes_per_s,
+        latency_s=e.all_to_all_latency_s, high_throughput=np.asarray(prefill_tokens) > 0)
 
 
 def decode_step(e: EngineNumbers, *, batch, context_tokens) -> StepTime:

@@ -70,6 +70,10 @@ class StepTimer:
         st = engine_step(e, decode_tokens=n, decode_context_tokens_sum=zero, prefill_tokens=zero,
                          prefill_attention_pairs=zero, prefill_cached_tokens=zero, logits_tokens=zero)
         self._fixed = (np.broadcast_to(st.comm_s, n.shape) + np.broadcast_to(st.overhead_s, n.shape)).tolist()
+        # steps with prefill tokens: the EP all-to-all runs its high-throughput kernels (expert_parallel)
+        st_pf = engine_step(e, decode_tokens=zero, decode_context_tokens_sum=zero, prefill_tokens=n,
+                            prefill_attention_pairs=zero, prefill_cached_tokens=zero, logits_tokens=zero)
+        self._fixed_pf = (np.broadcast_to(st_pf.comm_s, n.shape) + np.broadcast_to(st_pf.overhead_s, n.shape)).tolist()
         # N-only FLOPs and bytes per operator, as Python lists (fast scalar indexing)
         self._flops = {o: np.broadcast_to(base.flops[o], n.shape).tolist() for o in OPERATORS}
         self._bytes = {o: np.broadcast_to(base.bytes(o), n.shape).tolist() for o in OPERATORS}
@@ -143,7 +147,7 @@ class StepTimer:
         m = n_f if n_f > 1.0 else 1.0
         rate = self._peak * eta * m / (m + self._n_half + 1e-30)
         bw = self._bw
-        t = self._fixed[n]
+        t = self._fixed_pf[n] if p > 0 else self._fixed[n]
         for o in self._dense:
             c = self._flops[o][n] / rate
             mm = self._bytes[o][n] / bw

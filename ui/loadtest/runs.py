@@ -59,11 +59,16 @@ def _spec(kind: str, mean: int, spread: float, hi: int) -> LengthSpec:
     return LengthSpec("fixed", mean=mean)
 
 
-def workload(load: Load, max_model_len: int, trace: bytes | None) -> Workload:
+def workload(load: Load, max_model_len: int, trace: bytes | None, data_parallel_size: int = 1) -> Workload:
+    """The load one engine sees; with ``--data-parallel-size`` N one DP rank: 1/N of the rate or clients
+    (its latencies are the deployment's; its throughputs are one rank's)."""
     if trace is not None:
         return parse_trace(trace, max_model_len=max_model_len)
-    return make_workload(arrival=load.arrival, num_requests=load.num_requests, rate_per_s=load.rate_per_s, cv=load.cv,
-                         concurrency=load.concurrency, input_len=_spec(load.lengths, load.input_len, load.spread, max_model_len),
+    dp = max(int(data_parallel_size), 1)
+    return make_workload(arrival=load.arrival, num_requests=load.num_requests, rate_per_s=load.rate_per_s / dp,
+                         cv=load.cv,
+                         concurrency=max(-(-load.concurrency // dp), 1) if load.concurrency else load.concurrency,
+                         input_len=_spec(load.lengths, load.input_len, load.spread, max_model_len),
                          output_len=_spec(load.lengths, load.output_len, load.spread, max_model_len),
                          max_model_len=max_model_len, seed=load.seed)
 
@@ -122,8 +127,9 @@ def _simulate(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, l
               max_steps: int, max_passes: int) -> SimResult:
     est, cfg = _engine(arch_json, gpu_json, serving_json, eff_json)
     cfg, spec = _speculative(est, cfg, load, gpu_json, serving_json, eff_json)
-    return simulate(est.engine, workload(load, est.max_model_len, trace), cfg, max_steps=max_steps, max_passes=max_passes,
-                    speculative=spec)
+    dp = ServingConfig.model_validate_json(serving_json).data_parallel_size
+    return simulate(est.engine, workload(load, est.max_model_len, trace, dp), cfg, max_steps=max_steps,
+                    max_passes=max_passes, speculative=spec)
 
 
 def run_job(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load: Load, trace: bytes | None) -> Job:
@@ -145,7 +151,8 @@ def _sweep(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load
     n = min(load.num_requests, SWEEP_REQUESTS)
 
     def one(rate: float) -> SimResult:
-        w = workload(Load(**{**load.__dict__, "rate_per_s": rate, "num_requests": n}), est.max_model_len, None)
+        w = workload(Load(**{**load.__dict__, "rate_per_s": rate, "num_requests": n}), est.max_model_len, None,
+                     ServingConfig.model_validate_json(serving_json).data_parallel_size)
         return simulate(est.engine, w, cfg, max_steps=max_steps, max_passes=max_passes, speculative=spec)
 
     hi = max(2.0 * capacity_rps, 0.02)

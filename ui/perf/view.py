@@ -182,7 +182,8 @@ def frontier_series(v: Variant, arch: ModelArch, eff: Efficiency, *, concurrency
     """One vectorized :func:`calc.timing.estimate.estimate` over the sweep, then the frontier functions."""
     r = cached_estimate(v, arch, eff, np.asarray(concurrency))
     s = r.serving
-    tp = v.serving.tensor_parallel_size
+    # every GPU the layout uses (TP × PP × DP): the cost of the throughput
+    tp = v.serving.tensor_parallel_size * v.serving.pipeline_parallel_size * v.serving.data_parallel_size
     ok = sla_feasible(ttft_s=s.ttft_s, tpot_s=s.tpot_s, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s)
     best, _ = best_feasible(throughput=s.output_tokens_per_s, feasible=ok)
     knee = knee_index(throughput=s.output_tokens_per_s, latency_s=s.e2e_latency_s)

@@ -95,6 +95,10 @@ def scenario_link(d: Deployment, *, model_id: str, page: str = "frontier", lang:
               "quantization": d.quantization, "kv_cache_dtype": d.kv_cache_dtype, "context": d.input_len + d.output_len,
               "output_len": d.output_len, "max_model_len": d.max_model_len,
               "concurrency": min(d.max_num_seqs, 1024), "max_num_seqs": d.max_num_seqs, "replicas": d.replicas}
+    # the layout (sidebar "Multi-GPU layout"): only where it is not TP alone, so old links stay the same
+    params |= {k: v for k, v in (("pp", d.pipeline_parallel_size), ("dp", d.data_parallel_size)) if v != 1}
+    if d.enable_expert_parallel:
+        params["ep"] = "true"
     if request is not None:
         params |= {RATE.key: f"{request.rate_rps:g}", SLA_TTFT_MS.key: f"{request.ttft_slo_s * 1e3:g}",
                    SLA_TPOT_MS.key: f"{request.tpot_slo_s * 1e3:g}", SLA_STAT.key: request.percentile}

@@ -41,6 +41,9 @@ def ranked_rows(r: PlanResult, t: T, *, lang: str) -> list[dict[str, Any]]:
     for k, d in enumerate(r.ranked, 1):
         rows.append({
             t("pl.col.rank"): k, t("pl.col.gpu"): d.gpu_name, t("pl.col.tp"): d.tensor_parallel_size,
+            # the multi-GPU layout of one replica (calc.plan.search.Layout)
+            t("planner.col.pp"): d.pipeline_parallel_size, t("planner.col.dp"): d.data_parallel_size,
+            t("planner.col.ep"): "✓" if d.enable_expert_parallel else "", t("planner.col.nodes"): d.nodes,
             t("pl.col.replicas"): d.replicas, t("pl.col.gpus"): d.gpus_total,
             t("pl.col.weights"): precision_label(d.quantization, t), t("pl.col.kv"): d.kv_cache_dtype,
             t("pl.col.seqs"): d.max_num_seqs, t("pl.col.ttft"): round(d.ttft_s * 1e3, 1),
@@ -68,6 +71,8 @@ def out_rows(r: PlanResult, t: T, gpu_names: dict[str, str]) -> list[dict[str, A
         if o.reason == "ok":
             continue
         rows.append({t("pl.col.gpu"): gpu_names.get(o.gpu, o.gpu), t("pl.col.tp"): o.tensor_parallel_size,
+                     t("planner.col.pp"): o.pipeline_parallel_size, t("planner.col.dp"): o.data_parallel_size,
+                     t("planner.col.ep"): "✓" if o.enable_expert_parallel else "",
                      t("pl.col.weights"): precision_label(o.quantization, t), t("pl.col.kv"): o.kv_cache_dtype,
                      t("pl.col.reason"): t(f"pl.reason.{o.reason}"),
                      t("pl.col.ttft"): None if o.best_ttft_s != o.best_ttft_s else round(o.best_ttft_s * 1e3, 1),
@@ -109,3 +114,27 @@ def price_rows(gpu_ids: list[str], user_prices: dict[str, float], t: T, gpu_name
                      t("pl.prices.col.source"): source,
                      t("pl.prices.col.spread"): ", ".join(f"${F.number(v, 2)}" for v in sorted(quotes)) or "—"})
     return rows
+
+
+def layout_label(d) -> str:
+    """" × PP 2", " × DP 8 EP" … after "TP n" (empty for TP alone).
+
+    >>> from types import SimpleNamespace as N
+    >>> layout_label(N(pipeline_parallel_size=1, data_parallel_size=8, enable_expert_parallel=True))
+    ' × DP 8 EP'
+    """
+    out = f" × PP {d.pipeline_parallel_size}" if d.pipeline_parallel_size > 1 else ""
+    out += f" × DP {d.data_parallel_size}" if d.data_parallel_size > 1 else ""
+    return out + (" EP" if d.enable_expert_parallel else "")
+
+
+def layout_why(d, t: T) -> str | None:
+    """Why the best option's multi-GPU layout serves the rate: its GPUs and nodes, what each GPU holds
+    (weights, KV pool) and how many sequences all its DP ranks run at once (None for TP alone)."""
+    if d.pipeline_parallel_size == 1 and d.data_parallel_size == 1 and not d.enable_expert_parallel:
+        return None
+    return t("layout.why", layout=f"TP {d.tensor_parallel_size}{layout_label(d)}",
+             gpus=d.tensor_parallel_size * d.pipeline_parallel_size * d.data_parallel_size, nodes=d.nodes,
+             weights=F.gib(d.weights_bytes), kv=F.gib(d.kv_pool_bytes), dp=d.data_parallel_size,
+             seqs=d.max_num_seqs, running=F.integer(d.running * d.data_parallel_size),
+             tpot=F.number(d.tpot_s * 1e3, 1))
