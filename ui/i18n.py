@@ -614,6 +614,10 @@ from ui.loadtest import i18n as _loadtest  # noqa: E402
 
 EN.update(_loadtest.EN)
 ZH.update(_loadtest.ZH)
+from ui import i18n_bands as _bands  # noqa: E402  (error bands, the user's measurements)
+
+EN.update(_bands.EN)
+ZH.update(_bands.ZH)
 STRINGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}
 
 
