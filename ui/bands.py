@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from calc.timing.bands import BandBasis, BandKey, band_basis, gpu_family, load_measurements, load_regime
+from calc.timing.bands import N_MIN, BandBasis, BandKey, band_basis, gpu_family, load_measurements, load_regime
 from ui import format as F
 
 T = Callable[..., str]
@@ -114,6 +114,29 @@ def sweep_regions(goodput: BandBasis, ttft: BandBasis, t: T, *, presenting: bool
     return traces
 
 
+def pareto_regions(arch, gpu_of: Callable[[str], Any], t: T, *, presenting: bool):
+    """The planner's Pareto front band (a callable for :func:`ui.planner.figures.pareto_figure`):
+    end-to-end latency from the open-loop E2E band of each point's GPU, cost per token from its
+    throughput band (a deployment that serves less per GPU needs more of them for the same rate)."""
+    if not ENABLED:
+        return None
+
+    def traces(e2e_s, cost, gpu_ids) -> list[dict]:
+        e_lo, e_hi, c_lo, c_hi = [], [], [], []
+        for e, c, g in zip(e2e_s, cost, gpu_ids):
+            be = basis(arch, gpu_of(g), "e2e", arrival="poisson")
+            bt = basis(arch, gpu_of(g), "throughput", arrival="poisson")
+            lo, hi = limits(e, be)
+            e_lo.append(float(lo))
+            e_hi.append(float(hi))
+            lo, hi = inverse_limits(c, bt)
+            c_lo.append(float(lo))
+            c_hi.append(float(hi))
+        # optimistic: faster and cheaper (y low), pessimistic: slower and dearer
+        return [region(e_lo, e_hi, c_hi, c_lo, name=t("band.trace"), presenting=presenting)]
+    return traces
+
+
 def frontier_regions(f, arch, gpu, t: T, *, per_gpu: bool, presenting: bool) -> tuple[list[dict], list[dict]]:
     """The base series' bands on the frontier: (SLA figure's two panels, concurrency figure).
     Latency from its band, throughput from its own: the region spans the optimistic curve
@@ -143,6 +166,8 @@ def card(cards, t: T, label: str, shown: str, lo_hi: tuple[float, float] | None,
         return
     lo, hi = float(lo_hi[0]), float(lo_hi[1])
     rng = t("band.range", lo=fmt(lo), hi=fmt(hi)) + (f" {unit}" if unit else "")
+    if b.n_exact < N_MIN:  # borrowed from a wider group, widened: said where the range is
+        rng += " " + t("band.borrowed" if b.n_exact == 0 else "band.few_short")
     if presenting:
         extra = {}
     elif metric_kw.get("delta"):  # a delta already (e.g. against the SLA): the range after it
@@ -209,3 +234,29 @@ def render_why(bases: dict[str, BandBasis], t: T, key: str, where=None) -> None:
 def errors_of(ids: Iterable[str]) -> list[float]:
     known = load_measurements()
     return [known[i]["error"] for i in ids if i in known]
+
+
+def render_best(d, arch, gpu, t: T, *, rate_rps: float, tokens: int) -> dict[str, BandBasis]:
+    """The planner's best deployment's TTFT, TPOT and cost per million tokens with their ranges
+    (one caption line; open-loop regime: the planner serves a rate). Returns the bases shown."""
+    if not ENABLED or d is None:
+        return {}
+    import streamlit as st  # noqa: PLC0415
+
+    from calc.plan.costs import usd_per_million_tokens  # noqa: PLC0415
+
+    bases = {t("fr.metric.ttft"): basis(arch, gpu, "ttft", arrival="poisson"),
+             t("fr.metric.tpot"): basis(arch, gpu, "tpot", arrival="poisson"),
+             t("fr.metric.x"): basis(arch, gpu, "throughput", arrival="poisson")}
+    b_ttft, b_tpot, b_x = bases.values()
+    ttft, tpot = d.ttft_s * 1e3, d.tpot_s * 1e3
+    r = lambda lo_hi, digits, pre="": t("band.range", lo=pre + F.number(float(lo_hi[0]), digits),  # noqa: E731
+                                         hi=pre + F.number(float(lo_hi[1]), digits))
+    if d.usd_per_hour is None:
+        cost_text, cost_range = "—", "—"
+    else:
+        cost = float(usd_per_million_tokens(usd_per_hour=d.usd_per_hour, tokens_per_s=rate_rps * tokens))
+        cost_text, cost_range = F.number(cost, 3), r(inverse_limits(cost, b_x), 3, "$")
+    st.caption(t("pl.band.best", ttft=F.number(ttft, 0), ttft_r=r(limits(ttft, b_ttft), 0),
+                 tpot=F.number(tpot, 1), tpot_r=r(limits(tpot, b_tpot), 1), cost=cost_text, cost_r=cost_range))
+    return bases

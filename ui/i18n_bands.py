@@ -5,6 +5,9 @@ from __future__ import annotations
 
 EN: dict[str, str] = {
     "band.regime.any": "any load",
+    "band.borrowed": "(no measurements here: wider)",
+    "band.few_short": "(few measurements here: wider)",
+    "mem.band.pool": "KV pool {pool} (range {lo}–{hi}).",
     "band.trace": "Likely range (measurements)",
     "band.pct_note": "Percentiles get the band of their metric (the measurements are mostly means).",
     "band.why.title": "Why these bands: the measurements behind them",
@@ -64,6 +67,9 @@ EN: dict[str, str] = {
 
 ZH: dict[str, str] = {
     "band.regime.any": "任意负载",
+    "band.borrowed": "（此处无测量：已加宽）",
+    "band.few_short": "（此处测量很少：已加宽）",
+    "mem.band.pool": "KV 池 {pool}（范围 {lo}–{hi}）。",
     "band.trace": "可能范围（依据测量）",
     "band.pct_note": "百分位数沿用其指标的范围（测量大多是均值）。",
     "band.why.title": "这些范围从何而来：背后的测量",
