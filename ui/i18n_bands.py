@@ -26,8 +26,7 @@ EN: dict[str, str] = {
                              "calc/data/bands.json (bench/make_bands.py). `python -m calc validate` scores your own files.",
     "pl.band.best": "Best deployment: TTFT {ttft} ms ({ttft_r}), TPOT {tpot} ms ({tpot_r}), ${cost}/M tokens ({cost_r}) "
                     "— ranges from measurements (why: below).",
-    "ms.title": "Your measurements ({n} rows): points on the charts, calibrate",
-    "ms.title_empty": "Your measurements: upload a vllm bench serve result to see it against the prediction",
+    "ms.title": "Your measurements: upload a vllm bench serve result, see it on the charts, calibrate",
     "ms.caption": "A `vllm bench serve --save-result` JSON file, the summary block it prints, or rows of "
                   "vllm_benchmarks.jsonl. What a file does not say (GPU, tensor parallel size; the model for a printed "
                   "summary) comes from the sidebar. Each row is asked with its own settings (lengths, clients, rate).",
@@ -86,8 +85,7 @@ ZH: dict[str, str] = {
                              "（bench/make_bands.py）。`python -m calc validate` 可为你自己的文件打分。",
     "pl.band.best": "最佳部署：TTFT {ttft} 毫秒（{ttft_r}），TPOT {tpot} 毫秒（{tpot_r}），每百万 token ${cost}（{cost_r}）"
                     "——范围依据测量（原因见下）。",
-    "ms.title": "你的测量（{n} 行）：图上的点、校准",
-    "ms.title_empty": "你的测量：上传 vllm bench serve 结果，与预测对比",
+    "ms.title": "你的测量：上传 vllm bench serve 结果，在图上对比预测，并校准",
     "ms.caption": "`vllm bench serve --save-result` 的 JSON 文件、它打印的汇总块，或 vllm_benchmarks.jsonl 的行。"
                   "文件未写明的（GPU、张量并行数；打印汇总的模型）取自侧边栏。每行按其自身设置（长度、客户端数、速率）计算。",
     "ms.upload": "上传结果文件",

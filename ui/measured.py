@@ -347,13 +347,15 @@ def current(sc) -> tuple[list[Point], tuple[Scored, ...]]:
 
 def render(sc, t: T, *, key: str) -> None:
     """The "your measurements" panel: upload, paste, each row's error, calibrate, forget."""
-    for level, msg_id, values in st.session_state.pop(MESSAGES, []):
-        safe = {k: user_text(v, 300) if isinstance(v, str) else v for k, v in values.items()}
-        getattr(st, level)(t(msg_id, **safe))
     kept = rows()
     s, problems = scored(kept, sc.efficiency)
-    exp = st.expander(t("ms.title", n=len(kept)) if kept else t("ms.title_empty"), expanded=False)
+    # One label whatever it holds, and nothing drawn above it that comes and goes: either would
+    # make it a new, closed expander after each upload.
+    exp = st.expander(t("ms.title"), expanded=False)
     with exp:
+        for level, msg_id, values in st.session_state.pop(MESSAGES, []):
+            safe = {k: user_text(v, 300) if isinstance(v, str) else v for k, v in values.items()}
+            getattr(st, level)(t(msg_id, **safe))
         st.caption(t("ms.caption"))
         c1, c2 = st.columns(2)
         c1.file_uploader(t("ms.upload"), type=["json", "jsonl", "txt", "log"], key=f"{UPLOAD}",
