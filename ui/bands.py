@@ -27,6 +27,7 @@ T = Callable[..., str]
 ENABLED = os.environ.get("CALC_BANDS", "1") != "0"
 FILL = "rgba(128, 128, 128, 0.20)"  # neutral grey: readable on the light and the dark theme
 FILL_PRESENTING = "rgba(128, 128, 128, 0.09)"
+MAX_EDGE_POINTS = 80  # points per edge of a shaded band (the curves have up to a few hundred)
 MAX_IDS_SHOWN = 12  # measurement ids listed per band (the rest counted)
 
 
@@ -182,8 +183,12 @@ def card(cards, t: T, label: str, shown: str, lo_hi: tuple[float, float] | None,
 def region(x_lo, x_hi, y_lo, y_hi, *, name: str, presenting: bool = False, **axes) -> dict:
     """A shaded region between the optimistic curve (x_lo, y_hi: faster and more) and the
     pessimistic one (x_hi, y_lo), as one closed polygon (Plotly ``fill="toself"``), under the lines."""
-    xs = np.concatenate([np.asarray(x_lo, dtype=float), np.asarray(x_hi, dtype=float)[::-1]])
-    ys = np.concatenate([np.asarray(y_hi, dtype=float), np.asarray(y_lo, dtype=float)[::-1]])
+    x_lo, x_hi, y_lo, y_hi = (np.asarray(a, dtype=float) for a in (x_lo, x_hi, y_lo, y_hi))
+    if x_lo.size > MAX_EDGE_POINTS:  # a shaded band needs no more: fewer bytes per rerun
+        keep_idx = np.unique(np.linspace(0, x_lo.size - 1, MAX_EDGE_POINTS).astype(int))
+        x_lo, x_hi, y_lo, y_hi = x_lo[keep_idx], x_hi[keep_idx], y_lo[keep_idx], y_hi[keep_idx]
+    xs = np.concatenate([x_lo, x_hi[::-1]])
+    ys = np.concatenate([y_hi, y_lo[::-1]])
     keep = np.isfinite(xs) & np.isfinite(ys)
     return dict(type="scatter", mode="lines", x=xs[keep].astype(np.float32), y=ys[keep].astype(np.float32),
                 fill="toself", fillcolor=FILL_PRESENTING if presenting else FILL, line=dict(width=0),
