@@ -109,3 +109,27 @@ def test_cdf_region_spans_each_quantile():
     # 100 ms, 200 ms: low e^-0.1 x, high e^0.2 x, at shares 50 % and 100 %
     assert np.allclose(r["x"], [90.48, 180.97, 244.28, 122.14], atol=0.01)
     assert r["y"].tolist() == [50, 100, 100, 50]
+
+
+@pytest.mark.parametrize("page, key, lang, word", [("pages/frontier.py", "fr", "en", "Measurements (id, error)"),
+                                                   ("pages/memory.py", "mem", "zh", "测量（编号、误差）"),
+                                                   ("pages/planner.py", "pl", "en", "Sources")])
+def test_why_this_band_panel_lists_the_measurements(page, key, lang, word):
+    from apptest_helpers import app, open_section
+
+    at = app({"lang": lang}, page=page)
+    open_section(at, f"why_band_{key}")
+    assert not at.exception
+    (table,) = [tb for tb in at.table if word in str(tb.value.columns.tolist())]
+    ids = " ".join(table.value[word].tolist() if word != "Sources" else table.value["Measurements (id, error)"].tolist())
+    assert ":" in ids and "%" in ids  # "r01:kv_pool (+0 %)", "t3-…:ttft_s (-12 %)"
+
+
+def test_presenter_mode_keeps_one_line_per_card_and_a_lighter_band():
+    from apptest_helpers import app, plotly_specs
+
+    at = app({"present": "1"}, page="pages/frontier.py")
+    assert not at.exception
+    assert all(not m.delta for m in at.metric)
+    bands = [d for d in plotly_specs(at)[0]["data"] if d.get("name") == "Likely range (measurements)"]
+    assert bands and all(d["fillcolor"] == B.FILL_PRESENTING for d in bands)

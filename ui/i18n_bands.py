@@ -5,8 +5,8 @@ from __future__ import annotations
 
 EN: dict[str, str] = {
     "band.regime.any": "any load",
-    "band.borrowed": "(no measurements here: wider)",
-    "band.few_short": "(few measurements here: wider)",
+    "band.borrowed": "(no data here: wider)",
+    "band.few_short": "(little data here: wider)",
     "mem.band.pool": "KV pool {pool} (range {lo}–{hi}).",
     "band.trace": "Likely range (measurements)",
     "band.pct_note": "Percentiles get the band of their metric (the measurements are mostly means).",
@@ -66,8 +66,8 @@ EN: dict[str, str] = {
 
 ZH: dict[str, str] = {
     "band.regime.any": "任意负载",
-    "band.borrowed": "（此处无测量：已加宽）",
-    "band.few_short": "（此处测量很少：已加宽）",
+    "band.borrowed": "（此处无数据，加宽）",
+    "band.few_short": "（此处数据少，加宽）",
     "mem.band.pool": "KV 池 {pool}（范围 {lo}–{hi}）。",
     "band.trace": "可能范围（依据测量）",
     "band.pct_note": "百分位数沿用其指标的范围（测量大多是均值）。",
