@@ -113,6 +113,8 @@ else:
                                   output_len=req.output_len, gpu_names=names,
                                   bands=B.pareto_regions(sc.arch, get_gpu, t, presenting=layout.presenting())),
                  key="planner_pareto")
+    if B.ENABLED:
+        st.caption(t("band.pareto_note"))
     B.render_why(best_bases, t, "pl")
     st.subheader(t("pl.cmd.title"))
     labels = [f"#{k} {d.gpu} TP {d.tensor_parallel_size} {X.precision_label(d.quantization, t)} / KV {d.kv_cache_dtype}"

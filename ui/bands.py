@@ -134,7 +134,9 @@ def pareto_regions(arch, gpu_of: Callable[[str], Any], t: T, *, presenting: bool
             c_lo.append(float(lo))
             c_hi.append(float(hi))
         # optimistic: faster and cheaper (y low), pessimistic: slower and dearer
-        return [region(e_lo, e_hi, c_hi, c_lo, name=t("band.trace"), presenting=presenting)]
+        # no legend entry: the planner's legend lists up to 17 GPUs (one row more squeezed the plot on a
+        # phone); the caption under the chart says what the grey is
+        return [{**region(e_lo, e_hi, c_hi, c_lo, name=t("band.trace"), presenting=presenting), "showlegend": False}]
     return traces
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 EN: dict[str, str] = {
     "band.regime.any": "any load",
+    "band.pareto_note": "Grey: where the Pareto front likely lies on real servers (end-to-end latency and throughput "
+                        "errors measured in the open-loop regime of each point's GPU).",
     "band.borrowed": "(no data here: wider)",
     "band.few_short": "(little data here: wider)",
     "mem.band.pool": "KV pool {pool} (range {lo}–{hi}).",
@@ -66,6 +68,7 @@ EN: dict[str, str] = {
 
 ZH: dict[str, str] = {
     "band.regime.any": "任意负载",
+    "band.pareto_note": "灰色：帕累托前沿在真实服务器上可能所在的范围（依据各点 GPU 在开环场景下测得的端到端延迟与吞吐误差）。",
     "band.borrowed": "（此处无数据，加宽）",
     "band.few_short": "（此处数据少，加宽）",
     "mem.band.pool": "KV 池 {pool}（范围 {lo}–{hi}）。",
