@@ -108,6 +108,12 @@ def test_frontier_pasted_summary_is_drawn_and_calibrate_sets_the_sidebar_and_the
     assert "→" in msg
     assert at.query_params.get("eff_prefill_flops_fraction") or at.query_params.get("eff_hopper_flops_scale")
     assert {m.label: m.value for m in at.metric} != before  # the view follows the calibrated inputs
+    # the scenario file carries them too (ui.state.scenario_json: the controls' values)
+    cal = at.session_state[M.CALIBRATION]["values"]
+    from ui.state import scenario_json
+
+    doc = json.loads(scenario_json(at.session_state["_scenario"]))
+    assert all(doc["controls"][k] == v for k, v in cal.items())
 
 
 def test_a_bad_paste_keeps_the_text_and_the_rows_kept_before():
