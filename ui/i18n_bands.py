@@ -57,7 +57,8 @@ EN: dict[str, str] = {
     "ms.calibrate": "Calibrate the efficiency inputs on these results",
     "ms.calibrate.help": "Fits the achievable bandwidth and FLOP/s fractions and the per-step, per-sequence and "
                          "per-request overheads to these rows (python -m calc calibrate), and sets them in the sidebar "
-                         "(Efficiency): the link and the scenario file carry them.",
+                         "(Efficiency): the link and the scenario file carry them. Fitted on these rows only: eight inputs fit a "
+                         "single file exactly; check on results you did not fit.",
     "ms.forget": "Forget these measurements",
     "ms.calibrated": "Calibrated on {n} row(s): median |error| {before} % → {after} %. Set in the sidebar: {values}.",
     "ms.cdf_note": "Crosses: your measured means, each at the share of simulated requests at or under it (the hover "
@@ -115,7 +116,7 @@ ZH: dict[str, str] = {
     "ms.summary": "**你的 {n} 行的 |误差| 中位数：{median}%**（误差 = 预测 ÷ 实测 − 1）。",
     "ms.calibrate": "用这些结果校准效率参数",
     "ms.calibrate.help": "把可达带宽与算力比例、每步/每序列/每请求开销拟合到这些行（python -m calc calibrate），"
-                         "并写入侧边栏（效率）：链接和场景文件都会带上它们。",
+                         "并写入侧边栏（效率）：链接和场景文件都会带上它们。只针对这些行拟合：八个参数能完全拟合单个文件；请用未参与拟合的结果检验。",
     "ms.forget": "清除这些测量",
     "ms.calibrated": "已在 {n} 行上校准：|误差| 中位数 {before}% → {after}%。已写入侧边栏：{values}。",
     "ms.cdf_note": "叉号：你实测的均值，放在模拟请求中不超过它的比例处（悬停显示按该文件自身负载的预测及误差）。曲线是本次负载测试。",
