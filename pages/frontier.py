@@ -166,6 +166,13 @@ def _body() -> None:
                       tpot=F.number(float(ol.tpot_s) * 1e3, 1), running=F.number(float(ol.running), 1),
                       verdict=t("fr.open_loop.meets" if ok else "fr.open_loop.misses"))
                     + ("" if bool(ol.closed_form) else " " + t("fr.open_loop.kv_wall")))
+            if B.ENABLED and not layout.presenting():  # the open loop's numbers with their ranges (ui.bands)
+                ob = {g: B.basis(sc.arch, sc.gpu, g, arrival="poisson") for g in ("ttft", "tpot")}
+                rng = lambda v, g, d: t("band.range", **dict(zip(("lo", "hi"), (F.number(float(x) * 1e3, d)  # noqa: E731
+                                                                               for x in B.limits(v, ob[g])))))
+                st.caption(t("band.open_loop", ttft=rng(float(ol.ttft_s), "ttft", 0), q=f"P{int(pct)}",
+                             ttft_q=rng(q_ttft, "ttft", 0), tpot=rng(float(ol.tpot_s), "tpot", 1),
+                             note=B.own_text(ob["ttft"], t)))
         else:
             st.warning(t("fr.open_loop.over", rate=F.number(r_rps, 2), replicas=t.count("replica", replicas)))
         layout.chart(FP.frontier_concurrency_figure(series, t, per_gpu=per_gpu, chosen=sc.concurrency, under=band_conc),
