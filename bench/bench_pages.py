@@ -83,17 +83,25 @@ def _stats(xs: list[float]) -> tuple[float, float]:
     return statistics.median(s), s[int(0.9 * (len(s) - 1))]
 
 
+# --compare-bands: the same app without its error bands (ui.bands: CALC_BANDS=0), and the pages
+# whose numbers carry bands that CASES does not move (the load test re-judges a kept simulation).
+BAND_CASES = [("load_test", "sla_ttft_ms", (400, 450, 500, 550))]
+
+
 def run(runs: int, pages: set[str] | None, rounds: int, batch: int = 5,
-        baseline: Path | None = None) -> list[tuple[str, str, float, float, float, float | None]]:
-    """Rows (page, slider, median ms, p90 ms, ratio to the minimal app, baseline median ms or None)."""
+        baseline: Path | None = None, compare_bands: bool = False) -> list[tuple[str, str, float, float, float, float | None]]:
+    """Rows (page, slider, median ms, p90 ms, ratio to the minimal app, baseline median ms or None).
+    ``compare_bands``: the baseline is this app with its error bands off (same run, interleaved)."""
     tmp = Path(tempfile.mkdtemp(prefix="bench_pages_"))
-    cases = [c for c in CASES if pages is None or c[0] in pages]
-    apps = {"app": ROOT / "app.py"} | ({"baseline": baseline / "app.py"} if baseline else {})
+    cases = [c for c in CASES + (BAND_CASES if compare_bands else []) if pages is None or c[0] in pages]
+    apps = {"app": (ROOT / "app.py", None)} | ({"baseline": (baseline / "app.py", None)} if baseline else {}) \
+        | ({"baseline": (ROOT / "app.py", {"CALC_BANDS": "0"})} if compare_bands else {})
+    baseline = baseline or (ROOT if compare_bands else None)
     samples: dict[tuple[str, str, str], list[float]] = {}
     minimal: list[float] = []
     with ExitStack() as stack:
         murl, (mpid,) = stack.enter_context(single_server(tmp, app=ROOT / "bench" / "minimal_app.py", cwd=ROOT))
-        servers = {name: stack.enter_context(single_server(tmp, app=path)) for name, path in apps.items()}
+        servers = {name: stack.enter_context(single_server(tmp, app=path, env=env)) for name, (path, env) in apps.items()}
         for _ in range(rounds):  # interleaved rounds: every app sees the same machine load
             minimal += asyncio.run(measure(murl, mpid, *MINIMAL, runs=runs, batch=batch))
             for page, key, values in cases:
@@ -117,9 +125,13 @@ def main() -> None:
     ap.add_argument("--pages", default="", help="comma-separated page names (default: all)")
     ap.add_argument("--baseline", type=Path, default=None,
                     help="another checkout of this app (e.g. a git worktree of an older commit), measured side by side")
+    ap.add_argument("--compare-bands", action="store_true",
+                    help="measure the app with and without its error bands (CALC_BANDS=0) side by side")
     args = ap.parse_args()
     pages = set(args.pages.split(",")) if args.pages else None
-    rows = run(args.runs, pages, args.rounds, args.batch, args.baseline)
+    rows = run(args.runs, pages, args.rounds, args.batch, args.baseline, args.compare_bands)
+    if args.compare_bands:
+        args.baseline = "this app without bands (CALC_BANDS=0)"
     print(f"Server CPU per rerun (user+system, ms; median over samples of {args.batch} reruns), "
           f"{args.rounds}x{args.runs} reruns per row; target "
           f"{TARGET_MS:.0f} ms on memory and frontier. Shared machine: compare ratios, not absolutes.")

@@ -33,10 +33,10 @@ LOAD_SHAPE_ARRIVAL = {"single_request": ("closed", 1), "closed_loop": ("closed",
 MEMORY_TERMS = ("kv_pool", "kv_tokens")  # what a user reads: the KV pool and the requests it holds
 
 
-def _classify(mid: str, gpu: str, model: str, arrival: str, conc, metric: str, error: float) -> dict:
+def _classify(mid: str, gpu: str, model: str, arrival: str, conc, metric: str, error: float, source: str = "") -> dict:
     return {"id": mid, "regime": bands.load_regime(arrival, conc),
             "family": bands.gpu_family(get_gpu(gpu).architecture), "moe": get_model(model).moe is not None,
-            "group": bands.metric_group(metric), "error": error}
+            "group": bands.metric_group(metric), "error": error, "source": source}
 
 
 def measurements() -> list[dict]:
@@ -46,19 +46,22 @@ def measurements() -> list[dict]:
     for c in cr.compare(list(older.values())):
         r = older[c.row_id]
         arrival, conc = LOAD_SHAPE_ARRIVAL[r["load_shape"]]
-        out.append(_classify(f"{c.row_id}:{c.metric}", r["gpu"], r["model"], arrival, conc, c.metric, c.error))
+        out.append(_classify(f"{c.row_id}:{c.metric}", r["gpu"], r["model"], arrival, conc, c.metric, c.error,
+                             f"{r['source']}: {r['source_ref']}"))
     vllm = {r["id"]: r for r in cr.load_vllm_rows()}
     for c in cr.compare_vllm(list(vllm.values())):
         r = vllm[c.row_id]
         out.append(_classify(f"{c.row_id}:{c.metric}", r["options"]["gpu"], r["options"]["model"],
-                             r["load"]["arrival"], r["load"].get("concurrency"), c.metric, c.error))
+                             r["load"]["arrival"], r["load"].get("concurrency"), c.metric, c.error,
+                             f"{r['source']}: {r['source_ref']}"))
     logs = {r["id"]: r for r in mcr.load_rows()}
     for c in mcr.compare(list(logs.values())):
         if c.fit_set and c.term in MEMORY_TERMS:
             r = logs[c.row_id]
             # start-up memory does not depend on the load: regime "any" (calc.timing.bands.MEMORY_REGIME)
             out.append({**_classify(f"{c.row_id}:{c.term}", r["calc_gpu"], mcr.MODEL_FOR.get(r["model_id"], r["model_id"]),
-                                    "closed", 2, c.term, c.error), "regime": bands.MEMORY_REGIME})
+                                    "closed", 2, c.term, c.error, f"{r['source_repo']} {r['source_ref']}: {r['source_path']}"),
+                        "regime": bands.MEMORY_REGIME})
     return out
 
 
@@ -72,6 +75,13 @@ def table(ms: list[dict]) -> dict:
                    "error": "predicted / measured - 1; cells hold ln(1 + error) quantiles"},
         "cells": bands.build_table(ms),
     }
+
+
+def measurement_list(ms: list[dict]) -> dict:
+    """Every measurement behind the bands with its error and source (the pages' "why this band")."""
+    return {"source": "bench/make_bands.py (the same measurements as calc/data/bands.json)",
+            "error": "predicted / measured - 1, default Efficiency",
+            "measurements": {m["id"]: {"error": round(m["error"], 6), "source": m["source"]} for m in ms}}
 
 
 def honesty(subset: list[dict], cells: dict, ms: list[dict]) -> dict:
@@ -97,14 +107,16 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     ms = measurements()
     t = table(ms)
-    text = json.dumps(t, indent=1, sort_keys=True) + "\n"
-    if args.check:
-        current = bands.BANDS_PATH.read_text() if bands.BANDS_PATH.exists() else ""
-        if current != text:
-            print(f"{bands.BANDS_PATH} is out of date: run bench/make_bands.py", file=sys.stderr)
-            return 1
-    else:
-        bands.BANDS_PATH.write_text(text)
+    outputs = {bands.BANDS_PATH: json.dumps(t, indent=1, sort_keys=True) + "\n",
+               bands.MEASUREMENTS_PATH: json.dumps(measurement_list(ms), indent=1, sort_keys=True) + "\n"}
+    for path, text in outputs.items():
+        if args.check:
+            current = path.read_text() if path.exists() else ""
+            if current != text:
+                print(f"{path} is out of date: run bench/make_bands.py", file=sys.stderr)
+                return 1
+        else:
+            path.write_text(text)
     for what, subset in (("all", ms), ("timing", [m for m in ms if m["group"] != "memory"])):
         for name, c in honesty(subset, t["cells"], ms).items():
             print(f"{what:<7} {name:<14} n={c['n']:<4} inside the band {c['inside_fraction']:6.1%}   "

@@ -19,6 +19,8 @@ from ui.theme import SERIES_COLORS
 from ui.why import render_panels
 from ui.fit import scenario_not_fit_message
 from ui.loadtest.runs import closed_loop_job, closed_loop_summary
+from ui import bands as B
+from ui import measured as M
 
 
 def _preset(name: str | None) -> None:
@@ -96,24 +98,26 @@ def _body() -> None:
         if f.best >= 0:
             i = f.best
             cards.metric(t("fr.metric.best"), F.integer(f.concurrency[i]), border=True, help=t("fr.metric.best.help"))
-            x_shown = f.output_tokens_per_s_per_gpu[i] if per_gpu else f.output_tokens_per_s[i]  # as the charts
-            cards.metric(t("fr.metric.x_gpu" if per_gpu else "fr.metric.x"), f"{F.integer(x_shown)} tok/s", border=True,
-                         help=t("fr.metric.x.help", per_gpu=F.integer(f.output_tokens_per_s_per_gpu[i]), tp=tp,
-                                total=F.integer(f.total_tokens_per_s[i])))
-            cost = "—" if f.cost_per_million_usd is None else f"${F.number(float(f.cost_per_million_usd[i]), 3)}"
-            cards.metric(t("fr.metric.cost"), cost, border=True,
-                         help=t("fr.metric.cost.help") if f.cost_per_million_usd is not None else t("fr.metric.cost.none"))
-            # each latency with the range real servers would likely show (issue 20: calc.timing.bands)
-            bands = V.headline_bands(sc.arch, sc.gpu, concurrency=float(f.concurrency[i]),
-                                     values={"ttft": float(f.ttft_s[i]), "tpot": float(f.tpot_s[i])})
+            x_shown = float(f.output_tokens_per_s_per_gpu[i] if per_gpu else f.output_tokens_per_s[i])  # as the charts
+            # each number with the range real servers would likely show (ui.bands; presenter mode: one line per card)
+            bx = B.basis(sc.arch, sc.gpu, "throughput", concurrency=float(f.concurrency[i]))
+            B.card(cards, t, t("fr.metric.x_gpu" if per_gpu else "fr.metric.x"), f"{F.integer(x_shown)} tok/s",
+                   B.limits(x_shown, bx), bx, F.integer, unit="tok/s", presenting=layout.presenting(),
+                   help=t("fr.metric.x.help", per_gpu=F.integer(f.output_tokens_per_s_per_gpu[i]), tp=tp,
+                          total=F.integer(f.total_tokens_per_s[i])))
+            if f.cost_per_million_usd is None:
+                cards.metric(t("fr.metric.cost"), "—", border=True, help=t("fr.metric.cost.none"))
+            else:
+                cost = float(f.cost_per_million_usd[i])
+                B.card(cards, t, t("fr.metric.cost"), f"${F.number(cost, 3)}", B.inverse_limits(cost, bx), bx,
+                       lambda v: f"${F.number(v, 3)}", presenting=layout.presenting(), help=t("fr.metric.cost.help"))
+            shown_bases = {t("fr.metric.x"): bx}
             for key, digits in (("ttft", 0), ("tpot", 1)):
-                lo, hi, basis = bands[key]
-                v = float(f.ttft_s[i] if key == "ttft" else f.tpot_s[i])
-                shown = t("band.range", lo=F.number(lo * 1e3, digits), hi=F.number(hi * 1e3, digits)) + " ms"
-                cards.metric(t(f"fr.metric.{key}"), f"{F.number(v * 1e3, digits)} ms", border=True,
-                             # presenter mode: one line per card (the chart stays on the projector's first screen)
-                             delta=None if layout.presenting() else shown, delta_color="gray", delta_arrow="off",
-                             help=shown + ". " + V.band_help(basis, t))
+                b = B.basis(sc.arch, sc.gpu, key, concurrency=float(f.concurrency[i]))
+                v = float(f.ttft_s[i] if key == "ttft" else f.tpot_s[i]) * 1e3
+                B.card(cards, t, t(f"fr.metric.{key}"), f"{F.number(v, digits)} ms", B.limits(v, b), b,
+                       lambda x, d=digits: F.number(x, d), unit="ms", presenting=layout.presenting())
+                shown_bases[t(f"fr.metric.{key}")] = b
             if f.cost_per_million_input_usd is not None:
                 st.caption(t("fr.cost.split", cin=F.number(float(f.cost_per_million_input_usd[i]), 4),
                              cout=F.number(float(f.cost_per_million_output_split_usd[i]), 4),
@@ -144,9 +148,13 @@ def _body() -> None:
         traffic = (need, t("fr.trace.traffic_gpu" if per_gpu else "fr.trace.traffic", rate=F.number(float(rate or RATE.default), 2),
                            replicas=t.count("replica", replicas),
                            x=F.integer(need)))
+        band_sla, band_conc = B.frontier_regions(f, sc.arch, sc.gpu, t, per_gpu=per_gpu, presenting=layout.presenting())
+        points, _ = M.current(sc)  # the user's own measurements (ui.measured), kept in the session
         layout.chart(FP.frontier_sla_figure(series, t, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, per_gpu=per_gpu,
-                                            traffic=traffic), key="frontier_sla_chart")
-        st.caption(t("fr.caption.sla"))
+                                            traffic=traffic, under=band_sla,
+                                            over=M.frontier_traces(points, t, per_gpu=per_gpu)), key="frontier_sla_chart")
+        st.caption(t("fr.caption.sla") + (" " + t("ms.frontier_note") if points else ""))
+        M.render(sc, t, key="fr")
         if stat != "mean":  # the closed-loop model has means only: say what the lines are judged on
             st.caption(t("fr.sla_stat_mean", q=stat_label(stat, t("word.mean"))))
         # The shared rate, answered by the open-loop queueing model (the planner's and `estimate --rate`'s)
@@ -162,9 +170,16 @@ def _body() -> None:
                       tpot=F.number(float(ol.tpot_s) * 1e3, 1), running=F.number(float(ol.running), 1),
                       verdict=t("fr.open_loop.meets" if ok else "fr.open_loop.misses"))
                     + ("" if bool(ol.closed_form) else " " + t("fr.open_loop.kv_wall")))
+            if B.ENABLED and not layout.presenting():  # the open loop's numbers with their ranges (ui.bands)
+                ob = {g: B.basis(sc.arch, sc.gpu, g, arrival="poisson") for g in ("ttft", "tpot")}
+                rng = lambda v, g, d: t("band.range", **dict(zip(("lo", "hi"), (F.number(float(x) * 1e3, d)  # noqa: E731
+                                                                               for x in B.limits(v, ob[g])))))
+                st.caption(t("band.open_loop", ttft=rng(float(ol.ttft_s), "ttft", 0), q=f"P{int(pct)}",
+                             ttft_q=rng(q_ttft, "ttft", 0), tpot=rng(float(ol.tpot_s), "tpot", 1),
+                             note=B.own_text(ob["ttft"], t)))
         else:
             st.warning(t("fr.open_loop.over", rate=F.number(r_rps, 2), replicas=t.count("replica", replicas)))
-        layout.chart(FP.frontier_concurrency_figure(series, t, per_gpu=per_gpu, chosen=sc.concurrency),
+        layout.chart(FP.frontier_concurrency_figure(series, t, per_gpu=per_gpu, chosen=sc.concurrency, under=band_conc),
                      key="frontier_conc_chart")
         st.caption(t("fr.caption.conc", wall=F.integer(f.engine_limit)))
         st.download_button(t("csv.frontier"), key="frontier_csv", on_click="ignore", file_name="frontier.csv",
@@ -194,6 +209,8 @@ def _body() -> None:
         st.page_link("pages/case_study.py", label=t("cs.link"), icon=":material/school:")
 
         st.subheader(t("why.title"))
+        if f.best >= 0:
+            B.render_why(shown_bases, t, "fr")
         render_panels(frontier_panels(f, t, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, input_len=s.input_len,
                                       output_len=s.output_len, price=f.price_usd_per_gpu_hour, tp=tp), t)
 

@@ -22,6 +22,8 @@ from ui.speculative.inputs import speculative_inputs
 from ui.state import check_query_params, forget_upload, keep_upload, kept_upload, render_control
 from ui.traffic import stat_label
 from ui.why import render_panels
+from ui import bands as B
+from ui import measured as M
 
 sc, t = shell.page()
 for warning in check_query_params(LC.LOADTEST, t):
@@ -105,11 +107,21 @@ if replicas > 1 and trace is None:
     st.caption(t("lt.per_replica", n=F.integer(replicas), rate=F.number(float(v["rate"]), 2),
                  per=F.number(load.rate_per_s, 3)))
 cards = layout.grid("lt", 3)
-cards.metric(t("lt.metric.ttft", q=q), ms(pt), delta=t("lt.metric.vs_slo", delta=ms(pt - ttft_slo)), delta_color="inverse", border=True)
-cards.metric(t("lt.metric.tpot", q=q), ms(pp), delta=t("lt.metric.vs_slo", delta=ms(pp - tpot_slo)) if np.isfinite(pp) else None,
-             delta_color="inverse", border=True)
-cards.metric(t("lt.metric.goodput"), f"{F.number(stats['goodput_requests_per_s'], 2)} req/s", border=True)
-cards.metric(t("lt.metric.throughput"), f"{F.number(stats['output_tokens_per_s'], 0)} tok/s", border=True)
+# each number with the range real servers would likely show in this load's regime (ui.bands)
+band_arrival = "poisson" if trace is not None else load.arrival
+lt_bases = {key: B.basis(sc.arch, sc.gpu, group, arrival=band_arrival, concurrency=load.concurrency)
+            for key, group in (("ttft", "ttft"), ("tpot", "tpot"), ("x", "throughput"))}
+presenting = layout.presenting()
+B.card(cards, t, t("lt.metric.ttft", q=q), ms(pt), B.limits(pt, lt_bases["ttft"]), lt_bases["ttft"], ms,
+       presenting=presenting, delta=t("lt.metric.vs_slo", delta=ms(pt - ttft_slo)), delta_color="inverse")
+B.card(cards, t, t("lt.metric.tpot", q=q), ms(pp), B.limits(pp, lt_bases["tpot"]), lt_bases["tpot"], ms,
+       presenting=presenting, delta=t("lt.metric.vs_slo", delta=ms(pp - tpot_slo)) if np.isfinite(pp) else None,
+       delta_color="inverse")
+good, xput = float(stats["goodput_requests_per_s"]), float(stats["output_tokens_per_s"])
+B.card(cards, t, t("lt.metric.goodput"), f"{F.number(good, 2)} req/s", B.limits(good, lt_bases["x"]), lt_bases["x"],
+       lambda v: F.number(v, 2), unit="req/s", presenting=presenting)
+B.card(cards, t, t("lt.metric.throughput"), f"{F.number(xput, 0)} tok/s", B.limits(xput, lt_bases["x"]), lt_bases["x"],
+       lambda v: F.number(v, 0), unit="tok/s", presenting=presenting)
 cards.metric(t("lt.metric.attainment"), F.percent(stats["slo_attainment"]), border=True)
 cards.metric(t("lt.metric.preemptions"), F.integer(stats["preemptions"]), border=True)
 ok = pt <= ttft_slo and (not np.isfinite(pp) or pp <= tpot_slo)
@@ -125,10 +137,18 @@ with dist:
     if r.truncated:
         st.caption(t("lt.truncated.short", **partial))
     c1, c2 = st.columns(2)
-    layout.chart(LF.cdf_figure(r.ttft_s, t, title=t("lt.fig.ttft_title"), x_title=t("lt.fig.ttft_x"), slo_s=ttft_slo, stat=stat, q=q),
+    points, _ = M.current(sc)  # the user's own measurements (ui.measured): where each falls in the prediction
+    layout.chart(LF.cdf_figure(r.ttft_s, t, title=t("lt.fig.ttft_title"), x_title=t("lt.fig.ttft_x"), slo_s=ttft_slo, stat=stat, q=q,
+                               under=B.cdf_region(r.ttft_s, lt_bases["ttft"], t, presenting=presenting),
+                               over=M.cdf_traces(points, r.ttft_s, "ttft_s", t)),
                  key="lt_cdf_ttft", where=c1)  # titles as HTML above the plot: they wrap on a phone
-    layout.chart(LF.cdf_figure(r.tpot_s, t, title=t("lt.fig.tpot_title"), x_title=t("lt.fig.tpot_x"), slo_s=tpot_slo, stat=stat, q=q),
+    layout.chart(LF.cdf_figure(r.tpot_s, t, title=t("lt.fig.tpot_title"), x_title=t("lt.fig.tpot_x"), slo_s=tpot_slo, stat=stat, q=q,
+                               under=B.cdf_region(r.tpot_s, lt_bases["tpot"], t, presenting=presenting),
+                               over=M.cdf_traces(points, r.tpot_s, "tpot_s", t)),
                  key="lt_cdf_tpot", where=c2)
+    if points:
+        st.caption(t("ms.cdf_note"))
+    M.render(sc, t, key="lt")
 with sweep:
     if trace is not None or load.arrival not in ("poisson", "gamma"):
         st.info(t("lt.sweep_only_open"))
@@ -146,7 +166,9 @@ with sweep:
                           rate=F.number(search.rate_per_s, 2), n=len(search.rates_per_s)))
         else:
             st.warning(t("lt.sweep_none", rate=F.number(float(search.rates_per_s.min()), 2), q=q))
-        layout.chart(LF.sweep_figure(search, t, ttft_slo_s=ttft_slo), key="lt_sweep_fig")
+        open_bases = [B.basis(sc.arch, sc.gpu, g, arrival="poisson") for g in ("throughput", "ttft")]
+        layout.chart(LF.sweep_figure(search, t, ttft_slo_s=ttft_slo,
+                                     bands=B.sweep_regions(*open_bases, t, presenting=presenting)), key="lt_sweep_fig")
         if replicas > 1:
             st.caption(t("lt.sweep_per_replica", n=F.integer(replicas)))
 with timeline:
@@ -188,6 +210,10 @@ if r.truncated:
 if not bool(a.closed_form):
     st.info(t("lt.analytic.sim_needed"))
 st.subheader(t("why.title"))
+B.render_why({t("lt.metric.ttft", q=q): lt_bases["ttft"], t("lt.metric.tpot", q=q): lt_bases["tpot"],
+              t("lt.metric.throughput"): lt_bases["x"]}, t, "lt")
+if stat != "mean":
+    st.caption(t("band.pct_note"))
 analytic = {"concurrency": F.integer(c_eq), "wave": uniform, "wave_steps": float(a.wave_steps) if uniform else 0.0,
             "ttft_s": float(a.ttft_s), "closed_form": bool(a.closed_form), "sim_ttft_s": sim_mean["ttft_s"]}
 render_panels(loadtest_panels(r, {**stats, f"ttft_s_{stat}": pt, f"tpot_s_{stat}": pp}, t, ttft_slo_s=ttft_slo, tpot_slo_s=tpot_slo, stat=stat, analytic=analytic), t)

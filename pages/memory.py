@@ -13,6 +13,7 @@ from ui.controls import SWEEP_CONTEXT
 from ui.state import check_query_params, render_control
 from ui.why import render_panels
 from ui.fit import scenario_not_fit_message
+from ui import bands as B
 
 sc, t = shell.page()
 for warning in check_query_params((SWEEP_CONTEXT,), t):
@@ -32,9 +33,15 @@ cards.metric(t("mem.metric.kv_token"), F.binary(r.kv_bytes_per_token), help=F.ex
              border=True)
 cards.metric(t("mem.metric.kv_request"), F.gib(r.kv_bytes_per_request), help=F.both(r.kv_bytes_per_request),
              border=True)
-cards.metric(t("mem.metric.max_conc"), F.integer(fit), border=True,
-             help=t("mem.metric.max_conc.help", ctx=F.integer(sc.context_tokens), vllm=F.number(r.max_concurrency),
-                    mml=F.integer(sc.resolved.max_model_len)) if starts else t("mem.metric.no_start.help"))
+# the KV pool (and the requests it holds) with the range vLLM's start-up logs put around it (ui.bands)
+mem_basis = B.basis(sc.arch, sc.gpu, "memory")
+pool_lo, pool_hi = B.limits(float(r.kv_pool_bytes), mem_basis)
+pool_text = t("mem.band.pool", pool=F.gib(r.kv_pool_bytes), lo=F.gib(pool_lo), hi=F.gib(pool_hi)) if starts else ""
+conc_lo, conc_hi = (float(v) for v in B.limits(float(r.kv_pool_tokens) / max(sc.context_tokens, 1), mem_basis))
+B.card(cards, t, t("mem.metric.max_conc"), F.integer(fit), (min(conc_lo, fit), max(conc_hi, fit)) if starts else None,
+       mem_basis, lambda v: F.integer(int(v)), presenting=layout.presenting(),
+       help=t("mem.metric.max_conc.help", ctx=F.integer(sc.context_tokens), vllm=F.number(r.max_concurrency),
+              mml=F.integer(sc.resolved.max_model_len)) + " " + pool_text if starts else t("mem.metric.no_start.help"))
 if not starts:
     cards.metric(t("mem.metric.in_use", conc=F.integer(sc.concurrency)), "—", border=True,
                  help=t("mem.metric.no_start.help"))
@@ -42,7 +49,8 @@ else:  # the label says how many requests the value holds when not all of them f
     in_use_label = (t("mem.metric.in_use", conc=F.integer(sc.concurrency)) if sc.concurrency <= fit
                     else t("mem.metric.in_use_partial", fit=F.integer(fit), conc=F.integer(sc.concurrency)))
     cards.metric(in_use_label, F.gib(r.kv_in_use_bytes), border=True,
-                 help=t("mem.metric.in_use.help", used=F.both(r.kv_in_use_bytes), pool=F.both(r.kv_pool_bytes)))
+                 help=t("mem.metric.in_use.help", used=F.both(r.kv_in_use_bytes), pool=F.both(r.kv_pool_bytes))
+                 + " " + pool_text)
 
 note = layout_note(sc, r, t)  # PP / DP / EP: per GPU vs per rank vs all ranks
 if note:
@@ -76,6 +84,7 @@ st.download_button(t("csv.waste"), key="waste_csv", on_click="ignore", file_name
                    data=lambda: tables.waste_csv(r, block_size=s.block_size, max_model_len=sc.resolved.max_model_len))
 
 st.subheader(t("why.title"))
+B.render_why({t("mem.metric.max_conc"): mem_basis}, t, "mem")
 numbers = rank_numbers(sc.arch, model_numbers(sc.arch, dtype=s.dtype, quantization=s.quantization,  # PP/EP share
                                               kv_cache_dtype=s.kv_cache_dtype, mxfp4_backend=mxfp4_backend(sc.gpu)),
                        tensor_parallel_size=s.tensor_parallel_size, pipeline_parallel_size=s.pipeline_parallel_size,

@@ -22,6 +22,7 @@ from ui.planner.controls import (PL_BUDGET, PL_GPUS, PL_MAX_GPUS, PL_SORT, PL_TO
 from ui.safe import describe, md_escape
 from ui.state import _RENDERED, check_query_params, render_control
 from ui.traffic import RATE, SLA_STAT, SLA_TPOT_MS, SLA_TTFT_MS
+from ui import bands as B
 
 sc, t = shell.page()
 lang = current_language()
@@ -108,8 +109,15 @@ else:
     st.dataframe(X.ranked_rows(result, t, lang=lang), hide_index=True, key="planner_table",
                  column_config={t("pl.col.open"): st.column_config.LinkColumn(display_text=t("pl.open"))})
     st.caption(t("pl.table.caption"))
+    best_bases = B.render_best(best, sc.arch, get_gpu(best.gpu), t, rate_rps=req.rate_rps,
+                               tokens=req.input_len + req.output_len)  # its numbers with their ranges
     layout.chart(FP.pareto_figure(result.grid, t, rate_rps=req.rate_rps, input_len=req.input_len,
-                                  output_len=req.output_len, gpu_names=names), key="planner_pareto")
+                                  output_len=req.output_len, gpu_names=names,
+                                  bands=B.pareto_regions(sc.arch, get_gpu, t, presenting=layout.presenting())),
+                 key="planner_pareto")
+    if B.ENABLED:
+        st.caption(t("band.pareto_note"))
+    B.render_why(best_bases, t, "pl")
     st.subheader(t("pl.cmd.title"))
     labels = [f"#{k} {d.gpu} TP {d.tensor_parallel_size}{X.layout_label(d)} {X.precision_label(d.quantization, t)}"
               f" / KV {d.kv_cache_dtype}" for k, d in enumerate(result.ranked, 1)]

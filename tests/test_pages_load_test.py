@@ -48,7 +48,9 @@ def test_arrival_and_length_options_in_chinese_with_tokens_in_the_link():
     assert at.selectbox(key="sla_stat").value == "p95"  # the token, as in the link
     # the delta's sign comes first (Streamlit draws the arrow from it): "-274 ms（相对目标）", not "与目标相差 -274 ms"
     deltas = [m.delta for m in at.metric if m.delta]
-    assert deltas and all(d[0] in "-0123456789" for d in deltas)
+    # the two SLA deltas first (a signed number), then the error band's range (ui.bands), in Chinese
+    assert len(deltas) == 4 and all(d[0] in "-0123456789" for d in deltas[:2])
+    assert all("范围" in d for d in deltas)
     lengths.select("fixed").run()
     assert not at.exception
     assert at.query_params["lt_lengths"] == "fixed" and at.query_params["lt_arrival"] == "closed"  # tokens, not 固定

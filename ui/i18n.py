@@ -629,6 +629,11 @@ from ui import i18n_layout as _layout  # noqa: E402  (multi-GPU layout: PP, DP, 
 
 EN.update(_layout.EN)
 ZH.update(_layout.ZH)
+
+from ui import i18n_bands as _bands  # noqa: E402  (error bands, the user's measurements)
+
+EN.update(_bands.EN)
+ZH.update(_bands.ZH)
 STRINGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}
 
 

@@ -40,6 +40,8 @@ from typing import Any, Iterable
 import numpy as np
 
 BANDS_PATH = Path(__file__).resolve().parents[1] / "data" / "bands.json"
+# Every measurement behind the table with its own error and source (same script, same measurements).
+MEASUREMENTS_PATH = BANDS_PATH.with_name("band_measurements.json")
 
 REGIMES = ("single", "closed", "open", "burst")
 # Start-up memory (weights, KV pool) does not depend on the load: one regime for the memory group.
@@ -172,6 +174,13 @@ def load_table(path: str = str(BANDS_PATH)) -> dict[str, Any]:
     """The precomputed table (``calc/data/bands.json``): ``{"source", "method", "cells"}``."""
     with open(path) as fh:
         return json.load(fh)
+
+
+@lru_cache(maxsize=1)
+def load_measurements(path: str = str(MEASUREMENTS_PATH)) -> dict[str, dict[str, Any]]:
+    """Measurement id (``row:metric``) -> ``{"error", "source"}``: what a band is made of."""
+    with open(path) as fh:
+        return json.load(fh)["measurements"]
 
 
 def band_basis(key: BandKey, cells: dict[str, Any] | None = None) -> BandBasis:

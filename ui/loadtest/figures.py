@@ -28,18 +28,28 @@ def _layout(fig: go.Figure, title: str) -> go.Figure:
     return fig
 
 
+def _scatter(trace: dict) -> go.Scatter:
+    """A trace given as a dict (ui.bands, ui.measured) as a Scatter."""
+    return go.Scatter(**{k: v for k, v in trace.items() if k != "type"})
+
+
 def _thin(n: int) -> np.ndarray:
     """Indices of at most MAX_POINTS evenly spread samples of n."""
     return np.unique(np.linspace(0, n - 1, MAX_POINTS).astype(int)) if n > MAX_POINTS else np.arange(n)
 
 
-def cdf_figure(values_s, t: T, *, title: str, x_title: str, slo_s: float | None, stat: str, q: str) -> go.Figure:
+def cdf_figure(values_s, t: T, *, title: str, x_title: str, slo_s: float | None, stat: str, q: str,
+               under: list[dict] | tuple = (), over: list[dict] | tuple = ()) -> go.Figure:
     """Empirical CDF of a latency (ms, log axis: tails span decades), the SLA as a vertical line and
     the judging statistic (``stat``: ``p95`` … or ``mean``, shown as ``q``) as a marker on a
-    horizontal line at its share of requests; where they cross tells pass or fail."""
+    horizontal line at its share of requests; where they cross tells pass or fail. ``under``:
+    traces below the curve (the error band, :mod:`ui.bands`); ``over``: above it (measured
+    points, :mod:`ui.measured`), included in the axis range."""
     v = np.sort(np.asarray(values_s, dtype=float))
     v = v[np.isfinite(v)] * 1e3
     fig = go.Figure()
+    for tr in under:
+        fig.add_trace(_scatter(tr))
     if v.size:
         idx = _thin(v.size)
         frac = (idx + 1) / v.size * 100.0
@@ -59,18 +69,28 @@ def cdf_figure(values_s, t: T, *, title: str, x_title: str, slo_s: float | None,
         # the SLA as a trace (data coordinates: exact on the log axis, and hoverable)
         fig.add_trace(go.Scatter(x=[slo_s * 1e3, slo_s * 1e3], y=[0, 100], mode="lines", name=t("lt.fig.slo", ms=f"{slo_s * 1e3:,.0f}"),
                                  line=dict(color=COLORS["limit"], width=3, dash="dash"), hoverinfo="name"))
-    fig.update_xaxes(title_text=x_title, type="log", **full_log_ticks(np.append(v, slo_s * 1e3 if slo_s else np.nan)))
+    extra = []
+    for tr in over:
+        fig.add_trace(_scatter(tr))
+        extra += list(tr.get("x", ()))
+    fig.update_xaxes(title_text=x_title, type="log",
+                     **full_log_ticks(np.concatenate([v, [slo_s * 1e3 if slo_s else np.nan], np.asarray(extra, dtype=float)])))
     fig.update_yaxes(title_text=t("lt.fig.share"), range=[0, 101])
     return _layout(fig, title)
 
 
-def sweep_figure(search: RateSearch, t: T, *, ttft_slo_s: float) -> go.Figure:
+def sweep_figure(search: RateSearch, t: T, *, ttft_slo_s: float,
+                 bands: Callable[[np.ndarray, np.ndarray, np.ndarray], list[dict]] | None = None) -> go.Figure:
     """Goodput (left axis, requests/s) and P95 / P99 TTFT (right axis, ms, log) at each arrival rate
-    the search tried; the highest rate that meets the SLA marked."""
+    the search tried; the highest rate that meets the SLA marked. ``bands(rates, goodput, ttft_p95_ms)``:
+    traces below the curves (error bands, :mod:`ui.bands`)."""
     order = np.argsort(search.rates_per_s)
     x = search.rates_per_s[order]
     # two y axes by layout (plotly.subplots is not imported: ui/preload keeps page runs import-free)
     fig = go.Figure()
+    if bands is not None and x.size:
+        for tr in bands(x, search.goodput_requests_per_s[order], np.asarray(search.ttft_p95_s)[order] * 1e3):
+            fig.add_trace(_scatter(tr))
     fig.add_trace(go.Scatter(x=x, y=search.goodput_requests_per_s[order], mode="lines+markers", name=t("lt.fig.goodput"),
                              line=dict(color=COLORS["feasible"], width=3),
                              hovertemplate="%{x:,.2f} req/s → %{y:,.2f} req/s<extra></extra>"))

@@ -324,12 +324,14 @@ def _marker_legend(t: T) -> list[dict]:
             _legend_marker(t("fr.trace.knee"), "diamond-open")]
 
 
-def frontier_concurrency_figure(series: Sequence, t: T, *, per_gpu: bool, chosen: int) -> go.Figure:
+def frontier_concurrency_figure(series: Sequence, t: T, *, per_gpu: bool, chosen: int,
+                                under: Sequence[dict] = ()) -> go.Figure:
     """Throughput against concurrency (log axis) per scenario, with each engine limit (KV cache
-    full, or max_num_seqs) as a dotted wall, the best SLA-meeting point and the knee."""
+    full, or max_num_seqs) as a dotted wall, the best SLA-meeting point and the knee. ``under``:
+    traces below the curves (the error band, :mod:`ui.bands`)."""
     ys = [_y(s, per_gpu) for s in series]
     y_max = max((float(np.nanmax(y)) for y in ys if np.isfinite(y).any()), default=1.0) * 1.1
-    traces = []
+    traces = list(under)
     for s, y in zip(series, ys):
         traces += _series_traces(s, s.concurrency.astype(float), y, t)
     for k, s in enumerate(series):
@@ -362,14 +364,17 @@ def frontier_concurrency_figure(series: Sequence, t: T, *, per_gpu: bool, chosen
 
 def frontier_sla_figure(series: Sequence, t: T, *, ttft_slo_s: float, tpot_slo_s: float, per_gpu: bool,
                         traffic: tuple[float, str] | None = None, mark_chosen: bool = False,
-                        title: str | None = None) -> go.Figure:
+                        title: str | None = None, under: Sequence[dict] = (), over: Sequence[dict] = ()) -> go.Figure:
     """Throughput against TPOT (left) and TTFT (right), log latency axes, with the SLA targets
     as vertical lines and the region that meets each target shaded. ``traffic``: the offered
     load as (output tokens/s on the y axis, its name), a horizontal line: the points above it
     carry that load. ``mark_chosen``: a filled circle in each series' colour at its own
-    concurrency (``s.chosen``; the §3.5 case's 16 and 32)."""
+    concurrency (``s.chosen``; the §3.5 case's 16 and 32). ``under``: traces drawn below the
+    curves (error bands, :mod:`ui.bands`); ``over``: above them (measured points, :mod:`ui.measured`),
+    which widen the axes to show them. Both on axes x/y (TPOT panel) or x2/y2 (TTFT panel)."""
     ys = [_y(s, per_gpu) for s in series]
-    y_top = max([float(np.nanmax(y)) for y in ys if np.isfinite(y).any()] + ([traffic[0]] if traffic else []),
+    over_y = [float(v) for tr in over for v in tr.get("y", ()) if v is not None and np.isfinite(v)]
+    y_top = max([float(np.nanmax(y)) for y in ys if np.isfinite(y).any()] + ([traffic[0]] if traffic else []) + over_y,
                 default=1.0)
     y_max = y_top * 1.08
     traces, axes = [], {}
@@ -378,7 +383,10 @@ def frontier_sla_figure(series: Sequence, t: T, *, ttft_slo_s: float, tpot_slo_s
         xa, ya = ("x", "y") if k == 0 else ("x2", "y2")
         xs = [np.asarray(getattr(s, attr), dtype=float) * MS for s in series]
         slo_ms = slo * MS
-        finite = np.concatenate([x[np.isfinite(x) & (x > 0)] for x in xs] + [np.array([slo_ms])])
+        extra = np.array([v for tr in over if tr.get("xaxis", "x") == xa for v in tr.get("x", ()) if v is not None],
+                         dtype=float)
+        finite = np.concatenate([x[np.isfinite(x) & (x > 0)] for x in xs] + [np.array([slo_ms]),
+                                                                              extra[np.isfinite(extra) & (extra > 0)]])
         x_lo, x_hi = float(finite.min()) / 1.6, float(finite.max()) * 1.6
         traces.append(dict(type="scatter", mode="lines", x=[x_lo, slo_ms, slo_ms, x_lo, x_lo], y=[0, 0, y_max, y_max, 0],
                            fill="toself", fillcolor=FEASIBLE_FILL, line=dict(width=0), name=t("fr.trace.feasible"),
@@ -390,6 +398,7 @@ def frontier_sla_figure(series: Sequence, t: T, *, ttft_slo_s: float, tpot_slo_s
             traces.append(_line([x_lo, x_hi], [traffic[0], traffic[0]], name=traffic[1], color=COLORS["traffic"],
                                 dash="dash", hover=traffic[1], xaxis=xa, yaxis=ya, legendgroup="traffic",
                                 showlegend=k == 0))
+        traces += [tr for tr in under if tr.get("xaxis", "x") == xa]
         for s, x, y in zip(series, xs, ys):
             traces += _series_traces(s, x, y, t, xaxis=xa, yaxis=ya, showlegend=k == 0)
         if mark_chosen:
@@ -406,6 +415,7 @@ def frontier_sla_figure(series: Sequence, t: T, *, ttft_slo_s: float, tpot_slo_s
         axes["yaxis" if k == 0 else "yaxis2"] = _axis(t("fr.y.per_gpu" if per_gpu else "fr.y.total") if k == 0 else "",
                                                       range=[0, y_max], anchor=xa,
                                                       **({} if k == 0 else dict(matches="y", showticklabels=False)))
+    traces += list(over)
     traces += _marker_legend(t)
     layout = _layout(title or t("fr.title.sla", ttft=F.number(ttft_slo_s * MS, 0), tpot=F.number(tpot_slo_s * MS, 0)),
                      height=580, annotations=[_subtitle(t("fr.sub.tpot"), 0.0, xanchor="left"),

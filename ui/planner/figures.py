@@ -31,9 +31,10 @@ def pareto_points(grid: PlanGrid, *, rate_rps: float, input_len: int, output_len
 
 
 def pareto_figure(grid: PlanGrid, t: T, *, rate_rps: float, input_len: int, output_len: int,
-                  gpu_names: dict[str, str]) -> go.Figure:
+                  gpu_names: dict[str, str], bands: Callable | None = None) -> go.Figure:
     """Scatter of cost ($/M tokens) against end-to-end latency (s), one colour per GPU, the
-    Pareto front as a line; log axes (both span decades)."""
+    Pareto front as a line; log axes (both span decades). ``bands(e2e_s, cost, gpu_ids)`` of the
+    front's points: traces drawn below everything (the error band, :mod:`ui.bands`)."""
     p = pareto_points(grid, rate_rps=rate_rps, input_len=input_len, output_len=output_len)
     idx = p["idx"]
     traces: list[dict] = []
@@ -49,6 +50,8 @@ def pareto_figure(grid: PlanGrid, t: T, *, rate_rps: float, input_len: int, outp
                            hovertemplate=hover, marker=dict(size=7, color=GPU_COLORS[gi % len(GPU_COLORS)], opacity=0.6)))
     front = np.flatnonzero(p["front"])
     front = front[np.argsort(p["e2e_s"][front])]
+    if bands is not None and front.size:
+        traces = bands(p["e2e_s"][front], p["cost"][front], [grid.gpu_ids[int(g)] for g in idx[front, 0]]) + traces
     traces.append(dict(type="scatter", mode="lines+markers", name=t("pl.pareto.front"),
                        x=p["e2e_s"][front], y=p["cost"][front], customdata=_customdata(grid, idx[front]),
                        text=_text(grid, idx[front], gpu_names),

@@ -1,0 +1,135 @@
+"""ui.bands: the error bands the pages draw (numbers from calc/data/bands.json)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from calc.spec.catalog import get_gpu, get_model
+from calc.timing.bands import BandBasis, BandKey, load_measurements
+from ui import bands as B
+from ui.i18n import Translator
+
+T_EN, T_ZH = Translator("en"), Translator("zh")
+ONE = BandBasis(BandKey("closed", "hopper", False, "ttft"), "closed/hopper/dense/ttft", 10, 10,
+                log_lo=-0.2, log_hi=0.1, median_abs_error=0.1, p90_abs_error=0.2, label="", measurements=("pm-001:ttft_s",))
+
+
+def test_limits_and_inverse_limits_by_hand():
+    # low = 100 · e^-0.1 = 90.48, high = 100 · e^0.2 = 122.14
+    lo, hi = B.limits(100.0, ONE)
+    assert (round(float(lo), 2), round(float(hi), 2)) == (90.48, 122.14)
+    # a cost (price ÷ throughput) of $1 when the throughput band is that: $1 · e^-0.2 = 0.8187 … $1 · e^0.1 = 1.1052
+    lo, hi = B.inverse_limits(1.0, ONE)
+    assert (round(float(lo), 4), round(float(hi), 4)) == (0.8187, 1.1052)
+
+
+@given(st.floats(1e-6, 1e6), st.floats(-3, 0), st.floats(0, 3))
+def test_a_band_always_holds_its_value(v, log_lo, log_hi):
+    b = BandBasis(ONE.key, "", 5, 5, log_lo, log_hi, 0, 0, "", ())
+    for lo, hi in (B.limits(v, b), B.inverse_limits(v, b)):
+        assert float(lo) <= v * (1 + 1e-12) and float(hi) >= v * (1 - 1e-12)
+
+
+def test_single_client_and_closed_loop_points_get_their_own_regime():
+    arch, gpu = get_model("Qwen/Qwen3-8B"), get_gpu("h100-sxm")
+    lo, hi = B.curve_limits(arch, gpu, "ttft", [1.0, 1.0], [1, 8])
+    single, closed = B.basis(arch, gpu, "ttft", concurrency=1), B.basis(arch, gpu, "ttft", concurrency=8)
+    assert single.key.regime == "single" and closed.key.regime == "closed"
+    assert float(lo[0]) == pytest.approx(math.exp(-single.log_hi)) and float(lo[1]) == pytest.approx(math.exp(-closed.log_hi))
+    assert float(hi[1]) == pytest.approx(math.exp(-closed.log_lo))
+
+
+def test_region_is_one_closed_polygon_from_the_optimistic_to_the_pessimistic_curve():
+    r = B.region([1, 2], [3, 4], [10, 20], [30, 40], name="band", xaxis="x2")
+    # optimistic (x_lo, y_hi) forward, then pessimistic (x_hi, y_lo) backward
+    assert r["x"].tolist() == [1, 2, 4, 3] and r["y"].tolist() == [30, 40, 20, 10]
+    assert r["fill"] == "toself" and r["xaxis"] == "x2" and r["hoverinfo"] == "skip"
+    assert B.region([1], [2], [1], [2], name="", presenting=True)["fillcolor"] == B.FILL_PRESENTING
+
+
+def test_a_regime_without_measurements_says_so_in_both_languages():
+    # MI300X (cdna3) under an open loop: no measurements of its own, borrowed and widened
+    b = B.basis(get_model("Qwen/Qwen3-8B"), get_gpu("mi300x"), "tpot", arrival="poisson")
+    assert b.n_exact == 0 and b.cell != b.key.cell(("regime", "family", "moe"))
+    assert "no measurements in this regime" in B.own_text(b, T_EN)
+    assert "没有测量" in B.own_text(b, T_ZH)
+
+
+def test_why_rows_name_the_measurements_their_errors_and_sources():
+    b = B.basis(get_model("Qwen/Qwen3-8B"), get_gpu("h100-sxm"), "memory")
+    rows = B.why_rows({"KV": b}, T_EN)
+    known = load_measurements()
+    first = b.measurements[0]
+    assert f"{first} ({known[first]['error'] * 100:+.0f} %)" in rows[0]["Measurements (id, error)"]
+    assert rows[0]["Sources"]  # e.g. the llm-d planner's vLLM logs
+    assert len(B.why_rows({"KV": b}, T_ZH)[0]) == 5
+
+
+def test_every_measurement_of_the_table_has_its_error_and_source():
+    from calc.timing.bands import load_table
+
+    known = load_measurements()
+    ids = {m for c in load_table()["cells"].values() for m in c["measurements"]}
+    assert ids <= set(known) and all(known[i]["source"] for i in ids)
+
+
+class _Cards:
+    def __init__(self):
+        self.calls = []
+
+    def metric(self, label, value, **kw):
+        self.calls.append((label, value, kw))
+
+
+@pytest.mark.parametrize("presenting", [False, True])
+def test_card_shows_the_range_except_in_presenter_mode(presenting):
+    cards = _Cards()
+    B.card(cards, T_EN, "TTFT", "100 ms", B.limits(100.0, ONE), ONE, lambda v: f"{v:.0f}", unit="ms",
+           presenting=presenting)
+    (_, _, kw), = cards.calls
+    assert ("delta" in kw) != presenting
+    assert "range 90–122 ms" in kw["help"] and "10 measurements" in kw["help"]
+    if not presenting:
+        assert kw["delta"] == "range 90–122 ms" and kw["delta_color"] == "gray"
+
+
+def test_card_with_a_delta_keeps_it_and_adds_the_range():
+    cards = _Cards()
+    B.card(cards, T_EN, "P95 TTFT", "100 ms", B.limits(100.0, ONE), ONE, lambda v: f"{v:.0f}", unit="ms", delta="-5 ms vs target",
+           delta_color="inverse")
+    assert cards.calls[0][2]["delta"] == "-5 ms vs target · range 90–122 ms"
+
+
+def test_cdf_region_spans_each_quantile():
+    r = B.cdf_region(np.array([0.1, 0.2]), ONE, T_EN, presenting=False)[0]
+    # 100 ms, 200 ms: low e^-0.1 x, high e^0.2 x, at shares 50 % and 100 %
+    assert np.allclose(r["x"], [90.48, 180.97, 244.28, 122.14], atol=0.01)
+    assert r["y"].tolist() == [50, 100, 100, 50]
+
+
+@pytest.mark.parametrize("page, key, lang, word", [("pages/frontier.py", "fr", "en", "Measurements (id, error)"),
+                                                   ("pages/memory.py", "mem", "zh", "测量（编号、误差）"),
+                                                   ("pages/planner.py", "pl", "en", "Sources")])
+def test_why_this_band_panel_lists_the_measurements(page, key, lang, word):
+    from apptest_helpers import app, open_section
+
+    at = app({"lang": lang}, page=page)
+    open_section(at, f"why_band_{key}")
+    assert not at.exception
+    (table,) = [tb for tb in at.table if word in str(tb.value.columns.tolist())]
+    ids = " ".join(table.value[word].tolist() if word != "Sources" else table.value["Measurements (id, error)"].tolist())
+    assert ":" in ids and "%" in ids  # "r01:kv_pool (+0 %)", "t3-…:ttft_s (-12 %)"
+
+
+def test_presenter_mode_keeps_one_line_per_card_and_a_lighter_band():
+    from apptest_helpers import app, plotly_specs
+
+    at = app({"present": "1"}, page="pages/frontier.py")
+    assert not at.exception
+    assert all(not m.delta for m in at.metric)
+    bands = [d for d in plotly_specs(at)[0]["data"] if d.get("name") == "Likely range (measurements)"]
+    assert bands and all(d["fillcolor"] == B.FILL_PRESENTING for d in bands)

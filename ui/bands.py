@@ -1,0 +1,269 @@
+"""Error bands on the pages: around every headline number, the range real servers would likely
+show (:mod:`calc.timing.bands`: how far the calculator has been from measurements in the same
+regime), beside the value, as a shaded region around the curves, and a "why this band" panel that
+names the measurements behind it (ids, sources, their errors).
+
+A band never comes from a guess: a regime without measurements of its own borrows a wider group's
+errors, widened, and its label says so (:func:`calc.timing.bands.band_basis`). In presenter mode
+the range under each value is left out (one line per card) and the shaded regions are lighter.
+
+``CALC_BANDS=0`` in the server's environment turns every band off: ``bench/bench_pages.py
+--compare-bands`` measures a page's CPU with and without them, side by side.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from functools import lru_cache
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from calc.timing.bands import N_MIN, BandBasis, BandKey, band_basis, gpu_family, load_measurements, load_regime
+from ui import format as F
+
+T = Callable[..., str]
+ENABLED = os.environ.get("CALC_BANDS", "1") != "0"
+FILL = "rgba(128, 128, 128, 0.20)"  # neutral grey: readable on the light and the dark theme
+FILL_PRESENTING = "rgba(128, 128, 128, 0.09)"
+MAX_EDGE_POINTS = 80  # points per edge of a shaded band (the curves have up to a few hundred)
+MAX_IDS_SHOWN = 12  # measurement ids listed per band (the rest counted)
+
+
+@lru_cache(maxsize=256)
+def _basis(regime: str, family: str, moe: bool, group: str) -> BandBasis:
+    return band_basis(BandKey(regime, family, moe, group))
+
+
+def basis(arch, gpu, group: str, *, arrival: str = "closed", concurrency: float | None = None) -> BandBasis:
+    """The band of metric ``group`` (ttft, tpot, e2e, throughput, memory) for this model on this
+    GPU under this load (``arrival`` closed / poisson / gamma / burst / static)."""
+    return _basis(load_regime(arrival, concurrency), gpu_family(gpu.architecture), arch.moe is not None, group)
+
+
+def limits(value: Any, b: BandBasis) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) around a predicted value (any shape): measured = predicted / (1 + error)."""
+    v = np.asarray(value, dtype=float)
+    return v * math.exp(-b.log_hi), v * math.exp(-b.log_lo)
+
+
+def inverse_limits(value: Any, b: BandBasis) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) of a quantity inversely proportional to the banded one: cost per token is the
+    price over the throughput, so its low end is at the throughput's high end."""
+    v = np.asarray(value, dtype=float)
+    return v * math.exp(b.log_lo), v * math.exp(b.log_hi)
+
+
+def where_text(b: BandBasis, t: T) -> str:
+    regime = t(f"band.regime.{b.key.regime}") if b.key.regime in ("single", "closed", "open", "burst") \
+        else t("band.regime.any")
+    return t("band.where", regime=regime, family=b.key.family, kind=t("band.moe" if b.key.moe else "band.dense"))
+
+
+def own_text(b: BandBasis, t: T) -> str:
+    """Whether the regime has measurements of its own (else: borrowed, widened)."""
+    where = where_text(b, t)
+    if b.n_exact >= b.n:
+        return t("band.own", n=b.n, where=where)
+    if b.n_exact == 0:
+        return t("band.none", where=where, n=b.n)
+    return t("band.few", where=where, k=b.n_exact, n=b.n)
+
+
+def help_text(b: BandBasis, t: T) -> str:
+    return t("band.help", own=own_text(b, t), median=F.number(b.median_abs_error * 100, 0),
+             p90=F.number(b.p90_abs_error * 100, 0))
+
+
+def curve_limits(arch, gpu, group: str, values, concurrency) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) along a closed-loop sweep: one client is the single-request regime, more a
+    closed loop (each point gets its own regime's band)."""
+    c = np.asarray(concurrency, dtype=float)
+    one, many = basis(arch, gpu, group, concurrency=1), basis(arch, gpu, group, concurrency=2)
+    lo1, hi1 = limits(values, one)
+    lo2, hi2 = limits(values, many)
+    return np.where(c <= 1, lo1, lo2), np.where(c <= 1, hi1, hi2)
+
+
+def cdf_region(values_s, b: BandBasis, t: T, *, presenting: bool) -> list[dict]:
+    """The band around a latency distribution (ms): each quantile from its low to its high end."""
+    if not ENABLED:
+        return []
+    v = np.sort(np.asarray(values_s, dtype=float))
+    v = v[np.isfinite(v)] * 1e3
+    if not v.size:
+        return []
+    idx = np.unique(np.linspace(0, v.size - 1, min(v.size, 400)).astype(int))
+    frac = (idx + 1) / v.size * 100.0
+    lo, hi = limits(v[idx], b)
+    return [region(lo, hi, frac, frac, name=t("band.trace"), presenting=presenting)]
+
+
+def sweep_regions(goodput: BandBasis, ttft: BandBasis, t: T, *, presenting: bool):
+    """The load test's rate sweep bands (a callable for :func:`ui.loadtest.figures.sweep_figure`):
+    goodput (left axis) from the throughput band, P95 TTFT (right axis) from the TTFT band."""
+    if not ENABLED:
+        return None
+
+    def traces(rates, good, ttft_ms) -> list[dict]:
+        g_lo, g_hi = limits(good, goodput)
+        f_lo, f_hi = limits(ttft_ms, ttft)
+        return [region(rates, rates, g_lo, g_hi, name=t("band.trace"), presenting=presenting),
+                {**region(rates, rates, f_lo, f_hi, name=t("band.trace"), presenting=presenting), "yaxis": "y2",
+                 "showlegend": False}]
+    return traces
+
+
+def pareto_regions(arch, gpu_of: Callable[[str], Any], t: T, *, presenting: bool):
+    """The planner's Pareto front band (a callable for :func:`ui.planner.figures.pareto_figure`):
+    end-to-end latency from the open-loop E2E band of each point's GPU, cost per token from its
+    throughput band (a deployment that serves less per GPU needs more of them for the same rate)."""
+    if not ENABLED:
+        return None
+
+    def traces(e2e_s, cost, gpu_ids) -> list[dict]:
+        e_lo, e_hi, c_lo, c_hi = [], [], [], []
+        for e, c, g in zip(e2e_s, cost, gpu_ids):
+            be = basis(arch, gpu_of(g), "e2e", arrival="poisson")
+            bt = basis(arch, gpu_of(g), "throughput", arrival="poisson")
+            lo, hi = limits(e, be)
+            e_lo.append(float(lo))
+            e_hi.append(float(hi))
+            lo, hi = inverse_limits(c, bt)
+            c_lo.append(float(lo))
+            c_hi.append(float(hi))
+        # optimistic: faster and cheaper (y low), pessimistic: slower and dearer
+        # no legend entry: the planner's legend lists up to 17 GPUs (one row more squeezed the plot on a
+        # phone); the caption under the chart says what the grey is
+        return [{**region(e_lo, e_hi, c_hi, c_lo, name=t("band.trace"), presenting=presenting), "showlegend": False}]
+    return traces
+
+
+def frontier_regions(f, arch, gpu, t: T, *, per_gpu: bool, presenting: bool) -> tuple[list[dict], list[dict]]:
+    """The base series' bands on the frontier: (SLA figure's two panels, concurrency figure).
+    Latency from its band, throughput from its own: the region spans the optimistic curve
+    (faster, more) to the pessimistic one."""
+    if not ENABLED:
+        return [], []
+    y = np.asarray(f.output_tokens_per_s_per_gpu if per_gpu else f.output_tokens_per_s, dtype=float)
+    y_lo, y_hi = curve_limits(arch, gpu, "throughput", y, f.concurrency)
+    name = t("band.trace")
+    sla = []
+    for k, (attr, group, xa, ya) in enumerate((("tpot_s", "tpot", "x", "y"), ("ttft_s", "ttft", "x2", "y2"))):
+        x_lo, x_hi = curve_limits(arch, gpu, group, np.asarray(getattr(f, attr), dtype=float) * 1e3, f.concurrency)
+        sla.append({**region(x_lo, x_hi, y_lo, y_hi, name=name, presenting=presenting, xaxis=xa, yaxis=ya),
+                    "showlegend": k == 0})
+    c = np.asarray(f.concurrency, dtype=float)
+    conc = region(c, c, y_lo, y_hi, name=name, presenting=presenting)
+    return sla, [conc]
+
+
+def card(cards, t: T, label: str, shown: str, lo_hi: tuple[float, float] | None, b: BandBasis | None,
+         fmt: Callable[[float], str], *, unit: str = "", presenting: bool = False, help: str | None = None,
+         **metric_kw) -> None:
+    """A metric card with its band: the range under the value (left out in presenter mode) and,
+    in the help, where the band comes from. Without a band (``b`` None, or bands off): the plain card."""
+    if b is None or lo_hi is None or not ENABLED or not all(np.isfinite(lo_hi)):
+        cards.metric(label, shown, border=True, help=help, **metric_kw)
+        return
+    lo, hi = float(lo_hi[0]), float(lo_hi[1])
+    rng = t("band.range", lo=fmt(lo), hi=fmt(hi)) + (f" {unit}" if unit else "")
+    if b.n_exact < N_MIN:  # borrowed from a wider group, widened: said where the range is
+        rng += " " + t("band.borrowed" if b.n_exact == 0 else "band.few_short")
+    if presenting:
+        extra = {}
+    elif metric_kw.get("delta"):  # a delta already (e.g. against the SLA): the range after it
+        metric_kw = {**metric_kw, "delta": f"{metric_kw['delta']} · {rng}"}
+        extra = {}
+    else:
+        extra = dict(delta=rng, delta_color="gray", delta_arrow="off")
+    cards.metric(label, shown, border=True, help=((help + "\n\n") if help else "") + rng + ". " + help_text(b, t),
+                 **extra, **metric_kw)
+
+
+def region(x_lo, x_hi, y_lo, y_hi, *, name: str, presenting: bool = False, **axes) -> dict:
+    """A shaded region between the optimistic curve (x_lo, y_hi: faster and more) and the
+    pessimistic one (x_hi, y_lo), as one closed polygon (Plotly ``fill="toself"``), under the lines."""
+    x_lo, x_hi, y_lo, y_hi = (np.asarray(a, dtype=float) for a in (x_lo, x_hi, y_lo, y_hi))
+    if x_lo.size > MAX_EDGE_POINTS:  # a shaded band needs no more: fewer bytes per rerun
+        keep_idx = np.unique(np.linspace(0, x_lo.size - 1, MAX_EDGE_POINTS).astype(int))
+        x_lo, x_hi, y_lo, y_hi = x_lo[keep_idx], x_hi[keep_idx], y_lo[keep_idx], y_hi[keep_idx]
+    xs = np.concatenate([x_lo, x_hi[::-1]])
+    ys = np.concatenate([y_hi, y_lo[::-1]])
+    keep = np.isfinite(xs) & np.isfinite(ys)
+    return dict(type="scatter", mode="lines", x=xs[keep].astype(np.float32), y=ys[keep].astype(np.float32),
+                fill="toself", fillcolor=FILL_PRESENTING if presenting else FILL, line=dict(width=0),
+                name=name, legendgroup="band", hoverinfo="skip", **axes)
+
+
+def why_rows(bases: dict[str, BandBasis], t: T) -> list[dict[str, str]]:
+    """One row per banded number: the metric, the regime and where its band comes from, the errors
+    (median, p90, the 5-95 % range) and the measurements (ids with their error and source)."""
+    known = load_measurements()
+    rows = []
+    for label, b in bases.items():
+        ids = list(b.measurements)
+        shown = []
+        for mid in ids[:MAX_IDS_SHOWN]:
+            m = known.get(mid)
+            shown.append(mid if m is None else f"{mid} ({m['error'] * 100:+.0f} %)")
+        more = t("band.why.more", n=len(ids) - MAX_IDS_SHOWN) if len(ids) > MAX_IDS_SHOWN else ""
+        sources = sorted({known[m]["source"].split(":")[0].split(" ")[0] for m in ids if m in known})
+        rows.append({t("band.why.col.metric"): label, t("band.why.col.basis"): own_text(b, t),
+                     t("band.why.col.errors"): t("band.why.errors", median=F.number(b.median_abs_error * 100, 0),
+                                                 p90=F.number(b.p90_abs_error * 100, 0),
+                                                 lo=f"{math.expm1(-b.log_hi) * 100:+.0f}",
+                                                 hi=f"{math.expm1(-b.log_lo) * 100:+.0f}"),
+                     t("band.why.col.ids"): ", ".join(shown) + (f" {more}" if more else ""),
+                     t("band.why.col.sources"): ", ".join(sources)})
+    return rows
+
+
+def render_why(bases: dict[str, BandBasis], t: T, key: str, where=None) -> None:
+    """The "why this band" panel (lazy: drawn only while open)."""
+    if not ENABLED or not bases:
+        return
+    import streamlit as st  # noqa: PLC0415
+
+    from ui import tables  # noqa: PLC0415
+    from ui.layout import lazy_expander  # noqa: PLC0415
+
+    exp = lazy_expander(where or st, t("band.why.title"), f"why_band_{key}")
+    if not exp.open:
+        return
+    with exp:
+        st.caption(t("band.why.caption"))
+        st.table(tables.arrow(why_rows(bases, t)), hide_index=True)
+        st.caption(t("band.why.sources_note"))
+
+
+def errors_of(ids: Iterable[str]) -> list[float]:
+    known = load_measurements()
+    return [known[i]["error"] for i in ids if i in known]
+
+
+def render_best(d, arch, gpu, t: T, *, rate_rps: float, tokens: int) -> dict[str, BandBasis]:
+    """The planner's best deployment's TTFT, TPOT and cost per million tokens with their ranges
+    (one caption line; open-loop regime: the planner serves a rate). Returns the bases shown."""
+    if not ENABLED or d is None:
+        return {}
+    import streamlit as st  # noqa: PLC0415
+
+    from calc.plan.costs import usd_per_million_tokens  # noqa: PLC0415
+
+    bases = {t("fr.metric.ttft"): basis(arch, gpu, "ttft", arrival="poisson"),
+             t("fr.metric.tpot"): basis(arch, gpu, "tpot", arrival="poisson"),
+             t("fr.metric.x"): basis(arch, gpu, "throughput", arrival="poisson")}
+    b_ttft, b_tpot, b_x = bases.values()
+    ttft, tpot = d.ttft_s * 1e3, d.tpot_s * 1e3
+    r = lambda lo_hi, digits, pre="": t("band.range", lo=pre + F.number(float(lo_hi[0]), digits),  # noqa: E731
+                                         hi=pre + F.number(float(lo_hi[1]), digits))
+    if d.usd_per_hour is None:
+        cost_text, cost_range = "—", "—"
+    else:
+        cost = float(usd_per_million_tokens(usd_per_hour=d.usd_per_hour, tokens_per_s=rate_rps * tokens))
+        cost_text, cost_range = F.number(cost, 3), r(inverse_limits(cost, b_x), 3, "$")
+    st.caption(t("pl.band.best", ttft=F.number(ttft, 0), ttft_r=r(limits(ttft, b_ttft), 0),
+                 tpot=F.number(tpot, 1), tpot_r=r(limits(tpot, b_tpot), 1), cost=cost_text, cost_r=cost_range))
+    return bases
