@@ -48,7 +48,7 @@ MODEL_FIELDS = ("sharded_weight_bytes", "replicated_weight_bytes", "kv_proj_byte
                 "kv_bytes_per_token_per_head_full", "kv_bytes_per_token_per_head_sliding", "sliding_window",
                 "hidden_size", "ffn_intermediate_per_token", "num_heads", "head_dim", "vocab_size",
                 "activation_bytes", "activation_num_kv_heads", "experts_per_token", "expert_intermediate_size",
-                "sampler_bytes_per_logit")
+                "sampler_bytes_per_logit", "chunked_local")
 GPU_FIELDS = ("usable_memory_bytes", "max_num_seqs", "max_num_batched_tokens", "topk_scratch_rows", "all_to_all_link")
 
 
@@ -71,6 +71,7 @@ def model_table():
                 activation_num_kv_heads=arch.num_attention_heads if mla else arch.num_key_value_heads,
                 experts_per_token=n.experts_per_token, expert_intermediate_size=n.expert_intermediate_size,
                 sampler_bytes_per_logit=sampler_bytes_per_logit(activation_bytes=n.activation_bytes),
+                chunked_local=n.chunked_local,  # Llama 4's chunked local attention layers
                 max_position_embeddings=arch.max_position_embeddings))
             labels.append((arch, dtype, quant, kv))
     return {k: np.array([r[k] for r in rows]) for k in rows[0]}, labels

@@ -440,7 +440,7 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
         kv_proj_bytes_per_head=qk("kv_proj_bytes_per_head"), num_kv_heads=n0.num_kv_heads,
         kv_bytes_per_token_per_head_full=qk("kv_bytes_per_token_per_head_full"),
         kv_bytes_per_token_per_head_sliding=qk("kv_bytes_per_token_per_head_sliding"),
-        sliding_window=n0.sliding_window, hidden_size=arch.hidden_size,
+        sliding_window=n0.sliding_window, chunked_local=n0.chunked_local, hidden_size=arch.hidden_size,
         ffn_intermediate_per_token=n0.ffn_intermediate_per_token, num_heads=arch.num_attention_heads,
         head_dim=head_dim, vocab_size=arch.vocab_size, activation_bytes=qk("activation_bytes"),
         max_model_len=L, max_num_seqs=seqs, max_num_batched_tokens=profile_tokens, block_size=16,
