@@ -15,6 +15,13 @@ C clients of a closed loop):
   + 8 B per output token for the inter-token gaps, at most :data:`ITL_MAX_SAMPLES` of them kept
   (the simulator keeps a quantile sketch and the exact mean beyond that).
 
+With speculative decoding of k drafts (``num_speculative_tokens``) a decoding sequence is
+scheduled 1 + k tokens a step and gains at most 1 + k (its token and every draft accepted), so
+the output bound becomes Σ ⌈O_i / (1 + k)⌉ / S, and the token bound counts the 1 + k tokens of
+each of a request's ≥ ⌈(O_i − 1) / (1 + k)⌉ verify steps: (Σ P_i + (1 + k)·Σ ⌈(O_i − 1)/(1 + k)⌉) / B.
+Every speculative step runs the general scheduler pass (its accepted lengths are drawn per step),
+so passes ≥ steps.
+
 Both bounds are lower bounds: a run that passes the budget on them surely passes it for real, so
 refusing it is safe; a run they underestimate (preemptions, an open loop that batches less than
 S) is stopped by :func:`caps` (``truncated`` set on the result, shown as partial).
@@ -50,9 +57,11 @@ class WorkEstimate:
 
 
 def estimate_work(*, input_len, output_len, max_num_batched_tokens: int, max_num_seqs: int,
-                  enable_chunked_prefill: bool = True, closed_clients: int = 0) -> WorkEstimate:
+                  enable_chunked_prefill: bool = True, closed_clients: int = 0,
+                  num_speculative_tokens: int = 0) -> WorkEstimate:
     """Lower bounds on the steps and passes of simulating requests of ``input_len`` / ``output_len``
-    tokens (arrays, one per request), the CPU seconds and peak bytes they imply (module doc).
+    tokens (arrays, one per request), the CPU seconds and peak bytes they imply (module doc);
+    ``num_speculative_tokens`` k > 0: speculative decoding (module doc).
 
     >>> w = estimate_work(input_len=[100_000] * 5000, output_len=[16] * 5000, max_num_batched_tokens=16,
     ...                   max_num_seqs=1024)                       # issue 18's load-test link
@@ -72,8 +81,15 @@ def estimate_work(*, input_len, output_len, max_num_batched_tokens: int, max_num
     if closed_clients > 0:
         seqs = min(seqs, int(closed_clients))
     total_p, total_o = int(p.sum()), int(o.sum())
-    steps = max(math.ceil((total_p + total_o) / budget), math.ceil(total_o / seqs))
-    passes = math.ceil(total_p / budget)
+    k = max(0, int(num_speculative_tokens))
+    if k:
+        per = k + 1  # tokens a verify step schedules for a sequence, and the most it gains
+        verify = -(-np.maximum(o - 1, 0) // per)  # ⌈(O_i − 1)/(1 + k)⌉ verify steps at least
+        steps = max(math.ceil((total_p + per * int(verify.sum())) / budget), math.ceil(int((-(-o // per)).sum()) / seqs))
+        passes = steps
+    else:
+        steps = max(math.ceil((total_p + total_o) / budget), math.ceil(total_o / seqs))
+        passes = math.ceil(total_p / budget)
     cpu_s = passes * SECONDS_PER_PASS + steps * SECONDS_PER_STEP
     peak = steps * BYTES_PER_STEP + 8 * min(total_o, ITL_MAX_SAMPLES) + p.size * BYTES_PER_REQUEST
     return WorkEstimate(steps=steps, passes=passes, cpu_s=float(cpu_s), peak_bytes=int(peak))

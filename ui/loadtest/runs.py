@@ -95,7 +95,8 @@ def work(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load: 
     w = workload(load, est.max_model_len, trace)
     return estimate_work(input_len=w.input_len, output_len=w.output_len, max_num_batched_tokens=cfg.max_num_batched_tokens,
                          max_num_seqs=cfg.max_num_seqs, enable_chunked_prefill=cfg.enable_chunked_prefill,
-                         closed_clients=w.closed_clients)
+                         closed_clients=w.closed_clients,
+                         num_speculative_tokens=0 if load.speculative is None else load.speculative.num_speculative_tokens)
 
 
 def sweep_work(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load: Load) -> WorkEstimate:
