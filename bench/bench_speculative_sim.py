@@ -2,7 +2,7 @@
 requests of Llama-3.1-8B on one H100 SXM at low load (Poisson 1 request/s, prompt / output
 lognormal 1024 / 256, CV 0.5, seed 0), with the speculative fast-forward of pure-decode runs
 (``calc.traffic.simulator._SPEC_FAST_FORWARD``) on and off, side by side: CPU seconds, steps,
-loop passes, and the means / P95 of TPOT, TTFT, ITL and E2E of both. A report, not a test.
+loop passes (and the same run without speculation), and the means / P95 of TPOT, TTFT, ITL and E2E of both. A report, not a test.
 
     .venv/bin/python bench/bench_speculative_sim.py [--requests 1000] [--rate 1]
 """
@@ -65,6 +65,10 @@ def main() -> int:
         r, cpu = run(fast, a.requests, a.rate)
         rows[fast] = r
         print(f"fast-forward {'on ' if fast else 'off'}: CPU {cpu:.2f} s, {r.step_s.size} steps, {r.passes} passes")
+    e, w, cfg, _ = setup(a.requests, a.rate)
+    c0 = time.process_time()
+    r = simulate(e, w, cfg)
+    print(f"no speculation  : CPU {time.process_time() - c0:.2f} s, {r.step_s.size} steps, {r.passes} passes")
     for name in ("tpot_s", "ttft_s", "e2e_latency_s", "itl_s"):
         x, y = (np.asarray(getattr(rows[f], name), float) for f in (False, True))
         x, y = x[np.isfinite(x)], y[np.isfinite(y)]
