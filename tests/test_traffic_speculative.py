@@ -148,7 +148,8 @@ def test_fast_forward_statistics_on_a_thousand_requests(monkeypatch):
     # the brief's check on a 1,000-request low-load run (Poisson 1/s): means within 2 %, P95 within 5 %
     # (here they agree to rounding, as the draws are the same)
     e = engine_numbers(LLAMA8, H100)
-    w = make_workload(arrival="poisson", num_requests=1000, rate_per_s=1.0, input_len=LengthSpec("lognormal", 1024, cv=0.5),
+    w = make_workload(arrival="poisson", num_requests=1000, rate_per_s=1.0,
+                      input_len=LengthSpec("lognormal", 1024, cv=0.5),
                       output_len=LengthSpec("lognormal", 96, cv=0.5), seed=0)
     cfg = EngineConfig(max_num_seqs=256, max_num_batched_tokens=8192, enable_chunked_prefill=True, num_blocks=50_000)
     slow, fast = _both(monkeypatch, e, w, cfg, EAGLE3)

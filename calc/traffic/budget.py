@@ -88,7 +88,8 @@ def estimate_work(*, input_len, output_len, max_num_batched_tokens: int, max_num
     if k:
         per = k + 1  # tokens a verify step schedules for a sequence, and the most it gains
         verify = -(-np.maximum(o - 1, 0) // per)  # ⌈(O_i − 1)/(1 + k)⌉ verify steps at least
-        steps = max(math.ceil((total_p + per * int(verify.sum())) / budget), math.ceil(int((-(-o // per)).sum()) / seqs))
+        most_per_step = int((-(-o // per)).sum())  # Σ ⌈O_i / (1 + k)⌉
+        steps = max(math.ceil((total_p + per * int(verify.sum())) / budget), math.ceil(most_per_step / seqs))
     else:
         steps = max(math.ceil((total_p + total_o) / budget), math.ceil(total_o / seqs))
     passes = math.ceil(total_p / budget)

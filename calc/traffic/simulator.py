@@ -496,7 +496,8 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
                 s_dt.extend(dts)
                 if waiting and pending:  # a blocked queue: requests entering it during the run count from then on
                     t_in = np.sort(np.fromiter((p[0] for p in pending), dtype=float, count=len(pending)))
-                    s_wait.extend((len(waiting) + np.searchsorted(t_in, np.asarray(starts) + 1e-12, side="right")).tolist())
+                    entered_by = np.searchsorted(t_in, np.asarray(starts) + 1e-12, side="right")
+                    s_wait.extend((len(waiting) + entered_by).tolist())
                 else:
                     s_wait.extend([len(waiting)] * k)
                 s_run.extend([R] * k)

@@ -157,7 +157,8 @@ def _sweep(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load
 def sweep_job(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load: Load, *, ttft_slo_s: float,
               tpot_slo_s: float, percentile: int, capacity_rps: float) -> Job:
     """The highest sustainable rate (a bisection of short simulations sharing the budget), as a :class:`ui.workers.Job`."""
-    max_steps, max_passes = _caps(1.0 / (SWEEP_ITERATIONS + 2), speculative=load.speculative is not None)  # shared by the bisection's runs
+    # the bisection's runs share the budget
+    max_steps, max_passes = _caps(1.0 / (SWEEP_ITERATIONS + 2), speculative=load.speculative is not None)
     args = (arch_json, gpu_json, serving_json, eff_json, load, ttft_slo_s, tpot_slo_s, percentile, capacity_rps,
             max_steps, max_passes)
     return Job(("lt.sweep", *args), _sweep, args)
