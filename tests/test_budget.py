@@ -13,7 +13,8 @@ from calc.spec.catalog import get_gpu, get_model
 from calc.spec.inputs import Efficiency
 from calc.timing.estimate import engine_numbers
 from calc.traffic import simulator
-from calc.traffic.budget import BYTES_PER_STEP, SLOWEST_PASS_S, caps, estimate_work
+from calc.traffic.budget import (BYTES_PER_STEP, SECONDS_PER_PASS, SECONDS_PER_SPEC_STEP, SECONDS_PER_STEP,
+                                 SLOWEST_PASS_S, caps, estimate_work)
 from calc.traffic.simulator import EngineConfig, _Gaps, simulate
 from calc.traffic.slo import summarize
 from calc.traffic.workload import LengthSpec, make_workload
@@ -51,10 +52,56 @@ class TestEstimateWork:
         assert est.steps <= r.step_s.size and est.passes <= r.passes
 
 
+class TestEstimateWorkSpeculative:
+    def test_hand_computed_bounds(self):
+        # 4 requests, P = 100, O = 9, k = 3: each gains ≤ 4 tokens a step, so ⌈9/4⌉ = 3 steps of output
+        # each, 12 / S = 2 → 6 steps; tokens: 400 prompt + 4 · ⌈8/4⌉ · 4 = 32 verify → 432 / 64 = 6.75 → 7
+        w = estimate_work(input_len=[100] * 4, output_len=[9] * 4, max_num_batched_tokens=64, max_num_seqs=2,
+                          num_speculative_tokens=3)
+        assert w.steps == 7
+        assert w.passes == 7  # ⌈400 / 64⌉: pure speculative decode runs are fast-forwarded too
+        assert w.cpu_s == pytest.approx(7 * SECONDS_PER_PASS + 7 * SECONDS_PER_SPEC_STEP)
+
+    def test_k0_is_the_plain_estimate(self):
+        kw = dict(input_len=[700] * 50, output_len=[90] * 50, max_num_batched_tokens=512, max_num_seqs=64)
+        assert estimate_work(**kw, num_speculative_tokens=0) == estimate_work(**kw)
+
+    def test_costs_more_than_plain_decoding_at_low_load(self):
+        # 1,000 short prompts, long outputs, one client: a plain fast-forwarded decode step costs
+        # 1.25 µs, a speculative one 6 µs and gains at most 4 tokens:
+        # 1,000,000 · 1.25 µs = 1.25 s against 250,000 · 6 µs = 1.5 s (+ 13 passes of 80 µs each)
+        kw = dict(input_len=[100] * 1000, output_len=[1000] * 1000, max_num_batched_tokens=8192, max_num_seqs=256,
+                  closed_clients=1)
+        plain, spec = estimate_work(**kw), estimate_work(**kw, num_speculative_tokens=3)
+        assert plain.steps == 1_000_000 and spec.steps == 250_000  # ⌈1000/4⌉ = 250 steps a request
+        assert plain.passes == spec.passes == 13  # ⌈100,000 / 8192⌉
+        assert spec.cpu_s == pytest.approx(13 * 80e-6 + 1.5) and spec.cpu_s > plain.cpu_s
+
+    def test_is_a_lower_bound_of_a_real_speculative_run(self):
+        from calc.spec.speculative import parse_speculative_config
+        from calc.timing.speculative import drafter_for
+
+        e = engine_numbers(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"))
+        sp = parse_speculative_config({"method": "eagle3", "num_speculative_tokens": 3}, acceptance_rate=0.9)
+        w = make_workload(arrival="burst", num_requests=40, input_len=LengthSpec("fixed", 300),
+                          output_len=LengthSpec("fixed", 120), seed=1)
+        cfg = EngineConfig(max_num_seqs=16, max_num_batched_tokens=512, enable_chunked_prefill=True, num_blocks=20_000)
+        r = simulate(e, w, cfg, speculative=(drafter_for(e, sp), sp.accepted_at_position))
+        est = estimate_work(input_len=w.input_len, output_len=w.output_len, max_num_batched_tokens=512, max_num_seqs=16,
+                            num_speculative_tokens=3)
+        assert est.steps <= r.step_s.size and est.passes <= r.passes
+
+
 def test_caps_follow_cpu_and_memory():
     steps, passes = caps(cpu_s=1.0, memory_bytes=2**20)
     assert passes == round(1.0 / SLOWEST_PASS_S)  # 5,000 passes of 200 µs
     assert steps == 2**20 // BYTES_PER_STEP  # memory binds first here
+
+
+def test_caps_of_a_speculative_run_count_its_dearer_steps():
+    # 1 s: 800,000 plain fast-forwarded steps of 1.25 µs, 166,666 speculative ones of 6 µs
+    assert caps(cpu_s=1.0, memory_bytes=2**30)[0] == int(1.0 / SECONDS_PER_STEP)  # 799,999 (float rounding)
+    assert caps(cpu_s=1.0, memory_bytes=2**30, speculative=True) == (166_666, 5000)
 
 
 class TestGaps:

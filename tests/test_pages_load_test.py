@@ -288,3 +288,28 @@ def test_the_simulation_runs_in_a_worker_process_with_the_same_numbers(monkeypat
     assert not swept.exception and not swept.error
     assert ran == ["lt.sweep"]  # queued ahead; the run was cached
     assert any("Highest rate meeting" in m.value for m in swept.markdown) or any("Even the lowest" in w.value for w in swept.warning)
+
+
+def test_the_work_estimate_and_caps_know_a_speculative_load(monkeypatch):
+    """calc.traffic.budget with num_speculative_tokens: the page's estimate counts the 1 + k tokens a
+    verify step may gain, and the caps its dearer fast-forwarded steps."""
+    from calc.spec.catalog import get_gpu, get_model  # noqa: PLC0415
+    from calc.spec.inputs import Efficiency, ServingConfig  # noqa: PLC0415
+    from calc.spec.speculative import parse_speculative_config  # noqa: PLC0415
+    from calc.traffic.budget import SECONDS_PER_SPEC_STEP, SECONDS_PER_STEP  # noqa: PLC0415
+    from ui.loadtest import runs  # noqa: PLC0415
+
+    load = runs.Load(arrival="closed", rate_per_s=1.0, cv=1.0, concurrency=1, num_requests=10, lengths="fixed",
+                     input_len=64, output_len=400, spread=0.0, seed=3)
+    spec = parse_speculative_config({"method": "eagle3", "num_speculative_tokens": 3}, acceptance_rate=0.7)
+    key = (get_model("meta-llama/Llama-3.1-8B").model_dump_json(), get_gpu("h100-sxm").model_dump_json(),
+           ServingConfig(max_model_len=4096).model_dump_json(), Efficiency().model_dump_json())
+    plain = runs.work(*key, load, None)
+    fast = runs.work(*key, runs.Load(**{**load.__dict__, "speculative": spec}), None)
+    assert plain.steps == 10 * 400 and fast.steps == 10 * 100  # one client: 400 tokens, at most 4 a step
+    assert fast.cpu_s == pytest.approx(plain.passes * 80e-6 + 1000 * SECONDS_PER_SPEC_STEP)
+    import types  # noqa: PLC0415
+
+    monkeypatch.setattr(runs, "limits", lambda: types.SimpleNamespace(cpu_s=1.0, run_bytes=2**30))  # CPU binds
+    assert runs._caps() == (int(1.0 / SECONDS_PER_STEP), 5000)  # 799,999 steps of 1.25 µs, 5,000 passes of 200 µs
+    assert runs._caps(speculative=True) == (int(1.0 / SECONDS_PER_SPEC_STEP), 5000)  # 166,666 of 6 µs

@@ -66,3 +66,96 @@ def test_open_loop_speculation_lowers_tpot_at_low_load():
     kw = dict(input_len=1024, output_len=256, rate_rps=0.5, max_num_seqs=256, max_num_batched_tokens=8192,
               kv_capacity_tokens=400_000)
     assert float(open_loop(e, speculative=d, **kw).tpot_s) < 0.7 * float(open_loop(e, **kw).tpot_s)
+
+
+# ---- the fast-forward of speculative decode runs (SpeculativeSim.decode_run) against step by step ----
+
+def _both(monkeypatch, e, w, cfg, spec, **kw):
+    """The same simulation with the speculative fast-forward off (every step a general pass) and on."""
+    from calc.traffic import simulator
+
+    sp = (drafter_for(e, spec), spec.accepted_at_position)
+    monkeypatch.setattr(simulator, "_SPEC_FAST_FORWARD", False)
+    slow = simulate(e, w, cfg, speculative=sp, **kw)
+    monkeypatch.setattr(simulator, "_SPEC_FAST_FORWARD", True)
+    fast = simulate(e, w, cfg, speculative=sp, **kw)
+    return slow, fast
+
+
+def _same_run(slow, fast):
+    # the uniforms come from one stream in the same order: the same accepted lengths, steps and times
+    # (the step times are bit-identical; times are sums of them, so equal to rounding)
+    for name in ("first_token_s", "finish_s", "ttft_s", "tpot_s", "e2e_latency_s", "queue_wait_s", "step_start_s",
+                 "step_s"):
+        np.testing.assert_allclose(getattr(fast, name), getattr(slow, name), rtol=1e-12, atol=1e-12, err_msg=name)
+    for name in ("preemptions", "step_running", "step_waiting", "step_kv_blocks", "step_prefill_tokens",
+                 "step_decode_tokens"):
+        np.testing.assert_array_equal(getattr(fast, name), getattr(slow, name), err_msg=name)
+    # the gaps: the same multiset (a run's later gaps are its step times, the scheduler's end − previous end)
+    np.testing.assert_allclose(np.sort(fast.itl_s), np.sort(slow.itl_s), rtol=1e-9, atol=1e-12)
+    assert fast.passes < slow.passes
+
+
+EAGLE3 = parse_speculative_config({"method": "eagle3", "num_speculative_tokens": 3}, acceptance_rate=0.7)
+
+
+@pytest.mark.parametrize("arrival", ["poisson", "closed"])
+def test_fast_forward_gives_the_step_by_step_run(monkeypatch, arrival):
+    e = engine_numbers(LLAMA8, H100)
+    w = make_workload(arrival=arrival, num_requests=150, rate_per_s=4.0, concurrency=12,
+                      input_len=LengthSpec("lognormal", 600, cv=0.5), output_len=LengthSpec("lognormal", 120, cv=0.6),
+                      seed=2)
+    cfg = EngineConfig(max_num_seqs=64, max_num_batched_tokens=2048, enable_chunked_prefill=True, num_blocks=50_000)
+    slow, fast = _both(monkeypatch, e, w, cfg, EAGLE3)
+    assert not fast.truncated
+    _same_run(slow, fast)
+
+
+def test_fast_forward_stops_where_the_pool_runs_out(monkeypatch):
+    # 400 blocks of 16 tokens for 40 requests of ~300 + 200 tokens at once: preemptions; the runs stop
+    # at the step whose blocks do not fit and the scheduler's pass preempts, as step by step
+    e = engine_numbers(LLAMA8, H100)
+    w = make_workload(arrival="burst", num_requests=40, input_len=LengthSpec("fixed", 300),
+                      output_len=LengthSpec("lognormal", 200, cv=0.5), seed=4)
+    cfg = EngineConfig(max_num_seqs=32, max_num_batched_tokens=1024, enable_chunked_prefill=True, num_blocks=400)
+    slow, fast = _both(monkeypatch, e, w, cfg, EAGLE3)
+    assert slow.total_preemptions > 0
+    _same_run(slow, fast)
+
+
+def test_fast_forward_with_sliding_window_and_whole_prefill(monkeypatch):
+    # Mistral-7B-v0.1: every layer a 4,096-token window; contexts cross it
+    e = engine_numbers(get_model("mistralai/Mistral-7B-v0.1"), H100)
+    w = make_workload(arrival="poisson", num_requests=30, rate_per_s=2.0, input_len=LengthSpec("fixed", 4000),
+                      output_len=LengthSpec("fixed", 300), seed=5)
+    for chunked in (True, False):
+        cfg = EngineConfig(max_num_seqs=16, max_num_batched_tokens=8192, enable_chunked_prefill=chunked,
+                           num_blocks=20_000)
+        _same_run(*_both(monkeypatch, e, w, cfg, EAGLE3))
+
+
+def test_fast_forward_respects_the_step_cap(monkeypatch):
+    e = engine_numbers(LLAMA8, H100)
+    w = make_workload(arrival="burst", num_requests=8, input_len=LengthSpec("fixed", 100),
+                      output_len=LengthSpec("fixed", 400), seed=1)
+    cfg = EngineConfig(max_num_seqs=8, max_num_batched_tokens=512, enable_chunked_prefill=True, num_blocks=5000)
+    slow, fast = _both(monkeypatch, e, w, cfg, EAGLE3, max_steps=50)
+    assert fast.truncated and fast.step_s.size == slow.step_s.size == 50
+    np.testing.assert_allclose(fast.step_s, slow.step_s, rtol=1e-12)
+
+
+def test_fast_forward_statistics_on_a_thousand_requests(monkeypatch):
+    # the brief's check on a 1,000-request low-load run (Poisson 1/s): means within 2 %, P95 within 5 %
+    # (here they agree to rounding, as the draws are the same)
+    e = engine_numbers(LLAMA8, H100)
+    w = make_workload(arrival="poisson", num_requests=1000, rate_per_s=1.0,
+                      input_len=LengthSpec("lognormal", 1024, cv=0.5),
+                      output_len=LengthSpec("lognormal", 96, cv=0.5), seed=0)
+    cfg = EngineConfig(max_num_seqs=256, max_num_batched_tokens=8192, enable_chunked_prefill=True, num_blocks=50_000)
+    slow, fast = _both(monkeypatch, e, w, cfg, EAGLE3)
+    for name in ("tpot_s", "ttft_s", "e2e_latency_s", "itl_s"):
+        x, y = np.asarray(getattr(slow, name)), np.asarray(getattr(fast, name))
+        x, y = x[np.isfinite(x)], y[np.isfinite(y)]
+        assert y.mean() == pytest.approx(x.mean(), rel=0.02), name
+        assert np.percentile(y, 95) == pytest.approx(np.percentile(x, 95), rel=0.05), name
+    assert fast.passes * 5 < slow.passes

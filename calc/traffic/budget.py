@@ -15,6 +15,15 @@ C clients of a closed loop):
   + 8 B per output token for the inter-token gaps, at most :data:`ITL_MAX_SAMPLES` of them kept
   (the simulator keeps a quantile sketch and the exact mean beyond that).
 
+With speculative decoding of k drafts (``num_speculative_tokens``) a decoding sequence is
+scheduled 1 + k tokens a step and gains at most 1 + k (its token and every draft accepted), so
+the output bound becomes Σ ⌈O_i / (1 + k)⌉ / S, and the token bound counts the 1 + k tokens of
+each of a request's ≥ ⌈(O_i − 1) / (1 + k)⌉ verify steps: (Σ P_i + (1 + k)·Σ ⌈(O_i − 1)/(1 + k)⌉) / B.
+Runs of pure speculative decode steps are fast-forwarded too (their accepted lengths drawn as a
+matrix, :meth:`calc.traffic.speculative.SpeculativeSim.decode_run`), so passes ≥ Σ P_i / B as
+without; but such a step costs :data:`SECONDS_PER_SPEC_STEP` (its target and drafter step times
+are computed one by one), about five times a plain fast-forwarded step.
+
 Both bounds are lower bounds: a run that passes the budget on them surely passes it for real, so
 refusing it is safe; a run they underestimate (preemptions, an open loop that batches less than
 S) is stopped by :func:`caps` (``truncated`` set on the result, shown as partial).
@@ -33,6 +42,7 @@ import numpy as np
 
 SECONDS_PER_PASS = 80e-6  # one general scheduler pass (measured, see the module doc)
 SECONDS_PER_STEP = 1.25e-6  # one fast-forwarded decode step (measured)
+SECONDS_PER_SPEC_STEP = 6e-6  # one fast-forwarded speculative step, a few running requests (measured)
 SLOWEST_PASS_S = 200e-6  # a general pass with ~1,000 running requests (measured): what the caps assume
 BYTES_PER_STEP = 128  # 7 series × 8 B typed arrays while running, then 7 × 8 B NumPy arrays (+ slack)
 ITL_MAX_SAMPLES = 1 << 20  # inter-token gaps kept exactly (8 MiB); a quantile sketch of this size beyond
@@ -50,9 +60,11 @@ class WorkEstimate:
 
 
 def estimate_work(*, input_len, output_len, max_num_batched_tokens: int, max_num_seqs: int,
-                  enable_chunked_prefill: bool = True, closed_clients: int = 0) -> WorkEstimate:
+                  enable_chunked_prefill: bool = True, closed_clients: int = 0,
+                  num_speculative_tokens: int = 0) -> WorkEstimate:
     """Lower bounds on the steps and passes of simulating requests of ``input_len`` / ``output_len``
-    tokens (arrays, one per request), the CPU seconds and peak bytes they imply (module doc).
+    tokens (arrays, one per request), the CPU seconds and peak bytes they imply (module doc);
+    ``num_speculative_tokens`` k > 0: speculative decoding (module doc).
 
     >>> w = estimate_work(input_len=[100_000] * 5000, output_len=[16] * 5000, max_num_batched_tokens=16,
     ...                   max_num_seqs=1024)                       # issue 18's load-test link
@@ -72,20 +84,29 @@ def estimate_work(*, input_len, output_len, max_num_batched_tokens: int, max_num
     if closed_clients > 0:
         seqs = min(seqs, int(closed_clients))
     total_p, total_o = int(p.sum()), int(o.sum())
-    steps = max(math.ceil((total_p + total_o) / budget), math.ceil(total_o / seqs))
+    k = max(0, int(num_speculative_tokens))
+    if k:
+        per = k + 1  # tokens a verify step schedules for a sequence, and the most it gains
+        verify = -(-np.maximum(o - 1, 0) // per)  # ⌈(O_i − 1)/(1 + k)⌉ verify steps at least
+        most_per_step = int((-(-o // per)).sum())  # Σ ⌈O_i / (1 + k)⌉
+        steps = max(math.ceil((total_p + per * int(verify.sum())) / budget), math.ceil(most_per_step / seqs))
+    else:
+        steps = max(math.ceil((total_p + total_o) / budget), math.ceil(total_o / seqs))
     passes = math.ceil(total_p / budget)
-    cpu_s = passes * SECONDS_PER_PASS + steps * SECONDS_PER_STEP
+    cpu_s = passes * SECONDS_PER_PASS + steps * (SECONDS_PER_SPEC_STEP if k else SECONDS_PER_STEP)
     peak = steps * BYTES_PER_STEP + 8 * min(total_o, ITL_MAX_SAMPLES) + p.size * BYTES_PER_REQUEST
     return WorkEstimate(steps=steps, passes=passes, cpu_s=float(cpu_s), peak_bytes=int(peak))
 
 
-def caps(*, cpu_s: float, memory_bytes: int) -> tuple[int, int]:
+def caps(*, cpu_s: float, memory_bytes: int, speculative: bool = False) -> tuple[int, int]:
     """(max_steps, max_passes) for :func:`calc.traffic.simulator.simulate` within ``cpu_s`` seconds
-    and ``memory_bytes`` of per-step series: a run the estimate missed stops there (truncated).
+    and ``memory_bytes`` of per-step series: a run the estimate missed stops there (truncated);
+    ``speculative``: its steps cost :data:`SECONDS_PER_SPEC_STEP`.
 
     >>> caps(cpu_s=15.0, memory_bytes=256 * 2**20)
     (2097152, 75000)
     """
     max_passes = max(1, round(cpu_s / SLOWEST_PASS_S))
-    max_steps = max(1, min(int(cpu_s / SECONDS_PER_STEP), int(memory_bytes // BYTES_PER_STEP)))
+    per_step = SECONDS_PER_SPEC_STEP if speculative else SECONDS_PER_STEP
+    max_steps = max(1, min(int(cpu_s / per_step), int(memory_bytes // BYTES_PER_STEP)))
     return max_steps, max_passes

@@ -50,6 +50,7 @@ from calc.traffic.steptime import StepTimer
 from calc.traffic.workload import Workload
 
 MAX_STEPS = 5_000_000
+_SPEC_FAST_FORWARD = True  # private switch: False runs every speculative step as a general pass (tests, bench)
 
 
 @dataclass(frozen=True)
@@ -411,7 +412,8 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
             i0 = waiting[0]
             h0, hb0 = hit(i0)
             need0 = int(prompt[i0] + gen[i0] - comp[i0]) - h0
-            room = budget - R if chunked else budget
+            # (with speculation each running request takes 1 + k of the chunked budget)
+            room = budget - R * (1 + (spec.k if spec is not None else 0)) if chunked else budget
             first = min(need0, room) if chunked else need0
             can_admit = first > 0 and max(_ceil_div(h0 + first, bs) - hb0, 0) <= pool.free - hb0
         # (rg > 0: a prompt with one token left to compute is not a decode: its token is the first)
@@ -474,6 +476,40 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
                 rh = _ceil_div(rc, bs)
                 rl = np.full(R, end)
                 now = end
+                (rid, rp, ro, rc, rg, rh, rl), freed, next_new, n_done = _retire(
+                    rg >= ro, end, (rid, rp, ro, rc, rg, rh, rl), finish_t, arrival, pending, next_new, workload, t_req,
+                    frontend)
+                pool.give(freed)
+                done += n_done
+                continue
+        if (all_decoding and not can_admit and spec is not None and _SPEC_FAST_FORWARD and spec.k > 0
+                and R * (spec.k + 1) <= budget):
+            # ---- speculative decode steps of a fixed batch, fast-forwarded (calc.traffic.speculative) ----
+            run = spec.decode_run(timer, now=now, rc=rc, rg=rg, ro=ro, rh=rh, free=pool.free, bs=bs,
+                                  arrival_s=pending[0][0] if (pending and not waiting) else np.inf,
+                                  steps_left=max_steps - len(s_dt), sequence_overhead_s=float(e.sequence_overhead_s),
+                                  sliding=(phi, window) if sliding else None)
+            if run is not None:
+                starts, dts, taken, gained, rh = run
+                k = len(dts)
+                s_start.extend(starts)
+                s_dt.extend(dts)
+                if waiting and pending:  # a blocked queue: requests entering it during the run count from then on
+                    t_in = np.sort(np.fromiter((p[0] for p in pending), dtype=float, count=len(pending)))
+                    entered_by = np.searchsorted(t_in, np.asarray(starts) + 1e-12, side="right")
+                    s_wait.extend((len(waiting) + entered_by).tolist())
+                else:
+                    s_wait.extend([len(waiting)] * k)
+                s_run.extend([R] * k)
+                s_kv.extend((total_blocks - pool.free + taken).tolist())
+                s_pf.extend([R * (spec.k + 1)] * k)
+                s_dec.extend([0] * k)
+                pool.take(int(taken[-1]))
+                end = starts[-1] + dts[-1]
+                gaps.add(end - rl if k == 1 else starts[1] - rl, np.ones(R, dtype=np.int64))
+                if k > 1:
+                    gaps.add(np.asarray(dts[1:]), np.full(k - 1, R, dtype=np.int64))
+                rc, rg, rl, now = rc + gained, rg + gained, np.full(R, end), end
                 (rid, rp, ro, rc, rg, rh, rl), freed, next_new, n_done = _retire(
                     rg >= ro, end, (rid, rp, ro, rc, rg, rh, rl), finish_t, arrival, pending, next_new, workload, t_req,
                     frontend)

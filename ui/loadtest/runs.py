@@ -83,10 +83,10 @@ def _engine(arch_json: str, gpu_json: str, serving_json: str, eff_json: str):
     return est, cfg
 
 
-def _caps(share: float = 1.0) -> tuple[int, int]:
+def _caps(share: float = 1.0, speculative: bool = False) -> tuple[int, int]:
     """(max_steps, max_passes) of the budget's ``share`` (never above the simulator's own cap)."""
     lim = limits()
-    steps, passes = caps(cpu_s=lim.cpu_s * share, memory_bytes=lim.run_bytes)
+    steps, passes = caps(cpu_s=lim.cpu_s * share, memory_bytes=lim.run_bytes, speculative=speculative)
     return min(steps, int(simulator.MAX_STEPS)), passes
 
 
@@ -100,7 +100,8 @@ def work(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load: 
     w = workload(load, est.max_model_len, trace)
     return estimate_work(input_len=w.input_len, output_len=w.output_len, max_num_batched_tokens=cfg.max_num_batched_tokens,
                          max_num_seqs=cfg.max_num_seqs, enable_chunked_prefill=cfg.enable_chunked_prefill,
-                         closed_clients=w.closed_clients)
+                         closed_clients=w.closed_clients,
+                         num_speculative_tokens=0 if load.speculative is None else load.speculative.num_speculative_tokens)
 
 
 def sweep_work(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load: Load) -> WorkEstimate:
@@ -134,7 +135,7 @@ def _simulate(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, l
 
 def run_job(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load: Load, trace: bytes | None) -> Job:
     """The simulation of the page's inputs, held to the budget's caps, as a cacheable :class:`ui.workers.Job`."""
-    max_steps, max_passes = _caps()
+    max_steps, max_passes = _caps(speculative=load.speculative is not None)
     return Job(("lt.run", arch_json, gpu_json, serving_json, eff_json, load, _trace_key(trace), max_steps, max_passes),
                _simulate, (arch_json, gpu_json, serving_json, eff_json, load, trace, max_steps, max_passes))
 
@@ -163,7 +164,8 @@ def _sweep(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load
 def sweep_job(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load: Load, *, ttft_slo_s: float,
               tpot_slo_s: float, percentile: int, capacity_rps: float) -> Job:
     """The highest sustainable rate (a bisection of short simulations sharing the budget), as a :class:`ui.workers.Job`."""
-    max_steps, max_passes = _caps(1.0 / (SWEEP_ITERATIONS + 2))  # the bisection's runs share the budget
+    # the bisection's runs share the budget
+    max_steps, max_passes = _caps(1.0 / (SWEEP_ITERATIONS + 2), speculative=load.speculative is not None)
     args = (arch_json, gpu_json, serving_json, eff_json, load, ttft_slo_s, tpot_slo_s, percentile, capacity_rps,
             max_steps, max_passes)
     return Job(("lt.sweep", *args), _sweep, args)
