@@ -23,6 +23,9 @@ from calc.cli.args import (UsageError, _add_engine_args, _concurrency, _dtype, _
 from calc.cli.report import add_bands, does_not_fit_record, print_table
 from calc.timing.bands import gpu_family
 from calc.traffic.queueing import open_loop
+from calc.cli.prefix import PREFIX_KEYS, add_prefix_args, prefix_record, reuse_from_options
+from calc.traffic.prefix_cache import check_reuse, estimate_with_prefix_cache
+from calc.sizing.scenario import resolve_serving
 
 MAX_BATCH_LINE_BYTES = 1_000_000  # one line of options is a few hundred bytes
 
@@ -45,6 +48,7 @@ def add_estimate_parser(sub) -> None:
                         "TTFT, TPOT and E2E (open_loop_* fields) beside the closed loop")
     e.add_argument("--replicas", type=_positive_int, default=None,
                    help="independent copies sharing the clients (default 1; at most the concurrency)")
+    add_prefix_args(e)
     add_efficiency_arg(e)
     e.add_argument("--batch", metavar="FILE", help="JSON lines of options ('-' = stdin); one JSON result per line. "
                    "Option flags given with --batch are defaults for every line (a line's own value wins)")
@@ -65,7 +69,8 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     ValueError/ValidationError on bad input."""
     # Unknown keys (e.g. a measurement's id or notes beside the options) are reported back in
     # "ignored_options" rather than failing the line; empty strings mean "the default".
-    ignored = sorted(set(options) - set(BATCH_KEYS) - set(LOAD_KEYS))
+    ignored = sorted(set(options) - set(BATCH_KEYS) - set(LOAD_KEYS) - set(PREFIX_KEYS))
+    reuse = reuse_from_options(options)
     options = {k: v for k, v in options.items() if k in BATCH_KEYS or k in LOAD_KEYS}
     options = {k: (None if isinstance(v, str) and not v.strip() else v) for k, v in options.items()}
     rate = _rate(options.pop("rate", None))
@@ -104,8 +109,15 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     per_replica = None if serving.concurrency is None else serving.concurrency / replicas
     # the steady state (the clients' requests spread out), and beside it the FCFS wave of identical
     # clients started together: the first cycles of a benchmark, a transient (calc.timing.serving)
-    est = estimate(arch, gpu, serving, efficiency, concurrency=per_replica)
-    wave = estimate(arch, gpu, serving, efficiency, concurrency=per_replica, uniform_lengths=True).serving
+    if reuse.any_reuse:  # prefix caching: only the uncached prompt tokens are prefilled
+        check_reuse(reuse, input_len=serving.input_len, output_len=serving.output_len,
+                    max_model_len=resolve_serving(arch, gpu, serving).max_model_len)
+        est, pc = estimate_with_prefix_cache(arch, gpu, serving, efficiency, reuse, concurrency=per_replica)
+        wave = estimate_with_prefix_cache(arch, gpu, serving, efficiency, reuse, concurrency=per_replica,
+                                          uniform_lengths=True)[0].serving
+    else:
+        est = estimate(arch, gpu, serving, efficiency, concurrency=per_replica)
+        wave = estimate(arch, gpu, serving, efficiency, concurrency=per_replica, uniform_lengths=True).serving
     s, m = est.serving, est.memory
     out = {
         "model": arch.id, "gpu": gpu.id, "tensor_parallel_size": serving.tensor_parallel_size,
@@ -126,8 +138,12 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         "enable_chunked_prefill": serving.enable_chunked_prefill, "max_model_len": est.max_model_len,
         "wave_ttft_s": wave.ttft_s, "wave_e2e_latency_s": wave.e2e_latency_s,
     }
+    if reuse.any_reuse:
+        out.update(prefix_record(pc, reuse))
     if rate is not None:  # the open loop at that rate, split evenly over the replicas
-        ol = open_loop(est.engine, input_len=serving.input_len, output_len=serving.output_len, rate_rps=rate / replicas,
+        ol_in = round(float(pc.input_len)) if reuse.turns > 1 else serving.input_len
+        ol = open_loop(est.engine, input_len=ol_in, output_len=serving.output_len, rate_rps=rate / replicas,
+                       cached_prompt_tokens=float(pc.cached_tokens) if reuse.any_reuse else 0.0,
                        max_num_seqs=est.max_num_seqs, max_num_batched_tokens=est.max_num_batched_tokens,
                        kv_capacity_tokens=m.kv_pool_tokens, enable_chunked_prefill=serving.enable_chunked_prefill)
         out.update({
@@ -182,7 +198,7 @@ OPEN_LOOP_BANDED = ("open_loop_ttft_s", "open_loop_ttft_p95_s", "open_loop_tpot_
 
 def flag_options(args: argparse.Namespace) -> dict[str, Any]:
     """The options given as flags (those left at None were not given)."""
-    given = {k: getattr(args, k, None) for k in BATCH_KEYS + LOAD_KEYS}
+    given = {k: getattr(args, k, None) for k in BATCH_KEYS + LOAD_KEYS + PREFIX_KEYS}
     if given.get("dtype") is not None:
         given["dtype"] = _dtype(given["dtype"])
     return {k: v for k, v in given.items() if v is not None}
