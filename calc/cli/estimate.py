@@ -24,7 +24,8 @@ from calc.cli.report import add_bands, does_not_fit_record, print_table
 from calc.timing.bands import gpu_family
 from calc.traffic.queueing import open_loop
 from calc.cli.prefix import PREFIX_KEYS, add_prefix_args, prefix_record, reuse_from_options
-from calc.traffic.prefix_cache import check_reuse, estimate_with_prefix_cache
+from calc.traffic.prefix_cache import (check_reuse, conversations_in_flight, estimate_with_prefix_cache, miss_penalty_s,
+                                      mixture_quantile_s, prefix_cache)
 from calc.sizing.scenario import resolve_serving
 
 MAX_BATCH_LINE_BYTES = 1_000_000  # one line of options is a few hundred bytes
@@ -49,6 +50,9 @@ def add_estimate_parser(sub) -> None:
     e.add_argument("--replicas", type=_positive_int, default=None,
                    help="independent copies sharing the clients (default 1; at most the concurrency)")
     add_prefix_args(e)
+    e.add_argument("--num-requests", type=_positive_int, default=None,
+                   help="with a shared prefix: requests in the run (each prefix's first use misses the cache); "
+                        "default: the steady state")
     add_efficiency_arg(e)
     e.add_argument("--batch", metavar="FILE", help="JSON lines of options ('-' = stdin); one JSON result per line. "
                    "Option flags given with --batch are defaults for every line (a line's own value wins)")
@@ -80,6 +84,7 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
             or not str(replicas).isdigit() or not 1 <= int(replicas) <= 100_000:
         raise InputError("replicas", replicas, allowed="an integer 1 – 100,000 (independent model copies)")
     replicas = int(replicas)
+    num_requests = _num_requests(options.pop("num_requests", None))
     for key in ("model", "input_len", "output_len"):
         if options.get(key) is None:
             raise InputError(key, code="required")
@@ -112,9 +117,10 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     if reuse.any_reuse:  # prefix caching: only the uncached prompt tokens are prefilled
         check_reuse(reuse, input_len=serving.input_len, output_len=serving.output_len,
                     max_model_len=resolve_serving(arch, gpu, serving).max_model_len)
-        est, pc = estimate_with_prefix_cache(arch, gpu, serving, efficiency, reuse, concurrency=per_replica)
+        est, pc = estimate_with_prefix_cache(arch, gpu, serving, efficiency, reuse, concurrency=per_replica,
+                                             num_requests=num_requests)
         wave = estimate_with_prefix_cache(arch, gpu, serving, efficiency, reuse, concurrency=per_replica,
-                                          uniform_lengths=True)[0].serving
+                                          uniform_lengths=True, num_requests=num_requests)[0].serving
     else:
         est = estimate(arch, gpu, serving, efficiency, concurrency=per_replica)
         wave = estimate(arch, gpu, serving, efficiency, concurrency=per_replica, uniform_lengths=True).serving
@@ -142,6 +148,11 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         out.update(prefix_record(pc, reuse))
     if rate is not None:  # the open loop at that rate, split evenly over the replicas
         ol_in = round(float(pc.input_len)) if reuse.turns > 1 else serving.input_len
+        if reuse.turns > 1:  # the conversations the arrivals interleave (not the closed loop's clients)
+            pc = prefix_cache(reuse=reuse, input_len=serving.input_len, output_len=serving.output_len,
+                              block_size=serving.block_size, num_blocks=m.num_blocks, running=s.running,
+                              conversations=conversations_in_flight(rate_rps=rate / replicas,
+                                                                    e2e_latency_s=s.e2e_latency_s))
         ol = open_loop(est.engine, input_len=ol_in, output_len=serving.output_len, rate_rps=rate / replicas,
                        cached_prompt_tokens=float(pc.cached_tokens) if reuse.any_reuse else 0.0,
                        max_num_seqs=est.max_num_seqs, max_num_batched_tokens=est.max_num_batched_tokens,
@@ -152,6 +163,14 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
             "open_loop_running": ol.running * replicas, "open_loop_stable": ol.stable & s.fits,
             # False past capacity and where the batch meets the KV wall (preemption): the simulator's regime
             "open_loop_closed_form": ol.closed_form & s.fits})
+        if reuse.active and 0.0 < float(pc.request_hit_probability) < 1.0:  # hits and misses: a mixture's P95
+            p_hit = float(pc.request_hit_probability)
+            delta = miss_penalty_s(est.engine, prompt_tokens=ol_in, cached_tokens=float(pc.cached_tokens) / p_hit,
+                                   running=ol.running / replicas, context_tokens=ol_in + serving.output_len / 2.0,
+                                   max_num_batched_tokens=est.max_num_batched_tokens,
+                                   enable_chunked_prefill=serving.enable_chunked_prefill)
+            out["open_loop_ttft_p95_s"] = mixture_quantile_s(mean_s=ol.ttft_s, quantile_s=ol.ttft_percentile_s,
+                                                             shift_s=delta, hit_probability=p_hit)
     record = {k: _number(v) for k, v in out.items()}
     single = per_replica is not None and per_replica <= 1
     family, moe = gpu_family(gpu.architecture), arch.moe is not None
@@ -189,7 +208,18 @@ def _rate(value: Any) -> float | None:
     return rate
 
 
-LOAD_KEYS = ("replicas", "rate")
+def _num_requests(value: Any) -> float:
+    """``num_requests``: a finite run's length, whose first use of each shared prefix misses the
+    prefix cache (cold); none given: the steady state (inf)."""
+    if value is None:
+        return math.inf
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)) or not str(value).strip().isdigit() \
+            or not 1 <= int(str(value).strip()) <= 10_000_000:
+        raise InputError("num_requests", value, allowed="a whole number 1 – 10,000,000 (requests in the run)")
+    return float(int(str(value).strip()))
+
+
+LOAD_KEYS = ("replicas", "rate", "num_requests")
 # The headline fields that carry a band (<field>_low / <field>_high, calc.timing.bands).
 BANDED = ("ttft_s", "tpot_s", "itl_s", "e2e_latency_s", "output_tokens_per_s", "total_tokens_per_s", "requests_per_s",
           "max_concurrency", "kv_pool_bytes")

@@ -22,7 +22,8 @@ from calc.traffic.simulator import EngineConfig, simulate
 from calc.traffic.slo import summarize
 from calc.traffic.workload import ARRIVALS, LengthSpec, WorkloadError, make_workload
 from calc.cli.prefix import PREFIX_KEYS, add_prefix_args, prefix_record, reuse_from_options
-from calc.traffic.prefix_cache import check_reuse, estimate_with_prefix_cache, reuse_workload
+from calc.traffic.prefix_cache import (check_reuse, conversations_in_flight, estimate_with_prefix_cache,
+                                      reuse_workload)
 from calc.cli.args import (UsageError, _add_engine_args, _dtype, _number, _positive_int, add_efficiency_arg,
                            check_tensor_parallel, load_efficiency, resolve_gpu)
 
@@ -173,7 +174,8 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
                           max_model_len=est.max_model_len, seed=int(seed))
         chains = None
         if reuse.any_reuse:  # conversations in flight: the clients, or at a rate one per request in flight
-            convs = conc if arrival == "closed" else max(1, math.ceil((rate or 1.0) * float(est.serving.e2e_latency_s)) + 1)
+            convs = conc if arrival == "closed" else int(conversations_in_flight(
+                rate_rps=rate or 1.0, e2e_latency_s=float(est.serving.e2e_latency_s)))
             w, chains = reuse_workload(w, reuse, conversations=int(convs), seed=int(seed))
             if reuse.turns > 1:
                 too_long = w.input_len + w.output_len > est.max_model_len
