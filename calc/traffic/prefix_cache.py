@@ -106,7 +106,7 @@ def lru_hit_probability(*, items, item_blocks, junk_blocks_per_request, cache_bl
     with np.errstate(divide="ignore", invalid="ignore"):
         def miss(T):  # (1 − 1/n)^T
             log_keep = np.log1p(-1.0 / np.maximum(n, 1.0 + 1e-12))  # ln(1 − 1/n)
-            return np.where(n > 1.0, np.exp(T * log_keep), np.where(T >= 1.0, 0.0, 1.0))
+            return np.where(n > 1.0, np.exp(T * log_keep), np.where(T > 0.0, 0.0, 1.0))
 
         def D(T):
             return n * S * (1.0 - miss(T)) + u * T
