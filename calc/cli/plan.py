@@ -13,6 +13,7 @@ from typing import Any
 
 from calc.plan.percentiles import WORK_BUDGET, check_top
 from calc.plan.search import PERCENTILES, REASONS, SORTS, PlanRequest, plan
+from calc.cli.prefix import add_prefix_args, prefix_options
 from calc.cli.args import UsageError, add_efficiency_arg, load_efficiency
 
 # The contract's keys first, in its order; the rest follow.
@@ -78,6 +79,7 @@ def add_plan_parser(sub) -> None:
     p.add_argument("--work-budget", type=_number("--work-budget", 1, 1e12, integer=True, lo_open=False), default=None,
                    help=f"--percentile: simulator work units for the check (default {WORK_BUDGET:,}, ~8 s of one "
                         "core; a unit is a loop pass or 64 engine steps)")
+    add_prefix_args(p)
     add_efficiency_arg(p)
     p.add_argument("--format", choices=("table", "json"), default="table")
 
@@ -103,7 +105,8 @@ def run_plan(args: argparse.Namespace) -> int:
     req = PlanRequest(rate_rps=args.rate, input_len=args.input_len, output_len=args.output_len,
                       ttft_slo_s=args.ttft_slo_ms / 1e3, tpot_slo_s=args.tpot_slo_ms / 1e3, percentile=args.percentile,
                       max_gpus=args.max_gpus, budget_usd_per_hour=args.budget_usd_per_hour, sort=args.sort,
-                      top=args.top, max_model_len=args.max_model_len, enable_chunked_prefill=args.enable_chunked_prefill)
+                      top=args.top, max_model_len=args.max_model_len, enable_chunked_prefill=args.enable_chunked_prefill,
+                      **prefix_options(args))
     if req.model_len > arch.max_position_embeddings:
         raise UsageError(f"--input-len + --output-len ({req.model_len:,}) must be <= max_position_embeddings "
                          f"({arch.max_position_embeddings:,}) of {arch.name}")
