@@ -614,6 +614,10 @@ from ui.loadtest import i18n as _loadtest  # noqa: E402
 
 EN.update(_loadtest.EN)
 ZH.update(_loadtest.ZH)
+from ui.prefixcache import i18n as _prefixcache  # noqa: E402
+
+EN.update(_prefixcache.EN)
+ZH.update(_prefixcache.ZH)
 STRINGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}
 
 

@@ -79,6 +79,8 @@ PAGES: list[PageSpec] = [
              ignores=frozenset({"concurrency", "context", "output_len", "max_num_seqs", "max_num_batched_tokens"})),
     PageSpec("pages/load_test.py", "nav.load_test", ":material/traffic:"),
     PageSpec("pages/planner.py", "nav.planner", ":material/explore:"),
+    # Its own rate replaces the sidebar concurrency.
+    PageSpec("pages/prefix_cache.py", "nav.prefix_cache", ":material/cached:", ignores=frozenset({"concurrency"})),
 ]
 
 

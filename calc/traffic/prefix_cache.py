@@ -365,16 +365,18 @@ def mixture_quantile_s(*, mean_s, quantile_s, shift_s, hit_probability, q=0.95, 
     d = np.maximum(np.asarray(shift_s, dtype=float), 0.0)
     p = np.clip(np.asarray(hit_probability, dtype=float), 0.0, 1.0)
     z = NormalDist().inv_cdf(q)
-    sigma = np.maximum((qs - mean) / z, 1e-9)
+    with np.errstate(invalid="ignore"):  # past capacity: inf − inf (returned as given below)
+        sigma = np.maximum(np.nan_to_num((qs - mean) / z), 1e-9)
     mu_h = mean - (1.0 - p) * d
     mu_m = mu_h + d
     cdf = np.vectorize(NormalDist().cdf, otypes=[float])
     lo = mu_h - 10.0 * sigma
     hi = mu_m + 10.0 * sigma
-    for _ in range(iterations):
-        mid = 0.5 * (lo + hi)
-        f = p * cdf((mid - mu_h) / sigma) + (1.0 - p) * cdf((mid - mu_m) / sigma)
-        lo, hi = np.where(f < q, mid, lo), np.where(f < q, hi, mid)
+    with np.errstate(invalid="ignore"):  # NaN / inf rows (past capacity) are returned as given below
+        for _ in range(iterations):
+            mid = 0.5 * (lo + hi)
+            f = p * cdf((mid - mu_h) / sigma) + (1.0 - p) * cdf((mid - mu_m) / sigma)
+            lo, hi = np.where(f < q, mid, lo), np.where(f < q, hi, mid)
     x = 0.5 * (lo + hi)
     alike = (p >= 1.0) | (p <= 0.0) | (d <= 0.0) | ~np.isfinite(mean) | ~np.isfinite(qs)
     return np.where(alike, qs, x)
