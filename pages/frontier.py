@@ -18,6 +18,7 @@ from ui.theme import SERIES_COLORS
 from ui.why import render_panels
 from ui.fit import scenario_not_fit_message
 from ui.loadtest.runs import simulated_closed_loop
+from ui.prefixcache.widgets import prefix_inputs
 
 
 def _preset(name: str | None) -> None:
@@ -56,6 +57,7 @@ def _body() -> None:
         replicas = render_control(REPLICAS, t)
         rate = render_control(RATE, t)  # the traffic the load test and the planner carry, drawn as a line
     tokens = compare.render_overlays(t, controls)  # translated chips; the link keeps the tokens (kv:fp8, tp:2 …)
+    reuse = prefix_inputs(t, input_len=s.input_len)  # a shared prefix or a chat: prefill only what the cache lacks
 
     base = Variant("", s, sc.gpu, chunked)
     try:
@@ -86,7 +88,8 @@ def _body() -> None:
         conc = V.sweep_concurrency([p for _, p in kept], sc.concurrency)
         series = [V.frontier_series(v, sc.arch, sc.efficiency, concurrency=conc, label=V.token_label(v.token, t),
                                     color=SERIES_COLORS[k], ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s,
-                                    chosen=sc.concurrency, price=price if v.gpu.id == sc.gpu.id else None)
+                                    chosen=sc.concurrency, price=price if v.gpu.id == sc.gpu.id else None,
+                                    reuse=reuse)
                   for k, (v, _) in enumerate(kept)]
         f = series[0]
         tp = s.tensor_parallel_size

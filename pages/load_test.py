@@ -18,6 +18,7 @@ from ui.loadtest import messages as LM
 from ui.loadtest import runs
 from ui.loadtest.explain import loadtest_panels
 from ui.safe import user_text
+from ui.prefixcache.widgets import prefix_inputs
 from ui.state import check_query_params, forget_upload, keep_upload, kept_upload, render_control
 from ui.traffic import stat_label
 from ui.why import render_panels
@@ -52,7 +53,8 @@ ttft_slo, tpot_slo = v["sla_ttft_ms"] / 1e3, v["sla_tpot_ms"] / 1e3
 replicas = int(v["replicas"] or 1) if LC.applies("replicas", v["lt_arrival"]) else 1
 load = runs.Load(arrival=v["lt_arrival"], rate_per_s=float(v["rate"] or LC.RATE.default) / replicas, cv=float(v["lt_cv"]),
                  concurrency=int(v["lt_concurrency"] or 1), num_requests=int(v["lt_requests"]), lengths=v["lt_lengths"],
-                 input_len=s.input_len, output_len=s.output_len, spread=float(v["lt_spread"]), seed=int(v["lt_seed"] or 0))
+                 input_len=s.input_len, output_len=s.output_len, spread=float(v["lt_spread"]), seed=int(v["lt_seed"] or 0),
+                 reuse=prefix_inputs(t, input_len=s.input_len))  # a shared prefix or a chat (prefix caching)
 est = estimate(sc.arch, sc.gpu, s, sc.efficiency, concurrency=load.concurrency)
 key = (sc.arch.model_dump_json(), sc.gpu.model_dump_json(), s.model_dump_json(), sc.efficiency.model_dump_json())
 if not bool(est.memory.fits):

@@ -7,7 +7,7 @@ import streamlit as st
 
 from calc.cli.simulate import simulate_record
 from ui import format as F
-from ui import layout, shell
+from ui import labelled, layout, shell
 from ui.prefixcache import figures as FP
 from ui.prefixcache import sweeps as SW
 from ui.prefixcache.controls import (PC_CACHING, PC_KIND, PC_PREFIX_LEN, PC_PREFIXES, PC_RATE, PC_SIMULATE,
@@ -36,7 +36,7 @@ def _simulated(options: dict):
 
 def _body() -> None:
     with layout.grid("pc", 4):
-        kind = render_control(PC_KIND, t)
+        kind = labelled.render(PC_KIND, t, lambda o: t(f"opt.pc_kind.{o}"))
         plen = render_control(PC_PREFIX_LEN, t)
         nprefix = render_control(PC_PREFIXES, t)
         turns = render_control(PC_TURNS, t)

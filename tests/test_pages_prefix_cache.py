@@ -50,3 +50,21 @@ def test_hostile_params_named_not_traced():
 def test_chinese():
     at = app(page=PAGE, query={"lang": "zh"})
     assert not at.exception and "前缀缓存命中率" in metrics(at)
+
+
+def _ms(text: str) -> float:
+    return float(text.split()[0].replace(",", ""))
+
+
+def test_frontier_takes_the_reuse():
+    # a 1,700-token prefix of the sidebar's 1,792-token prompt: less prefill, so more clients meet the SLA
+    plain = metrics(app(page="pages/frontier.py"))
+    shared = metrics(app(page="pages/frontier.py", query={"pc_reuse": "shared", "pc_prefix_len": "1700"}))
+    assert int(shared["Best concurrency meeting the SLA"]) > int(plain["Best concurrency meeting the SLA"])
+
+
+def test_load_test_takes_the_reuse():
+    plain = metrics(app(page="pages/load_test.py", query={"lt_requests": "300"}))
+    shared = metrics(app(page="pages/load_test.py",
+                         query={"lt_requests": "300", "pc_reuse": "shared", "pc_prefix_len": "1700"}))
+    assert _ms(shared["P95 TTFT"]) < 0.8 * _ms(plain["P95 TTFT"])

@@ -15,6 +15,10 @@ EN: dict[str, str] = {
                         "a RAG document). Multi-turn chat: each turn re-sends the conversation so far. None: random "
                         "tokens, as benchmarks send.",
     "opt.pc_kind.none": "None (random tokens)",
+    "pc.inputs.title": "Prefix reuse (prefix caching)",
+    "ctl.pc_reuse": "Reuse in the workload",
+    "ctl.pc_reuse.help": "Shared prefix or multi-turn chat: the prompt tokens found in vLLM's prefix cache are not "
+                         "prefilled (the prefix-cache page shows the hit rate). None: random tokens, as benchmarks send.",
     "opt.pc_kind.shared": "Shared prefix",
     "opt.pc_kind.chat": "Multi-turn chat",
     "ctl.pc_prefix_len": "Shared prefix (tokens)",
@@ -37,7 +41,6 @@ EN: dict[str, str] = {
     "pc.metric.held": "Kept in the cache",
     "pc.metric.held.help": "Expected prefixes (conversations) whose blocks stay cached at this load.",
     "pc.metric.ttft": "Mean TTFT",
-    "pc.metric.p95": "P95 TTFT",
     "pc.metric.vs_off": "{delta} vs no cache",
     "pc.tokens": "{n} tokens",
     "pc.of": "{k} of {n}",
@@ -91,6 +94,10 @@ ZH: dict[str, str] = {
     "ctl.pc_kind.help": "共享前缀：每个提示以 N 个前缀之一开头（系统提示、少样本示例、RAG 文档）。多轮对话：每轮重新发送"
                         "到目前为止的对话。无：随机 token，与基准测试一致。",
     "opt.pc_kind.none": "无（随机 token）",
+    "pc.inputs.title": "前缀复用（前缀缓存）",
+    "ctl.pc_reuse": "负载中的复用",
+    "ctl.pc_reuse.help": "共享前缀或多轮对话：在 vLLM 前缀缓存中找到的提示 token 不再预填充（前缀缓存页显示命中率）。"
+                         "无：随机 token，与基准测试一致。",
     "opt.pc_kind.shared": "共享前缀",
     "opt.pc_kind.chat": "多轮对话",
     "ctl.pc_prefix_len": "共享前缀（token）",
@@ -111,7 +118,6 @@ ZH: dict[str, str] = {
     "pc.metric.held": "留在缓存中",
     "pc.metric.held.help": "在此负载下其块仍被缓存的前缀（对话）的期望数量。",
     "pc.metric.ttft": "平均 TTFT",
-    "pc.metric.p95": "P95 TTFT",
     "pc.metric.vs_off": "比无缓存 {delta}",
     "pc.tokens": "{n} 个 token",
     "pc.of": "{n} 个中的 {k} 个",

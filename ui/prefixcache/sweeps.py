@@ -4,12 +4,13 @@ its own; pure, no ``st.*``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from calc.timing.estimate import estimate
-from calc.traffic.prefix_cache import (PrefixReuse, conversations_in_flight, miss_penalty_s, mixture_quantile_s,
-                                       prefix_cache)
+from calc.traffic.prefix_cache import (PrefixReuse, conversations_in_flight, estimate_with_prefix_cache, miss_penalty_s,
+                                       mixture_quantile_s, prefix_cache)
 from calc.traffic.queueing import open_loop
 
 
@@ -97,3 +98,20 @@ def item_points(chosen: int, limit: int = 1_000_000) -> np.ndarray:
     top = max(1000, 10 * int(chosen))
     pts = {m * 10 ** k for k in range(0, 7) for m in (1, 2, 5) if m * 10 ** k <= min(top, limit)} | {int(chosen)}
     return np.array(sorted(pts), dtype=np.int64)
+
+
+@lru_cache(maxsize=16)
+def _frontier_cached(arch, gpu_json: str, serving, eff, conc_key: tuple, reuse: PrefixReuse):
+    from calc.spec.inputs import GPUSpec  # noqa: PLC0415
+
+    conc = np.frombuffer(conc_key[2], dtype=conc_key[0]).reshape(conc_key[1])
+    return estimate_with_prefix_cache(arch, GPUSpec.model_validate_json(gpu_json), serving, eff, reuse,
+                                      concurrency=conc)[0]
+
+
+def frontier_estimate(v, arch, eff, concurrency, reuse: PrefixReuse):
+    """The frontier's estimate of a variant over ``concurrency`` with the workload's reuse (memoized;
+    shared, do not modify)."""
+    c = np.asarray(concurrency, dtype=float)
+    serving = v.serving.model_copy(update={"concurrency": None, "enable_chunked_prefill": bool(v.chunked)})
+    return _frontier_cached(arch, v.gpu.model_dump_json(), serving, eff, (c.dtype.str, c.shape, c.tobytes()), reuse)
