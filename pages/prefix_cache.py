@@ -37,9 +37,9 @@ def _simulated(options: dict):
 def _body() -> None:
     with layout.grid("pc", 4):
         kind = labelled.render(PC_KIND, t, lambda o: t(f"opt.pc_kind.{o}"))
-        plen = render_control(PC_PREFIX_LEN, t)
-        nprefix = render_control(PC_PREFIXES, t)
-        turns = render_control(PC_TURNS, t)
+        plen = render_control(PC_PREFIX_LEN, t, disabled=kind != "shared")
+        nprefix = render_control(PC_PREFIXES, t, disabled=kind != "shared")
+        turns = render_control(PC_TURNS, t, disabled=kind != "chat")
     with layout.grid("pc2", 3):
         rate = render_control(PC_RATE, t)
         caching = render_control(PC_CACHING, t)
@@ -80,7 +80,8 @@ def _body() -> None:
                      p95=F.number(sim_ttft[2] * 1e3, 0), ahit=F.percent(float(pt.hit_rate[i]), 1),
                      attft=F.number(float(pt.ttft_s[i]) * 1e3, 0), ap95=F.number(float(pt.ttft_p95_s[i]) * 1e3, 0)))
     if reuse.any_reuse:
-        loads = [j for j in (max(i - 8, 0), i, min(i + 6, len(rates) - 1)) if bool(pt.stable[j])] or [i]
+        stable = [j for j in range(len(rates)) if bool(pt.stable[j])]
+        loads = sorted({stable[0], i, stable[-1]}) if stable and bool(pt.stable[i]) else [i]  # light, chosen, heaviest
         items = SW.item_points(int(pt.items[i]))
         running = np.asarray([float(pt.running[j]) for j in loads])
         curves = SW.hit_rate_curves(reuse=reuse, input_len=s.input_len, output_len=s.output_len,

@@ -23,11 +23,11 @@ def prefix_inputs(t, *, input_len: int, where=st) -> PrefixReuse:
         with cols[0]:
             kind = labelled.render(KIND_ELSEWHERE, t, lambda o: t(f"opt.pc_kind.{o}"))
         with cols[1]:
-            plen = render_control(PC_PREFIX_LEN, t)
+            plen = render_control(PC_PREFIX_LEN, t, disabled=kind != "shared")
         with cols[2]:
-            n = render_control(PC_PREFIXES, t)
+            n = render_control(PC_PREFIXES, t, disabled=kind != "shared")
         with cols[3]:
-            turns = render_control(PC_TURNS, t)
+            turns = render_control(PC_TURNS, t, disabled=kind != "chat")
         with cols[4]:
-            caching = render_control(PC_CACHING, t)
+            caching = render_control(PC_CACHING, t, disabled=kind == "none")
     return reuse_of(kind, plen, n, turns, caching, input_len=input_len)
