@@ -243,3 +243,21 @@ class TestMeasured:
         # and the effect itself: the cache shortens the same run by about the measured 8.54 / 4.86 = 1.76x
         off, on = (M.predict(r)["cost_time_s"] for r in medium[:2])
         assert 1.5 < off / on < 2.0
+
+
+class TestPlanCli:
+    def test_plan_takes_the_reuse(self):
+        def run(*extra):
+            out = subprocess.run([sys.executable, "-m", "calc", "plan", "--model", "meta-llama/Llama-3.1-8B",
+                                  "--gpus", "h100-sxm", "--rate", "20", "--input-len", "2000", "--output-len", "200",
+                                  "--ttft-slo-ms", "500", "--tpot-slo-ms", "50", "--top", "1", "--format", "json", *extra],
+                                 capture_output=True, text=True, check=True)
+            return json.loads(out.stdout)[0]
+        plain, shared = run(), run("--shared-prefix-len", "1800")
+        assert shared["ttft_s"] < plain["ttft_s"]
+
+    def test_plan_bad_reuse_is_a_message(self):
+        out = subprocess.run([sys.executable, "-m", "calc", "plan", "--model", "meta-llama/Llama-3.1-8B",
+                              "--rate", "1", "--input-len", "100", "--output-len", "10", "--ttft-slo-ms", "500",
+                              "--tpot-slo-ms", "50", "--shared-prefix-len", "500"], capture_output=True, text=True)
+        assert out.returncode != 0 and "shared_prefix_len" in out.stderr and "Traceback" not in out.stderr

@@ -213,10 +213,13 @@ def _num_requests(value: Any) -> float:
     prefix cache (cold); none given: the steady state (inf)."""
     if value is None:
         return math.inf
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)) or not str(value).strip().isdigit() \
-            or not 1 <= int(str(value).strip()) <= 10_000_000:
+    try:
+        n = float(str(value).strip()) if isinstance(value, (int, float, str)) and not isinstance(value, bool) else -1.0
+    except ValueError:
+        n = -1.0
+    if not (math.isfinite(n) and n == int(n) and 1 <= n <= 10_000_000):
         raise InputError("num_requests", value, allowed="a whole number 1 – 10,000,000 (requests in the run)")
-    return float(int(str(value).strip()))
+    return n
 
 
 LOAD_KEYS = ("replicas", "rate", "num_requests")
