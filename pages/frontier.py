@@ -57,7 +57,7 @@ def _body() -> None:
         replicas = render_control(REPLICAS, t)
         rate = render_control(RATE, t)  # the traffic the load test and the planner carry, drawn as a line
     tokens = compare.render_overlays(t, controls)  # translated chips; the link keeps the tokens (kv:fp8, tp:2 …)
-    reuse = prefix_inputs(t, input_len=s.input_len)  # a shared prefix or a chat: prefill only what the cache lacks
+    reuse = prefix_inputs(t, input_len=s.input_len, where=controls)  # shared prefix or chat: prefill what the cache lacks
 
     base = Variant("", s, sc.gpu, chunked)
     try:

@@ -54,7 +54,7 @@ replicas = int(v["replicas"] or 1) if LC.applies("replicas", v["lt_arrival"]) el
 load = runs.Load(arrival=v["lt_arrival"], rate_per_s=float(v["rate"] or LC.RATE.default) / replicas, cv=float(v["lt_cv"]),
                  concurrency=int(v["lt_concurrency"] or 1), num_requests=int(v["lt_requests"]), lengths=v["lt_lengths"],
                  input_len=s.input_len, output_len=s.output_len, spread=float(v["lt_spread"]), seed=int(v["lt_seed"] or 0),
-                 reuse=prefix_inputs(t, input_len=s.input_len))  # a shared prefix or a chat (prefix caching)
+                 reuse=prefix_inputs(t, input_len=s.input_len, where=cols[len(LC.LOADTEST)]))  # the free 14th column
 est = estimate(sc.arch, sc.gpu, s, sc.efficiency, concurrency=load.concurrency)
 key = (sc.arch.model_dump_json(), sc.gpu.model_dump_json(), s.model_dump_json(), sc.efficiency.model_dump_json())
 if not bool(est.memory.fits):

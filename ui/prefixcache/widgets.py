@@ -9,7 +9,7 @@ import streamlit as st
 from calc.traffic.prefix_cache import PrefixReuse
 from ui.controls import Control
 from ui.prefixcache.controls import PC_CACHING, PC_KIND, PC_PREFIX_LEN, PC_PREFIXES, PC_TURNS, reuse_of
-from ui import labelled
+from ui import labelled, layout
 from ui.state import render_control
 
 # Elsewhere than on its own page the reuse starts at none (random tokens, as benchmarks send).
@@ -18,16 +18,10 @@ KIND_ELSEWHERE = Control("pc_reuse", "select", "none", options=PC_KIND.options)
 
 def prefix_inputs(t, *, input_len: int, where=st) -> PrefixReuse:
     """Draw the reuse controls (an expander) and return the reuse they describe."""
-    with where.expander(t("pc.inputs.title")):
-        cols = st.columns(5)
-        with cols[0]:
-            kind = labelled.render(KIND_ELSEWHERE, t, lambda o: t(f"opt.pc_kind.{o}"))
-        with cols[1]:
-            plen = render_control(PC_PREFIX_LEN, t, disabled=kind != "shared")
-        with cols[2]:
-            n = render_control(PC_PREFIXES, t, disabled=kind != "shared")
-        with cols[3]:
-            turns = render_control(PC_TURNS, t, disabled=kind != "chat")
-        with cols[4]:
-            caching = render_control(PC_CACHING, t, disabled=kind == "none")
+    with where.expander(t("pc.inputs.title")), layout.grid("pc_inputs", 3):  # wraps: no label cut on a laptop
+        kind = labelled.render(KIND_ELSEWHERE, t, lambda o: t(f"opt.pc_kind.{o}"))
+        plen = render_control(PC_PREFIX_LEN, t, disabled=kind != "shared")
+        n = render_control(PC_PREFIXES, t, disabled=kind != "shared")
+        turns = render_control(PC_TURNS, t, disabled=kind != "chat")
+        caching = render_control(PC_CACHING, t, disabled=kind == "none")
     return reuse_of(kind, plen, n, turns, caching, input_len=input_len)
