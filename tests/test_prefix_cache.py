@@ -176,6 +176,13 @@ class TestCli:
         assert rec["prefix_cache_hit_rate"] == pytest.approx(2000 / 2100)
         assert rec["uncached_prefill_tokens"] == 100.0
 
+    def test_flag_errors_are_messages(self):
+        out = subprocess.run([sys.executable, "-m", "calc", "estimate", "--model", "meta-llama/Llama-3.1-8B",
+                              "--gpu", "h100-sxm", "--input-len", "1000", "--output-len", "1000", "--turns", "200"],
+                             capture_output=True, text=True)
+        assert out.returncode == 2 and "turns" in out.stderr and "max_model_len" in out.stderr
+        assert "Traceback" not in out.stderr
+
     @pytest.mark.parametrize("bad, field", [
         (dict(shared_prefix_len=5000), "shared_prefix_len"),
         (dict(shared_prefix_len=-1), "shared_prefix_len"),

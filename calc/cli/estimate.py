@@ -74,7 +74,10 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     # Unknown keys (e.g. a measurement's id or notes beside the options) are reported back in
     # "ignored_options" rather than failing the line; empty strings mean "the default".
     ignored = sorted(set(options) - set(BATCH_KEYS) - set(LOAD_KEYS) - set(PREFIX_KEYS))
-    reuse = reuse_from_options(options)
+    try:
+        reuse = reuse_from_options(options)
+    except ValueError as exc:  # names the field and its range
+        raise UsageError(str(exc)) from None
     options = {k: v for k, v in options.items() if k in BATCH_KEYS or k in LOAD_KEYS}
     options = {k: (None if isinstance(v, str) and not v.strip() else v) for k, v in options.items()}
     rate = _rate(options.pop("rate", None))
@@ -115,8 +118,11 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     # the steady state (the clients' requests spread out), and beside it the FCFS wave of identical
     # clients started together: the first cycles of a benchmark, a transient (calc.timing.serving)
     if reuse.any_reuse:  # prefix caching: only the uncached prompt tokens are prefilled
-        check_reuse(reuse, input_len=serving.input_len, output_len=serving.output_len,
-                    max_model_len=resolve_serving(arch, gpu, serving).max_model_len)
+        try:
+            check_reuse(reuse, input_len=serving.input_len, output_len=serving.output_len,
+                        max_model_len=resolve_serving(arch, gpu, serving).max_model_len)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
         est, pc = estimate_with_prefix_cache(arch, gpu, serving, efficiency, reuse, concurrency=per_replica,
                                              num_requests=num_requests)
         wave = estimate_with_prefix_cache(arch, gpu, serving, efficiency, reuse, concurrency=per_replica,
