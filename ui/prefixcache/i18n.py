@@ -14,8 +14,8 @@ EN: dict[str, str] = {
     "ctl.pc_kind.help": "Shared prefix: every prompt starts with one of N prefixes (system prompt, few-shot examples, "
                         "a RAG document). Multi-turn chat: each turn re-sends the conversation so far. None: random "
                         "tokens, as benchmarks send.",
-    "opt.pc_kind.none": "None (random tokens)",
-    "pc.inputs.title": "Prefix reuse (prefix caching)",
+    "opt.pc_kind.none": "None",
+    "pc.inputs.title": "Prefix reuse",
     "ctl.pc_reuse": "Reuse in the workload",
     "ctl.pc_reuse.help": "Shared prefix or multi-turn chat: the prompt tokens found in vLLM's prefix cache are not "
                          "prefilled (the prefix-cache page shows the hit rate). None: random tokens, as benchmarks send.",
@@ -30,7 +30,7 @@ EN: dict[str, str] = {
                          "tokens per turn.",
     "ctl.pc_rate": "Arrival rate (req/s)",
     "ctl.pc_rate.help": "Requests per second (Poisson) for the cards and the marked point.",
-    "ctl.pc_caching": "Prefix caching on",
+    "ctl.pc_caching": "Caching on",
     "ctl.pc_caching.help": "vLLM V1: on by default (--enable-prefix-caching / --no-enable-prefix-caching).",
     "ctl.pc_simulate": "Check with the simulator",
     "ctl.pc_simulate.help": "Run 1,500 requests block by block through vLLM's scheduler and LRU free-block queue at "
@@ -93,8 +93,8 @@ ZH: dict[str, str] = {
     "ctl.pc_kind": "负载中的复用",
     "ctl.pc_kind.help": "共享前缀：每个提示以 N 个前缀之一开头（系统提示、少样本示例、RAG 文档）。多轮对话：每轮重新发送"
                         "到目前为止的对话。无：随机 token，与基准测试一致。",
-    "opt.pc_kind.none": "无（随机 token）",
-    "pc.inputs.title": "前缀复用（前缀缓存）",
+    "opt.pc_kind.none": "无",
+    "pc.inputs.title": "前缀复用",
     "ctl.pc_reuse": "负载中的复用",
     "ctl.pc_reuse.help": "共享前缀或多轮对话：在 vLLM 前缀缓存中找到的提示 token 不再预填充（前缀缓存页显示命中率）。"
                          "无：随机 token，与基准测试一致。",
@@ -108,7 +108,7 @@ ZH: dict[str, str] = {
     "ctl.pc_turns.help": "每轮发送到目前为止的对话；侧栏的提示长度为用户每轮新增的 token 数。",
     "ctl.pc_rate": "到达速率（请求/秒）",
     "ctl.pc_rate.help": "每秒请求数（泊松），用于指标卡和标记点。",
-    "ctl.pc_caching": "开启前缀缓存",
+    "ctl.pc_caching": "开启缓存",
     "ctl.pc_caching.help": "vLLM V1 默认开启（--enable-prefix-caching / --no-enable-prefix-caching）。",
     "ctl.pc_simulate": "用模拟器核对",
     "ctl.pc_simulate.help": "在所选点让 1,500 个请求逐块经过 vLLM 的调度器和 LRU 空闲块队列（一两秒）。",

@@ -9,7 +9,7 @@ import streamlit as st
 from calc.traffic.prefix_cache import PrefixReuse
 from ui.controls import Control
 from ui.prefixcache.controls import PC_CACHING, PC_KIND, PC_PREFIX_LEN, PC_PREFIXES, PC_TURNS, reuse_of
-from ui import labelled, layout
+from ui import labelled
 from ui.state import render_control
 
 # Elsewhere than on its own page the reuse starts at none (random tokens, as benchmarks send).
@@ -18,7 +18,7 @@ KIND_ELSEWHERE = Control("pc_reuse", "select", "none", options=PC_KIND.options)
 
 def prefix_inputs(t, *, input_len: int, where=st) -> PrefixReuse:
     """Draw the reuse controls (an expander) and return the reuse they describe."""
-    with where.expander(t("pc.inputs.title")), layout.grid("pc_inputs", 3):  # wraps: no label cut on a laptop
+    with where.expander(t("pc.inputs.title")):  # one control a row: it sits in a narrow column of the page's controls
         kind = labelled.render(KIND_ELSEWHERE, t, lambda o: t(f"opt.pc_kind.{o}"))
         plen = render_control(PC_PREFIX_LEN, t, disabled=kind != "shared")
         n = render_control(PC_PREFIXES, t, disabled=kind != "shared")
