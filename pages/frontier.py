@@ -21,6 +21,7 @@ from ui.fit import scenario_not_fit_message
 from ui.loadtest.runs import closed_loop_job, closed_loop_summary
 from ui import bands as B
 from ui import measured as M
+from ui.prefixcache.widgets import prefix_inputs
 
 
 def _preset(name: str | None) -> None:
@@ -59,8 +60,12 @@ def _body() -> None:
         replicas = render_control(REPLICAS, t)
         rate = render_control(RATE, t)  # the traffic the load test and the planner carry, drawn as a line
     tokens = compare.render_overlays(t, controls)  # translated chips; the link keeps the tokens (kv:fp8, tp:2 …)
+    reuse = prefix_inputs(t, input_len=s.input_len, where=controls)  # shared prefix or chat: prefill what the cache lacks
 
     base = Variant("", s, sc.gpu, chunked, speculative_inputs(t))  # speculative decoding (ui.speculative.inputs)
+    if base.speculative is not None and reuse is not None and reuse.any_reuse:
+        st.caption(t("pc.with_spec", what=t("pc.what.frontier")))
+        reuse = None
     try:
         V.check_variant(base, sc.arch)  # e.g. chunked prefill off with a token budget below max_model_len
     except ValueError as exc:
@@ -89,7 +94,8 @@ def _body() -> None:
         conc = V.sweep_concurrency([p for _, p in kept], sc.concurrency)
         series = [V.frontier_series(v, sc.arch, sc.efficiency, concurrency=conc, label=V.token_label(v.token, t),
                                     color=SERIES_COLORS[k], ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s,
-                                    chosen=sc.concurrency, price=price if v.gpu.id == sc.gpu.id else None)
+                                    chosen=sc.concurrency, price=price if v.gpu.id == sc.gpu.id else None,
+                                    reuse=reuse)
                   for k, (v, _) in enumerate(kept)]
         f = series[0]
         tp = s.tensor_parallel_size

@@ -2,6 +2,7 @@
 an arrival process; latency distributions against the SLA, goodput and tail latency against the
 rate with the highest sustainable rate, the engine's timeline, and the analytic mean beside."""
 
+import dataclasses
 import hashlib
 
 import numpy as np
@@ -19,6 +20,7 @@ from ui.loadtest import runs
 from ui.loadtest.explain import loadtest_panels
 from ui.safe import user_text
 from ui.speculative.inputs import speculative_inputs
+from ui.prefixcache.widgets import prefix_inputs
 from ui.state import check_query_params, forget_upload, keep_upload, kept_upload, render_control
 from ui.traffic import stat_label
 from ui.why import render_panels
@@ -56,7 +58,11 @@ replicas = int(v["replicas"] or 1) if LC.applies("replicas", v["lt_arrival"]) el
 load = runs.Load(arrival=v["lt_arrival"], rate_per_s=float(v["rate"] or LC.RATE.default) / replicas, cv=float(v["lt_cv"]),
                  concurrency=int(v["lt_concurrency"] or 1), num_requests=int(v["lt_requests"]), lengths=v["lt_lengths"],
                  input_len=s.input_len, output_len=s.output_len, spread=float(v["lt_spread"]), seed=int(v["lt_seed"] or 0),
-                 speculative=speculative_inputs(t))  # speculative decoding (ui.speculative.inputs)
+                 speculative=speculative_inputs(t),  # speculative decoding (ui.speculative.inputs)
+                 reuse=prefix_inputs(t, input_len=s.input_len, where=cols[len(LC.LOADTEST)]))  # the free 14th column
+if load.speculative is not None and load.reuse is not None and load.reuse.any_reuse:
+    st.caption(t("pc.with_spec", what=t("pc.what.load_test")))
+    load = dataclasses.replace(load, reuse=None)
 est = estimate(sc.arch, sc.gpu, s, sc.efficiency, concurrency=load.concurrency)
 key = (sc.arch.model_dump_json(), sc.gpu.model_dump_json(), s.model_dump_json(), sc.efficiency.model_dump_json())
 if not bool(est.memory.fits):

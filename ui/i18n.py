@@ -634,6 +634,11 @@ from ui import i18n_bands as _bands  # noqa: E402  (error bands, the user's meas
 
 EN.update(_bands.EN)
 ZH.update(_bands.ZH)
+
+from ui.prefixcache import i18n as _prefixcache  # noqa: E402
+
+EN.update(_prefixcache.EN)
+ZH.update(_prefixcache.ZH)
 STRINGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}
 
 

@@ -82,6 +82,8 @@ PAGES: list[PageSpec] = [
     # Its own batch axis replaces the sidebar concurrency.
     PageSpec("pages/speculative.py", "nav.speculative", ":material/fast_forward:", ignores=frozenset({"concurrency"})),
     PageSpec("pages/disaggregation.py", "nav.disagg", ":material/call_split:", ignores=frozenset({"concurrency"})),
+    # Its own rate replaces the sidebar concurrency.
+    PageSpec("pages/prefix_cache.py", "nav.prefix_cache", ":material/cached:", ignores=frozenset({"concurrency"})),
 ]
 
 

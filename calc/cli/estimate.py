@@ -27,6 +27,10 @@ from calc.timing.bands import gpu_family
 from calc.traffic.queueing import open_loop
 from calc.cli import disaggregation
 from calc.cli.disaggregation import add_disaggregation_args
+from calc.cli.prefix import PREFIX_KEYS, add_prefix_args, prefix_record, reuse_from_options
+from calc.traffic.prefix_cache import (check_reuse, conversations_in_flight, estimate_with_prefix_cache, miss_penalty_s,
+                                      mixture_quantile_s, prefix_cache)
+from calc.sizing.scenario import resolve_serving
 
 MAX_BATCH_LINE_BYTES = 1_000_000  # one line of options is a few hundred bytes
 
@@ -52,6 +56,10 @@ def add_estimate_parser(sub) -> None:
     e.add_argument("--replicas", type=_positive_int, default=None,
                    help="independent copies sharing the clients (default 1; at most the concurrency)")
     add_speculative_args(e)
+    add_prefix_args(e)
+    e.add_argument("--num-requests", type=_positive_int, default=None,
+                   help="with a shared prefix: requests in the run (each prefix's first use misses the cache); "
+                        "default: the steady state")
     add_efficiency_arg(e)
     add_disaggregation_args(e)
     e.add_argument("--batch", metavar="FILE", help="JSON lines of options ('-' = stdin); one JSON result per line. "
@@ -75,7 +83,11 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     # "ignored_options" rather than failing the line; empty strings mean "the default".
     if disaggregation.wanted(options):  # --prefill-instances / --decode-instances: an xPyD deployment
         return disaggregation.estimate_record(options, efficiency)
-    ignored = sorted(set(options) - set(BATCH_KEYS) - set(LOAD_KEYS))
+    ignored = sorted(set(options) - set(BATCH_KEYS) - set(LOAD_KEYS) - set(PREFIX_KEYS))
+    try:
+        reuse = reuse_from_options(options)
+    except ValueError as exc:  # names the field and its range
+        raise UsageError(str(exc)) from None
     options = {k: v for k, v in options.items() if k in BATCH_KEYS or k in LOAD_KEYS}
     options = {k: (None if isinstance(v, str) and not v.strip() else v) for k, v in options.items()}
     rate = _rate(options.pop("rate", None))
@@ -86,6 +98,7 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
             or not str(replicas).isdigit() or not 1 <= int(replicas) <= 100_000:
         raise InputError("replicas", replicas, allowed="an integer 1 – 100,000 (independent model copies)")
     replicas = int(replicas)
+    num_requests = _num_requests(options.pop("num_requests", None))
     for key in ("model", "input_len", "output_len"):
         if options.get(key) is None:
             raise InputError(key, code="required")
@@ -116,9 +129,23 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     per_replica = None if serving.concurrency is None else serving.concurrency / replicas
     # the steady state (the clients' requests spread out), and beside it the FCFS wave of identical
     # clients started together: the first cycles of a benchmark, a transient (calc.timing.serving)
-    est = estimate(arch, gpu, serving, efficiency, concurrency=per_replica, speculative=spec)
-    wave = estimate(arch, gpu, serving, efficiency, concurrency=per_replica, uniform_lengths=True,
-                    speculative=spec).serving
+    if reuse.any_reuse and spec is not None:
+        raise UsageError("--speculative-config with --shared-prefix-len or --turns: the two are not modelled "
+                         "together yet (ask each apart)")
+    if reuse.any_reuse:  # prefix caching: only the uncached prompt tokens are prefilled
+        try:
+            check_reuse(reuse, input_len=serving.input_len, output_len=serving.output_len,
+                        max_model_len=resolve_serving(arch, gpu, serving).max_model_len)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        est, pc = estimate_with_prefix_cache(arch, gpu, serving, efficiency, reuse, concurrency=per_replica,
+                                             num_requests=num_requests)
+        wave = estimate_with_prefix_cache(arch, gpu, serving, efficiency, reuse, concurrency=per_replica,
+                                          uniform_lengths=True, num_requests=num_requests)[0].serving
+    else:
+        est = estimate(arch, gpu, serving, efficiency, concurrency=per_replica, speculative=spec)
+        wave = estimate(arch, gpu, serving, efficiency, concurrency=per_replica, uniform_lengths=True,
+                        speculative=spec).serving
     s, m = est.serving, est.memory
     out = {
         "model": arch.id, "gpu": gpu.id, "tensor_parallel_size": serving.tensor_parallel_size,
@@ -144,14 +171,22 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         * replicas,
     }
     out["max_concurrency"] = out["max_concurrency"] * serving.data_parallel_size
+    if reuse.any_reuse:
+        out.update(prefix_record(pc, reuse))
     if spec is not None:  # calc.timing.speculative: the same load without speculation beside it
         out.update(speculative_fields(spec, estimate(arch, gpu, serving, efficiency, concurrency=per_replica).serving,
                                       speculative_drafter(est, spec, gpu=gpu, serving=serving, efficiency=efficiency)[0]))
     if rate is not None:  # the open loop at that rate, split evenly over the replicas
         drafter, kv_tokens = speculative_drafter(est, spec, gpu=gpu, serving=serving, efficiency=efficiency)
-        # one engine = one DP rank: its share of a replica's rate
-        ol = open_loop(est.engine, input_len=serving.input_len, output_len=serving.output_len,
-                       rate_rps=rate / replicas / serving.data_parallel_size,
+        rank_rate = rate / replicas / serving.data_parallel_size  # one engine = one DP rank: its share of the rate
+        ol_in = round(float(pc.input_len)) if reuse.turns > 1 else serving.input_len
+        if reuse.turns > 1:  # the conversations the arrivals interleave (not the closed loop's clients)
+            pc = prefix_cache(reuse=reuse, input_len=serving.input_len, output_len=serving.output_len,
+                              block_size=serving.block_size, num_blocks=m.num_blocks, running=s.running,
+                              conversations=conversations_in_flight(rate_rps=rank_rate,
+                                                                    e2e_latency_s=s.e2e_latency_s))
+        ol = open_loop(est.engine, input_len=ol_in, output_len=serving.output_len, rate_rps=rank_rate,
+                       cached_prompt_tokens=float(pc.cached_tokens) if reuse.any_reuse else 0.0,
                        max_num_seqs=est.max_num_seqs, max_num_batched_tokens=est.max_num_batched_tokens,
                        kv_capacity_tokens=kv_tokens, enable_chunked_prefill=serving.enable_chunked_prefill,
                        speculative=drafter)
@@ -161,6 +196,14 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
             "open_loop_running": ol.running * replicas * serving.data_parallel_size, "open_loop_stable": ol.stable & s.fits,
             # False past capacity and where the batch meets the KV wall (preemption): the simulator's regime
             "open_loop_closed_form": ol.closed_form & s.fits})
+        if reuse.active and 0.0 < float(pc.request_hit_probability) < 1.0:  # hits and misses: a mixture's P95
+            p_hit = float(pc.request_hit_probability)
+            delta = miss_penalty_s(est.engine, prompt_tokens=ol_in, cached_tokens=float(pc.cached_tokens) / p_hit,
+                                   running=ol.running, context_tokens=ol_in + serving.output_len / 2.0,
+                                   max_num_batched_tokens=est.max_num_batched_tokens,
+                                   enable_chunked_prefill=serving.enable_chunked_prefill)
+            out["open_loop_ttft_p95_s"] = mixture_quantile_s(mean_s=ol.ttft_s, quantile_s=ol.ttft_percentile_s,
+                                                             shift_s=delta, hit_probability=p_hit)
     record = {k: _number(v) for k, v in out.items()}
     single = per_replica is not None and per_replica <= 1
     family, moe = gpu_family(gpu.architecture), arch.moe is not None
@@ -198,7 +241,21 @@ def _rate(value: Any) -> float | None:
     return rate
 
 
-LOAD_KEYS = ("replicas", "rate", "speculative_config", "acceptance_rate")
+def _num_requests(value: Any) -> float:
+    """``num_requests``: a finite run's length, whose first use of each shared prefix misses the
+    prefix cache (cold); none given: the steady state (inf)."""
+    if value is None:
+        return math.inf
+    try:
+        n = float(str(value).strip()) if isinstance(value, (int, float, str)) and not isinstance(value, bool) else -1.0
+    except ValueError:
+        n = -1.0
+    if not (math.isfinite(n) and n == int(n) and 1 <= n <= 10_000_000):
+        raise InputError("num_requests", value, allowed="a whole number 1 – 10,000,000 (requests in the run)")
+    return n
+
+
+LOAD_KEYS = ("replicas", "rate", "num_requests", "speculative_config", "acceptance_rate")
 # The headline fields that carry a band (<field>_low / <field>_high, calc.timing.bands).
 BANDED = ("ttft_s", "tpot_s", "itl_s", "e2e_latency_s", "output_tokens_per_s", "total_tokens_per_s", "requests_per_s",
           "max_concurrency", "kv_pool_bytes")
@@ -207,7 +264,7 @@ OPEN_LOOP_BANDED = ("open_loop_ttft_s", "open_loop_ttft_p95_s", "open_loop_tpot_
 
 def flag_options(args: argparse.Namespace) -> dict[str, Any]:
     """The options given as flags (those left at None were not given)."""
-    given = {k: getattr(args, k, None) for k in BATCH_KEYS + LOAD_KEYS + disaggregation.DISAGG_KEYS}
+    given = {k: getattr(args, k, None) for k in BATCH_KEYS + LOAD_KEYS + disaggregation.DISAGG_KEYS + PREFIX_KEYS}
     if given.get("dtype") is not None:
         given["dtype"] = _dtype(given["dtype"])
     return {k: v for k, v in given.items() if v is not None}

@@ -24,7 +24,7 @@ from calc.spec.catalog import CatalogError, get_model, list_gpus, list_models
 from calc.spec.hf_config import ConfigError
 from calc.spec.inputs import Efficiency, ServingConfig, describe_validation_error
 from calc.spec.params import param_counts
-from calc.spec.untrusted import InputError
+from calc.spec.untrusted import InputError, quote
 
 
 def build_parser() -> argparse.ArgumentParser:

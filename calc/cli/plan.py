@@ -14,6 +14,7 @@ from typing import Any
 from calc.plan.percentiles import WORK_BUDGET, check_top
 from calc.plan.search import PERCENTILES, REASONS, SORTS, PlanRequest, chosen_layouts, plan
 from calc.spec.untrusted import InputError
+from calc.cli.prefix import add_prefix_args, prefix_options
 from calc.cli.args import UsageError, add_efficiency_arg, load_efficiency
 from calc.cli.speculative import add_speculative_args, speculative_option
 from calc.cli.plan_disaggregated import add_link_args, disaggregated_rows, print_disaggregated_table
@@ -82,6 +83,7 @@ def add_plan_parser(sub) -> None:
                    help=f"--percentile: simulator work units for the check (default {WORK_BUDGET:,}, ~8 s of one "
                         "core; a unit is a loop pass or 64 engine steps)")
     add_speculative_args(p)
+    add_prefix_args(p)
     # Fix part of the multi-GPU layout (vLLM's flags); default: the planner searches TP, TP × PP and DP + EP
     p.add_argument("--pipeline-parallel-size", "-pp", type=_number("--pipeline-parallel-size", 1, 1024, integer=True,
                                                                   lo_open=False), default=None)
@@ -119,7 +121,8 @@ def run_plan(args: argparse.Namespace) -> int:
     req = PlanRequest(rate_rps=args.rate, input_len=args.input_len, output_len=args.output_len,
                       ttft_slo_s=args.ttft_slo_ms / 1e3, tpot_slo_s=args.tpot_slo_ms / 1e3, percentile=args.percentile,
                       max_gpus=args.max_gpus, budget_usd_per_hour=args.budget_usd_per_hour, sort=args.sort,
-                      top=args.top, max_model_len=args.max_model_len, enable_chunked_prefill=args.enable_chunked_prefill)
+                      top=args.top, max_model_len=args.max_model_len, enable_chunked_prefill=args.enable_chunked_prefill,
+                      **prefix_options(args))
     if req.model_len > arch.max_position_embeddings:
         raise UsageError(f"--input-len + --output-len ({req.model_len:,}) must be <= max_position_embeddings "
                          f"({arch.max_position_embeddings:,}) of {arch.name}")

@@ -23,6 +23,9 @@ from calc.timing.estimate import estimate
 from calc.traffic.simulator import EngineConfig, simulate
 from calc.traffic.slo import summarize
 from calc.traffic.workload import ARRIVALS, LengthSpec, WorkloadError, make_workload
+from calc.cli.prefix import PREFIX_KEYS, add_prefix_args, prefix_record, reuse_from_options
+from calc.traffic.prefix_cache import (check_reuse, conversations_in_flight, estimate_with_prefix_cache,
+                                      reuse_workload)
 from calc.cli.args import (UsageError, _add_engine_args, _dtype, _number, _positive_int, add_efficiency_arg,
                            check_layout, check_tensor_parallel, layout_options, layout_record, load_efficiency,
                            resolve_gpu)
@@ -63,6 +66,7 @@ def add_simulate_parser(sub) -> None:
     s.add_argument("--ttft-slo-ms", type=_number, default=None, help="TTFT target for goodput")
     s.add_argument("--tpot-slo-ms", type=_number, default=None, help="TPOT target for goodput")
     add_speculative_args(s)
+    add_prefix_args(s)
     add_efficiency_arg(s)
     disaggregation.add_disaggregation_args(s)
     s.add_argument("--batch", metavar="FILE", help="JSON lines of options ('-' = stdin); one JSON result per line")
@@ -112,7 +116,11 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     input (message names the field)."""
     if disaggregation.wanted(options):  # --prefill-instances / --decode-instances: an xPyD deployment
         return disaggregation.simulate_record(options, efficiency)
-    ignored = sorted(set(options) - set(ENGINE_KEYS) - set(LOAD_KEYS))
+    ignored = sorted(set(options) - set(ENGINE_KEYS) - set(LOAD_KEYS) - set(PREFIX_KEYS))
+    try:
+        reuse = reuse_from_options(options)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     options = {k: (None if isinstance(v, str) and not v.strip() else v) for k, v in options.items()
                if k in ENGINE_KEYS or k in LOAD_KEYS}
     for key in ("model", "input_len", "output_len"):
@@ -156,21 +164,44 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     dp = serving.data_parallel_size
     # the analytic closed loop beside a closed-loop simulation: the wave for fixed lengths, the
     # spread-arrival steady state for spread ones (as `estimate --input-len-cv/--output-len-cv`)
+    if reuse.any_reuse and spec is not None:
+        raise UsageError("--speculative-config with --shared-prefix-len or --turns: the two are not modelled "
+                         "together yet (ask each apart)")
     est = estimate(arch, gpu, serving, efficiency, concurrency=conc or 1, uniform_lengths=not (in_cv or out_cv),
                    speculative=spec)
+    pc = None
+    if reuse.any_reuse:  # prefix caching: the analytic answer beside the block-by-block one
+        try:
+            check_reuse(reuse, input_len=serving.input_len, output_len=serving.output_len,
+                        max_model_len=est.max_model_len)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        est, pc = estimate_with_prefix_cache(arch, gpu, serving, efficiency, reuse, concurrency=conc or 1,
+                                             uniform_lengths=not (in_cv or out_cv), num_requests=n_req)
     drafter, kv_tokens = speculative_drafter(est, spec, gpu=gpu, serving=serving, efficiency=efficiency)
     if not bool(est.memory.fits):
         raise UsageError(f"{arch.name} does not fit {gpu.id} at tensor_parallel_size {serving.tensor_parallel_size}: "
                          "no KV cache pool is left")
     cfg = EngineConfig(max_num_seqs=int(est.max_num_seqs), max_num_batched_tokens=int(est.max_num_batched_tokens),
                        enable_chunked_prefill=serving.enable_chunked_prefill,
-                       num_blocks=int(kv_tokens // serving.block_size), block_size=serving.block_size)
+                       num_blocks=int(kv_tokens // serving.block_size), block_size=serving.block_size,
+                       enable_prefix_caching=reuse.enable_prefix_caching)
     try:
         w = make_workload(arrival=arrival, num_requests=max(int(n_req) // dp, 1), rate_per_s=(rate or 1.0) / dp, cv=cv,
                           concurrency=max(-(-(conc or 1) // dp), 1), think_s=think,
                           input_len=_lengths(serving.input_len, in_cv), output_len=_lengths(serving.output_len, out_cv),
                           max_model_len=est.max_model_len, seed=int(seed))
-        r = simulate(est.engine, w, cfg, speculative=None if spec is None else (drafter, spec.accepted_at_position))
+        chains = None
+        if reuse.any_reuse:  # conversations in flight: the clients, or at a rate one per request in flight
+            convs = max(-(-(conc or 1) // dp), 1) if arrival == "closed" else int(conversations_in_flight(
+                rate_rps=(rate or 1.0) / dp, e2e_latency_s=float(est.serving.e2e_latency_s)))
+            w, chains = reuse_workload(w, reuse, conversations=int(convs), seed=int(seed))
+            if reuse.turns > 1:
+                too_long = w.input_len + w.output_len > est.max_model_len
+                if too_long.any():
+                    raise UsageError("turns: a conversation outgrows max_model_len")
+        r = simulate(est.engine, w, cfg, chains=chains,
+                     speculative=None if spec is None else (drafter, spec.accepted_at_position))
     except WorkloadError as exc:
         raise UsageError(str(exc)) from None
     except ValueError as exc:  # a request larger than the KV pool
@@ -201,6 +232,14 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     if spec is not None:  # the same run's analytic TPOT without speculation beside it
         out.update(speculative_fields(spec, estimate(arch, gpu, serving, efficiency, concurrency=conc or 1,
                                                      uniform_lengths=not (in_cv or out_cv)).serving, drafter))
+    if pc is not None:  # the simulator's hit rate; the analytic one beside it
+        out.update(prefix_record(pc, reuse))
+        out["analytic_prefix_cache_hit_rate"] = out.pop("prefix_cache_hit_rate")
+        out["analytic_uncached_prefill_tokens"] = out.pop("uncached_prefill_tokens")
+        out.pop("cached_prompt_tokens")
+        out["prefix_cache_hit_rate"] = r.prefix_cache_hit_rate
+        out["mean_input_len"] = float(r.input_len.mean())
+        out["uncached_prefill_tokens"] = float((r.input_len - r.cached_tokens).mean())
     if arrival == "closed":  # the analytic closed-loop model beside the simulation
         a = est.serving
         out["analytic_ttft_s"] = float(a.ttft_s)
@@ -235,7 +274,8 @@ def _args_to_options(args: argparse.Namespace) -> dict[str, Any]:
             "input_len_cv": args.input_len_cv, "output_len_cv": args.output_len_cv,
             "num_requests": args.num_requests, "seed": args.seed, "ttft_slo_ms": args.ttft_slo_ms,
             "tpot_slo_ms": args.tpot_slo_ms, "speculative_config": args.speculative_config,
-            "acceptance_rate": args.acceptance_rate, **disaggregation.flag_options(args)}
+            "acceptance_rate": args.acceptance_rate, **disaggregation.flag_options(args),
+            **{k: getattr(args, k) for k in PREFIX_KEYS if getattr(args, k, None) is not None}}
 
 
 def run_simulate(args: argparse.Namespace) -> int:

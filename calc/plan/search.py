@@ -53,6 +53,7 @@ from calc.spec.quality import PRECISION_SOURCES, PrecisionChoice, precision_choi
 from calc.spec.vllm_command import serve_command
 from calc.timing.estimate import engine_numbers
 from calc.timing.serving import EngineNumbers, closed_loop
+from calc.traffic.prefix_cache import PrefixReuse, check_reuse, prefix_cache
 
 WEIGHT_PRECISIONS: tuple[str, ...] = ("none", "fp8", "int8", "awq")  # vLLM --quantization; none = 16-bit
 KV_PRECISIONS: tuple[str, ...] = ("auto", "fp8")  # vLLM --kv-cache-dtype
@@ -83,6 +84,22 @@ class PlanRequest(BaseModel):
     max_model_len: Annotated[int, Field(ge=2, le=100_000_000)] | None = None  # None: input + output
     gpu_memory_utilization: Annotated[float, Field(gt=0.0, le=1.0)] = 0.9
     enable_chunked_prefill: bool = True
+    # prefix caching (calc.traffic.prefix_cache): a shared prefix of the prompt, or a multi-turn chat
+    shared_prefix_len: Annotated[int, Field(ge=0, le=10_000_000)] = 0
+    num_shared_prefixes: Annotated[int, Field(ge=1, le=1_000_000)] = 1
+    turns: Annotated[int, Field(ge=1, le=1000)] = 1
+    enable_prefix_caching: bool = True
+
+    @model_validator(mode="after")
+    def _reuse(self) -> "PlanRequest":
+        check_reuse(self.reuse, input_len=self.input_len, output_len=self.output_len,
+                    max_model_len=self.max_model_len or 100_000_000)
+        return self
+
+    @property
+    def reuse(self) -> PrefixReuse:
+        return PrefixReuse(shared_prefix_len=self.shared_prefix_len, num_shared_prefixes=self.num_shared_prefixes,
+                           turns=self.turns, enable_prefix_caching=self.enable_prefix_caching)
 
     @model_validator(mode="after")
     def _fits_len(self) -> "PlanRequest":
@@ -93,7 +110,8 @@ class PlanRequest(BaseModel):
 
     @property
     def model_len(self) -> int:
-        return self.max_model_len or self.input_len + self.output_len
+        # multi-turn: the last turn holds the whole conversation
+        return self.max_model_len or self.turns * (self.input_len + self.output_len)
 
     @property
     def quantile(self) -> float | None:
@@ -474,6 +492,10 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
     s = closed_loop(eng, input_len=I, output_len=O, concurrency=seqs, max_num_seqs=seqs,
                     max_num_batched_tokens=budget, enable_chunked_prefill=chunked,
                     kv_capacity_tokens=kv_tokens, fits=mem.fits, uniform_lengths=False, speculative=drafter)
+    if req.reuse.any_reuse:  # prefix caching: the hit rate at each option's KV pool and batch, then again
+        if drafter is not None:
+            raise ValueError("speculative_config with a shared prefix or turns: not modelled together yet")
+        I, s = _with_prefix_cache(eng, req, s, mem, seqs=seqs, budget=budget)
     shape = np.broadcast_shapes(s.ttft_s.shape, (G, T, Q, K, S))
     b = lambda x: np.broadcast_to(x, shape)  # noqa: E731
     fits = b(s.fits & splits)
@@ -528,6 +550,21 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
         pipeline_parallel_sizes=tuple(lay.pipeline_parallel_size for lay in layouts),
         data_parallel_sizes=tuple(lay.data_parallel_size for lay in layouts),
         expert_parallel=tuple(lay.enable_expert_parallel for lay in layouts), nodes=np.broadcast_to(nodes_ax, (G, T, 1, 1, 1)))
+
+
+def _with_prefix_cache(eng, req: PlanRequest, s, mem, *, seqs, budget):
+    """(mean prompt tokens, closed loop) with the request's reuse: the cache holds what the full
+    batch leaves of each option's pool (:func:`calc.traffic.prefix_cache.prefix_cache`); a replica
+    keeps its conversations (session-sticky routing), about 2·R + 1 in flight at a batch of R."""
+    pc = prefix_cache(reuse=req.reuse, input_len=req.input_len, output_len=req.output_len, block_size=16,
+                      num_blocks=np.floor(mem.kv_pool_tokens / 16.0), running=s.running,
+                      conversations=2.0 * s.running + 1.0)
+    I = pc.input_len
+    s = closed_loop(eng, input_len=I, output_len=req.output_len, concurrency=seqs, max_num_seqs=seqs,
+                    max_num_batched_tokens=budget, enable_chunked_prefill=req.enable_chunked_prefill,
+                    kv_capacity_tokens=mem.kv_pool_tokens, fits=mem.fits, uniform_lengths=False,
+                    cached_prompt_tokens=pc.cached_tokens)
+    return I, s
 
 
 def _choice(arch: ModelArch, quantization: str) -> PrecisionChoice:

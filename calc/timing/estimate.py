@@ -101,7 +101,7 @@ class Estimate:
 def estimate(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingConfig(),
              efficiency: Efficiency = Efficiency(), *, concurrency=None, input_len=None, output_len=None,
              max_num_seqs=None, max_num_batched_tokens=None, enable_chunked_prefill=None,
-             uniform_lengths=False, speculative=None) -> Estimate:
+             uniform_lengths=False, speculative=None, cached_prompt_tokens=0.0) -> Estimate:
     """Closed-loop TTFT/TPOT/throughput of ``serving`` (overridable by arrays for sweeps).
 
     ``concurrency`` None takes ``serving.concurrency``; where that is None (``--concurrency max``)
@@ -110,7 +110,8 @@ def estimate(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingConf
     EOS add jitter; the measured ShareGPT closed loops of tests/test_calibration.py sit there).
     ``uniform_lengths=True`` gives instead the FCFS wave of C identical clients started together
     (:func:`calc.timing.serving.fcfs_wave`): the first cycles of a fixed-length benchmark, which
-    the deterministic simulator keeps, a transient.
+    the deterministic simulator keeps, a transient. ``cached_prompt_tokens``: tokens of each prompt
+    found in the prefix cache (:func:`calc.traffic.prefix_cache.prefix_cache`), not prefilled.
 
     >>> from calc.spec.catalog import get_gpu, get_model
     >>> r = estimate(get_model("meta-llama/Llama-2-7b-hf"), get_gpu("a100-80gb"),
@@ -145,7 +146,7 @@ def estimate(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingConf
     res = closed_loop(eng, input_len=inp, output_len=out, concurrency=conc, max_num_seqs=seqs,
                       max_num_batched_tokens=mnbt, enable_chunked_prefill=chunked,
                       kv_capacity_tokens=kv_tokens, fits=mem.fits,
-                      uniform_lengths=uniform_lengths, speculative=drafter)
+                      uniform_lengths=uniform_lengths, speculative=drafter, cached_prompt_tokens=cached_prompt_tokens)
     res = across_data_parallel(res, dp)
     return Estimate(memory=mem, serving=res, engine=eng, max_model_len=rs.max_model_len,
                     max_num_seqs=seqs, max_num_batched_tokens=mnbt)

@@ -271,18 +271,24 @@ class ServingResult:
 
 
 def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num_seqs, max_num_batched_tokens,
-                enable_chunked_prefill, kv_capacity_tokens, fits, uniform_lengths=True, speculative=None) -> ServingResult:
+                enable_chunked_prefill, kv_capacity_tokens, fits, uniform_lengths=True, speculative=None,
+                cached_prompt_tokens=0.0) -> ServingResult:
     """Steady state of the closed loop (module docstring). ``concurrency`` ≤ 0 or NaN means
     "as many as fit" (offline batch); ``kv_capacity_tokens`` is the KV pool in tokens;
     ``uniform_lengths`` adds the FCFS wave of identical requests (module docstring).
     ``speculative`` (a :class:`calc.timing.speculative.Drafter`): every decode step is a
     speculative step seen per output token (:func:`calc.timing.speculative.per_token_step`);
-    prefill chunks riding along are costed beside plain decodes (an approximation)."""
-    I = np.asarray(input_len, dtype=float)
+    prefill chunks riding along are costed beside plain decodes (an approximation).
+    ``cached_prompt_tokens`` H: tokens of each prompt found in the prefix cache
+    (:mod:`calc.traffic.prefix_cache`): only I − H are prefilled, after H cached keys, while the
+    KV a sequence holds is still its whole context."""
+    I_ctx = np.asarray(input_len, dtype=float)
+    H = np.asarray(cached_prompt_tokens, dtype=float)
+    I = I_ctx - H  # prompt tokens computed (all of them without a cache hit)
     O = np.asarray(output_len, dtype=float)
     budget = np.asarray(max_num_batched_tokens, dtype=float)
     chunked = np.asarray(enable_chunked_prefill, dtype=bool)
-    mean_ctx = I + O / 2.0
+    mean_ctx = I_ctx + O / 2.0
     m = np.maximum(O - 1.0, 0.0)  # decode steps per request after the first token
     # Speculation (calc.timing.speculative): τ tokens per decode step, so m_s = m / τ decode steps,
     # each taking q = k + 1 tokens of the budget per sequence (its token and its k drafts).
@@ -320,7 +326,7 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
 
     # Unchunked: n prompts batched per prefill step (arrivals R/O per step, at most budget/I).
     n_pf = np.clip(R / np.maximum(O, 1.0), 1.0, np.maximum(np.floor(budget / I), 1.0))
-    pf_whole = prefill_step(e, prompts=n_pf, prompt_tokens=I)
+    pf_whole = prefill_step(e, prompts=n_pf, prompt_tokens=I, cached_tokens=H)
     t_pf_whole = pf_whole.step_s
 
     # Chunked: k chunks of c tokens. Each request spends k steps prefilling and O − 1 decoding,
@@ -331,7 +337,7 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
     k = np.where(chunked, np.ceil(I / room), 1.0)
     c = I / k
     r_d = (R - 1.0) * m_s / (m_s + k)
-    cached = (k - 1.0) / 2.0 * c  # mean tokens of our prompt already cached when a chunk runs
+    cached = H + (k - 1.0) / 2.0 * c  # mean tokens of our prompt already cached when a chunk runs
     own_chunk = prefill_step(e, prompts=1.0, prompt_tokens=c, decode_batch=r_d, decode_context_tokens=mean_ctx,
                              cached_tokens=cached)
     t_chunk = own_chunk.step_s
@@ -372,7 +378,8 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
 
     # FCFS waves of identical requests (module docstring).
     wave = fcfs_wave(e, input_len=I, output_len=O, running=R, max_num_batched_tokens=budget,
-                     enable_chunked_prefill=chunked, decode_step_s=t_dec, mean_context_tokens=mean_ctx)
+                     enable_chunked_prefill=chunked, decode_step_s=t_dec, mean_context_tokens=mean_ctx,
+                     cached_prompt_tokens=H)
     uniform = np.asarray(uniform_lengths, dtype=bool)
     ttft_service = np.where(uniform, wave.ttft_s, ttft_service)
     e2e_spread = e2e_service  # the cycle whose per-step work per_cycle() counts (utilization below)
@@ -418,7 +425,7 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
     chunk_bound = np.where(d_comp > d_mem, "compute", "memory")
     return ServingResult(
         ttft_s=ttft * nan, tpot_s=tpot * tpot_nan, itl_s=tpot * tpot_nan, e2e_latency_s=e2e * nan,
-        output_tokens_per_s=X * O * nan, total_tokens_per_s=X * (I + O) * nan, requests_per_s=X * nan,
+        output_tokens_per_s=X * O * nan, total_tokens_per_s=X * (I_ctx + O) * nan, requests_per_s=X * nan,
         concurrency=C, running=R, waiting=C - R, limited_by=limited, kv_sequences_at_mean_context=kv_cap,
         token_budget_cap=np.broadcast_to(tok_cap, np.shape(R)).astype(float), fits=fit,
         mfu=mfu * nan, mbu=mbu * nan, decode_bound=dec.bound,
@@ -440,7 +447,7 @@ class Wave:
 
 
 def fcfs_wave(e: EngineNumbers, *, input_len, output_len, running, max_num_batched_tokens, enable_chunked_prefill,
-              decode_step_s, mean_context_tokens) -> Wave:
+              decode_step_s, mean_context_tokens, cached_prompt_tokens=0.0) -> Wave:
     """TTFT and E2E of R identical requests whose prompts come back in one wave per cycle and
     are prefilled first come first served in full steps (module docstring, "FCFS waves").
 
@@ -463,8 +470,9 @@ def fcfs_wave(e: EngineNumbers, *, input_len, output_len, running, max_num_batch
         r_h = decoding * np.maximum(R - np.ceil(h / I), 0.0)  # requests with a chunk in the step do not decode
         h = np.maximum(np.minimum(R * I, B - r_h), 1.0)
     r_h = decoding * np.maximum(R - np.ceil(h / I), 0.0)
+    H = np.asarray(cached_prompt_tokens, dtype=float)  # I: the prompt tokens computed after H cached
     heavy_c = prefill_step(e, prompts=h / I, prompt_tokens=I, decode_batch=r_h,
-                           decode_context_tokens=mean_context_tokens).step_s
+                           decode_context_tokens=mean_context_tokens, cached_tokens=H).step_s
     w_c = R * I / h
     # Own prompt: alone (R = 1) or in a single-step wave it starts a step, ceil(I/h) steps. Inside
     # a wave of W ≥ 12 steps (a steady FCFS stream) it starts anywhere in a step and spans
@@ -484,7 +492,7 @@ def fcfs_wave(e: EngineNumbers, *, input_len, output_len, running, max_num_batch
     e2e_c = ttft_c + k_h * heavy_c + (m - k_h) * t_dec
     # whole prompts: n per prefill-only step
     n = np.minimum(R, np.maximum(np.floor(B / I), 1.0))
-    heavy_w = prefill_step(e, prompts=n, prompt_tokens=I).step_s
+    heavy_w = prefill_step(e, prompts=n, prompt_tokens=I, cached_tokens=H).step_s
     w_w = R / n
     ttft_w = t_req + (w_w + 1.0) / 2.0 * heavy_w
     e2e_w = t_req + w_w * heavy_w + m * t_dec

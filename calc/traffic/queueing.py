@@ -162,7 +162,8 @@ def _decode_s(e: EngineNumbers, speculative, *, batch, context_tokens):
 
 
 def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output_cv=0.0, running, rate_rps,
-                max_num_batched_tokens, enable_chunked_prefill=True, speculative=None) -> EngineLoad:
+                max_num_batched_tokens, enable_chunked_prefill=True, speculative=None,
+                cached_prompt_tokens=0.0) -> EngineLoad:
     """The engine's steps at R decoding sequences fed λ prompts/s (module docstring, terms 2–3).
 
     A decoding sequence's context is I + E[O²]/(2·E[O]) (longer outputs stay longer in the batch).
@@ -177,8 +178,11 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
     Without chunked prefill the prompts run in steps of their own (decodes stall).
     ``speculative`` (a :class:`calc.timing.speculative.Drafter`): decode steps seen per output token
     (:func:`calc.timing.speculative.per_token_step`), so R = λ·(O − 1)·T̄ counts a step's τ tokens.
+    ``cached_prompt_tokens`` H: each prompt also has H tokens found in the prefix cache
+    (:mod:`calc.traffic.prefix_cache`), read as keys but not prefilled; I is what is computed.
     """
     I = np.asarray(input_len, dtype=float)
+    H = np.asarray(cached_prompt_tokens, dtype=float)
     O = np.asarray(output_len, dtype=float)
     R = np.maximum(np.asarray(running, dtype=float), 0.0)
     lam = np.asarray(rate_rps, dtype=float)
@@ -186,7 +190,7 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
     chunked = np.asarray(enable_chunked_prefill, dtype=bool)
     cv_i = np.asarray(input_cv, dtype=float)
     m = np.maximum(O - 1.0, 0.0)
-    ctx = I + O * (1.0 + np.asarray(output_cv, dtype=float) ** 2) / 2.0
+    ctx = I + H + O * (1.0 + np.asarray(output_cv, dtype=float) ** 2) / 2.0
     q_dec = 1.0 if speculative is None else speculative.num_speculative_tokens + 1.0  # budget tokens per decode
     tau_s = 1.0 if speculative is None else speculative.tokens_per_step  # tokens per sequence per step
     room = np.where(chunked, np.maximum(B - R * q_dec, 1.0), B)
@@ -201,7 +205,7 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
             n = np.maximum(lam * np.maximum(t_bar * tau_s, 1e-6), 1.0)  # prompts per (speculative) step
             h = np.minimum(n * I, room)
             t_mix = prefill_step(e, prompts=h / c, prompt_tokens=c, decode_batch=np.where(chunked, r, 0.0),
-                                 decode_context_tokens=ctx, cached_tokens=(k - 1.0) / 2.0 * c).step_s
+                                 decode_context_tokens=ctx, cached_tokens=H + (k - 1.0) / 2.0 * c).step_s
             t_pf = np.where(chunked, np.maximum(t_mix - t_plain, 0.0), t_mix) * I / h
             rho_p = lam * t_pf
             with np.errstate(divide="ignore"):
@@ -223,7 +227,7 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
     extra = np.where(R > 0, np.maximum(t_step - decode_step(e, batch=np.maximum(R, 1.0), context_tokens=ctx).step_s,
                                        0.0), 0.0) if speculative is not None else np.zeros_like(t_dec)
     t_full = prefill_step(e, prompts=room / c, prompt_tokens=c, decode_batch=np.where(chunked, R, 0.0),
-                          decode_context_tokens=ctx, cached_tokens=(k - 1.0) / 2.0 * c).step_s + np.where(chunked, extra, 0.0)
+                          decode_context_tokens=ctx, cached_tokens=H + (k - 1.0) / 2.0 * c).step_s + np.where(chunked, extra, 0.0)
     tau = t_full / room
     rho_q = lam * tau * I
     w, _ = mg1_wait_s(rate_rps=lam, service_s=tau * I,
@@ -246,7 +250,7 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
 
 def own_prefill_s(e: EngineNumbers, *, input_len, mean_input_len, running, context_tokens, rate_rps, wait_s,
                   max_num_batched_tokens, enable_chunked_prefill=True, quantile=None, decode_budget_tokens=1.0,
-                  decode_extra_s=0.0):
+                  decode_extra_s=0.0, cached_prompt_tokens=0.0):
     """Engine time from the step that starts a prompt of I tokens to its first token, after it
     waited ``wait_s`` in the queue (module docstring, term 4). Its first k − 1 chunks fill the room
     (budget − R beside R decodes; T_full each), the rest r = I − (k − 1)·room runs in a last step
@@ -265,7 +269,8 @@ def own_prefill_s(e: EngineNumbers, *, input_len, mean_input_len, running, conte
     >>> bool(np.isclose(alone, prefill_step(e, prompts=1, prompt_tokens=1024).step_s))    # one step
     True
     """
-    I = np.asarray(input_len, dtype=float)
+    I = np.asarray(input_len, dtype=float)  # tokens computed, after H = cached_prompt_tokens found cached
+    H = np.asarray(cached_prompt_tokens, dtype=float)
     R = np.asarray(running, dtype=float)
     chunked = np.asarray(enable_chunked_prefill, dtype=bool)
     B = np.asarray(max_num_batched_tokens, dtype=float)
@@ -275,12 +280,12 @@ def own_prefill_s(e: EngineNumbers, *, input_len, mean_input_len, running, conte
     # speculative decoding: a step with decodes also verifies their drafts and drafts again
     extra = np.where(chunked & (R > 0), np.asarray(decode_extra_s, dtype=float), 0.0)
     full = prefill_step(e, prompts=1.0, prompt_tokens=np.minimum(room, I), decode_batch=d,
-                        decode_context_tokens=context_tokens, cached_tokens=(k - 1.0) / 2.0 * room).step_s + extra
+                        decode_context_tokens=context_tokens, cached_tokens=H + (k - 1.0) / 2.0 * room).step_s + extra
     rest = I - (k - 1.0) * room
     last = prefill_step(e, prompts=1.0, prompt_tokens=rest, decode_batch=d, decode_context_tokens=context_tokens,
-                        cached_tokens=(k - 1.0) * room).step_s + extra
+                        cached_tokens=H + (k - 1.0) * room).step_s + extra
     t_full = prefill_step(e, prompts=1.0, prompt_tokens=room, decode_batch=d, decode_context_tokens=context_tokens,
-                          cached_tokens=0.0).step_s + extra
+                          cached_tokens=H).step_s + extra
     free = np.maximum(room - rest, 0.0)
     t = np.asarray(wait_s, dtype=float) + (k - 1.0) * full
     mu = np.asarray(rate_rps, dtype=float) * t  # prompts arriving behind it, on average
@@ -349,9 +354,9 @@ SLOTS_FULL_LIMIT = 1e-3
 
 
 def _slots(e: EngineNumbers, *, input_len, output_len, output_cv, max_num_seqs, max_num_batched_tokens,
-           kv_capacity_tokens):
+           kv_capacity_tokens, cached_prompt_tokens=0.0):
     """c = min(max_num_seqs, KV pool / tokens a running sequence holds), as closed_loop counts them."""
-    ctx = np.asarray(input_len, dtype=float) + np.asarray(output_len, dtype=float) * (
+    ctx = np.asarray(input_len, dtype=float) + cached_prompt_tokens + np.asarray(output_len, dtype=float) * (
         1.0 + np.asarray(output_cv, dtype=float) ** 2) / 2.0
     kv_per_seq = windowed_context_tokens(context_tokens=np.maximum(ctx, 1.0),
                                          sliding_window=np.asarray(e.sliding_window, dtype=float) - 1.0
@@ -375,7 +380,7 @@ def lognormal_quantile(*, mean, cv, q):
 
 def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs, max_num_batched_tokens,
               kv_capacity_tokens, input_cv=0.0, output_cv=0.0, enable_chunked_prefill=True,
-              percentile=95.0, speculative=None) -> OpenLoop:
+              percentile=95.0, speculative=None, cached_prompt_tokens=0.0) -> OpenLoop:
     """Open loop at ``rate_rps`` (Poisson) with lognormal lengths of mean I, O and CVs (0: fixed).
 
     The decoding batch solves R = λ·(O − 1)·T̄(R) (decode tokens per second in = out; bisection
@@ -403,12 +408,17 @@ def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs
     [0.2, 2.5]
     >>> bool(np.all(np.diff(r.ttft_s) > 0)), bool(np.all(r.ttft_percentile_s >= r.ttft_s))
     (True, True)
+
+    ``cached_prompt_tokens`` H (prefix caching, :mod:`calc.traffic.prefix_cache`): of each prompt of
+    ``input_len`` tokens, H are found in the cache; only I − H are prefilled (after H cached keys).
     """
     lam = np.asarray(rate_rps, dtype=float)
-    I, O, m, c, kw = _load_inputs(e, input_len=input_len, output_len=output_len, input_cv=input_cv,
-                                  output_cv=output_cv, max_num_seqs=max_num_seqs, kv_capacity_tokens=kv_capacity_tokens,
-                                  max_num_batched_tokens=max_num_batched_tokens,
-                                  enable_chunked_prefill=enable_chunked_prefill, speculative=speculative)
+    H = np.asarray(cached_prompt_tokens, dtype=float)
+    I, O, m, c, kw = _load_inputs(e, input_len=np.asarray(input_len, dtype=float) - H, output_len=output_len,
+                                  input_cv=input_cv, output_cv=output_cv, max_num_seqs=max_num_seqs,
+                                  kv_capacity_tokens=kv_capacity_tokens, max_num_batched_tokens=max_num_batched_tokens,
+                                  enable_chunked_prefill=enable_chunked_prefill, speculative=speculative,
+                                  cached_prompt_tokens=H)
     d, over = _decode_batch(e, rate_rps=lam, slots=c, **kw)
     load = engine_load(e, running=d, rate_rps=lam, **kw)
     own = _own(e, load=load, running=d, rate_rps=lam, **kw)
@@ -423,9 +433,9 @@ def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs
     t_api = np.asarray(e.api_server_request_s, dtype=float)
     w_api, _ = mg1_wait_s(rate_rps=lam, service_s=t_api, service_m2_s2=t_api ** 2, service_m3_s3=t_api ** 3)
     q = np.asarray(percentile, dtype=float) / 100.0
-    ctx = I + O * (1.0 + np.asarray(output_cv, dtype=float) ** 2) / 2.0
+    ctx = I + H + O * (1.0 + np.asarray(output_cv, dtype=float) ** 2) / 2.0
     floor = _batch_floor_s(e, load=load, input_len=I, others=lam * load.step_in_flight_s, running=d,
-                           context_tokens=ctx, enable_chunked_prefill=enable_chunked_prefill, q=q)
+                           context_tokens=ctx, enable_chunked_prefill=enable_chunked_prefill, q=q, cached_tokens=H)
     mean, ttft_q, own_mean = _ttft(e, own=own, input_len=I, input_cv=input_cv, residual_s=load.residual_s,
                                    waits=((load.budget_wait_s, load.budget_utilization), (w_slot, pw)),
                                    api_wait=(w_api, lam * t_api), q=q, floor_s=floor)
@@ -450,15 +460,18 @@ def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs
 
 
 def _load_inputs(e: EngineNumbers, *, input_len, output_len, input_cv, output_cv, max_num_seqs, kv_capacity_tokens,
-                 max_num_batched_tokens, enable_chunked_prefill, speculative=None):
+                 max_num_batched_tokens, enable_chunked_prefill, speculative=None, cached_prompt_tokens=0.0):
     """(I, O, O − 1, slots c, the keyword arguments of :func:`engine_load`) of a load."""
     I = np.asarray(input_len, dtype=float)
     O = np.asarray(output_len, dtype=float)
     c = _slots(e, input_len=I, output_len=O, output_cv=output_cv, max_num_seqs=max_num_seqs,
-               max_num_batched_tokens=max_num_batched_tokens, kv_capacity_tokens=kv_capacity_tokens)
+               max_num_batched_tokens=max_num_batched_tokens, kv_capacity_tokens=kv_capacity_tokens,
+               cached_prompt_tokens=cached_prompt_tokens)
     kw = dict(input_len=I, output_len=O, input_cv=input_cv, output_cv=output_cv,
               max_num_batched_tokens=max_num_batched_tokens, enable_chunked_prefill=enable_chunked_prefill,
               speculative=speculative)
+    if np.any(np.asarray(cached_prompt_tokens) != 0):  # prefix caching (open_loop); absent: nothing changes
+        kw["cached_prompt_tokens"] = cached_prompt_tokens
     return I, O, np.maximum(O - 1.0, 0.0), c, kw
 
 
@@ -486,9 +499,9 @@ def _decode_batch(e: EngineNumbers, *, rate_rps, slots, output_len, **kw):
 
 
 def _own(e: EngineNumbers, *, load: EngineLoad, running, rate_rps, input_len, output_len, output_cv,
-         max_num_batched_tokens, enable_chunked_prefill, speculative=None, **_):
+         max_num_batched_tokens, enable_chunked_prefill, speculative=None, cached_prompt_tokens=0.0, **_):
     """own(I, wait, quantile=None): :func:`own_prefill_s` at this batch and rate."""
-    ctx = np.asarray(input_len, dtype=float) + np.asarray(output_len, dtype=float) * (
+    ctx = np.asarray(input_len, dtype=float) + cached_prompt_tokens + np.asarray(output_len, dtype=float) * (
         1.0 + np.asarray(output_cv, dtype=float) ** 2) / 2.0
 
     def own(i, w, quantile=None):
@@ -496,7 +509,7 @@ def _own(e: EngineNumbers, *, load: EngineLoad, running, rate_rps, input_len, ou
                              context_tokens=ctx, rate_rps=rate_rps, max_num_batched_tokens=max_num_batched_tokens,
                              enable_chunked_prefill=enable_chunked_prefill,
                              decode_budget_tokens=1.0 if speculative is None else speculative.num_speculative_tokens + 1.0,
-                             decode_extra_s=load.speculative_extra_s)
+                             decode_extra_s=load.speculative_extra_s, cached_prompt_tokens=cached_prompt_tokens)
     return own
 
 
@@ -529,7 +542,7 @@ def _ttft(e: EngineNumbers, *, own, input_len, input_cv, residual_s, waits, api_
 
 
 def _batch_floor_s(e: EngineNumbers, *, load: EngineLoad, input_len, others, running, context_tokens,
-                   enable_chunked_prefill, q):
+                   enable_chunked_prefill, q, cached_tokens=0.0):
     """(mean, q-quantile) of the engine time to the first token while prompts fit one step: the
     rest of the step in flight (T*/2; uniform within a T_mix step, time share π = f·T_mix/T̄, or a
     T_dec one) and then one step with our prompt and the ``others`` (Poisson) that arrived during
@@ -539,7 +552,7 @@ def _batch_floor_s(e: EngineNumbers, *, load: EngineLoad, input_len, others, run
 
     def step(n):
         return prefill_step(e, prompts=1.0 + n, prompt_tokens=input_len, decode_batch=np.where(chunked, running, 0.0),
-                            decode_context_tokens=context_tokens).step_s + np.where(chunked, load.speculative_extra_s, 0.0)
+                            decode_context_tokens=context_tokens, cached_tokens=cached_tokens).step_s + np.where(chunked, load.speculative_extra_s, 0.0)
 
     others = np.asarray(others, dtype=float)
     mean = load.step_in_flight_s / 2.0 + step(others)

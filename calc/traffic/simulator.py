@@ -130,6 +130,114 @@ class _BlockPool:
         return m
 
 
+class _Chains:
+    """Prefix-cache chains for :func:`simulate` (``chains``, :class:`calc.traffic.prefix_cache.PrefixChains`):
+    content shared by requests (a shared prefix, a conversation), found block by block as vLLM V1
+    does (``kv_cache_manager.get_computed_blocks``: only full blocks, at most the prompt less its
+    last token; a block is found once the request that computes it has computed it).
+
+    A chain is either HELD (``ref`` > 0 running requests reference it: ``held`` blocks taken from
+    the pool once, ``ready`` of them computed; a request joining it shares the ready ones and
+    computes the rest itself) or CACHED (nobody runs with it: its computed blocks sit in the
+    pool's free-block queue as a segment owned by key n + chain, evicted least recently freed
+    first, tail block first). The first request of an idle chain reclaims what is left of its
+    segment and holds the chain's blocks (its prefix ⌊tokens/bs⌋ blocks); a finishing request
+    that held the whole chain extends it by its own full blocks (a conversation's turn).
+    """
+
+    def __init__(self, chains, pool: _BlockPool, *, n: int, block_size: int, prompt, out_len, gen) -> None:
+        self.chain = np.asarray(chains.chain, dtype=np.int64)
+        self.tokens = np.asarray(chains.chain_tokens, dtype=np.int64)
+        self.after = np.asarray(chains.chain_after, dtype=np.int64)
+        m = int(chains.num_chains)
+        self.ref = np.zeros(m, dtype=np.int64)
+        self.held = np.zeros(m, dtype=np.int64)
+        self.ready = np.zeros(m, dtype=np.int64)
+        self.pool, self.n, self.bs = pool, int(n), int(block_size)
+        self.prompt, self.out, self.gen = prompt, out_len, gen
+
+    def _blocks(self, i: int) -> int:
+        """Chain blocks request ``i`` can find: full blocks of its chain tokens, its last token computed."""
+        return max(min(int(self.tokens[i]), int(self.prompt[i] + self.gen[i]) - 1), 0) // self.bs
+
+    def hit(self, i: int) -> tuple[int, int]:
+        c = int(self.chain[i])
+        found = int(self.ready[c]) if self.ref[c] > 0 else self.pool.cached.get(self.n + c, 0)
+        hb = min(found, self._blocks(i))
+        return hb * self.bs, hb
+
+    def need(self, i: int, h: int, hb: int, a: int) -> tuple[int, int]:
+        c = int(self.chain[i])
+        end = _ceil_div(h + a, self.bs)
+        if self.ref[c] == 0:  # it will hold the chain: reclaim the cached m, take the rest of the prefix
+            m = self.pool.cached.get(self.n + c, 0)
+            base = max(self._blocks(i), m)
+            return base - m + max(end - base, 0), self.pool.free - m
+        return max(end - hb, 0), self.pool.free
+
+    def join(self, i: int, h: int, hb: int, a: int, blocks: int) -> tuple[int, int]:
+        """Admit ``i`` (``blocks`` from :meth:`need`): (blocks it holds, of which shared)."""
+        c = int(self.chain[i])
+        if self.ref[c] == 0:
+            m = self.pool.reclaim(self.n + c)
+            self.pool.take(blocks)
+            base = max(self._blocks(i), m)
+            self.held[c], self.ready[c], self.ref[c] = base, m, 1
+            return base + max(_ceil_div(h + a, self.bs) - base, 0), base
+        self.pool.take(blocks)
+        self.ref[c] += 1
+        return hb + blocks, hb
+
+    def computed(self, rid, rc, rs) -> None:
+        """After a step: the chain blocks its holders have computed can be found."""
+        mask = rs > 0
+        if mask.any():
+            np.maximum.at(self.ready, self.chain[rid[mask]], np.minimum(rc[mask] // self.bs, rs[mask]))
+
+    def _release(self, c: int, segs: list) -> None:
+        self.ref[c] -= 1
+        if self.ref[c] == 0:  # nobody runs with it: to the free queue, uncomputed blocks first
+            segs.append((c, int(self.held[c] - self.ready[c]), int(self.ready[c])))
+            self.held[c] = self.ready[c] = 0
+
+    def leave(self, i: int):
+        """``i`` preempted: it stops referencing its chain (its own blocks the caller frees)."""
+        segs: list = []
+        self._release(int(self.chain[i]), segs)
+        return 0, segs
+
+    def finish(self, ids, held, shared):
+        """Requests ``ids`` finished: (their own blocks that became chain content, chain segments
+        to free)."""
+        to_chain, segs = 0, []
+        for i, h_, s_ in zip(ids.tolist(), held.tolist(), shared.tolist()):
+            c = int(self.chain[i])
+            if c < 0:
+                continue
+            ab = max(min(int(self.after[i]), int(self.prompt[i] + self.out[i]) - 1), 0) // self.bs
+            if s_ == self.held[c] and ab > s_:  # it held the whole chain: its own full blocks extend it
+                extra = min(ab, h_) - s_
+                if extra > 0:
+                    self.held[c] += extra
+                    self.ready[c] = self.held[c]
+                    to_chain += extra
+            self._release(c, segs)
+        return to_chain, segs
+
+
+def _give_back(pool: _BlockPool, freed: int, kept, n: int) -> None:
+    """Free ``freed`` own blocks of finished requests; ``kept`` (from :class:`_Chains`): of those,
+    the ones now chain content, and chain segments (chain, uncomputed, cached) to free after them."""
+    if kept is None:
+        pool.give(freed)
+        return
+    to_chain, segs = kept
+    pool.give(freed - to_chain)
+    for c, anon, cached in segs:
+        pool.give(anon)
+        pool.give(cached, owner=n + c)
+
+
 @dataclass(frozen=True)
 class SimResult:
     """Per-request metrics (axis 0 = request, in workload order; seconds) and per-step series."""
@@ -161,6 +269,15 @@ class SimResult:
     # percentiles within 1/ITL_MAX_SAMPLES of rank of the exact ones) and itl_mean_s their exact mean
     itl_sketched: bool = False
     itl_mean_s: float = float("nan")
+    # prompt tokens each request found in the prefix cache at its first admission (None: not tracked)
+    cached_tokens: np.ndarray | None = None
+
+    @property
+    def prefix_cache_hit_rate(self) -> float:
+        """Prompt tokens served from the prefix cache over all prompt tokens (first admissions)."""
+        if self.cached_tokens is None:
+            return 0.0
+        return float(self.cached_tokens.sum() / max(int(self.input_len.sum()), 1))
 
     @property
     def num_requests(self) -> int:
@@ -220,6 +337,8 @@ def _retire(fin, end, running, finish_t, arrival, pending, next_new, workload, t
     fid = rid[fin]
     finish_t[fid] = end
     freed = int(rh[fin].sum())
+    if len(running) > 7:  # blocks shared through the prefix cache are the chain's (_Chains), not freed here
+        freed -= int(running[7][fin].sum())
     keep = ~fin
     running = tuple(a[keep] for a in running)
     if workload.closed:
@@ -292,7 +411,7 @@ class _Gaps:
 
 def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_steps: int | None = None,
              max_passes: int | None = None, timer: StepTimer | None = None, speculative=None,
-             remote_kv_tokens: np.ndarray | None = None) -> SimResult:
+             remote_kv_tokens: np.ndarray | None = None, chains=None) -> SimResult:
     """Run ``workload`` through the scheduler (module docstring) until every request finishes, or
     for at most ``max_steps`` engine steps (default :data:`MAX_STEPS`, read at call time) or
     ``max_passes`` passes of the scheduler loop (default: no limit; the CPU time is about
@@ -302,6 +421,8 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
     engine (a decode instance of prefill/decode disaggregation, :mod:`calc.traffic.disaggregation`):
     at its first admission they count as computed (their blocks are allocated, not computed), the
     last prompt token is computed again and samples the first token, as vLLM's KV connectors do.
+    ``chains`` (:class:`calc.traffic.prefix_cache.PrefixChains`): requests that share
+    cached content (a shared prefix, a conversation), found block by block (:class:`_Chains`).
 
     >>> from calc.spec.catalog import get_gpu, get_model
     >>> from calc.timing.estimate import engine_numbers
@@ -339,14 +460,26 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
     longest_step = budget if chunked else max(budget, int((prompt + out_len).max()) - 1)
     pool = _BlockPool(free, caching=cfg.enable_prefix_caching)
     remote = None if remote_kv_tokens is None else np.asarray(remote_kv_tokens, dtype=np.int64)
+    gen = np.zeros(n, dtype=np.int64)  # output tokens produced (saved at preemption)
+    chn = (_Chains(chains, pool, n=n, block_size=bs, prompt=prompt, out_len=out_len, gen=gen)
+           if chains is not None and cfg.enable_prefix_caching and chains.num_chains > 0 else None)
+    hit_tokens = np.zeros(n, dtype=np.int64)
 
     def hit(i: int) -> tuple[int, int]:
         """Tokens of waiting request ``i`` whose KV is still cached and the blocks holding them
         (at least its last token is computed again: its step samples the next token)."""
+        if chn is not None and chn.chain[i] >= 0:
+            return chn.hit(i)
         hb = pool.cached.get(i, 0)
         if not hb and remote is not None and not gen[i] and not preempt[i]:
             return min(int(remote[i]), int(prompt[i]) - 1), 0  # KV received: its blocks are taken, not computed
         return (min(hb * bs, int(prompt[i] + gen[i]) - 1) if hb else 0), hb
+
+    def blocks_for(i: int, h: int, hb: int, a: int) -> tuple[int, int]:
+        """(new blocks request ``i`` takes to run ``a`` tokens after its hit, free blocks it may take)."""
+        if chn is not None and chn.chain[i] >= 0:
+            return chn.need(i, h, hb, a)
+        return max(_ceil_div(h + a, bs) - hb, 0), pool.free - hb
     timer = timer or StepTimer(e, max_tokens=longest_step + max_seqs)
     # Speculative decoding (calc.traffic.speculative): ``speculative`` is (Drafter, accepted_at_position)
     spec = None
@@ -362,7 +495,6 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
 
     arrival = workload.arrival_s.astype(float).copy()
     comp = np.zeros(n, dtype=np.int64)  # KV tokens computed (kept for waiting requests)
-    gen = np.zeros(n, dtype=np.int64)  # output tokens produced (saved at preemption)
     first_t = np.full(n, np.nan)
     finish_t = np.full(n, np.nan)
     sched_t = np.full(n, np.nan)
@@ -372,6 +504,7 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
     rid = np.zeros(0, dtype=np.int64)
     rp, ro, rc, rg, rh = rid.copy(), rid.copy(), rid.copy(), rid.copy(), rid.copy()
     rl = np.zeros(0)
+    rs = rid.copy()  # of rh, the leading blocks shared through a prefix-cache chain (not the request's own)
 
     next_new = 0
     if workload.closed:
@@ -415,7 +548,8 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
             # (with speculation each running request takes 1 + k of the chunked budget)
             room = budget - R * (1 + (spec.k if spec is not None else 0)) if chunked else budget
             first = min(need0, room) if chunked else need0
-            can_admit = first > 0 and max(_ceil_div(h0 + first, bs) - hb0, 0) <= pool.free - hb0
+            nb0, avail0 = blocks_for(i0, h0, hb0, first)
+            can_admit = first > 0 and nb0 <= avail0
         # (rg > 0: a prompt with one token left to compute is not a decode: its token is the first)
         all_decoding = R > 0 and bool(np.all((rc == rp + rg - 1) & (rg > 0)))
         if all_decoding and not can_admit and R <= budget and spec is None:
@@ -473,13 +607,15 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
                     gaps.add(np.asarray(dts[1:]), np.full(k - 1, R, dtype=np.int64))
                 rc = rc + k
                 rg = rg + k
-                rh = _ceil_div(rc, bs)
+                rh = np.maximum(_ceil_div(rc, bs), rh)
                 rl = np.full(R, end)
                 now = end
-                (rid, rp, ro, rc, rg, rh, rl), freed, next_new, n_done = _retire(
-                    rg >= ro, end, (rid, rp, ro, rc, rg, rh, rl), finish_t, arrival, pending, next_new, workload, t_req,
+                fin = rg >= ro
+                kept = chn.finish(rid[fin], rh[fin], rs[fin]) if chn is not None and fin.any() else None
+                (rid, rp, ro, rc, rg, rh, rl, rs), freed, next_new, n_done = _retire(
+                    fin, end, (rid, rp, ro, rc, rg, rh, rl, rs), finish_t, arrival, pending, next_new, workload, t_req,
                     frontend)
-                pool.give(freed)
+                _give_back(pool, freed, kept, n)
                 done += n_done
                 continue
         if (all_decoding and not can_admit and spec is not None and _SPEC_FAST_FORWARD and spec.k > 0
@@ -525,13 +661,19 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
                 need = need + np.where((need == 1) & (rg > 0), spec.k, 0)
             cs = np.cumsum(need)
             alloc = np.minimum(need, np.maximum(budget - (cs - need), 0))
-            nb = _ceil_div(rc + alloc, bs) - rh
+            nb = np.maximum(_ceil_div(rc + alloc, bs) - rh, 0)
             if int(nb.sum()) > pool.free:
                 # keep the longest prefix whose growth fits the free blocks plus the victims' blocks
-                suffix_held = int(rh.sum()) - np.cumsum(rh)
+                own = rh - rs
+                suffix_held = int(own.sum()) - np.cumsum(own)
                 k = int(np.count_nonzero(np.cumsum(nb) <= pool.free + suffix_held))
                 victims = rid[k:]
-                for v, held, computed in zip(victims[::-1].tolist(), rh[k:][::-1].tolist(), rc[k:][::-1].tolist()):
+                for v, held, computed, shared in zip(victims[::-1].tolist(), rh[k:][::-1].tolist(),
+                                                     rc[k:][::-1].tolist(), rs[k:][::-1].tolist()):
+                    if chn is not None and chn.chain[v] >= 0:  # its own blocks go; the chain's stay shared
+                        pool.give(held - shared)
+                        _give_back(pool, 0, chn.leave(v), n)
+                        continue
                     full = min(held, computed // bs)  # the last admitted is preempted (freed) first
                     pool.give(held - full)  # its partial tail block and blocks not yet written
                     pool.give(full, owner=v)
@@ -540,7 +682,7 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
                 last_emit[victims] = rl[k:]
                 preempt[victims] += 1
                 waiting.extendleft(victims[::-1].tolist())
-                rid, rp, ro, rc, rg, rh, rl = rid[:k], rp[:k], ro[:k], rc[:k], rg[:k], rh[:k], rl[:k]
+                rid, rp, ro, rc, rg, rh, rl, rs = rid[:k], rp[:k], ro[:k], rc[:k], rg[:k], rh[:k], rl[:k], rs[:k]
                 alloc, nb = alloc[:k], nb[:k]
                 preempted = True
             pool.take(int(nb.sum()))
@@ -555,6 +697,7 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
             new_alloc: list[int] = []
             new_blocks: list[int] = []
             new_hit: list[int] = []
+            new_shared: list[int] = []
             n_run = int(rid.size)
             while waiting and left > 0 and n_run < max_seqs:
                 i = waiting[0]
@@ -569,15 +712,22 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
                     a = need_i
                 else:
                     a = need_i if need_i < left else left
-                blocks = max(_ceil_div(h + a, bs) - hb, 0)
-                if blocks > pool.free - hb:
+                blocks, avail = blocks_for(i, h, hb, a)
+                if blocks > avail:
                     break
                 waiting.popleft()
-                pool.reclaim(i)
-                pool.take(blocks)
+                if np.isnan(sched_t[i]):
+                    hit_tokens[i] = h
+                if chn is not None and chn.chain[i] >= 0:
+                    held_i, shared_i = chn.join(i, h, hb, a, blocks)
+                else:
+                    pool.reclaim(i)
+                    pool.take(blocks)
+                    held_i, shared_i = hb + blocks, 0
                 new_ids.append(i)
                 new_alloc.append(a)
-                new_blocks.append(hb + blocks)
+                new_blocks.append(held_i)
+                new_shared.append(shared_i)
                 new_hit.append(h)
                 left -= a
                 n_run += 1
@@ -591,6 +741,7 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
                 rg = np.concatenate([rg, gen[ni]])
                 rh = np.concatenate([rh, np.array(new_blocks, dtype=np.int64)])
                 rl = np.concatenate([rl, last_emit[ni]])
+                rs = np.concatenate([rs, np.array(new_shared, dtype=np.int64)])
                 alloc = np.concatenate([alloc, np.array(new_alloc, dtype=np.int64)])
         if not alloc.any():
             if waiting and (preempted or rid.size == 0):
@@ -624,6 +775,8 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
             extra_logits = int((alloc[sp] - 1).sum())
             rc_spec = rc + gained
         rc = rc + alloc
+        if chn is not None:
+            chn.computed(rid, rc, rs)
         emit = (alloc > 0) & (rc == tot)
         if spec is not None:
             rc = np.where(sp, rc_spec, rc)
@@ -660,10 +813,12 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
             if later.any():
                 gaps.add(end - rl[later], np.ones(int(np.count_nonzero(later)), dtype=np.int64))
             rl = np.where(emit, end, rl)
-            (rid, rp, ro, rc, rg, rh, rl), freed, next_new, n_done = _retire(
-                rg >= ro, end, (rid, rp, ro, rc, rg, rh, rl), finish_t, arrival, pending, next_new, workload, t_req,
+            fin = rg >= ro
+            kept = chn.finish(rid[fin], rh[fin], rs[fin]) if chn is not None and fin.any() else None
+            (rid, rp, ro, rc, rg, rh, rl, rs), freed, next_new, n_done = _retire(
+                fin, end, (rid, rp, ro, rc, rg, rh, rl, rs), finish_t, arrival, pending, next_new, workload, t_req,
                     frontend)
-            pool.give(freed)
+            _give_back(pool, freed, kept, n)
             done += n_done
         now = end
 
@@ -681,5 +836,5 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
         step_kv_blocks=np.array(s_kv, dtype=np.int64), step_prefill_tokens=np.array(s_pf, dtype=np.int64),
         step_decode_tokens=np.array(s_dec, dtype=np.int64),
         num_blocks=int(cfg.num_blocks), block_size=bs, truncated=done < n, passes=passes, itl_sketched=itl_sketched,
-        itl_mean_s=itl_mean)
+        itl_mean_s=itl_mean, cached_tokens=hit_tokens)
 

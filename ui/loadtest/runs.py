@@ -13,7 +13,7 @@ import hashlib
 import json
 import math
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -24,6 +24,7 @@ from calc.timing.speculative import drafter_and_kv_capacity
 from calc.traffic import simulator
 from calc.traffic.budget import WorkEstimate, caps, estimate_work
 from calc.traffic.simulator import EngineConfig, SimResult, simulate
+from calc.traffic.prefix_cache import PrefixReuse, conversations_in_flight, reuse_workload
 from calc.traffic.slo import RateSearch, max_sustainable_rate, steady_means
 from calc.traffic.workload import LengthSpec, Workload, make_workload, parse_trace
 from ui.budget import limits
@@ -48,6 +49,7 @@ class Load:
     spread: float
     seed: int
     speculative: object = None  # a calc.spec.speculative.SpeculativeConfig (ui.speculative.inputs), or None
+    reuse: PrefixReuse | None = None  # a shared prefix or a chat (calc.traffic.prefix_cache); None: random tokens
 
 
 def _spec(kind: str, mean: int, spread: float, hi: int) -> LengthSpec:
@@ -129,8 +131,23 @@ def _simulate(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, l
     est, cfg = _engine(arch_json, gpu_json, serving_json, eff_json)
     cfg, spec = _speculative(est, cfg, load, gpu_json, serving_json, eff_json)
     dp = ServingConfig.model_validate_json(serving_json).data_parallel_size
-    return simulate(est.engine, workload(load, est.max_model_len, trace, dp), cfg, max_steps=max_steps,
-                    max_passes=max_passes, speculative=spec)
+    w, cfg, chains = _with_reuse(workload(load, est.max_model_len, trace, dp), cfg, load, est, dp)
+    return simulate(est.engine, w, cfg, max_steps=max_steps, max_passes=max_passes, speculative=spec, chains=chains)
+
+
+def _with_reuse(w: Workload, cfg: EngineConfig, load: Load, est, dp: int = 1):
+    """(workload, engine config, chains) with the load's prefix reuse (none: as given); one DP rank's
+    share of the clients or the rate."""
+    if load.reuse is None or not load.reuse.any_reuse:
+        return w, cfg, None
+    if load.speculative is not None:
+        raise ValueError("speculative decoding with prefix reuse: not modelled together yet (turn one off)")
+    convs = max(-(-load.concurrency // dp), 1) if load.arrival == "closed" else int(conversations_in_flight(
+        rate_rps=load.rate_per_s / dp, e2e_latency_s=float(est.serving.e2e_latency_s)))
+    w, chains = reuse_workload(w, load.reuse, conversations=int(convs), seed=load.seed)
+    if load.reuse.turns > 1:  # conversations that outgrow the model are cut (the engine refuses them)
+        w = replace(w, input_len=np.minimum(w.input_len, np.maximum(est.max_model_len - w.output_len, 1)))
+    return w, replace(cfg, enable_prefix_caching=load.reuse.enable_prefix_caching), chains
 
 
 def run_job(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load: Load, trace: bytes | None) -> Job:
@@ -152,9 +169,10 @@ def _sweep(arch_json: str, gpu_json: str, serving_json: str, eff_json: str, load
     n = min(load.num_requests, SWEEP_REQUESTS)
 
     def one(rate: float) -> SimResult:
-        w = workload(Load(**{**load.__dict__, "rate_per_s": rate, "num_requests": n}), est.max_model_len, None,
-                     ServingConfig.model_validate_json(serving_json).data_parallel_size)
-        return simulate(est.engine, w, cfg, max_steps=max_steps, max_passes=max_passes, speculative=spec)
+        at = Load(**{**load.__dict__, "rate_per_s": rate, "num_requests": n})
+        dp = ServingConfig.model_validate_json(serving_json).data_parallel_size
+        w, c, chains = _with_reuse(workload(at, est.max_model_len, None, dp), cfg, at, est, dp)
+        return simulate(est.engine, w, c, max_steps=max_steps, max_passes=max_passes, speculative=spec, chains=chains)
 
     hi = max(2.0 * capacity_rps, 0.02)
     return max_sustainable_rate(one, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, percentile=percentile,
@@ -227,6 +245,14 @@ def cli_command(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, load: Loa
             parts.append(f"--cv {load.cv:g}")
     if load.lengths != "fixed" and load.spread > 0:
         parts.append(f"--input-len-cv {load.spread:g} --output-len-cv {load.spread:g}")
+    if load.reuse is not None and load.reuse.any_reuse:  # the prefix reuse, as the CLI spells it
+        if load.reuse.turns > 1:
+            parts.append(f"--turns {load.reuse.turns}")
+        else:
+            parts.append(f"--shared-prefix-len {load.reuse.shared_prefix_len} "
+                         f"--num-shared-prefixes {load.reuse.num_shared_prefixes}")
+        if not load.reuse.enable_prefix_caching:
+            parts.append("--no-enable-prefix-caching")
     parts += [f"--num-requests {load.num_requests}", f"--seed {load.seed}", "--format json"]
     return " ".join(parts)
 

@@ -178,9 +178,17 @@ def sweep_concurrency(probes: Sequence[Estimate], chosen: int) -> np.ndarray:
 
 
 def frontier_series(v: Variant, arch: ModelArch, eff: Efficiency, *, concurrency: np.ndarray, label: str, color: str,
-                    ttft_slo_s: float, tpot_slo_s: float, chosen: int, price: float | None = None) -> FrontierSeries:
-    """One vectorized :func:`calc.timing.estimate.estimate` over the sweep, then the frontier functions."""
-    r = cached_estimate(v, arch, eff, np.asarray(concurrency))
+                    ttft_slo_s: float, tpot_slo_s: float, chosen: int, price: float | None = None,
+                    reuse=None) -> FrontierSeries:
+    """One vectorized :func:`calc.timing.estimate.estimate` over the sweep, then the frontier functions.
+    ``reuse`` (:class:`calc.traffic.prefix_cache.PrefixReuse`): the prompt tokens the prefix cache
+    serves are not prefilled (:func:`ui.prefixcache.sweeps.frontier_estimate`)."""
+    if reuse is not None and reuse.any_reuse:
+        from ui.prefixcache.sweeps import frontier_estimate  # noqa: PLC0415
+
+        r = frontier_estimate(v, arch, eff, np.asarray(concurrency), reuse)
+    else:
+        r = cached_estimate(v, arch, eff, np.asarray(concurrency))
     s = r.serving
     # every GPU the layout uses (TP × PP × DP): the cost of the throughput
     tp = v.serving.tensor_parallel_size * v.serving.pipeline_parallel_size * v.serving.data_parallel_size
