@@ -646,10 +646,12 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
                 if k > 1:
                     gaps.add(np.asarray(dts[1:]), np.full(k - 1, R, dtype=np.int64))
                 rc, rg, rl, now = rc + gained, rg + gained, np.full(R, end), end
-                (rid, rp, ro, rc, rg, rh, rl), freed, next_new, n_done = _retire(
-                    rg >= ro, end, (rid, rp, ro, rc, rg, rh, rl), finish_t, arrival, pending, next_new, workload, t_req,
+                fin = rg >= ro
+                kept = chn.finish(rid[fin], rh[fin], rs[fin]) if chn is not None and fin.any() else None
+                (rid, rp, ro, rc, rg, rh, rl, rs), freed, next_new, n_done = _retire(
+                    fin, end, (rid, rp, ro, rc, rg, rh, rl, rs), finish_t, arrival, pending, next_new, workload, t_req,
                     frontend)
-                pool.give(freed)
+                _give_back(pool, freed, kept, n)
                 done += n_done
                 continue
         # ---- a general step ----
