@@ -16,9 +16,6 @@ EN: dict[str, str] = {
                         "tokens, as benchmarks send.",
     "opt.pc_kind.none": "None",
     "pc.inputs.title": "Prefix reuse",
-    "pc.what.frontier": "前沿曲线",
-    "pc.what.load_test": "模拟",
-    "pc.with_spec": "前缀复用与投机解码尚未联合建模：此处{what}使用投机解码，不计前缀缓存。",
     "pc.what.frontier": "frontier",
     "pc.what.load_test": "run",
     "pc.with_spec": "Prefix reuse and speculative decoding are not modelled together yet: this {what} uses "
@@ -102,6 +99,9 @@ ZH: dict[str, str] = {
                         "到目前为止的对话。无：随机 token，与基准测试一致。",
     "opt.pc_kind.none": "无",
     "pc.inputs.title": "前缀复用",
+    "pc.what.frontier": "前沿曲线",
+    "pc.what.load_test": "模拟",
+    "pc.with_spec": "前缀复用与投机解码尚未联合建模：此处{what}使用投机解码，不计前缀缓存。",
     "ctl.pc_reuse": "负载中的复用",
     "ctl.pc_reuse.help": "共享前缀或多轮对话：在 vLLM 前缀缓存中找到的提示 token 不再预填充（前缀缓存页显示命中率）。"
                          "无：随机 token，与基准测试一致。",
