@@ -23,7 +23,7 @@ from calc.traffic import simulator
 from calc.traffic.budget import WorkEstimate, caps, estimate_work
 from calc.traffic.simulator import EngineConfig, SimResult, simulate
 from calc.traffic.slo import RateSearch, max_sustainable_rate, steady_means
-from calc.traffic.workload import LengthSpec, Workload, make_workload, parse_trace
+from calc.traffic.workload import Workload, length_spec, make_workload, parse_trace
 from ui.budget import limits
 from ui.workers import Job
 
@@ -47,13 +47,7 @@ class Load:
     seed: int
 
 
-def _spec(kind: str, mean: int, spread: float, hi: int) -> LengthSpec:
-    if kind == "uniform":  # mean ± spread·mean
-        lo, top = max(1, round(mean * (1 - min(spread, 1.0)))), min(hi, round(mean * (1 + min(spread, 1.0))))
-        return LengthSpec("uniform", mean=mean, lo=lo, hi=max(lo, top))
-    if kind == "lognormal":
-        return LengthSpec("lognormal", mean=mean, cv=spread)
-    return LengthSpec("fixed", mean=mean)
+_spec = length_spec  # mean ± spread·mean (uniform), CV = spread (lognormal): calc.traffic.workload
 
 
 def workload(load: Load, max_model_len: int, trace: bytes | None) -> Workload:
