@@ -28,16 +28,16 @@ def go_to(page: Page, path: str):
     page.wait_for_load_state("networkidle")
 
 
-def set_number(page: Page, key: str, value: str):
+def set_number(page: Page, key: str, value: str, shown: str | None = None):
     box = page.locator(f".st-key-{key} input")
     box.fill(value)
     box.press("Enter")
-    expect(box).to_have_value(value, timeout=LOAD)
+    expect(box).to_have_value(shown or value, timeout=LOAD)
     page.wait_for_load_state("networkidle")
 
 
 def choose(page: Page, key: str, option: str):
-    page.locator(f".st-key-{key}").click()
+    page.locator(f".st-key-{key} input").click()
     page.get_by_role("option", name=option, exact=True).click()
     page.wait_for_load_state("networkidle")
 
@@ -52,7 +52,7 @@ def test_a_link_made_on_the_planner_opens_every_page_as_it_was(browser: Browser,
         page.goto(f"{streamlit_url}/load_test?lang=en&lt_requests=200&lt_sweep=false")
         expect(page.locator("h1").first).to_be_visible(timeout=LOAD)
         choose(page, "lt_arrival", "Gamma (bursty)")
-        set_number(page, "rate", "3.5")
+        set_number(page, "rate", "3.5", "3.50")
         go_to(page, "pages/frontier.py")
         set_number(page, "replicas", "3")
         # the user's own model (the sidebar's upload): the link carries it too
@@ -82,10 +82,10 @@ def test_a_link_made_on_the_planner_opens_every_page_as_it_was(browser: Browser,
     page = fresh.new_page()
     try:
         page.goto(link)
-        expect(page.locator(".st-key-pl_sort")).to_contain_text("Fewest GPUs", timeout=LOAD)
+        expect(page.locator(".st-key-pl_sort input")).to_have_value("Fewest GPUs", timeout=LOAD)
         expect(page.get_by_test_id("stSidebar").get_by_text(re.compile(r"^tiny-share-test: "))).to_be_visible()
         go_to(page, "pages/load_test.py")
-        expect(page.locator(".st-key-lt_arrival")).to_contain_text("Gamma", timeout=LOAD)
+        expect(page.locator(".st-key-lt_arrival input")).to_have_value("Gamma (bursty)", timeout=LOAD)
         expect(page.locator(".st-key-rate input")).to_have_value("3.50")
         go_to(page, "pages/frontier.py")
         expect(page.locator(".st-key-replicas input")).to_have_value("3", timeout=LOAD)

@@ -708,19 +708,22 @@ def render_share(sc: Scenario, t: Translator, lang: str, where) -> None:
 def copy_button_html(label: str, done: str) -> str:
     """A button that copies the share box's link to the clipboard (in the page's DOM, no iframe).
 
-    It reads the text box's value from the DOM (no user text is written into this HTML): the
-    Clipboard API where the page is a secure context (https, localhost), else the selected text
-    through ``execCommand('copy')`` (a plain-http address on a LAN). Its label turns to ``done``.
+    Its script (Streamlit runs the ``<script>`` of ``st.html(..., unsafe_allow_javascript=True)``;
+    inline ``onclick`` attributes are stripped) reads the text box's value from the DOM, so no user
+    text is written into this HTML: the Clipboard API where the page is a secure context (https,
+    localhost), else the selected text through ``execCommand('copy')`` (plain http on a LAN). The
+    label reads ``done`` for 2.5 s.
     """
     import html  # noqa: PLC0415
 
     return (
         '<button class="share-copy" type="button" data-done="' + html.escape(done, quote=True) + '" '
         'style="border:1px solid rgba(128,128,128,.5);border-radius:.5rem;padding:.25rem .75rem;'
-        'background:transparent;color:inherit;font:inherit;cursor:pointer" '
-        "onclick=\"const b=this,i=document.querySelector('.st-key-share_link input');if(!i)return;"
-        "const ok=()=>{b.textContent=b.dataset.done};"
-        "if(navigator.clipboard&&window.isSecureContext){navigator.clipboard.writeText(i.value).then(ok)}"
-        "else{i.focus();i.select();if(document.execCommand('copy'))ok()}\">"
-        + html.escape(label) + "</button>"
+        'background:transparent;color:inherit;font:inherit;cursor:pointer">' + html.escape(label) + "</button>"
+        "<script>document.querySelectorAll('button.share-copy:not([data-bound])').forEach(b => {"
+        "b.dataset.bound = '1'; b.addEventListener('click', () => {"
+        "const i = document.querySelector('.st-key-share_link input'); if (!i) return;"
+        "const label = b.textContent, ok = () => { b.textContent = b.dataset.done; setTimeout(() => { b.textContent = label; }, 2500); };"
+        "if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(i.value).then(ok);"
+        "else { i.focus(); i.select(); if (document.execCommand('copy')) ok(); } }); });</script>"
     )
