@@ -26,11 +26,12 @@ sc, t = shell.page()
 for warning in check_query_params(LC.LOADTEST, t):
     st.warning(warning)
 s = sc.serving
-st.title(t("lt.page_title"))
-st.caption(t("lt.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size))
+layout.header(t("lt.page_title"), t("lt.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size))
 
+# Presenter mode: the settings folded (one line), so the cards and the first chart fit a 1920x1080 projector.
+settings = st.expander(t("lt.settings"), expanded=False) if layout.presenting() else st.container()
 # The arrivals' column is wider: its options ("Poisson (independent users)") were cut at 1440 px.
-cols = [*st.columns([1.7, 1, 1, 1]), *st.columns(5), *st.columns(5)]
+cols = [*settings.columns([1.7, 1, 1, 1]), *settings.columns(5), *settings.columns(5)]
 v = {ctl.key: None for ctl in LC.LAYOUT}
 for col, ctl in zip(cols, LC.LAYOUT):  # the arrivals first: what applies to them is drawn enabled
     off = not LC.applies(ctl.key, v[LC.LT_ARRIVAL.key])
@@ -43,7 +44,7 @@ for col, ctl in zip(cols, LC.LAYOUT):  # the arrivals first: what applies to the
             v[ctl.key] = render_control(ctl, t, disabled=off)
 # The trace's bytes are kept in the session by the uploader's callback: uploads are released after
 # every run (ui.state.release_uploads), and the trace must stay in use on later runs and pages.
-st.file_uploader(t("lt.trace"), type=["csv", "jsonl", "json", "txt"], key="lt_trace", help=t("lt.trace.help"),
+settings.file_uploader(t("lt.trace"), type=["csv", "jsonl", "json", "txt"], key="lt_trace", help=t("lt.trace.help"),
                  on_change=keep_upload, args=("lt_trace", MAX_TRACE_BYTES))
 kept = kept_upload("lt_trace")
 trace_name, trace = kept or ("", None)
@@ -107,7 +108,7 @@ if r.truncated:  # cut at the simulator's step cap: say so where the numbers are
 if replicas > 1 and trace is None:
     st.caption(t("lt.per_replica", n=F.integer(replicas), rate=F.number(float(v["rate"]), 2),
                  per=F.number(load.rate_per_s, 3)))
-cards = layout.grid("lt", 3)
+cards = layout.grid("lt", 6 if layout.presenting() else 3)
 cards.metric(t("lt.metric.ttft", q=q), ms(pt), delta=t("lt.metric.vs_slo", delta=ms(pt - ttft_slo)), delta_color="inverse", border=True)
 cards.metric(t("lt.metric.tpot", q=q), ms(pp), delta=t("lt.metric.vs_slo", delta=ms(pp - tpot_slo)) if np.isfinite(pp) else None,
              delta_color="inverse", border=True)

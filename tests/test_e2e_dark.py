@@ -80,7 +80,8 @@ LOW_CONTRAST_TEXT_JS = """(bgHex) => {
 
 
 @pytest.mark.parametrize("scheme, background", [("dark", "#0E1117"), ("light", "#FFFFFF")])
-@pytest.mark.parametrize("path", ["/", "/frontier", "/roofline", "/load_test?lt_requests=200&lt_sweep=false",
+@pytest.mark.parametrize("path", ["/", "/frontier?overlays=kv:fp8&overlays=tp:2&overlays=quant:fp8&overlays=gpu:h100-sxm",
+                                  "/roofline", "/load_test?lt_requests=200&lt_sweep=false",
                                   "/planner", "/scheduler"])
 def test_chart_text_reads_in_both_themes(browser: Browser, streamlit_url, path, scheme, background):
     ctx = browser.new_context(viewport={"width": 1440, "height": 900}, color_scheme=scheme)

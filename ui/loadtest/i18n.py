@@ -19,6 +19,7 @@ EN: dict[str, str] = {
     "ctl.lt_cv": "Burstiness (CV of gaps)",
     "ctl.lt_cv.help": "Gamma arrivals: coefficient of variation of the time between requests. 1 = Poisson, "
                       "above 1 = bursts and lulls.",
+    "lt.settings": "Load-test settings: arrivals, rate, lengths, SLA",
     "ctl.lt_clients": "Clients (closed loop)",
     "ctl.lt_clients.help": "Closed loop: requests in flight at once, all started together. The sidebar's "
                            "concurrency: one number with the memory and frontier pages (changing it here changes it there).",
@@ -188,6 +189,7 @@ ZH: dict[str, str] = {
     "opt.lengths.lognormal": "对数正态",
     "ctl.lt_cv": "突发程度（间隔变异系数）",
     "ctl.lt_cv.help": "Gamma 到达：请求间隔的变异系数。1 = 泊松，大于 1 = 突发与空闲交替。",
+    "lt.settings": "负载测试设置：到达方式、速率、长度、SLA",
     "ctl.lt_clients": "客户端数（闭环）",
     "ctl.lt_clients.help": "闭环：同时在途的请求数，全部同时开始。即侧边栏的并发数：与显存和前沿页面共用同一个数（在此修改，那里也随之改变）。",
     "ctl.lt_requests": "模拟的请求数",
