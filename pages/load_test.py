@@ -12,7 +12,7 @@ from calc.timing.estimate import estimate
 from calc.traffic.slo import steady_means, summarize
 from calc.traffic.workload import MAX_TRACE_BYTES, WorkloadError
 from ui import format as F
-from ui import background, budget, labelled, layout, shell, tables
+from ui import background, budget, labelled, layout, mirror, shell, tables
 from ui.loadtest import controls as LC
 from ui.loadtest import figures as LF
 from ui.loadtest import messages as LM
@@ -31,19 +31,25 @@ sc, t = shell.page()
 for warning in check_query_params(LC.LOADTEST, t):
     st.warning(warning)
 s = sc.serving
-st.title(t("lt.page_title"))
-st.caption(t("lt.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size))
+layout.header(t("lt.page_title"), t("lt.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size))
 
+# Presenter mode: the settings folded (one line), so the cards and the first chart fit a 1920x1080 projector.
+settings = st.expander(t("lt.settings"), expanded=False) if layout.presenting() else st.container()
 # The arrivals' column is wider: its options ("Poisson (independent users)") were cut at 1440 px.
-cols = [*st.columns([1.7, 1, 1, 1]), *st.columns(5), *st.columns(5)]
-v = {ctl.key: None for ctl in LC.LOADTEST}
-for col, ctl in zip(cols, LC.LOADTEST):  # the arrivals first: what applies to them is drawn enabled
+cols = [*settings.columns([1.7, 1, 1, 1]), *settings.columns(5), *settings.columns(5)]
+v = {ctl.key: None for ctl in LC.LAYOUT}
+for col, ctl in zip(cols, LC.LAYOUT):  # the arrivals first: what applies to them is drawn enabled
+    off = not LC.applies(ctl.key, v[LC.LT_ARRIVAL.key])
     with col:
-        v[ctl.key] = (labelled.render(ctl, t, lambda o, k=ctl.key: t(f"opt.{k}.{o}")) if ctl.key in LC.TRANSLATED
-                      else render_control(ctl, t, disabled=not LC.applies(ctl.key, v[LC.LT_ARRIVAL.key])))
+        if ctl is LC.CLIENTS:  # the sidebar's concurrency, one number with the memory and frontier pages
+            v[ctl.key] = mirror.number(ctl, t, "ctl.lt_clients", disabled=off)
+        elif ctl.key in LC.TRANSLATED:
+            v[ctl.key] = labelled.render(ctl, t, lambda o, k=ctl.key: t(f"opt.{k}.{o}"))
+        else:
+            v[ctl.key] = render_control(ctl, t, disabled=off)
 # The trace's bytes are kept in the session by the uploader's callback: uploads are released after
 # every run (ui.state.release_uploads), and the trace must stay in use on later runs and pages.
-st.file_uploader(t("lt.trace"), type=["csv", "jsonl", "json", "txt"], key="lt_trace", help=t("lt.trace.help"),
+settings.file_uploader(t("lt.trace"), type=["csv", "jsonl", "json", "txt"], key="lt_trace", help=t("lt.trace.help"),
                  on_change=keep_upload, args=("lt_trace", MAX_TRACE_BYTES))
 kept = kept_upload("lt_trace")
 trace_name, trace = kept or ("", None)
@@ -56,8 +62,8 @@ ttft_slo, tpot_slo = v["sla_ttft_ms"] / 1e3, v["sla_tpot_ms"] / 1e3
 # the prompt and output lengths are the sidebar's, as on every page.
 replicas = int(v["replicas"] or 1) if LC.applies("replicas", v["lt_arrival"]) else 1
 load = runs.Load(arrival=v["lt_arrival"], rate_per_s=float(v["rate"] or LC.RATE.default) / replicas, cv=float(v["lt_cv"]),
-                 concurrency=int(v["lt_concurrency"] or 1), num_requests=int(v["lt_requests"]), lengths=v["lt_lengths"],
-                 input_len=s.input_len, output_len=s.output_len, spread=float(v["lt_spread"]), seed=int(v["lt_seed"] or 0),
+                 concurrency=int(v["concurrency"] or 1), num_requests=int(v["lt_requests"]), lengths=v["lengths"],
+                 input_len=s.input_len, output_len=s.output_len, spread=float(v["length_spread"]), seed=int(v["lt_seed"] or 0),
                  speculative=speculative_inputs(t),  # speculative decoding (ui.speculative.inputs)
                  reuse=prefix_inputs(t, input_len=s.input_len, where=cols[len(LC.LOADTEST)]))  # the free 14th column
 if load.speculative is not None and load.reuse is not None and load.reuse.any_reuse:
@@ -112,7 +118,7 @@ if r.truncated:  # cut at the simulator's step cap: say so where the numbers are
 if replicas > 1 and trace is None:
     st.caption(t("lt.per_replica", n=F.integer(replicas), rate=F.number(float(v["rate"]), 2),
                  per=F.number(load.rate_per_s, 3)))
-cards = layout.grid("lt", 3)
+cards = layout.grid("lt", 6 if layout.presenting() else 3)
 # each number with the range real servers would likely show in this load's regime (ui.bands)
 band_arrival = "poisson" if trace is not None else load.arrival
 lt_bases = {key: B.basis(sc.arch, sc.gpu, group, arrival=band_arrival, concurrency=load.concurrency)

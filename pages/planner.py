@@ -10,7 +10,7 @@ from calc.plan.search import PlanRequest
 from calc.spec.catalog import get_gpu, list_gpus
 from calc.spec.inputs import describe_validation_error
 from ui import format as F
-from ui import background, labelled, layout, shell
+from ui import background, labelled, layout, session_view, shell
 from ui.budget import limits
 from ui.controls import ControlValueError
 from ui.i18n import current_language
@@ -21,7 +21,7 @@ from ui.planner.controls import (PL_BUDGET, PL_GPUS, PL_MAX_GPUS, PL_SORT, PL_TO
                                  PRICES_KEY, parse_prices)
 from ui.safe import describe, md_escape
 from ui.state import _RENDERED, check_query_params, render_control
-from ui.traffic import RATE, SLA_STAT, SLA_TPOT_MS, SLA_TTFT_MS
+from ui.traffic import LENGTH_SPREAD, LENGTHS, RATE, SLA_STAT, SLA_TPOT_MS, SLA_TTFT_MS
 from ui import bands as B
 
 sc, t = shell.page()
@@ -42,20 +42,27 @@ names = {g.id: g.name for g in list_gpus()}
 with c4:  # translated options, the link keeps the tokens (ui.labelled)
     percentile = labelled.render(SLA_STAT, t, lambda o: t(f"opt.sla_stat.{o}"))
 c5, c6, c7, c8 = st.columns(4)
-with c5:
-    sort = labelled.render(PL_SORT, t, lambda o: t(f"opt.pl_sort.{o}"))
+with c5:  # the load test's length distribution (ui.traffic): the slot queue's C_s² and the percentile check
+    lengths = labelled.render(LENGTHS, t, lambda o: t(f"opt.lengths.{o}"))
 with c6:
-    top = render_control(PL_TOP, t)
+    spread = render_control(LENGTH_SPREAD, t, disabled=lengths == "fixed")
 with c7:
-    max_gpus = render_control(PL_MAX_GPUS, t)
+    sort = labelled.render(PL_SORT, t, lambda o: t(f"opt.pl_sort.{o}"))
 with c8:
+    top = render_control(PL_TOP, t)
+c9, c9b, c9c, c10 = st.columns([1, 1, 2, 2])
+with c9:
+    max_gpus = render_control(PL_MAX_GPUS, t)
+with c9b:
     budget = render_control(PL_BUDGET, t)
-c9, c10 = st.columns([3, 2])
-with c9:  # GPU names shown, ids in the link
+with c9c:  # GPU names shown, ids in the link
     allowed = labelled.render(PL_GPUS, t, names.__getitem__, placeholder=t("pl.gpus.placeholder"))
 st.session_state.setdefault(_RENDERED, {})[PRICES_KEY] = PL_PRICES  # in the share link
+labelled.carry_over(PRICES_KEY)  # kept across pages, in links made on any page (ui.session_view)
+session_view.touch(PL_PRICES)
 prices_text = c10.text_input(t("ctl.pl_prices"), key=PRICES_KEY, bind="query-params", help=t("ctl.pl_prices.help"),
                              max_chars=2000, placeholder="h100-sxm=2.49")
+labelled.keep(PRICES_KEY, prices_text or "")
 try:
     prices = parse_prices(prices_text)
 except ControlValueError as exc:
@@ -66,7 +73,8 @@ st.caption(t("pl.intro", model=sc.arch.name, rate=F.number(rate, 2), i=F.integer
 try:
     req = PlanRequest(rate_rps=rate, input_len=s.input_len, output_len=s.output_len, ttft_slo_s=ttft_ms / 1e3,
                       tpot_slo_s=tpot_ms / 1e3, percentile=percentile, max_gpus=max_gpus, budget_usd_per_hour=budget,
-                      sort=sort, top=top, gpu_memory_utilization=s.gpu_memory_utilization)
+                      sort=sort, top=top, gpu_memory_utilization=s.gpu_memory_utilization, lengths=lengths,
+                      length_spread=0.0 if lengths == "fixed" else float(spread))
 except ValidationError as exc:
     st.error(md_escape(describe_validation_error(exc)))
     st.stop()

@@ -23,6 +23,16 @@ def app(query: dict | None = None, *, locale: str | None = None, page: str | Non
     return at
 
 
+def open_page(page: str, query: dict | None = None) -> AppTest:
+    """A fresh AppTest whose first run is ``page`` (a link opened on that page, as a browser does);
+    :func:`app` runs the default page first."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    at.switch_page(page).run()
+    return at
+
+
 def metrics(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
 

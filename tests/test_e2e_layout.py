@@ -123,7 +123,7 @@ def test_presenter_mode_first_chart_above_the_fold(browser: Browser, streamlit_u
     ctx = browser.new_context(viewport={"width": 1920, "height": 1080})
     try:
         page = ctx.new_page()
-        for path in ("/frontier", "/", "/scheduler"):
+        for path in ("/frontier", "/", "/scheduler", "/load_test"):
             _open(page, f"{streamlit_url}{path}?present=1&lang=en")
             box = page.get_by_test_id("stSidebar").bounding_box()
             assert box is None or box["x"] + box["width"] <= 1, box  # folded away for the projector

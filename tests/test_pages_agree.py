@@ -41,10 +41,12 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 MODEL, GPU = "meta-llama/Llama-3.1-8B", "h100-sxm"
 # A TTFT target the first option's modelled TTFT is more than half of, so the planner simulates it (options far
 # inside the target are listed with the queueing model's value, not simulated: calc.plan.percentiles).
+# One traffic description for both pages (ui.traffic): fixed lengths, so the load test's request mix and
+# the planner's check are the same draws whatever max_model_len each clips them at.
 SCENARIO = {"model": MODEL, "gpu": GPU, "context": "1280", "output_len": "256", "rate": "40", "pl_gpus": GPU,
-            "sla_ttft_ms": "200"}
+            "sla_ttft_ms": "200", "lengths": "fixed"}
 # The planner's simulation settings, on the load test's controls.
-AS_THE_PLANNER = {"lt_arrival": "poisson", "lt_lengths": "fixed", "lt_requests": str(NUM_REQUESTS),
+AS_THE_PLANNER = {"lt_arrival": "poisson", "lt_requests": str(NUM_REQUESTS),
                   "lt_seed": str(SEED), "lt_sweep": "false"}
 # Frontier (closed-loop model at the load's Little's-law concurrency) against the simulated means
 # of the open loop: TPOT within 10 %; TTFT within 25 % (measured: TPOT -2.5 %, TTFT -15 %; issue

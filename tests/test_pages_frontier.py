@@ -4,7 +4,7 @@ import re
 import numpy as np
 import pytest
 
-from apptest_helpers import app, decode, metrics, open_section, plotly_specs, texts
+from apptest_helpers import app, open_page, decode, metrics, open_section, plotly_specs, texts
 from calc.spec.catalog import get_gpu, get_model
 from calc.timing.estimate import estimate
 from calc.timing.frontier import best_feasible, sla_feasible
@@ -157,7 +157,7 @@ def test_overlay_that_does_not_fit_is_left_out():
 
 
 def test_bad_overlay_in_url_warns():
-    at = app({"overlays": ["nope"]}, page=PAGE)
+    at = open_page(PAGE, {"overlays": ["nope"]})  # a link opened on the page
     assert not at.exception
     assert any("overlays" in w for w in texts(at.warning))
 
@@ -196,7 +196,7 @@ def test_one_replica_reads_naturally(lang, one, cmd):
 
 
 def test_bad_price_is_named():
-    at = app({"price_usd": "-1"}, page=PAGE)
+    at = open_page(PAGE, {"price_usd": "-1"})
     assert not at.exception
     assert any("price_usd" in w for w in texts(at.warning))
 

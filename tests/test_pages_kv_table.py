@@ -2,7 +2,7 @@
 
 import pytest
 
-from apptest_helpers import app, plotly_specs, texts
+from apptest_helpers import app, open_page, plotly_specs, texts
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 PAGE = "pages/kv_table.py"
@@ -48,7 +48,7 @@ def test_own_models_and_contexts():
 
 
 def test_bad_query_parameters_warn_and_fall_back():
-    at = app({"kv_contexts": "lots", "kv_models": "gpt-5"}, page=PAGE)
+    at = open_page(PAGE, {"kv_contexts": "lots", "kv_models": "gpt-5"})  # a link opened on the page
     assert not at.exception
     warnings = " ".join(texts(at.warning))
     assert "kv_contexts=lots" in warnings and "kv_models=gpt-5" in warnings

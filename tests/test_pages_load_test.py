@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ui.budget import RESULTS
-from apptest_helpers import app, chart_titles, plain, plotly_specs
+from apptest_helpers import app, chart_titles, open_page, plain, plotly_specs
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 PAGE = "pages/load_test.py"
@@ -39,7 +39,7 @@ def test_chinese_and_closed_loop_with_analytic_flag():
 def test_arrival_and_length_options_in_chinese_with_tokens_in_the_link():
     at = app({**SMALL, "lt_arrival": "closed", "lt_concurrency": "16", "lang": "zh"}, page=PAGE)
     assert not at.exception and not at.error
-    arrival, lengths = at.selectbox(key="lt_arrival"), at.selectbox(key="lt_lengths")
+    arrival, lengths = at.selectbox(key="lt_arrival"), at.selectbox(key="lengths")
     assert arrival.value == "closed" and lengths.value == "lognormal"
     assert list(arrival.options) == ["泊松（独立用户）", "Gamma（突发）", "闭环（C 个客户端）",
                                                                  "一次性到达（t = 0）"]
@@ -53,9 +53,9 @@ def test_arrival_and_length_options_in_chinese_with_tokens_in_the_link():
     assert all("范围" in d for d in deltas)
     lengths.select("fixed").run()
     assert not at.exception
-    assert at.query_params["lt_lengths"] == "fixed" and at.query_params["lt_arrival"] == "closed"  # tokens, not 固定
+    assert at.query_params["lengths"] == "fixed" and at.query_params["lt_arrival"] == "closed"  # tokens, not 固定
     en = app({**SMALL, "lt_arrival": "closed", "lt_lengths": "fixed", "lt_concurrency": "16"}, page=PAGE)
-    assert en.selectbox(key="lt_lengths").value == "fixed" and en.selectbox(key="lt_arrival").value == "closed"
+    assert en.selectbox(key="lengths").value == "fixed" and en.selectbox(key="lt_arrival").value == "closed"
     assert en.selectbox(key="lt_arrival").format_func("closed") == "Closed loop (C clients)"
     en.selectbox(key="lt_arrival").select("poisson").run()  # back to the default: out of the link
     assert "lt_arrival" not in en.query_params
@@ -106,7 +106,7 @@ def test_rate_sweep_marks_the_highest_sustainable_rate():
 
 
 def test_bad_url_value_warns_and_falls_back():
-    at = app({**SMALL, "lt_rate": "-3", "lt_arrival": "<b>x</b>"}, page=PAGE)
+    at = open_page(PAGE, {**SMALL, "lt_rate": "-3", "lt_arrival": "<b>x</b>"})  # a link opened on the page
     assert not at.exception
     warnings = " ".join(w.value for w in at.warning)
     assert "rate=-3" in warnings and "lt_arrival" in warnings  # an old lt_rate is named as the shared rate
@@ -222,22 +222,22 @@ def test_long_latencies_in_seconds_or_minutes_in_both_languages():
 
 
 @pytest.mark.parametrize("arrival, enabled, disabled", [
-    ("poisson", {"rate", "replicas", "lt_sweep"}, {"lt_cv", "lt_concurrency"}),
-    ("gamma", {"rate", "replicas", "lt_cv", "lt_sweep"}, {"lt_concurrency"}),
-    ("closed", {"lt_concurrency"}, {"rate", "replicas", "lt_cv", "lt_sweep"}),
-    ("burst", set(), {"rate", "replicas", "lt_cv", "lt_concurrency", "lt_sweep"}),
+    ("poisson", {"rate", "replicas", "lt_sweep"}, {"lt_cv", "clients"}),
+    ("gamma", {"rate", "replicas", "lt_cv", "lt_sweep"}, {"clients"}),
+    ("closed", {"clients"}, {"rate", "replicas", "lt_cv", "lt_sweep"}),
+    ("burst", set(), {"rate", "replicas", "lt_cv", "clients", "lt_sweep"}),
 ])
 def test_controls_that_do_not_apply_are_disabled_and_keep_their_values(arrival, enabled, disabled):
-    at = app({**SMALL, "lt_arrival": arrival, "rate": "7", "replicas": "2", "lt_cv": "3", "lt_concurrency": "8"},
+    at = app({**SMALL, "lt_arrival": arrival, "rate": "7", "replicas": "2", "lt_cv": "3", "concurrency": "8"},
              page=PAGE)
     assert not at.exception
     widgets = {"rate": at.number_input(key="rate"), "replicas": at.number_input(key="replicas"), "lt_cv": at.slider(key="lt_cv"),
-               "lt_concurrency": at.number_input(key="lt_concurrency"), "lt_sweep": at.toggle(key="lt_sweep")}
+               "clients": at.number_input(key="_mirror_concurrency"), "lt_sweep": at.toggle(key="lt_sweep")}
     assert {k for k, w in widgets.items() if w.disabled} == disabled
     assert {k for k, w in widgets.items() if not w.disabled} == enabled
     # the link's values are read (and kept) whether or not they apply now
     assert (widgets["rate"].value, widgets["replicas"].value, widgets["lt_cv"].value,
-            widgets["lt_concurrency"].value) == (7.0, 2, 3.0, 8)
+            widgets["clients"].value) == (7.0, 2, 3.0, 8)
     assert not at.slider(key="lt_requests").disabled and not at.number_input(key="lt_seed").disabled
 
 
@@ -313,3 +313,21 @@ def test_the_work_estimate_and_caps_know_a_speculative_load(monkeypatch):
     monkeypatch.setattr(runs, "limits", lambda: types.SimpleNamespace(cpu_s=1.0, run_bytes=2**30))  # CPU binds
     assert runs._caps() == (int(1.0 / SECONDS_PER_STEP), 5000)  # 799,999 steps of 1.25 µs, 5,000 passes of 200 µs
     assert runs._caps(speculative=True) == (int(1.0 / SECONDS_PER_SPEC_STEP), 5000)  # 166,666 of 6 µs
+
+
+def test_the_closed_loops_clients_are_the_sidebars_concurrency():
+    """One traffic description: the clients box on the load test is the sidebar's concurrency (the
+    memory and frontier pages' number); an old link's lt_concurrency is read as it."""
+    at = app({**SMALL, "lt_arrival": "closed", "concurrency": "12"}, page=PAGE)
+    assert at.number_input(key="_mirror_concurrency").value == 12
+    at.number_input(key="_mirror_concurrency").set_value(24).run()
+    assert not at.exception
+    assert at.number_input(key="concurrency").value == 24 and at.query_params["concurrency"] == "24"
+    at.switch_page("pages/memory.py").run()
+    assert at.number_input(key="concurrency").value == 24
+    at.number_input(key="concurrency").set_value(6).run()
+    at.switch_page(PAGE).run()
+    assert at.number_input(key="_mirror_concurrency").value == 6
+    old = open_page(PAGE, {**SMALL, "lt_arrival": "closed", "lt_concurrency": "2000"})  # an old load-test link
+    assert not old.exception and not any("URL parameter" in w.value for w in old.warning)  # read, not refused
+    assert old.number_input(key="_mirror_concurrency").value == 2000 and "lt_concurrency" not in dict(old.query_params)

@@ -92,7 +92,7 @@ def test_concurrency_beyond_what_fits_warns_and_marks_the_chart():
 
 @pytest.mark.parametrize("query, named", [
     ({"concurrency": "abc"}, "concurrency=abc"),
-    ({"concurrency": "5000"}, "integer 1 – 1,024"),
+    ({"concurrency": "5000"}, "integer 1 – 4,096"),
     ({"gpu": "h999"}, "gpu=h999"),
     ({"tp": "3"}, "tp=3"),
     ({"gpu_memory_utilization": "1.7"}, "gpu_memory_utilization=1.7"),
@@ -204,7 +204,7 @@ def test_bad_scenario_file_is_rejected_and_nothing_changes():
     open_section(at, "sec_share").sidebar.file_uploader(key="scenario_upload").set_value(("bad.json", json.dumps(bad).encode(),
                                                                  "application/json")).run()
     assert not at.exception
-    assert any("concurrency: got 0, allowed integer 1 – 1,024" in e for e in texts(at.error))
+    assert any("concurrency: got 0, allowed integer 1 – 4,096" in e for e in texts(at.error))
     assert at.number_input(key="concurrency").value == 40
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from apptest_helpers import app, metrics, plotly_specs, texts
+from apptest_helpers import app, metrics, open_page, plotly_specs, texts
 from calc.plan.search import PlanRequest, plan
 from calc.spec.inputs import Efficiency
 from ui.planner.runs import planned
@@ -67,7 +67,7 @@ def test_url_state_and_limits():
 
 
 def test_bad_parameters_are_named_and_fall_back():
-    at = app({"pl_rate": "-5", "pl_prices": "h100-sxm=free"}, page=PAGE)
+    at = open_page(PAGE, {"pl_rate": "-5", "pl_prices": "h100-sxm=free"})  # a link opened on the page
     assert not at.exception
     w = " ".join(texts(at.warning))
     assert "rate=-5" in w and "pl_prices" in w  # an old pl_rate is named as the shared rate

@@ -2,7 +2,7 @@
 
 import pytest
 
-from apptest_helpers import app, chart_titles, metrics, open_why, plotly_specs, texts
+from apptest_helpers import app, open_page, chart_titles, metrics, open_why, plotly_specs, texts
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 PAGE = "pages/roofline.py"
@@ -46,7 +46,7 @@ def test_batch_slider_moves_decode_toward_the_ridge():
 def test_batch_in_the_url_and_bad_value_warns():
     at = app({"rf_batch": "32"}, page=PAGE)
     assert "Decode MFU (batch 32)" in metrics(at)
-    bad = app({"rf_batch": "0"}, page=PAGE)
+    bad = open_page(PAGE, {"rf_batch": "0"})  # a link opened on the page
     assert any("rf_batch" in w for w in texts(bad.warning))
     assert "Decode MFU (batch 1)" in metrics(bad)
 

@@ -53,11 +53,13 @@ def test_old_links_open_the_same_sla_under_the_new_keys(page, old, new):
 
 
 def test_a_new_key_wins_over_an_old_one_and_a_bad_old_value_is_named_under_the_new_key():
-    at = app({"sla_tpot_ms": "45", "pl_tpot_ms": "30", "pl_ttft_ms": "-5"}, page=PLANNER)
+    at = app({"sla_tpot_ms": "45", "pl_tpot_ms": "30", "pl_ttft_ms": "-5"})
+    # said on the first page the link opens, whichever it is (ui.session_view reads every page's settings)
+    assert any("sla_ttft_ms" in w for w in texts(at.warning))
+    at.switch_page(PLANNER).run()
     assert not at.exception
     assert at.number_input(key="sla_tpot_ms").value == 45
-    assert at.number_input(key="sla_ttft_ms").value == 500  # the default, and said
-    assert any("sla_ttft_ms" in w for w in texts(at.warning))
+    assert at.number_input(key="sla_ttft_ms").value == 500  # the default
 
 
 def test_the_frontier_says_its_sla_is_judged_on_the_mean():
@@ -134,3 +136,33 @@ def test_the_frontier_draws_the_shared_traffic_as_a_line():
     assert decode(lines[0]["y"]) == [768, 768]
     zh = app({"rate": "6", "replicas": "2", "lang": "zh"}, page=FRONTIER)
     assert any(str(tr.get("name", "")).startswith("你的流量") for tr in plotly_specs(zh)[0]["data"])
+
+
+def test_one_length_distribution_for_the_load_test_and_the_planner():
+    """The load test's length distribution is the planner's too (one key, one default: lognormal,
+    CV 0.5); the planner's command line carries it; an old load-test link's keys are read once."""
+    at = app(SMALL, page=PLANNER)
+    assert (at.selectbox(key="lengths").value, at.slider(key="length_spread").value) == ("lognormal", 0.5)
+    at.selectbox(key="lengths").select("uniform").run()
+    at.slider(key="length_spread").set_value(0.3).run()
+    assert not at.exception
+    at.switch_page(LOAD_TEST).run()
+    assert (at.selectbox(key="lengths").value, at.slider(key="length_spread").value) == ("uniform", 0.3)
+    at.selectbox(key="lengths").select("fixed").run()
+    at.switch_page(PLANNER).run()
+    assert at.selectbox(key="lengths").value == "fixed" and at.slider(key="length_spread").disabled
+    old = app({**SMALL, "lt_lengths": "uniform", "lt_spread": "0.2"}, page=PLANNER)
+    assert not old.exception and (old.selectbox(key="lengths").value, old.slider(key="length_spread").value) == ("uniform", 0.2)
+    assert not {"lt_lengths", "lt_spread"} & set(old.query_params)
+
+
+def test_the_planners_command_line_carries_the_length_distribution():
+    from calc.plan.search import PlanRequest
+    from calc.spec.catalog import get_model
+    from ui.planner.runs import cli_command
+
+    req = PlanRequest(rate_rps=2, input_len=1000, output_len=200, ttft_slo_s=0.5, tpot_slo_s=0.05, lengths="uniform",
+                      length_spread=0.3)
+    assert "--lengths uniform --length-spread 0.3 " in cli_command(get_model("meta-llama/Llama-3.1-8B"), [], req, {}, 10)
+    fixed = req.model_copy(update={"lengths": "fixed", "length_spread": 0.0})
+    assert "--lengths" not in cli_command(get_model("meta-llama/Llama-3.1-8B"), [], fixed, {}, 10)

@@ -15,12 +15,12 @@ class TestParse:
     def test_valid_integers(self, raw, value):
         assert C.CONCURRENCY.parse(raw) == value
 
-    @pytest.mark.parametrize("raw", ["0", "1025", "abc", "", "1.5", "nan", "inf", True, None, "-3"])
+    @pytest.mark.parametrize("raw", ["0", "4097", "abc", "", "1.5", "nan", "inf", True, None, "-3"])
     def test_invalid_integers_name_the_field_and_range(self, raw):
         with pytest.raises(C.ControlValueError) as e:
             C.CONCURRENCY.parse(raw)
         assert e.value.key == "concurrency"
-        assert "1 – 1,024" in str(e.value)
+        assert "1 – 4,096" in str(e.value)
 
     def test_select(self):
         assert C.GPU.parse("h100-sxm") == "h100-sxm"
@@ -101,7 +101,7 @@ class TestScenarioFile:
         (json.dumps({"format": SCENARIO_FORMAT, "version": 99, "controls": {}}), "version"),
         (json.dumps({"format": SCENARIO_FORMAT, "version": 1, "controls": []}), "controls"),
         (_doc(colour="red"), "unknown field"),
-        (_doc(concurrency=5000), r"concurrency: got 5,000, allowed integer 1 – 1,024"),
+        (_doc(concurrency=5000), r"concurrency: got 5,000, allowed integer 1 – 4,096"),
         (_doc(gpu="h999"), "gpu"),
         (_doc(model="custom"), "custom_config"),
         (_doc(context=8192), "context"),  # Llama-2-7B has 4,096 positions

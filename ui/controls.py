@@ -190,8 +190,9 @@ DTYPE = Control("dtype", "select", "auto", options=DTYPES)  # vLLM's default
 QUANTIZATION = Control("quantization", "select", "auto", options=QUANTIZATIONS, aliases=QUANTIZATION_ALIASES)
 KV_CACHE_DTYPE = Control("kv_cache_dtype", "select", "auto", options=KV_CACHE_DTYPES, aliases=KV_CACHE_DTYPE_ALIASES)
 CONTEXT = Control("context", "number", 2048, lo=MIN_CONTEXT_TOKENS, hi=10_000_000, step=256)
-# A number entry (type 37, or step with +/-): a 1-1024 slider could not be set precisely.
-CONCURRENCY = Control("concurrency", "number", 16, lo=1, hi=1024, step=1)
+# A number entry (type 37, or step with +/-): a 1-4096 slider could not be set precisely. Also the load
+# test's clients of a closed loop (one traffic description, ui.traffic): up to its former 4,096.
+CONCURRENCY = Control("concurrency", "number", 16, lo=1, hi=4096, step=1)
 
 GPU_MEMORY_UTILIZATION = Control("gpu_memory_utilization", "slider", 0.9, lo=0.05, hi=1.0, step=0.01, integer=False)
 BLOCK_SIZE = Control("block_size", "select", 16, options=BLOCK_SIZES)

@@ -131,8 +131,10 @@ EN: dict[str, str] = {
     "ctl.sweep_context": "Sweep context length instead of concurrency",
     "ctl.sweep_context.help": "Off: x axis = concurrency at your context length. On: x axis = context length "
                               "(tokens) at your concurrency.",
-    "share.link_help": "Link to this exact view (select it and copy; the address bar holds the same link):",
+    "share.link_help": "Link to this view, with every page's settings of this session:",
     "share.link_label": "Link to this view",
+    "share.copy": "Copy link",
+    "share.copied": "Copied",
     "share.download": "Download scenario (JSON)",
     "share.download.help": "All controls as a JSON file; upload it below (or on another machine) to restore them.",
     "share.upload": "Load scenario (JSON)",
@@ -424,8 +426,10 @@ ZH: dict[str, str] = {
     "ctl.sweep_context": "横轴改为上下文长度（而非并发数）",
     "ctl.sweep_context.help": "关闭：横轴为并发数，上下文长度取你的设置。打开：横轴为上下文长度（token），"
                               "并发数取你的设置。",
-    "share.link_help": "指向当前视图的链接（选中后复制；浏览器地址栏中也是同一链接）：",
+    "share.link_help": "指向当前视图的链接，包含本次会话中各页面的设置：",
     "share.link_label": "当前视图的链接",
+    "share.copy": "复制链接",
+    "share.copied": "已复制",
     "share.download": "下载场景（JSON）",
     "share.download.help": "把所有控件的值保存为 JSON 文件；在下方（或另一台机器上）上传即可恢复。",
     "share.upload": "加载场景（JSON）",

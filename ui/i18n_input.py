@@ -41,8 +41,11 @@ EN: dict[str, str] = {
     # URL parameters
     "warn.bad_param": "URL parameter {key}={raw} is not valid (allowed: {allowed}); using the default {default}.",
     "warn.repeated_param": "URL parameter {key} is given {count} times ({raw}); using the last one, {value}.",
-    "warn.custom_not_in_link": "URL parameter model=custom: a custom config.json is not part of a link. "
+    "warn.custom_not_in_link": "URL parameter model=custom: the link holds no config.json (model_config). "
                                "Upload it again, or share a scenario file. Using the default {default}.",
+    "warn.model_config_bad": "URL parameter model_config (your own model) is not used: {reason}.",
+    "warn.model_config_too_large": "Your model's config.json is longer than a link takes ({chars} characters "
+                                   "encoded): a reload or a link will not keep it; share a scenario file instead.",
     "allowed.integer": "integer",
     "allowed.number": "number",
     "allowed.or_empty": "(or empty)",
@@ -89,8 +92,11 @@ ZH: dict[str, str] = {
     "reason.invalid": "{field}：{detail}",
     "warn.bad_param": "网址参数 {key}={raw} 无效（允许：{allowed}）；改用默认值 {default}。",
     "warn.repeated_param": "网址参数 {key} 出现了 {count} 次（{raw}）；使用最后一个值 {value}。",
-    "warn.custom_not_in_link": "网址参数 model=custom：自定义 config.json 不包含在链接中。请重新上传，"
+    "warn.custom_not_in_link": "网址参数 model=custom：链接中没有 config.json（model_config）。请重新上传，"
                                "或分享场景文件。改用默认值 {default}。",
+    "warn.model_config_bad": "网址参数 model_config（自定义模型）未采用：{reason}。",
+    "warn.model_config_too_large": "自定义模型的 config.json 超出链接长度（编码后 {chars} 个字符）："
+                                   "重新加载或链接都不会保留它；请改为分享场景文件。",
     "allowed.integer": "整数",
     "allowed.number": "数值",
     "allowed.or_empty": "（或留空）",

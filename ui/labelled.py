@@ -80,7 +80,10 @@ def render(ctl: C.Control, t: Callable[..., str], label_of: Callable[[Any], str]
     key = ctl.key
     multi = ctl.kind == "multi"
     st.session_state.setdefault(_RENDERED, {})[key] = ctl
-    if key in ACROSS_PAGES:
+    if key in ACROSS_PAGES or key not in C.BY_KEY:  # a page control: kept across pages (ui.session_view)
+        from ui import session_view  # noqa: PLC0415
+
+        session_view.touch(ctl)
         carry_over(key)
     if key not in st.session_state:
         seeded = value_from_url(ctl)

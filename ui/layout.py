@@ -22,7 +22,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ui import charts
-from ui.theme import DARK_INKS, FONT_SIZE
+from ui.theme import DARK_INKS, FONT_SIZE, TEXT_INK
 
 
 PRESENT_PARAM = "present"  # ?present=1
@@ -232,6 +232,29 @@ def for_dark_theme(fig: dict) -> dict:
     return fig
 
 
+def text_inks(fig: dict) -> dict:
+    """Give the chart's text (default font, tick labels, axis and legend titles) the readable ink
+    :data:`ui.theme.TEXT_INK` where the figure sets none (in place): Streamlit's Plotly theme draws it
+    #808495, 3.7:1 on white; :func:`for_dark_theme` lightens the ink for the dark theme.
+
+    >>> f = text_inks({"data": [], "layout": {"xaxis": {"title": {"text": "x"}}, "yaxis2": {}}})
+    >>> f["layout"]["xaxis"]["tickfont"]["color"], f["layout"]["xaxis"]["title"]["font"]["color"]
+    ('#333333', '#333333')
+    >>> f["layout"]["font"]["color"], f["layout"]["yaxis2"]["tickfont"]["color"]
+    ('#333333', '#333333')
+    """
+    layout = fig["layout"]
+    layout.setdefault("font", {}).setdefault("color", TEXT_INK)
+    for name, ax in layout.items():
+        if (name.startswith("xaxis") or name.startswith("yaxis")) and isinstance(ax, dict):
+            ax.setdefault("tickfont", {}).setdefault("color", TEXT_INK)
+            title = ax.setdefault("title", {})
+            if isinstance(title, dict):
+                title.setdefault("font", {}).setdefault("color", TEXT_INK)
+    layout.setdefault("legend", {}).setdefault("font", {}).setdefault("color", TEXT_INK)
+    return fig
+
+
 def dark_theme() -> bool:
     """The viewer's theme is dark (Streamlit infers it from the app's background; unknown: light)."""
     try:
@@ -279,8 +302,9 @@ def chart(fig: go.Figure, key: str, where: Any = None) -> None:
         d["layout"].setdefault("legend", {}).setdefault("font", {}).setdefault("size", FONT_SIZE - 1)
         scale_fonts(d, PRESENT_FONT_SCALE, PRESENT_HEIGHT_SCALE)
         d["layout"]["margin"]["t"] = round(d["layout"]["margin"]["t"] * PRESENT_FONT_SCALE)  # room for larger subplot titles
+    d = text_inks(charts.encoded(d))  # own copies of the containers before setting colours
     if dark_theme():
-        d = for_dark_theme(charts.encoded(d))  # own copies of the containers before recolouring
+        d = for_dark_theme(d)
     where = where or st
     if text:
         where.html(f'<div class="chart-title">{html.escape(text)}</div>')

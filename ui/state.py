@@ -25,7 +25,7 @@ from calc.spec.untrusted import InputError, json_type, load_json, safe_name
 from calc.sizing.scenario import ResolvedServing, check_gpu_formats, effective_quantization, resolve_serving
 from ui import controls as C
 from ui.i18n import Translator
-from ui import labelled
+from ui import config_link, labelled, session_view
 from ui.labelled import value_from_url, write_url
 from ui.layout import lazy_expander
 from ui.safe import describe, md_escape, user_text
@@ -176,8 +176,11 @@ def render_control(ctl: C.Control, t: Translator, where=st, *, placeholder: str 
     follows the user from page to page: a page's widget state is dropped on a page switch, so its
     last value is kept in the session and seeds the next page's widget (:func:`ui.labelled.carry_over`).
     """
-    across = bound and ctl.key in ACROSS_PAGES
+    # every page control too (not the sidebar's, drawn on every page): its page may be left and
+    # revisited, and the share link and the scenario file carry it from any page (ui.session_view)
+    across = bound and (ctl.key in ACROSS_PAGES or ctl.key not in C.BY_KEY)
     if across:
+        session_view.touch(ctl)
         labelled.carry_over(ctl.key)
     value = _widget(ctl, t, where, placeholder=placeholder, bound=bound, disabled=disabled)
     if across:
@@ -209,14 +212,18 @@ def _widget(ctl: C.Control, t: Translator, where, *, placeholder: str | None, bo
 
 
 def share_query(controls: dict[str, C.Control], lang: str) -> str:
-    """The query string of the current view (non-default values only, like the bound widgets)."""
+    """The query string of the session's view (non-default values only, like the bound widgets):
+    the ``controls`` drawn in this run, and every other page's controls the session touched
+    (:mod:`ui.session_view`), at the values kept when their page was left."""
     from urllib.parse import urlencode
 
     params = {"lang": lang}
-    for key, ctl in controls.items():
-        value = ctl.url_value(st.session_state.get(key, ctl.default))
+    for key, ctl in (session_view.touched() | controls).items():
+        value = ctl.url_value(session_view.current(ctl, key in controls))
         if value is not None:
             params[key] = value
+    if params.get("model") == C.CUSTOM_MODEL and config_link.KEY in st.query_params:  # the user's model too
+        params[config_link.KEY] = st.query_params[config_link.KEY]
     return urlencode(params, doseq=True)
 
 
@@ -228,6 +235,8 @@ def scenario_json(sc: Scenario) -> str:
         "format": SCENARIO_FORMAT,
         "version": SCENARIO_VERSION,
         "controls": sc.values,
+        # every page's own settings touched in the session (the load test's arrivals, the planner's sort …)
+        "pages": session_view.values(st.session_state.get(_RENDERED, {})),
         "custom_config": st.session_state.get(_CUSTOM_CFG) if sc.values.get("model") == C.CUSTOM_MODEL else None,
         "model": {"id": sc.arch.id, "name": sc.arch.name},
         "gpu": {"id": sc.gpu.id, "name": sc.gpu.name},
@@ -275,6 +284,7 @@ def load_scenario_text(text: str | bytes) -> tuple[dict[str, Any], ModelArch | N
             parsed[key] = raw
             continue
         parsed[key] = ctl.parse(raw)  # ControlValueError names the field
+    session_view.parse_values(doc.get("pages"))  # checked here: a bad file changes nothing
     merged = {c.key: c.default for c in C.SHARED} | parsed
     build_scenario(merged, custom_arch=arch)  # cross-field rules; raises ValueError
     return merged, arch, cfg
@@ -312,8 +322,10 @@ def _on_scenario_upload() -> None:
         st.session_state[_CUSTOM_ARCH], st.session_state[_CUSTOM_CFG] = arch, cfg
     for key, value in values.items():
         st.session_state[key] = value
+    doc = load_json(data, what="scenario file", max_bytes=MAX_SCENARIO_BYTES)
+    session_view.apply(session_view.parse_values(doc.get("pages")))  # every page's own settings
     _post("success", ("msg.scenario_loaded", {"name": getattr(up, "name", "")}))
-    raw_values = load_json(data, what="scenario file", max_bytes=MAX_SCENARIO_BYTES)["controls"]
+    raw_values = doc["controls"]
     for key, raw in raw_values.items():
         new = C.alias_of(C.BY_KEY[key], raw)
         if new is not None:
@@ -585,7 +597,10 @@ def render_sidebar(t: Translator, ignored: frozenset[str] = frozenset()) -> tupl
     """
     st.session_state[_RENDERED] = {}
     release_uploads()
-    messages = [("warning", w) for w in check_query_params(SHARED, t)] + pop_messages(t)
+    messages = [("warning", w) for w in _custom_from_link(t)]  # before model=custom is checked
+    messages += [("warning", w) for w in check_query_params(SHARED, t)] + pop_messages(t)
+    # a link's settings of other pages: kept for when the user opens them (ui.session_view)
+    messages += [("warning", w) for w in session_view.seed_from_link(lambda cs: check_query_params(cs, t))]
     sb = st.sidebar
     _sidebar_control(MODEL, t, sb, ignored)
     custom = lazy_expander(sb, t("sidebar.custom_config"), "sec_config")
@@ -629,6 +644,7 @@ def render_sidebar(t: Translator, ignored: frozenset[str] = frozenset()) -> tupl
                 _sidebar_control(ctl, t, st, ignored, bound=False)
     _sync_lazy_url(C.LAZY)
     values = {c.key: st.session_state.get(c.key, c.default) for c in C.SHARED}
+    messages += [("warning", w) for w in _custom_to_link(values["model"] == C.CUSTOM_MODEL, t)]
     try:
         sc = build_scenario(values, custom_arch=st.session_state.get(_CUSTOM_ARCH))
         st.session_state[_LAST_GOOD] = sc
@@ -650,6 +666,48 @@ def render_sidebar(t: Translator, ignored: frozenset[str] = frozenset()) -> tupl
     return sc, messages
 
 
+def _custom_from_link(t: Translator) -> list[str]:
+    """A fresh session (a reload, a shared link) whose link holds the user's own model
+    (``?model_config=``, :mod:`ui.config_link`): make it the custom model again before the link's
+    ``model=custom`` is checked. A bad one is named and removed from the link; the default model applies."""
+    text = st.query_params.get(config_link.KEY)
+    if text is None or _CUSTOM_ARCH in st.session_state:
+        return []
+    try:
+        cfg = config_link.decode(text)
+        arch = arch_from_hf_config(cfg, model_id=_config_name(cfg, "custom"))
+    except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+        del st.query_params[config_link.KEY]
+        if isinstance(exc, ConfigError):
+            exc = InputError(f"{config_link.KEY}: {exc.field}", exc.raw, allowed=exc.allowed, code=exc.code,
+                             detail=exc.detail, **exc.params)
+        return [t("warn.model_config_bad", reason=describe(exc, t))]
+    st.session_state[_CUSTOM_ARCH], st.session_state[_CUSTOM_CFG] = arch, cfg
+    return []
+
+
+def _custom_to_link(custom: bool, t: Translator) -> list[str]:
+    """Keep ``?model_config=`` in the address bar while the user's own model is shown (a reload keeps
+    it), none otherwise. A config too large for a link is left out, once said."""
+    cfg = st.session_state.get(_CUSTOM_CFG) if custom else None
+    text = None
+    if cfg is not None:  # encoded once per config, not on every rerun
+        made = st.session_state.get("_config_link_text")
+        if made is None or made[0] is not cfg:
+            made = st.session_state["_config_link_text"] = (cfg, config_link.encode(cfg))
+        text = made[1]
+    if text is None:
+        if config_link.KEY in st.query_params:
+            del st.query_params[config_link.KEY]
+        if cfg is not None and not st.session_state.get("_config_link_said"):
+            st.session_state["_config_link_said"] = True
+            return [t("warn.model_config_too_large", chars=f"{config_link.MAX_LINK_CHARS:,}")]
+        return []
+    if st.query_params.get(config_link.KEY) != text:
+        st.query_params[config_link.KEY] = text
+    return []
+
+
 def render_share(sc: Scenario, t: Translator, lang: str, where) -> None:
     """Copy-link box, scenario download and upload (drawn after the page, so page controls count)."""
     share = lazy_expander(where, t("sidebar.share"), "sec_share")
@@ -662,8 +720,33 @@ def render_share(sc: Scenario, t: Translator, lang: str, where) -> None:
         # 1.5 MB syntax-highlighter bundle before the first chart (bench/first_paint.py profile).
         st.session_state["share_link"] = f"{base}?{share_query(st.session_state.get(_RENDERED, {}), lang)}"
         st.text_input(t("share.link_label"), key="share_link", label_visibility="collapsed")
+        st.html(copy_button_html(t("share.copy"), t("share.copied")), unsafe_allow_javascript=True)
         st.download_button(t("share.download"), data=lambda: scenario_json(sc), file_name="scenario.json",
                            mime="application/json", key="scenario_download", on_click="ignore",
                            help=t("share.download.help"))
         st.file_uploader(t("share.upload"), type=["json"], key="scenario_upload", on_change=_on_scenario_upload,
                          help=t("share.upload.help"))
+
+
+def copy_button_html(label: str, done: str) -> str:
+    """A button that copies the share box's link to the clipboard (in the page's DOM, no iframe).
+
+    Its script (Streamlit runs the ``<script>`` of ``st.html(..., unsafe_allow_javascript=True)``;
+    inline ``onclick`` attributes are stripped) reads the text box's value from the DOM, so no user
+    text is written into this HTML: the Clipboard API where the page is a secure context (https,
+    localhost), else the selected text through ``execCommand('copy')`` (plain http on a LAN). The
+    label reads ``done`` for 2.5 s.
+    """
+    import html  # noqa: PLC0415
+
+    return (
+        '<button class="share-copy" type="button" data-done="' + html.escape(done, quote=True) + '" '
+        'style="border:1px solid rgba(128,128,128,.5);border-radius:.5rem;padding:.25rem .75rem;'
+        'background:transparent;color:inherit;font:inherit;cursor:pointer">' + html.escape(label) + "</button>"
+        "<script>document.querySelectorAll('button.share-copy:not([data-bound])').forEach(b => {"
+        "b.dataset.bound = '1'; b.addEventListener('click', () => {"
+        "const i = document.querySelector('.st-key-share_link input'); if (!i) return;"
+        "const label = b.textContent, ok = () => { b.textContent = b.dataset.done; setTimeout(() => { b.textContent = label; }, 2500); };"
+        "if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(i.value).then(ok);"
+        "else { i.focus(); i.select(); if (document.execCommand('copy')) ok(); } }); });</script>"
+    )

@@ -55,9 +55,16 @@ SERIES_COLORS: Final[tuple[str, ...]] = ("#000000", "#0072B2", "#E69F00", "#CC79
 # The dark theme (Streamlit's [theme.dark], background #0E1117): the inks that carry meaning on white
 # (black and dark greys, Tol indigo) would vanish on near-black. ui.layout.chart swaps them for light
 # equivalents when the viewer's theme is dark. Contrast on #0E1117 ≥ 4.5:1 each (WCAG text level).
+# Chart text (tick labels, axis and legend titles): dark grey on white (12.6:1), where Streamlit's
+# Plotly theme drew #808495 (3.7:1 on white, under WCAG's 4.5:1 for text); light grey on dark below.
+TEXT_INK: Final[str] = "#333333"
+# Text in a concept's colour where that colour is too light for text on white: vermillion darkened
+# (5.5:1 on white); on the dark background the concept's own #D55E00 reads (4.9:1).
+LIMIT_TEXT: Final[str] = "#B34700"
 DARK_INKS: Final[dict[str, str]] = {
     "#000000": "#F2F2F2",  # your scenario, lm_head, step time, first-step marks
     "#333333": "#D9D9D9",  # annotation arrows and text
     "#444444": "#BFBFBF",  # roofline: memory slope and compute roofs
     "#332288": "#9C8FE0",  # decode (Tol indigo, lightened)
+    LIMIT_TEXT: COLORS["limit"],  # "does not fit" and other limit labels
 }

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from calc.plan.search import PERCENTILES
+from calc.traffic.workload import LENGTH_KINDS
 from calc.timing.frontier import COURSE_TPOT_SLO_S, COURSE_TTFT_SLO_S
 from ui.controls import Control
 
@@ -37,7 +38,12 @@ SLA = (SLA_TTFT_MS, SLA_TPOT_MS, SLA_STAT)
 RATE = Control("rate", "number", 2.0, lo=0.01, hi=100_000.0, step=0.5, integer=False)
 # Independent copies of the engine behind a load balancer (the frontier's key before it was shared).
 REPLICAS = Control("replicas", "number", 1, lo=1, hi=10_000, step=1)
-TRAFFIC = (RATE, REPLICAS)
+# How request lengths vary around the sidebar's prompt and output lengths: the load test draws its
+# requests so, the planner sizes its slot queue (C_s², calc.traffic.workload.length_cv2) and simulates
+# its percentile check so. Lognormal, CV 0.5: a ShareGPT-like spread (the load test's default before).
+LENGTHS = Control("lengths", "select", "lognormal", options=LENGTH_KINDS)
+LENGTH_SPREAD = Control("length_spread", "slider", 0.5, lo=0.0, hi=2.0, step=0.05, integer=False)
+TRAFFIC = (RATE, REPLICAS, LENGTHS, LENGTH_SPREAD)
 
 # Keys several pages draw: their value follows the user from page to page (ui.state.render_control).
 ACROSS_PAGES = frozenset(c.key for c in SLA + TRAFFIC)
@@ -48,6 +54,10 @@ RENAMED: dict[str, tuple[str, ...]] = {
     SLA_TPOT_MS.key: ("lt_tpot_ms", "pl_tpot_ms", "slo_tpot_ms"),
     SLA_STAT.key: ("lt_percentile", "pl_percentile"),
     RATE.key: ("lt_rate", "pl_rate"),
+    # the closed loop's clients are the sidebar's concurrency (requests at once), one number for every page
+    "concurrency": ("lt_concurrency",),
+    LENGTHS.key: ("lt_lengths",),
+    LENGTH_SPREAD.key: ("lt_spread",),
 }
 # The load test's own lengths before they were shared: a mean prompt and output, and their defaults
 # then. They become the sidebar's context (prompt + output) and output length.

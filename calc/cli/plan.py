@@ -18,6 +18,7 @@ from calc.cli.prefix import add_prefix_args, prefix_options
 from calc.cli.args import UsageError, add_efficiency_arg, load_efficiency
 from calc.cli.speculative import add_speculative_args, speculative_option
 from calc.cli.plan_disaggregated import add_link_args, disaggregated_rows, print_disaggregated_table
+from calc.traffic.workload import LENGTH_KINDS
 
 # The contract's keys first, in its order; the rest follow.
 CONTRACT_KEYS = ("gpu", "tensor_parallel_size", "replicas", "gpus_total", "quantization", "kv_cache_dtype",
@@ -78,6 +79,11 @@ def add_plan_parser(sub) -> None:
                    default=None, help="default: input + output length")
     p.add_argument("--enable-chunked-prefill", action=argparse.BooleanOptionalAction, default=True)
     p.add_argument("--sort", choices=SORTS, default="cost")
+    p.add_argument("--lengths", choices=LENGTH_KINDS, default="fixed",
+                   help="how request lengths vary around --input-len/--output-len: the slot queue's service-time "
+                        "C² and the --percentile check's requests (as the load test draws them)")
+    p.add_argument("--length-spread", type=_number("--length-spread", 0.0, 10.0, lo_open=False), default=0.5,
+                   help="lognormal: coefficient of variation; uniform: ± this fraction of the mean (default 0.5)")
     p.add_argument("--top", type=_number("--top", 1, 1000, integer=True, lo_open=False), default=10)
     p.add_argument("--work-budget", type=_number("--work-budget", 1, 1e12, integer=True, lo_open=False), default=None,
                    help=f"--percentile: simulator work units for the check (default {WORK_BUDGET:,}, ~8 s of one "
@@ -122,6 +128,7 @@ def run_plan(args: argparse.Namespace) -> int:
                       ttft_slo_s=args.ttft_slo_ms / 1e3, tpot_slo_s=args.tpot_slo_ms / 1e3, percentile=args.percentile,
                       max_gpus=args.max_gpus, budget_usd_per_hour=args.budget_usd_per_hour, sort=args.sort,
                       top=args.top, max_model_len=args.max_model_len, enable_chunked_prefill=args.enable_chunked_prefill,
+                      lengths=args.lengths, length_spread=0.0 if args.lengths == "fixed" else args.length_spread,
                       **prefix_options(args))
     if req.model_len > arch.max_position_embeddings:
         raise UsageError(f"--input-len + --output-len ({req.model_len:,}) must be <= max_position_embeddings "

@@ -37,7 +37,7 @@ from calc.timing.serving import EngineNumbers
 
 try:  # the simulator (issue 9); without it the planner reports the mean
     from calc.traffic.simulator import EngineConfig, simulate
-    from calc.traffic.workload import LengthSpec, make_workload
+    from calc.traffic.workload import length_spec, make_workload
     AVAILABLE = True
 except ImportError:  # pragma: no cover - depends on what is installed
     AVAILABLE = False
@@ -90,14 +90,18 @@ def replica_engine(arch: ModelArch, gpu: GPUSpec, d: Deployment, *, efficiency: 
 def simulated_percentiles(arch: ModelArch, gpu: GPUSpec, d: Deployment, *, rate_rps: float, replicas: int,
                           percentile: str, efficiency: Efficiency = Efficiency(), chunked: bool = True,
                           num_requests: int = NUM_REQUESTS, seed: int = SEED,
-                          budget: _Budget | None = None, max_steps: int | None = None) -> tuple[float, float] | None:
-    """(TTFT, TPOT) at ``percentile`` of one replica of ``d`` receiving ``rate_rps / replicas``;
+                          budget: _Budget | None = None, max_steps: int | None = None,
+                          lengths: str = "fixed", length_spread: float = 0.0) -> tuple[float, float] | None:
+    """(TTFT, TPOT) at ``percentile`` of one replica of ``d`` receiving ``rate_rps / replicas``, its
+    request lengths drawn around ``d``'s as ``lengths`` / ``length_spread`` say (the load test's
+    distributions, :func:`calc.traffic.workload.length_spec`, kept within max_model_len);
     None when the simulation would pass what is left of ``budget`` or ``max_steps`` engine steps
     (its memory: :func:`calc.traffic.budget.caps`); it is cut there."""
     e, cfg = replica_engine(arch, gpu, d, efficiency=efficiency, chunked=chunked)
     # one DP rank of one replica: its share of the rate (a replica's DP ranks split its requests)
     w = make_workload(arrival="poisson", num_requests=num_requests, rate_per_s=rate_rps / replicas / d.data_parallel_size,
-                      input_len=LengthSpec("fixed", d.input_len), output_len=LengthSpec("fixed", d.output_len),
+                      input_len=length_spec(lengths, d.input_len, length_spread, d.max_model_len),
+                      output_len=length_spec(lengths, d.output_len, length_spread, d.max_model_len),
                       max_model_len=d.max_model_len, seed=seed)
     if budget is None:
         r = simulate(e, w, cfg, max_steps=max_steps)
@@ -231,7 +235,7 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
         gpu = by_id[d.gpu]
         price = None if d.usd_per_hour is None else d.usd_per_hour / d.gpus_total
         e, cfg = replica_engine(arch, gpu, d, efficiency=efficiency, chunked=req.enable_chunked_prefill)
-        same = (repr(e), cfg, d.input_len, d.output_len, d.max_model_len)
+        same = (repr(e), cfg, d.input_len, d.output_len, d.max_model_len, req.lengths, req.length_spread)
         results: dict[int, tuple[float, float]] = {}
 
         def meets(n: int) -> bool | None:
@@ -242,7 +246,8 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
                 seen[key] = simulated_percentiles(arch, gpu, d, rate_rps=req.rate_rps, replicas=n,
                                                   percentile=req.percentile, efficiency=efficiency,
                                                   chunked=req.enable_chunked_prefill, num_requests=num_requests,
-                                                  budget=budget, max_steps=max_steps)
+                                                  budget=budget, max_steps=max_steps, lengths=req.lengths,
+                                                  length_spread=req.length_spread)
             got = seen[key]
             if got is None:
                 return None
@@ -262,6 +267,9 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
         checked.append(replace(
             d, replicas=n, gpus_total=n * d.tensor_parallel_size * d.pipeline_parallel_size * d.data_parallel_size,
             ttft_s=ttft, tpot_s=tpot,
+            # the latency its price ties are broken by (rank_key): the simulated statistic's, as shown,
+            # E2E = TTFT + (O − 1)·TPOT, not the queueing model's any more
+            e2e_s=ttft + (d.output_len - 1) * tpot,
             usd_per_hour=None if d.usd_per_hour is None else d.usd_per_hour * scale,
             usd_per_million_input_tokens=None if d.usd_per_million_input_tokens is None
             else d.usd_per_million_input_tokens * scale,

@@ -54,6 +54,7 @@ from calc.spec.vllm_command import serve_command
 from calc.timing.estimate import engine_numbers
 from calc.timing.serving import EngineNumbers, closed_loop
 from calc.traffic.prefix_cache import PrefixReuse, check_reuse, prefix_cache
+from calc.traffic.workload import length_cv2
 
 WEIGHT_PRECISIONS: tuple[str, ...] = ("none", "fp8", "int8", "awq")  # vLLM --quantization; none = 16-bit
 KV_PRECISIONS: tuple[str, ...] = ("auto", "fp8")  # vLLM --kv-cache-dtype
@@ -84,6 +85,10 @@ class PlanRequest(BaseModel):
     max_model_len: Annotated[int, Field(ge=2, le=100_000_000)] | None = None  # None: input + output
     gpu_memory_utilization: Annotated[float, Field(gt=0.0, le=1.0)] = 0.9
     enable_chunked_prefill: bool = True
+    # How the request lengths vary around input_len / output_len (calc.traffic.workload.length_spec):
+    # the slot queue's service-time C² and the percentile check's requests. "fixed": every request alike.
+    lengths: Literal["fixed", "uniform", "lognormal"] = "fixed"
+    length_spread: Annotated[float, Field(ge=0.0, le=10.0)] = 0.0
     # prefix caching (calc.traffic.prefix_cache): a shared prefix of the prompt, or a multi-turn chat
     shared_prefix_len: Annotated[int, Field(ge=0, le=10_000_000)] = 0
     num_shared_prefixes: Annotated[int, Field(ge=1, le=1_000_000)] = 1
@@ -507,7 +512,8 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
     # the TTFT target at the statistic asked for (calc.plan.costs).
     replicas, wait = replicas_for_ttft(rate_rps=req.rate_rps, capacity_rps_per_replica=x_req, slots=b(s.running * dp_ax),
                                        ttft_s=ttft, ttft_slo_s=req.ttft_slo_s, quantile=req.quantile,
-                                       prefill_s=b(s.prefill_time_per_request_s))
+                                       prefill_s=b(s.prefill_time_per_request_s),
+                                       service_cv2=length_cv2(req.lengths, req.length_spread))
     ttft = ttft + wait  # the TTFT a request sees: its service at full batch + its waits
     with np.errstate(invalid="ignore", divide="ignore"):  # no capacity (does not fit): NaN
         utilization = np.where(np.isfinite(replicas) & (x_req > 0), req.rate_rps / (replicas * x_req), np.nan)

@@ -128,6 +128,45 @@ def arrivals(kind: str, *, n: int, rate_per_s: float = 1.0, cv: float = 1.0,
     return np.cumsum(gaps)
 
 
+def length_spec(kind: str, mean: int, spread: float, hi: int = MAX_TOKENS) -> LengthSpec:
+    """A length distribution from the traffic the UI describes: its kind, mean and spread.
+
+    Uniform: mean ± spread·mean (spread capped at 1, kept in [1, ``hi``]); lognormal: coefficient
+    of variation ``spread``; fixed: the mean. The load test and the planner's percentile check
+    build their requests with it.
+
+    >>> length_spec("uniform", 1000, 0.5)
+    LengthSpec(kind='uniform', mean=1000, lo=500, hi=1500, cv=0.5)
+    >>> length_spec("lognormal", 256, 0.5).cv, length_spec("fixed", 256, 0.5).kind
+    (0.5, 'fixed')
+    """
+    if kind == "uniform":
+        lo, top = max(1, round(mean * (1 - min(spread, 1.0)))), min(hi, round(mean * (1 + min(spread, 1.0))))
+        return LengthSpec("uniform", mean=mean, lo=lo, hi=max(lo, top))
+    if kind == "lognormal":
+        return LengthSpec("lognormal", mean=mean, cv=spread)
+    return LengthSpec("fixed", mean=mean)
+
+
+def length_cv2(kind: str, spread: float) -> float:
+    """Squared coefficient of variation C² of a :func:`length_spec` distribution (before rounding
+    and the [1, hi] clip): fixed 0; uniform on mean·[1 − s, 1 + s], variance (2sm)² / 12, so
+    C² = s² / 3 (s capped at 1); lognormal: C = s, C² = s².
+
+    A request holds its sequence slot for about its output length in decode steps, so this is the
+    service-time C_s² of the planner's slot queue (:func:`calc.plan.costs.slot_wait_s`, the M/G/c
+    factor (1 + C_s²) / 2).
+
+    >>> length_cv2("fixed", 0.5), round(length_cv2("uniform", 0.6), 4), length_cv2("lognormal", 0.5)
+    (0.0, 0.12, 0.25)
+    """
+    if kind == "uniform":
+        return min(float(spread), 1.0) ** 2 / 3.0
+    if kind == "lognormal":
+        return float(spread) ** 2
+    return 0.0
+
+
 def make_workload(*, arrival: str = "poisson", num_requests: int = 1000, rate_per_s: float = 1.0,
                   cv: float = 1.0, concurrency: int = 1, think_s: float = 0.0,
                   input_len: LengthSpec = LengthSpec("fixed", 1024), output_len: LengthSpec = LengthSpec("fixed", 256),

@@ -5,36 +5,35 @@ SLA and the traffic every page shares (:mod:`ui.traffic`). Defaults: Poisson arr
 
 from __future__ import annotations
 
-from calc.traffic.workload import ARRIVALS, LENGTH_KINDS
-from ui.controls import Control
-from ui.traffic import RATE, REPLICAS, SLA_STAT, SLA_TPOT_MS, SLA_TTFT_MS
+from calc.traffic.workload import ARRIVALS
+from ui.controls import CONCURRENCY, Control
+from ui.traffic import LENGTH_SPREAD, LENGTHS, RATE, REPLICAS, SLA_STAT, SLA_TPOT_MS, SLA_TTFT_MS
 
 LT_ARRIVAL = Control("lt_arrival", "select", "poisson", options=ARRIVALS)
 LT_CV = Control("lt_cv", "slider", 2.0, lo=0.1, hi=10.0, step=0.1, integer=False)
-LT_CONCURRENCY = Control("lt_concurrency", "number", 32, lo=1, hi=4096, step=1)
 LT_REQUESTS = Control("lt_requests", "slider", 1000, lo=100, hi=5000, step=100)
-LT_LENGTHS = Control("lt_lengths", "select", "lognormal", options=LENGTH_KINDS)
-LT_SPREAD = Control("lt_spread", "slider", 0.5, lo=0.0, hi=2.0, step=0.05, integer=False)
 LT_SEED = Control("lt_seed", "number", 0, lo=0, hi=1_000_000, step=1)
 LT_SWEEP = Control("lt_sweep", "toggle", True)
 
 # In page order (rows of 4, 5, 5); the rate, the replicas and the SLA are the ones every page shares
-# (ui.traffic), the prompt and output lengths the sidebar's.
-LOADTEST = (LT_ARRIVAL, RATE, REPLICAS, LT_CONCURRENCY, LT_CV, LT_REQUESTS, LT_LENGTHS, LT_SPREAD, LT_SEED,
-            SLA_TTFT_MS, SLA_TPOT_MS, SLA_STAT, LT_SWEEP)
+# (ui.traffic), the prompt and output lengths and the closed loop's clients (the concurrency) the sidebar's.
+CLIENTS = CONCURRENCY  # drawn on the page as a copy of the sidebar's control (ui.mirror), not a page control
+LAYOUT = (LT_ARRIVAL, RATE, REPLICAS, CLIENTS, LT_CV, LT_REQUESTS, LENGTHS, LENGTH_SPREAD, LT_SEED,
+          SLA_TTFT_MS, SLA_TPOT_MS, SLA_STAT, LT_SWEEP)
+LOADTEST = tuple(c for c in LAYOUT if c is not CLIENTS)  # the page's URL controls
 # The arrival processes a control applies to (calc.traffic.workload.arrivals): the rate drives the
 # open processes, and the replicas split it; the CV only Gamma's gaps, the clients only the closed
 # loop (per engine); the max-rate search sweeps an open process's rate. Elsewhere the control is
 # drawn disabled (its value kept in the link).
 APPLIES_TO: dict[str, tuple[str, ...]] = {RATE.key: ("poisson", "gamma"), REPLICAS.key: ("poisson", "gamma"),
-                                          LT_CV.key: ("gamma",), LT_CONCURRENCY.key: ("closed",),
+                                          LT_CV.key: ("gamma",), CLIENTS.key: ("closed",),
                                           LT_SWEEP.key: ("poisson", "gamma")}
 
 
 def applies(key: str, arrival: str) -> bool:
     """Whether control ``key`` changes a run with ``arrival`` arrivals.
 
-    >>> applies("rate", "closed"), applies("lt_concurrency", "closed"), applies("lt_cv", "poisson")
+    >>> applies("rate", "closed"), applies("concurrency", "closed"), applies("lt_cv", "poisson")
     (False, True, False)
     >>> applies("lt_requests", "burst")
     True
@@ -43,5 +42,5 @@ def applies(key: str, arrival: str) -> bool:
 
 
 # Shown translated (ui.labelled), the link keeps the token: option o of control k reads t("opt.k.o").
-TRANSLATED = (LT_ARRIVAL.key, LT_LENGTHS.key, SLA_STAT.key)
+TRANSLATED = (LT_ARRIVAL.key, LENGTHS.key, SLA_STAT.key)
 SWEEP_REQUESTS = 400  # per rate of the sustainable-rate search (cheaper than the main run)

@@ -26,7 +26,7 @@ from calc.traffic.budget import WorkEstimate, caps, estimate_work
 from calc.traffic.simulator import EngineConfig, SimResult, simulate
 from calc.traffic.prefix_cache import PrefixReuse, conversations_in_flight, reuse_workload
 from calc.traffic.slo import RateSearch, max_sustainable_rate, steady_means
-from calc.traffic.workload import LengthSpec, Workload, make_workload, parse_trace
+from calc.traffic.workload import Workload, length_spec, make_workload, parse_trace
 from ui.budget import limits
 from ui.workers import Job
 
@@ -52,13 +52,7 @@ class Load:
     reuse: PrefixReuse | None = None  # a shared prefix or a chat (calc.traffic.prefix_cache); None: random tokens
 
 
-def _spec(kind: str, mean: int, spread: float, hi: int) -> LengthSpec:
-    if kind == "uniform":  # mean ± spread·mean
-        lo, top = max(1, round(mean * (1 - min(spread, 1.0)))), min(hi, round(mean * (1 + min(spread, 1.0))))
-        return LengthSpec("uniform", mean=mean, lo=lo, hi=max(lo, top))
-    if kind == "lognormal":
-        return LengthSpec("lognormal", mean=mean, cv=spread)
-    return LengthSpec("fixed", mean=mean)
+_spec = length_spec  # mean ± spread·mean (uniform), CV = spread (lognormal): calc.traffic.workload
 
 
 def workload(load: Load, max_model_len: int, trace: bytes | None, data_parallel_size: int = 1) -> Workload:

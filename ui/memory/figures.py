@@ -15,7 +15,7 @@ from calc.sizing.scenario import MemoryResult
 from calc.spec.units import GiB, MiB
 from ui import charts
 from ui import format as F
-from ui.theme import CHART_HEIGHT, COLORS, FONT_SIZE, PRINTED_PATTERN, STACK_ORDER, TITLE_SIZE, WASTE_PATTERN
+from ui.theme import CHART_HEIGHT, COLORS, FONT_SIZE, LIMIT_TEXT, PRINTED_PATTERN, STACK_ORDER, TITLE_SIZE, WASTE_PATTERN
 
 T = Callable[..., str]
 
@@ -96,7 +96,7 @@ def memory_stack_figure(x: Sequence[int], x_kind: str, r: MemoryResult, t: T, *,
         edge = t("mem.chart.max", value=labels[first_bad - 1]) + " │ " if first_bad > 0 else ""
         annotations.append(dict(x=first_bad - 0.5, y=1, yref="paper", yanchor="bottom", xanchor="center",
                                 showarrow=False, text=f"<b>{edge}{t('mem.chart.no_fit')} ▶</b>",
-                                font=dict(color=COLORS["limit"], size=FONT_SIZE)))
+                                font=dict(color=LIMIT_TEXT, size=FONT_SIZE)))  # text: the darker vermillion
     # The user's setting: a starred, bold tick label.
     ticktext = [f"<b>{lab} ★</b>" if v == chosen else lab for v, lab in zip(x, labels)]
     title_key = "mem.chart.title_conc" if x_kind == "concurrency" else "mem.chart.title_ctx"

@@ -26,7 +26,7 @@ from calc.timing.operators import OperatorTable, RooflineResult
 from calc.timing.schedule import DECODE, PREFILL, QUEUED, STALLED, ScheduleResult, Segments
 from ui import charts
 from ui import format as F
-from ui.theme import CHART_HEIGHT, COLORS, FONT_SIZE, TITLE_SIZE
+from ui.theme import CHART_HEIGHT, COLORS, FONT_SIZE, LIMIT_TEXT, TEXT_INK, TITLE_SIZE
 
 T = Callable[..., str]
 TERA = 1e12
@@ -171,7 +171,7 @@ def roofline_figure(r: RooflineResult, t: T, *, gpu_name: str) -> go.Figure:
         type="scatter", x=[ridge], y=[peak], mode="markers+text", name=t("rf.trace.ridge", ridge=F.number(ridge, 0)),
         marker=dict(symbol="x-thin", size=20, line=dict(width=4, color=COLORS["limit"])),
         text=[t("rf.ridge_label", ridge=F.number(ridge, 0), bstar=F.number(r.critical_batch, 0))],
-        textposition="top left", textfont=dict(color=COLORS["limit"], size=FONT_SIZE), cliponaxis=False,
+        textposition="top left", textfont=dict(color=LIMIT_TEXT, size=FONT_SIZE), cliponaxis=False,
         hovertemplate=t("rf.hover.ridge", ridge=F.number(ridge, 1), bstar=F.number(r.critical_batch, 1)) + NO_HOVER))
     # (the label is two lines: on one, left of the ridge, it ran off a phone-wide plot)
     points = []
@@ -344,7 +344,9 @@ def frontier_concurrency_figure(series: Sequence, t: T, *, per_gpu: bool, chosen
             # the wall's value beside it, staggered so walls at the same place stay readable
             traces.append(dict(type="scatter", mode="text", x=[limit], y=[y_max * (0.96 - 0.065 * k)],
                                text=[f" {F.integer(limit)}"], textposition="middle right", showlegend=False,
-                               textfont=dict(color=s.color, size=FONT_SIZE - 1), legendgroup=s.label,
+                               # the text ink, not the series colour: orange or sky blue text is under 3:1
+                               # on white, blue under 4.5:1 on the dark background (the wall itself is coloured)
+                               textfont=dict(color=TEXT_INK, size=FONT_SIZE - 1), legendgroup=s.label,
                                hovertemplate=name + NO_HOVER))
     base = series[0]
     if 0 <= base.chosen < base.concurrency.shape[0]:

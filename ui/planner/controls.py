@@ -9,8 +9,8 @@ from urllib.parse import urlencode
 
 from calc.plan.search import SORTS, Deployment, PlanRequest
 from calc.spec.catalog import gpu_ids
-from ui.controls import Control, ControlValueError
-from ui.traffic import RATE, SLA_STAT, SLA_TPOT_MS, SLA_TTFT_MS
+from ui.controls import CONCURRENCY, Control, ControlValueError
+from ui.traffic import LENGTH_SPREAD, LENGTHS, RATE, SLA_STAT, SLA_TPOT_MS, SLA_TTFT_MS
 
 PL_SORT = Control("pl_sort", "select", "cost", options=SORTS)
 PL_TOP = Control("pl_top", "slider", 10, lo=1, hi=50, step=1)
@@ -18,7 +18,8 @@ PL_MAX_GPUS = Control("pl_max_gpus", "number", None, lo=1, hi=100_000, step=1, o
 PL_BUDGET = Control("pl_budget", "number", None, lo=0.01, hi=1e7, step=10.0, integer=False, optional=True)
 PL_GPUS = Control("pl_gpus", "multi", (), options=lambda: tuple(gpu_ids()))
 # The rate and the SLA are the ones every page shares (ui.traffic).
-PLANNER = (RATE, SLA_TTFT_MS, SLA_TPOT_MS, SLA_STAT, PL_SORT, PL_TOP, PL_MAX_GPUS, PL_BUDGET, PL_GPUS)
+PLANNER = (RATE, SLA_TTFT_MS, SLA_TPOT_MS, SLA_STAT, LENGTHS, LENGTH_SPREAD, PL_SORT, PL_TOP, PL_MAX_GPUS, PL_BUDGET,
+           PL_GPUS)
 PRICES_KEY = "pl_prices"  # text "gpu=usd, gpu=usd": the user's own $/GPU-hour (URL-bound text input)
 
 
@@ -82,7 +83,7 @@ def scenario_link(d: Deployment, *, model_id: str, page: str = "frontier", lang:
     """Relative link that opens this deployment in another page (the sidebar's URL parameters):
     model, GPU, TP, precisions, context = input + output, concurrency = max_num_seqs; its replicas;
     with the ``request``, the traffic and the SLA every page shares (:mod:`ui.traffic`: rate,
-    targets, statistic), so the load test opened with it simulates what the planner checked.
+    targets, statistic, length distribution), so the load test opened with it simulates what the planner checked.
 
     >>> from calc.plan.search import PlanRequest, plan
     >>> from calc.spec.catalog import get_gpu, get_model
@@ -94,13 +95,16 @@ def scenario_link(d: Deployment, *, model_id: str, page: str = "frontier", lang:
     params = {"model": model_id, "gpu": d.gpu, "tp": d.tensor_parallel_size, "dtype": "auto",
               "quantization": d.quantization, "kv_cache_dtype": d.kv_cache_dtype, "context": d.input_len + d.output_len,
               "output_len": d.output_len, "max_model_len": d.max_model_len,
-              "concurrency": min(d.max_num_seqs, 1024), "max_num_seqs": d.max_num_seqs, "replicas": d.replicas}
+              "concurrency": min(d.max_num_seqs, int(CONCURRENCY.hi)), "max_num_seqs": d.max_num_seqs, "replicas": d.replicas}
     # the layout (sidebar "Multi-GPU layout"): only where it is not TP alone, so old links stay the same
     params |= {k: v for k, v in (("pp", d.pipeline_parallel_size), ("dp", d.data_parallel_size)) if v != 1}
     if d.enable_expert_parallel:
         params["ep"] = "true"
     if request is not None:
         params |= {RATE.key: f"{request.rate_rps:g}", SLA_TTFT_MS.key: f"{request.ttft_slo_s * 1e3:g}",
-                   SLA_TPOT_MS.key: f"{request.tpot_slo_s * 1e3:g}", SLA_STAT.key: request.percentile}
+                   SLA_TPOT_MS.key: f"{request.tpot_slo_s * 1e3:g}", SLA_STAT.key: request.percentile,
+                   LENGTHS.key: request.lengths}  # the lengths it was sized and checked with
+        if request.lengths != "fixed":
+            params[LENGTH_SPREAD.key] = f"{request.length_spread:g}"
     return f"/{page}?{urlencode(params | {'lang': lang})}"
 

@@ -69,5 +69,7 @@ def cli_command(arch: ModelArch, gpu_ids: Sequence[str], req: PlanRequest, price
         parts.append(f"--max-model-len {req.max_model_len}")
     if not req.enable_chunked_prefill:
         parts.append("--no-enable-chunked-prefill")
+    if req.lengths != "fixed":
+        parts.append(f"--lengths {req.lengths} --length-spread {req.length_spread:g}")
     parts += [f"--sort {req.sort}", f"--top {req.top}", f"--work-budget {int(work_budget)}"]
     return " ".join(parts)

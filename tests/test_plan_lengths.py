@@ -1,0 +1,48 @@
+"""The planner with the load test's length distribution (issue: one traffic description): the slot
+queue's service-time C² (calc.traffic.workload.length_cv2) and the percentile check's requests."""
+
+import numpy as np
+import pytest
+
+from calc.plan.search import PlanRequest, evaluate_grid
+from calc.spec.catalog import get_gpu, get_model
+from calc.traffic.workload import length_cv2, length_spec
+
+GPUS = [get_gpu("h100-sxm"), get_gpu("a100-80gb")]
+ARCH = get_model("meta-llama/Llama-3.1-8B")
+
+
+def _grid(lengths: str, spread: float, percentile: str = "mean"):
+    req = PlanRequest(rate_rps=30, input_len=1000, output_len=200, ttft_slo_s=0.3, tpot_slo_s=0.05,
+                      percentile=percentile, lengths=lengths, length_spread=spread)
+    return evaluate_grid(ARCH, GPUS, req)
+
+
+def test_cv2_by_hand():
+    # uniform on 1000·[0.4, 1.6]: variance (1200)²/12 = 120,000, C² = 120,000 / 1000² = 0.12 = 0.6²/3
+    assert length_cv2("uniform", 0.6) == pytest.approx(0.12)
+    assert length_cv2("uniform", 3.0) == pytest.approx(1 / 3)  # spread capped at 1: [0, 2m]
+    assert length_cv2("lognormal", 0.5) == 0.25 and length_cv2("fixed", 2.0) == 0.0
+    rng = np.random.default_rng(0)  # the sampled uniform's C² matches (±2 %, 200,000 draws)
+    x = length_spec("uniform", 1000, 0.6).sample(200_000, rng, field="output_len")
+    assert x.var() / x.mean() ** 2 == pytest.approx(0.12, rel=0.02)
+
+
+@pytest.mark.parametrize("percentile", ["mean", "p95"])
+def test_spread_lengths_wait_longer_never_shorter(percentile):
+    """M/G/c: the wait grows with (1 + C_s²) / 2, so at the same replicas TTFT never drops, and the
+    replicas needed never fall, as the spread grows (fixed → lognormal 0.5 → lognormal 1.5)."""
+    grids = [_grid("fixed", 0.0, percentile), _grid("lognormal", 0.5, percentile), _grid("lognormal", 1.5, percentile)]
+    for a, b in zip(grids, grids[1:]):
+        both = np.isfinite(a.replicas) & np.isfinite(b.replicas)
+        assert np.all(b.replicas[both] >= a.replicas[both])
+        same = both & (a.replicas == b.replicas)
+        assert np.all(b.slot_wait_s[same] >= a.slot_wait_s[same] - 1e-12)
+    assert np.any(grids[2].slot_wait_s > grids[0].slot_wait_s)  # and it matters somewhere
+
+
+def test_fixed_lengths_are_the_planners_old_answer():
+    old = evaluate_grid(ARCH, GPUS, PlanRequest(rate_rps=30, input_len=1000, output_len=200, ttft_slo_s=0.3,
+                                                tpot_slo_s=0.05))
+    new = _grid("fixed", 0.7)  # the spread means nothing for fixed lengths
+    assert np.array_equal(old.replicas, new.replicas, equal_nan=True)
