@@ -92,7 +92,7 @@ class Control:
         ...     CONCURRENCY.parse("0")
         ... except ControlValueError as e:
         ...     print(e)
-        concurrency: got '0', allowed integer 1 – 1,024
+        concurrency: got '0', allowed integer 1 – 4,096
         """
         def bad() -> ControlValueError:
             return ControlValueError(self.key, raw, self.allowed())

@@ -91,6 +91,9 @@ def render(ctl: C.Control, t: Callable[..., str], label_of: Callable[[Any], str]
             seeded = st.session_state.get(_KEPT.format(key), ctl.default)
         # a link may hold more than the widget allows (it would raise): the first ones are kept
         st.session_state[key] = list(seeded)[:widget.get("max_selections") or None] if multi else seeded
+    cap = widget.get("max_selections") if multi else None
+    if cap and len(st.session_state[key] or ()) > cap:  # a value carried over from another page's link, too
+        st.session_state[key] = list(st.session_state[key])[:cap]
 
     def fmt(option: Any) -> str:
         try:
