@@ -15,7 +15,8 @@ BEST = "Best concurrency meeting the SLA"
 # The shaded "meets the target" region of each panel, read from the figure plotly drew.
 REGIONS_JS = """() => {
   const gd = document.querySelectorAll('.js-plotly-plot')[0];
-  return gd.data.filter(t => t.fill === 'toself').map(t => Math.max(...t.x.filter(v => v !== null)));
+  return gd.data.filter(t => t.fill === 'toself' && t.legendgroup === 'feasible')  // not the error bands (ui.bands)
+              .map(t => Math.max(...t.x.filter(v => v !== null)));
 }"""
 STAR_JS = """() => {
   const gd = document.querySelectorAll('.js-plotly-plot')[0];
@@ -29,7 +30,9 @@ def metric(page: Page, label: str):
 
 
 def _fill_path(page: Page) -> str:
-    return page.locator(".js-plotly-plot").first.locator("path.js-fill").first.get_attribute("d")
+    # every filled path of the first chart (the SLA regions and the error bands, ui.bands): the SLA's move one
+    fills = page.locator(".js-plotly-plot").first.locator("path.js-fill")
+    return "|".join(fills.nth(i).get_attribute("d") or "" for i in range(fills.count()))
 
 
 def test_sla_target_moves_the_shaded_region_and_the_best_point(page: Page, streamlit_url):
