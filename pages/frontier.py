@@ -124,7 +124,7 @@ def _body() -> None:
                 B.card(cards, t, t(f"fr.metric.{key}"), f"{F.number(v, digits)} ms", B.limits(v, b), b,
                        lambda x, d=digits: F.number(x, d), unit="ms", presenting=layout.presenting())
                 shown_bases[t(f"fr.metric.{key}")] = b
-            if f.cost_per_million_input_usd is not None:
+            if f.cost_per_million_input_usd is not None and not layout.presenting():  # a detail, not for the projector
                 st.caption(t("fr.cost.split", cin=F.number(float(f.cost_per_million_input_usd[i]), 4),
                              cout=F.number(float(f.cost_per_million_output_split_usd[i]), 4),
                              price=F.number(f.price_usd_per_gpu_hour, 3), gpus=t.count("gpu", tp)))
