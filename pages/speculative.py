@@ -3,6 +3,7 @@ EAGLE-3, MTP, n-gram), where it stops paying, and why (calc.timing.speculative).
 
 import streamlit as st
 
+from calc.sizing.scenario import memory_for
 from ui import format as F
 from ui import layout, shell
 from ui.speculative import figures as FS
@@ -31,9 +32,16 @@ def _body() -> None:
     cards.metric(t("sd.metric.tau"), F.number(sw.drafter.tokens_per_step, 2), border=True)
     cards.metric(t("sd.metric.speedup1"), f"{F.number(float(sw.step.speedup[0]), 2)}x", border=True)
     cross = sw.crossover_batch
-    cards.metric(t("sd.metric.cross"), t("sd.metric.cross.none") if cross != cross else F.integer(cross), border=True)
+    # the largest batch of whole requests of this context the KV pool holds: past it the sweep is roofline only
+    fit = float(memory_for(sc.arch, sc.gpu, sc.serving, sc.efficiency, concurrency=1,
+                           context_tokens=sc.context_tokens).max_concurrency_at_context)
+    fit = fit if fit == fit and fit >= 1 else None
+    top = int(min(sw.batch[-1], fit or sw.batch[-1]))
+    cards.metric(t("sd.metric.cross"), t("sd.metric.cross.none", n=F.integer(top)) if cross != cross or cross > top
+                 else F.integer(cross), border=True,
+                 help=None if fit is None or fit >= sw.batch[-1] else t("sd.metric.cross.fit", n=F.integer(fit)))
     cards.metric(t("sd.metric.memory"), f"{F.number(sw.drafter.weight_bytes / 2**30, 2)} GiB", border=True)
-    layout.chart(FS.speedup_figure(sw, t), key="sd_speedup_chart")
+    layout.chart(FS.speedup_figure(sw, t, kv_full_batch=fit), key="sd_speedup_chart")
     layout.chart(FS.tpot_figure(sw, t), key="sd_tpot_chart")
     st.caption(t("sd.caption"))
     st.subheader(t("why.title"))

@@ -70,3 +70,17 @@ def test_load_test_command_runs():
     raw = shlex.split(cmd)[shlex.split(cmd).index("--speculative-config") + 1]
     back = parse_speculative_config(raw)
     assert back.method == "eagle" and abs(sum(back.accepted_at_position) - sum(sp.accepted_at_position)) < 1e-3
+
+
+def test_the_sweep_says_where_the_kv_pool_is_full():
+    # Llama-2-7B (MHA, 32 layers × 32 KV heads × 128 × 2 × 2 B = 0.5 MiB a token) on one A100 80 GB at the default
+    # 2,048-token context: 1 GiB a request, so fewer than 80 fit; the card's range stops there, not at 1,024,
+    # and a dotted line marks it on the chart
+    at = app(page=PAGE)
+    assert not at.exception
+    shown = metrics(at)["No longer pays from batch"]
+    if shown.startswith("not below"):
+        n = int(shown.split()[-1].replace(",", ""))
+        assert 1 <= n < 80
+    shapes = plotly_specs(at)[0]["layout"].get("shapes", [])
+    assert any(s.get("line", {}).get("dash") == "dot" for s in shapes)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 EN: dict[str, str] = {
-    "nav.disagg": "Prefill/decode disaggregation",
+    "nav.disagg": "P/D disaggregation",
     "dg.title": "When does prefill/decode disaggregation pay?",
     "dg.intro": "{model} on {gpu} (TP {tp}), {i} prompt + {o} output tokens (sidebar). The same GPUs either run "
                 "colocated engines (prefill and decode share every step) or are split into P prefill and D decode "
