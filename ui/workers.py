@@ -21,9 +21,11 @@ session's script waits for its one job, so a session never holds two places: iss
   simulator, the planner's check); a free worker takes the oldest job of the lane served longest
   ago, so a planner check waits for at most one simulation per worker, not for every simulation
   queued before it (issue 18's room: the planner's p95 went from 13.9 to 18.9 s behind the load test's runs).
-* **Below the UI in the OS scheduler**: a worker runs at ``nice`` ``LLM_CALC_WORKER_NICE`` (default
-  10): where the cores are contended, a session's rerun (interactive, tens of milliseconds) goes first
-  and the batch job takes what is left, instead of the two sharing the core half and half.
+* **Optionally below the UI in the OS scheduler**: a worker runs at ``nice`` ``LLM_CALC_WORKER_NICE``
+  (default 0): at 10, where the cores are contended, a session's rerun goes first and the batch job
+  takes what is left. Not the default: under a steady foreground load (a browser test's Chromium and
+  server on 2 cores) a nice-10 worker got about a tenth of a core and the 405B planner link's 15 s of
+  CPU took more than 120 s; the room benchmark showed no gain beyond its noise.
 * **Without workers** (``LLM_CALC_WORKERS=0``, AppTest, the CLI) :meth:`Job.__call__` runs the same
   function in the caller's thread, through the cache: the behaviour before the pool.
 
@@ -54,7 +56,7 @@ from typing import Any, Callable, Hashable
 
 from ui.budget import RESULTS
 
-DEFAULT_WORKERS, DEFAULT_QUEUE, DEFAULT_NICE = 1, 16, 10
+DEFAULT_WORKERS, DEFAULT_QUEUE, DEFAULT_NICE = 1, 16, 0
 MAX_WORKERS = 16
 CANCEL_GRACE_S = 3.0  # a cancelled job's answer, or a job past its CPU limit, is waited for this long
 LINGER_S = 0.5  # a job nobody waits for is kept this long: a rerun with the same inputs takes it back
@@ -103,7 +105,7 @@ def worker_nice() -> int:
     """``LLM_CALC_WORKER_NICE``: the niceness added to each worker process (0-19; 0 = the server's own).
 
     >>> worker_nice()   # nothing set
-    10
+    0
     """
     return _int_setting("LLM_CALC_WORKER_NICE", DEFAULT_NICE, 0, 19)
 
