@@ -65,6 +65,18 @@ def _int(cfg: dict[str, Any], key: str, default: Any = ...) -> int:
     return value
 
 
+def _routed_and_shared_moe(cfg: dict, *, router_bias: bool) -> dict:
+    """The MoE block of DeepSeek-style configs (DeepSeek-V2/V3, Kimi-K2, GLM-4.5): ``n_routed_experts``
+    routed experts of ``moe_intermediate_size``, ``n_shared_experts`` always-on ones of the same size
+    (one MLP of n_shared × moe_intermediate_size), the first ``first_k_dense_replace`` layers dense."""
+    n_shared = _int(cfg, "n_shared_experts", 0)
+    moe_i = _int(cfg, "moe_intermediate_size")
+    return dict(num_experts=_int(cfg, "n_routed_experts"), experts_per_token=_int(cfg, "num_experts_per_tok"),
+                expert_intermediate_size=moe_i, num_shared_experts=n_shared,
+                shared_expert_intermediate_size=n_shared * moe_i,
+                first_dense_layers=_int(cfg, "first_k_dense_replace", 0), router_bias=router_bias)
+
+
 def _bool(cfg: dict[str, Any], key: str, default: bool) -> bool:
     value = cfg.get(key)
     if value is None:
@@ -363,17 +375,7 @@ def arch_from_hf_config(cfg: dict[str, Any], *, model_id: str | None = None) -> 
             layer_step=_int(cfg, "interleave_moe_layer_step", 1),
         )
     if model_type == "glm4_moe":
-        n_shared = _int(cfg, "n_shared_experts", 0)
-        moe_i = _int(cfg, "moe_intermediate_size")
-        fields["moe"] = dict(
-            num_experts=_int(cfg, "n_routed_experts"),
-            experts_per_token=_int(cfg, "num_experts_per_tok"),
-            expert_intermediate_size=moe_i,
-            num_shared_experts=n_shared,
-            shared_expert_intermediate_size=n_shared * moe_i,
-            first_dense_layers=_int(cfg, "first_k_dense_replace", 0),
-            router_bias=True,  # e_score_correction_bias
-        )
+        fields["moe"] = _routed_and_shared_moe(cfg, router_bias=True)  # e_score_correction_bias
     if model_type == "mixtral":
         fields["moe"] = dict(
             num_experts=_int(cfg, "num_local_experts"),
@@ -398,17 +400,7 @@ def arch_from_hf_config(cfg: dict[str, Any], *, model_id: str | None = None) -> 
             qk_rope_head_dim=_int(cfg, "qk_rope_head_dim"),
             v_head_dim=_int(cfg, "v_head_dim"),
         )
-        n_shared = _int(cfg, "n_shared_experts", 0)
-        moe_i = _int(cfg, "moe_intermediate_size")
-        fields["moe"] = dict(
-            num_experts=_int(cfg, "n_routed_experts"),
-            experts_per_token=_int(cfg, "num_experts_per_tok"),
-            expert_intermediate_size=moe_i,
-            num_shared_experts=n_shared,
-            shared_expert_intermediate_size=n_shared * moe_i,
-            first_dense_layers=_int(cfg, "first_k_dense_replace", 0),
-            router_bias=model_type in ("deepseek_v3", "kimi_k2"),
-        )
+        fields["moe"] = _routed_and_shared_moe(cfg, router_bias=model_type in ("deepseek_v3", "kimi_k2"))
     try:
         return ModelArch(**fields)
     except ValidationError as exc:
