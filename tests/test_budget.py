@@ -94,14 +94,14 @@ class TestEstimateWorkSpeculative:
 
 def test_caps_follow_cpu_and_memory():
     steps, passes = caps(cpu_s=1.0, memory_bytes=2**20)
-    assert passes == round(1.0 / SLOWEST_PASS_S)  # 5,000 passes of 200 µs
+    assert passes == round(1.0 / SLOWEST_PASS_S)  # 3,333 passes of 300 µs
     assert steps == 2**20 // BYTES_PER_STEP  # memory binds first here
 
 
 def test_caps_of_a_speculative_run_count_its_dearer_steps():
     # 1 s: 800,000 plain fast-forwarded steps of 1.25 µs, 166,666 speculative ones of 6 µs
     assert caps(cpu_s=1.0, memory_bytes=2**30)[0] == int(1.0 / SECONDS_PER_STEP)  # 799,999 (float rounding)
-    assert caps(cpu_s=1.0, memory_bytes=2**30, speculative=True) == (166_666, 5000)
+    assert caps(cpu_s=1.0, memory_bytes=2**30, speculative=True) == (166_666, 3333)
 
 
 class TestGaps:

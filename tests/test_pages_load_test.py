@@ -311,8 +311,8 @@ def test_the_work_estimate_and_caps_know_a_speculative_load(monkeypatch):
     import types  # noqa: PLC0415
 
     monkeypatch.setattr(runs, "limits", lambda: types.SimpleNamespace(cpu_s=1.0, run_bytes=2**30))  # CPU binds
-    assert runs._caps() == (int(1.0 / SECONDS_PER_STEP), 5000)  # 799,999 steps of 1.25 µs, 5,000 passes of 200 µs
-    assert runs._caps(speculative=True) == (int(1.0 / SECONDS_PER_SPEC_STEP), 5000)  # 166,666 of 6 µs
+    assert runs._caps() == (int(1.0 / SECONDS_PER_STEP), 3333)  # 799,999 steps of 1.25 µs, 3,333 passes of 300 µs
+    assert runs._caps(speculative=True) == (int(1.0 / SECONDS_PER_SPEC_STEP), 3333)  # 166,666 of 6 µs
 
 
 def test_the_closed_loops_clients_are_the_sidebars_concurrency():

@@ -145,7 +145,7 @@ def test_the_percentile_check_keeps_to_the_budget_and_is_cached(monkeypatch, lan
     assert "p99" in warning
     cmd = next(c.value for c in at.code if c.value.startswith("python -m calc plan"))
     assert "--model meta-llama/Llama-3.1-405B --rate 100000" in cmd and "--percentile p99" in cmd
-    assert "--ttft-slo-ms 600000 --tpot-slo-ms 10000" in cmd and "--work-budget 62500" in cmd
+    assert "--ttft-slo-ms 600000 --tpot-slo-ms 10000" in cmd and "--work-budget 1000000" in cmd
     r0 = resource.getrusage(resource.RUSAGE_SELF)
     at.run()  # a rerun (or another visitor): the cached result
     r1 = resource.getrusage(resource.RUSAGE_SELF)

@@ -456,6 +456,38 @@ class TestBoundedPercentileSearch:
         assert all(d.slo_statistic.startswith("p95 (queueing model); not simulated: its p95 simulation needs more "
                                               "than") for d in r.ranked[:2])
         assert "needed more than the planner's simulation budget" in r.percentile_note
+    def test_cpu_limit_caps_each_simulation_at_the_dearest_pass(self, monkeypatch):
+        """Units alone let the 405B pipeline-parallel link spend 22 s of CPU against a 15 s budget (a unit
+        cost 222 µs there, 297 µs on DeepSeek-V3 with EP, not the 80 µs assumed). With 3 s of CPU left
+        the next run gets at most 1.5 s / 300 µs = 5,000 passes and 1.5 s / 1.25 µs = 1,200,000 steps."""
+        from calc.plan import percentiles as P
+
+        monkeypatch.setattr(P.time, "thread_time", lambda: 100.0)  # this thread's CPU seconds
+        b = P._Budget(100_000, cpu_limit_s=3.0)
+        assert b.caps() == (5000, 1_200_000)  # units alone: 50,000 passes, 3,200,000 steps
+        assert b.left == 100_000
+        monkeypatch.setattr(P.time, "thread_time", lambda: 103.5)
+        assert b.left == 0 and b.caps() == (1, 1)  # spent: nothing more is started
+        assert P._Budget(100_000).caps() == (50_000, 3_200_000)  # no CPU limit: the units (the CLI)
+
+    def test_cpu_limit_bounds_the_405b_link(self):
+        import time
+
+        from calc.plan import percentiles as P
+
+        if not P.AVAILABLE:
+            pytest.skip("calc.traffic (the request simulator) is not installed")
+        req = PlanRequest(rate_rps=7777, input_len=65536, output_len=65536, ttft_slo_s=600, tpot_slo_s=10,
+                          percentile="p99", max_model_len=131072, top=50)
+        gpus = [get_gpu("h100-sxm"), get_gpu("mi325x")]
+        arch = get_model("meta-llama/Llama-3.1-405B")
+        base = plan(arch, gpus, req)
+        t0 = time.thread_time()
+        r = P.check_top(base, arch, gpus, cpu_limit_s=1.0)
+        spent = time.thread_time() - t0
+        assert spent < 1.0 + 0.5  # the last run's passes are capped at the dearest pass; 0.5 s for the rest
+        assert "within 1 s of CPU" in r.percentile_note
+
 
     def test_cli_huge_rate_ends_with_a_result(self, capsys, monkeypatch):
         """The command of the issue (405B, 100,000 req/s, 64k in / 64k out, p99): it did not end in

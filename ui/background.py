@@ -109,10 +109,10 @@ def result(job: Job, t, *, label: str, command: str | None = None, in_worker: bo
         done = True
     except CpuBudgetExceeded:
         _LOG.warning("run stopped at the CPU budget after %.1f s", ticket.cpu_s)
-        _refuse(t("work.over_cpu", cpu=F.number(ticket.cpu_s, 1), limit=F.number(limit_s, 0)), command)
+        _refuse(t("work.over_cpu", cpu=F.number(ticket.cpu_s, 1), limit=F.number(limit_s, 0)), command, bar)
     except WorkerLost as exc:
         _LOG.warning("worker lost: %s", exc)
-        _refuse(t("work.lost", reason=str(exc)[:200]), command)
+        _refuse(t("work.lost", reason=str(exc)[:200]), command, bar)
     finally:
         ticket.cancel()  # nothing if the result came; else the rerun or closed tab ends the job
         if not done:
@@ -121,7 +121,9 @@ def result(job: Job, t, *, label: str, command: str | None = None, in_worker: bo
     return value
 
 
-def _refuse(message: str, command: str | None) -> None:
+def _refuse(message: str, command: str | None, bar=None) -> None:
+    if bar is not None:  # the progress bar goes with the run (it stayed, at "running", above the refusal)
+        bar.empty()
     st.error(message)
     if command:
         st.code(command, language="bash")

@@ -17,13 +17,19 @@ Bounded: the least replica count is found by bisection (the percentile is non-in
 replicas: each gets less of the rate), at most :data:`MAX_EVALS_PER_OPTION` simulations per
 option (a linear search tried every count from N to 2N: millions at 100,000 req/s, each a
 simulation), and all the simulations of one call share a budget of :data:`WORK_BUDGET` units (a
-unit: one pass of the simulator's loop, or 64 engine steps, about 80 µs of CPU). An option whose
+unit: one pass of the simulator's loop, or 64 engine steps; 95–300 µs of CPU by the engine, the
+dearest a pipeline round or an expert-parallel all-to-all: ``bench/planner_unit_cost.py``). A
+caller with a CPU budget (a page) also gives ``cpu_limit_s``: each simulation is then capped at
+the passes and steps the CPU left to the call allows at the dearest pass
+(:data:`calc.traffic.budget.SLOWEST_PASS_S`), so the call stays within it whatever the engine
+(units alone let the 405B pipeline-parallel link spend 22 s of a 15 s budget). An option whose
 simulation would pass the budget keeps the queueing model's numbers and says so.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import replace
 from typing import Sequence
 
@@ -54,19 +60,40 @@ SEED = 0
 # (calc.plan.costs.ttft_quantile_wait_s), so such a row is at most 1 / 0.62 x 0.5 = 0.81 of the target.
 CLEAR_TTFT_FRACTION = 0.5
 MAX_EVALS_PER_OPTION = 12  # simulations per option: N, 2N, then bisection (2^10 counts resolved exactly)
-WORK_BUDGET = 100_000  # simulator work units per check_top call (about 8 s of one core); see the module doc
-SECONDS_PER_UNIT = 80e-6  # CPU of one unit (module doc): a page turns its CPU budget into units with it
+WORK_BUDGET = 100_000  # simulator work units per check_top call (10-30 s of one core); see the module doc
 STEPS_PER_UNIT = 64
 
 
 class _Budget:
-    """Work units left to one :func:`check_top` call (deterministic, unlike a clock)."""
+    """Work units left to one :func:`check_top` call (deterministic, unlike a clock), and where the
+    caller has a CPU budget, the CPU seconds of this thread left to it (module doc)."""
 
-    def __init__(self, units: int) -> None:
-        self.left = int(units)
+    def __init__(self, units: int, cpu_limit_s: float | None = None) -> None:
+        self.units = int(units)
+        self.deadline = None if cpu_limit_s is None else time.thread_time() + float(cpu_limit_s)
+
+    @property
+    def left(self) -> int:
+        """Units left; 0 once the CPU budget is spent."""
+        return 0 if self.cpu_left_s() == 0.0 else self.units
+
+    def cpu_left_s(self) -> float | None:
+        return None if self.deadline is None else max(0.0, self.deadline - time.thread_time())
+
+    def caps(self) -> tuple[int, int]:
+        """(max_passes, max_steps) of the next simulation: half the units left for loop passes, half
+        for engine steps; with a CPU budget, also half its seconds left at the dearest pass and half
+        at a fast-forwarded step (:mod:`calc.traffic.budget`), so the run costs at most what is left."""
+        from calc.traffic.budget import SECONDS_PER_STEP, SLOWEST_PASS_S
+        left = max(self.left, 2)
+        passes, steps = left // 2, left // 2 * STEPS_PER_UNIT
+        if (cpu := self.cpu_left_s()) is not None:
+            passes = max(1, min(passes, int(cpu / 2 / SLOWEST_PASS_S)))
+            steps = max(1, min(steps, int(cpu / 2 / SECONDS_PER_STEP)))
+        return passes, steps
 
     def spend(self, r) -> None:
-        self.left -= int(r.passes) + int(r.step_s.size) // STEPS_PER_UNIT
+        self.units -= int(r.passes) + int(r.step_s.size) // STEPS_PER_UNIT
 
 
 def replica_engine(arch: ModelArch, gpu: GPUSpec, d: Deployment, *, efficiency: Efficiency = Efficiency(),
@@ -105,10 +132,9 @@ def simulated_percentiles(arch: ModelArch, gpu: GPUSpec, d: Deployment, *, rate_
                       max_model_len=d.max_model_len, seed=seed)
     if budget is None:
         r = simulate(e, w, cfg, max_steps=max_steps)
-    else:  # half the units left for loop passes, half for engine steps: the run costs at most what is left
-        left = max(budget.left, 2)
-        steps = left // 2 * STEPS_PER_UNIT
-        r = simulate(e, w, cfg, max_passes=left // 2, max_steps=steps if max_steps is None else min(steps, max_steps))
+    else:  # the run costs at most what is left of the budget (_Budget.caps)
+        passes, steps = budget.caps()
+        r = simulate(e, w, cfg, max_passes=passes, max_steps=steps if max_steps is None else min(steps, max_steps))
         budget.spend(r)
     if r.truncated:
         return None
@@ -204,7 +230,7 @@ def _most_replicas(d: Deployment, req: PlanRequest, price: float | None) -> int:
 
 def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], efficiency: Efficiency = Efficiency(), *,
               top: int = SIMULATED_TOP, num_requests: int = NUM_REQUESTS, work_budget: int | None = None,
-              max_steps: int | None = None) -> PlanResult:
+              max_steps: int | None = None, cpu_limit_s: float | None = None) -> PlanResult:
     """``result`` with its first ``top`` rows re-judged on the requested percentile by simulation
     (replicas added where needed, rows that still miss dropped); the other rows keep the queueing
     model's numbers and say so; all of them sorted by the request's key
@@ -212,7 +238,7 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
     simulator is not available. Bounded (module doc): ``top`` at most :data:`MAX_SIMULATED_TOP`,
     at most :data:`MAX_EVALS_PER_OPTION` simulations per option, one per distinct engine and
     rate, ``work_budget`` units in all, at most ``max_steps`` engine steps per simulation (its
-    memory); a row whose simulation did not fit the budget keeps the model's numbers
+    memory), at most ``cpu_limit_s`` seconds of this thread's CPU where given; a row whose simulation did not fit the budget keeps the model's numbers
     (``slo_statistic`` says so)."""
     req: PlanRequest = result.request
     if req.percentile == "mean" or not AVAILABLE or not result.ranked:
@@ -220,7 +246,7 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
     top = max(1, min(int(top), MAX_SIMULATED_TOP))
     num_requests = max(1, min(int(num_requests), MAX_NUM_REQUESTS))
     work_budget = WORK_BUDGET if work_budget is None else int(work_budget)
-    budget = _Budget(work_budget)
+    budget = _Budget(work_budget, cpu_limit_s)
     by_id = {g.id: g for g in gpus}
     model = model_statistic(req.percentile)
     seen: dict[tuple, tuple[float, float] | None] = {}  # one simulation per engine, config and replica rate
@@ -285,8 +311,10 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
             f"first quarter dropped; replicas added where the percentile missed) but those whose modelled TTFT is at "
             f"most {CLEAR_TTFT_FRACTION:g} of the target")
     if unchecked:
+        cpu = "" if cpu_limit_s is None else f" within {cpu_limit_s:g} s of CPU"
         note += (f"; {len(unchecked)} of them needed more than the planner's simulation budget ({work_budget:,} "
-                 f"units: loop passes of the simulator, or 64 engine steps each) and kept the queueing model's numbers")
+                 f"units: loop passes of the simulator, or 64 engine steps each{cpu}) and kept the queueing model's "
+                 "numbers")
     # One order for every row, by the request's key (calc.plan.search.rank_key): a checked row with
     # replicas added can cost more than a row below it (issue #19: $1.95 listed above $1.78).
     ranked = sorted(checked + rest, key=lambda d: rank_key(d, req.sort))

@@ -43,7 +43,7 @@ import numpy as np
 SECONDS_PER_PASS = 80e-6  # one general scheduler pass (measured, see the module doc)
 SECONDS_PER_STEP = 1.25e-6  # one fast-forwarded decode step (measured)
 SECONDS_PER_SPEC_STEP = 6e-6  # one fast-forwarded speculative step, a few running requests (measured)
-SLOWEST_PASS_S = 200e-6  # a general pass with ~1,000 running requests (measured): what the caps assume
+SLOWEST_PASS_S = 300e-6  # a general pass of the dearest engine (EP all-to-all, PP round; bench/planner_unit_cost.py): the caps
 BYTES_PER_STEP = 128  # 7 series × 8 B typed arrays while running, then 7 × 8 B NumPy arrays (+ slack)
 ITL_MAX_SAMPLES = 1 << 20  # inter-token gaps kept exactly (8 MiB); a quantile sketch of this size beyond
 BYTES_PER_REQUEST = 12 * 8  # per-request arrays of the result
@@ -104,7 +104,7 @@ def caps(*, cpu_s: float, memory_bytes: int, speculative: bool = False) -> tuple
     ``speculative``: its steps cost :data:`SECONDS_PER_SPEC_STEP`.
 
     >>> caps(cpu_s=15.0, memory_bytes=256 * 2**20)
-    (2097152, 75000)
+    (2097152, 50000)
     """
     max_passes = max(1, round(cpu_s / SLOWEST_PASS_S))
     per_step = SECONDS_PER_SPEC_STEP if speculative else SECONDS_PER_STEP

@@ -1,15 +1,16 @@
 """The planner's results, cached by their inputs in the byte-bounded :data:`ui.budget.RESULTS`
 (shared by every session: the same link costs its simulations once), and held to the budget: the
-percentile check (:func:`calc.plan.percentiles.check_top`) gets the CPU seconds of
-``LLM_CALC_MAX_CPU_S`` as work units and the memory of ``LLM_CALC_MAX_RUN_MIB`` as its step cap;
-options it cannot simulate within them keep the queueing model's numbers and say so. No arithmetic here."""
+percentile check (:func:`calc.plan.percentiles.check_top`) gets the CLI's work units, the CPU
+seconds of ``LLM_CALC_MAX_CPU_S`` (less :data:`PLAN_RESERVE_S` for the grid search) as its CPU
+limit and the memory of ``LLM_CALC_MAX_RUN_MIB`` as its step cap; options it cannot simulate
+within them keep the queueing model's numbers and say so. No arithmetic here."""
 
 from __future__ import annotations
 
 import shlex
 from typing import Sequence
 
-from calc.plan.percentiles import SECONDS_PER_UNIT, WORK_BUDGET, check_top
+from calc.plan.percentiles import WORK_BUDGET, check_top
 from calc.plan.search import PlanRequest, PlanResult, plan
 from calc.spec.inputs import Efficiency, GPUSpec, ModelArch
 from calc.traffic.budget import caps
@@ -17,15 +18,23 @@ from ui.budget import limits
 from ui.workers import Job
 
 
+PLAN_RESERVE_S = 1.0  # of the CPU budget, left to the grid search and the worker's start (0.15 s for 16,000 options)
+
+
 def work_units() -> int:
-    """The percentile check's work units under the CPU budget (never above the CLI's default)."""
-    return max(1, min(WORK_BUDGET, round(limits().cpu_s / SECONDS_PER_UNIT)))
+    """The percentile check's work units: the CLI's default (the CPU limit binds first on dear engines)."""
+    return WORK_BUDGET
+
+
+def check_cpu_s() -> float:
+    """CPU seconds the percentile check may take: the budget less :data:`PLAN_RESERVE_S`."""
+    return max(0.5, limits().cpu_s - PLAN_RESERVE_S)
 
 
 def _check(arch: ModelArch, gpus: tuple[GPUSpec, ...], req: PlanRequest, efficiency: Efficiency,
-           prices: dict[str, float | None], units: int, max_steps: int) -> PlanResult:
+           prices: dict[str, float | None], units: int, max_steps: int, cpu_s: float) -> PlanResult:
     return check_top(plan(arch, list(gpus), req, efficiency, prices=prices), arch, list(gpus), efficiency,
-                     work_budget=units, max_steps=max_steps)
+                     work_budget=units, max_steps=max_steps, cpu_limit_s=cpu_s)
 
 
 def planned_job(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, efficiency: Efficiency,
@@ -35,8 +44,8 @@ def planned_job(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, effi
     units = work_units()
     max_steps, _ = caps(cpu_s=lim.cpu_s, memory_bytes=lim.run_bytes)
     key = ("planner", arch.model_dump_json(), tuple(g.model_dump_json() for g in gpus), req.model_dump_json(),
-           efficiency.model_dump_json(), tuple(sorted(prices.items())), units, max_steps)
-    return Job(key, _check, (arch, tuple(gpus), req, efficiency, dict(prices), units, max_steps))
+           efficiency.model_dump_json(), tuple(sorted(prices.items())), units, max_steps, check_cpu_s())
+    return Job(key, _check, (arch, tuple(gpus), req, efficiency, dict(prices), units, max_steps, check_cpu_s()))
 
 
 def planned(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, efficiency: Efficiency,
