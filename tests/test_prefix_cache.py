@@ -220,6 +220,30 @@ class TestPlanner:
         assert ok.any() and np.all(b[ok] <= a[ok] + 1e-12)
         assert shared.grid.requests_per_s_per_replica.sum() > plain.grid.requests_per_s_per_replica.sum()
 
+    def test_percentile_check_simulates_the_reuse(self, monkeypatch):
+        """The planner's simulated check ran every prompt uncached, so an option sized on the cached
+        prompts (one H100 for 20 req/s of 2,000 tokens, 1,800 of them one of 4 shared prefixes) came
+        out at 34.5 s of P95 TTFT and was given more replicas; with the reuse simulated it is 0.11 s."""
+        from calc.plan import percentiles as P
+        from calc.plan.search import PlanRequest, plan
+        from calc.spec.catalog import get_gpu
+
+        if not P.AVAILABLE:
+            pytest.skip("calc.traffic (the request simulator) is not installed")
+        gpu = get_gpu("h100-sxm")
+        req = PlanRequest(rate_rps=20, input_len=2000, output_len=200, ttft_slo_s=0.5, tpot_slo_s=0.05,
+                          percentile="p95", shared_prefix_len=1800, num_shared_prefixes=4)
+        d = plan(ARCH, [gpu], req).ranked[0]
+        assert d.replicas == 1
+        kw = dict(rate_rps=20, replicas=1, percentile="p95", num_requests=600)
+        cold = P.simulated_percentiles(ARCH, gpu, d, **kw)
+        warm = P.simulated_percentiles(ARCH, gpu, d, **kw, reuse=req.reuse)
+        assert cold[0] > 10 * req.ttft_slo_s and warm[0] < req.ttft_slo_s  # 34.5 s vs 0.11 s here
+        monkeypatch.setattr(P, "CLEAR_TTFT_FRACTION", 0.0)  # simulate it even if the model says it is clear
+        r = P.check_top(plan(ARCH, [gpu], req), ARCH, [gpu], top=1, num_requests=600)
+        first = next(x for x in r.ranked if x.slo_statistic.startswith("p95 (simulated"))
+        assert "with the prefix reuse" in first.slo_statistic and first.replicas == 1
+
     def test_bad_reuse_names_the_field(self):
         from pydantic import ValidationError
 

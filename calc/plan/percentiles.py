@@ -118,10 +118,14 @@ def simulated_percentiles(arch: ModelArch, gpu: GPUSpec, d: Deployment, *, rate_
                           percentile: str, efficiency: Efficiency = Efficiency(), chunked: bool = True,
                           num_requests: int = NUM_REQUESTS, seed: int = SEED,
                           budget: _Budget | None = None, max_steps: int | None = None,
-                          lengths: str = "fixed", length_spread: float = 0.0) -> tuple[float, float] | None:
+                          lengths: str = "fixed", length_spread: float = 0.0,
+                          reuse=None) -> tuple[float, float] | None:
     """(TTFT, TPOT) at ``percentile`` of one replica of ``d`` receiving ``rate_rps / replicas``, its
     request lengths drawn around ``d``'s as ``lengths`` / ``length_spread`` say (the load test's
-    distributions, :func:`calc.traffic.workload.length_spec`, kept within max_model_len);
+    distributions, :func:`calc.traffic.workload.length_spec`, kept within max_model_len), with the
+    request's prefix reuse where it has any (``reuse``, a :class:`calc.traffic.prefix_cache.PrefixReuse`:
+    shared prefixes, or chats whose M = :func:`calc.traffic.prefix_cache.conversations_in_flight`
+    conversations at the replica's rate and ``d``'s E2E share the arrivals, as the load test runs them);
     None when the simulation would pass what is left of ``budget`` or ``max_steps`` engine steps
     (its memory: :func:`calc.traffic.budget.caps`); it is cut there."""
     e, cfg = replica_engine(arch, gpu, d, efficiency=efficiency, chunked=chunked)
@@ -130,11 +134,20 @@ def simulated_percentiles(arch: ModelArch, gpu: GPUSpec, d: Deployment, *, rate_
                       input_len=length_spec(lengths, d.input_len, length_spread, d.max_model_len),
                       output_len=length_spec(lengths, d.output_len, length_spread, d.max_model_len),
                       max_model_len=d.max_model_len, seed=seed)
+    chains = None
+    if reuse is not None and reuse.any_reuse:
+        from calc.traffic.prefix_cache import conversations_in_flight, reuse_workload  # noqa: PLC0415
+        convs = conversations_in_flight(rate_rps=rate_rps / replicas / d.data_parallel_size, e2e_latency_s=d.e2e_s)
+        w, chains = reuse_workload(w, reuse, conversations=int(convs), seed=seed)
+        if reuse.turns > 1:  # conversations that outgrow the model are cut (the engine refuses them)
+            w = replace(w, input_len=np.minimum(w.input_len, np.maximum(d.max_model_len - w.output_len, 1)))
+        cfg = replace(cfg, enable_prefix_caching=reuse.enable_prefix_caching)
     if budget is None:
-        r = simulate(e, w, cfg, max_steps=max_steps)
+        r = simulate(e, w, cfg, max_steps=max_steps, chains=chains)
     else:  # the run costs at most what is left of the budget (_Budget.caps)
         passes, steps = budget.caps()
-        r = simulate(e, w, cfg, max_passes=passes, max_steps=steps if max_steps is None else min(steps, max_steps))
+        r = simulate(e, w, cfg, max_passes=passes, max_steps=steps if max_steps is None else min(steps, max_steps),
+                     chains=chains)
         budget.spend(r)
     if r.truncated:
         return None
@@ -253,6 +266,7 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
     checked: list[Deployment] = []
     unchecked: list[Deployment] = []
     clear: list[Deployment] = []
+    reused = ", with the prefix reuse" if req.reuse.any_reuse else ""
     for d in result.ranked[:top]:
         if d.ttft_s <= CLEAR_TTFT_FRACTION * req.ttft_slo_s and d.tpot_s <= req.tpot_slo_s:
             clear.append(replace(d, slo_statistic=f"{model}, not simulated: at most {CLEAR_TTFT_FRACTION:g} of the "
@@ -273,7 +287,7 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
                                                   percentile=req.percentile, efficiency=efficiency,
                                                   chunked=req.enable_chunked_prefill, num_requests=num_requests,
                                                   budget=budget, max_steps=max_steps, lengths=req.lengths,
-                                                  length_spread=req.length_spread)
+                                                  length_spread=req.length_spread, reuse=req.reuse)
             got = seen[key]
             if got is None:
                 return None
@@ -303,7 +317,7 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
             else d.usd_per_million_output_tokens * scale,
             output_tokens_per_s=d.output_tokens_per_s * scale,
             slo_statistic=f"{req.percentile} (simulated, {num_requests} Poisson requests per replica, the first "
-                          f"quarter dropped{bound})"))
+                          f"quarter dropped{reused}{bound})"))
     rest = unchecked + clear + [replace(d, slo_statistic=f"{model}, not simulated") for d in result.ranked[top:]]
     note = (f"{req.percentile}: every configuration sized with the queueing model (TTFT at full batch + the waits "
             f"for a sequence slot and the prefill room at {req.percentile}); the first "
