@@ -1,6 +1,7 @@
 """Planner page: the deployments (GPU, TP, precisions, max_num_seqs, replicas) that serve a request
 rate within an SLA, ranked; cost against latency; why the others are out; vLLM commands."""
 
+import dataclasses
 import time
 
 import streamlit as st
@@ -17,6 +18,8 @@ from ui.i18n import current_language
 from ui.planner import explain as X
 from ui.planner import figures as FP
 from ui.planner import runs as pl_runs
+from ui.prefixcache.widgets import prefix_inputs
+from ui.speculative.inputs import speculative_inputs
 from ui.planner.controls import (PL_BUDGET, PL_GPUS, PL_MAX_GPUS, PL_SORT, PL_TOP, PL_PRICES, PLANNER,
                                  PRICES_KEY, parse_prices)
 from ui.safe import describe, md_escape
@@ -63,6 +66,14 @@ session_view.touch(PL_PRICES)
 prices_text = c10.text_input(t("ctl.pl_prices"), key=PRICES_KEY, bind="query-params", help=t("ctl.pl_prices.help"),
                              max_chars=2000, placeholder="h100-sxm=2.49")
 labelled.keep(PRICES_KEY, prices_text or "")
+c11, c12 = st.columns(2)
+with c11:  # the workload's prefix reuse and the drafter: the frontier's and load test's inputs (same URL keys)
+    reuse = prefix_inputs(t, input_len=s.input_len, where=c11)
+with c12:
+    spec = speculative_inputs(t, where=c12)
+if spec is not None and reuse.any_reuse:
+    st.caption(t("pc.with_spec", what=t("pc.what.planner")))
+    reuse = None
 try:
     prices = parse_prices(prices_text)
 except ControlValueError as exc:
@@ -74,17 +85,18 @@ try:
     req = PlanRequest(rate_rps=rate, input_len=s.input_len, output_len=s.output_len, ttft_slo_s=ttft_ms / 1e3,
                       tpot_slo_s=tpot_ms / 1e3, percentile=percentile, max_gpus=max_gpus, budget_usd_per_hour=budget,
                       sort=sort, top=top, gpu_memory_utilization=s.gpu_memory_utilization, lengths=lengths,
-                      length_spread=0.0 if lengths == "fixed" else float(spread))
+                      length_spread=0.0 if lengths == "fixed" else float(spread),
+                      **({} if reuse is None else dataclasses.asdict(reuse)))
 except ValidationError as exc:
     st.error(md_escape(describe_validation_error(exc)))
     st.stop()
 gpus = [get_gpu(g) for g in allowed] if allowed else list_gpus()
 t0 = time.perf_counter()
-command = pl_runs.cli_command(sc.arch, list(allowed or []), req, prices, 10 * pl_runs.work_units())
+command = pl_runs.cli_command(sc.arch, list(allowed or []), req, prices, 10 * pl_runs.work_units(), spec)
 # cached by its inputs and the budget, in bytes (ui.budget); the percentile check simulates: in a
 # worker process, cancelled when the inputs change or the tab closes (ui.background)
-result = background.result(pl_runs.planned_job(sc.arch, gpus, req, sc.efficiency, prices), t, label=t("pl.running"),
-                           command=command, in_worker=percentile != "mean")
+result = background.result(pl_runs.planned_job(sc.arch, gpus, req, sc.efficiency, prices, spec), t,
+                           label=t("pl.running"), command=command, in_worker=percentile != "mean" and spec is None)
 elapsed = time.perf_counter() - t0
 budget_limits = limits()
 
@@ -103,6 +115,7 @@ if best is not None and (why := X.layout_why(best, t)):  # PP / DP / EP: why thi
 # session or another asking the same question)
 st.caption(t("pl.search_time", ms=F.number(elapsed * 1e3, 0)) if elapsed >= 1e-3 else t("pl.search_cached"))
 st.caption(t("pl.statistic.mean") if percentile == "mean" else
+           t("pl.statistic.speculative", p=percentile) if spec is not None else
            t("pl.statistic.simulated", p=percentile) if result.slo_statistic == percentile else
            t("pl.statistic.fallback", p=percentile))
 

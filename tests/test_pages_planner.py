@@ -182,3 +182,41 @@ def test_the_percentile_check_runs_in_a_worker_process(monkeypatch):
     assert metrics(there) == metrics(here) and there.dataframe[0].value.equals(here.dataframe[0].value)
     app({"sla_stat": "mean"}, page=PAGE)  # the mean: in the page's thread
     assert ran == ["planner"]
+
+
+def test_speculative_decoding_from_the_shared_inputs():
+    """Issue #21: the planner page had no speculative input (CLI only). The frontier's and load test's
+    switch (same URL keys) plans every option with the drafter; the percentile is the queueing model's
+    (the simulated check takes no drafter, as the CLI says); the commands carry the config."""
+    at = app({"spec_on": "true", "sla_stat": "p95"}, page=PAGE)
+    assert not at.exception and not at.error
+    assert any("with the queueing model only" in c for c in texts(at.caption))
+    serve = next(c.value for c in at.code if c.value.startswith("vllm serve"))
+    assert "--speculative-config" in serve
+
+
+def test_cli_command_carries_the_drafter_and_the_reuse():
+    from calc.spec.speculative import parse_speculative_config
+    from ui.planner.runs import cli_command
+
+    req = PlanRequest(rate_rps=2, input_len=1792, output_len=256, ttft_slo_s=0.5, tpot_slo_s=0.05,
+                      shared_prefix_len=1024, num_shared_prefixes=3)
+    spec = parse_speculative_config({"method": "ngram", "num_speculative_tokens": 2}, acceptance_rate=0.5)
+    cmd = cli_command(get_model("meta-llama/Llama-2-7b-hf"), [], req, {}, 1000, spec)
+    assert "--shared-prefix-len 1024 --num-shared-prefixes 3" in cmd
+    assert """--speculative-config '{"method": "ngram", "num_speculative_tokens": 2, "position_acceptance": [0.5, 0.5]}'""" in cmd
+
+
+def test_prefix_reuse_from_the_shared_inputs_and_with_speculation():
+    """The workload's shared prefix reaches the plan (and its simulated check, and the CLI command);
+    with the drafter on as well the page says the two are not modelled together and leaves reuse out."""
+    plain = app({"sla_stat": "p95"}, page=PAGE)
+    at = app({"pc_reuse": "shared", "pc_prefix_len": "1024", "sla_stat": "p95"}, page=PAGE)
+    assert not at.exception and not at.error
+    # 1,024 of the 1,792 prompt tokens cached: less work per request, so no dearer answer, and a changed table
+    a, b = at.dataframe[0].value, plain.dataframe[0].value
+    usd = "$ / hour"
+    assert a[usd].min() <= b[usd].min() and not a.equals(b)
+    at = app({"pc_reuse": "shared", "pc_prefix_len": "1024", "spec_on": "true", "lang": "zh"}, page=PAGE)
+    assert not at.exception and not at.error
+    assert any("前缀复用与投机解码尚未联合建模" in c for c in texts(at.caption))

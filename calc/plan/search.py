@@ -689,7 +689,7 @@ def plan(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, efficiency:
         if key in seen:
             continue
         seen.add(key)
-        ranked.append(_deployment(grid, by_id, req, arch, (gi, ti, qi, ki, si)))
+        ranked.append(_deployment(grid, by_id, req, arch, (gi, ti, qi, ki, si), grid_kw.get("speculative")))
         if len(ranked) >= req.top:
             break
     options = []
@@ -720,7 +720,8 @@ def plan(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, efficiency:
                       reason_counts=counts, slo_statistic=req.percentile, percentile_note=note)
 
 
-def _deployment(grid: PlanGrid, by_id: dict[str, GPUSpec], req: PlanRequest, arch: ModelArch, idx) -> Deployment:
+def _deployment(grid: PlanGrid, by_id: dict[str, GPUSpec], req: PlanRequest, arch: ModelArch, idx,
+                speculative=None) -> Deployment:
     gi, ti, qi, ki, si = (int(i) for i in idx)
     gpu = by_id[grid.gpu_ids[gi]]
     tp, q, k, seqs = grid.tensor_parallel_sizes[ti], grid.quantizations[qi], grid.kv_cache_dtypes[ki], grid.max_num_seqs[si]
@@ -752,7 +753,8 @@ def _deployment(grid: PlanGrid, by_id: dict[str, GPUSpec], req: PlanRequest, arc
         meets_slo=bool(grid.meets_slo[at]), slo_statistic=model_statistic(req.percentile), reason=REASONS[int(grid.reason[at])],
         vllm_command=serve_command(model_id=arch.id, serving=serving, max_model_len=req.model_len, max_num_seqs=seqs,
                                    max_num_batched_tokens=budget,
-                                   chunked=req.enable_chunked_prefill),
+                                   chunked=req.enable_chunked_prefill, speculative=speculative,
+                                   enable_prefix_caching=req.enable_prefix_caching or not req.reuse.any_reuse),
         precision_source=choice.source, quality_table=choice.quality_table,
         pipeline_parallel_size=lay.pipeline_parallel_size, data_parallel_size=lay.data_parallel_size,
         enable_expert_parallel=lay.enable_expert_parallel,

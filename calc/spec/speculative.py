@@ -142,5 +142,19 @@ def describe(config: SpeculativeConfig) -> str:
             f"{1.0 + sum(config.accepted_at_position):.2f} tokens per step")
 
 
+def cli_json(config: SpeculativeConfig) -> str:
+    """The ``--speculative-config`` JSON that gives ``python -m calc`` this config back: method, k and
+    the acceptance per position (each given the ones before: c_i / c_(i-1) of the cumulative
+    ``accepted_at_position``), kept below 1 as the reader requires.
+
+    >>> cli_json(parse_speculative_config({"method": "ngram", "num_speculative_tokens": 2}, acceptance_rate=0.5))
+    '{"method": "ngram", "num_speculative_tokens": 2, "position_acceptance": [0.5, 0.5]}'
+    """
+    cum = config.accepted_at_position
+    return json.dumps({"method": config.method, "num_speculative_tokens": config.num_speculative_tokens,
+                       "position_acceptance": [min(round(c / (cum[i - 1] if i else 1.0), 6), 0.999999)
+                                               for i, c in enumerate(cum)]})
+
+
 __all__ = ["SpeculativeConfig", "parse_speculative_config", "default_accepted_at_position", "describe", "METHODS",
-           "speculative_data", "quote"]
+           "speculative_data", "quote", "cli_json"]

@@ -14,10 +14,12 @@ from calc.spec.inputs import ServingConfig
 
 
 def serve_command(*, model_id: str, serving: ServingConfig, max_model_len: int, max_num_seqs: int,
-                  max_num_batched_tokens: int, chunked: bool, speculative=None) -> str:
+                  max_num_batched_tokens: int, chunked: bool, speculative=None,
+                  enable_prefix_caching: bool = True) -> str:
     """The ``vllm serve`` line of a scenario (one flag per line, ready to paste in a shell).
     ``speculative`` (:class:`calc.spec.speculative.SpeculativeConfig`) adds ``--speculative-config``
-    (EAGLE needs its draft weights: ``DRAFT_MODEL_ID`` stands for them).
+    (EAGLE needs its draft weights: ``DRAFT_MODEL_ID`` stands for them); ``enable_prefix_caching``
+    False adds ``--no-enable-prefix-caching`` (vLLM V1 caches prefixes by default).
 
     >>> print(serve_command(model_id="meta-llama/Llama-2-7b-hf", serving=ServingConfig(dtype="float16"),
     ...       max_model_len=4096, max_num_seqs=24, max_num_batched_tokens=2048, chunked=True))
@@ -49,6 +51,8 @@ def serve_command(*, model_id: str, serving: ServingConfig, max_model_len: int, 
     if s.disable_custom_all_reduce:
         flags.append("--disable-custom-all-reduce")
     flags.append("--enable-chunked-prefill" if chunked else "--no-enable-chunked-prefill")
+    if not enable_prefix_caching:
+        flags.append("--no-enable-prefix-caching")
     if speculative is not None:
         import json  # noqa: PLC0415
 

@@ -64,6 +64,18 @@ class PrefixReuse:
     def any_reuse(self) -> bool:
         return self.shared_prefix_len > 0 or self.turns > 1
 
+    def cli_flags(self) -> list[str]:
+        """The reuse as ``python -m calc`` spells it (none: no flags).
+
+        >>> PrefixReuse(shared_prefix_len=1800, num_shared_prefixes=4, enable_prefix_caching=False).cli_flags()
+        ['--shared-prefix-len 1800 --num-shared-prefixes 4', '--no-enable-prefix-caching']
+        """
+        if not self.any_reuse:
+            return []
+        out = [f"--turns {self.turns}" if self.turns > 1 else
+               f"--shared-prefix-len {self.shared_prefix_len} --num-shared-prefixes {self.num_shared_prefixes}"]
+        return out + ([] if self.enable_prefix_caching else ["--no-enable-prefix-caching"])
+
 
 def cached_prefix_tokens(*, prefix_tokens, prompt_tokens, block_size):
     """Tokens of a prompt found in the cache when its first ``prefix_tokens`` are cached: full

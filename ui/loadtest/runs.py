@@ -10,7 +10,6 @@ passes the budget, and the caps stop a run the estimate missed. Thin wrappers ar
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import shlex
 from dataclasses import dataclass, replace
@@ -19,6 +18,7 @@ import numpy as np
 
 from calc.plan.percentiles import steady_state_statistic
 from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
+from calc.spec.speculative import cli_json
 from calc.timing.estimate import estimate
 from calc.timing.speculative import drafter_and_kv_capacity
 from calc.traffic import simulator
@@ -226,11 +226,7 @@ def cli_command(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, load: Loa
         parts.append("--no-enable-chunked-prefill")
     parts += [f"--input-len {load.input_len}", f"--output-len {load.output_len}", f"--arrival {q(load.arrival)}"]
     if load.speculative is not None:  # vLLM's flag; the acceptance as its per-position list
-        sp = load.speculative
-        parts.append("--speculative-config " + q(json.dumps({
-            "method": sp.method, "num_speculative_tokens": sp.num_speculative_tokens,
-            "position_acceptance": [min(round(c / (sp.accepted_at_position[i - 1] if i else 1.0), 6), 0.999999)
-                                    for i, c in enumerate(sp.accepted_at_position)]})))
+        parts.append("--speculative-config " + q(cli_json(load.speculative)))
     if load.arrival == "closed":
         parts.append(f"--concurrency {load.concurrency}")
     elif load.arrival in ("poisson", "gamma"):
@@ -239,14 +235,8 @@ def cli_command(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, load: Loa
             parts.append(f"--cv {load.cv:g}")
     if load.lengths != "fixed" and load.spread > 0:
         parts.append(f"--input-len-cv {load.spread:g} --output-len-cv {load.spread:g}")
-    if load.reuse is not None and load.reuse.any_reuse:  # the prefix reuse, as the CLI spells it
-        if load.reuse.turns > 1:
-            parts.append(f"--turns {load.reuse.turns}")
-        else:
-            parts.append(f"--shared-prefix-len {load.reuse.shared_prefix_len} "
-                         f"--num-shared-prefixes {load.reuse.num_shared_prefixes}")
-        if not load.reuse.enable_prefix_caching:
-            parts.append("--no-enable-prefix-caching")
+    if load.reuse is not None:  # the prefix reuse, as the CLI spells it
+        parts += load.reuse.cli_flags()
     parts += [f"--num-requests {load.num_requests}", f"--seed {load.seed}", "--format json"]
     return " ".join(parts)
 

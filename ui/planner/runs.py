@@ -13,6 +13,7 @@ from typing import Sequence
 from calc.plan.percentiles import WORK_BUDGET, check_top
 from calc.plan.search import PlanRequest, PlanResult, plan
 from calc.spec.inputs import Efficiency, GPUSpec, ModelArch
+from calc.spec.speculative import SpeculativeConfig, cli_json
 from calc.traffic.budget import caps
 from ui.budget import limits
 from ui.workers import Job
@@ -32,26 +33,31 @@ def check_cpu_s() -> float:
 
 
 def _check(arch: ModelArch, gpus: tuple[GPUSpec, ...], req: PlanRequest, efficiency: Efficiency,
-           prices: dict[str, float | None], units: int, max_steps: int, cpu_s: float) -> PlanResult:
-    return check_top(plan(arch, list(gpus), req, efficiency, prices=prices), arch, list(gpus), efficiency,
-                     work_budget=units, max_steps=max_steps, cpu_limit_s=cpu_s)
+           prices: dict[str, float | None], units: int, max_steps: int, cpu_s: float,
+           speculative: SpeculativeConfig | None = None) -> PlanResult:
+    result = plan(arch, list(gpus), req, efficiency, prices=prices, speculative=speculative)
+    if speculative is not None:  # the simulated check takes no drafter: the queueing model's percentile (as the CLI)
+        return result
+    return check_top(result, arch, list(gpus), efficiency, work_budget=units, max_steps=max_steps, cpu_limit_s=cpu_s)
 
 
 def planned_job(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, efficiency: Efficiency,
-                prices: dict[str, float | None]) -> Job:
-    """The plan and its percentile check under the budget, as a cacheable :class:`ui.workers.Job`."""
+                prices: dict[str, float | None], speculative: SpeculativeConfig | None = None) -> Job:
+    """The plan and its percentile check under the budget, as a cacheable :class:`ui.workers.Job`
+    (with ``speculative``, every option decodes with that drafter and the check is the queueing model's)."""
     lim = limits()
     units = work_units()
     max_steps, _ = caps(cpu_s=lim.cpu_s, memory_bytes=lim.run_bytes)
     key = ("planner", arch.model_dump_json(), tuple(g.model_dump_json() for g in gpus), req.model_dump_json(),
-           efficiency.model_dump_json(), tuple(sorted(prices.items())), units, max_steps, check_cpu_s())
-    return Job(key, _check, (arch, tuple(gpus), req, efficiency, dict(prices), units, max_steps, check_cpu_s()))
+           efficiency.model_dump_json(), tuple(sorted(prices.items())), units, max_steps, check_cpu_s(), speculative)
+    return Job(key, _check, (arch, tuple(gpus), req, efficiency, dict(prices), units, max_steps, check_cpu_s(),
+                             speculative))
 
 
 def planned(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, efficiency: Efficiency,
-            prices: dict[str, float | None]) -> PlanResult:
+            prices: dict[str, float | None], speculative: SpeculativeConfig | None = None) -> PlanResult:
     """:func:`planned_job`, run in this thread (cached)."""
-    return planned_job(arch, gpus, req, efficiency, prices)()
+    return planned_job(arch, gpus, req, efficiency, prices, speculative)()
 
 
 def not_simulated(result: PlanResult) -> int:
@@ -60,7 +66,7 @@ def not_simulated(result: PlanResult) -> int:
 
 
 def cli_command(arch: ModelArch, gpu_ids: Sequence[str], req: PlanRequest, prices: dict[str, float | None],
-                work_budget: int) -> str:
+                work_budget: int, speculative: SpeculativeConfig | None = None) -> str:
     """The ``python -m calc plan`` command for the same request (values shell-quoted), with
     ``--work-budget`` for the percentile check: what to run on one's own machine."""
     q = shlex.quote
@@ -80,5 +86,8 @@ def cli_command(arch: ModelArch, gpu_ids: Sequence[str], req: PlanRequest, price
         parts.append("--no-enable-chunked-prefill")
     if req.lengths != "fixed":
         parts.append(f"--lengths {req.lengths} --length-spread {req.length_spread:g}")
+    parts += req.reuse.cli_flags()
+    if speculative is not None:
+        parts.append(f"--speculative-config {q(cli_json(speculative))}")
     parts += [f"--sort {req.sort}", f"--top {req.top}", f"--work-budget {int(work_budget)}"]
     return " ".join(parts)

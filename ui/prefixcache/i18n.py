@@ -18,6 +18,7 @@ EN: dict[str, str] = {
     "pc.inputs.title": "Prefix reuse",
     "pc.what.frontier": "frontier",
     "pc.what.load_test": "run",
+    "pc.what.planner": "plan",
     "pc.with_spec": "Prefix reuse and speculative decoding are not modelled together yet: this {what} uses "
                     "speculative decoding and leaves the prefix cache out.",
     "ctl.pc_reuse": "Reuse in the workload",
@@ -101,6 +102,7 @@ ZH: dict[str, str] = {
     "pc.inputs.title": "前缀复用",
     "pc.what.frontier": "前沿曲线",
     "pc.what.load_test": "模拟",
+    "pc.what.planner": "规划",
     "pc.with_spec": "前缀复用与投机解码尚未联合建模：此处{what}使用投机解码，不计前缀缓存。",
     "ctl.pc_reuse": "负载中的复用",
     "ctl.pc_reuse.help": "共享前缀或多轮对话：在 vLLM 前缀缓存中找到的提示 token 不再预填充（前缀缓存页显示命中率）。"
