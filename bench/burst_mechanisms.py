@@ -26,6 +26,13 @@ Candidates (vLLM 0.11's OpenAI server is one Python process, asyncio; the engine
   fraction times k. Where throughput is over-predicted by the same factor that TTFT and TPOT are
   under-predicted, the step time, not the API server, is what is missing.
 
+Sources for the candidates (issues corpus): vLLM #25301 (2025-09, the 0.10/0.11 server tokenizes
+through ``ThreadPoolExecutor(max_workers=1)``, so tokenization is one FIFO queue beside the event
+loop); PR #12287 (V1 output processing, i.e. detokenization, split into chunks because it blocked
+the event loop); PR #10635 (tokenization moved off the event loop because it blocked it); vLLM
+#39963 (``vllm bench serve``'s own aiohttp session throttles long-context runs: a client-side
+artifact, with TTFT 134 s against 1.3 s from another tool on the same server).
+
 Also printed per row: the mean number of streams decoding, R̄ = output tokens/s × TPOT (Little's
 law over the run, measured and predicted): the measured bursts keep 1.2-1.5x more streams in
 flight than the simulator at the same throughput.
@@ -44,9 +51,15 @@ Result (run 2026-12-01; vLLM 0.11 gpustack rows, and kvcached PR 331's vLLM 0.19
   than the simulator: q235h-sharegpt R̄ 593 vs 224, q14h-sharegpt 717 vs 481, q14h-short 92 vs 3.
   Their tokens are handed out more slowly than the GPU makes them (q14h-short: 3 tokens in
   1.6 s on an engine that needs ~50 ms). That matches one event loop shared by the entries and
-  the streams. To bind, c would have to be ≈ TPOT / R̄ = 250 µs (q235h) to 315 µs (q14h). This
-  script cannot tell whether one c fits both hosts. That needs the shared loop in the simulator,
-  where admission slows as the streams grow and R̄ rises with it; it was not tried here.
+  the streams. To bind, c would have to be ≈ TPOT / R̄ = 250 µs (q235h) to 315 µs (q14h).
+  The shared loop was also tried, as a scratch patch of the simulator loop that is not kept here:
+  each step's n_emit·c of output work delays the entries still waiting at the API server, and the
+  step lasts max(T_gpu, n_emit·c). At c = 150 µs, t_api = 22 ms, it gives the opposite of the
+  measured signature. Admission slows and the batch shrinks: q14h-sharegpt TTFT -49 → +2 % but
+  TPOT -38 → -83 %; q235h-sharegpt TTFT +25 → +145 %, R̄ 224 → 133 (measured 593); kv331 TTFT
+  +91 → +254 %. The measurements show fast admission with slow delivery. That points to a cost on
+  the streams' path that does not hold up admission, for example the benchmark client parsing
+  every SSE chunk in one asyncio process. No source here measures it.
 * MoE on A100 (q235a rows): the fractions × 0.67 bring throughput from +32..+58 % to -1..+16 %,
   and, with it, TTFT from -37..-46 % to -15..-31 % and TPOT from -33..-42 % to -10..-22 %. Those
   rows' latency errors come from the step time (MoE kernels on Ampere), not from the API server.
