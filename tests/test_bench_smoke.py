@@ -35,3 +35,18 @@ def test_pages_bench_measures_server_cpu_per_rerun(tmp_path):
         samples = run_blocking(bench_pages.measure(url, SERVER_PIDS[url], *bench_pages.MINIMAL, runs=4, batch=2,
                                                   warmup=1))
     assert len(samples) == 2 and all(s >= 0 for s in samples) and sum(samples) > 0
+
+
+def test_burst_mechanisms_runs_one_row(capsys):
+    """bench/burst_mechanisms.py on one burst row: every variant printed, today's error equals the
+    calibration report's (the what-ifs leave the simulator as it was once they end)."""
+    import burst_mechanisms
+    from calc.cli.measured import ask_row
+    from calibration_report import load_vllm_rows
+
+    assert burst_mechanisms.main(["--rows", "t3-gs-q14h-short"]) == 0
+    out = capsys.readouterr().out
+    assert "round-robin entry f=0.5" in out and "output stage c=150us" in out and "R = X_out x TPOT" in out
+    row = next(r for r in load_vllm_rows() if r["id"] == "t3-gs-q14h-short")
+    ttft = ask_row(row)["ttft_s"]  # after the patches are gone: today's simulator
+    assert f"{ttft / row['measured']['ttft_s']['value'] - 1:>+22.1%}" in out
