@@ -66,7 +66,7 @@ session_view.touch(PL_PRICES)
 prices_text = c10.text_input(t("ctl.pl_prices"), key=PRICES_KEY, bind="query-params", help=t("ctl.pl_prices.help"),
                              max_chars=2000, placeholder="h100-sxm=2.49")
 labelled.keep(PRICES_KEY, prices_text or "")
-c11, c12 = st.columns(2)
+c11, c12 = st.columns([1, 2])  # the drafter's three inputs need the wider side
 with c11:  # the workload's prefix reuse and the drafter: the frontier's and load test's inputs (same URL keys)
     reuse = prefix_inputs(t, input_len=s.input_len, where=c11)
 with c12:
