@@ -80,8 +80,9 @@ def rank_numbers(arch: ModelArch, n, *, tensor_parallel_size: int = 1, pipeline_
     GPU are ⌈(E+R)/EP⌉ / E of the layer's (R redundant experts, :func:`experts_on_busiest_rank`),
     entered as that × TP so that the TP division gives it back.
     The stage with the most weight bytes is returned (vLLM sizes the KV blocks on the tightest
-    worker). DeepSeek-V3 FP8, TP 1 × DP 8 with EP: 17.6 GB of attention, dense layers, shared
-    experts, embedding and head + 654 GB of routed experts / 8 ≈ 99 GB per GPU.
+    worker). DeepSeek-V3 FP8, TP 1 × DP 8 with EP: 21.1 GB of attention (2.0 GB of it the BF16
+    W_UK/W_UV copies), dense layers, shared experts, embedding and head + 654 GB of routed experts / 8
+    = 102.9 GB (95.8 GiB) per GPU.
     """
     tp, pp, dp = int(tensor_parallel_size), int(pipeline_parallel_size), int(data_parallel_size)
     ep = int(expert_parallel_size(tensor_parallel_size=tp, data_parallel_size=dp,
