@@ -67,9 +67,10 @@ def mla_absorbed_weight_bytes(*, num_layers, num_heads, kv_lora_rank, qk_nope_he
 
     Absorbed decode needs W_UK and W_UV as batched matmuls; neither engine has a quantized bmm for
     them, so both dequantize ``kv_b_proj`` once at load and keep the 16-bit result beside the
-    quantized layer (still used by prefill): vLLM ``MLACommonImpl.process_weights_after_loading``
-    ("we just store fp16/bf16 copies and perform the bmm's in 16-bit"; W_UV and W_UK_T are views of
-    the dequantized tensor), SGLang ``DeepseekV2ForCausalLM.post_load_weights`` (``w_kc``/``w_vc``
+    quantized layer (still used by prefill): vLLM ``MLAAttention.process_weights_after_loading``
+    (``model_executor/layers/attention/mla_attention.py``, earlier ``MLACommonImpl``: "we just store
+    fp16/bf16 copies and perform the bmm's in 16-bit"; W_UV and W_UK_T are views of the dequantized
+    tensor; only ROCm's AITER fp8/fp4 bmm re-quantizes them, not modelled), SGLang ``DeepseekV2ForCausalLM.post_load_weights`` (``w_kc``/``w_vc``
     from ``block_quant_dequant``). Both run inside the load that ``Model loading took`` /
     ``Load weight end ... mem usage`` measures. A 16-bit checkpoint's W_UK/W_UV are views of its own
     weight: no copy, so the caller passes 0 layers then.
