@@ -59,3 +59,29 @@ def test_dp_splits_clients_and_adds_throughput():
     e = engine_numbers(DSV3, get_gpu("h200"), base.model_copy(update={"data_parallel_size": 8}))
     assert e.expert_token_multiplier == 8.0 and e.expert_parallel_size == 8 and e.num_moe_layers == 58
     assert np.isfinite(float(one.serving.tpot_s))
+
+
+def test_redundant_experts_on_the_busiest_rank():
+    # EPLB copies: vLLM --num-redundant-experts / SGLang --ep-num-redundant-experts R spread over EP ranks:
+    # (256 + 32) / 8 = 36 experts per GPU instead of 32: the experts' share grows by 36/32.
+    n = model_numbers(DSV3)
+    base = rank_numbers(DSV3, n, data_parallel_size=8, enable_expert_parallel=True)
+    eplb = rank_numbers(DSV3, n, data_parallel_size=8, enable_expert_parallel=True, num_redundant_experts=32)
+    expert_bytes = n.params.experts * n.linear_bytes_per_param  # 653,908,770,816 B (FP8)
+    assert eplb.weights_total_bytes - base.weights_total_bytes == pytest.approx(expert_bytes * 4 / 256, rel=1e-12)
+    assert experts_on_busiest_rank(num_experts=256, expert_parallel_size=96, num_redundant_experts=32) == 3  # 288/96
+
+
+def test_mla_absorbed_copies_counted_once_per_quantized_checkpoint():
+    # DeepSeek-V3 FP8: kv_b_proj is dequantized once to 16-bit W_UK/W_UV (vLLM and SGLang):
+    # 61 layers x 128 heads x 512 x (128 + 128) x 2 B = 2,046,820,352 B on top of the FP8 weights;
+    # the BF16 model's W_UK/W_UV are views of its own kv_b_proj (no copy).
+    fp8, bf16 = model_numbers(DSV3), model_numbers(DSV3, quantization="none")
+    p = fp8.params
+    fp8_linears = p.linear - p.kv_projection - p.router - p.q_low_rank_projection
+    plain = fp8_linears * 1.0 + (p.embedding + p.lm_head) * 2.0
+    assert fp8.sharded_weight_bytes == pytest.approx(plain + 2_046_820_352, rel=1e-12)
+    assert bf16.sharded_weight_bytes == pytest.approx((p.linear - p.kv_projection - p.router - p.q_low_rank_projection)
+                                                      * 2.0 + (p.embedding + p.lm_head) * 2.0, rel=1e-12)
+    # sliced by TP with the heads: at TP 8, 255,852,544 B per GPU
+    assert (fp8.sharded_weight_bytes - plain) / 8 == pytest.approx(255_852_544, rel=1e-12)

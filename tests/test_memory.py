@@ -315,10 +315,13 @@ class TestModelNumbers:
         # routers 58 * (256*7168 + 256) = 106,445,312 stay BF16 (vLLM builds the gate without a quant config);
         # linear = 671,026,419,200 - 1,853,358,080 - 881,664 - 106,445,312 = 669,065,734,144 at 1 B
         # = 669,065,734,144 + (1,853,358,080 + 881,664 + 106,445,312) * 2 = 672,987,104,256 B
+        # + the BF16 W_UK/W_UV copies of the FP8 kv_b_proj MLA decode multiplies with (vLLM
+        #   process_weights_after_loading): 61 * 128 * 512 * (128 + 128) * 2 = 2,046,820,352 B
+        # = 675,033,924,608 B
         n = model_numbers(get_model(DEEPSEEK_V3), dtype="bfloat16", quantization="fp8")
-        assert n.weights_total_bytes == 672_987_104_256
+        assert n.weights_total_bytes == 672_987_104_256 + 2_046_820_352
         # "auto" (the default) loads the checkpoint's FP8, as vLLM does
-        assert model_numbers(get_model(DEEPSEEK_V3)).weights_total_bytes == 672_987_104_256
+        assert model_numbers(get_model(DEEPSEEK_V3)).weights_total_bytes == 675_033_924_608
 
     def test_mla_is_one_replicated_head(self):
         n = model_numbers(get_model(DEEPSEEK_V3))
@@ -529,7 +532,9 @@ class TestVllmBehaviours:
         assert n.replicated_weight_bytes == (106_445_312 + 881_664) * 2 + 671_612_928
         assert n.kv_proj_bytes_per_head == 251_854_848
         assert float(r.weights_bytes) == pytest.approx(n.sharded_weight_bytes / 8 + n.replicated_weight_bytes + 251_854_848)
-        assert round(float(r.weights_bytes) / GiB, 2) == 79.27     # 78.55 GiB sharded + 0.72 GiB replicated
+        # 78.55 GiB sharded + 0.72 GiB replicated + the BF16 W_UK/W_UV copies of the FP8 kv_b_proj
+        # (16 of 128 heads per GPU: 61 * 16 * 512 * 256 * 2 = 255,852,544 B = 0.24 GiB)
+        assert round(float(r.weights_bytes) / GiB, 2) == 79.51
         assert bool(r.fits)
         bf16 = memory_for(get_model(DEEPSEEK_V3), get_gpu("h200"),
                           ServingConfig(tensor_parallel_size=8, max_model_len=8192, quantization="none"))

@@ -1,7 +1,9 @@
 """The multi-GPU layout (PP, DP attention, EP) against published large-scale serving results
 (``bench/data/wide_ep_measurements.jsonl``, every row with its source). Gated rows must stay
 within their tolerance (memory 5 %, throughput 25 %); rows marked ``gate: false`` (MTP, 24-hour
-production averages, unexplained logs) are computed and printed but not asserted.
+production averages) are computed and printed but not asserted. Rows with ``engine_layout`` are
+predicted with that engine's own layout (SGLang's DP attention differs from vLLM's DP; see
+:func:`calc.sizing.layout.sglang_dp_attention_weight_bytes`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from calc.sizing.scenario import memory_for
+from calc.sizing.layout import sglang_dp_attention_weight_bytes
+from calc.sizing.scenario import memory_for, model_numbers
 from calc.spec.catalog import get_gpu, get_model
 from calc.spec.inputs import Efficiency, ServingConfig
 from calc.timing.estimate import engine_numbers
@@ -57,6 +60,13 @@ def predict(row) -> tuple[float, float]:
         t, plen = row["tokens_per_rank"], row["prompt_tokens"]
         st = prefill_step(e, prompts=t / plen, prompt_tokens=plen)
         return float(t / st.step_s), row["measured_input_tokens_per_s_per_gpu"]
+    if kind == "weights_bytes_per_gpu" and row.get("engine_layout") == "sglang_dp_attention":
+        # SGLang's own DP-attention layout (the engine is the input: LM head, dense MLPs, redundant experts)
+        n = model_numbers(arch, dtype=serving.dtype, quantization=serving.quantization)
+        return sglang_dp_attention_weight_bytes(
+            arch, n, dp_size=row["data_parallel_size"], num_redundant_experts=row.get("num_redundant_experts", 0),
+            enable_dp_lm_head=row.get("enable_dp_lm_head", False),
+            moe_dense_tp_size=row.get("moe_dense_tp_size")), row["measured_bytes"]
     m = memory_for(arch, gpu, serving, eff)
     if kind == "weights_bytes_per_gpu":
         return float(m.weights_bytes), row["measured_bytes"]
@@ -97,6 +107,29 @@ def test_default_layout_changes_nothing():
         arch, gpu, ServingConfig(tensor_parallel_size=8, data_parallel_size=1))
     assert float(decode_step(ea, batch=64, context_tokens=2000).step_s) == float(
         decode_step(eb, batch=64, context_tokens=2000).step_s)
+
+
+def test_sglang_dp8_weights_by_hand():
+    # DeepSeek-V3/R1 FP8 on one GPU of SGLang --tp 8 --dp 8 --enable-dp-attention --enable-deepep-moe
+    # --ep-num-redundant-experts 32 --moe-dense-tp-size 1 (issue #6017 row):
+    #   routed experts (256 + 32) / 8 = 36 per GPU x 58 layers x 3·7168·2048 B (FP8)  = 91,955,920,896
+    #   the rest whole (attention, 3 dense MLPs, shared experts, routers, norms, embedding, head)
+    #     = 19,078,333,440 + the 16-bit W_UK/W_UV copies 61·128·512·256·2 = 2,046,820,352 = 21,125,153,792
+    #   minus 7/8 of the vocab-parallel LM head (129,280 x 7168 x 2 B = 1,853,358,080)   = -1,621,688,320
+    #   = 111,459,386,368 B = 103.80 GiB; the log's 105.59 GiB is 1.7 % above.
+    arch = get_model("deepseek-ai/DeepSeek-R1")
+    n = model_numbers(arch)
+    w = sglang_dp_attention_weight_bytes(arch, n, dp_size=8, num_redundant_experts=32, moe_dense_tp_size=1)
+    assert w == pytest.approx(91_955_920_896 + 21_125_153_792 - 1_621_688_320, rel=1e-12)
+    assert w == pytest.approx(111_459_386_368, rel=1e-12)
+    # without the redundant experts: 32 per GPU, 4 x 58 x 44,040,192 = 10,217,324,544 B fewer (-10.7 % vs the log)
+    w0 = sglang_dp_attention_weight_bytes(arch, n, dp_size=8, moe_dense_tp_size=1)
+    assert w - w0 == pytest.approx(10_217_324_544, rel=1e-12)
+    # --enable-dp-lm-head keeps the whole head; dense MLPs sliced over 8 without --moe-dense-tp-size 1
+    assert sglang_dp_attention_weight_bytes(arch, n, dp_size=8, num_redundant_experts=32, moe_dense_tp_size=1,
+                                            enable_dp_lm_head=True) - w == pytest.approx(1_621_688_320, rel=1e-12)
+    assert w - sglang_dp_attention_weight_bytes(arch, n, dp_size=8, num_redundant_experts=32) == pytest.approx(
+        1_189_085_184 * 7 / 8, rel=1e-12)
 
 
 if __name__ == "__main__":  # the table: python tests/test_wide_ep_measurements.py

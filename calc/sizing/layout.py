@@ -54,28 +54,35 @@ def expert_parallel_size(*, tensor_parallel_size, data_parallel_size, enable_exp
                     np.asarray(tensor_parallel_size) * np.asarray(data_parallel_size), 1).astype(int)[()]
 
 
-def experts_on_busiest_rank(*, num_experts, expert_parallel_size):
-    """Routed experts on the busiest EP rank: ⌈E / EP⌉ (vLLM ``determine_expert_map``).
+def experts_on_busiest_rank(*, num_experts, expert_parallel_size, num_redundant_experts=0):
+    """Routed experts on the busiest EP rank: ⌈(E + R) / EP⌉ (vLLM ``determine_expert_map`` over
+    ``global_num_experts`` = E + R). R redundant copies of busy experts are what expert-parallel load
+    balancing adds: vLLM ``--num-redundant-experts`` (with ``--enable-eplb``), SGLang
+    ``--ep-num-redundant-experts`` (its EPMoE holds (E + R) / EP per rank).
 
     >>> experts_on_busiest_rank(num_experts=256, expert_parallel_size=[8, 16, 96]).tolist()
     [32, 16, 3]
+    >>> experts_on_busiest_rank(num_experts=256, expert_parallel_size=[8, 16], num_redundant_experts=32).tolist()
+    [36, 18]
     """
-    e = np.asarray(num_experts)
+    e = np.asarray(num_experts) + np.asarray(num_redundant_experts)
     return (-(-e // np.asarray(expert_parallel_size)))[()]
 
 
 def rank_numbers(arch: ModelArch, n, *, tensor_parallel_size: int = 1, pipeline_parallel_size: int = 1,
-                 data_parallel_size: int = 1, enable_expert_parallel: bool = False):
+                 data_parallel_size: int = 1, enable_expert_parallel: bool = False, num_redundant_experts: int = 0):
     """``ModelNumbers`` of the heaviest GPU's share, scaled so that the TP formulas
     (``sharded / TP + replicated + …``) give that GPU's bytes (module docstring).
 
     Stage s of PP holds ℓ_s layers: its decoder weights are the per-layer weights of its layers
     (dense-MLP layers first, then MoE layers), plus the embedding (s = 0) or LM head (s = PP − 1);
     its KV bytes per token are ℓ_s / L of the model's. Under EP a MoE layer's routed experts on one
-    GPU are ⌈E/EP⌉ / E of the layer's, entered as that × TP so that the TP division gives it back.
+    GPU are ⌈(E+R)/EP⌉ / E of the layer's (R redundant experts, :func:`experts_on_busiest_rank`),
+    entered as that × TP so that the TP division gives it back.
     The stage with the most weight bytes is returned (vLLM sizes the KV blocks on the tightest
-    worker). DeepSeek-V3 FP8, TP 1 × DP 8 with EP: 17.6 GB of attention, dense layers, shared
-    experts, embedding and head + 654 GB of routed experts / 8 ≈ 99 GB per GPU.
+    worker). DeepSeek-V3 FP8, TP 1 × DP 8 with EP: 21.1 GB of attention (2.0 GB of it the BF16
+    W_UK/W_UV copies), dense layers, shared experts, embedding and head + 654 GB of routed experts / 8
+    = 102.9 GB (95.8 GiB) per GPU.
     """
     tp, pp, dp = int(tensor_parallel_size), int(pipeline_parallel_size), int(data_parallel_size)
     ep = int(expert_parallel_size(tensor_parallel_size=tp, data_parallel_size=dp,
@@ -92,7 +99,8 @@ def rank_numbers(arch: ModelArch, n, *, tensor_parallel_size: int = 1, pipeline_
     # The rest of the sharded bytes (attention, shared experts): spread evenly over the layers.
     rest = n.sharded_weight_bytes - expert_bytes - edge["embedding"] - edge["head"] - dense_mlp_bytes
     n_moe = L - first_moe
-    share = 1.0 if ep == 1 else experts_on_busiest_rank(num_experts=moe.num_experts, expert_parallel_size=ep) \
+    share = 1.0 if ep == 1 else experts_on_busiest_rank(num_experts=moe.num_experts, expert_parallel_size=ep,
+                                                        num_redundant_experts=num_redundant_experts) \
         / moe.num_experts * tp
     best = None
     start = 0
@@ -119,6 +127,35 @@ def rank_numbers(arch: ModelArch, n, *, tensor_parallel_size: int = 1, pipeline_
         kv_bytes_per_token_per_head_sliding=n.kv_bytes_per_token_per_head_sliding * frac,
         experts_per_token=k_eff,
         expert_intermediate_size=n.expert_intermediate_size * (tp if ep > 1 else 1))
+
+
+def sglang_dp_attention_weight_bytes(arch: ModelArch, n, *, dp_size: int, num_redundant_experts: int = 0,
+                                     enable_dp_lm_head: bool = False, moe_dense_tp_size: int | None = None) -> float:
+    """Weights on one GPU of SGLang's DeepSeek layout ``--tp N --dp N --enable-dp-attention
+    --enable-deepep-moe`` (``n``: whole-model :class:`ModelNumbers`). Not vLLM's: the engine is the
+    input here (``models/deepseek_v2.py``, ``layers/dp_attention.py``, ``layers/moe/ep_moe``):
+
+    - attention: attention TP = N / N = 1, whole on every GPU (as vLLM's TP 1 × DP N);
+    - embedding: ``VocabParallelEmbedding(enable_tp=not enable_dp_attention)``, whole (as vLLM);
+    - shared experts: ``DeepseekV2MLP(tp_size=1)`` under DeepEP, whole (as vLLM);
+    - routed experts: (E + R) / N per GPU, R = ``--ep-num-redundant-experts``;
+    - LM head: ``ParallelLMHead`` over the whole TP group (vocab / N per GPU) unless
+      ``--enable-dp-lm-head`` (attention TP group of 1: whole); vLLM's DP replica holds it whole;
+    - dense MLPs of the first layers: sliced over N unless ``--moe-dense-tp-size 1`` (whole).
+
+    So it is vLLM's DP N + EP rank (:func:`rank_numbers`, with R) minus (1 − 1/N) of the LM head
+    and of the dense MLPs where SGLang slices them. DeepSeek-V3 FP8, N = 8, R = 32, dense TP 1,
+    LM head sliced: 36 experts per GPU instead of 32 and 7/8 of a 1.85 GB head less (tests).
+    """
+    r = rank_numbers(arch, n, tensor_parallel_size=1, data_parallel_size=dp_size, enable_expert_parallel=True,
+                     num_redundant_experts=num_redundant_experts)
+    keep = 1.0 - 1.0 / dp_size
+    w = r.weights_total_bytes
+    if not enable_dp_lm_head:
+        w -= n.params.lm_head * n.activation_bytes * keep
+    if moe_dense_tp_size != 1:
+        w -= n.params.dense_mlp * n.linear_bytes_per_param * keep
+    return float(w)
 
 
 def expert_parallel_buffer_bytes(*, expert_parallel_size, spans_nodes, buffer_bytes):

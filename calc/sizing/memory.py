@@ -61,6 +61,31 @@ def mla_kv_bytes_per_token(*, num_layers, kv_lora_rank, qk_rope_head_dim, bytes_
     return _plain(np.asarray(num_layers) * (kv_lora_rank + qk_rope_head_dim) * bytes_per_element)
 
 
+def mla_absorbed_weight_bytes(*, num_layers, num_heads, kv_lora_rank, qk_nope_head_dim, v_head_dim, activation_bytes):
+    """The 16-bit copies of MLA's up-projection that decode multiplies with, when ``kv_b_proj`` is
+    quantized: L · H · r_kv · (d_nope + d_v) · b_act, sliced by TP over the heads.
+
+    Absorbed decode needs W_UK and W_UV as batched matmuls; neither engine has a quantized bmm for
+    them, so both dequantize ``kv_b_proj`` once at load and keep the 16-bit result beside the
+    quantized layer (still used by prefill): vLLM ``MLAAttention.process_weights_after_loading``
+    (``model_executor/layers/attention/mla_attention.py``, earlier ``MLACommonImpl``: "we just store
+    fp16/bf16 copies and perform the bmm's in 16-bit"; W_UV and W_UK_T are views of the dequantized
+    tensor; only ROCm's AITER fp8/fp4 bmm re-quantizes them, not modelled), SGLang ``DeepseekV2ForCausalLM.post_load_weights`` (``w_kc``/``w_vc``
+    from ``block_quant_dequant``). Both run inside the load that ``Model loading took`` /
+    ``Load weight end ... mem usage`` measures. A 16-bit checkpoint's W_UK/W_UV are views of its own
+    weight: no copy, so the caller passes 0 layers then.
+
+    DeepSeek-V3 FP8, whole attention on one GPU (TP 1 or DP attention): 61 · 128 · 512 · 256 · 2 B
+    = 2,046,820,352 B (1.91 GiB); at TP 8, 1/8 of it per GPU.
+
+    >>> mla_absorbed_weight_bytes(num_layers=61, num_heads=128, kv_lora_rank=512, qk_nope_head_dim=128,
+    ...                           v_head_dim=128, activation_bytes=2)
+    2046820352
+    """
+    return _plain(np.asarray(num_layers) * num_heads * kv_lora_rank * (qk_nope_head_dim + v_head_dim)
+                  * np.asarray(activation_bytes))
+
+
 def blocks_for_tokens(*, tokens, block_size):
     """Paged KV blocks a sequence of ``tokens`` needs: ceil(tokens / block_size).
 

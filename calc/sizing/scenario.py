@@ -209,7 +209,8 @@ def model_numbers(arch: ModelArch, *, dtype: str = "auto", quantization: str = "
     (``arch.unquantized_*_layers``) too. MoE routers and DeepSeek's low-rank query projection
     ``q_a_proj`` (fused with ``kv_a_proj`` in vLLM) are replicated on every TP rank. MXFP4
     quantizes only the routed experts, stored padded as ``mxfp4_backend`` does
-    (:func:`calc.spec.precision.mxfp4_expert_padding`; :func:`mxfp4_backend` of the GPU).
+    (:func:`calc.spec.precision.mxfp4_expert_padding`; :func:`mxfp4_backend` of the GPU). MLA with a
+    quantized ``kv_b_proj`` adds the 16-bit W_UK/W_UV copies of :func:`calc.sizing.memory.mla_absorbed_weight_bytes`.
     """
     quant = effective_quantization(arch, quantization)
     p = param_counts(arch)
@@ -253,6 +254,14 @@ def model_numbers(arch: ModelArch, *, dtype: str = "auto", quantization: str = "
         # UnquantizedLinearMethod (gpt-oss's attention in BF16).
         unq, f_kv, b_qa = p.linear - p.experts - p.kv_projection - p.router - p.q_low_rank_projection, 1.0, b_act
     linear_q = p.linear - p.kv_projection - p.router - p.q_low_rank_projection - unq
+    # MLA with a quantized kv_b_proj: the 16-bit W_UK/W_UV copies absorbed decode multiplies with
+    # (mem.mla_absorbed_weight_bytes; sliced by TP over the heads like the rest of attention).
+    absorbed = 0.0
+    if arch.mla is not None and quant not in ("none", "mxfp4"):
+        absorbed = mem.mla_absorbed_weight_bytes(
+            num_layers=arch.num_hidden_layers - len(arch.unquantized_attention_layers),
+            num_heads=arch.num_attention_heads, kv_lora_rank=arch.mla.kv_lora_rank,
+            qk_nope_head_dim=arch.mla.qk_nope_head_dim, v_head_dim=arch.mla.v_head_dim, activation_bytes=b_act)
     b_expert = 0.0
     if quant == "mxfp4" and arch.moe is not None:  # the padded rows/columns vLLM allocates
         pad = mxfp4_expert_padding(hidden_size=arch.hidden_size, intermediate_size=arch.moe.expert_intermediate_size,
@@ -264,7 +273,7 @@ def model_numbers(arch: ModelArch, *, dtype: str = "auto", quantization: str = "
         linear_bytes_per_param=b_lin,
         activation_bytes=b_act,
         kv_bytes_per_element=b_kv,
-        sharded_weight_bytes=linear_q * b_lin + unq * b_act + (p.embedding + p.lm_head + p.extra) * b_act,
+        sharded_weight_bytes=linear_q * b_lin + unq * b_act + (p.embedding + p.lm_head + p.extra) * b_act + absorbed,
         replicated_weight_bytes=(p.norms + p.router) * b_act + p.q_low_rank_projection * b_qa,
         kv_proj_bytes_per_head=p.kv_projection * (f_kv * b_act + (1.0 - f_kv) * b_lin) / kv_heads,
         num_kv_heads=kv_heads,
