@@ -28,6 +28,11 @@ from calc.spec.untrusted import InputError
 from ui import controls as C
 from ui.perf.controls import ALL as PERF_CONTROLS
 from ui.planner.controls import PLANNER
+from ui.disagg.controls import DISAGG
+from ui.loadtest.controls import LOADTEST
+from ui.prefixcache.controls import PC_RATE, PC_SIMULATE, REUSE
+from ui.prefixcache.widgets import KIND_ELSEWHERE
+from ui.speculative.controls import SPECULATIVE
 from ui.speculative.inputs import INPUTS as SPECULATIVE_INPUTS
 
 LINK = "`[click me](https://evil.example/phish)`"
@@ -58,7 +63,11 @@ json_values = st.recursive(json_scalars, lambda inner: st.one_of(st.lists(inner,
 
 
 def all_controls() -> tuple[C.Control, ...]:
-    return C.SHARED + C.PAGE + tuple(PERF_CONTROLS) + tuple(PLANNER) + tuple(SPECULATIVE_INPUTS)
+    """Every URL control of every page (one per key): the shared ones, each page's own, and the inputs the
+    load test, frontier and planner share with the speculative, prefix-cache and P/D pages."""
+    every = (C.SHARED + C.PAGE + tuple(PERF_CONTROLS) + tuple(PLANNER) + tuple(SPECULATIVE_INPUTS) + SPECULATIVE
+             + LOADTEST + REUSE + (PC_RATE, PC_SIMULATE, KIND_ELSEWHERE) + DISAGG)
+    return tuple({c.key: c for c in every}.values())
 
 
 def valid_text(ctl: C.Control) -> st.SearchStrategy[str]:
