@@ -292,3 +292,21 @@ class TestPlanCli:
                               "--rate", "1", "--input-len", "100", "--output-len", "10", "--ttft-slo-ms", "500",
                               "--tpot-slo-ms", "50", "--shared-prefix-len", "500"], capture_output=True, text=True)
         assert out.returncode != 0 and "shared_prefix_len" in out.stderr and "Traceback" not in out.stderr
+
+
+class TestSharedPrefixMemory:
+    """The memory page's count with shared prefixes (calc.traffic.prefix_cache.shared_prefix_requests)."""
+
+    @given(pool=st.floats(1e6, 1e12), per=st.floats(1e3, 1e10), share=st.floats(0.0, 0.99), n=st.integers(1, 64))
+    @settings(max_examples=300, deadline=None)
+    def test_the_count_fits_one_more_does_not_and_sharing_never_costs(self, pool, per, share, n):
+        from calc.traffic.prefix_cache import shared_prefix_kv_bytes, shared_prefix_requests
+
+        s = share * per
+        c = float(shared_prefix_requests(pool_bytes=pool, bytes_per_request=per, prefix_bytes=s, num_prefixes=n))
+        alone = float(shared_prefix_requests(pool_bytes=pool, bytes_per_request=per, prefix_bytes=0.0, num_prefixes=n))
+        assert c >= alone == np.floor(pool / per * (1 + 1e-12))
+        kv = lambda k: float(shared_prefix_kv_bytes(concurrency=k, bytes_per_request=per, prefix_bytes=s,
+                                                    num_prefixes=n))
+        if c > alone:  # the shared count: it fits, one more does not
+            assert kv(c) <= pool * (1 + 1e-9) and kv(c + 1) > pool * (1 - 1e-9)

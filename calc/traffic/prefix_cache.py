@@ -93,6 +93,55 @@ def cached_prefix_tokens(*, prefix_tokens, prompt_tokens, block_size):
     return np.minimum(p // bs, np.maximum(i - 1, 0) // bs) * bs
 
 
+def shared_prefix_requests(*, pool_bytes, bytes_per_request, prefix_bytes, num_prefixes):
+    """Whole requests the KV pool holds at once when their prompts start with one of N shared
+    prefixes: vLLM keeps one copy of each cached block and counts its users, so a running request
+    holds its prefix's S bytes (whole blocks found in the cache, :func:`cached_prefix_tokens`)
+    together with every other request of that prefix, and R − S of its own. With C ≥ N requests,
+    in the worst case every prefix in use,
+
+        N·S + C·(R − S) ≤ pool  →  C = ⌊(pool − N·S) / (R − S)⌋;
+
+    fewer requests than prefixes may each have their own (C = ⌊pool / R⌋, no saving). The larger
+    of the two that holds. R = S (a prompt all prefix, no output) is not reachable: the last prompt
+    token is always computed, so R − S ≥ one block.
+
+    A 4,096-token request of 0.5 MiB a token (2 GiB), 2,000 tokens of one shared prefix
+    (125 blocks of 16: 0.977 GiB), a 40 GiB pool: 20 requests without sharing, ⌊(40 − 0.977) /
+    (2 − 0.977)⌋ = 38 with it.
+
+    >>> MiB = 2 ** 20
+    >>> int(shared_prefix_requests(pool_bytes=40 * 1024 * MiB, bytes_per_request=4096 * MiB / 2,
+    ...                            prefix_bytes=2000 * MiB / 2, num_prefixes=1))
+    38
+    >>> int(shared_prefix_requests(pool_bytes=40 * 1024 * MiB, bytes_per_request=4096 * MiB / 2,
+    ...                            prefix_bytes=0.0, num_prefixes=1))   # no prefix: ⌊40 / 2⌋
+    20
+    """
+    pool = np.maximum(np.asarray(pool_bytes, dtype=float), 0.0)
+    R = np.asarray(bytes_per_request, dtype=float)
+    S = np.minimum(np.asarray(prefix_bytes, dtype=float), R)
+    N = np.maximum(np.asarray(num_prefixes, dtype=float), 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        alone = np.floor(pool / R * (1 + 1e-12))  # the float rounding of an exact fit kept in
+        shared = np.floor(np.maximum(pool - N * S, 0.0) / np.maximum(R - S, 1e-30) * (1 + 1e-12))
+    return np.where(shared >= N, np.maximum(shared, alone), alone)
+
+
+def shared_prefix_kv_bytes(*, concurrency, bytes_per_request, prefix_bytes, num_prefixes):
+    """KV bytes C running requests hold with N shared prefixes of S bytes (each held once; worst
+    case, every prefix in use while C ≥ N): min(N, C)·S + C·(R − S).
+
+    >>> float(shared_prefix_kv_bytes(concurrency=10, bytes_per_request=2.0, prefix_bytes=1.0, num_prefixes=1))
+    11.0
+    """
+    C = np.asarray(concurrency, dtype=float)
+    R = np.asarray(bytes_per_request, dtype=float)
+    S = np.minimum(np.asarray(prefix_bytes, dtype=float), R)
+    N = np.maximum(np.asarray(num_prefixes, dtype=float), 1.0)
+    return np.minimum(N, C) * S + C * (R - S)
+
+
 def lru_hit_probability(*, items, item_blocks, junk_blocks_per_request, cache_blocks, iterations=60):
     """Che's approximation for ``items`` equally likely items of ``item_blocks`` blocks, one asked
     per request, each request also caching ``junk_blocks_per_request`` blocks never asked again,
