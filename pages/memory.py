@@ -7,6 +7,7 @@ from calc.sizing.scenario import memory_for, model_numbers, mxfp4_backend
 from ui import layout, shell, tables
 from ui.i18n import weights_phrase
 from ui.memory import explain, figures, sweeps
+from ui.memory import prefix as mem_prefix
 from ui.memory.parallel import layout_note
 from ui import format as F
 from ui.controls import SWEEP_CONTEXT
@@ -61,6 +62,8 @@ elif not bool(r.concurrency_fits):
     st.warning(t("mem.conc_not_fit", conc=F.integer(sc.concurrency), ctx=F.integer(sc.context_tokens),
                  fit=F.integer(fit)))
 
+reuse = mem_prefix.render(sc, r, t, starts)  # shared prefixes: their blocks held once (the other pages' reuse inputs)
+
 by_context = render_control(SWEEP_CONTEXT, t)
 if by_context:
     x = sweeps.context_points(chosen=sc.context_tokens, max_model_len=sc.resolved.max_model_len)
@@ -91,4 +94,4 @@ numbers = rank_numbers(sc.arch, model_numbers(sc.arch, dtype=s.dtype, quantizati
                        data_parallel_size=s.data_parallel_size, enable_expert_parallel=s.enable_expert_parallel)
 inputs = explain.Inputs(arch=sc.arch, serving=s, resolved=sc.resolved, efficiency=sc.efficiency, numbers=numbers,
                         result=r, context_tokens=sc.context_tokens)
-render_panels(explain.memory_panels(inputs, t), t)
+render_panels(explain.memory_panels(inputs, t) + [p for p in (mem_prefix.panel(sc, r, t, reuse),) if p], t)

@@ -371,3 +371,30 @@ def test_nvfp4_kv_cache_on_sm100_and_refused_elsewhere():
     at = app({"kv_cache_dtype": "nvfp4", "gpu": "h100-sxm"})
     assert not at.exception
     assert any("kv_cache_dtype: got 'nvfp4'" in e.value and "H100" in e.value for e in at.error)
+
+
+def test_shared_prefixes_fit_more_requests():
+    """Issue #21: the memory page did not show what cached prefixes change. Llama-2-7B FP16 on the A100
+    80GB at 2,048 tokens: 0.5 MiB of KV a token, 1 GiB a request; 10 prefixes of 1,024 tokens (64 blocks,
+    0.5 GiB each) held once: ⌊(pool − 10 × 0.5 GiB) / (1 − 0.5) GiB⌋ requests; 40 of them hold
+    10 × 0.5 + 40 × 0.5 = 25 GiB instead of 40."""
+    from calc.sizing.scenario import memory_for
+    from calc.spec.catalog import get_gpu, get_model
+    from calc.spec.inputs import ServingConfig
+
+    at = app({"pc_reuse": "shared", "pc_prefix_len": "1024", "context": "2048", "concurrency": "40"})
+    assert not at.exception and not at.error
+    r = memory_for(get_model("meta-llama/Llama-2-7b-hf"), get_gpu("a100-80gb"), ServingConfig(), concurrency=40,
+                   context_tokens=2048)
+    gib = 2 ** 30
+    assert float(r.kv_bytes_per_request) == gib
+    fit = int((float(r.kv_pool_bytes) - 10 * 0.5 * gib) // (0.5 * gib))
+    assert fit == 106
+    info = next(i.value for i in at.info if i.value.startswith("**Shared prefixes:**"))
+    assert f"**{fit} requests fit** instead of {int(r.max_concurrency_at_context)}" in info
+    assert "40 of them hold 25.00 GiB of KV instead of 40.00 GiB" in info
+    open_why(at, "shared_prefix")  # the formula with the values plugged in
+    assert not at.exception and any(f"= {fit}" in m.value for m in at.latex)
+    at = app({"pc_reuse": "chat", "lang": "zh"})  # a chat shares nothing between running requests
+    assert not at.exception and not any(i.value.startswith("**共享前缀") for i in at.info)
+    assert any("对话的上下文各不相同" in c.value for c in at.caption)

@@ -1,6 +1,7 @@
 """Translations: both languages have the same keys and the same {placeholders}."""
 
 import string
+import unicodedata
 
 import pytest
 
@@ -54,3 +55,24 @@ def test_translator_formats_and_falls_back():
                                           (None, "en"), ("", "en")])
 def test_language_from_locale(locale, lang):
     assert language_from_locale(locale) == lang
+
+
+def _bold_closers_glued_to_cjk_punctuation(text: str) -> list[str]:
+    """CommonMark: a closing ``**`` right after punctuation must be followed by a space or punctuation,
+    else it is not right-flanking and stays literal. Chinese puts a letter right after "：", so
+    ``**标题：**正文`` shows its asterisks (seen on the memory page); ``**标题**：正文`` is bold."""
+    parts = text.split("**")
+    bad = []
+    for k in range(1, len(parts) - 1, 2):  # parts[k] is bold; the delimiter after it closes
+        inner, after = parts[k], parts[k + 1]
+        if inner and after and unicodedata.category(inner[-1]).startswith("P") \
+                and not (after[0].isspace() or unicodedata.category(after[0]).startswith("P")):
+            bad.append(f"**{inner}**{after[:6]}")
+    return bad
+
+
+def test_bold_in_chinese_closes():
+    bad = {k: b for k, v in ZH.items() if (b := _bold_closers_glued_to_cjk_punctuation(v))}
+    assert bad == {}
+    assert _bold_closers_glued_to_cjk_punctuation("**太大：**这次") == ["**太大：**这次"]
+    assert _bold_closers_glued_to_cjk_punctuation("**太大**：这次") == []

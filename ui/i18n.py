@@ -342,8 +342,8 @@ ZH: dict[str, str] = {
     # 在工作进程中运行的重任务（ui.background）
     "work.queued": "{label} 正在等待空闲的工作进程：前面还有 {ahead} 个 · {elapsed} 秒",
     "work.running": "{label} 已用 {cpu} 秒 CPU，本服务器的预算为 {limit} 秒 · {elapsed} 秒",
-    "work.busy": "**服务器上的任务太多：**已有 {n} 个重任务在排队。请等一下再试，或在自己的机器上运行：",
-    "work.over_cpu": "**已在本服务器的预算处停止：**这次运行用了 {cpu} 秒 CPU，超过了这里每次运行允许的 {limit} 秒"
+    "work.busy": "**服务器上的任务太多**：已有 {n} 个重任务在排队。请等一下再试，或在自己的机器上运行：",
+    "work.over_cpu": "**已在本服务器的预算处停止**：这次运行用了 {cpu} 秒 CPU，超过了这里每次运行允许的 {limit} 秒"
                      "（LLM_CALC_MAX_CPU_S）。请在自己的机器上运行：",
     "work.lost": "**工作进程中的运行没有完成**（{reason}）。请重试；如果仍然不行，请在自己的机器上运行：",
     "ctl.sla_ttft_ms": "SLA：TTFT（毫秒）",

@@ -226,7 +226,7 @@ ZH: dict[str, str] = {
     "lt.sweeping": "正在搜索可持续的最高速率…",
     "lt.not_fit": "在这些设置下模型放不进该 GPU：没有剩余的 KV 缓存池。",
     "lt.too_big": "有请求放不进 KV 池：{msg}",
-    "lt.over_budget": "**对这台共享服务器来说太大：**这次模拟至少需要 {steps} 个引擎步（其中 {passes} 个是预填充步），"
+    "lt.over_budget": "**对这台共享服务器来说太大**：这次模拟至少需要 {steps} 个引擎步（其中 {passes} 个是预填充步），"
                       "约 {cpu} 秒 CPU 和 {mib} MiB 内存，超过本服务器每次运行 {cpu_limit} 秒、{mib_limit} MiB 的预算。"
                       "减少请求数、缩短提示或增大 token 预算（max_num_batched_tokens）即可；或者在你自己的机器上运行：",
     "lt.over_budget.caption": "相同的模型、GPU、引擎设置和负载（不包括上传的轨迹）。"
@@ -241,7 +241,7 @@ ZH: dict[str, str] = {
     "lt.metric.vs_slo": "{delta}（相对目标）",  # the sign first: Streamlit picks the arrow from it
     "lt.verdict.pass": "{q} 同时满足两个目标。",
     "lt.verdict.fail": "{q} 未满足目标：在此 SLA 下这个负载超出单个引擎的能力。",
-    "lt.truncated": "**模拟被截断：**模拟在 {steps} 个引擎步后达到步数上限而停止，{n} 个请求中只完成了 {done} 个。"
+    "lt.truncated": "**模拟被截断**：模拟在 {steps} 个引擎步后达到步数上限而停止，{n} 个请求中只完成了 {done} 个。"
                     "以下数字不完整：上方的 {q} 首 token 时间与每 token 时间、有效吞吐、吞吐量和满足 SLA 的比例，"
                     "以及下方的延迟分布、百分位表和模拟均值，都只统计已完成的请求。未完成的请求（最慢的那些）没有计入，"
                     "因此这些延迟是下限。减少请求数或降低负载即可得到完整的结果。",

@@ -16,6 +16,21 @@ EN: dict[str, str] = {
                         "tokens, as benchmarks send.",
     "opt.pc_kind.none": "None",
     "pc.inputs.title": "Prefix reuse",
+    "pc.mem.result": "**Shared prefixes:** with prefix caching vLLM holds each of the {n} prefixes once ({p} of the "
+                     "{ctx} tokens of a request, whole blocks) and every request that starts with it uses the same "
+                     "blocks: **{fit} requests fit** instead of {alone}; {conc} of them hold {used} of KV instead of "
+                     "{used_alone}. (Worst case: every prefix in use.)",
+    "pc.mem.chat": "A chat's context is its own: running requests share no blocks, so the KV pool holds as many "
+                   "requests as without reuse (the prefix-cache page shows the hit rate).",
+    "pc.mem.off": "Prefix caching is off: every request holds its own copy of the prefix.",
+    "pc.mem.sliding": "Shared prefixes with sliding-window layers are not modelled here yet (their blocks leave the "
+                      "window); the count above is without sharing.",
+    "pc.mem.why.title": "Requests that fit with shared prefixes",
+    "pc.mem.why.alone": "without sharing",
+    "pc.mem.why.take": "The {p}-token prefix ({s}) is held once, so each further request costs only its own part: "
+                       "{per} less the prefix.",
+    "pc.mem.why.note": "N prefixes of S bytes each held once (vLLM counts a cached block's users), R the KV of one "
+                       "request of the context; with fewer requests than prefixes each may have its own (⌊pool / R⌋).",
     "pc.what.frontier": "frontier",
     "pc.what.load_test": "run",
     "pc.what.planner": "plan",
@@ -100,6 +115,17 @@ ZH: dict[str, str] = {
                         "到目前为止的对话。无：随机 token，与基准测试一致。",
     "opt.pc_kind.none": "无",
     "pc.inputs.title": "前缀复用",
+    "pc.mem.result": "**共享前缀**：开启前缀缓存后，vLLM 对 {n} 个前缀各只保存一份（每个请求 {ctx} 个 token 中的 {p} 个，按整块计），"
+                     "以同一前缀开头的请求共用这些块：**可容纳 {fit} 个请求**，而不共享时为 {alone} 个；其中 {conc} 个请求占用 "
+                     "{used} KV，不共享时为 {used_alone}。（最坏情况：所有前缀都在使用中。）",
+    "pc.mem.chat": "对话的上下文各不相同：运行中的请求不共享块，KV 池容纳的请求数与不复用时相同（前缀缓存页显示命中率）。",
+    "pc.mem.off": "前缀缓存已关闭：每个请求各自保存一份前缀。",
+    "pc.mem.sliding": "含滑动窗口层的共享前缀此处尚未建模（这些块会移出窗口）；上面的数量不计共享。",
+    "pc.mem.why.title": "共享前缀时可容纳的请求数",
+    "pc.mem.why.alone": "不共享",
+    "pc.mem.why.take": "{p} 个 token 的前缀（{s}）只保存一份，因此每多一个请求只需其自身部分：{per} 减去前缀。",
+    "pc.mem.why.note": "N 个前缀各 S 字节、只保存一份（vLLM 统计缓存块的使用者），R 为一个该上下文请求的 KV；请求数少于前缀数时，"
+                       "每个请求可能各用各的前缀（⌊池 / R⌋）。",
     "pc.what.frontier": "前沿曲线",
     "pc.what.load_test": "模拟",
     "pc.what.planner": "规划",
