@@ -96,7 +96,7 @@ command = pl_runs.cli_command(sc.arch, list(allowed or []), req, prices, 10 * pl
 # cached by its inputs and the budget, in bytes (ui.budget); the percentile check simulates: in a
 # worker process, cancelled when the inputs change or the tab closes (ui.background)
 result = background.result(pl_runs.planned_job(sc.arch, gpus, req, sc.efficiency, prices, spec), t,
-                           label=t("pl.running"), command=command, in_worker=percentile != "mean" and spec is None)
+                           label=t("pl.running"), command=command, in_worker=percentile != "mean")
 elapsed = time.perf_counter() - t0
 budget_limits = limits()
 
@@ -115,7 +115,6 @@ if best is not None and (why := X.layout_why(best, t)):  # PP / DP / EP: why thi
 # session or another asking the same question)
 st.caption(t("pl.search_time", ms=F.number(elapsed * 1e3, 0)) if elapsed >= 1e-3 else t("pl.search_cached"))
 st.caption(t("pl.statistic.mean") if percentile == "mean" else
-           t("pl.statistic.speculative", p=percentile) if spec is not None else
            t("pl.statistic.simulated", p=percentile) if result.slo_statistic == percentile else
            t("pl.statistic.fallback", p=percentile))
 

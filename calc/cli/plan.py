@@ -149,12 +149,8 @@ def run_plan(args: argparse.Namespace) -> int:
         result = plan(arch, gpus, req, efficiency, prices=prices, speculative=spec, **grid_kw)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    if spec is None:
-        result = check_top(result, arch, gpus, efficiency,
-                           work_budget=None if args.work_budget is None else int(args.work_budget))
-    elif req.percentile != "mean":  # the simulated check of the top rows does not take a drafter
-        print(f"note: {req.percentile} judged by the queueing model only with --speculative-config (no simulated "
-              "check)", file=sys.stderr)
+    result = check_top(result, arch, gpus, efficiency, speculative=spec,
+                       work_budget=None if args.work_budget is None else int(args.work_budget))
     rows = [_record(d) for d in result.ranked]
     if args.disaggregated:  # the xPyD options after the colocated ones, marked (calc.plan.disaggregation)
         rows, verdict_line = disaggregated_rows(args, arch, gpus, req, efficiency, prices, result.ranked, rows)

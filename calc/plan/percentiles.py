@@ -62,6 +62,8 @@ CLEAR_TTFT_FRACTION = 0.5
 MAX_EVALS_PER_OPTION = 12  # simulations per option: N, 2N, then bisection (2^10 counts resolved exactly)
 WORK_BUDGET = 100_000  # simulator work units per check_top call (10-30 s of one core); see the module doc
 STEPS_PER_UNIT = 64
+# A fast-forwarded speculative step costs about five plain ones (calc.traffic.budget: 6 µs against 1.25 µs).
+SPEC_STEP_WEIGHT = 5
 
 
 class _Budget:
@@ -80,27 +82,33 @@ class _Budget:
     def cpu_left_s(self) -> float | None:
         return None if self.deadline is None else max(0.0, self.deadline - time.thread_time())
 
-    def caps(self) -> tuple[int, int]:
+    def caps(self, speculative: bool = False) -> tuple[int, int]:
         """(max_passes, max_steps) of the next simulation: half the units left for loop passes, half
-        for engine steps; with a CPU budget, also half its seconds left at the dearest pass and half
-        at a fast-forwarded step (:mod:`calc.traffic.budget`), so the run costs at most what is left."""
-        from calc.traffic.budget import SECONDS_PER_STEP, SLOWEST_PASS_S
+        for engine steps (a speculative step counts :data:`SPEC_STEP_WEIGHT` steps); with a CPU
+        budget, also half its seconds left at the dearest pass and half at a fast-forwarded step
+        (:mod:`calc.traffic.budget`), so the run costs at most what is left."""
+        from calc.traffic.budget import SECONDS_PER_SPEC_STEP, SECONDS_PER_STEP, SLOWEST_PASS_S
         left = max(self.left, 2)
-        passes, steps = left // 2, left // 2 * STEPS_PER_UNIT
+        weight = SPEC_STEP_WEIGHT if speculative else 1
+        passes, steps = left // 2, left // 2 * STEPS_PER_UNIT // weight
         if (cpu := self.cpu_left_s()) is not None:
+            per_step = SECONDS_PER_SPEC_STEP if speculative else SECONDS_PER_STEP
             passes = max(1, min(passes, int(cpu / 2 / SLOWEST_PASS_S)))
-            steps = max(1, min(steps, int(cpu / 2 / SECONDS_PER_STEP)))
+            steps = max(1, min(steps, int(cpu / 2 / per_step)))
         return passes, steps
 
-    def spend(self, r) -> None:
-        self.units -= int(r.passes) + int(r.step_s.size) // STEPS_PER_UNIT
+    def spend(self, r, speculative: bool = False) -> None:
+        weight = SPEC_STEP_WEIGHT if speculative else 1
+        self.units -= int(r.passes) + int(r.step_s.size) * weight // STEPS_PER_UNIT
 
 
 def replica_engine(arch: ModelArch, gpu: GPUSpec, d: Deployment, *, efficiency: Efficiency = Efficiency(),
-                   chunked: bool = True) -> tuple[EngineNumbers, "EngineConfig"]:
-    """The engine numbers (:func:`calc.timing.estimate.engine_numbers`) and scheduler config of one
-    replica of ``d``: its max_num_seqs, token budget, chunked prefill and KV blocks
-    (:func:`calc.sizing.scenario.memory_for`)."""
+                   chunked: bool = True, speculative=None) -> tuple[EngineNumbers, "EngineConfig", object]:
+    """The engine numbers (:func:`calc.timing.estimate.engine_numbers`), scheduler config and the
+    simulator's speculative argument (None without a drafter) of one replica of ``d``: its
+    max_num_seqs, token budget, chunked prefill and KV blocks (:func:`calc.sizing.scenario.memory_for`;
+    with ``speculative``, a :class:`calc.spec.speculative.SpeculativeConfig`, the drafter's memory out
+    of the pool, as the planner's grid and the load test take it: :mod:`calc.timing.speculative`)."""
     serving = ServingConfig(tensor_parallel_size=d.tensor_parallel_size, pipeline_parallel_size=d.pipeline_parallel_size,
                             data_parallel_size=d.data_parallel_size, enable_expert_parallel=d.enable_expert_parallel,
                             dtype="auto", quantization=d.quantization,
@@ -109,9 +117,17 @@ def replica_engine(arch: ModelArch, gpu: GPUSpec, d: Deployment, *, efficiency: 
                             max_num_batched_tokens=d.max_num_batched_tokens)
     e = engine_numbers(arch, gpu, serving, efficiency)
     m = memory_for(arch, gpu, serving, efficiency, concurrency=1, context_tokens=d.max_model_len)
+    num_blocks, spec = int(m.num_blocks), None
+    if speculative is not None:
+        from calc.timing.speculative import drafter_from_config, kv_capacity_tokens_with_drafter  # noqa: PLC0415
+        drafter = drafter_from_config(e, speculative, gpu=gpu, serving=serving, efficiency=efficiency)
+        tokens = kv_capacity_tokens_with_drafter(kv_pool_bytes=m.kv_pool_bytes, kv_bytes_per_token=m.kv_bytes_per_token,
+                                                 drafter=drafter)
+        num_blocks = max(int(float(tokens) // serving.block_size), 1)
+        spec = (drafter, speculative.accepted_at_position)
     cfg = EngineConfig(max_num_seqs=d.max_num_seqs, max_num_batched_tokens=d.max_num_batched_tokens,
-                       enable_chunked_prefill=chunked, num_blocks=int(m.num_blocks))
-    return e, cfg
+                       enable_chunked_prefill=chunked, num_blocks=num_blocks)
+    return e, cfg, spec
 
 
 def simulated_percentiles(arch: ModelArch, gpu: GPUSpec, d: Deployment, *, rate_rps: float, replicas: int,
@@ -119,7 +135,7 @@ def simulated_percentiles(arch: ModelArch, gpu: GPUSpec, d: Deployment, *, rate_
                           num_requests: int = NUM_REQUESTS, seed: int = SEED,
                           budget: _Budget | None = None, max_steps: int | None = None,
                           lengths: str = "fixed", length_spread: float = 0.0,
-                          reuse=None) -> tuple[float, float] | None:
+                          reuse=None, speculative=None) -> tuple[float, float] | None:
     """(TTFT, TPOT) at ``percentile`` of one replica of ``d`` receiving ``rate_rps / replicas``, its
     request lengths drawn around ``d``'s as ``lengths`` / ``length_spread`` say (the load test's
     distributions, :func:`calc.traffic.workload.length_spec`, kept within max_model_len), with the
@@ -128,7 +144,7 @@ def simulated_percentiles(arch: ModelArch, gpu: GPUSpec, d: Deployment, *, rate_
     conversations at the replica's rate and ``d``'s E2E share the arrivals, as the load test runs them);
     None when the simulation would pass what is left of ``budget`` or ``max_steps`` engine steps
     (its memory: :func:`calc.traffic.budget.caps`); it is cut there."""
-    e, cfg = replica_engine(arch, gpu, d, efficiency=efficiency, chunked=chunked)
+    e, cfg, spec = replica_engine(arch, gpu, d, efficiency=efficiency, chunked=chunked, speculative=speculative)
     # one DP rank of one replica: its share of the rate (a replica's DP ranks split its requests)
     w = make_workload(arrival="poisson", num_requests=num_requests, rate_per_s=rate_rps / replicas / d.data_parallel_size,
                       input_len=length_spec(lengths, d.input_len, length_spread, d.max_model_len),
@@ -143,12 +159,12 @@ def simulated_percentiles(arch: ModelArch, gpu: GPUSpec, d: Deployment, *, rate_
             w = replace(w, input_len=np.minimum(w.input_len, np.maximum(d.max_model_len - w.output_len, 1)))
         cfg = replace(cfg, enable_prefix_caching=reuse.enable_prefix_caching)
     if budget is None:
-        r = simulate(e, w, cfg, max_steps=max_steps, chains=chains)
+        r = simulate(e, w, cfg, max_steps=max_steps, chains=chains, speculative=spec)
     else:  # the run costs at most what is left of the budget (_Budget.caps)
-        passes, steps = budget.caps()
+        passes, steps = budget.caps(speculative=spec is not None)
         r = simulate(e, w, cfg, max_passes=passes, max_steps=steps if max_steps is None else min(steps, max_steps),
-                     chains=chains)
-        budget.spend(r)
+                     chains=chains, speculative=spec)
+        budget.spend(r, speculative=spec is not None)
     if r.truncated:
         return None
     return steady_state_statistic(r, percentile)
@@ -243,7 +259,7 @@ def _most_replicas(d: Deployment, req: PlanRequest, price: float | None) -> int:
 
 def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], efficiency: Efficiency = Efficiency(), *,
               top: int = SIMULATED_TOP, num_requests: int = NUM_REQUESTS, work_budget: int | None = None,
-              max_steps: int | None = None, cpu_limit_s: float | None = None) -> PlanResult:
+              max_steps: int | None = None, cpu_limit_s: float | None = None, speculative=None) -> PlanResult:
     """``result`` with its first ``top`` rows re-judged on the requested percentile by simulation
     (replicas added where needed, rows that still miss dropped); the other rows keep the queueing
     model's numbers and say so; all of them sorted by the request's key
@@ -251,7 +267,8 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
     simulator is not available. Bounded (module doc): ``top`` at most :data:`MAX_SIMULATED_TOP`,
     at most :data:`MAX_EVALS_PER_OPTION` simulations per option, one per distinct engine and
     rate, ``work_budget`` units in all, at most ``max_steps`` engine steps per simulation (its
-    memory), at most ``cpu_limit_s`` seconds of this thread's CPU where given; a row whose simulation did not fit the budget keeps the model's numbers
+    memory), at most ``cpu_limit_s`` seconds of this thread's CPU where given; with ``speculative``
+    (the drafter the grid was planned with) every simulation decodes with it; a row whose simulation did not fit the budget keeps the model's numbers
     (``slo_statistic`` says so)."""
     req: PlanRequest = result.request
     if req.percentile == "mean" or not AVAILABLE or not result.ranked:
@@ -266,7 +283,8 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
     checked: list[Deployment] = []
     unchecked: list[Deployment] = []
     clear: list[Deployment] = []
-    reused = ", with the prefix reuse" if req.reuse.any_reuse else ""
+    reused = (", with the prefix reuse" if req.reuse.any_reuse else "") + (
+        f", with {speculative.method} drafts (k = {speculative.num_speculative_tokens})" if speculative is not None else "")
     for d in result.ranked[:top]:
         if d.ttft_s <= CLEAR_TTFT_FRACTION * req.ttft_slo_s and d.tpot_s <= req.tpot_slo_s:
             clear.append(replace(d, slo_statistic=f"{model}, not simulated: at most {CLEAR_TTFT_FRACTION:g} of the "
@@ -274,7 +292,8 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
             continue
         gpu = by_id[d.gpu]
         price = None if d.usd_per_hour is None else d.usd_per_hour / d.gpus_total
-        e, cfg = replica_engine(arch, gpu, d, efficiency=efficiency, chunked=req.enable_chunked_prefill)
+        e, cfg, _ = replica_engine(arch, gpu, d, efficiency=efficiency, chunked=req.enable_chunked_prefill,
+                                   speculative=speculative)
         same = (repr(e), cfg, d.input_len, d.output_len, d.max_model_len, req.lengths, req.length_spread)
         results: dict[int, tuple[float, float]] = {}
 
@@ -287,7 +306,8 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
                                                   percentile=req.percentile, efficiency=efficiency,
                                                   chunked=req.enable_chunked_prefill, num_requests=num_requests,
                                                   budget=budget, max_steps=max_steps, lengths=req.lengths,
-                                                  length_spread=req.length_spread, reuse=req.reuse)
+                                                  length_spread=req.length_spread, reuse=req.reuse,
+                                                  speculative=speculative)
             got = seen[key]
             if got is None:
                 return None

@@ -34,9 +34,6 @@ EN: dict[str, str] = {
                           "prices, sources and the spread between providers are in the table below.",
     "pl.bad_prices": "Your prices were not used: {reason}",
     "pl.statistic.mean": "SLA judged on the mean TTFT and TPOT (closed-loop steady state).",
-    "pl.statistic.speculative": "SLA judged on {p} with the queueing model only: every option decodes with the "
-                                "drafter, and the request simulator's check does not take one yet (an estimate: "
-                                "leave a margin).",
     "pl.statistic.fallback": "You asked for {p}; the request simulator is not available, so {p} is judged with "
                              "the queueing model alone (an estimate: leave headroom).",
     "pl.statistic.simulated": "SLA judged on {p}: every option sized with the queueing model (the waits for a "
@@ -179,7 +176,6 @@ ZH: dict[str, str] = {
     "ctl.pl_prices.help": "覆盖目录价格，例如 h100-sxm=2.49, a100-80gb=1.29。目录的按需价格、来源和各云厂商的价差见下表。",
     "pl.bad_prices": "未使用你的价格：{reason}",
     "pl.statistic.mean": "SLA 按 TTFT 和 TPOT 的平均值判断（闭环稳态）。",
-    "pl.statistic.speculative": "SLA 仅用排队模型按 {p} 判断：每个方案都带草稿模型解码，而请求模拟器的检查尚不支持投机解码（估计值：请留余量）。",
     "pl.statistic.fallback": "你选择了 {p}；请求模拟器尚不可用，因此 {p} 仅用排队模型判断（估计值：请留余量）。",
     "pl.statistic.simulated": "SLA 按 {p} 判断：所有方案先用排队模型定副本数（{p} 下等待序列槽位和预填充的时间），"
                               "再在预算内用请求模拟器按稳态复核列出的方案（每个副本按其分得的请求率泊松到达，去掉前四分之一；"

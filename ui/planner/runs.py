@@ -36,15 +36,14 @@ def _check(arch: ModelArch, gpus: tuple[GPUSpec, ...], req: PlanRequest, efficie
            prices: dict[str, float | None], units: int, max_steps: int, cpu_s: float,
            speculative: SpeculativeConfig | None = None) -> PlanResult:
     result = plan(arch, list(gpus), req, efficiency, prices=prices, speculative=speculative)
-    if speculative is not None:  # the simulated check takes no drafter: the queueing model's percentile (as the CLI)
-        return result
-    return check_top(result, arch, list(gpus), efficiency, work_budget=units, max_steps=max_steps, cpu_limit_s=cpu_s)
+    return check_top(result, arch, list(gpus), efficiency, work_budget=units, max_steps=max_steps, cpu_limit_s=cpu_s,
+                     speculative=speculative)
 
 
 def planned_job(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, efficiency: Efficiency,
                 prices: dict[str, float | None], speculative: SpeculativeConfig | None = None) -> Job:
     """The plan and its percentile check under the budget, as a cacheable :class:`ui.workers.Job`
-    (with ``speculative``, every option decodes with that drafter and the check is the queueing model's)."""
+    (with ``speculative``, every option decodes with that drafter, in the grid and in the check)."""
     lim = limits()
     units = work_units()
     max_steps, _ = caps(cpu_s=lim.cpu_s, memory_bytes=lim.run_bytes)
