@@ -84,6 +84,9 @@ LADDER = (("regime", "family", "moe"), ("regime", "family"), ("regime",), ())
 ROOT_CELL = "*/*/*/*"
 # Smallest log spread a band uses (0.1 %): the start-up logs print the KV pool to a few digits.
 SPREAD_FLOOR = 1e-3
+# Widest band, as a log: measured values at most 1,000× off the prediction either way (a table of
+# a few nearly equal measurements can otherwise give a shape that overflows).
+MAX_LOG = math.log(1000.0)
 # Units a validation holds out together (:func:`cross_validate`): one measurement, one benchmark
 # (a table of a document, one log file: the measurement's ``source``), or one publisher (the
 # source's name before the first colon: every table of one document or one repository's logs).
@@ -217,11 +220,12 @@ def build_table(measurements: Iterable[dict[str, Any]]) -> dict[str, Any]:
     for m in ms:
         key = BandKey(m["regime"], m["family"], bool(m["moe"]), m["group"])
         chain = [without[name][m["id"]] for name in _names(key)]
-        if chain[-1] is not None:
+        # a residual needs a spread to be measured against: at least 3 others, not all equal
+        if chain[-1] is not None and chain[-1]["n"] >= 3 and chain[-1]["log_spread"] > SPREAD_FLOOR:
             loc, spread = shrunk_location_spread(chain[::-1])
             z.append((math.log1p(m["error"]) - loc) / spread)
-    if len(z) < 2:  # one measurement: no residual to learn the shape from; a normal's central 90 %
-        z = [-1.6449, 1.6449]
+    if len(z) < 2:  # too few measurements to learn the shape from: a normal's central 85 %
+        z = [-1.4395, 1.4395]
     table[ROOT_CELL]["z_lo"] = round(min(float(np.quantile(z, QUANTILES[0])), 0.0), 6)
     table[ROOT_CELL]["z_hi"] = round(max(float(np.quantile(z, QUANTILES[1])), 0.0), 6)
     return table
@@ -296,7 +300,7 @@ def band_basis(key: BandKey, cells: dict[str, Any] | None = None) -> BandBasis:
         if widen > 1:
             label += f", widened {widen:.3g}x"
     return BandBasis(key=key, cell=cell, n=c["n"], n_exact=exact,
-                     log_lo=min(lo, 0.0) * widen, log_hi=max(hi, 0.0) * widen,
+                     log_lo=max(min(lo, 0.0) * widen, -MAX_LOG), log_hi=min(max(hi, 0.0) * widen, MAX_LOG),
                      median_abs_error=c["median_abs_error"], p90_abs_error=c["p90_abs_error"], label=label,
                      measurements=tuple(c["measurements"]))
 
