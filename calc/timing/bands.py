@@ -26,9 +26,10 @@ low ≤ v ≤ high always:
   (a jackknife predictive interval: the band is as wide as errors on measurements it has not
   seen, asymmetric where they are, and multiplicative).
 
-A rung with no measurement at all (a regime, GPU family or dense/MoE never measured) multiplies
-the log-width by :data:`WIDEN`, finest empty rungs counted; the label says so ("no measurements
-in this regime" / "few measurements"). :func:`cross_validate` scores the bands on measurements
+Each empty rung below the finest one with measurements (a dense/MoE, GPU family, regime or
+metric group never measured) multiplies the log-width by :data:`WIDEN`, and the label says so
+("no measurements in this regime" / "few measurements"); no band spans more than
+:data:`MAX_LOG` either way. :func:`cross_validate` scores the bands on measurements
 left out of the table (one measurement, one benchmark or one publisher at a time); the figures are
 printed by ``bench/make_bands.py --validate`` and held by ``tests/test_bands.py``.
 
