@@ -6,9 +6,15 @@ The measurements are those the calibration reports score, with the same efficien
 ``calibration_report.py``'s fit set (high + medium rows of the 2023-24 engines) and every vLLM
 serving benchmark row, and ``memory_calibration_report.py``'s vLLM V1 start-up logs (KV pool and
 KV tokens: the memory group). Each is classified by load regime, GPU family, dense/MoE and metric
-group; the table holds, per cell, the signed-error quantiles and the measurements' names. Prints
-how honest the bands are on these measurements (inside fraction, median half-width), in sample and
-leaving each measurement out of its own band. ``--check`` exits 1 when the file is out of date.
+group; the table holds, per cell, the location and spread of the log errors and the measurements'
+names, and the pooled shape (calc.timing.bands). Prints how honest the bands are on these
+measurements (inside fraction, median half-width), in sample. ``--check`` exits 1 when the file is
+out of date. ``--validate`` also scores the bands on measurements left out of the table
+(calc.timing.bands.cross_validate): each measurement, each benchmark (a table of a document, one
+log file) and each publisher in turn, overall, timing alone and per metric group, and lists the
+measurements outside their band when their benchmark is left out (what misses, and by how much).
+
+    .venv/bin/python bench/make_bands.py --validate
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -70,9 +77,12 @@ def table(ms: list[dict]) -> dict:
         "source": ("bench/make_bands.py from bench/calibration_report.py (calibration_measurements.csv high+medium "
                    "rows, vllm_benchmarks.jsonl) and bench/memory_calibration_report.py (vllm_memory_logs.jsonl "
                    "V1 rows, kv_pool and kv_tokens, the same errors for every load regime), default Efficiency"),
-        "method": {"quantiles": list(bands.QUANTILES), "n_min": bands.N_MIN, "widen_per_dimension_dropped": bands.WIDEN,
-                   "ladder": [list(k) for k in bands.LADDER],
-                   "error": "predicted / measured - 1; cells hold ln(1 + error) quantiles"},
+        "method": {"quantiles_of_loo_standardised_residuals": list(bands.QUANTILES), "prior_n": bands.PRIOR_N,
+                   "n_min": bands.N_MIN, "widen_per_empty_rung": bands.WIDEN, "spread_floor": bands.SPREAD_FLOOR,
+                   "ladder": [list(k) for k in bands.LADDER], "root": bands.ROOT_CELL,
+                   "error": ("predicted / measured - 1; cells hold the median and 1.4826 x MAD of ln(1 + error), "
+                             "shrunk at look-up toward the coarser rungs by n / (n + prior_n); the root holds z_lo, "
+                             "z_hi, the quantiles of the leave-one-out standardised residuals")},
         "cells": bands.build_table(ms),
     }
 
@@ -84,26 +94,40 @@ def measurement_list(ms: list[dict]) -> dict:
             "measurements": {m["id"]: {"error": round(m["error"], 6), "source": m["source"]} for m in ms}}
 
 
-def honesty(subset: list[dict], cells: dict, ms: list[dict]) -> dict:
-    """On ``subset`` of the measurements ``ms``: in-sample coverage (the table of all of them), and
-    leave-one-out (each measurement against a table built without it)."""
-    ins = bands.coverage(subset, cells)
-    scored = subset
-    loo_inside, loo_half = [], []
-    for m in scored:
-        rest = [x for x in ms if x["id"] != m["id"]]
-        c = bands.coverage([m], bands.build_table(rest))
-        loo_inside.append(c["inside_fraction"])
-        loo_half.append(c["median_half_width"])
-    loo_half.sort()
-    return {"in_sample": ins, "leave_one_out": {"n": len(scored), "inside_fraction": sum(loo_inside) / len(scored),
-                                                "median_half_width": loo_half[len(loo_half) // 2]}}
+def _line(what: str, name: str, c: dict) -> str:
+    groups = "  ".join(f"{g} {v['inside_fraction']:.0%}/{v['median_half_width']:.0%}" for g, v in c["by_group"].items())
+    return (f"{what:<8} {name:<24} n={c['n']:<4} inside the band {c['inside_fraction']:6.1%}   median half-width "
+            f"{c['median_half_width']:6.1%}   timing {c['timing']['inside_fraction']:.1%}/"
+            f"{c['timing']['median_half_width']:.1%}   ({groups})")
+
+
+def validate(ms: list[dict]) -> dict[str, dict]:
+    """The bands scored on measurements left out of the table, per hold-out unit."""
+    return {unit: bands.cross_validate(ms, unit) for unit in bands.HOLDOUT_UNITS}
+
+
+def print_misses(ms: list[dict], unit: str = "benchmark") -> None:
+    """Every measurement outside its band when its ``unit`` is left out: its cell, log error and band."""
+    tables: dict[str, dict] = {}
+    for m in sorted(ms, key=lambda m: (m["group"], m["regime"], m["family"], m["id"])):
+        u = bands.holdout_unit(m, unit)
+        if u not in tables:
+            tables[u] = bands.build_table([x for x in ms if bands.holdout_unit(x, unit) != u])
+        cells = tables[u]
+        b = bands.band_basis(bands.BandKey(m["regime"], m["family"], m["moe"], m["group"]), cells)
+        r = math.log1p(m["error"])
+        if not b.log_lo - 1e-12 <= r <= b.log_hi + 1e-12:
+            print(f"  outside  {m['id']:<42} {b.key.regime}/{b.key.family}/{'moe' if b.key.moe else 'dense'}/"
+                  f"{b.key.group:<10} ln(pred/meas) {r:+.3f}  band [{b.log_lo:+.3f}, {b.log_hi:+.3f}]  "
+                  f"({b.n_exact} in its cell)")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="exit 1 if calc/data/bands.json is out of date")
     ap.add_argument("--csv", help="write every measurement with its band to this CSV file")
+    ap.add_argument("--validate", action="store_true",
+                    help="also score the bands on measurements left out of the table (slower: about a minute)")
     args = ap.parse_args(argv)
     ms = measurements()
     t = table(ms)
@@ -117,10 +141,12 @@ def main(argv: list[str] | None = None) -> int:
                 return 1
         else:
             path.write_text(text)
-    for what, subset in (("all", ms), ("timing", [m for m in ms if m["group"] != "memory"])):
-        for name, c in honesty(subset, t["cells"], ms).items():
-            print(f"{what:<7} {name:<14} n={c['n']:<4} inside the band {c['inside_fraction']:6.1%}   "
-                  f"median half-width {c['median_half_width']:6.1%}")
+    print(_line("all", "in sample", bands.coverage(ms, t["cells"])))
+    if args.validate:
+        for unit, c in validate(ms).items():
+            print(_line("all", f"{unit} left out ({c['units']})", c))
+        print("outside their band, their benchmark left out:")
+        print_misses(ms)
     if args.csv:
         with open(args.csv, "w", newline="") as fh:
             w = csv.writer(fh)

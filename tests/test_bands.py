@@ -1,6 +1,7 @@
 """Error bands (calc.timing.bands): the table is the calibration reports' (bench/make_bands.py), a
 band never contradicts its value, every GPU family and regime has one, and on the calibration
-measurements the bands are honest (issue #20: >= 80 % inside, median half-width <= 30 %)."""
+measurements the bands are honest (issue #20: >= 80 % inside, median half-width <= 30 %), in sample
+and on benchmarks left out of the table (calc.timing.bands.cross_validate)."""
 
 import itertools
 import json
@@ -10,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
@@ -39,18 +42,51 @@ def test_every_measurement_is_named_and_classified(measured):
 def test_bands_are_honest_on_the_calibration_measurements(measured):
     c = bands.coverage(measured, bands.load_table()["cells"])
     assert c["n"] == len(measured) == 156
-    # figures printed by bench/make_bands.py: 84.0 % inside, median half-width 17.3 %
+    # in sample, printed by bench/make_bands.py: 89.7 % inside, median half-width 24.8 %
     assert c["inside_fraction"] >= 0.80
     assert c["median_half_width"] <= 0.30
 
 
-def test_timing_bands_alone(measured):
-    """Without the (narrow) memory measurements the half-width target is missed: 81.9 % inside,
-    median half-width 31.4 % (stated in the issue's closing note; held here against regressions)."""
-    timing = [m for m in measured if m["group"] != "memory"]
-    c = bands.coverage(timing, bands.load_table()["cells"])
+@pytest.fixture(scope="module")
+def benchmark_left_out(measured):
+    return bands.cross_validate(measured, "benchmark")
+
+
+def test_bands_are_honest_on_benchmarks_they_were_not_built_from(benchmark_left_out):
+    """Issue #20's targets on measurements kept back: each benchmark (a table of a document, one
+    log file; 50 of them) left out of the table in turn, its measurements scored against the bands
+    of the rest (bench/make_bands.py --validate: 82.1 % inside, median half-width 20.0 %; one
+    measurement left out at a time: 85.3 %, 24.4 %; one publisher: 85.3 %, 41.2 %)."""
+    c = benchmark_left_out
+    assert c["units"] == 50 and c["n"] == 156
     assert c["inside_fraction"] >= 0.80
-    assert c["median_half_width"] <= 0.33
+    assert c["median_half_width"] <= 0.30
+    assert 1 - c["inside_fraction"] == pytest.approx(len(c["outside"]) / c["n"])
+
+
+def test_timing_bands_alone(benchmark_left_out):
+    """Without the (narrow) memory measurements the half-width target is missed: held-out benchmarks
+    81.0 % inside, median half-width 33.7 % (TTFT 72 % / 58 %, TPOT 87 % / 29 %, throughput
+    89 % / 19 %): stated in the issue's closing note, held here against regressions, with room for
+    the burst rows' predictions to move (burst TTFT and TPOT all 20 % lower gave 81.9 %, 41.0 %)."""
+    c = benchmark_left_out["timing"]
+    assert c["inside_fraction"] >= 0.78
+    assert c["median_half_width"] <= 0.45
+    assert benchmark_left_out["by_group"]["throughput"]["median_half_width"] <= 0.30
+
+
+def test_cross_validation_holds_out_a_whole_unit():
+    """Two benchmarks of one cell: with one left out, the other alone makes the band (shrunk
+    toward the root, which is that same benchmark), so a far-off benchmark falls outside."""
+    near = [{"id": f"a{i}", "regime": "single", "family": "ampere", "moe": False, "group": "ttft",
+             "error": e, "source": "lab: table 1"} for i, e in enumerate((-0.02, 0.0, 0.01, 0.03))]
+    far = [{"id": "b0", "regime": "single", "family": "ampere", "moe": False, "group": "ttft",
+            "error": 1.0, "source": "other: table 9"}]
+    c = bands.cross_validate(near + far, "benchmark")
+    assert c["units"] == 2 and "b0" in c["outside"]
+    assert bands.cross_validate(near + far, "publisher")["units"] == 2
+    with pytest.raises(ValueError, match="allowed: measurement, benchmark, publisher"):
+        bands.cross_validate(near, "row")
 
 
 @pytest.mark.parametrize("regime", bands.REGIMES)
@@ -69,16 +105,71 @@ def test_every_gpu_and_model_family_has_a_band_around_its_value(regime):
 def test_regime_without_measurements_says_so_and_is_wider():
     b = bands.band_basis(bands.BandKey("open", "blackwell", False, "ttft"))
     assert b.n_exact == 0 and b.label.startswith("no measurements in this regime")
-    pooled = bands.load_table()["cells"]["*/*/*/ttft"]
-    widen = bands.WIDEN ** 3  # three dimensions dropped
-    assert math.isclose(b.log_lo, min(pooled["log_q_lo"], 0) * widen)
-    assert math.isclose(b.log_hi, max(pooled["log_q_hi"], 0) * widen)
+    cells = bands.load_table()["cells"]
+    root, group = cells[bands.ROOT_CELL], cells["*/*/*/ttft"]
+    # open loop, blackwell, dense: three empty rungs, so only the root and the TTFT group count
+    loc, spread = bands.shrunk_location_spread([root, group])
+    widen = bands.WIDEN ** 3
+    assert math.isclose(b.log_lo, min(loc + root["z_lo"] * spread, 0) * widen)
+    assert math.isclose(b.log_hi, max(loc + root["z_hi"] * spread, 0) * widen)
+    measured = bands.band_basis(bands.BandKey("single", "ampere", False, "ttft"))
+    assert b.log_hi - b.log_lo > measured.log_hi - measured.log_lo
 
 
 def test_a_well_measured_regime_uses_its_own_cell():
     b = bands.band_basis(bands.BandKey("single", "ampere", False, "ttft"))
     assert b.cell == "single/ampere/dense/ttft" and b.n == b.n_exact >= bands.N_MIN
     assert all(m.startswith("pm-") for m in b.measurements)
+
+
+def test_shrinkage_written_out():
+    """A cell of n measurements weighs its median and spread n / (n + PRIOR_N) against its
+    parent's; the band is location + pooled shape × spread, clamped to hold the value."""
+    assert bands.PRIOR_N == 5
+    cells = {bands.ROOT_CELL: {"n": 20, "log_median": -0.2, "log_spread": 0.3, "z_lo": -2.0, "z_hi": 3.0,
+                               "median_abs_error": 0.1, "p90_abs_error": 0.3, "measurements": ["r"]},
+             "*/*/*/tpot": {"n": 5, "log_median": 0.0, "log_spread": 0.1, "median_abs_error": 0.05,
+                            "p90_abs_error": 0.1, "measurements": ["g"]},
+             "single/*/*/tpot": {"n": 15, "log_median": 0.1, "log_spread": 0.05, "median_abs_error": 0.1,
+                                 "p90_abs_error": 0.12, "measurements": ["s"]}}
+    b = bands.band_basis(bands.BandKey("single", "hopper", False, "tpot"), cells)
+    # group:  loc = (5·0 + 5·(-0.2)) / 10 = -0.1;   spread² = (5·0.01 + 5·0.09) / 10 = 0.05
+    # regime: loc = (15·0.1 + 5·(-0.1)) / 20 = 0.05; spread² = (15·0.0025 + 5·0.05) / 20 = 0.014375
+    spread = math.sqrt(0.014375)  # 0.119896
+    # two empty rungs (family, dense): widened 1.25² = 1.5625
+    assert math.isclose(b.log_lo, (0.05 - 2.0 * spread) * 1.5625, abs_tol=1e-5)   # -0.296550
+    assert math.isclose(b.log_hi, (0.05 + 3.0 * spread) * 1.5625, abs_tol=1e-5)   # 0.640236
+    assert b.cell == "single/*/*/tpot" and b.n == 15 and b.n_exact == 0
+    assert b.label.startswith("no measurements in this regime") and "widened 1.56x" in b.label
+
+
+def test_one_outlier_moves_a_small_cell_little():
+    """The median and the median deviation of five measurements barely move when one of them is
+    off by 30x (a 5 % / 95 % quantile of five measurements would be that one)."""
+    base = [{"id": f"m{i}", "regime": "burst", "family": "hopper", "moe": False, "group": "tpot",
+             "error": e, "source": f"s{i}: t"} for i, e in enumerate((-0.05, -0.02, 0.0, 0.02, 0.04))]
+    others = [{"id": f"o{i}", "regime": "single", "family": "ampere", "moe": False, "group": "ttft",
+               "error": e, "source": f"o{i}: t"} for i, e in enumerate(np.linspace(-0.2, 0.2, 20))]
+    key = bands.BandKey("burst", "hopper", False, "tpot")
+    clean = bands.band_basis(key, bands.build_table(base + others))
+    base[0] = {**base[0], "error": -0.97}
+    spoilt = bands.band_basis(key, bands.build_table(base + others))
+    assert spoilt.log_lo > -1.0 and spoilt.log_hi - spoilt.log_lo < 2 * (clean.log_hi - clean.log_lo)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(bands.REGIMES), st.sampled_from(("ampere", "hopper")), st.booleans(),
+                          st.sampled_from(("ttft", "tpot", "throughput")), st.floats(-0.95, 3.0)),
+                min_size=2, max_size=30),
+       st.sampled_from(bands.REGIMES), st.sampled_from(bands.FAMILIES), st.booleans(),
+       st.sampled_from(("ttft", "tpot", "throughput")))
+def test_any_table_gives_a_band_that_holds_its_value(rows, regime, family, moe, group):
+    ms = [{"id": f"m{i}", "regime": r, "family": f, "moe": o, "group": g, "error": e, "source": f"s{i}: t"}
+          for i, (r, f, o, g, e) in enumerate(rows)]
+    b = bands.band_basis(bands.BandKey(regime, family, moe, group), bands.build_table(ms))
+    assert b.log_lo <= 0 <= b.log_hi and math.isfinite(b.log_lo) and math.isfinite(b.log_hi)
+    lo, hi = bands.band(np.array([1e-3, 1.0, 5e4]), b)
+    assert np.all(lo <= [1e-3, 1.0, 5e4]) and np.all(hi >= [1e-3, 1.0, 5e4])
 
 
 def test_band_arithmetic_written_out():

@@ -339,7 +339,7 @@ EN: dict[str, str] = {
     "band.regime.single": "single request", "band.regime.closed": "closed loop", "band.regime.open": "open loop",
     "band.regime.burst": "burst", "band.moe": "MoE", "band.dense": "dense",
     "band.own": "from {n} measurements in this regime ({where})",
-    "band.few": "only {k} measurements in this regime ({where}): from {n} of a wider group, widened",
+    "band.few": "only {k} measurements in this regime ({where}): weighed with {n} of a wider group",
     "band.none": "no measurements in this regime ({where}): from {n} of a wider group, widened",
     "band.help": "The range real servers would likely show, {own}; their median error {median} %, p90 {p90} %. "
                  "`python -m calc estimate … --format json` lists them (band_basis).",
@@ -748,7 +748,7 @@ ZH: dict[str, str] = {
     "band.regime.single": "单请求", "band.regime.closed": "闭环", "band.regime.open": "开环",
     "band.regime.burst": "突发", "band.moe": "MoE", "band.dense": "稠密",
     "band.own": "依据本场景下的 {n} 条测量（{where}）",
-    "band.few": "本场景只有 {k} 条测量（{where}）：取自更宽一组的 {n} 条，并加宽",
+    "band.few": "本场景只有 {k} 条测量（{where}）：与更宽一组的 {n} 条加权",
     "band.none": "本场景没有测量（{where}）：取自更宽一组的 {n} 条，并加宽",
     "band.help": "真实服务器可能给出的范围，{own}；这些测量的误差中位数 {median}%，P90 {p90}%。"
                  "`python -m calc estimate … --format json` 会列出它们（band_basis）。",
