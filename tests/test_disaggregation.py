@@ -211,3 +211,17 @@ class TestConnectorCost:
         kw = dict(input_len=1000, output_len=4, rate_rps=1e-6)
         d_ana = float(disaggregated_open_loop(on, **kw).ttft_s - disaggregated_open_loop(off, **kw).ttft_s)
         assert d_sim == pytest.approx(2 * 0.028, abs=1e-4) and d_ana == pytest.approx(2 * 0.028, abs=1e-4)
+
+
+def test_mla_moves_one_region_per_layer():
+    from calc.traffic.disaggregation import kv_regions_per_layer
+    # DeepSeek's MLA keeps one latent cache per layer: one descriptor per block and layer, not two
+    lite = get_model("deepseek-ai/DeepSeek-V2-Lite-Chat")
+    assert kv_regions_per_layer(lite) == 1 and kv_regions_per_layer(LLAMA8) == 2
+    p = make_pools(lite, H100, ServingConfig(input_len=1000, output_len=10), Efficiency(), prefill_instances=1,
+                   decode_instances=1, link_bw_bytes_per_s=40e9, descriptor_s=1e-5)
+    q = make_pools(lite, H100, ServingConfig(input_len=1000, output_len=10), Efficiency(), prefill_instances=1,
+                   decode_instances=1, link_bw_bytes_per_s=40e9, descriptor_s=0.0)
+    # ceil(1000/16) = 63 blocks x L layers x 1 region x 10 us
+    L = lite.num_hidden_layers
+    assert float(p.transfer_s(1000) - q.transfer_s(1000)) == pytest.approx(63 * L * 1e-5)

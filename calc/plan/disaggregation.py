@@ -38,6 +38,7 @@ from calc.spec.vllm_command import serve_command
 from calc.timing.estimate import Estimate
 from calc.timing.serving import decode_step
 from calc.traffic.disaggregation import (decode_engine_numbers, decode_slots, kv_descriptor_s, kv_descriptors,
+                                         kv_regions_per_layer,
                                          kv_transfer_s, pool_engine)
 from calc.traffic.queueing import normal_quantile, open_loop
 
@@ -174,7 +175,8 @@ def plan_disaggregated(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanReques
             b = max(float(est_p.engine.kv_bytes_per_token), float(est_d.engine.kv_bytes_per_token))
             x = float(kv_transfer_s(prompt_tokens=I, kv_bytes_per_token_per_rank=b,
                                     link_bw_bytes_per_s=link_bw_bytes_per_s, link_latency_s=link_latency_s,
-                                    descriptors=kv_descriptors(prompt_tokens=I, num_layers=arch.num_hidden_layers),
+                                    descriptors=kv_descriptors(prompt_tokens=I, num_layers=arch.num_hidden_layers,
+                                                       regions_per_layer=kv_regions_per_layer(arch)),
                                     descriptor_s=t_desc))
             ok = ttft[i] + x + first <= req.ttft_slo_s
             if not ok.any():
@@ -321,6 +323,7 @@ def same_gpus(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, efficiency:
     x = float(kv_transfer_s(prompt_tokens=I, kv_bytes_per_token_per_rank=float(e.kv_bytes_per_token),
                             link_bw_bytes_per_s=link_bw_bytes_per_s, link_latency_s=link_latency_s,
                             descriptors=kv_descriptors(prompt_tokens=I, num_layers=arch.num_hidden_layers,
+                                                       regions_per_layer=kv_regions_per_layer(arch),
                                                        block_size=serving.block_size),
                             descriptor_s=kv_descriptor_s() if descriptor_s is None else float(descriptor_s)))
     ok_p = ttft_p[0] + x + first <= ttft_slo_s

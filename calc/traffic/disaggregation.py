@@ -105,6 +105,12 @@ def kv_block_regions_per_layer() -> int:
     return int(_links_doc()["connector"]["regions_per_layer"])
 
 
+def kv_regions_per_layer(arch: ModelArch) -> int:
+    """KV regions one block holds per layer: K and V apart (the data file's figure), one latent
+    cache under DeepSeek's MLA."""
+    return 1 if arch.mla is not None else kv_block_regions_per_layer()
+
+
 def kv_descriptors(*, prompt_tokens, num_layers, block_size=16, regions_per_layer=None):
     """Transfer descriptors one TP rank posts to move a prompt's KV (NIXL, one per block, layer and
     K/V region; vLLM's ``NixlConnectorWorker`` registers each layer's K and V caches as separate
@@ -163,6 +169,7 @@ class Pools:
     num_layers: int = 0  # layers whose KV moves (0: no descriptor cost)
     kv_block_size: int = 16
     kv_descriptor_s: float = 0.0
+    kv_regions_per_layer: int = 2  # K and V apart; 1 for MLA's single latent cache
 
     @property
     def kv_bytes_per_token_per_rank(self) -> float:
@@ -178,7 +185,8 @@ class Pools:
         return kv_transfer_s(prompt_tokens=prompt_tokens, kv_bytes_per_token_per_rank=self.kv_bytes_per_token_per_rank,
                              link_bw_bytes_per_s=self.link_bw_bytes_per_s, link_latency_s=self.link_latency_s,
                              descriptors=kv_descriptors(prompt_tokens=prompt_tokens, num_layers=self.num_layers,
-                                                        block_size=self.kv_block_size),
+                                                        block_size=self.kv_block_size,
+                                                        regions_per_layer=self.kv_regions_per_layer),
                              descriptor_s=self.kv_descriptor_s)
 
 
@@ -227,7 +235,7 @@ def make_pools(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, efficiency
                  prefill_instances=int(prefill_instances), decode_instances=int(decode_instances),
                  link_bw_bytes_per_s=float(link_bw_bytes_per_s), link_latency_s=float(link_latency_s),
                  num_layers=int(arch.num_hidden_layers), kv_block_size=int(serving.block_size or 16),
-                 kv_descriptor_s=t_desc)
+                 kv_descriptor_s=t_desc, kv_regions_per_layer=kv_regions_per_layer(arch))
 
 
 @dataclass(frozen=True)
