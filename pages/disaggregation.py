@@ -4,7 +4,7 @@
 import streamlit as st
 
 from calc.plan.disaggregation import same_gpus
-from calc.traffic.disaggregation import kv_links
+from calc.traffic.disaggregation import kv_descriptor_s, kv_descriptors, kv_links, kv_regions_per_layer
 from ui import format as F
 from ui import labelled, layout, shell
 from ui.disagg import explain as X
@@ -66,7 +66,10 @@ layout.chart(FD.frontier_figure(r, t, rate_rps=rate, chosen=n), key="dg_frontier
 layout.chart(FD.splits_figure(r, t, n=n, colocated_rps=co), key="dg_splits")
 with st.expander(t("dg.why.title"), expanded=False):
     for line in X.why(r, t, n=n, input_len=s.input_len, output_len=s.output_len, ttft_slo_s=ttft_ms / 1e3,
-                      tpot_slo_s=tpot_ms / 1e3, kv_bytes_per_token=r.kv_bytes_per_token_per_rank, link_bw_bytes_per_s=bw, link_latency_s=link.latency_s, decode_batch=r.decode_batch):
+                      tpot_slo_s=tpot_ms / 1e3, kv_bytes_per_token=r.kv_bytes_per_token_per_rank, link_bw_bytes_per_s=bw, link_latency_s=link.latency_s, decode_batch=r.decode_batch,
+                      descriptors=float(kv_descriptors(prompt_tokens=s.input_len, num_layers=sc.arch.num_hidden_layers,
+                                                       block_size=s.block_size, regions_per_layer=kv_regions_per_layer(sc.arch))),
+                      descriptor_s=kv_descriptor_s()):
         st.markdown(line)
 st.caption(t("dg.cli"))
 p = max(int(label.split("P")[0]), 1) if label != "—" else 1

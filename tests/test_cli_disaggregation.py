@@ -21,13 +21,15 @@ def test_estimate_json(capsys):
     d = _json(capsys, ["estimate"] + BASE + DIS + ["--rate", "10"])
     assert d["deployment"] == "2P1D" and d["gpus_total"] == 3
     # 1000 tokens x 131,072 B / 25 GB/s = 5.24 ms (+ the preset's 10 us latency)
-    assert d["kv_transfer_s"] == pytest.approx(1000 * 131072 / 25e9 + 1e-5)
+    # + the connector's descriptors: ceil(1000/16) = 63 blocks x 32 layers x 2 = 4,032 x 2.4 us = 9.68 ms
+    assert d["kv_transfer_s"] == pytest.approx(1000 * 131072 / 25e9 + 1e-5 + 4032 * 2.4e-6)
+    assert d["kv_descriptor_s"] == pytest.approx(2.4e-6)
     assert d["ttft_s"] > d["prefill_ttft_s"] + d["kv_transfer_s"] and d["stable"] is True
 
 
 def test_simulate_json_and_the_analytic_beside(capsys):
     d = _json(capsys, ["simulate"] + BASE + DIS + ["--rate", "10", "--num-requests", "300"])
-    assert d["kv_transfer_s"] == pytest.approx(1000 * 131072 / 25e9 + 1e-5)
+    assert d["kv_transfer_s"] == pytest.approx(1000 * 131072 / 25e9 + 1e-5 + 4032 * 2.4e-6)
     assert d["finished_requests"] == 300 and "analytic_ttft_s" in d and "ttft_s_p95" in d
 
 
@@ -63,3 +65,11 @@ def test_estimate_closed_loop_holds_littles_law(capsys):
     big = _json(capsys, ["estimate"] + BASE + DIS + ["--concurrency", "20000"])
     # 20,000 clients: the deployment runs at its capacity and the clients queue (Little: TTFT ~ C / λ)
     assert big["requests_per_s"] > d["requests_per_s"] and big["ttft_s"] > 0.5 * 20000 / big["requests_per_s"]
+
+
+def test_kv_descriptor_us_option(capsys):
+    # 0 leaves the descriptors out: the bytes and the latency alone
+    d = _json(capsys, ["estimate"] + BASE + DIS + ["--rate", "10", "--kv-descriptor-us", "0"])
+    assert d["kv_transfer_s"] == pytest.approx(1000 * 131072 / 25e9 + 1e-5)
+    assert main(["estimate"] + BASE + DIS + ["--rate", "10", "--kv-descriptor-us", "-2"]) == 2
+    assert "kv_descriptor_us" in capsys.readouterr().err

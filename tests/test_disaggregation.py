@@ -71,7 +71,8 @@ class TestTTFTHoldsTheTransfer:
         # 2000 * 131072 * (1/5e9 - 1/50e9) = 52.43 ms - 5.24 ms = 47.19 ms
         fast = simulate_disaggregated(_pools(bw=50e9, I=2000, O=4), _one_request())
         slow = simulate_disaggregated(_pools(bw=5e9, I=2000, O=4), _one_request())
-        assert float(slow.kv_transfer_s[0]) == pytest.approx(2000 * 131072 / 5e9)
+        # + the connector's descriptors: ceil(2000/16) = 125 blocks x 32 layers x 2 (K, V) = 8,000 x 2.4 us = 19.2 ms
+        assert float(slow.kv_transfer_s[0]) == pytest.approx(2000 * 131072 / 5e9 + 8000 * 2.4e-6)
         d = float(slow.result.ttft_s[0] - fast.result.ttft_s[0])
         assert d == pytest.approx(2000 * 131072 * (1 / 5e9 - 1 / 50e9), rel=1e-6)
         # and TTFT = prefill (queue + prefill) + transfer + the decode instance's first token
@@ -165,3 +166,62 @@ def test_simulated_invariants(P, D, rate, I, O):
     assert (r.ttft_s >= s.kv_transfer_s).all() and (r.e2e_latency_s >= r.ttft_s).all()
     assert np.allclose(r.ttft_s, s.prefill_ttft_s + s.kv_transfer_s + s.decode_first_s)
     assert not r.truncated and r.step_prefill_tokens.sum() == 0
+
+
+class TestConnectorCost:
+    """The KV connector's per-request cost: one descriptor per block, layer and K/V region, and the
+    proxy's second request (calc.traffic.disaggregation module docstring)."""
+
+    def test_descriptor_count_by_hand(self):
+        from calc.traffic.disaggregation import kv_descriptors
+        # 1,000 tokens in 16-token blocks: ceil(62.5) = 63 blocks x 32 layers x 2 = 4,032
+        assert float(kv_descriptors(prompt_tokens=1000, num_layers=32, block_size=16)) == 4032
+        # 128-token blocks: ceil(7.8) = 8 x 32 x 2 = 512
+        assert float(kv_descriptors(prompt_tokens=1000, num_layers=32, block_size=128)) == 512
+
+    def test_pools_transfer_holds_the_descriptors(self):
+        # 1,000 tokens at 40 GB/s: 1000 * 131072 / 40e9 = 3.277 ms; + 4,032 descriptors x 2.4 us = 9.677 ms
+        p = _pools(bw=40e9)
+        assert p.kv_descriptor_s == pytest.approx(2.4e-6) and p.num_layers == 32
+        assert float(p.transfer_s(1000)) == pytest.approx(1000 * 131072 / 40e9 + 4032 * 2.4e-6)
+        # the user's figure replaces the default; 0 leaves the descriptors out
+        assert float(_pools(bw=40e9, descriptor_s=0.0).transfer_s(1000)) == pytest.approx(1000 * 131072 / 40e9)
+        assert float(_pools(bw=40e9, descriptor_s=1e-5).transfer_s(1000)) == pytest.approx(
+            1000 * 131072 / 40e9 + 4032 * 1e-5)
+        with pytest.raises(ValueError, match="kv_descriptor_us"):
+            _pools(descriptor_s=-1e-6)
+
+    def test_descriptor_cost_in_simulated_and_analytic_ttft_alike(self):
+        # one request alone: the TTFT grows by the descriptor time in both models, 4,032 x 10 us = 40.3 ms
+        base, slow = _pools(I=1000, O=4, descriptor_s=0.0), _pools(I=1000, O=4, descriptor_s=1e-5)
+        w = _one_request(I=1000, O=4)
+        d_sim = float(simulate_disaggregated(slow, w).result.ttft_s[0] - simulate_disaggregated(base, w).result.ttft_s[0])
+        kw = dict(input_len=1000, output_len=4, rate_rps=1e-6)
+        d_ana = float(disaggregated_open_loop(slow, **kw).ttft_s - disaggregated_open_loop(base, **kw).ttft_s)
+        assert d_sim == pytest.approx(4032 * 1e-5, rel=1e-6) and d_ana == pytest.approx(4032 * 1e-5, rel=1e-6)
+
+    def test_decode_leg_pays_the_request_overhead_again(self):
+        # the proxy sends each request twice: request_overhead_s (28 ms default) enters the TTFT at both
+        # instances; with it at 0 the TTFT of a lone request falls by 2 x 28 ms in both models
+        w = _one_request(I=1000, O=4)
+        on = _pools(I=1000, O=4)
+        off = make_pools(LLAMA8, H100, ServingConfig(input_len=1000, output_len=4), Efficiency(request_overhead_s=0.0),
+                         prefill_instances=1, decode_instances=1, link_bw_bytes_per_s=40e9)
+        d_sim = float(simulate_disaggregated(on, w).result.ttft_s[0] - simulate_disaggregated(off, w).result.ttft_s[0])
+        kw = dict(input_len=1000, output_len=4, rate_rps=1e-6)
+        d_ana = float(disaggregated_open_loop(on, **kw).ttft_s - disaggregated_open_loop(off, **kw).ttft_s)
+        assert d_sim == pytest.approx(2 * 0.028, abs=1e-4) and d_ana == pytest.approx(2 * 0.028, abs=1e-4)
+
+
+def test_mla_moves_one_region_per_layer():
+    from calc.traffic.disaggregation import kv_regions_per_layer
+    # DeepSeek's MLA keeps one latent cache per layer: one descriptor per block and layer, not two
+    lite = get_model("deepseek-ai/DeepSeek-V2-Lite-Chat")
+    assert kv_regions_per_layer(lite) == 1 and kv_regions_per_layer(LLAMA8) == 2
+    p = make_pools(lite, H100, ServingConfig(input_len=1000, output_len=10), Efficiency(), prefill_instances=1,
+                   decode_instances=1, link_bw_bytes_per_s=40e9, descriptor_s=1e-5)
+    q = make_pools(lite, H100, ServingConfig(input_len=1000, output_len=10), Efficiency(), prefill_instances=1,
+                   decode_instances=1, link_bw_bytes_per_s=40e9, descriptor_s=0.0)
+    # ceil(1000/16) = 63 blocks x L layers x 1 region x 10 us
+    L = lite.num_hidden_layers
+    assert float(p.transfer_s(1000) - q.transfer_s(1000)) == pytest.approx(63 * L * 1e-5)

@@ -55,7 +55,8 @@ def test_rate_matching_counts_the_transfer():
                               quantizations=("auto",))
     assert fast
     assert not slow or slow[0].prefill_instances > fast[0].prefill_instances
-    assert fast[0].kv_transfer_s == pytest.approx(1000 * 131072 / 100e9)
+    # + 4,032 descriptors (63 blocks x 32 layers x 2) x 2.4 us
+    assert fast[0].kv_transfer_s == pytest.approx(1000 * 131072 / 100e9 + 4032 * 2.4e-6)
 
 
 def test_verdict_compares_the_best_of_each():
@@ -95,7 +96,7 @@ def test_same_gpus_arithmetic():
     assert rate[0] == pytest.approx(min(r.prefill_rps_per_instance, 3 * r.decode_rps_per_instance))
     assert r.disaggregated_rps[3] == pytest.approx(rate.max())
     assert r.disaggregated_rps[0] == 0  # one GPU cannot be split
-    assert r.kv_transfer_s == pytest.approx(1000 * 131072 / 40e9)
+    assert r.kv_transfer_s == pytest.approx(1000 * 131072 / 40e9 + 4032 * 2.4e-6)  # + 4,032 descriptors x 2.4 us
 
 
 def test_disaggregation_pays_for_long_prompts_and_a_tight_tpot():
@@ -106,3 +107,16 @@ def test_disaggregation_pays_for_long_prompts_and_a_tight_tpot():
     gpus = [get_gpu("h100-sxm")]
     v = verdict(plan(arch, gpus, req).ranked, plan_disaggregated(arch, gpus, req, link_bw_bytes_per_s=40e9))
     assert v.pays is True and v.disaggregated_gpus < v.colocated_gpus
+
+
+def test_cli_plan_kv_descriptor_us(capsys):
+    args = ["plan", "--model", "meta-llama/Llama-3.1-8B", "--rate", "20", "--input-len", "1000", "--output-len", "200",
+            "--ttft-slo-ms", "1000", "--tpot-slo-ms", "50", "--gpus", "h100-sxm", "--top", "3", "--format", "json",
+            "--disaggregated", "--kv-link", "ib-ndr"]
+    assert main(args + ["--kv-descriptor-us", "0"]) == 0
+    rows = [r for r in json.loads(capsys.readouterr().out) if r["disaggregated"]]
+    # no descriptors: 1000 tokens x 131,072 B per TP-1 rank over 0.8 x 50 GB/s + the preset's 10 us
+    tp1 = [r for r in rows if r["prefill_tensor_parallel_size"] == 1 and r["decode_tensor_parallel_size"] == 1]
+    assert tp1 and tp1[0]["kv_transfer_s"] == pytest.approx(1000 * 131072 / 40e9 + 1e-5)
+    assert main(args + ["--kv-descriptor-us", "-1"]) == 2
+    assert "kv_descriptor_us" in capsys.readouterr().err

@@ -16,10 +16,10 @@ from calc.spec.inputs import Efficiency, ServingConfig
 from calc.spec.units import GB
 from calc.spec.untrusted import quote
 from calc.traffic.disaggregation import (MAX_INSTANCES, disaggregated_closed_loop, disaggregated_open_loop,
-                                         kv_links, make_pools, simulate_disaggregated)
+                                         kv_descriptor_s, kv_links, make_pools, simulate_disaggregated)
 
 DISAGG_KEYS = ("prefill_instances", "decode_instances", "kv_transfer_gb_per_s", "kv_link", "kv_transfer_latency_ms",
-               "prefill_tensor_parallel_size", "decode_tensor_parallel_size")
+               "prefill_tensor_parallel_size", "decode_tensor_parallel_size", "kv_descriptor_us")
 DEFAULT_LINK = "ib-ndr"
 MAX_LINK_GB_PER_S = 10_000.0
 
@@ -34,6 +34,9 @@ def add_disaggregation_args(p: argparse.ArgumentParser) -> None:
                         f"default: the --kv-link preset ({DEFAULT_LINK}) at its achievable fraction")
     g.add_argument("--kv-link", choices=tuple(kv_links()), default=None, help="link preset (sources in calc/data/kv_links.json)")
     g.add_argument("--kv-transfer-latency-ms", type=_number, default=None, help="fixed time per transfer (default: the preset's)")
+    g.add_argument("--kv-descriptor-us", type=_number, default=None,
+                   help="KV connector's time to post one transfer descriptor (one block of one layer's K or V), "
+                        f"microseconds (default {kv_descriptor_s() * 1e6:g}, sourced in calc/data/kv_links.json; 0: none)")
     g.add_argument("--prefill-tensor-parallel-size", type=_positive_int, default=None, help="TP of a prefill instance (default -tp)")
     g.add_argument("--decode-tensor-parallel-size", type=_positive_int, default=None, help="TP of a decode instance (default -tp)")
 
@@ -57,7 +60,7 @@ def _count(options: dict, key: str, default: int | None, hi: int) -> int | None:
     return int(text)
 
 
-def _positive(options: dict, key: str, hi: float, what: str) -> float | None:
+def _positive(options: dict, key: str, hi: float, what: str, zero_ok: bool = False) -> float | None:
     v = options.get(key)
     if v is None:
         return None
@@ -67,8 +70,9 @@ def _positive(options: dict, key: str, hi: float, what: str) -> float | None:
         f = float(v)
     except (TypeError, ValueError, OverflowError):
         raise UsageError(f"{key}: expected a number, got {quote(v)}") from None
-    if not (math.isfinite(f) and 0 <= f <= hi and (f > 0 or key.endswith("latency_ms"))):
-        raise UsageError(f"{key}: got {quote(v)}, allowed above 0 and at most {hi:g} {what}")
+    if not (math.isfinite(f) and 0 <= f <= hi and (f > 0 or zero_ok or key.endswith("latency_ms"))):
+        lo = "0" if zero_ok or key.endswith("latency_ms") else "above 0"
+        raise UsageError(f"{key}: got {quote(v)}, allowed {lo} and at most {hi:g} {what}")
     return f
 
 
@@ -99,6 +103,7 @@ def _pools(options: dict, efficiency: Efficiency):
     tp_p = _count(options, "prefill_tensor_parallel_size", None, 1024)
     tp_d = _count(options, "decode_tensor_parallel_size", None, 1024)
     bw, lat, what = link_from_options(options)
+    desc_us = _positive(options, "kv_descriptor_us", 1000.0, "microseconds", zero_ok=True)
     arch, gpu = get_model(options["model"]), resolve_gpu(options.get("gpu"), options.get("gpu_spec"))
     keep = ("tensor_parallel_size", "dtype", "quantization", "kv_cache_dtype", "input_len", "output_len", "max_num_seqs",
             "max_num_batched_tokens", "enable_chunked_prefill", "gpu_memory_utilization", "block_size", "max_model_len",
@@ -108,7 +113,7 @@ def _pools(options: dict, efficiency: Efficiency):
         check_tensor_parallel(arch, tp)
     pools = make_pools(arch, gpu, serving, efficiency, prefill_instances=P, decode_instances=D,
                        link_bw_bytes_per_s=bw, link_latency_s=lat, prefill_tensor_parallel_size=tp_p,
-                       decode_tensor_parallel_size=tp_d)
+                       decode_tensor_parallel_size=tp_d, descriptor_s=None if desc_us is None else desc_us / 1e6)
     for side, est in (("prefill", pools.prefill), ("decode", pools.decode)):
         if not bool(est.memory.fits):
             raise UsageError(f"{arch.name} does not fit a {side} instance ({gpu.id}, tensor_parallel_size "
@@ -136,6 +141,7 @@ def _head(arch, gpu, serving, pools, what) -> dict[str, Any]:
             "decode_tensor_parallel_size": int(pools.decode.engine.tensor_parallel_size),
             "gpus_total": pools.gpus_total, "input_len": serving.input_len, "output_len": serving.output_len,
             "kv_transfer_gb_per_s": pools.link_bw_bytes_per_s / GB, "kv_transfer_latency_s": pools.link_latency_s,
+            "kv_descriptor_s": pools.kv_descriptor_s,
             "kv_link": what, "kv_bytes_per_token_per_rank": pools.kv_bytes_per_token_per_rank,
             "kv_transfer_s": float(pools.transfer_s(serving.input_len))}
 

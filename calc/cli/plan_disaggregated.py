@@ -8,7 +8,7 @@ import math
 from dataclasses import asdict
 from typing import Any
 
-from calc.cli.disaggregation import link_from_options
+from calc.cli.disaggregation import _positive, link_from_options
 from calc.plan.disaggregation import plan_disaggregated, verdict
 from calc.traffic.disaggregation import kv_links
 
@@ -19,6 +19,9 @@ def add_link_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kv-transfer-gb-per-s", type=float, default=None,
                    help="--disaggregated: KV transfer bandwidth per GPU, one direction, GB/s as achieved")
     p.add_argument("--kv-transfer-latency-ms", type=float, default=None, help="--disaggregated: fixed time per transfer")
+    p.add_argument("--kv-descriptor-us", type=float, default=None,
+                   help="--disaggregated: the KV connector's time per transfer descriptor, microseconds "
+                        "(default: calc/data/kv_links.json 'connector'; 0: none)")
 
 
 def _record(d) -> dict[str, Any]:
@@ -38,7 +41,10 @@ def disaggregated_rows(args, arch, gpus, req, efficiency, prices, colocated, row
     """(rows with the xPyD ones appended and every row marked, the verdict line)."""
     bw, lat, what = link_from_options({"kv_link": args.kv_link, "kv_transfer_gb_per_s": args.kv_transfer_gb_per_s,
                                        "kv_transfer_latency_ms": args.kv_transfer_latency_ms})
-    dis = plan_disaggregated(arch, gpus, req, efficiency, link_bw_bytes_per_s=bw, link_latency_s=lat, prices=prices)
+    desc_us = _positive({"kv_descriptor_us": args.kv_descriptor_us}, "kv_descriptor_us", 1000.0, "microseconds",
+                        zero_ok=True)
+    dis = plan_disaggregated(arch, gpus, req, efficiency, link_bw_bytes_per_s=bw, link_latency_s=lat, prices=prices,
+                             descriptor_s=None if desc_us is None else desc_us / 1e6)
     v = verdict(colocated, dis)
     out = [dict(r, disaggregated=False, deployment="colocated") for r in rows] + [_record(d) for d in dis]
     if v.pays is None:

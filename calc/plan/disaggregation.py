@@ -37,7 +37,9 @@ from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
 from calc.spec.vllm_command import serve_command
 from calc.timing.estimate import Estimate
 from calc.timing.serving import decode_step
-from calc.traffic.disaggregation import pool_engine, decode_engine_numbers, decode_slots, kv_transfer_s
+from calc.traffic.disaggregation import (decode_engine_numbers, decode_slots, kv_descriptor_s, kv_descriptors,
+                                         kv_regions_per_layer,
+                                         kv_transfer_s, pool_engine)
 from calc.traffic.queueing import normal_quantile, open_loop
 
 RATE_GRID = 64  # prefill rates tried per (GPU, TP_p), geometric
@@ -125,8 +127,11 @@ def plan_disaggregated(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanReques
                        *, link_bw_bytes_per_s: float, link_latency_s: float = 0.0,
                        prices: dict[str, float | None] | None = None, input_cv: float = 0.0,
                        tensor_parallel_sizes: Sequence[int] | None = None,
-                       quantizations: Sequence[str] = ("auto", "fp8")) -> list[DisaggOption]:
-    """Every (GPU, TP_p, TP_d) that serves ``req`` disaggregated, cheapest first (module docstring)."""
+                       quantizations: Sequence[str] = ("auto", "fp8"),
+                       descriptor_s: float | None = None) -> list[DisaggOption]:
+    """Every (GPU, TP_p, TP_d) that serves ``req`` disaggregated, cheapest first (module docstring).
+    ``descriptor_s``: the KV connector's time per descriptor (None: the sourced default)."""
+    t_desc = kv_descriptor_s() if descriptor_s is None else float(descriptor_s)
     prices = prices or {}
     q = req.quantile
     I, O = float(req.input_len), float(req.output_len)
@@ -157,7 +162,7 @@ def plan_disaggregated(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanReques
         c = float(decode_slots(est, input_len=I, output_len=O))
         rb, lam_d, r_all, lam_all = _tpot_ok_batch(ed, I=I, O=O, slots=c, tpot_slo_s=req.tpot_slo_s, q=q)
         t = float(decode_step(ed, batch=max(rb, 1.0), context_tokens=I + O / 2.0).step_s)
-        first = float(ed.api_server_request_s) + (1.5 if q is None else 1.0 + q) * t
+        first = float(ed.request_overhead_s) + float(ed.api_server_request_s) + (1.5 if q is None else 1.0 + q) * t
         dec.append((lam_d, first, rb, (ed, r_all, lam_all)))
     for i, (gpu, tp_p, est_p, quant) in enumerate(found):
         price = prices.get(gpu.id, gpu.price_usd_per_hour)
@@ -169,7 +174,10 @@ def plan_disaggregated(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanReques
                 continue
             b = max(float(est_p.engine.kv_bytes_per_token), float(est_d.engine.kv_bytes_per_token))
             x = float(kv_transfer_s(prompt_tokens=I, kv_bytes_per_token_per_rank=b,
-                                    link_bw_bytes_per_s=link_bw_bytes_per_s, link_latency_s=link_latency_s))
+                                    link_bw_bytes_per_s=link_bw_bytes_per_s, link_latency_s=link_latency_s,
+                                    descriptors=kv_descriptors(prompt_tokens=I, num_layers=arch.num_hidden_layers,
+                                                       regions_per_layer=kv_regions_per_layer(arch)),
+                                    descriptor_s=t_desc))
             ok = ttft[i] + x + first <= req.ttft_slo_s
             if not ok.any():
                 continue
@@ -275,7 +283,8 @@ class SameGPUs:
 
 def same_gpus(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, efficiency: Efficiency = Efficiency(), *,
               gpu_counts, ttft_slo_s: float, tpot_slo_s: float, percentile: str = "mean",
-              link_bw_bytes_per_s: float, link_latency_s: float = 0.0, input_cv: float = 0.0) -> SameGPUs:
+              link_bw_bytes_per_s: float, link_latency_s: float = 0.0, input_cv: float = 0.0,
+              descriptor_s: float | None = None) -> SameGPUs:
     """:class:`SameGPUs` for the sidebar's model, GPU, TP and precisions.
 
     Colocated: the largest rate λ_c* one engine serves within the targets (:func:`open_loop`, TTFT at
@@ -310,9 +319,13 @@ def same_gpus(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, efficiency:
     c = float(decode_slots(est, input_len=I, output_len=O))
     rb, lam_d, _, _ = _tpot_ok_batch(ed, I=I, O=O, slots=c, tpot_slo_s=tpot_slo_s, q=None)
     t = float(decode_step(ed, batch=max(rb, 1.0), context_tokens=I + O / 2.0).step_s)
-    first = float(ed.api_server_request_s) + (1.5 if q is None else 1.0 + q) * t
+    first = float(ed.request_overhead_s) + float(ed.api_server_request_s) + (1.5 if q is None else 1.0 + q) * t
     x = float(kv_transfer_s(prompt_tokens=I, kv_bytes_per_token_per_rank=float(e.kv_bytes_per_token),
-                            link_bw_bytes_per_s=link_bw_bytes_per_s, link_latency_s=link_latency_s))
+                            link_bw_bytes_per_s=link_bw_bytes_per_s, link_latency_s=link_latency_s,
+                            descriptors=kv_descriptors(prompt_tokens=I, num_layers=arch.num_hidden_layers,
+                                                       regions_per_layer=kv_regions_per_layer(arch),
+                                                       block_size=serving.block_size),
+                            descriptor_s=kv_descriptor_s() if descriptor_s is None else float(descriptor_s)))
     ok_p = ttft_p[0] + x + first <= ttft_slo_s
     lam_p = float(rates_p[0, np.flatnonzero(ok_p)[-1]]) if ok_p.any() else 0.0
     reps = n // tp

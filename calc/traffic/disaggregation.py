@@ -17,7 +17,16 @@ A request goes (vLLM's disaggregated-prefill proxy, ``examples/online_serving/di
    from WAITING_FOR_REMOTE_KVS at the first schedule after a step reported the transfer done.
    Here the request enters the decode queue when the transfer ends and waits for the next step;
    NIXL's pull starts the read only after the decode scheduler took the request, about half a
-   decode step later, which is not modelled, nor the connector's own per-request software time.)
+   decode step later, which is not modelled.)
+
+The handover costs more than the bytes over the wire (:func:`kv_transfer_s`): the connector
+posts one transfer descriptor per KV block per layer per K/V region, and posting them is CPU work
+of microseconds each (``kv_descriptor_s``, sourced in ``calc/data/kv_links.json``: at vLLM's
+default 16-token blocks a 2,000-token Llama-3.1-8B prompt is 125 · 32 · 2 = 8,000 descriptors,
+about 19 ms); and the proxy (vLLM's disaggregated proxy, llm-d's sidecar) sends each request
+twice, to the prefill instance and then to the decode instance, so the decode leg pays the
+front end's per-request latency (:class:`calc.spec.inputs.Efficiency` ``request_overhead_s``)
+again: :func:`decode_engine_numbers` keeps it.
 
 TTFT = prefill queue + prefill + KV transfer + the decode instance's wait for its next step + that
 step; TPOT is the decode instance's alone. aiconfigurator's rate matching leaves the transfer out;
@@ -48,6 +57,7 @@ from calc.traffic.workload import Workload
 
 LINKS_PATH = Path(__file__).resolve().parent.parent / "data" / "kv_links.json"
 MAX_INSTANCES = 64
+MAX_DESCRIPTOR_S = 1e-3
 
 
 @dataclass(frozen=True)
@@ -85,16 +95,52 @@ def kv_links() -> dict[str, KVLink]:
             for k, v in _links_doc()["links"].items()}
 
 
-def kv_transfer_s(*, prompt_tokens, kv_bytes_per_token_per_rank, link_bw_bytes_per_s, link_latency_s=0.0):
+def kv_descriptor_s() -> float:
+    """A KV connector's CPU time to post one transfer descriptor (sourced in the data file)."""
+    return float(_links_doc()["connector"]["descriptor_s"])
+
+
+def kv_block_regions_per_layer() -> int:
+    """Memory regions one KV block holds per layer (K and V apart: 2; sourced in the data file)."""
+    return int(_links_doc()["connector"]["regions_per_layer"])
+
+
+def kv_regions_per_layer(arch: ModelArch) -> int:
+    """KV regions one block holds per layer: K and V apart (the data file's figure), one latent
+    cache under DeepSeek's MLA."""
+    return 1 if arch.mla is not None else kv_block_regions_per_layer()
+
+
+def kv_descriptors(*, prompt_tokens, num_layers, block_size=16, regions_per_layer=None):
+    """Transfer descriptors one TP rank posts to move a prompt's KV (NIXL, one per block, layer and
+    K/V region; vLLM's ``NixlConnectorWorker`` registers each layer's K and V caches as separate
+    regions and reads block by block):
+
+        n = ⌈I / block_size⌉ · L · regions
+
+    Llama-3.1-8B (32 layers), 2,000 tokens, 16-token blocks: ⌈2000/16⌉ · 32 · 2 = 125 · 64 = 8,000.
+
+    >>> int(kv_descriptors(prompt_tokens=2000, num_layers=32, block_size=16, regions_per_layer=2))
+    8000
+    """
+    r = kv_block_regions_per_layer() if regions_per_layer is None else regions_per_layer
+    return (np.ceil(np.asarray(prompt_tokens, dtype=float) / np.asarray(block_size, dtype=float))
+            * np.asarray(num_layers, dtype=float) * np.asarray(r, dtype=float))
+
+
+def kv_transfer_s(*, prompt_tokens, kv_bytes_per_token_per_rank, link_bw_bytes_per_s, link_latency_s=0.0,
+                  descriptors=0.0, descriptor_s=0.0):
     """Time to move one prompt's KV from a prefill instance to a decode instance:
 
-        t = α + I · b_rank / B
+        t = α + n · t_desc + I · b_rank / B
 
     I prompt tokens, b_rank KV bytes per token held by ONE TP rank (the layers' K and V of its
     heads: :func:`calc.sizing.memory.kv_bytes_per_token` / TP, or all of them where KV heads are
     replicated), B one rank's link bandwidth (one direction): every rank sends its share over its
     own NIC at the same time, so TP divides the time. With different TP on the two sides the
-    larger share per rank sets the pace (pass the max of the two). α: the link's latency.
+    larger share per rank sets the pace (pass the max of the two). α: the link's latency; n
+    descriptors (:func:`kv_descriptors`) posted at t_desc each (:func:`kv_descriptor_s`), one
+    after another by the rank's worker. With 8,000 descriptors at 2.4 us: + 19.2 ms.
 
     Llama-3.1-8B (32 layers, 8 KV heads × 128, bf16): 2·32·8·128·2 = 131,072 B per token; a
     1,000-token prompt at TP 1 over InfiniBand NDR at 40 GB/s: 1000 · 131072 / 40e9 = 3.28 ms.
@@ -104,6 +150,7 @@ def kv_transfer_s(*, prompt_tokens, kv_bytes_per_token_per_rank, link_bw_bytes_p
     3.28
     """
     return (np.asarray(link_latency_s, dtype=float)
+            + np.asarray(descriptors, dtype=float) * np.asarray(descriptor_s, dtype=float)
             + np.asarray(prompt_tokens, dtype=float) * np.asarray(kv_bytes_per_token_per_rank, dtype=float)
             / np.asarray(link_bw_bytes_per_s, dtype=float))
 
@@ -119,6 +166,10 @@ class Pools:
     decode_instances: int
     link_bw_bytes_per_s: float
     link_latency_s: float
+    num_layers: int = 0  # layers whose KV moves (0: no descriptor cost)
+    kv_block_size: int = 16
+    kv_descriptor_s: float = 0.0
+    kv_regions_per_layer: int = 2  # K and V apart; 1 for MLA's single latent cache
 
     @property
     def kv_bytes_per_token_per_rank(self) -> float:
@@ -132,14 +183,19 @@ class Pools:
 
     def transfer_s(self, prompt_tokens):
         return kv_transfer_s(prompt_tokens=prompt_tokens, kv_bytes_per_token_per_rank=self.kv_bytes_per_token_per_rank,
-                             link_bw_bytes_per_s=self.link_bw_bytes_per_s, link_latency_s=self.link_latency_s)
+                             link_bw_bytes_per_s=self.link_bw_bytes_per_s, link_latency_s=self.link_latency_s,
+                             descriptors=kv_descriptors(prompt_tokens=prompt_tokens, num_layers=self.num_layers,
+                                                        block_size=self.kv_block_size,
+                                                        regions_per_layer=self.kv_regions_per_layer),
+                             descriptor_s=self.kv_descriptor_s)
 
 
 def decode_engine_numbers(e: EngineNumbers) -> EngineNumbers:
-    """A decode instance's engine: the same numbers, without the per-request latency that the
-    prefill instance's endpoint already added to the request (counted once, at entry)."""
-    from dataclasses import replace  # noqa: PLC0415
-    return replace(e, request_overhead_s=0.0)
+    """A decode instance's engine: the same numbers. Its per-request latency
+    (``request_overhead_s``: HTTP hop, hand-off to the engine, first streamed chunk) is paid a
+    second time: the proxy sends the request to the prefill instance, waits for its answer, and
+    then sends it to the decode instance (vLLM ``disagg_proxy_server``, llm-d's routing sidecar)."""
+    return e
 
 
 def pool_engine(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, efficiency: Efficiency = Efficiency()) -> Estimate:
@@ -158,21 +214,28 @@ def pool_engine(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, efficienc
 def make_pools(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, efficiency: Efficiency = Efficiency(), *,
                prefill_instances: int, decode_instances: int, link_bw_bytes_per_s: float, link_latency_s: float = 0.0,
                prefill_tensor_parallel_size: int | None = None, decode_tensor_parallel_size: int | None = None,
-               decode_gpu: GPUSpec | None = None) -> Pools:
+               decode_gpu: GPUSpec | None = None, descriptor_s: float | None = None) -> Pools:
     """Each pool's engine from ``serving`` (its TP overridden per pool); both hold the model and
-    their own KV pool. The decode side always runs V1's chunked scheduler (it prefills nothing)."""
+    their own KV pool. The decode side always runs V1's chunked scheduler (it prefills nothing).
+    ``descriptor_s``: the connector's time per transfer descriptor (None: the sourced default,
+    :func:`kv_descriptor_s`; 0 leaves the descriptors out)."""
     for name, v in (("prefill_instances", prefill_instances), ("decode_instances", decode_instances)):
         if not (isinstance(v, int) and 1 <= v <= MAX_INSTANCES):
             raise ValueError(f"{name}: got {v!r}, allowed a whole number 1 – {MAX_INSTANCES}")
     if not (math.isfinite(link_bw_bytes_per_s) and link_bw_bytes_per_s > 0):
         raise ValueError("kv_transfer_gb_per_s: must be a positive number")
+    t_desc = kv_descriptor_s() if descriptor_s is None else float(descriptor_s)
+    if not (math.isfinite(t_desc) and 0.0 <= t_desc <= MAX_DESCRIPTOR_S):
+        raise ValueError(f"kv_descriptor_us: got {t_desc * 1e6:g}, allowed 0 – {MAX_DESCRIPTOR_S * 1e6:g} microseconds")
     tp_p = prefill_tensor_parallel_size or serving.tensor_parallel_size
     tp_d = decode_tensor_parallel_size or serving.tensor_parallel_size
     sp = serving.model_copy(update={"tensor_parallel_size": tp_p})
     sd = serving.model_copy(update={"tensor_parallel_size": tp_d, "enable_chunked_prefill": True})
     return Pools(prefill=pool_engine(arch, gpu, sp, efficiency), decode=pool_engine(arch, decode_gpu or gpu, sd, efficiency),
                  prefill_instances=int(prefill_instances), decode_instances=int(decode_instances),
-                 link_bw_bytes_per_s=float(link_bw_bytes_per_s), link_latency_s=float(link_latency_s))
+                 link_bw_bytes_per_s=float(link_bw_bytes_per_s), link_latency_s=float(link_latency_s),
+                 num_layers=int(arch.num_hidden_layers), kv_block_size=int(serving.block_size or 16),
+                 kv_descriptor_s=t_desc, kv_regions_per_layer=kv_regions_per_layer(arch))
 
 
 @dataclass(frozen=True)
@@ -324,12 +387,13 @@ def disaggregated_open_loop(pools: Pools, *, input_len, output_len, rate_rps, in
                             enable_chunked_prefill=True) -> DisaggOpenLoop:
     """Open loop (Poisson at λ) through P prefill and D decode instances:
 
-        TTFT = TTFT_prefill(λ/P, O = 1) + t_kv(I) + t_api + W_api + 1.5·T(R)
+        TTFT = TTFT_prefill(λ/P, O = 1) + t_kv(I) + t_req + t_api + W_api + 1.5·T(R)
         TPOT = T(R),  R = λ/D · O · T(R),  E2E = TTFT + (O − 1)·TPOT
 
     TTFT_prefill: :func:`calc.traffic.queueing.open_loop` of one prefill instance serving
     one-token requests (its queue, its batching, its API server); t_kv :func:`kv_transfer_s`;
-    on the decode instance its API server (M/D/1) and the step that is running when the KV
+    t_req the proxy's second request (:func:`decode_engine_numbers`); on the decode instance its
+    API server (M/D/1) and the step that is running when the KV
     arrives (half a step on average) and its own step. Percentile q: the prefill percentile +
     t_kv + t_api + (1 + q)·T (the residual step at its q-quantile); TPOT at the batch's
     q-quantile R + z_q·√R. Round-robin dispatch makes each prefill instance's arrivals more
@@ -362,8 +426,9 @@ def disaggregated_open_loop(pools: Pools, *, input_len, output_len, rate_rps, in
     t_api = np.asarray(ed.api_server_request_s, dtype=float)
     w_api, _ = mg1_wait_s(rate_rps=lam_d, service_s=t_api, service_m2_s2=t_api ** 2, service_m3_s3=t_api ** 3)
     q = np.asarray(percentile, dtype=float) / 100.0
-    first = t_api + w_api + 1.5 * T
-    first_q = t_api + w_api + (1.0 + q) * T
+    t_req = np.asarray(ed.request_overhead_s, dtype=float)  # the proxy's second request (decode_engine_numbers)
+    first = t_req + t_api + w_api + 1.5 * T
+    first_q = t_req + t_api + w_api + (1.0 + q) * T
     stable = np.asarray(pf.stable) & dstable & (lam_d * t_api < 1.0)
 
     def inf(x):

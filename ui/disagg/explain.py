@@ -41,11 +41,14 @@ def verdict(r: SameGPUs, n: int, t: T) -> str:
 
 
 def why(r: SameGPUs, t: T, *, n: int, input_len: int, output_len: int, ttft_slo_s: float, tpot_slo_s: float,
-        kv_bytes_per_token: float, link_bw_bytes_per_s: float, link_latency_s: float, decode_batch: float) -> list[str]:
-    """The four panels (markdown), with this scenario's numbers plugged in."""
+        kv_bytes_per_token: float, link_bw_bytes_per_s: float, link_latency_s: float, decode_batch: float,
+        descriptors: float = 0.0, descriptor_s: float = 0.0) -> list[str]:
+    """The four panels (markdown), with this scenario's numbers plugged in (``descriptors``: the KV
+    connector's transfer descriptors per request, posted at ``descriptor_s`` each)."""
     co, _, _ = at(r, n)
     return [
-        t("dg.why.ttft", lat=_ms(link_latency_s), i=F.integer(input_len), b=f"{F.number(kv_bytes_per_token / 1e3, 1)} kB",
+        t("dg.why.ttft", lat=_ms(link_latency_s), nd=F.integer(descriptors), td=f"{F.number(descriptor_s * 1e6, 1)} µs",
+          i=F.integer(input_len), b=f"{F.number(kv_bytes_per_token / 1e3, 1)} kB",
           bw=f"{F.number(link_bw_bytes_per_s / 1e9, 1)} GB/s", x=_ms(r.kv_transfer_s), first=_ms(r.decode_first_s),
           ttft=_ms(ttft_slo_s), lp=F.number(r.prefill_rps_per_instance, 2)),
         t("dg.why.decode", o=F.integer(output_len), tpot=_ms(tpot_slo_s), r=F.number(decode_batch, 0),

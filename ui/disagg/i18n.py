@@ -46,8 +46,10 @@ EN: dict[str, str] = {
     "dg.fig.splits.decode": "decode pool limit (D × λd)",
     "dg.why.title": "Why these numbers",
     "dg.why.ttft": "**TTFT of a disaggregated request** = prefill queue + prefill on a prefill instance + KV transfer "
-                   "+ the decode instance's next step. Transfer: t = α + I·b/B = {lat} + {i} tokens × {b} per GPU ÷ "
-                   "{bw} = **{x}**. The decode instance's first token: its API server + about 1.5 steps = **{first}**. "
+                   "+ the decode instance's next step. Transfer: t = α + n·t_d + I·b/B = {lat} + {nd} descriptors × {td} "
+                   "(the KV connector posts one per block, layer and K/V) + {i} tokens × {b} per GPU ÷ "
+                   "{bw} = **{x}**. The decode instance's first token: the proxy's second request + its API server + "
+                   "about 1.5 steps = **{first}**. "
                    "What is left of the {ttft} target is the prefill queue's: one prefill instance then carries "
                    "**λp = {lp} req/s**.",
     "dg.why.decode": "**A decode instance** runs only decodes: its batch R holds each request for O = {o} steps, "
@@ -108,8 +110,9 @@ ZH: dict[str, str] = {
     "dg.fig.splits.decode": "解码池上限（D × λd）",
     "dg.why.title": "这些数字从哪来",
     "dg.why.ttft": "**分离部署下一个请求的 TTFT** = 预填充排队 + 在预填充实例上预填充 + KV 传输 + 解码实例的下一步。"
-                   "传输：t = α + I·b/B = {lat} + {i} 个 token × 每 GPU {b} ÷ {bw} = **{x}**。解码实例出第一个 token："
-                   "它的 API 服务器 + 约 1.5 步 = **{first}**。{ttft} 目标剩下的留给预填充排队：一个预填充实例因此承载 "
+                   "传输：t = α + n·t_d + I·b/B = {lat} + {nd} 个描述符 × {td}（KV 连接器按每块、每层、K/V 各发一个）"
+                   "+ {i} 个 token × 每 GPU {b} ÷ {bw} = **{x}**。解码实例出第一个 token："
+                   "代理的第二次请求 + 它的 API 服务器 + 约 1.5 步 = **{first}**。{ttft} 目标剩下的留给预填充排队：一个预填充实例因此承载 "
                    "**λp = {lp} 请求/秒**。",
     "dg.why.decode": "**解码实例**只做解码：批大小 R 让每个请求占 O = {o} 步，R = λ·O·T(R)（利特尔定律）。"
                      "步长不超过 {tpot}（且 KV 池放得下）的最大批是 R = {r}，所以一个解码实例承载 **λd = {ld} 请求/秒**。",
