@@ -7,6 +7,7 @@ the notes for old spellings. The commands (:mod:`calc.cli.estimate`, :mod:`calc.
 from __future__ import annotations
 
 import argparse
+import math
 import re
 from typing import Any
 
@@ -52,6 +53,33 @@ def _number(text: str) -> float:
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"expected a finite number, got {quote(text)}")
     return value
+
+
+def option_number(options: dict, key: str, default: float | None, lo: float, hi: float, what: str = "", *,
+                  above_lo: bool = False) -> float | None:
+    """A number option of a batch line or flag dict: ``default`` when absent; else a finite number in
+    [lo, hi] (``above_lo``: lo itself refused), or a UsageError naming the key and the range
+    (user text quoted and cut short).
+
+    >>> option_number({"rate": "2.5"}, "rate", None, 0.0, 10.0, "requests/s", above_lo=True)
+    2.5
+    >>> option_number({"rate": "0"}, "rate", None, 0.0, 10.0, "requests/s", above_lo=True)
+    Traceback (most recent call last):
+    calc.cli.args.UsageError: rate: got '0', allowed above 0 and at most 10 requests/s
+    """
+    v = options.get(key)
+    if v is None:
+        return default
+    if isinstance(v, bool):
+        raise UsageError(f"{key} must be a number, not true/false")
+    try:
+        f = float(v)
+    except (TypeError, ValueError, OverflowError):
+        raise UsageError(f"{key}: expected a number, got {quote(v)}") from None
+    if not (math.isfinite(f) and lo <= f <= hi and (f > lo or not above_lo)):
+        span = f"above {lo:g} and at most {hi:g}" if above_lo else f"{lo:g} – {hi:g}"
+        raise UsageError(f"{key}: got {quote(v)}, allowed {span} {what}".rstrip())
+    return f
 
 
 def _concurrency(text: str) -> int | str:

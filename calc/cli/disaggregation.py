@@ -10,7 +10,7 @@ import argparse
 import math
 from typing import Any
 
-from calc.cli.args import UsageError, _number, _positive_int, check_tensor_parallel, resolve_gpu
+from calc.cli.args import UsageError, _number, option_number, _positive_int, check_tensor_parallel, resolve_gpu
 from calc.spec.catalog import get_model
 from calc.spec.inputs import Efficiency, ServingConfig
 from calc.spec.units import GB
@@ -60,22 +60,6 @@ def _count(options: dict, key: str, default: int | None, hi: int) -> int | None:
     return int(text)
 
 
-def _positive(options: dict, key: str, hi: float, what: str, zero_ok: bool = False) -> float | None:
-    v = options.get(key)
-    if v is None:
-        return None
-    if isinstance(v, bool):
-        raise UsageError(f"{key} must be a number, not true/false")
-    try:
-        f = float(v)
-    except (TypeError, ValueError, OverflowError):
-        raise UsageError(f"{key}: expected a number, got {quote(v)}") from None
-    if not (math.isfinite(f) and 0 <= f <= hi and (f > 0 or zero_ok or key.endswith("latency_ms"))):
-        lo = "0" if zero_ok or key.endswith("latency_ms") else "above 0"
-        raise UsageError(f"{key}: got {quote(v)}, allowed {lo} and at most {hi:g} {what}")
-    return f
-
-
 def link_from_options(options: dict) -> tuple[float, float, str]:
     """(bandwidth bytes/s, latency s, what it is) of the options: the preset's achievable rate, or
     the bandwidth given (as achieved)."""
@@ -84,8 +68,8 @@ def link_from_options(options: dict) -> tuple[float, float, str]:
     if name is not None and name not in links:
         raise UsageError(f"kv_link: got {quote(name)}, allowed {', '.join(links)}")
     link = links[name or DEFAULT_LINK]
-    gbps = _positive(options, "kv_transfer_gb_per_s", MAX_LINK_GB_PER_S, "GB/s")
-    lat_ms = _positive(options, "kv_transfer_latency_ms", 10_000.0, "ms")
+    gbps = option_number(options, "kv_transfer_gb_per_s", None, 0.0, MAX_LINK_GB_PER_S, "GB/s", above_lo=True)
+    lat_ms = option_number(options, "kv_transfer_latency_ms", None, 0.0, 10_000.0, "ms")
     bw = gbps * GB if gbps is not None else link.effective_bytes_per_s()
     lat = lat_ms / 1e3 if lat_ms is not None else link.latency_s
     what = f"{gbps:g} GB/s given" if gbps is not None else f"{link.name}, {bw / GB:g} GB/s achievable"
@@ -103,7 +87,7 @@ def _pools(options: dict, efficiency: Efficiency):
     tp_p = _count(options, "prefill_tensor_parallel_size", None, 1024)
     tp_d = _count(options, "decode_tensor_parallel_size", None, 1024)
     bw, lat, what = link_from_options(options)
-    desc_us = _positive(options, "kv_descriptor_us", 1000.0, "microseconds", zero_ok=True)
+    desc_us = option_number(options, "kv_descriptor_us", None, 0.0, 1000.0, "microseconds")
     arch, gpu = get_model(options["model"]), resolve_gpu(options.get("gpu"), options.get("gpu_spec"))
     keep = ("tensor_parallel_size", "dtype", "quantization", "kv_cache_dtype", "input_len", "output_len", "max_num_seqs",
             "max_num_batched_tokens", "enable_chunked_prefill", "gpu_memory_utilization", "block_size", "max_model_len",
@@ -204,24 +188,24 @@ def _closed_loop_record(options: dict[str, Any], efficiency: Efficiency, concurr
 
 def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency()) -> dict[str, Any]:
     """``simulate`` of an xPyD deployment: P + D request-level simulators, the analytic answer beside."""
-    from calc.cli.simulate import MAX_SIM_REQUESTS, SUMMARY_KEYS, _float, _lengths, _whole  # noqa: PLC0415
+    from calc.cli.simulate import MAX_SIM_REQUESTS, SUMMARY_KEYS, _lengths, _whole  # noqa: PLC0415
     from calc.traffic.slo import summarize  # noqa: PLC0415
     from calc.traffic.workload import ARRIVALS, WorkloadError, make_workload  # noqa: PLC0415
 
-    rate = _float(options, "rate", None, 1e-6, 1e6, "requests/s")
+    rate = option_number(options, "rate", None, 1e-6, 1e6, "requests/s")
     arrival = options.get("arrival") or "poisson"
     if arrival not in ARRIVALS or arrival == "closed" or options.get("concurrency") is not None:
         raise UsageError("arrival: a disaggregated deployment is simulated as an open loop (poisson, gamma, burst), "
                          "not a closed loop of --concurrency clients")
     if arrival in ("poisson", "gamma") and rate is None:
         raise UsageError(f"rate is required with arrival {arrival} (requests/s)")
-    cv = _float(options, "cv", 1.0, 0.05, 20.0, "")
-    in_cv = _float(options, "input_len_cv", 0.0, 0.0, 10.0, "(coefficient of variation)")
-    out_cv = _float(options, "output_len_cv", 0.0, 0.0, 10.0, "(coefficient of variation)")
+    cv = option_number(options, "cv", 1.0, 0.05, 20.0, "")
+    in_cv = option_number(options, "input_len_cv", 0.0, 0.0, 10.0, "(coefficient of variation)")
+    out_cv = option_number(options, "output_len_cv", 0.0, 0.0, 10.0, "(coefficient of variation)")
     n_req = _whole(options, "num_requests", 1000, 1, MAX_SIM_REQUESTS)
     seed = _whole(options, "seed", 0, 0, 2 ** 63 - 1)
-    ttft_slo = _float(options, "ttft_slo_ms", math.inf, 0.0, 1e9, "ms")
-    tpot_slo = _float(options, "tpot_slo_ms", math.inf, 0.0, 1e9, "ms")
+    ttft_slo = option_number(options, "ttft_slo_ms", math.inf, 0.0, 1e9, "ms")
+    tpot_slo = option_number(options, "tpot_slo_ms", math.inf, 0.0, 1e9, "ms")
     arch, gpu, serving, pools, what = _pools(options, efficiency)
     try:
         w = make_workload(arrival=arrival, num_requests=int(n_req), rate_per_s=rate or 1.0, cv=cv,

@@ -8,7 +8,8 @@ import math
 from dataclasses import asdict
 from typing import Any
 
-from calc.cli.disaggregation import _positive, link_from_options
+from calc.cli.args import option_number
+from calc.cli.disaggregation import link_from_options
 from calc.plan.disaggregation import plan_disaggregated, verdict
 from calc.traffic.disaggregation import kv_links
 
@@ -41,8 +42,8 @@ def disaggregated_rows(args, arch, gpus, req, efficiency, prices, colocated, row
     """(rows with the xPyD ones appended and every row marked, the verdict line)."""
     bw, lat, what = link_from_options({"kv_link": args.kv_link, "kv_transfer_gb_per_s": args.kv_transfer_gb_per_s,
                                        "kv_transfer_latency_ms": args.kv_transfer_latency_ms})
-    desc_us = _positive({"kv_descriptor_us": args.kv_descriptor_us}, "kv_descriptor_us", 1000.0, "microseconds",
-                        zero_ok=True)
+    desc_us = option_number({"kv_descriptor_us": args.kv_descriptor_us}, "kv_descriptor_us", None, 0.0, 1000.0,
+                            "microseconds")
     dis = plan_disaggregated(arch, gpus, req, efficiency, link_bw_bytes_per_s=bw, link_latency_s=lat, prices=prices,
                              descriptor_s=None if desc_us is None else desc_us / 1e6)
     v = verdict(colocated, dis)

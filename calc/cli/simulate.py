@@ -26,7 +26,7 @@ from calc.traffic.workload import ARRIVALS, LengthSpec, WorkloadError, make_work
 from calc.cli.prefix import PREFIX_KEYS, add_prefix_args, prefix_record, reuse_from_options
 from calc.traffic.prefix_cache import (check_reuse, conversations_in_flight, estimate_with_prefix_cache,
                                       reuse_workload)
-from calc.cli.args import (UsageError, _add_engine_args, _dtype, _number, _positive_int, add_efficiency_arg,
+from calc.cli.args import (UsageError, option_number, _add_engine_args, _dtype, _number, _positive_int, add_efficiency_arg,
                            check_layout, check_tensor_parallel, layout_options, layout_record, load_efficiency,
                            resolve_gpu)
 
@@ -79,21 +79,6 @@ def _num(x: Any) -> Any:
     return v
 
 
-def _float(options: dict, key: str, default: float | None, lo: float, hi: float, what: str) -> float | None:
-    v = options.get(key)
-    if v is None:
-        return default
-    if isinstance(v, bool):
-        raise UsageError(f"{key} must be a number, not true/false")
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        raise UsageError(f"{key}: expected a number, got {quote(v)}") from None
-    if not (math.isfinite(f) and lo <= f <= hi):
-        raise UsageError(f"{key}: got {quote(v)}, allowed {lo:g} – {hi:g} {what}".rstrip())
-    return f
-
-
 def _whole(options: dict, key: str, default: int | None, lo: int, hi: int) -> int | None:
     """A whole-number option of a ``--batch`` line in [lo, hi]. The digits are counted before int():
     a 5,000-digit JSON number (kept as text by load_json) gave Python's int-digit-limit message."""
@@ -130,7 +115,7 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         raise UsageError("gpu is required (a catalog id), or gpu_spec (a JSON object) for a user-defined GPU")
     if not isinstance(options["model"], str) or not isinstance(options.get("gpu") or "", str):
         raise UsageError("model and gpu must be strings")
-    rate = _float(options, "rate", None, 1e-6, 1e6, "requests/s")
+    rate = option_number(options, "rate", None, 1e-6, 1e6, "requests/s")
     spec = speculative_option(options.get("speculative_config"), options.get("acceptance_rate"))
     conc = _whole(options, "concurrency", None, 1, 100_000)
     arrival = options.get("arrival") or ("closed" if conc is not None and rate is None else "poisson")
@@ -140,14 +125,14 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         raise UsageError(f"rate is required with arrival {arrival} (requests/s)")
     if arrival == "closed" and conc is None:
         raise UsageError("concurrency is required with arrival closed")
-    cv = _float(options, "cv", 1.0, 0.05, 20.0, "")
-    think = _float(options, "think_time_s", 0.0, 0.0, 3600.0, "s")
-    in_cv = _float(options, "input_len_cv", 0.0, 0.0, 10.0, "(coefficient of variation)")
-    out_cv = _float(options, "output_len_cv", 0.0, 0.0, 10.0, "(coefficient of variation)")
+    cv = option_number(options, "cv", 1.0, 0.05, 20.0, "")
+    think = option_number(options, "think_time_s", 0.0, 0.0, 3600.0, "s")
+    in_cv = option_number(options, "input_len_cv", 0.0, 0.0, 10.0, "(coefficient of variation)")
+    out_cv = option_number(options, "output_len_cv", 0.0, 0.0, 10.0, "(coefficient of variation)")
     n_req = _whole(options, "num_requests", 1000, 1, MAX_SIM_REQUESTS)
     seed = _whole(options, "seed", 0, 0, 2 ** 63 - 1)
-    ttft_slo = _float(options, "ttft_slo_ms", math.inf, 0.0, 1e9, "ms")
-    tpot_slo = _float(options, "tpot_slo_ms", math.inf, 0.0, 1e9, "ms")
+    ttft_slo = option_number(options, "ttft_slo_ms", math.inf, 0.0, 1e9, "ms")
+    tpot_slo = option_number(options, "tpot_slo_ms", math.inf, 0.0, 1e9, "ms")
     numeric = ("tensor_parallel_size", "input_len", "output_len", "max_num_seqs", "max_num_batched_tokens",
                "gpu_memory_utilization", "block_size", "max_model_len", "pipeline_parallel_size",
                "data_parallel_size", "nodes")
