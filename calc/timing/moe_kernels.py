@@ -20,7 +20,9 @@ TP 8) came with vLLM PR #17328 (2025-04-28), before v0.11.0. The isolated kernel
 with s_x = 1 (0.6 · 384 / (384 + 64) = 0.51). The served MoE layers at TP 4-8 (per-rank expert
 widths 192-352, so the down-projection's K is 192-352) are what run slower; which part of the
 layer (the short-K GEMM, the gathered reads, moe_sum, the config picked for the step's M) is not
-pinned down by a source. s_x is therefore an end-to-end share, fitted once for Ampere (0.4 on the
+pinned down by a source. That it is vLLM's MoE path and not the A100 as such: on the same pages SGLang
+0.5 (its own Triton fused-MoE configs) served the 16-bit MoE bursts 1.22x (Qwen3-235B TP 8) and 1.58x
+(GLM-4.5-Air TP 4) as fast as vLLM on A100, against 0.91x and 1.19x on H100. s_x is therefore an end-to-end share, fitted once for Ampere (0.4 on the
 three Qwen3-235B A100 bursts of the calibration set) and checked on other models
 (``bench/moe_ampere_check.py``).
 """
