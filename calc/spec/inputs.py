@@ -327,6 +327,13 @@ class Efficiency(_Frozen):
         "H100 SXM ran 1.6-1.8x slower than the physics that matches the same runs on A100 and "
         "TensorRT-LLM's H100 rows (gpustack performance lab; TensorRT-LLM performance.md pm-003..013); "
         "0.5-0.65 all fit that contrast, 0.6 is taken. Not applied to other engines."))] = 0.6
+    ampere_moe_flops_scale: Annotated[float, Field(gt=0.0, le=1.0, description=(
+        "vLLM's share of the FLOP fractions above for 16-bit routed-expert GEMMs (its Triton "
+        "fused_moe kernel) on Ampere GPUs. vLLM 0.11 bursts on A100 SXM (gpustack performance lab): "
+        "Qwen3-235B-A22B at TP 8 ran 1.3-1.6x slower than the physics that matches the same runs on "
+        "H100 and dense Qwen3-14B/32B on the same A100s; 0.4-0.45 fits them, 0.4 is taken. Checked "
+        "on GLM-4.5-Air at TP 4 on A100 (bench/data/moe_ampere_found.jsonl). Not a tuning-file gap: "
+        "vLLM has shipped a tuned A100 config for this shape since PR #17328 (2025-04)."))] = 0.4
     gemm_half_saturation_tokens: Annotated[float, Field(ge=0.0, le=100_000.0, description=(
         "Rows per GPU (tokens / TP) at which a GEMM reaches half its achievable rate "
         "(tile/wave quantization). Sarathi-Serve: prefill throughput saturates near 512 "

@@ -19,6 +19,7 @@ from calc.sizing.scenario import (MemoryResult, ModelNumbers, check_gpu_formats,
                                   effective_quantization, memory_for, model_numbers, mxfp4_backend, resolve_serving)
 from calc.timing.interconnect import allreduce_link
 from calc.timing.layout import across_data_parallel, layout_fields
+from calc.timing.moe_kernels import expert_flops_scale
 from calc.timing.serving import EngineNumbers, ServingResult, closed_loop
 
 
@@ -78,7 +79,10 @@ def engine_numbers(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = Servi
         dequant_bytes_per_param=dequant_bytes_per_param(quantization=serving.quantization, dtype=serving.dtype),
         sliding_fraction=n.kv_bytes_per_token_per_head_sliding
         / (n.kv_bytes_per_token_per_head_full + n.kv_bytes_per_token_per_head_sliding),
-        sliding_window=float(arch.sliding_window) if arch.sliding_window else np.inf)
+        sliding_window=float(arch.sliding_window) if arch.sliding_window else np.inf,
+        expert_flops_scale=float(expert_flops_scale(architecture=gpu.architecture, is_moe=moe is not None,
+                                                    quantization=n.quantization,
+                                                    ampere_moe_flops_scale=efficiency.ampere_moe_flops_scale)))
     # PP, DP + EP, TP across nodes (calc.timing.layout; nothing changes for TP inside a node).
     extra = layout_fields(arch, gpu, serving, efficiency, quantization=n.quantization,
                           activation_bytes=n.activation_bytes, experts_params=p.experts,

@@ -132,6 +132,8 @@ class EngineNumbers:
     pipeline_parallel_size: object = 1
     pipeline_link_bw_bytes_per_s: object = np.inf
     pipeline_hop_latency_s: object = 0.0
+    # Routed-expert GEMMs' share of the FLOP fractions (calc.timing.moe_kernels.expert_flops_scale).
+    expert_flops_scale: object = 1.0
 
     def index(self, i) -> "EngineNumbers":
         """The same numbers at index ``i`` of every array field (scalars stay)."""
@@ -188,7 +190,8 @@ def _stage_step(e: EngineNumbers, *, decode_tokens, decode_context_tokens_sum, p
         sequences=logits_tokens, sequence_overhead_s=e.sequence_overhead_s,
         custom_allreduce_latency_s=e.custom_allreduce_latency_s,
         custom_allreduce_bw_bytes_per_s=e.custom_allreduce_bw_bytes_per_s,
-        extra_comm_s=_all_to_all_s(e, np.asarray(decode_tokens, dtype=float) + prefill_tokens, prefill_tokens))
+        extra_comm_s=_all_to_all_s(e, np.asarray(decode_tokens, dtype=float) + prefill_tokens, prefill_tokens),
+        expert_flops_scale=e.expert_flops_scale)
 
 
 def _all_to_all_s(e: EngineNumbers, tokens, prefill_tokens):
