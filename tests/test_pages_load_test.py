@@ -63,7 +63,7 @@ def test_arrival_and_length_options_in_chinese_with_tokens_in_the_link():
 
 @pytest.mark.parametrize("lang,cut,verdict,partial,cap", [
     ("en", "Cut short:", "No verdict", "Partial: ", 400),
-    ("zh", "模拟被截断：", "无法判定", "不完整：", 400),
+    ("zh", "模拟被截断", "无法判定", "不完整：", 400),  # "**模拟被截断**：" (the colon outside the bold: CommonMark)
     ("en", "Cut short:", "No verdict", "Partial: ", 2),  # no request finished: NaN everywhere, no crash
 ])
 def test_a_run_cut_at_the_step_cap_says_so_where_its_numbers_are(monkeypatch, lang, cut, verdict, partial, cap):
