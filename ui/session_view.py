@@ -26,7 +26,6 @@ from ui import labelled
 
 _TOUCHED = "_touched_controls"  # key -> Control: every page control drawn or set in this session
 _SEEDED = "_link_seeded"  # the link's page settings were read (the first run of the session)
-_KEPT = "_kept_{}"  # as ui.labelled: a control's last value
 
 
 def page_controls() -> dict[str, Any]:
@@ -55,7 +54,7 @@ def current(ctl: Any, drawn: bool) -> Any:
     was left (or set by a link or a file), else its default."""
     if drawn and ctl.key in st.session_state:
         return st.session_state[ctl.key]
-    return st.session_state.get(_KEPT.format(ctl.key), ctl.default)
+    return labelled.kept(ctl.key, ctl.default)
 
 
 def values(drawn: dict[str, Any]) -> dict[str, Any]:

@@ -560,11 +560,18 @@ def _sidebar_control(ctl: C.Control, t: Translator, where, ignored: frozenset[st
 def _seed_lazy(controls: tuple[C.Control, ...]) -> None:
     """Give every control of a lazy section its value before anything reads it: the session's
     (drawn earlier, or set by a scenario file or a pasted command), else the URL's (already
-    sanitized by :func:`check_query_params`), else the default."""
+    sanitized by :func:`check_query_params`), else the default.
+
+    A default is not written: every reader takes ``st.session_state.get(key, ctl.default)``, and an
+    undrawn control at its default leaves the URL (:func:`_sync_lazy_url`), so it is looked up
+    there again on the next run and found absent. Streamlit walks every session-state key on each
+    select, number input and slider it draws (``SessionState.filtered_state``): the 32 lazy
+    controls' defaults as keys cost every widget of every rerun."""
     for ctl in controls:
         if ctl.key not in st.session_state:
             from_url = value_from_url(ctl)
-            st.session_state[ctl.key] = ctl.default if from_url is None else from_url
+            if from_url is not None:
+                st.session_state[ctl.key] = from_url
 
 
 def _sync_lazy_url(controls: tuple[C.Control, ...]) -> None:
