@@ -18,6 +18,9 @@ Values here are the controls' own (parsed) values; the link spells them with ``C
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import streamlit as st
@@ -28,14 +31,15 @@ _TOUCHED = "_touched_controls"  # key -> Control: every page control drawn or se
 _SEEDED = "_link_seeded"  # the link's page settings were read (the first run of the session)
 
 
-def page_controls() -> dict[str, Any]:
+@functools.cache  # fixed at import; asked on every page control drawn (15 times a frontier rerun)
+def page_controls() -> Mapping[str, Any]:
     """Every page-level control of the app, by key (the sidebar's are :data:`ui.controls.SHARED`)."""
     from ui import controls as C  # noqa: PLC0415
     from ui.loadtest.controls import LOADTEST  # noqa: PLC0415
     from ui.perf.controls import ALL as PERF  # noqa: PLC0415
     from ui.planner.controls import PL_PRICES, PLANNER  # noqa: PLC0415
 
-    return {c.key: c for c in (*C.PAGE, *LOADTEST, *PERF, *PLANNER, PL_PRICES)}
+    return MappingProxyType({c.key: c for c in (*C.PAGE, *LOADTEST, *PERF, *PLANNER, PL_PRICES)})
 
 
 def touch(ctl: Any) -> None:
