@@ -99,6 +99,31 @@ def test_a_changed_figure_is_sent_changed(monkeypatch):
     assert json.loads(sent["json"])["layout"]["height"] == 123
 
 
+@pytest.mark.parametrize("name,build", list(_figures())[:3], ids=lambda v: v if isinstance(v, str) else "")
+def test_sendable_is_to_dict_and_what_the_chart_changes_leaves_the_template_and_figure_alone(name, build):
+    """charts.sendable shares Plotly's default template instead of copying it (ui.layout.chart): the
+    same JSON as to_dict(), and the inks, the dark theme and presenter fonts change copies only."""
+    import json
+
+    from _plotly_utils.utils import PlotlyJSONEncoder
+
+    from ui import layout
+
+    def dump(obj) -> str:
+        return json.dumps(obj, sort_keys=True, cls=PlotlyJSONEncoder)
+
+    fig = build()
+    reference = dump(fig.to_dict())
+    template = dump(charts._default_template())
+    d = charts.sendable(fig)
+    assert dump(d) == reference
+    d = layout.text_inks(d)
+    layout.for_dark_theme(charts.encoded(d))
+    layout.scale_fonts(charts.encoded(d), 1.5, 1.25)
+    assert dump(charts._default_template()) == template
+    assert dump(fig.to_dict()) == reference
+
+
 @pytest.mark.parametrize("array", [np.array([1.5, 2.5]), np.arange(5), np.array([1, 70_000]), np.array([2**40, 1]),
                                    np.array([1, 2], dtype=np.uint64), np.array([[1.0, 2.0], [3.0, 4.0]]),
                                    np.array([True, False]), np.array(["a", "b"]), np.array([], dtype=float),

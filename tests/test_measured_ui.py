@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from apptest_helpers import app, plotly_specs
+from apptest_helpers import app, open_section, plotly_specs
 from calc.spec.inputs import Efficiency
 from ui import measured as M
 from ui.i18n import Translator
@@ -90,6 +90,9 @@ def test_a_row_id_is_escaped_in_the_hover():
 
 
 def _paste(at, text: str, key: str):
+    flag = f"_open_ms_panel_{key}"
+    if flag not in at.session_state or not at.session_state[flag]:
+        open_section(at, f"ms_panel_{key}")  # the panel is drawn only while open (ui.layout.lazy_expander)
     at.text_area(key=M.TEXT).input(text)
     at.button(key=f"ms_add_{key}").click().run()
 

@@ -91,3 +91,25 @@ def test_an_uploaded_scenario_file_sets_every_pages_settings():
     assert at.selectbox(key="lt_arrival").value == "gamma" and at.slider(key="lt_cv").value == 3.0
     at.switch_page(PLANNER).run()
     assert at.selectbox(key="pl_sort").value == "gpus"
+
+
+def test_the_session_holds_few_keys_streamlit_walks_them_on_every_widget():
+    """Streamlit visits every session-state key on each select, number input and slider it draws
+    (``SessionState.filtered_state``), so bookkeeping stays out of the key list: the page values
+    kept for other pages are one entry (ui.labelled), and an undrawn lazy sidebar control is a key
+    only when the link set it (ui.state._seed_lazy); the others read their default."""
+    from ui.controls import LAZY
+
+    at = app({"eff_hbm_bw_fraction": "0.7"}, page=FRONTIER)
+    at.number_input(key="replicas").set_value(3).run()
+    at.switch_page(MEMORY).run()
+    assert not at.exception
+    keys = set(at.session_state.keys())
+    assert "_kept_values" in keys
+    assert [k for k in keys if k.startswith("_kept_") and k != "_kept_values" and not k.startswith("_kept_upload_")] == []
+    lazy = {c.key for c in LAZY} & keys
+    assert lazy == {"eff_hbm_bw_fraction"}  # the link's value; 31 others at their default, no key
+    assert at.query_params["eff_hbm_bw_fraction"] == "0.7"  # still in the link, and still applied:
+    assert at.session_state["_scenario"].efficiency.hbm_bw_fraction == 0.7
+    at.switch_page(FRONTIER).run()
+    assert at.number_input(key="replicas").value == 3  # the kept value came back

@@ -26,7 +26,10 @@ from ui import controls as C
 from ui.traffic import ACROSS_PAGES
 
 _RENDERED = "_rendered_controls"  # as ui.state._RENDERED: the controls of this run, for the share link
-_KEPT = "_kept_{}"
+# key -> a control's last value (:func:`keep`). One session-state entry for all of them: Streamlit
+# walks every session-state key on each select, number input and slider it draws (its
+# ``filtered_state``), so seventeen ``_kept_<key>`` entries cost every widget of every rerun.
+_KEPT = "_kept_values"
 
 
 def value_from_url(ctl: C.Control) -> Any:
@@ -53,20 +56,25 @@ def write_url(ctl: C.Control, value: Any) -> None:
         st.query_params[ctl.key] = want if len(want) > 1 else want[0]
 
 
+def kept(key: str, default: Any = None) -> Any:
+    """The value :func:`keep` remembered for ``key``, else ``default``."""
+    return st.session_state.get(_KEPT, {}).get(key, default)
+
+
 def carry_over(key: str) -> None:
     """Before a widget drawn on several pages under one key (:data:`ui.traffic.ACROSS_PAGES`): give
     it the value kept by :func:`keep`. After a page switch the key still holds the last page's
     value, but the new page's widget is a new widget and would start at its default; set again
     through the session state, the value reaches it. A value the user has just changed (it differs
     from the kept one) is left alone."""
-    kept = _KEPT.format(key)
-    if kept in st.session_state and (key not in st.session_state or st.session_state[key] == st.session_state[kept]):
-        st.session_state[key] = st.session_state[kept]
+    values = st.session_state.get(_KEPT, {})
+    if key in values and (key not in st.session_state or st.session_state[key] == values[key]):
+        st.session_state[key] = values[key]
 
 
 def keep(key: str, value: Any) -> None:
     """Remember a widget's value for the next page (:func:`carry_over`) and for the next visit."""
-    st.session_state[_KEPT.format(key)] = list(value) if isinstance(value, (list, tuple)) else value
+    st.session_state.setdefault(_KEPT, {})[key] = list(value) if isinstance(value, (list, tuple)) else value
 
 
 def render(ctl: C.Control, t: Callable[..., str], label_of: Callable[[Any], str], where: Any = st,
@@ -88,7 +96,7 @@ def render(ctl: C.Control, t: Callable[..., str], label_of: Callable[[Any], str]
     if key not in st.session_state:
         seeded = value_from_url(ctl)
         if seeded is None:
-            seeded = st.session_state.get(_KEPT.format(key), ctl.default)
+            seeded = kept(key, ctl.default)
         # a link may hold more than the widget allows (it would raise): the first ones are kept
         st.session_state[key] = list(seeded)[:widget.get("max_selections") or None] if multi else seeded
     cap = widget.get("max_selections") if multi else None

@@ -234,8 +234,10 @@ def for_dark_theme(fig: dict) -> dict:
 
 def text_inks(fig: dict) -> dict:
     """Give the chart's text (default font, tick labels, axis and legend titles) the readable ink
-    :data:`ui.theme.TEXT_INK` where the figure sets none (in place): Streamlit's Plotly theme draws it
-    #808495, 3.7:1 on white; :func:`for_dark_theme` lightens the ink for the dark theme.
+    :data:`ui.theme.TEXT_INK` where the figure sets none: Streamlit's Plotly theme draws it #808495,
+    3.7:1 on white; :func:`for_dark_theme` lightens the ink for the dark theme. The figure's layout
+    is replaced by a copy; only the dicts that get an ink are copied (copy on write), so nothing the
+    caller shares (the default template, the traces) is changed or copied.
 
     >>> f = text_inks({"data": [], "layout": {"xaxis": {"title": {"text": "x"}}, "yaxis2": {}}})
     >>> f["layout"]["xaxis"]["tickfont"]["color"], f["layout"]["xaxis"]["title"]["font"]["color"]
@@ -243,15 +245,23 @@ def text_inks(fig: dict) -> dict:
     >>> f["layout"]["font"]["color"], f["layout"]["yaxis2"]["tickfont"]["color"]
     ('#333333', '#333333')
     """
-    layout = fig["layout"]
-    layout.setdefault("font", {}).setdefault("color", TEXT_INK)
-    for name, ax in layout.items():
+    def inked(node: dict | None, key: str) -> dict:  # node[key] with a colour, node[key] copied first
+        sub = dict(node.get(key) or {}) if key in node else {}
+        sub.setdefault("color", TEXT_INK)
+        return sub
+
+    layout = fig["layout"] = dict(fig["layout"])
+    layout["font"] = inked(layout, "font")
+    for name, ax in list(layout.items()):
         if (name.startswith("xaxis") or name.startswith("yaxis")) and isinstance(ax, dict):
-            ax.setdefault("tickfont", {}).setdefault("color", TEXT_INK)
+            ax = layout[name] = dict(ax)
+            ax["tickfont"] = inked(ax, "tickfont")
             title = ax.setdefault("title", {})
             if isinstance(title, dict):
-                title.setdefault("font", {}).setdefault("color", TEXT_INK)
-    layout.setdefault("legend", {}).setdefault("font", {}).setdefault("color", TEXT_INK)
+                title = ax["title"] = dict(title)
+                title["font"] = inked(title, "font")
+    legend = layout["legend"] = dict(layout.get("legend") or {}) if "legend" in layout else {}
+    legend["font"] = inked(legend, "font")
     return fig
 
 
@@ -280,12 +290,10 @@ def chart(fig: go.Figure, key: str, where: Any = None) -> None:
     where an SVG title would be cut; the plot keeps only the room its subplot titles need. No
     Plotly logo; larger text in presenter mode. Pass a figure built for this call.
     """
-    if "_spec" in fig.__dict__:  # a charts.Figure: its dict, already a copy of the containers
-        d = fig.to_dict()
-    else:  # a Plotly-built figure: encode its arrays in place, take its own dicts (shallow)
-        charts.encode_arrays(fig._data)
-        charts.encode_arrays(fig._layout)
-        d = {"data": fig._data, "layout": dict(fig._layout)}
+    # A charts.Figure: a copy of its containers, arrays encoded; a Plotly-built figure: its arrays
+    # encoded in place, its own dicts. The default template is shared either way: what changes
+    # the figure below copies first (text_inks: the dicts it inks; presenter and dark: everything).
+    d = charts.sendable(fig)
     layout = d["layout"]
     title = layout.pop("title", None) or {}
     text = title_text(title.get("text") if isinstance(title, dict) else str(title))
@@ -302,9 +310,9 @@ def chart(fig: go.Figure, key: str, where: Any = None) -> None:
         d["layout"].setdefault("legend", {}).setdefault("font", {}).setdefault("size", FONT_SIZE - 1)
         scale_fonts(d, PRESENT_FONT_SCALE, PRESENT_HEIGHT_SCALE)
         d["layout"]["margin"]["t"] = round(d["layout"]["margin"]["t"] * PRESENT_FONT_SCALE)  # room for larger subplot titles
-    d = text_inks(charts.encoded(d))  # own copies of the containers before setting colours
+    d = text_inks(d)  # copies the dicts it sets a colour in
     if dark_theme():
-        d = for_dark_theme(d)
+        d = for_dark_theme(charts.encoded(d))  # own copies of every container (the template too)
     where = where or st
     if text:
         where.html(f'<div class="chart-title">{html.escape(text)}</div>')

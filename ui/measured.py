@@ -32,6 +32,7 @@ from calc.spec.results import ResultsError, parse_results
 from calc.spec.untrusted import InputError
 from ui import controls as C
 from ui import format as F
+from ui.layout import lazy_expander
 from calc.spec.untrusted import shorten
 from ui.safe import user_text
 
@@ -346,12 +347,19 @@ def current(sc) -> tuple[list[Point], tuple[Scored, ...]]:
 
 
 def render(sc, t: T, *, key: str) -> None:
-    """The "your measurements" panel: upload, paste, each row's error, calibrate, forget."""
+    """The "your measurements" panel: upload, paste, each row's error, calibrate, forget.
+
+    Drawn only while open (:func:`ui.layout.lazy_expander`): closed, it sends its label alone, where
+    a plain expander sent its ten elements (uploader, text box, columns, buttons) and registered
+    its widgets on every rerun (~1.3 ms of script CPU on the frontier, bench/bench_pages.py). Its
+    messages come from its own buttons and uploads, so they wait in the session until it is open."""
+    # One label whatever it holds, and nothing drawn above it that comes and goes: a new label is
+    # a new expander in the browser.
+    exp = lazy_expander(st, t("ms.title"), f"ms_panel_{key}")
+    if not exp.open:
+        return
     kept = rows()
     s, problems = scored(kept, sc.efficiency)
-    # One label whatever it holds, and nothing drawn above it that comes and goes: either would
-    # make it a new, closed expander after each upload.
-    exp = st.expander(t("ms.title"), expanded=False)
     with exp:
         for level, msg_id, values in st.session_state.pop(MESSAGES, []):
             safe = {k: user_text(v, 300) if isinstance(v, str) else v for k, v in values.items()}

@@ -18,6 +18,9 @@ Values here are the controls' own (parsed) values; the link spells them with ``C
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import streamlit as st
@@ -26,17 +29,17 @@ from ui import labelled
 
 _TOUCHED = "_touched_controls"  # key -> Control: every page control drawn or set in this session
 _SEEDED = "_link_seeded"  # the link's page settings were read (the first run of the session)
-_KEPT = "_kept_{}"  # as ui.labelled: a control's last value
 
 
-def page_controls() -> dict[str, Any]:
+@functools.cache  # fixed at import; asked on every page control drawn (15 times a frontier rerun)
+def page_controls() -> Mapping[str, Any]:
     """Every page-level control of the app, by key (the sidebar's are :data:`ui.controls.SHARED`)."""
     from ui import controls as C  # noqa: PLC0415
     from ui.loadtest.controls import LOADTEST  # noqa: PLC0415
     from ui.perf.controls import ALL as PERF  # noqa: PLC0415
     from ui.planner.controls import PL_PRICES, PLANNER  # noqa: PLC0415
 
-    return {c.key: c for c in (*C.PAGE, *LOADTEST, *PERF, *PLANNER, PL_PRICES)}
+    return MappingProxyType({c.key: c for c in (*C.PAGE, *LOADTEST, *PERF, *PLANNER, PL_PRICES)})
 
 
 def touch(ctl: Any) -> None:
@@ -55,7 +58,7 @@ def current(ctl: Any, drawn: bool) -> Any:
     was left (or set by a link or a file), else its default."""
     if drawn and ctl.key in st.session_state:
         return st.session_state[ctl.key]
-    return st.session_state.get(_KEPT.format(ctl.key), ctl.default)
+    return labelled.kept(ctl.key, ctl.default)
 
 
 def values(drawn: dict[str, Any]) -> dict[str, Any]:

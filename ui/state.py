@@ -560,29 +560,44 @@ def _sidebar_control(ctl: C.Control, t: Translator, where, ignored: frozenset[st
 def _seed_lazy(controls: tuple[C.Control, ...]) -> None:
     """Give every control of a lazy section its value before anything reads it: the session's
     (drawn earlier, or set by a scenario file or a pasted command), else the URL's (already
-    sanitized by :func:`check_query_params`), else the default."""
+    sanitized by :func:`check_query_params`), else the default.
+
+    A default is not written: every reader takes ``st.session_state.get(key, ctl.default)``, and an
+    undrawn control at its default leaves the URL (:func:`_sync_lazy_url`), so it is looked up
+    there again on the next run and found absent. Streamlit walks every session-state key on each
+    select, number input and slider it draws (``SessionState.filtered_state``): the 32 lazy
+    controls' defaults as keys cost every widget of every rerun."""
+    in_url = set(st.query_params)  # one look at the link, not one per control
     for ctl in controls:
-        if ctl.key not in st.session_state:
+        if ctl.key in in_url and ctl.key not in st.session_state:
             from_url = value_from_url(ctl)
-            st.session_state[ctl.key] = ctl.default if from_url is None else from_url
+            if from_url is not None:
+                st.session_state[ctl.key] = from_url
 
 
-def _sync_lazy_url(controls: tuple[C.Control, ...]) -> None:
+def _sync_lazy_url(controls: tuple[C.Control, ...], state: dict[str, Any]) -> None:
     """Write the values of lazy-section controls into the address bar (non-defaults only, as a
-    bound widget would), drawn or not: the browser's URL stays the exact view."""
+    bound widget would), drawn or not: the browser's URL stays the exact view. ``state``: the
+    session state as a dict (one read of the session, not one per control)."""
+    in_url = set(st.query_params)
     for ctl in controls:
-        write_url(ctl, st.session_state.get(ctl.key, ctl.default))
+        value = state.get(ctl.key, ctl.default)
+        if ctl.key in in_url or ctl.url_value(value) is not None:  # else nothing to write or remove
+            write_url(ctl, value)
 
 
-def _lazy_section(where, t: Translator, label_key: str, key: str, controls: tuple[C.Control, ...]):
+def _lazy_section(where, t: Translator, label_key: str, key: str, controls: tuple[C.Control, ...],
+                  state: dict[str, Any]):
     """A sidebar section drawn only while open (:func:`ui.layout.lazy_expander`). Closed, a caption
-    under it counts the controls that differ from their defaults (a link may have changed them).
+    under it counts the controls that differ from their defaults (a link may have changed them;
+    ``state``: the session state as a dict).
     Not in the label: a new label is a new expander in the browser, which would take the focus
     from the slider being moved inside it."""
+    rendered = st.session_state.setdefault(_RENDERED, {})
     for ctl in controls:
-        st.session_state.setdefault(_RENDERED, {})[ctl.key] = ctl  # in the share link, drawn or not
+        rendered[ctl.key] = ctl  # in the share link, drawn or not
     exp = lazy_expander(where, t(label_key), key)
-    changed = sum(ctl.url_value(st.session_state.get(ctl.key, ctl.default)) is not None for ctl in controls)
+    changed = sum(ctl.url_value(state.get(ctl.key, ctl.default)) is not None for ctl in controls)
     if changed and not exp.open:
         where.caption(t("sidebar.changed", n=changed))
     return exp
@@ -624,26 +639,31 @@ def render_sidebar(t: Translator, ignored: frozenset[str] = frozenset()) -> tupl
     # Engine and efficiency knobs (24 widgets, a third of a rerun's CPU) are drawn only while their
     # section is open; their values live in the session and the URL either way.
     _seed_lazy(C.LAZY)
-    engine = _lazy_section(sb, t, "sidebar.engine", "sec_engine", C.ENGINE)
+    # The session's values, read once (each st.session_state.get is a locked lookup through
+    # Streamlit's widget-id mapping: ~140 of them a rerun were ~1 ms). Undrawn lazy controls keep
+    # these values; one drawn now has the same (the section's widgets start at them).
+    state = st.session_state.to_dict()
+    engine = _lazy_section(sb, t, "sidebar.engine", "sec_engine", C.ENGINE, state)
     if engine.open:
         with engine:
             for ctl in C.ENGINE:
                 _sidebar_control(ctl, t, st, ignored, bound=False,
                                  placeholder=t("word.vllm_default") if ctl.optional else None)
-    parallel = _lazy_section(sb, t, "sidebar.parallel", "sec_parallel", C.PARALLEL)
+    parallel = _lazy_section(sb, t, "sidebar.parallel", "sec_parallel", C.PARALLEL, state)
     if parallel.open:
         with parallel:
             for ctl in C.PARALLEL:
                 _sidebar_control(ctl, t, st, ignored, bound=False,
                                  placeholder=t("word.vllm_default") if ctl.optional else None)
-    efficiency = _lazy_section(sb, t, "sidebar.efficiency", "sec_efficiency", C.EFFICIENCY)
+    efficiency = _lazy_section(sb, t, "sidebar.efficiency", "sec_efficiency", C.EFFICIENCY, state)
     if efficiency.open:
         with efficiency:
             st.caption(t("sidebar.efficiency.caption"))
             for ctl in C.EFFICIENCY:
                 _sidebar_control(ctl, t, st, ignored, bound=False)
-    _sync_lazy_url(C.LAZY)
-    values = {c.key: st.session_state.get(c.key, c.default) for c in C.SHARED}
+    state = st.session_state.to_dict()  # after the widgets: the values this run shows
+    _sync_lazy_url(C.LAZY, state)
+    values = {c.key: state.get(c.key, c.default) for c in C.SHARED}
     messages += [("warning", w) for w in _custom_to_link(values["model"] == C.CUSTOM_MODEL, t)]
     try:
         sc = build_scenario(values, custom_arch=st.session_state.get(_CUSTOM_ARCH))
