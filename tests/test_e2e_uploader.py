@@ -57,7 +57,7 @@ def test_load_test_uploader_in_chinese(page: Page, streamlit_url):
     page.goto(streamlit_url + "/load_test?lang=zh")
     texts = shown(page, "lt_trace")
     # the button, then the line: 2 MB is .streamlit/config.toml's server.maxUploadSize, the types the page's
-    assert texts == [zh("upload.button"), "每个文件不超过 2 MB • CSV, JSONL, JSON, TXT"], texts
+    assert texts == [zh("upload.button"), "单个文件上限 2 MB • CSV, JSONL, JSON, TXT"], texts
     assert not [x for x in texts if ENGLISH.search(x)], texts
     # the Chinese text at the size of the English it replaces (0.875rem of 17 px = 14.875 px)
     size = page.locator(f".st-key-lt_trace {DROPZONE} [data-testid=stFileUploaderDropzoneInstructions] span").evaluate(
@@ -73,7 +73,7 @@ def test_sidebar_uploader_in_chinese(page: Page, streamlit_url):
     page.goto(streamlit_url + "/?lang=zh")
     page.get_by_test_id("stSidebar").get_by_text(zh("sidebar.custom_config")).click()
     texts = shown(page, "config_upload")
-    assert texts == [zh("upload.button"), "每个文件不超过 2 MB • JSON"], texts
+    assert texts == [zh("upload.button"), "单个文件上限 2 MB • JSON"], texts
 
 
 def test_load_test_uploader_in_english(page: Page, streamlit_url):

@@ -47,7 +47,7 @@ def instructions(t, mb: int, types: Sequence[str]) -> str:
 
     >>> from ui.i18n import Translator
     >>> instructions(Translator("zh"), 2, ["json"])
-    '每个文件不超过 2 MB • JSON'
+    '单个文件上限 2 MB • JSON'
     """
     text = t("upload.limit", mb=mb)
     return f"{text} • {types_text(types)}" if types else text
@@ -69,11 +69,12 @@ def style(key: str, t, mb: int, types: Sequence[str]) -> str:
         return ""
     scope = f".st-key-{key}"
     rules = {
-        f"{scope} {INSTRUCTIONS} span": ("font-size: 0;", instructions(t, mb, types)),
+        f"{scope} {INSTRUCTIONS} span": ("font-size: 0; white-space: normal; overflow: visible;", instructions(t, mb, types)),
         f"{scope} {DROPZONE} {BUTTON} p": ("font-size: 0;", t("upload.button")),
     }
-    css = "".join(f"{sel} {{ {hide} }}\n{sel}::after {{ content: {_css_string(text)}; font-size: 0.875rem; }}\n"
-                  for sel, (hide, text) in rules.items())
+    # The Chinese line may wrap in a narrow box (the sidebar's) where Streamlit's English one is cut.
+    css = "".join(f"{sel} {{ {hide} }}\n{sel}::after {{ content: {_css_string(text)}; font-size: 0.875rem; "
+                  "white-space: normal; }\n" for sel, (hide, text) in rules.items())
     # While a file is dragged over the box, Streamlit shows one line of its own (a div without a test id).
     drag = f"{scope} {DROPZONE} > div:not([data-testid]) span"
     css += f"{drag} {{ font-size: 0; }}\n{drag}::after {{ content: {_css_string(t('upload.drag'))}; font-size: 1rem; }}\n"
