@@ -6,9 +6,9 @@ sidebar and a row of controls before its first chart, so the browser asked for t
 only after laying those out (about 1 s after the app shell on the load-test page, with 2 CPUs),
 then fetched, compiled and ran it: the first chart waited for all of it (bench/first_paint.py). A
 minimal app asks for it at once. Every page of this app has a chart, so the frame asks for the
-chunk first: a tiny script, drawn at the top of the sidebar in a hidden container, ``import()``s the
-same URL (resolved next to Streamlit's own ``index.*.js``, so a proxy's path prefix works); the
-browser's module map then hands the loaded module to Streamlit's own ``import()``.
+chunk first: a module script element with the chunk's URL, drawn at the top of the sidebar in a
+hidden container; the browser's module map then hands the loaded module to Streamlit's own
+``import()``.
 
 Nothing changes when the file is not found (another Streamlit build): no script is drawn.
 """
@@ -32,13 +32,17 @@ def plotly_chunk() -> str | None:
 
 
 def script(name: str) -> str:
-    """The preload script for chunk ``name`` (a file name of Streamlit's own, never user text).
+    """The preload script element for chunk ``name`` (a file name of Streamlit's own, never user text).
 
-    >>> "import(" in script("PlotlyChart.x.js")
-    True
+    An external module script, not inline code: the deployment's Content-Security-Policy
+    (deploy/nginx, ``script-src 'self'`` without ``'unsafe-inline'``) allows it. Its relative URL
+    resolves next to Streamlit's own ``static/js/`` from a page's address (``/load_test`` or ``/``,
+    behind a proxy's path prefix too), the same URL Streamlit's ``import()`` asks for.
+
+    >>> script("PlotlyChart.x.js")
+    '<script type="module" src="static/js/PlotlyChart.x.js"></script>'
     """
-    return ("<script>(() => { const s = document.querySelector('script[src*=\"/static/js/index.\"]');"
-            f" if (s) import(new URL('{name}', s.src).href).catch(() => {{}}); }})();</script>")
+    return f'<script type="module" src="static/js/{name}"></script>'
 
 
 def render() -> None:
