@@ -12,7 +12,7 @@ from calc.timing.estimate import estimate
 from calc.traffic.slo import steady_means, summarize
 from calc.traffic.workload import MAX_TRACE_BYTES, WorkloadError
 from ui import format as F
-from ui import background, budget, labelled, layout, mirror, shell, tables
+from ui import background, budget, labelled, layout, mirror, shell, tables, uploader
 from ui.loadtest import controls as LC
 from ui.loadtest import figures as LF
 from ui.loadtest import messages as LM
@@ -49,8 +49,8 @@ for col, ctl in zip(cols, LC.LAYOUT):  # the arrivals first: what applies to the
             v[ctl.key] = render_control(ctl, t, disabled=off)
 # The trace's bytes are kept in the session by the uploader's callback: uploads are released after
 # every run (ui.state.release_uploads), and the trace must stay in use on later runs and pages.
-settings.file_uploader(t("lt.trace"), type=["csv", "jsonl", "json", "txt"], key="lt_trace", help=t("lt.trace.help"),
-                 on_change=keep_upload, args=("lt_trace", MAX_TRACE_BYTES))
+uploader.file_uploader(settings, t, t("lt.trace"), type=["csv", "jsonl", "json", "txt"], key="lt_trace",
+                       help=t("lt.trace.help"), on_change=keep_upload, args=("lt_trace", MAX_TRACE_BYTES))
 kept = kept_upload("lt_trace")
 trace_name, trace = kept or ("", None)
 if trace is None:
@@ -144,53 +144,59 @@ if r.truncated:
 else:
     (st.success if ok else st.warning)(t("lt.verdict.pass" if ok else "lt.verdict.fail", q=q))
 
-dist, sweep, timeline, table = st.tabs([t("lt.tab.dist"), t("lt.tab.sweep"), t("lt.tab.timeline"), t("lt.tab.table")])
+# Only the open tab is drawn (ui.layout.lazy_tabs): hidden charts cost the first paint (bench/first_paint.py).
+dist, sweep, timeline, table = layout.lazy_tabs([t("lt.tab.dist"), t("lt.tab.sweep"), t("lt.tab.timeline"),
+                                                 t("lt.tab.table")], key="lt_tabs")
 with dist:
-    if r.truncated:
-        st.caption(t("lt.truncated.short", **partial))
-    c1, c2 = st.columns(2)
-    points, _ = M.current(sc)  # the user's own measurements (ui.measured): where each falls in the prediction
-    layout.chart(LF.cdf_figure(r.ttft_s, t, title=t("lt.fig.ttft_title"), x_title=t("lt.fig.ttft_x"), slo_s=ttft_slo, stat=stat, q=q,
-                               under=B.cdf_region(r.ttft_s, lt_bases["ttft"], t, presenting=presenting),
-                               over=M.cdf_traces(points, r.ttft_s, "ttft_s", t)),
-                 key="lt_cdf_ttft", where=c1)  # titles as HTML above the plot: they wrap on a phone
-    layout.chart(LF.cdf_figure(r.tpot_s, t, title=t("lt.fig.tpot_title"), x_title=t("lt.fig.tpot_x"), slo_s=tpot_slo, stat=stat, q=q,
-                               under=B.cdf_region(r.tpot_s, lt_bases["tpot"], t, presenting=presenting),
-                               over=M.cdf_traces(points, r.tpot_s, "tpot_s", t)),
-                 key="lt_cdf_tpot", where=c2)
-    if points:
-        st.caption(t("ms.cdf_note"))
-    M.render(sc, t, key="lt")
+    if dist.open:
+        if r.truncated:
+            st.caption(t("lt.truncated.short", **partial))
+        c1, c2 = st.columns(2)
+        points, _ = M.current(sc)  # the user's own measurements (ui.measured): where each falls in the prediction
+        layout.chart(LF.cdf_figure(r.ttft_s, t, title=t("lt.fig.ttft_title"), x_title=t("lt.fig.ttft_x"), slo_s=ttft_slo, stat=stat, q=q,
+                                   under=B.cdf_region(r.ttft_s, lt_bases["ttft"], t, presenting=presenting),
+                                   over=M.cdf_traces(points, r.ttft_s, "ttft_s", t)),
+                     key="lt_cdf_ttft", where=c1)  # titles as HTML above the plot: they wrap on a phone
+        layout.chart(LF.cdf_figure(r.tpot_s, t, title=t("lt.fig.tpot_title"), x_title=t("lt.fig.tpot_x"), slo_s=tpot_slo, stat=stat, q=q,
+                                   under=B.cdf_region(r.tpot_s, lt_bases["tpot"], t, presenting=presenting),
+                                   over=M.cdf_traces(points, r.tpot_s, "tpot_s", t)),
+                     key="lt_cdf_tpot", where=c2)
+        if points:
+            st.caption(t("ms.cdf_note"))
+        M.render(sc, t, key="lt")
 with sweep:
-    if trace is not None or load.arrival not in ("poisson", "gamma"):
-        st.info(t("lt.sweep_only_open"))
-    elif not v["lt_sweep"]:
-        st.info(t("lt.sweep_off"))
-    elif stat == "mean":
-        st.info(t("lt.sweep_needs_percentile"))
-    elif (sweep_job := sweep_job or runs.sweep_within(sc.arch, sc.gpu, s, sc.efficiency, load, **sweep_args)) is None:
-        st.info(t("lt.sweep_over_budget", cpu=F.number(runs.sweep_work(*key, load).cpu_s, 1),
-                  cpu_limit=F.number(lim.cpu_s, 0)))
-    else:
-        search = background.result(sweep_job, t, label=t("lt.sweeping"), command=command)
-        if np.isfinite(search.rate_per_s):
-            st.markdown(t("lt.sweep_result", q=q, ttft=F.integer(v["sla_ttft_ms"]), tpot=F.integer(v["sla_tpot_ms"]),
-                          rate=F.number(search.rate_per_s, 2), n=len(search.rates_per_s)))
+    if sweep.open:
+        if trace is not None or load.arrival not in ("poisson", "gamma"):
+            st.info(t("lt.sweep_only_open"))
+        elif not v["lt_sweep"]:
+            st.info(t("lt.sweep_off"))
+        elif stat == "mean":
+            st.info(t("lt.sweep_needs_percentile"))
+        elif (sweep_job := sweep_job or runs.sweep_within(sc.arch, sc.gpu, s, sc.efficiency, load, **sweep_args)) is None:
+            st.info(t("lt.sweep_over_budget", cpu=F.number(runs.sweep_work(*key, load).cpu_s, 1),
+                      cpu_limit=F.number(lim.cpu_s, 0)))
         else:
-            st.warning(t("lt.sweep_none", rate=F.number(float(search.rates_per_s.min()), 2), q=q))
-        open_bases = [B.basis(sc.arch, sc.gpu, g, arrival="poisson") for g in ("throughput", "ttft")]
-        layout.chart(LF.sweep_figure(search, t, ttft_slo_s=ttft_slo,
-                                     bands=B.sweep_regions(*open_bases, t, presenting=presenting)), key="lt_sweep_fig")
-        if replicas > 1:
-            st.caption(t("lt.sweep_per_replica", n=F.integer(replicas)))
+            search = background.result(sweep_job, t, label=t("lt.sweeping"), command=command)
+            if np.isfinite(search.rate_per_s):
+                st.markdown(t("lt.sweep_result", q=q, ttft=F.integer(v["sla_ttft_ms"]), tpot=F.integer(v["sla_tpot_ms"]),
+                              rate=F.number(search.rate_per_s, 2), n=len(search.rates_per_s)))
+            else:
+                st.warning(t("lt.sweep_none", rate=F.number(float(search.rates_per_s.min()), 2), q=q))
+            open_bases = [B.basis(sc.arch, sc.gpu, g, arrival="poisson") for g in ("throughput", "ttft")]
+            layout.chart(LF.sweep_figure(search, t, ttft_slo_s=ttft_slo,
+                                         bands=B.sweep_regions(*open_bases, t, presenting=presenting)), key="lt_sweep_fig")
+            if replicas > 1:
+                st.caption(t("lt.sweep_per_replica", n=F.integer(replicas)))
 with timeline:
-    layout.chart(LF.timeline_figure(r, t), key="lt_timeline")
+    if timeline.open:
+        layout.chart(LF.timeline_figure(r, t), key="lt_timeline")
 with table:
-    if r.truncated:
-        st.caption(t("lt.truncated.short", **partial))
-    st.dataframe([{t("lt.col.metric"): t(f"lt.row.{name}"), t("lt.col.mean"): ms(stats[f"{name}_mean"]),
-                   **{f"P{p}": ms(stats[f"{name}_p{p}"]) for p in (50, 90, 95, 99)}}
-                  for name in ("ttft_s", "tpot_s", "itl_s", "e2e_latency_s", "queue_wait_s")], hide_index=True)
+    if table.open:
+        if r.truncated:
+            st.caption(t("lt.truncated.short", **partial))
+        st.dataframe([{t("lt.col.metric"): t(f"lt.row.{name}"), t("lt.col.mean"): ms(stats[f"{name}_mean"]),
+                       **{f"P{p}": ms(stats[f"{name}_p{p}"]) for p in (50, 90, 95, 99)}}
+                      for name in ("ttft_s", "tpot_s", "itl_s", "e2e_latency_s", "queue_wait_s")], hide_index=True)
 c1, c2 = st.columns(2)
 c1.download_button(t("csv.lt_requests"), lambda: LF.requests_csv(r), file_name="load_test_requests.csv", mime="text/csv",
                    key="lt_csv_requests", on_click="ignore")

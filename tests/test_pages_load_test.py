@@ -13,6 +13,15 @@ PAGE = "pages/load_test.py"
 SMALL = {"lt_requests": "200", "lt_sweep": "false"}
 
 
+TABS = ("dist", "sweep", "timeline", "table")
+
+
+def open_tab(at, name: str):
+    """The reader opens tab ``name`` (ui.layout.lazy_tabs: only the open tab is drawn), then the page reruns."""
+    at.session_state["lt_tabs"] = at.tabs[TABS.index(name)].label
+    return at.run()
+
+
 def test_defaults_render_with_percentiles_and_figures():
     at = app(SMALL, page=PAGE)
     assert not at.exception and not at.error
@@ -20,13 +29,33 @@ def test_defaults_render_with_percentiles_and_figures():
     assert labels[:3] == ["P95 TTFT", "P95 TPOT", "Goodput"]
     specs = plotly_specs(at)
     titles = chart_titles(at)  # HTML headings above the plots (ui.layout.chart), in page order
-    assert "Time to first token" in titles and any("timeline" in x for x in titles)
+    # Only the open tab (the distributions) is drawn: two charts, no data grid (bench/first_paint.py)
+    assert titles == ["Time to first token", "Time per output token"] and len(specs) == 2
     cdf = specs[titles.index("Time to first token")]
     assert cdf["layout"]["xaxis"]["type"] == "log"
     slo = [tr for tr in cdf["data"] if tr.get("name", "").startswith("SLA")]
     assert slo and slo[0]["x"] == [500, 500]  # the SLA line at 500 ms
-    assert len(at.dataframe) == 1 and len(at.table) == 1  # statistics; analytic beside simulated (wraps on a phone)
+    assert len(at.dataframe) == 0 and len(at.table) == 1  # analytic beside simulated (wraps on a phone)
     assert {b.key for b in at.get("download_button")} >= {"lt_csv_requests", "lt_csv_steps"}
+    open_tab(at, "timeline")
+    assert not at.exception and [x for x in chart_titles(at) if "timeline" in x] and len(plotly_specs(at)) == 1
+    open_tab(at, "table")
+    assert not at.exception and len(at.dataframe) == 1 and not plotly_specs(at)  # statistics
+    assert [m.value for m in at.metric] and labels == [m.label for m in at.metric]  # the same cards above
+
+
+def test_the_open_tab_is_kept_by_index_across_a_language_switch():
+    """ui.layout.lazy_tabs: the tab's state is its label, which the language changes; the index is kept."""
+    at = app(SMALL, page=PAGE)
+    labels = tuple(tab.label for tab in at.tabs)
+    at.session_state["lt_tabs"] = labels[2]
+    at.session_state["_tab_lt_tabs"] = 2  # what the tab bar's on_change (layout._remember_tab) stores
+    at.query_params["lang"] = "zh"
+    at.session_state["ui_lang"] = "zh"
+    at.run()
+    assert not at.exception
+    assert [tab.label for tab in at.tabs][2] == "时间线"
+    assert [x for x in chart_titles(at) if "时间线" in x] and len(plotly_specs(at)) == 1, chart_titles(at)
 
 
 def test_chinese_and_closed_loop_with_analytic_flag():
@@ -81,8 +110,10 @@ def test_a_run_cut_at_the_step_cap_says_so_where_its_numbers_are(monkeypatch, la
         assert any(w.startswith(verdict) for w in warnings), warnings
         assert not at.success  # no "meets both targets" over the finished requests only
         captions = plain(at.caption)
-        assert sum(c.startswith(partial) for c in captions) == 3, captions  # distributions, table, simulated means
+        assert sum(c.startswith(partial) for c in captions) == 2, captions  # distributions, simulated means
         assert at.metric  # the (partial) numbers are still shown, under the warning
+        open_tab(at, "table")
+        assert sum(c.startswith(partial) for c in plain(at.caption)) == 2  # the table's, simulated means
     finally:
         st.cache_data.clear()
         RESULTS.clear()
@@ -96,7 +127,8 @@ def test_a_complete_run_has_no_cut_short_warning():
 
 
 def test_rate_sweep_marks_the_highest_sustainable_rate():
-    at = app({"lt_requests": "200", "lt_rate": "2", "lt_input_len": "512", "lt_output_len": "64"}, page=PAGE)
+    at = open_tab(app({"lt_requests": "200", "lt_rate": "2", "lt_input_len": "512", "lt_output_len": "64"}, page=PAGE),
+                  "sweep")
     assert not at.exception
     md = " ".join(m.value for m in at.markdown)
     assert "requests/s" in md and "Highest rate meeting P95" in md
@@ -209,7 +241,7 @@ def test_long_latencies_in_seconds_or_minutes_in_both_languages():
     heavy = {"lt_requests": "1000", "lt_sweep": "false", "lt_arrival": "burst", "context": "4096",
              "lt_lengths": "fixed"}  # 1,000 prompts of 3,840 tokens at t = 0: the last wait ~10 minutes
     for lang in ("en", "zh"):
-        at = app({**heavy, "lang": lang}, page=PAGE)
+        at = open_tab(app({**heavy, "lang": lang}, page=PAGE), "table")
         assert not at.exception and not at.error
         ttft, tpot = at.metric[0], at.metric[1]
         assert ttft.value.endswith(" min") and ttft.delta.startswith(tuple("0123456789"))  # above target: no "-"
@@ -286,7 +318,8 @@ def test_the_simulation_runs_in_a_worker_process_with_the_same_numbers(monkeypat
     ran.clear()
     swept = app({**SMALL, "lt_sweep": "true"}, page=PAGE)
     assert not swept.exception and not swept.error
-    assert ran == ["lt.sweep"]  # queued ahead; the run was cached
+    assert ran == ["lt.sweep"]  # queued ahead (its tab closed); the run was cached
+    open_tab(swept, "sweep")
     assert any("Highest rate meeting" in m.value for m in swept.markdown) or any("Even the lowest" in w.value for w in swept.warning)
 
 

@@ -737,3 +737,8 @@ from ui.speculative import i18n as _speculative  # noqa: E402
 
 EN.update(_speculative.EN)
 ZH.update(_speculative.ZH)
+
+from ui import i18n_upload as _upload  # noqa: E402  (Streamlit's own uploader text, ui.uploader)
+
+EN.update(_upload.EN)
+ZH.update(_upload.ZH)

@@ -70,6 +70,8 @@ _BASE_CSS = CJK_FONT_CSS + """
 .st-key-grid5_fr_sla > .st-key-price_usd { flex-grow: 0.8; }
 .st-key-grid5_fr_sla > .st-key-replicas { flex-grow: 0.6; min-width: 7rem; }
 .st-key-grid5_fr_sla > .st-key-overlays { flex-grow: 1.6; min-width: 14rem; }
+/* The chart preload script (ui.preload_chart): no room, nothing shown. */
+.st-key-chart_preload { display: none; }
 /* Tables: scroll inside their own box instead of cutting columns. */
 [data-testid="stTable"] { overflow-x: auto; }
 /* Chart titles are HTML (they wrap on a phone); see ui.layout.chart. */
@@ -141,6 +143,29 @@ def lazy_expander(where, label: str, key: str, expanded: bool = False):
     flag = st.session_state.get(_OPEN.format(key))
     return where.expander(label, expanded=bool(expanded if flag is None else flag), key=key,
                           on_change=_remember_open, args=(key,))
+
+
+_TAB = "_tab_{}"  # session flag per lazy tab bar key: the index of the open tab (its labels change with the language)
+
+
+def _remember_tab(key: str, labels: tuple[str, ...]) -> None:
+    label = st.session_state.get(key)
+    st.session_state[_TAB.format(key)] = labels.index(label) if label in labels else 0
+
+
+def lazy_tabs(labels: list[str], key: str):
+    """Tabs whose content the caller draws only for the open one (``if tab.open:``).
+
+    Streamlit draws every tab's content by default, the hidden ones too: on the load-test page three
+    more Plotly charts and a data grid (its 1.2 MB of JavaScript) before the first chart could paint
+    (bench/first_paint.py). Stateful tabs (``on_change``) rerun the script when the reader switches,
+    and ``.open`` says which one to draw. The open tab is remembered by index, so a language switch
+    (new labels) keeps it.
+    """
+    labels = tuple(labels)
+    index = min(int(st.session_state.get(_TAB.format(key), 0)), len(labels) - 1)
+    return st.tabs(list(labels), key=key, default=labels[index] if index else None,
+                   on_change=_remember_tab, args=(key, labels))
 
 
 def in_fragment_rerun() -> bool:

@@ -33,6 +33,8 @@ from calc.spec.untrusted import InputError
 from ui import controls as C
 from ui import format as F
 from ui.layout import lazy_expander
+
+from ui import uploader
 from calc.spec.untrusted import shorten
 from ui.safe import user_text
 
@@ -366,8 +368,8 @@ def render(sc, t: T, *, key: str) -> None:
             getattr(st, level)(t(msg_id, **safe))
         st.caption(t("ms.caption"))
         c1, c2 = st.columns(2)
-        c1.file_uploader(t("ms.upload"), type=["json", "jsonl", "txt", "log"], key=f"{UPLOAD}",
-                         on_change=_on_upload, help=t("ms.upload.help"))
+        uploader.file_uploader(c1, t, t("ms.upload"), type=["json", "jsonl", "txt", "log"], key=UPLOAD,
+                               on_change=_on_upload, help=t("ms.upload.help"))
         c2.text_area(t("ms.paste"), key=TEXT, height=110, persist_state="session", max_chars=200_000,
                      placeholder="Successful requests: 100\nMaximum request concurrency: 1\n...")
         c2.button(t("ms.paste.add"), on_click=_on_paste, key=f"ms_add_{key}")

@@ -25,7 +25,7 @@ from typing import Callable
 import streamlit as st
 
 from ui import preload  # noqa: F401  (first: libraries fully imported before any page runs)
-from ui import compare, i18n, layout, state, vllm_paste
+from ui import compare, i18n, layout, preload_chart, state, vllm_paste
 from ui.i18n import Translator
 
 _IN_SHELL = "_shell_running"  # True only while app.py runs the page
@@ -139,6 +139,7 @@ def run(pages: list[PageSpec] | None = None) -> None:
     spec = next((p for p, sp in zip(pages, st_pages) if sp.title == current.title), None)
     ignored = spec.ignores if spec is not None else frozenset()
     with st.sidebar:
+        preload_chart.render()  # Plotly's JavaScript starts loading now, not after the controls
         st.markdown(f"**{t('app.title')}**")
         with st.container(key="app_nav"):
             for p in st_pages:

@@ -25,7 +25,7 @@ from calc.spec.untrusted import InputError, json_type, load_json, safe_name
 from calc.sizing.scenario import ResolvedServing, check_gpu_formats, effective_quantization, resolve_serving
 from ui import controls as C
 from ui.i18n import Translator
-from ui import config_link, labelled, session_view
+from ui import config_link, labelled, session_view, uploader
 from ui.labelled import value_from_url, write_url
 from ui.layout import lazy_expander
 from ui.safe import describe, md_escape, user_text
@@ -621,8 +621,8 @@ def render_sidebar(t: Translator, ignored: frozenset[str] = frozenset()) -> tupl
     custom = lazy_expander(sb, t("sidebar.custom_config"), "sec_config")
     if custom.open:  # drawn only while open; the pasted text survives closing (persist_state)
         with custom:
-            st.file_uploader(t("ctl.config_upload"), type=["json"], key="config_upload",
-                             on_change=_on_config_upload, help=t("ctl.config_upload.help"))
+            uploader.file_uploader(st, t, t("ctl.config_upload"), type=["json"], key="config_upload",
+                                   on_change=_on_config_upload, help=t("ctl.config_upload.help"))
             st.text_area(t("ctl.config_text"), key="config_text", height=120, help=t("ctl.config_text.help"),
                          placeholder='{"model_type": "llama", "hidden_size": 4096, ...}', persist_state="session")
             st.button(t("ctl.config_apply"), on_click=_on_config_paste, key="config_apply")
@@ -744,8 +744,8 @@ def render_share(sc: Scenario, t: Translator, lang: str, where) -> None:
         st.download_button(t("share.download"), data=lambda: scenario_json(sc), file_name="scenario.json",
                            mime="application/json", key="scenario_download", on_click="ignore",
                            help=t("share.download.help"))
-        st.file_uploader(t("share.upload"), type=["json"], key="scenario_upload", on_change=_on_scenario_upload,
-                         help=t("share.upload.help"))
+        uploader.file_uploader(st, t, t("share.upload"), type=["json"], key="scenario_upload",
+                               on_change=_on_scenario_upload, help=t("share.upload.help"))
 
 
 def copy_button_html(label: str, done: str) -> str:
