@@ -33,7 +33,6 @@ from calc.spec.untrusted import InputError
 from ui import controls as C
 from ui import format as F
 from ui.layout import lazy_expander
-
 from ui import uploader
 from calc.spec.untrusted import shorten
 from ui.safe import user_text
