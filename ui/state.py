@@ -763,10 +763,17 @@ def copy_button_html(label: str, done: str) -> str:
         '<button class="share-copy" type="button" data-done="' + html.escape(done, quote=True) + '" '
         'style="border:1px solid rgba(128,128,128,.5);border-radius:.5rem;padding:.25rem .75rem;'
         'background:transparent;color:inherit;font:inherit;cursor:pointer">' + html.escape(label) + "</button>"
-        "<script>document.querySelectorAll('button.share-copy:not([data-bound])').forEach(b => {"
-        "b.dataset.bound = '1'; b.addEventListener('click', () => {"
-        "const i = document.querySelector('.st-key-share_link input'); if (!i) return;"
-        "const label = b.textContent, ok = () => { b.textContent = b.dataset.done; setTimeout(() => { b.textContent = label; }, 2500); };"
-        "if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(i.value).then(ok);"
-        "else { i.focus(); i.select(); if (document.execCommand('copy')) ok(); } }); });</script>"
+        "<script>" + COPY_SCRIPT + "</script>"
     )
+
+
+# The copy button's script: fixed text (no user text, no label), so the deployment's
+# Content-Security-Policy allows it by its hash (deploy/nginx, deploy/kubernetes.yaml; without it the
+# button was dead behind the front: tests/test_deploy.py). Change it, change the hash there too.
+COPY_SCRIPT = (
+    "document.querySelectorAll('button.share-copy:not([data-bound])').forEach(b => {"
+    "b.dataset.bound = '1'; b.addEventListener('click', () => {"
+    "const i = document.querySelector('.st-key-share_link input'); if (!i) return;"
+    "const label = b.textContent, ok = () => { b.textContent = b.dataset.done; setTimeout(() => { b.textContent = label; }, 2500); };"
+    "if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(i.value).then(ok);"
+    "else { i.focus(); i.select(); if (document.execCommand('copy')) ok(); } }); });")
