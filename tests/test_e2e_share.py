@@ -26,6 +26,14 @@ TINY = {"_name_or_path": "tiny-share-test", "model_type": "llama", "hidden_size"
 def go_to(page: Page, path: str):
     page.get_by_test_id("stSidebar").locator(".st-key-app_nav").get_by_role("link", name=NAV[path]).click()
     page.wait_for_load_state("networkidle")
+    settle(page)
+
+
+def settle(page: Page):
+    """Wait for the script run to end (Streamlit's running indicator gone): a number typed while the
+    page's first run is still drawing can be reset by it (seen once in a full e2e run on 2 cores)."""
+    page.wait_for_timeout(300)
+    expect(page.get_by_test_id("stStatusWidgetRunningIcon")).to_have_count(0, timeout=LOAD)
 
 
 def set_number(page: Page, key: str, value: str, shown: str | None = None):
@@ -34,6 +42,7 @@ def set_number(page: Page, key: str, value: str, shown: str | None = None):
     box.press("Enter")
     expect(box).to_have_value(shown or value, timeout=LOAD)
     page.wait_for_load_state("networkidle")
+    settle(page)
 
 
 def choose(page: Page, key: str, option: str):
