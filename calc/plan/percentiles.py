@@ -135,7 +135,7 @@ def simulated_percentiles(arch: ModelArch, gpu: GPUSpec, d: Deployment, *, rate_
                           num_requests: int = NUM_REQUESTS, seed: int = SEED,
                           budget: _Budget | None = None, max_steps: int | None = None,
                           lengths: str = "fixed", length_spread: float = 0.0,
-                          reuse=None, speculative=None) -> tuple[float, float] | None:
+                          reuse=None, speculative=None, engine=None) -> tuple[float, float] | None:
     """(TTFT, TPOT) at ``percentile`` of one replica of ``d`` receiving ``rate_rps / replicas``, its
     request lengths drawn around ``d``'s as ``lengths`` / ``length_spread`` say (the load test's
     distributions, :func:`calc.traffic.workload.length_spec`, kept within max_model_len), with the
@@ -143,8 +143,10 @@ def simulated_percentiles(arch: ModelArch, gpu: GPUSpec, d: Deployment, *, rate_
     shared prefixes, or chats whose M = :func:`calc.traffic.prefix_cache.conversations_in_flight`
     conversations at the replica's rate and ``d``'s E2E share the arrivals, as the load test runs them);
     None when the simulation would pass what is left of ``budget`` or ``max_steps`` engine steps
-    (its memory: :func:`calc.traffic.budget.caps`); it is cut there."""
-    e, cfg, spec = replica_engine(arch, gpu, d, efficiency=efficiency, chunked=chunked, speculative=speculative)
+    (its memory: :func:`calc.traffic.budget.caps`); it is cut there. ``engine``: :func:`replica_engine`'s
+    answer for these arguments where the caller has it already (check_top builds it once per option)."""
+    e, cfg, spec = engine if engine is not None else replica_engine(arch, gpu, d, efficiency=efficiency,
+                                                                    chunked=chunked, speculative=speculative)
     # one DP rank of one replica: its share of the rate (a replica's DP ranks split its requests)
     w = make_workload(arrival="poisson", num_requests=num_requests, rate_per_s=rate_rps / replicas / d.data_parallel_size,
                       input_len=length_spec(lengths, d.input_len, length_spread, d.max_model_len),
@@ -292,8 +294,9 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
             continue
         gpu = by_id[d.gpu]
         price = None if d.usd_per_hour is None else d.usd_per_hour / d.gpus_total
-        e, cfg, _ = replica_engine(arch, gpu, d, efficiency=efficiency, chunked=req.enable_chunked_prefill,
-                                   speculative=speculative)
+        engine = replica_engine(arch, gpu, d, efficiency=efficiency, chunked=req.enable_chunked_prefill,
+                                speculative=speculative)
+        e, cfg, _ = engine
         same = (repr(e), cfg, d.input_len, d.output_len, d.max_model_len, req.lengths, req.length_spread)
         results: dict[int, tuple[float, float]] = {}
 
@@ -307,7 +310,7 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
                                                   chunked=req.enable_chunked_prefill, num_requests=num_requests,
                                                   budget=budget, max_steps=max_steps, lengths=req.lengths,
                                                   length_spread=req.length_spread, reuse=req.reuse,
-                                                  speculative=speculative)
+                                                  speculative=speculative, engine=engine)
             got = seen[key]
             if got is None:
                 return None
