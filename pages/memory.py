@@ -62,7 +62,7 @@ elif not bool(r.concurrency_fits):
     st.warning(t("mem.conc_not_fit", conc=F.integer(sc.concurrency), ctx=F.integer(sc.context_tokens),
                  fit=F.integer(fit)))
 
-reuse = mem_prefix.render(sc, r, t, starts)  # shared prefixes: their blocks held once (the other pages' reuse inputs)
+_reuse, shared = mem_prefix.render(sc, r, t, starts)  # shared prefixes: their blocks held once (the other pages' reuse inputs)
 
 by_context = render_control(SWEEP_CONTEXT, t)
 if by_context:
@@ -94,4 +94,4 @@ numbers = rank_numbers(sc.arch, model_numbers(sc.arch, dtype=s.dtype, quantizati
                        data_parallel_size=s.data_parallel_size, enable_expert_parallel=s.enable_expert_parallel)
 inputs = explain.Inputs(arch=sc.arch, serving=s, resolved=sc.resolved, efficiency=sc.efficiency, numbers=numbers,
                         result=r, context_tokens=sc.context_tokens)
-render_panels(explain.memory_panels(inputs, t) + [p for p in (mem_prefix.panel(sc, r, t, reuse),) if p], t)
+render_panels(explain.memory_panels(inputs, t) + [p for p in (mem_prefix.panel(r, t, shared),) if p], t)

@@ -30,9 +30,12 @@ class Panel:
     notes: list[str] = field(default_factory=list)
 
 
-def _n(x: float, digits: int = 2) -> str:
+def latex_number(x: float, digits: int = 2) -> str:
     """A number for LaTeX: thousands separators as ``{,}`` (no extra space in KaTeX)."""
     return F.number(x, digits).replace(",", "{,}")
+
+
+_n = latex_number
 
 
 def _b(x: float) -> str:

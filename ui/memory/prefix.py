@@ -12,7 +12,8 @@ import streamlit as st
 
 from calc.traffic.prefix_cache import PrefixReuse, cached_prefix_tokens, shared_prefix_kv_bytes, shared_prefix_requests
 from ui import format as F
-from ui.memory.explain import Panel, _n
+from ui.memory.explain import Panel
+from ui.memory.explain import latex_number as _n
 from ui.prefixcache.widgets import prefix_inputs
 
 
@@ -49,33 +50,34 @@ def shared_prefix(sc, r, reuse: PrefixReuse | None) -> SharedPrefix | None:
                         in_use_alone_bytes=float(r.kv_in_use_bytes))
 
 
-def render(sc, r, t, starts: bool) -> PrefixReuse:
-    """The reuse inputs (a closed expander) and, with a shared prefix, what it changes; the reuse."""
+def render(sc, r, t, starts: bool) -> tuple[PrefixReuse, SharedPrefix | None]:
+    """The reuse inputs (a closed expander) and, with a shared prefix, what it changes; the reuse and
+    the counts with sharing (None where the page shows none: hand it to :func:`panel`)."""
     reuse = prefix_inputs(t, input_len=sc.context_tokens)
     if not starts or not reuse.any_reuse:
-        return reuse
+        return reuse, None
     if reuse.turns > 1:
         st.caption(t("pc.mem.chat"))
-        return reuse
+        return reuse, None
     if not reuse.enable_prefix_caching:
         st.caption(t("pc.mem.off"))
-        return reuse
+        return reuse, None
     if sc.arch.num_sliding_layers:
         st.caption(t("pc.mem.sliding"))
-        return reuse
+        return reuse, None
     got = shared_prefix(sc, r, reuse)
     if got is None:
-        return reuse
+        return reuse, None
     st.info(t("pc.mem.result", n=F.integer(got.num_prefixes), p=F.integer(got.prefix_tokens),
               ctx=F.integer(sc.context_tokens), fit=F.integer(got.requests), alone=F.integer(got.requests_alone),
               conc=F.integer(min(sc.concurrency, got.requests)), used=F.gib(got.in_use_bytes),
               used_alone=F.gib(got.in_use_alone_bytes)))
-    return reuse
+    return reuse, got
 
 
-def panel(sc, r, t, reuse: PrefixReuse) -> Panel | None:
-    """Why-panel of the count with shared prefixes (the formula, then its values)."""
-    got = shared_prefix(sc, r, reuse) if not sc.arch.num_sliding_layers else None
+def panel(r, t, got: SharedPrefix | None) -> Panel | None:
+    """Why-panel of the count with shared prefixes (the formula, then its values): ``got`` is
+    :func:`render`'s count."""
     if got is None:
         return None
     gib = 2.0 ** 30
