@@ -63,10 +63,11 @@ def main() -> None:
         print(f"{row['id']:24} {row['gpu']:15} {row['weights']:7} {measured:10.4f} {before:+8.1%} {after:+8.1%}{mark}")
         if row.get("scored", True):
             arch = get_gpu(row["gpu"]).architecture + (" GeForce" if row["gpu"].startswith("rtx") else "")
-            by_arch.setdefault(arch, []).append((abs(before), abs(after)))
-            by_arch.setdefault("all", []).append((abs(before), abs(after)))
-    for arch, pairs in by_arch.items():
-        print(f"median |error| {arch:16} before {statistics.median(b for b, _ in pairs):6.1%}  "
+            kind = "F16" if row["weights"] == "F16" else "quantized"
+            for group in (arch, f"{arch} {kind}", f"all {kind}", "all"):
+                by_arch.setdefault(group, []).append((abs(before), abs(after)))
+    for arch, pairs in sorted(by_arch.items()):
+        print(f"median |error| {arch:26} before {statistics.median(b for b, _ in pairs):6.1%}  "
               f"after {statistics.median(a for _, a in pairs):6.1%}  (n={len(pairs)})")
 
 

@@ -78,3 +78,23 @@ def test_llama_cpp_pp512_on_a_4090_is_compute_bound_and_faster():
     t_cpp = float(estimate(model, gpu, serving, cpp).serving.ttft_s) - fixed
     t_ll = float(estimate(model, gpu, serving, ll).serving.ttft_s) - fixed
     assert 0.70 <= t_ll / t_cpp <= 0.75
+
+
+def test_found_llama_cpp_runs_are_sourced_and_the_profile_helps_the_f16_ones():
+    # bench/data/llamacpp_found.jsonl: public llama-bench pp512 runs outside the calibration set.
+    import statistics
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from llamacpp_report import errors, load_rows  # noqa: PLC0415
+
+    rows = load_rows()
+    for row in rows:
+        assert row["source"].startswith("https://")
+        get_model(row["model"]), get_gpu(row["gpu"])  # catalog ids
+    f16 = [r for r in rows if r["weights"] == "F16" and r.get("scored", True)]
+    res = errors(f16)
+    before = statistics.median(abs(b) for _, _, b, _ in res)
+    after = statistics.median(abs(a) for _, _, _, a in res)
+    assert len(f16) >= 4 and after < 0.2 < before  # 45.8 % -> 12.2 % when written
