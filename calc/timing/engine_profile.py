@@ -29,8 +29,8 @@ Its graph is not fused the way vLLM's is (F32 activations between kernels, type 
 every GEMM, attention as separate KQ / softmax / KQV kernels without flash attention), so its prompt
 work reaches a smaller share of the peak, :data:`LLAMA_CPP_PREFILL_FLOPS_FRACTION` = 0.5: the F16
 pp512 runs found in public (bench/data/llamacpp_found.jsonl, not the calibration rows) sit at
-+14 % (RTX 4090, Jan 2024) and -12 % (A100 PCIe, May 2024) with it; 0.45 / 0.55 move them to
-+25 % / -4 % and +5 % / -20 %. On Hopper the same page and build ran H100 PCIe only 1.40x (F16) and
++14 % (RTX 4090, Jan 2024), -3 % (RTX 3090, Jan 2024) and -12 % (A100 PCIe, May 2024) with it;
+0.45 / 0.55 move the 4090 and A100 rows to +25 % / -4 % and +5 % / -20 %. On Hopper the same page and build ran H100 PCIe only 1.40x (F16) and
 1.36x (Q4_K_M) faster than A100 PCIe, where the dense peaks differ 2.42x (the non-GEMM kernels
 scale with bandwidth, 1.03x): :data:`LLAMA_CPP_HOPPER_FLOPS_SCALE` = 0.6 gives the H100 rows the
 A100 rows' error (F16 -12.1 % vs -12.4 %, Q4_K_M -33.9 % vs -32.3 %), 0.5 / 0.55 do not. Decode
@@ -40,6 +40,13 @@ Not modelled: the build. The Dec 2023 runs (build 1680 afefa31, ./main prompt of
 1.4-1.6x slower on every GPU than 2024 builds' llama-bench pp512 on the same GPUs (RTX 3090 F16:
 3,075 vs 4,185 tokens/s in PR #4766's master of Jan 2024; RTX 4090 7,349 vs 11,048), which no
 GPU-side mechanism explains; calibration row pm-131-pp (H100 PCIe, Dec 2023) keeps that error.
+
+Quantized weights, checked and not changed: (1) the pre-MMQ path's dequantize kernel runs before
+each GEMM, serial with it, while the roofline overlaps the dequantized copy's bytes with the GEMM
+(``dequant_bytes_per_param``, 0 for gptq): the seven Q4 rows stay 3-37 % too fast (median 32 %). (2) Builds since PR #7676 / #7860 (June 2024) run quantized prompts through MMQ on int8
+tensor cores; the INT8 peak does not describe them: an RTX 3090 ran Llama-3-8B Q5_1 pp512 at 3,494
+tokens/s with MMQ (PR #7676), about 17 % of its 284 TOPS INT8 peak and below the 4,030 tokens/s
+its Q4_K_M reached through the FP16 cuBLAS path in May 2024, so no INT8-peak profile is adopted.
 """
 
 from __future__ import annotations
