@@ -19,6 +19,7 @@ _LABELS_EN = {
     "eff_decode_flops_fraction": "Achievable FLOP/s, decode (fraction)",
     "eff_hopper_flops_scale": "vLLM on Hopper: share of those FLOP/s",
     "eff_ampere_moe_flops_scale": "vLLM MoE experts on Ampere: share of those FLOP/s",
+    "eff_fp16_accumulate_share": "GEMM work with FP16 accumulation (share)",
     "eff_gemm_half_saturation_tokens": "GEMM half-saturation (tokens)",
     "eff_step_overhead_ms": "Per-step overhead (ms)",
     "eff_sequence_overhead_us": "Per-sequence CPU per step (µs)",
@@ -46,6 +47,7 @@ _LABELS_ZH = {
     "eff_decode_flops_fraction": "可达到的算力，Decode（比例）",
     "eff_hopper_flops_scale": "vLLM 在 Hopper 上：上述算力的比例",
     "eff_ampere_moe_flops_scale": "vLLM 在 Ampere 上的 MoE 专家：上述算力的比例",
+    "eff_fp16_accumulate_share": "以 FP16 累加的 GEMM 工作量（比例）",
     "eff_gemm_half_saturation_tokens": "GEMM 半饱和行数（token）",
     "eff_step_overhead_ms": "每步固定开销（ms）",
     "eff_sequence_overhead_us": "每步每序列 CPU 开销（µs）",
@@ -88,13 +90,18 @@ _HELP_ZH = {
     "eff_hopper_flops_scale": "vLLM 在 Hopper GPU（H100、H200、GH200）上只能达到上面算力比例的一部分：它的 kernel 离 Hopper "
                               "标称峰值比离 Ampere 更远。vLLM 0.11、单卡 H100 SXM 上 Qwen3-14B 的突发请求，比同一套物理模型"
                               "（在 A100 上与这些测量吻合，也与 TensorRT-LLM 的 H100 数据吻合）慢 1.6–1.8 倍（gpustack performance "
-                              "lab；TensorRT-LLM performance.md pm-003..013）；0.5–0.65 都符合这一对比，取 0.6。不用于其他引擎。",
+                              "lab；TensorRT-LLM performance.md pm-003..013）；0.5–0.65 都符合这一对比，取 0.6。不用于 TensorRT-LLM、LMDeploy；llama.cpp 的引擎配置按它自己的 H100/A100 对比另取 0.6（calc.timing.engine_profile）。",
     "eff_ampere_moe_flops_scale": "vLLM 在 Ampere GPU 上运行 16 位路由专家 GEMM（Triton fused_moe kernel）时，只能达到上面算力"
                                   "比例的一部分。vLLM 0.11、A100 SXM 上 Qwen3-235B-A22B（TP 8）的突发请求，比同一套物理模型"
                                   "（与 H100 上的同类测量、同一批 A100 上稠密的 Qwen3-14B/32B 吻合）慢 1.3–1.6 倍（gpustack "
                                   "performance lab）；0.4–0.45 符合，取 0.4。已用 A100 上 TP 4 的 GLM-4.5-Air 检验"
                                   "（bench/data/moe_ampere_found.jsonl）。并非缺少调优文件：vLLM 自 PR #17328（2025-04）"
                                   "起已带有该形状的 A100 调优配置。",
+    "eff_fp16_accumulate_share": "引擎以 FP16 累加运行的 16 位 GEMM 工作量所占比例。GeForce 张量核心（RTX 3090/4090/5090）"
+                                 "FP16 累加的速率是目录中 fp16/bf16 峰值（FP32 累加）的两倍（GA102/AD102 白皮书）；数据中心和"
+                                 "专业卡两者速率相同，因此这里不改变任何结果。vLLM 和 TensorRT-LLM 以 FP32 累加：0。llama.cpp "
+                                 "的 F16 提示处理路径（ggml_cuda_op_mul_mat_cublas，默认精度）调用 cublasGemmEx 并使用 "
+                                 "CUBLAS_COMPUTE_16F：1（calc.timing.engine_profile）。",
     "eff_gemm_half_saturation_tokens": "单卡 GEMM 行数（token 数）达到该值时效率为上限的一半（tile / wave 量化）。"
                                        "Sarathi-Serve：Prefill 吞吐约在 512 token 处饱和。",
     "eff_step_overhead_ms": "每个引擎步的固定时间：调度、采样、kernel 启动（CPU 侧）。",

@@ -20,6 +20,7 @@ from calc.cli.estimate import estimate_record
 from calc.cli.simulate import simulate_record
 from calc.spec.catalog import get_gpu, get_model
 from calc.spec.inputs import Efficiency
+from calc.timing.engine_profile import is_llama_cpp, llama_cpp_efficiency
 from calc.timing.bands import BandKey, band, band_basis, gpu_family, load_regime, metric_group
 
 # Every measured engine below ran its TP all-reduces through NCCL, not a custom P2P kernel like vLLM's:
@@ -50,7 +51,9 @@ def efficiency_for_engine(engine: str, efficiency: Efficiency, *, api_server: bo
     0.6) and the same share of Hopper's peak as of Ampere's (``hopper_flops_scale`` 1). Benchmark path: only ``vllm bench serve`` goes through vLLM's
     OpenAI API server (``api_server``); offline runs (``benchmark_latency``/``benchmark_throughput``,
     the LLM class) and the older engines' own harnesses have none (``api_server_request_s`` 0, and
-    ``request_overhead_s`` only the engine's own few ms)."""
+    ``request_overhead_s`` only the engine's own few ms). llama.cpp rows then take the llama.cpp
+    profile (:func:`calc.timing.engine_profile.llama_cpp_efficiency`: FP16-accumulate GEMM peak,
+    its own prompt fraction and Hopper share)."""
     update = {} if api_server else {"api_server_request_s": 0.0, "request_overhead_s": OFFLINE_REQUEST_OVERHEAD_S}
     if engine.startswith(NCCL_ONLY_ENGINES):
         update["sequence_overhead_s"] = 0.0
@@ -58,7 +61,8 @@ def efficiency_for_engine(engine: str, efficiency: Efficiency, *, api_server: bo
         update["ampere_moe_flops_scale"] = 1.0  # vLLM's MoE kernels on Ampere, not theirs
         update["prefill_flops_fraction"] = CPP_FLOPS_FRACTION  # their fused GEMMs, not vLLM's
         update["decode_flops_fraction"] = CPP_FLOPS_FRACTION
-    return efficiency.model_copy(update=update) if update else efficiency
+    efficiency = efficiency.model_copy(update=update) if update else efficiency
+    return llama_cpp_efficiency(efficiency) if is_llama_cpp(engine) else efficiency
 
 
 def length_cv(row: dict) -> tuple[float, float]:

@@ -160,6 +160,9 @@ class GPUSpec(_Frozen):
     tf32_flops_per_s: Annotated[float, Field(gt=0)] | None = None
     # Dense FP4 tensor-core peak (NVFP4 / MXFP4 MMA): Blackwell and CDNA4; None where there is none.
     fp4_flops_per_s: Annotated[float, Field(gt=0)] | None = None
+    # Dense FP16-in, FP16-ACCUMULATE tensor rate where it differs from fp16_flops_per_s (the FP32-accumulate
+    # rate): GeForce cards run it at twice that rate (calc.timing.engine_profile); None = the same rate.
+    fp16_accumulate_flops_per_s: Annotated[float, Field(gt=0)] | None = None
     interconnect: str = ""
     interconnect_bw_bytes_per_s: Annotated[float, Field(gt=0)]
     # Which link a TP group's all-reduce crosses (calc.timing.interconnect.allreduce_link):
@@ -326,7 +329,8 @@ class Efficiency(_Frozen):
         "reach less of Hopper's datasheet peak than of Ampere's. vLLM 0.11, Qwen3-14B bursts on one "
         "H100 SXM ran 1.6-1.8x slower than the physics that matches the same runs on A100 and "
         "TensorRT-LLM's H100 rows (gpustack performance lab; TensorRT-LLM performance.md pm-003..013); "
-        "0.5-0.65 all fit that contrast, 0.6 is taken. Not applied to other engines."))] = 0.6
+        "0.5-0.65 all fit that contrast, 0.6 is taken. Not applied to TensorRT-LLM or LMDeploy; llama.cpp's "
+        "profile sets its own 0.6 from its H100/A100 contrast (calc.timing.engine_profile)."))] = 0.6
     ampere_moe_flops_scale: Annotated[float, Field(gt=0.0, le=1.0, description=(
         "vLLM's share of the FLOP fractions above for 16-bit routed-expert GEMMs (its Triton "
         "fused_moe kernel) on Ampere GPUs. vLLM 0.11 bursts on A100 SXM (gpustack performance lab): "
@@ -334,6 +338,13 @@ class Efficiency(_Frozen):
         "H100 and dense Qwen3-14B/32B on the same A100s; 0.4-0.45 fits them, 0.4 is taken. Checked "
         "on GLM-4.5-Air at TP 4 on A100 (bench/data/moe_ampere_found.jsonl). Not a tuning-file gap: "
         "vLLM has shipped a tuned A100 config for this shape since PR #17328 (2025-04)."))] = 0.4
+    fp16_accumulate_share: Annotated[float, Field(ge=0.0, le=1.0, description=(
+        "Share of the 16-bit GEMM work an engine runs with FP16 accumulation. GeForce tensor cores "
+        "(RTX 3090/4090/5090) run FP16-accumulate at twice the FP32-accumulate rate the catalog's "
+        "fp16/bf16 peaks hold (GA102/AD102 whitepapers); datacenter and professional cards run both at "
+        "one rate, so this changes nothing there. vLLM and TensorRT-LLM accumulate in FP32: 0. "
+        "llama.cpp's F16 prompt path (ggml_cuda_op_mul_mat_cublas, default precision) calls "
+        "cublasGemmEx with CUBLAS_COMPUTE_16F: 1 (calc.timing.engine_profile)."))] = 0.0
     gemm_half_saturation_tokens: Annotated[float, Field(ge=0.0, le=100_000.0, description=(
         "Rows per GPU (tokens / TP) at which a GEMM reaches half its achievable rate "
         "(tile/wave quantization). Sarathi-Serve: prefill throughput saturates near 512 "

@@ -17,6 +17,7 @@ from calc.sizing.memory import kv_heads_per_rank
 from calc.spec.precision import compute_precision, dequant_bytes_per_param
 from calc.sizing.scenario import (MemoryResult, ModelNumbers, check_gpu_formats, check_token_budget,
                                   effective_quantization, memory_for, model_numbers, mxfp4_backend, resolve_serving)
+from calc.timing.engine_profile import engine_peak_flops_per_s
 from calc.timing.interconnect import allreduce_link
 from calc.timing.layout import across_data_parallel, layout_fields
 from calc.timing.moe_kernels import expert_flops_scale
@@ -66,7 +67,8 @@ def engine_numbers(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = Servi
         kv_bytes_per_token=(n.kv_bytes_per_token_per_head_full + n.kv_bytes_per_token_per_head_sliding) * kvh,
         attn_flops_per_pair_decode=pair_dec, attn_flops_per_pair_prefill=pair_pf, q_o_width=q_o_width,
         mlp_width=mlp_width, active_params_per_token=p.active - p.embedding,
-        peak_flops_per_s=gpu.peak_flops_per_s(precision), attention_peak_flops_per_s=gpu.peak_flops_per_s(attn_precision),
+        peak_flops_per_s=engine_peak_flops_per_s(gpu, precision, efficiency.fp16_accumulate_share),
+        attention_peak_flops_per_s=engine_peak_flops_per_s(gpu, attn_precision, efficiency.fp16_accumulate_share),
         hbm_bw_bytes_per_s=gpu.hbm_bw_bytes_per_s, link_bw_bytes_per_s=link.bandwidth_bytes_per_s * efficiency.interconnect_bw_fraction,
         tensor_parallel_size=tp, hbm_bw_fraction=efficiency.hbm_bw_fraction,
         prefill_flops_fraction=efficiency.prefill_flops_fraction * arch_scale,

@@ -1,0 +1,117 @@
+"""Engine profiles: which tensor-core peak an engine's GEMMs run against, and at what share of it.
+
+One step-time physics (:mod:`calc.timing.perf`) serves every engine; an engine profile only picks
+the peak and the efficiency inputs (:class:`calc.spec.inputs.Efficiency`) for the kernels that engine
+runs. vLLM is the default profile (``Efficiency()``).
+
+**The peak an engine's 16-bit GEMMs run against.** A tensor core multiplies FP16 inputs and adds
+the products into an FP16 or an FP32 accumulator. Datacenter and professional parts (A100, H100,
+L40S, RTX A6000/6000 Ada) run both at one rate; GeForce parts run FP32 accumulation at half the
+FP16-accumulate rate (NVIDIA GA102 whitepaper, RTX 3090: 142 / 71 dense TFLOPS FP16 with FP16 /
+FP32 accumulate; AD102 whitepaper, RTX 4090: 330.3 / 165.2). The catalog's ``fp16_flops_per_s`` is
+the FP32-accumulate rate (what vLLM's and TensorRT-LLM's kernels use); ``fp16_accumulate_flops_per_s``
+holds the other where it differs. With a share s of the GEMM work at FP16 accumulation::
+
+    1 / P_eff = (1 − s) / P_fp32acc + s / P_fp16acc          (time-weighted: each part at its own rate)
+
+**llama.cpp (CUDA backend).** Prompt processing (a 512-token ``llama-bench`` pp batch) multiplies F16
+weights through ``ggml_cuda_op_mul_mat_cublas``: activations converted to F16, ``cublasGemmEx`` with
+``CUBLAS_COMPUTE_16F`` (FP16 accumulate) at the default precision, the F16 result converted back to
+F32. Quantized weights (Q4_K_M, Q4_0) in builds before the int8-MMA MMQ kernels (PR #7860, June
+2024) took the same path after a dequantize-to-F16 pass for batches above 32 rows (recalled, not read
+at a pinned build; consistent with the runs: on an RTX 4090 Q4_K_M pp512 takes 17 ms more than F16,
+near the 19 ms of writing the 15 GB of dequantized F16 weights and reading the 4.6 GB file at 1 TB/s). So the profile puts
+``fp16_accumulate_share`` = 1. Evidence beyond the source: an RTX 4080 ran Llama-3-8B F16 pp512 at
+7,247 tokens/s (XiongjieDai, May 2024): 2 x 6.98 B non-embedding parameters x 7,247 = 101 TFLOP/s,
+above its 97.5 TFLOP/s FP32-accumulate peak (76 SMs x 2.505 GHz x 512).
+
+Its graph is not fused the way vLLM's is (F32 activations between kernels, type conversions around
+every GEMM, attention as separate KQ / softmax / KQV kernels without flash attention), so its prompt
+work reaches a smaller share of the peak, :data:`LLAMA_CPP_PREFILL_FLOPS_FRACTION` = 0.5: the F16
+pp512 runs found in public (bench/data/llamacpp_found.jsonl, not the calibration rows) sit at
++14 % (RTX 4090, Jan 2024), -3 % (RTX 3090, Jan 2024) and -12 % (A100 PCIe, May 2024) with it;
+0.45 / 0.55 move the 4090 and A100 rows to +25 % / -4 % and +5 % / -20 %. On Hopper the same page and build ran H100 PCIe only 1.40x (F16) and
+1.36x (Q4_K_M) faster than A100 PCIe, where the dense peaks differ 2.42x (the non-GEMM kernels
+scale with bandwidth, 1.03x): :data:`LLAMA_CPP_HOPPER_FLOPS_SCALE` = 0.6 gives the H100 rows the
+A100 rows' error (F16 -12.1 % vs -12.4 %, Q4_K_M -33.9 % vs -32.3 %), 0.5 / 0.55 do not. Decode
+(tg, batch 1) is weight streaming and keeps the C++ engines' bandwidth inputs.
+
+Not modelled: the build. The Dec 2023 runs (build 1680 afefa31, ./main prompt of 494 tokens) ran
+1.4-1.6x slower on every GPU than 2024 builds' llama-bench pp512 on the same GPUs (RTX 3090 F16:
+3,075 vs 4,185 tokens/s in PR #4766's master of Jan 2024; RTX 4090 7,349 vs 11,048), which no
+GPU-side mechanism explains; calibration row pm-131-pp (H100 PCIe, Dec 2023) keeps that error.
+
+Quantized weights, checked and not changed: (1) the pre-MMQ path's dequantize kernel runs before
+each GEMM, serial with it, while the roofline overlaps the dequantized copy's bytes with the GEMM
+(``dequant_bytes_per_param``, 0 for gptq): the seven Q4 rows stay 3-37 % too fast (median 32 %). (2) Builds since PR #7676 / #7860 (June 2024) run quantized prompts through MMQ on int8
+tensor cores; the INT8 peak does not describe them: an RTX 3090 ran Llama-3-8B Q5_1 pp512 at 3,494
+tokens/s with MMQ (PR #7676), about 17 % of its 284 TOPS INT8 peak and below the 4,030 tokens/s
+its Q4_K_M reached through the FP16 cuBLAS path in May 2024, so no INT8-peak profile is adopted.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from calc.spec.inputs import Efficiency
+
+LLAMA_CPP_ENGINE_PREFIX = "llama.cpp"
+# llama.cpp's 16-bit prompt GEMMs accumulate in FP16 (CUBLAS_COMPUTE_16F in ggml_cuda_op_mul_mat_cublas).
+LLAMA_CPP_FP16_ACCUMULATE_SHARE = 1.0
+# Share of the (FP16-accumulate) peak llama.cpp's prompt processing reaches; module docstring.
+LLAMA_CPP_PREFILL_FLOPS_FRACTION = 0.5
+# Share of that on Hopper (llama.cpp's Hopper runs reach less of the datasheet peak; module docstring).
+LLAMA_CPP_HOPPER_FLOPS_SCALE = 0.6
+
+
+def gemm_peak_flops_per_s(*, fp32_accumulate_flops_per_s, fp16_accumulate_flops_per_s, fp16_accumulate_share):
+    """Effective 16-bit GEMM peak when a share s of the work accumulates in FP16:
+    1 / P = (1 − s) / P_fp32acc + s / P_fp16acc (each part at its own rate).
+
+    >>> float(gemm_peak_flops_per_s(fp32_accumulate_flops_per_s=165.2e12, fp16_accumulate_flops_per_s=330.4e12,
+    ...                             fp16_accumulate_share=1.0)) / 1e12
+    330.4
+    >>> round(float(gemm_peak_flops_per_s(fp32_accumulate_flops_per_s=100.0, fp16_accumulate_flops_per_s=200.0,
+    ...                                   fp16_accumulate_share=0.5)), 3)
+    133.333
+    """
+    s = np.asarray(fp16_accumulate_share, dtype=float)
+    return 1.0 / ((1.0 - s) / np.asarray(fp32_accumulate_flops_per_s, dtype=float)
+                  + s / np.asarray(fp16_accumulate_flops_per_s, dtype=float))
+
+
+def engine_peak_flops_per_s(gpu, precision: str, fp16_accumulate_share: float) -> float:
+    """The dense peak the engine's GEMMs at ``precision`` run against on ``gpu``: the catalog's rate,
+    except 16-bit GEMMs with FP16 accumulation on a part whose FP16-accumulate rate differs.
+
+    >>> from calc.spec.catalog import get_gpu
+    >>> engine_peak_flops_per_s(get_gpu("rtx-4090"), "fp16", 1.0) / 1e12
+    330.3
+    >>> engine_peak_flops_per_s(get_gpu("a100-80gb"), "fp16", 1.0) / 1e12
+    312.0
+    """
+    base = gpu.peak_flops_per_s(precision)
+    if precision not in ("fp16", "bf16") or not gpu.fp16_accumulate_flops_per_s or fp16_accumulate_share <= 0.0:
+        return base
+    return float(gemm_peak_flops_per_s(fp32_accumulate_flops_per_s=base,
+                                       fp16_accumulate_flops_per_s=gpu.fp16_accumulate_flops_per_s,
+                                       fp16_accumulate_share=fp16_accumulate_share))
+
+
+def is_llama_cpp(engine: str) -> bool:
+    """Whether a measured row's ``engine`` is llama.cpp.
+
+    >>> is_llama_cpp("llama.cpp May 2024 (LLaMA 3)"), is_llama_cpp("TensorRT-LLM v0.5")
+    (True, False)
+    """
+    return str(engine).startswith(LLAMA_CPP_ENGINE_PREFIX)
+
+
+def llama_cpp_efficiency(efficiency: Efficiency) -> Efficiency:
+    """The llama.cpp profile over the C++ engines' inputs: FP16-accumulate GEMMs and its prompt
+    fraction (module docstring); decode inputs unchanged."""
+    return efficiency.model_copy(update={
+        "fp16_accumulate_share": LLAMA_CPP_FP16_ACCUMULATE_SHARE,
+        "prefill_flops_fraction": LLAMA_CPP_PREFILL_FLOPS_FRACTION,
+        "hopper_flops_scale": LLAMA_CPP_HOPPER_FLOPS_SCALE,
+    })
