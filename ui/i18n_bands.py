@@ -18,7 +18,7 @@ EN: dict[str, str] = {
                         "measured − 1) on real measurements in the same regime imply (load shape, GPU family, dense "
                         "or MoE): their median and spread, weighed against a wider group's by the number of "
                         "measurements, times the errors' spread on measurements left out one at a time (central "
-                        "88 %). A regime without measurements of its own borrows a wider group's, widened 1.25× per "
+                        "87.5 %). A regime without measurements of its own borrows a wider group's, widened 1.25× per "
                         "level it lacks, and says so.",
     "band.why.col.metric": "Number",
     "band.why.col.basis": "Where the band comes from",
@@ -82,7 +82,7 @@ ZH: dict[str, str] = {
     "band.why.title": "这些范围从何而来：背后的测量",
     "band.why.caption": "每个范围是计算器在同一场景（负载形态、GPU 系列、稠密或 MoE）的真实测量上的误差"
                         "（预测 ÷ 实测 − 1）所对应的实测值范围：误差的中位数和离散度按测量数与更宽一组的加权，"
-                        "再乘以逐一留出测量时的误差分布（中间 88%）。本场景没有测量时，借用更宽一组的测量，"
+                        "再乘以逐一留出测量时的误差分布（中间 87.5%）。本场景没有测量时，借用更宽一组的测量，"
                         "每缺一个维度加宽 1.25 倍，并注明。",
     "band.why.col.metric": "数值",
     "band.why.col.basis": "范围的来源",

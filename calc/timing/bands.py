@@ -63,14 +63,14 @@ REGIMES = ("single", "closed", "open", "burst")
 MEMORY_REGIME = "any"
 FAMILIES = ("ampere", "hopper", "cdna3", "ada", "blackwell", "other")
 GROUPS = ("ttft", "tpot", "e2e", "throughput", "memory")
-# Quantiles of the pooled leave-one-out standardised residuals that bound a band: a central 88 %
+# Quantiles of the pooled leave-one-out standardised residuals that bound a band: a central 87.5 %
 # predictive interval, the widest whose median half-width stays within issue #20's 30 % of the
 # value on the calibration measurements themselves (bench/make_bands.py --validate, 156
 # measurements: central 85 % held 90 % in sample / 80 % with each benchmark left out, at 24 % / 20 %
-# median half-width; central 88 % 92 % / 83 % at 28 % / 24 %; central 89 % 31 % in sample, over).
+# median half-width; central 87.5 % 93 % / 84 % at 27 % / 22 %; central 88 % 30.3 % in sample, over).
 # The margin above the promised 80 % is for servers less like the calibration set than its
 # measurements are to each other: bands that held 80 % only in sample would hold less elsewhere.
-QUANTILES = (0.06, 0.94)
+QUANTILES = (0.0625, 0.9375)
 # Prior strength of the shrinkage, in measurements: a cell with n measurements of its own weighs
 # its own location and spread n / (n + PRIOR_N) against its parent rung's (already shrunk) ones.
 # A cell of PRIOR_N measurements is half its own evidence, half the pooled one.
@@ -227,8 +227,8 @@ def build_table(measurements: Iterable[dict[str, Any]]) -> dict[str, Any]:
         if chain[-1] is not None and chain[-1]["n"] >= 3 and chain[-1]["log_spread"] > SPREAD_FLOOR:
             loc, spread = shrunk_location_spread(chain[::-1])
             z.append((math.log1p(m["error"]) - loc) / spread)
-    if len(z) < 2:  # too few measurements to learn the shape from: a normal's central 88 %
-        z = [-1.5548, 1.5548]
+    if len(z) < 2:  # too few measurements to learn the shape from: a normal's central 87.5 %
+        z = [-1.5341, 1.5341]
     table[ROOT_CELL]["z_lo"] = round(min(float(np.quantile(z, QUANTILES[0])), 0.0), 6)
     table[ROOT_CELL]["z_hi"] = round(max(float(np.quantile(z, QUANTILES[1])), 0.0), 6)
     return table
