@@ -72,18 +72,24 @@ def measurements() -> list[dict]:
     return out
 
 
-def table(ms: list[dict]) -> dict:
+def table(ms: list[dict], quantiles: tuple[float, float] | None = None) -> dict:
+    """The band table of ``ms`` (its quantiles: bands.widest_quantiles's choice unless given)."""
+    quantiles = bands.widest_quantiles(ms) if quantiles is None else quantiles
     return {
         "source": ("bench/make_bands.py from bench/calibration_report.py (calibration_measurements.csv high+medium "
                    "rows, vllm_benchmarks.jsonl) and bench/memory_calibration_report.py (vllm_memory_logs.jsonl "
                    "V1 rows, kv_pool and kv_tokens, the same errors for every load regime), default Efficiency"),
-        "method": {"quantiles_of_loo_standardised_residuals": list(bands.QUANTILES), "prior_n": bands.PRIOR_N,
+        "method": {"quantiles_of_loo_standardised_residuals": list(quantiles),
+                   "quantile_rule": (f"the widest central interval of {len(bands.QUANTILE_CHOICES)} choices "
+                                     f"({bands.QUANTILE_CHOICES[0][0]:g}-{bands.QUANTILE_CHOICES[-1][0]:g} per tail) "
+                                     "whose in-sample median half-width is at most "
+                                     f"{bands.MAX_MEDIAN_HALF_WIDTH:g} (calc.timing.bands.widest_quantiles)"), "prior_n": bands.PRIOR_N,
                    "n_min": bands.N_MIN, "widen_per_empty_rung": bands.WIDEN, "spread_floor": bands.SPREAD_FLOOR,
                    "ladder": [list(k) for k in bands.LADDER], "root": bands.ROOT_CELL,
                    "error": ("predicted / measured - 1; cells hold the median and 1.4826 x MAD of ln(1 + error), "
                              "shrunk at look-up toward the coarser rungs by n / (n + prior_n); the root holds z_lo, "
                              "z_hi, the quantiles of the leave-one-out standardised residuals")},
-        "cells": bands.build_table(ms),
+        "cells": bands.build_table(ms, tuple(quantiles)),
     }
 
 
@@ -101,18 +107,18 @@ def _line(what: str, name: str, c: dict) -> str:
             f"{c['timing']['median_half_width']:.1%}   ({groups})")
 
 
-def validate(ms: list[dict]) -> dict[str, dict]:
-    """The bands scored on measurements left out of the table, per hold-out unit."""
-    return {unit: bands.cross_validate(ms, unit) for unit in bands.HOLDOUT_UNITS}
+def validate(ms: list[dict], quantiles: tuple[float, float]) -> dict[str, dict]:
+    """The bands scored on measurements left out of the table, per hold-out unit (the table's quantiles)."""
+    return {unit: bands.cross_validate(ms, unit, quantiles) for unit in bands.HOLDOUT_UNITS}
 
 
-def print_misses(ms: list[dict], unit: str = "benchmark") -> None:
+def print_misses(ms: list[dict], quantiles: tuple[float, float], unit: str = "benchmark") -> None:
     """Every measurement outside its band when its ``unit`` is left out: its cell, log error and band."""
     tables: dict[str, dict] = {}
     for m in sorted(ms, key=lambda m: (m["group"], m["regime"], m["family"], m["id"])):
         u = bands.holdout_unit(m, unit)
         if u not in tables:
-            tables[u] = bands.build_table([x for x in ms if bands.holdout_unit(x, unit) != u])
+            tables[u] = bands.build_table([x for x in ms if bands.holdout_unit(x, unit) != u], quantiles)
         cells = tables[u]
         b = bands.band_basis(bands.BandKey(m["regime"], m["family"], m["moe"], m["group"]), cells)
         r = math.log1p(m["error"])
@@ -131,6 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     ms = measurements()
     t = table(ms)
+    quantiles = tuple(t["method"]["quantiles_of_loo_standardised_residuals"])
+    if quantiles != tuple(bands.QUANTILES):
+        print(f"note: the rule chose quantiles {quantiles}; set calc.timing.bands.QUANTILES to it", file=sys.stderr)
     outputs = {bands.BANDS_PATH: json.dumps(t, indent=1, sort_keys=True) + "\n",
                bands.MEASUREMENTS_PATH: json.dumps(measurement_list(ms), indent=1, sort_keys=True) + "\n"}
     for path, text in outputs.items():
@@ -143,10 +152,10 @@ def main(argv: list[str] | None = None) -> int:
             path.write_text(text)
     print(_line("all", "in sample", bands.coverage(ms, t["cells"])))
     if args.validate:
-        for unit, c in validate(ms).items():
+        for unit, c in validate(ms, quantiles).items():
             print(_line("all", f"{unit} left out ({c['units']})", c))
         print("outside their band, their benchmark left out:")
-        print_misses(ms)
+        print_misses(ms, quantiles)
     if args.csv:
         with open(args.csv, "w", newline="") as fh:
             w = csv.writer(fh)
