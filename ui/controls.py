@@ -247,6 +247,7 @@ EFFICIENCY_FIELDS: dict[str, tuple[str, float]] = {  # control key -> (Efficienc
     "eff_decode_flops_fraction": ("decode_flops_fraction", 1.0),
     "eff_hopper_flops_scale": ("hopper_flops_scale", 1.0),
     "eff_ampere_moe_flops_scale": ("ampere_moe_flops_scale", 1.0),
+    "eff_mxfp4_moe_half_saturation_rows": ("mxfp4_moe_half_saturation_rows", 1.0),
     "eff_gemm_half_saturation_tokens": ("gemm_half_saturation_tokens", 1.0),
     "eff_step_overhead_ms": ("step_overhead_s", 1e-3),
     "eff_sequence_overhead_us": ("sequence_overhead_s", 1e-6),
@@ -297,7 +298,8 @@ def _amount(key: str, hi: float, step: float) -> Control:
 EFFICIENCY = (
     _fraction("eff_hbm_bw_fraction"), _fraction("eff_prefill_flops_fraction"), _fraction("eff_decode_flops_fraction"),
     _fraction("eff_hopper_flops_scale"), _fraction("eff_ampere_moe_flops_scale"),
-    _amount("eff_gemm_half_saturation_tokens", 4096.0, 16.0), _amount("eff_step_overhead_ms", 100.0, 0.5),
+    _amount("eff_gemm_half_saturation_tokens", 4096.0, 16.0),
+    _amount("eff_mxfp4_moe_half_saturation_rows", 4096.0, 4.0), _amount("eff_step_overhead_ms", 100.0, 0.5),
     _amount("eff_sequence_overhead_us", 10_000.0, 5.0),
     _amount("eff_request_overhead_ms", 1000.0, 1.0), _amount("eff_api_server_request_ms", 1000.0, 1.0),
     _amount("eff_allreduce_latency_us", 10_000.0, 5.0),

@@ -334,6 +334,16 @@ class Efficiency(_Frozen):
         "H100 and dense Qwen3-14B/32B on the same A100s; 0.4-0.45 fits them, 0.4 is taken. Checked "
         "on GLM-4.5-Air at TP 4 on A100 (bench/data/moe_ampere_found.jsonl). Not a tuning-file gap: "
         "vLLM has shipped a tuned A100 config for this shape since PR #17328 (2025-04)."))] = 0.4
+    mxfp4_moe_half_saturation_rows: Annotated[float, Field(ge=0.0, le=100_000.0, description=(
+        "Rows per expert at which vLLM's MXFP4 routed-expert GEMM reaches half its achievable rate on "
+        "GPUs without FP4 tensor cores (Hopper: triton_kernels matmul_ogs; Ampere, Ada: Marlin MoE), "
+        "in place of the GEMM half-saturation below. Both kernels upcast the weights to BF16 in "
+        "registers and run ALL experts of a layer in ONE launch, so the SMs fill across experts and an "
+        "expert's few rows cost only their padding to the M tile: matmul_ogs block_m = max(16, "
+        "next_pow2(rows)) (triton-lang/triton triton_kernels/matmul_ogs_details/opt_flags.py), Marlin "
+        "8-64 (vLLM fused_marlin_moe.py); 16 is taken. gpt-oss-120b, llm-d P/D decode pool (TP 4, ~50 "
+        "sequences, H100): TPOT 9.2 ms, predicted 20 ms with the dense 64, 12 ms with 16; gpustack "
+        "bursts on H100 and A100 (bench/data/gptoss_found.jsonl, bench/gptoss_check.py)."))] = 16.0
     gemm_half_saturation_tokens: Annotated[float, Field(ge=0.0, le=100_000.0, description=(
         "Rows per GPU (tokens / TP) at which a GEMM reaches half its achievable rate "
         "(tile/wave quantization). Sarathi-Serve: prefill throughput saturates near 512 "
