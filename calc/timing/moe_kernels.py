@@ -50,11 +50,11 @@ from __future__ import annotations
 import numpy as np
 
 
-TRITON_MOE_QUANTIZATIONS = ("none",)
+TRITON_MOE_QUANTIZATIONS = ("none",)  # formats whose experts vLLM 0.11 runs through Triton fused_moe on Ampere
 GROUPED_MXFP4_QUANTIZATIONS = ("mxfp4",)
 # calc.sizing.scenario.mxfp4_backend values whose MoE kernel is a weight-only grouped GEMM (one launch
 # for all experts, BF16 MMAs on upcast weights): triton_kernels matmul_ogs (Hopper), Marlin MoE.
-GROUPED_MXFP4_BACKENDS = ("triton", "marlin")  # formats whose experts vLLM 0.11 runs through Triton fused_moe on Ampere
+GROUPED_MXFP4_BACKENDS = ("triton", "marlin")
 
 
 def expert_flops_scale(*, architecture, is_moe, quantization, ampere_moe_flops_scale):
