@@ -20,6 +20,8 @@ _LABELS_EN = {
     "eff_hopper_flops_scale": "vLLM on Hopper: share of those FLOP/s",
     "eff_ampere_moe_flops_scale": "vLLM MoE experts on Ampere: share of those FLOP/s",
     "eff_fp16_accumulate_share": "GEMM work with FP16 accumulation (share)",
+
+    "eff_mxfp4_moe_half_saturation_rows": "MXFP4 MoE experts (no FP4 cores): half-saturation (rows per expert)",
     "eff_gemm_half_saturation_tokens": "GEMM half-saturation (tokens)",
     "eff_step_overhead_ms": "Per-step overhead (ms)",
     "eff_sequence_overhead_us": "Per-sequence CPU per step (µs)",
@@ -48,6 +50,8 @@ _LABELS_ZH = {
     "eff_hopper_flops_scale": "vLLM 在 Hopper 上：上述算力的比例",
     "eff_ampere_moe_flops_scale": "vLLM 在 Ampere 上的 MoE 专家：上述算力的比例",
     "eff_fp16_accumulate_share": "以 FP16 累加的 GEMM 工作量（比例）",
+
+    "eff_mxfp4_moe_half_saturation_rows": "MXFP4 MoE 专家（无 FP4 核心）：半饱和行数（每个专家）",
     "eff_gemm_half_saturation_tokens": "GEMM 半饱和行数（token）",
     "eff_step_overhead_ms": "每步固定开销（ms）",
     "eff_sequence_overhead_us": "每步每序列 CPU 开销（µs）",
@@ -102,6 +106,15 @@ _HELP_ZH = {
                                  "专业卡两者速率相同，因此这里不改变任何结果。vLLM 和 TensorRT-LLM 以 FP32 累加：0。llama.cpp "
                                  "的 F16 提示处理路径（ggml_cuda_op_mul_mat_cublas，默认精度）调用 cublasGemmEx 并使用 "
                                  "CUBLAS_COMPUTE_16F：1（calc.timing.engine_profile）。",
+    "eff_mxfp4_moe_half_saturation_rows": "在没有 FP4 张量核心的 GPU 上（Hopper：triton_kernels 的 matmul_ogs；Ampere、Ada："
+                                          "Marlin MoE），vLLM 的 MXFP4 路由专家 GEMM 在每个专家的行数达到该值时效率为上限的"
+                                          "一半，代替下面稠密 GEMM 的半饱和值。两种 kernel 都在寄存器中把权重转为 BF16，并且"
+                                          "一层的所有专家只启动一次，SM 在专家之间填满，每个专家的少量行只付出补齐到 M tile "
+                                          "的代价：matmul_ogs 的 block_m = max(16, next_pow2(行数))（triton-lang/triton 的 "
+                                          "opt_flags.py），Marlin 为 8–64（vLLM fused_marlin_moe.py）；取 16。gpt-oss-120b、"
+                                          "llm-d P/D Decode 池（TP 4，约 50 条序列，H100）：TPOT 9.2 ms，用稠密的 64 预测为 "
+                                          "20 ms，用 16 为 12 ms；H100 与 A100 上的 gpustack 突发请求（bench/data/"
+                                          "gptoss_found.jsonl，bench/gptoss_check.py）。",
     "eff_gemm_half_saturation_tokens": "单卡 GEMM 行数（token 数）达到该值时效率为上限的一半（tile / wave 量化）。"
                                        "Sarathi-Serve：Prefill 吞吐约在 512 token 处饱和。",
     "eff_step_overhead_ms": "每个引擎步的固定时间：调度、采样、kernel 启动（CPU 侧）。",

@@ -345,6 +345,16 @@ class Efficiency(_Frozen):
         "one rate, so this changes nothing there. vLLM and TensorRT-LLM accumulate in FP32: 0. "
         "llama.cpp's F16 prompt path (ggml_cuda_op_mul_mat_cublas, default precision) calls "
         "cublasGemmEx with CUBLAS_COMPUTE_16F: 1 (calc.timing.engine_profile)."))] = 0.0
+    mxfp4_moe_half_saturation_rows: Annotated[float, Field(ge=0.0, le=100_000.0, description=(
+        "Rows per expert at which vLLM's MXFP4 routed-expert GEMM reaches half its achievable rate on "
+        "GPUs without FP4 tensor cores (Hopper: triton_kernels matmul_ogs; Ampere, Ada: Marlin MoE), "
+        "in place of the GEMM half-saturation below. Both kernels upcast the weights to BF16 in "
+        "registers and run ALL experts of a layer in ONE launch, so the SMs fill across experts and an "
+        "expert's few rows cost only their padding to the M tile: matmul_ogs block_m = max(16, "
+        "next_pow2(rows)) (triton-lang/triton triton_kernels/matmul_ogs_details/opt_flags.py), Marlin "
+        "8-64 (vLLM fused_marlin_moe.py); 16 is taken. gpt-oss-120b, llm-d P/D decode pool (TP 4, ~50 "
+        "sequences, H100): TPOT 9.2 ms, predicted 20 ms with the dense 64, 12 ms with 16; gpustack "
+        "bursts on H100 and A100 (bench/data/gptoss_found.jsonl, bench/gptoss_check.py)."))] = 16.0
     gemm_half_saturation_tokens: Annotated[float, Field(ge=0.0, le=100_000.0, description=(
         "Rows per GPU (tokens / TP) at which a GEMM reaches half its achievable rate "
         "(tile/wave quantization). Sarathi-Serve: prefill throughput saturates near 512 "

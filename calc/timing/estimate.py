@@ -20,7 +20,7 @@ from calc.sizing.scenario import (MemoryResult, ModelNumbers, check_gpu_formats,
 from calc.timing.engine_profile import engine_peak_flops_per_s
 from calc.timing.interconnect import allreduce_link
 from calc.timing.layout import across_data_parallel, layout_fields
-from calc.timing.moe_kernels import expert_flops_scale
+from calc.timing.moe_kernels import expert_flops_scale, expert_half_saturation_rows
 from calc.timing.serving import EngineNumbers, ServingResult, closed_loop
 
 
@@ -84,7 +84,11 @@ def engine_numbers(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = Servi
         sliding_window=float(arch.sliding_window) if arch.sliding_window else np.inf,
         expert_flops_scale=float(expert_flops_scale(architecture=gpu.architecture, is_moe=moe is not None,
                                                     quantization=n.quantization,
-                                                    ampere_moe_flops_scale=efficiency.ampere_moe_flops_scale)))
+                                                    ampere_moe_flops_scale=efficiency.ampere_moe_flops_scale)),
+        expert_half_saturation_tokens=float(expert_half_saturation_rows(
+            quantization=n.quantization if moe is not None else "none", mxfp4_backend=mxfp4_backend(gpu),
+            gemm_half_saturation_tokens=efficiency.gemm_half_saturation_tokens,
+            mxfp4_moe_half_saturation_rows=efficiency.mxfp4_moe_half_saturation_rows)))
     # PP, DP + EP, TP across nodes (calc.timing.layout; nothing changes for TP inside a node).
     extra = layout_fields(arch, gpu, serving, efficiency, quantization=n.quantization,
                           activation_bytes=n.activation_bytes, experts_params=p.experts,

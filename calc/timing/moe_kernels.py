@@ -25,6 +25,24 @@ pinned down by a source. That it is vLLM's MoE path and not the A100 as such: on
 (GLM-4.5-Air TP 4) as fast as vLLM on A100, against 0.91x and 1.19x on H100. s_x is therefore an end-to-end share, fitted once for Ampere (0.4 on the
 three Qwen3-235B A100 bursts of the calibration set) and checked on other models
 (``bench/moe_ampere_check.py``).
+
+MXFP4 experts without FP4 tensor cores (gpt-oss on Hopper, Ampere, Ada). vLLM 0.10-0.11 picks the
+``triton`` MXFP4 backend on Hopper (``mxfp4.py`` ``get_mxfp4_backend``: SM90-SM100 with triton_kernels;
+FlashInfer only behind an opt-in variable) and Marlin elsewhere (:func:`calc.sizing.scenario.mxfp4_backend`).
+Both are weight-only grouped GEMMs: the MXFP4 weights are upcast to BF16 in registers and fed to BF16
+MMAs, and ONE launch covers every expert of the layer (the grid is the sum over experts of their
+M-tiles times the N-tiles), so the SMs fill across experts. What an expert's few rows cost is their
+padding to the kernel's M tile, not a per-GEMM wave: triton_kernels ``matmul_ogs`` takes
+block_m = max(16, next_pow2(rows per expert)) (triton-lang/triton
+``python/triton_kernels/triton_kernels/matmul_ogs_details/opt_flags.py``), Marlin MoE the smallest of
+8, 16, 32, 48, 64 above rows per expert / 0.9 (vLLM ``fused_marlin_moe.py``). Hence
+
+    t_experts = FLOPs_experts / (peak · η · r / (r + M_x)),  M_x = mxfp4_moe_half_saturation_rows (16)
+
+in place of the dense GEMMs' M_½ (64, whose wave term does not apply per expert). At decode (r ≈ 1-4
+rows per expert) the experts then stay bound by their MXFP4 weight bytes, as a weight-only kernel
+should; in a prefill chunk (r in the hundreds) the two agree within 20 %. Checked in
+``bench/gptoss_check.py`` (bench/data/gptoss_found.jsonl, the llm-d P/D row).
 """
 
 from __future__ import annotations
@@ -33,6 +51,10 @@ import numpy as np
 
 
 TRITON_MOE_QUANTIZATIONS = ("none",)  # formats whose experts vLLM 0.11 runs through Triton fused_moe on Ampere
+GROUPED_MXFP4_QUANTIZATIONS = ("mxfp4",)
+# calc.sizing.scenario.mxfp4_backend values whose MoE kernel is a weight-only grouped GEMM (one launch
+# for all experts, BF16 MMAs on upcast weights): triton_kernels matmul_ogs (Hopper), Marlin MoE.
+GROUPED_MXFP4_BACKENDS = ("triton", "marlin")
 
 
 def expert_flops_scale(*, architecture, is_moe, quantization, ampere_moe_flops_scale):
@@ -50,3 +72,24 @@ def expert_flops_scale(*, architecture, is_moe, quantization, ampere_moe_flops_s
     on = ((np.asarray(architecture) == "ampere") & np.asarray(is_moe, dtype=bool)
           & np.isin(np.asarray(quantization), TRITON_MOE_QUANTIZATIONS))
     return np.where(on, np.asarray(ampere_moe_flops_scale, dtype=float), 1.0)
+
+
+def expert_half_saturation_rows(*, quantization, mxfp4_backend, gemm_half_saturation_tokens,
+                                mxfp4_moe_half_saturation_rows):
+    """M_x: the routed experts' half-saturation rows: ``mxfp4_moe_half_saturation_rows`` where the
+    experts are MXFP4 and vLLM runs them through a weight-only grouped kernel (``mxfp4_backend``
+    ``triton``: triton_kernels matmul_ogs, Hopper; ``marlin``: Marlin MoE, GPUs without FP4 tensor
+    cores and outside triton_kernels' SM90-SM100 range), else the dense ``gemm_half_saturation_tokens``
+    (Blackwell's FlashInfer FP4 kernels and AMD's are not covered).
+
+    >>> float(expert_half_saturation_rows(quantization="mxfp4", mxfp4_backend="triton", gemm_half_saturation_tokens=64,
+    ...                                   mxfp4_moe_half_saturation_rows=16))
+    16.0
+    >>> float(expert_half_saturation_rows(quantization="mxfp4", mxfp4_backend="flashinfer", gemm_half_saturation_tokens=64,
+    ...                                   mxfp4_moe_half_saturation_rows=16))
+    64.0
+    """
+    on = (np.isin(np.asarray(quantization), GROUPED_MXFP4_QUANTIZATIONS)
+          & np.isin(np.asarray(mxfp4_backend), GROUPED_MXFP4_BACKENDS))
+    return np.where(on, np.asarray(mxfp4_moe_half_saturation_rows, dtype=float),
+                    np.asarray(gemm_half_saturation_tokens, dtype=float))

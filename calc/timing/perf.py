@@ -74,7 +74,7 @@ def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, atten
               sequences=0.0, sequence_overhead_s=0.0,
               custom_allreduce=False, custom_allreduce_latency_s=0.0, custom_allreduce_bw_bytes_per_s=np.inf,
               custom_allreduce_max_bytes=CUSTOM_ALLREDUCE_MAX_BYTES, extra_comm_s=0.0,
-              expert_flops_scale=1.0) -> StepTime:
+              expert_flops_scale=1.0, expert_half_saturation_tokens=None) -> StepTime:
     """Step time from operator costs: each operator at its roofline, then TP communication
     (two all-reduces per layer of tokens·h·b_act bytes each, :func:`calc.timing.interconnect.allreduce_time_s`:
     NCCL or vLLM's custom all-reduce by message size and link) and the engine's CPU time per step,
@@ -82,7 +82,9 @@ def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, atten
     sampling and output processing each touch every sequence of the step; vLLM 0.11 runs them
     between GPU steps, not beside them: async scheduling is off by default).
     Routed experts run at s_x · η_c(rows per expert), s_x = ``expert_flops_scale`` (the MoE
-    kernel's share of the dense fractions, :func:`calc.timing.moe_kernels.expert_flops_scale`)."""
+    kernel's share of the dense fractions, :func:`calc.timing.moe_kernels.expert_flops_scale`) with
+    their own half-saturation rows where given (``expert_half_saturation_tokens``, None: the dense
+    M_½; :func:`calc.timing.moe_kernels.expert_half_saturation_rows`)."""
     n = np.asarray(tokens, dtype=float)
     # Token-weighted blend of the prefill and decode fractions: a few prefill tokens riding
     # along many decodes barely change the kernels' efficiency (and never make a step faster).
@@ -93,7 +95,8 @@ def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, atten
     comp, memt, opt = {}, {}, {}
     expert_eta = gemm_efficiency(tokens=np.maximum(np.asarray(costs.expert_rows, dtype=float), 1e-9),
                                  max_fraction=eta * np.asarray(expert_flops_scale, dtype=float),
-                                 half_saturation_tokens=gemm_half_saturation_tokens)
+                                 half_saturation_tokens=(gemm_half_saturation_tokens if expert_half_saturation_tokens is None
+                                                         else expert_half_saturation_tokens))
     for op in OPERATORS:
         if op == "attention":
             rate = np.asarray(attention_peak_flops_per_s, dtype=float) * eta

@@ -134,6 +134,9 @@ class EngineNumbers:
     pipeline_hop_latency_s: object = 0.0
     # Routed-expert GEMMs' share of the FLOP fractions (calc.timing.moe_kernels.expert_flops_scale).
     expert_flops_scale: object = 1.0
+    # Routed experts' own half-saturation rows (calc.timing.moe_kernels.expert_half_saturation_rows);
+    # None: the dense gemm_half_saturation_tokens.
+    expert_half_saturation_tokens: object = None
 
     def index(self, i) -> "EngineNumbers":
         """The same numbers at index ``i`` of every array field (scalars stay)."""
@@ -191,7 +194,7 @@ def _stage_step(e: EngineNumbers, *, decode_tokens, decode_context_tokens_sum, p
         custom_allreduce_latency_s=e.custom_allreduce_latency_s,
         custom_allreduce_bw_bytes_per_s=e.custom_allreduce_bw_bytes_per_s,
         extra_comm_s=_all_to_all_s(e, np.asarray(decode_tokens, dtype=float) + prefill_tokens, prefill_tokens),
-        expert_flops_scale=e.expert_flops_scale)
+        expert_flops_scale=e.expert_flops_scale, expert_half_saturation_tokens=e.expert_half_saturation_tokens)
 
 
 def _all_to_all_s(e: EngineNumbers, tokens, prefill_tokens):

@@ -107,6 +107,7 @@ class StepTimer:
         self._eta_d = float(e.decode_flops_fraction)
         self._n_half = float(e.gemm_half_saturation_tokens)
         self._xs = float(e.expert_flops_scale)  # routed experts' share of η (perf.step_time)
+        self._n_half_x = self._n_half if e.expert_half_saturation_tokens is None else float(e.expert_half_saturation_tokens)
         self._seq_cpu = float(e.sequence_overhead_s)  # engine CPU per sequence (= per logits row)
         self._dense = tuple(o for o in LINEAR_OPS if o not in ("lm_head", "mlp"))
         self.fast = True
@@ -159,7 +160,7 @@ class StepTimer:
         if ef > 0:
             rows = self._expert_rows[n]
             rows = rows if rows > 1e-9 else 1e-9
-            c += ef / (self._peak * eta * self._xs * rows / (rows + self._n_half + 1e-30))
+            c += ef / (self._peak * eta * self._xs * rows / (rows + self._n_half_x + 1e-30))
         mm = self._bytes["mlp"][n] / bw
         t += c if c > mm else mm
         fa, ba = self._fa, self._ba
