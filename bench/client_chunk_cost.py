@@ -47,7 +47,8 @@ client recorded (mean TTFT, mean TPOT = (latency − TTFT)/(tokens − 1) as ser
 In the flood, chunks per wall second with the client's core busy is the saturated rate 1/c.
 
 Result (2026-12-02, ``bench/data/client_chunk_cost.json``; AMD EPYC Zen 4 under KVM, 2 cores
-shared with other jobs, aiohttp 3.12.15, CPython 3.11; vLLM's own function and the equivalent agree):
+shared with other jobs, aiohttp 3.12.15, CPython 3.11; vLLM's own function (a scratch copy, not
+committed) 26-27 µs flooded / 44-46 µs paced, the equivalent 14-19 / 52-55 µs: the same order):
 
 * 14-27 µs of client CPU per chunk when flooded (1,000 streams × 200 tokens: a dedicated core
   would take 37,000-72,000 chunks/s), 44-55 µs at the fast-host ShareGPT rows' own rates (717
