@@ -60,6 +60,18 @@ Result (run 2026-12-01; vLLM 0.11 gpustack rows, and kvcached PR 331's vLLM 0.19
   +91 → +254 %. The measurements show fast admission with slow delivery. That points to a cost on
   the streams' path that does not hold up admission, for example the benchmark client parsing
   every SSE chunk in one asyncio process. No source here measures it.
+* The benchmark client, measured, not fitted (``bench/client_chunk_cost.py``,
+  ``bench/data/client_chunk_cost.json``): ``vllm bench serve`` spends 14-55 µs of CPU per chunk
+  (vLLM's own request function against a local SSE server), and each gpustack run's ``Peak output
+  token throughput`` (chunk timestamps the client recorded in one second: 8,890-10,558) bounds it
+  to ≤ 95-112 µs on the benchmark hosts themselves. Far from the 249-315 µs that would bind; not
+  modelled. Note for the Little's-law argument above: TPOT there is serve.py's per-request mean,
+  which the short outputs' few long gaps pull up; the token-weighted time per token is the mean ITL
+  (one chunk per token). q14h-sharegpt measured mean ITL 92.8 ms and median TPOT 117.5 ms against
+  the simulator's token-weighted 103.9 ms and median 133 ms (R̄ 295 measured vs 355 simulated: no
+  extra streams), so there only the mean TPOT's tail (226 vs 141 ms) is missed. q235h-sharegpt (ITL
+  81.3 vs 55.5 ms, median 114.7 vs 61.5 ms, R̄ 326 vs 206) and GLM-4.5-Air on H100 (74.8 vs 43.4 ms,
+  105.5 vs 47.1 ms) are slow in bulk too.
 * MoE on A100 (q235a rows): the fractions × 0.67 bring throughput from +32..+58 % to -1..+16 %,
   and, with it, TTFT from -37..-46 % to -15..-31 % and TPOT from -33..-42 % to -10..-22 %. Those
   rows' latency errors come from the step time (MoE kernels on Ampere), not from the API server.
