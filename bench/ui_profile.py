@@ -14,7 +14,13 @@ garbage collector's pauses (``gc.callbacks``, by generation) and the process's C
 its thread's clock, reported apart. Every :data:`DUMP_EVERY_S` and at exit the totals go to
 ``$LLM_CALC_PROFILE_DIR/ui-profile-<pid>.json`` (stacks folded root-first, ``;``-joined, CPU s).
 
-``report`` prints the CPU by thread, by activity (:data:`ACTIVITIES`: the first rule that matches a
+Settings (environment): ``LLM_CALC_PROFILE_STACKS=0`` reads only each thread's CPU (every 50 ms, no
+stacks: the light mode for before/after runs); ``LLM_CALC_PROFILE_EVERY=N`` runs one script run in N
+under ``cProfile`` with the thread's CPU clock as its timer (``*-<page>.pstats``, and the event
+loop's thread for the whole run: exact but call-heavy code is inflated); ``LLM_CALC_PROFILE_SWITCH_S``
+shortens the GIL switch interval (samples less biased towards GIL-releasing calls).
+
+``compare label=file.json …`` prints one row per label (before/after). ``report`` prints the CPU by thread, by activity (:data:`ACTIVITIES`: the first rule that matches a
 frame of the stack, leaf first), and the heaviest functions (self and inclusive).
 """
 
@@ -328,11 +334,50 @@ def install_timers(totals: dict) -> None:
                 prof.disable()
                 _add_profile(_tls.page, prof)
             else:  # a profiled run is slower: left out of the run table
-                kind = ("fragment" if rerun_data.fragment_id_queue else
-                    "first" if rerun_data.widget_states is None else "change")  # a first load sends no widgets
-            RUNS.append((_tls.page, kind, cpu, wall))
+                RUNS.append((_tls.page, "fragment" if rerun_data.fragment_id_queue else "full", cpu, wall))
 
     ScriptRunner._run_script = timed_run
+
+
+def compare(args: list[str]) -> None:
+    """One row per ``label=profile.json`` (several files of one label pooled): the UI process's CPU
+    per memory/frontier change, the other pages' runs, the messages and event-loop hand-offs per
+    page run, the collector."""
+    rows: dict[str, list[dict]] = defaultdict(list)
+    for arg in args:
+        label, path = arg.split("=", 1)
+        with open(path) as f:
+            rows[label].append(json.load(f))
+    print("| tree | memory/frontier page runs: n, CPU mean / p50 / p95 ms | load test / planner run CPU mean ms | "
+          "waits: CPU per wait ms | messages per page run | self-pipe writes per message | event-loop thread CPU "
+          "per page run ms | GC: passes, CPU s, full passes, mean full pause ms | process CPU per page run ms |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for label, ds in rows.items():
+        runs = [r for d in ds for r in d.get("runs", [])]
+        mf = sorted(c for p, k, c, _ in runs if p in ("memory", "frontier"))  # first loads included (~1 in 8)
+        heavy = {p: [c for q, k, c, _ in runs if q == p] for p in ("load_test", "planner")}
+        timed = defaultdict(lambda: [0.0, 0])
+        for d in ds:
+            for name, (cpu, n) in d.get("timed", {}).items():
+                timed[name][0] += cpu
+                timed[name][1] += n
+        n_runs = max(len(runs), 1)
+        msgs = timed["enqueue a ForwardMsg"][1]
+        pipe = timed["call_soon_threadsafe (self-pipe write)"][1]
+        wait = timed["ui.background.result (wait + polls)"]
+        main = sum(v for d in ds for k, _, v in d["stacks"] if k == "MainThread")
+        gc_n = sum(n for d in ds for n in d["gc_n"].values())
+        gc_s = sum(v for d in ds for v in d["gc_s"].values())
+        full_n = sum(d["gc_n"].get("2", 0) for d in ds)
+        full_s = sum(d["gc_s"].get("2", 0.0) for d in ds)
+        proc = sum(d["process_cpu_s"] for d in ds)
+        q = lambda v, f: v[min(len(v) - 1, int(f * len(v)))] if v else float("nan")  # noqa: E731
+        mean = lambda v: sum(v) / len(v) if v else float("nan")  # noqa: E731
+        print(f"| {label} | {len(mf)}, {1e3 * mean(mf):.1f} / {1e3 * q(mf, .5):.1f} / {1e3 * q(mf, .95):.1f} | "
+              f"{1e3 * mean(heavy['load_test']):.0f} / {1e3 * mean(heavy['planner']):.0f} | "
+              f"{1e3 * wait[0] / max(wait[1], 1):.0f} | {msgs / n_runs:.0f} | {pipe / max(msgs, 1):.2f} | "
+              f"{1e3 * main / n_runs:.1f} | {gc_n}, {gc_s:.2f}, {full_n}, {1e3 * full_s / max(full_n, 1):.0f} | "
+              f"{1e3 * proc / n_runs:.1f} |")
 
 
 def run(argv: list[str]) -> None:
@@ -363,6 +408,8 @@ def run(argv: list[str]) -> None:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["report"]:
         report(sys.argv[2:])
+    elif sys.argv[1:2] == ["compare"]:
+        compare(sys.argv[2:])
     elif sys.argv[1:2] == ["run"]:
         run(sys.argv[1:])
     else:

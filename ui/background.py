@@ -8,8 +8,9 @@ raises its rerun or stop exception there, and the job is cancelled (dropped from
 interrupted in the worker, unless another session waits for it too). A poll whose bar and text
 would be the same as the last drawn (a queued job: its text counts whole seconds) sends nothing,
 unless Streamlit holds a rerun or stop request for the script (:func:`_yield_due`): in issue 18's
-room the waiting sessions' redraws were a tenth of the server's messages (bench/ui_profile.py). Where there is no Streamlit
-server (AppTest), or ``LLM_CALC_WORKERS`` is 0, the job runs in the script's thread as before.
+room the waiting sessions' redraws were a tenth of the server's messages (bench/ui_profile.py).
+Where there is no Streamlit server (AppTest), or ``LLM_CALC_WORKERS`` is 0, the job runs in the
+script's thread as before.
 """
 
 from __future__ import annotations

@@ -80,4 +80,3 @@ gc.freeze()
 # counting before any pass, and fewer survive into the old generation.
 GC_THRESHOLDS = (10_000, 10, 10)
 gc.set_threshold(*GC_THRESHOLDS)
-
