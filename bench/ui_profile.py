@@ -14,7 +14,8 @@ garbage collector's pauses (``gc.callbacks``, by generation) and the process's C
 its thread's clock, reported apart. Every :data:`DUMP_EVERY_S` and at exit the totals go to
 ``$LLM_CALC_PROFILE_DIR/ui-profile-<pid>.json`` (stacks folded root-first, ``;``-joined, CPU s).
 
-Settings (environment): ``LLM_CALC_PROFILE_STACKS=0`` reads only each thread's CPU (every 50 ms, no
+Settings (environment): ``LLM_CALC_PROFILE_TIMERS=0`` leaves the functions unwrapped (script runs
+still timed); ``LLM_CALC_PROFILE_STACKS=0`` reads only each thread's CPU (every 50 ms, no
 stacks: the light mode for before/after runs); ``LLM_CALC_PROFILE_EVERY=N`` runs one script run in N
 under ``cProfile`` with the thread's CPU clock as its timer (``*-<page>.pstats``, and the event
 loop's thread for the whole run: exact but call-heavy code is inflated); ``LLM_CALC_PROFILE_SWITCH_S``
@@ -296,7 +297,7 @@ def _wrap(owner, attr: str, label: str, totals: dict) -> None:
 def install_timers(totals: dict) -> None:
     import importlib
 
-    for module, cls, attr, label in TIMED:
+    for module, cls, attr, label in TIMED if os.environ.get("LLM_CALC_PROFILE_TIMERS", "1") != "0" else ():
         try:
             mod = importlib.import_module(module)
             _wrap(getattr(mod, cls) if cls else mod, attr, label, totals)
@@ -304,9 +305,10 @@ def install_timers(totals: dict) -> None:
             pass
     from streamlit.runtime.state.session_state import SessionState
 
-    holder = type("P", (), {"get": SessionState.filtered_state.fget})
-    _wrap(holder, "get", "SessionState.filtered_state (widgets with a key)", totals)
-    SessionState.filtered_state = property(holder.get)
+    if os.environ.get("LLM_CALC_PROFILE_TIMERS", "1") != "0":
+        holder = type("P", (), {"get": SessionState.filtered_state.fget})
+        _wrap(holder, "get", "SessionState.filtered_state (widgets with a key)", totals)
+        SessionState.filtered_state = property(holder.get)
     from streamlit.navigation.page import StreamlitPage
     from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
 
