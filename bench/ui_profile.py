@@ -127,13 +127,20 @@ class Sampler:
                 self.dump()
                 next_dump = time.monotonic() + DUMP_EVERY_S
 
-    def dump(self) -> None:
+    def dump(self, final: bool = False) -> None:
         now = os.times()
+        if final:  # what a full collection walks: the tracked objects of the old generation, by type
+            counts: dict[str, int] = defaultdict(int)
+            for obj in gc.get_objects(generation=2):
+                counts[f"{type(obj).__module__}.{type(obj).__qualname__}"] += 1
+            self.old = {"total": sum(counts.values()), **dict(sorted(counts.items(), key=lambda kv: -kv[1])[:40])}
+        old = getattr(self, "old", {})  # kept: the sampler's later periodic dumps must not drop it
         data = {"pid": os.getpid(), "wall_s": time.monotonic() - self.t0, "samples": self.samples,
                 "process_cpu_s": (now.user - self.cpu0.user) + (now.system - self.cpu0.system),
                 "gc_s": {str(g): s for g, s in self.gc_s.items()}, "gc_n": {str(g): n for g, n in self.gc_n.items()},
                 "stacks": [[k, s, v] for (k, s), v in list(self.stacks.items())],
-                "timed": dict(self.timed), "runs": list(RUNS)}
+                "timed": dict(self.timed), "runs": list(RUNS), "old_generation": old,
+                "frozen": gc.get_freeze_count()}
         with _PROFILES_LOCK:
             for page, stats in PROFILES.items():
                 stats.dump_stats(self.out.replace(".json", f"-{page or 'app'}.pstats"))
@@ -404,7 +411,7 @@ def run(argv: list[str]) -> None:
         if main is not None:
             main.disable()
             main.dump_stats(sampler.out.replace(".json", "-MainThread.pstats"))
-        sampler.dump()
+        sampler.dump(final=True)
 
 
 if __name__ == "__main__":
