@@ -5,6 +5,8 @@
     .venv/bin/python bench/load.py --sessions 10 --url http://127.0.0.1:8080      # an existing server or front
     .venv/bin/python bench/load.py --sessions 50 --mix room --workers 0,1 --rounds 2   # issue 18's room, before/after
     .venv/bin/python bench/load.py --sessions 10 --heavy 0,1 --workers 0,1            # ten beside one heavy link
+    .venv/bin/python bench/load.py --sessions 50 --mix room --trees /path/to/main,. --rounds 2   # two versions, alternating
+    .venv/bin/python bench/load.py --sessions 50 --mix room --profile /tmp/prof        # where the UI process's CPU goes
 
 What one session does (what a browser tab does, minus drawing; the protocol client is
 bench/ws_session.py):
@@ -37,6 +39,12 @@ Errors: an ``exception`` element in any ForwardMsg, a script that finished with 
 a connection that dropped, no ``script_finished`` within ``--timeout`` seconds (no message for
 that long while a run is under way).
 Server memory: resident set size of the server processes (sampled every 0.5 s; peak and at the end).
+Server CPU: the UI (Streamlit) process's own CPU seconds over the case, per page run (first loads
+included) and per change once every memory/frontier session has its page (:func:`steady_cpu_per_change`),
+its worker processes' apart, and this client's; with the load average, since on a shared machine
+CPU per change is steadier than latency. ``--trees`` runs each case on other source trees in turn
+(each its own ``app.py`` and ``.streamlit/``, this Python); ``--profile DIR`` runs each server under
+``bench/ui_profile.py`` (CPU by thread and activity, exact CPU per script run and per function).
 
 Bounded: at most ``--max-sessions`` (100) sessions, ``--duration`` at most 600 s, loopback addresses
 only; every server it starts is stopped at the end.
@@ -89,6 +97,8 @@ class SessionResult:
     bytes_in: int = 0  # ForwardMsg bytes received after the first load
     refs: int = 0  # ref_hash messages (cached charts the server did not resend)
     refused: int = 0  # changes answered "the server is busy" or "stopped at the budget" (ui.background)
+    first_load_at: float | None = None  # monotonic time the first load ended
+    change_ends: list[float] = field(default_factory=list)  # monotonic time each change ended
 
 
 def _is_loopback(url: str) -> bool:
@@ -127,15 +137,18 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 @contextmanager
-def single_server(log_dir: Path, app: Path | None = None, cwd: Path | None = None, env: dict[str, str] | None = None):
+def single_server(log_dir: Path, app: Path | None = None, cwd: Path | None = None, env: dict[str, str] | None = None,
+                  profile_dir: Path | None = None):
     """A fresh ``streamlit run app.py`` (or ``app``, run from ``cwd``, by default its own folder: the
     ``.streamlit/config.toml`` there applies) on a free loopback port, with ``env`` added to the
-    environment; yields (url, [pid])."""
+    environment; yields (url, [pid]). With ``profile_dir`` the server runs under bench/ui_profile.py's
+    sampler, which writes ``ui-profile-<pid>.json`` there."""
     app = Path(app) if app else ROOT / "app.py"
     port = _free_port()
     env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "STREAMLIT_SERVER_HEADLESS": "true",
-           **(env or {})}
-    cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
+           **({"LLM_CALC_PROFILE_DIR": str(profile_dir)} if profile_dir else {}), **(env or {})}
+    launcher = [str(Path(__file__).resolve().parent / "ui_profile.py")] if profile_dir else ["-m", "streamlit"]
+    cmd = [sys.executable, *launcher, "run", str(app), "--server.headless", "true",
            "--server.address", "127.0.0.1", "--server.port", str(port), "--server.fileWatcherType", "none"]
     log = open(log_dir / f"streamlit-{port}.log", "w")
     proc = subprocess.Popen(cmd, cwd=cwd or app.parent, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
@@ -187,6 +200,18 @@ def with_children(pids: list[int]) -> list[int]:
     return [*pids, *kids]
 
 
+def cpu_s(pids: list[int]) -> float:
+    """User + system CPU seconds the pids have used so far (Linux ``/proc``; 0 where unreadable)."""
+    total = 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
 def rss_bytes(pids: list[int]) -> int:
     """Resident bytes of the pids and their children (a server's worker processes included)."""
     total = 0
@@ -223,6 +248,7 @@ async def run_session(base_url: str, page: str, rng: random.Random, timeout_s: f
         r = await s.run()
         collect(r)
         result.first_load_s = r.elapsed_s
+        result.first_load_at = time.monotonic()
         if control not in s.widget_ids:
             result.errors.append(f"no {control} widget on {page}")
             return result
@@ -237,6 +263,7 @@ async def run_session(base_url: str, page: str, rng: random.Random, timeout_s: f
             collect(r)
             result.bytes_in += r.bytes_in
             result.latencies_s.append(r.elapsed_s)
+            result.change_ends.append(time.monotonic())
             result.page_digests.add(r.digest)
             result.reruns_finished += 1
     except asyncio.TimeoutError:
@@ -294,12 +321,17 @@ async def run_sessions(url: str, n: int, duration_s: float, *, seed: int = 0, ti
     end_at = start_at + duration_s
     rngs = [random.Random(rng.random()) for _ in range(n)]
     peak = [rss_bytes(pids or [])]
+    ui_cpu_at: list[tuple[float, float]] = []  # (monotonic, the server process's CPU s)
 
     async def sample_rss():
         while True:
             peak[0] = max(peak[0], rss_bytes(pids or []))
+            ui_cpu_at.append((time.monotonic(), cpu_s(pids or [])))
             await asyncio.sleep(0.5)
 
+    ui_cpu0 = cpu_s(pids or [])
+    client0 = os.times()
+    kids0 = {p: cpu_s([p]) for p in with_children(pids)[len(pids):]} if pids else {}
     sampler = asyncio.create_task(sample_rss())
     sessions = [run_session(url, page, rngs[i], timeout_s, start_at, end_at, query)
                 for i, (page, query) in enumerate(session_plan(n, mix))]
@@ -310,7 +342,32 @@ async def run_sessions(url: str, n: int, duration_s: float, *, seed: int = 0, ti
     finally:
         sampler.cancel()
     wall = max(time.monotonic() - start_at, 1e-9)
-    return summarize(results, wall_s=wall, rss_peak=peak[0], rss_end=rss_bytes(pids or []))
+    client1 = os.times()
+    ui_cpu = cpu_s(pids or []) - ui_cpu0  # the server process itself (its worker processes apart)
+    steady = steady_cpu_per_change(results, ui_cpu_at + [(time.monotonic(), ui_cpu0 + ui_cpu)])
+    kids = with_children(pids)[len(pids):] if pids else []
+    worker_cpu = sum(cpu_s([p]) - kids0.get(p, 0.0) for p in kids)
+    summary = summarize(results, wall_s=wall, rss_peak=peak[0], rss_end=rss_bytes(pids or []), ui_cpu_s=ui_cpu,
+                        worker_cpu_s=worker_cpu)
+    summary["steady_ui_ms_per_change"] = steady
+    summary["client_cpu_s"] = (client1.user - client0.user) + (client1.system - client0.system)
+    return summary
+
+
+def steady_cpu_per_change(results: list[SessionResult], cpu_at: list[tuple[float, float]]) -> float:
+    """The server process's CPU per change (ms) once every memory/frontier session has its page
+    (the first loads, ~3x a change each, all at once, left out): the CPU sample taken at or after
+    the last of those first loads, to the end, over the changes that ended in that window. It
+    includes what the other pages' sessions cost the process meanwhile (their waits and draws)."""
+    firsts = [r.first_load_at for r in results if r.page in PAGES]
+    if not firsts or None in firsts or not cpu_at:
+        return float("nan")
+    t1 = max(firsts)
+    after = [(t, c) for t, c in cpu_at if t >= t1]
+    if len(after) < 2:
+        return float("nan")
+    changes = sum(t > after[0][0] for r in results if r.page != "heavy" for t in r.change_ends)
+    return 1e3 * (after[-1][1] - after[0][1]) / changes if changes else float("nan")
 
 
 def run_blocking(coro):
@@ -357,7 +414,8 @@ def refused_by_page(results: list[SessionResult]) -> dict[str, int]:
     return out
 
 
-def summarize(results: list[SessionResult], *, wall_s: float, rss_peak: int, rss_end: int) -> dict:
+def summarize(results: list[SessionResult], *, wall_s: float, rss_peak: int, rss_end: int, ui_cpu_s: float = float("nan"),
+              worker_cpu_s: float = float("nan")) -> dict:
     lat = [x for r in results if r.page != "heavy" for x in r.latencies_s]
     first = [r.first_load_s for r in results if r.first_load_s is not None]
     errors = [e for r in results for e in r.errors]
@@ -369,6 +427,9 @@ def summarize(results: list[SessionResult], *, wall_s: float, rss_peak: int, rss
         "refs": sum(r.refs for r in results),
         "errors": errors, "rss_peak_mib": rss_peak / 2**20, "rss_end_mib": rss_end / 2**20,
         "results": results, "pages": by_page(results), "refused": refused_by_page(results),
+        "wall_s": wall_s, "ui_cpu_s": ui_cpu_s, "worker_cpu_s": worker_cpu_s,
+        "ui_cpu_per_change_ms": 1e3 * ui_cpu_s / max(len(lat) + len(first), 1),
+        "load_avg": os.getloadavg(),
     }
 
 
@@ -385,6 +446,13 @@ def print_row(label: str, s: dict) -> None:
         print("    " + "; ".join(f"{g}: p50 {_ms(_pct(x, 0.5))}, p95 {_ms(_pct(x, 0.95))} ({len(x)}"
                                   + (f", {s['refused'][g]} refused" if s["refused"].get(g) else "") + ")"
                                   for g, x in s["pages"].items()), flush=True)
+    if s.get("ui_cpu_s", float("nan")) == s.get("ui_cpu_s"):
+        la = s["load_avg"]
+        print(f"    UI process CPU {s['ui_cpu_s']:.1f} s ({s['ui_cpu_s'] / s['wall_s']:.2f} cores, "
+              f"{s['ui_cpu_per_change_ms']:.1f} ms per page run; after the first loads "
+              f"{s.get('steady_ui_ms_per_change', float('nan')):.1f} ms per change), workers {s['worker_cpu_s']:.1f} s, "
+              f"this client {s.get('client_cpu_s', float('nan')):.1f} s; load average {la[0]:.2f} / {la[1]:.2f}",
+              flush=True)
     for e in sorted(set(s["errors"]))[:10]:
         print(f"    error ({s['errors'].count(e)}x): {e}", flush=True)
 
@@ -442,7 +510,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=1, help="repeat every case this many times, interleaved (<= 5)")
     p.add_argument("--timeout", type=float, default=60, help="seconds to wait for one script_finished")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--trees", default="",
+                   help="comma-separated source trees (folders with app.py) to run each case on in turn, e.g. "
+                        "/work/main,. (before/after side by side, alternating; default this tree)")
+    p.add_argument("--profile", type=Path, default=None,
+                   help="folder: run each server under bench/ui_profile.py's sampler (its CPU by activity; "
+                        "`bench/ui_profile.py report DIR/ui-profile-*.json`)")
     a = p.parse_args(argv)
+    trees = [Path(x).resolve() for x in a.trees.split(",") if x.strip()] or [None]
+    if any(t is not None and not (t / "app.py").is_file() for t in trees):
+        p.error("--trees: each folder must hold an app.py")
+    if a.url and (a.trees or a.profile):
+        p.error("--url excludes --trees and --profile (it does not start servers)")
     if not 0 < a.duration <= MAX_DURATION_S:
         p.error(f"--duration must be in (0, {MAX_DURATION_S}]")
     if a.url and not _is_loopback(a.url):
@@ -467,21 +546,29 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(a.rounds):
         for n in a.sessions:
             for heavy in a.heavy:
-                for w in a.workers or [None]:
+                for w, tree in [(w, tree) for w in a.workers or [None] for tree in trees]:
                     kw = dict(seed=a.seed, timeout_s=a.timeout, mix=a.mix, heavy=bool(heavy))
                     if a.url:
                         s = run_blocking(run_sessions(a.url, n, a.duration, pids=pids, **kw))
                         label = a.url
                     else:
                         env = None if w is None else {"LLM_CALC_WORKERS": str(w)}
-                        ctx = replicas_behind_nginx(a.replicas, log_dir) if a.replicas else single_server(log_dir, env=env)
+                        app = None if tree is None else tree / "app.py"
+                        if a.profile:
+                            a.profile.mkdir(parents=True, exist_ok=True)
+                        ctx = (replicas_behind_nginx(a.replicas, log_dir) if a.replicas else
+                               single_server(log_dir, app=app, env=env, profile_dir=a.profile))
                         with ctx as (url, server_pids):
                             s = run_blocking(run_sessions(url, n, a.duration, pids=server_pids, **kw))
                         label = f"nginx + {a.replicas}" if a.replicas else "1 process"
+                        if tree is not None:
+                            label += f" ({tree})"
+                        if a.profile and not a.replicas:
+                            label += f", profile {a.profile}/ui-profile-{server_pids[0]}.json"
                     label += (" + heavy link" if heavy else "") + ("" if w is None else f", workers {w}")
                     print_row(label, s)
                     for g, x in s["pages"].items():
-                        cases.setdefault((n, a.mix, heavy, w or 0), {}).setdefault(g, []).extend(x)
+                        cases.setdefault((n, a.mix if tree is None else f"{a.mix} {tree.name}", heavy, w or 0), {}).setdefault(g, []).extend(x)
                     total_errors += len(s["errors"])
     if a.workers and 0 in a.workers and len(a.workers) > 1:
         print_ratios(cases)

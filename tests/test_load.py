@@ -5,6 +5,7 @@ server runs the page, the slider change reruns it, the content changes) and that
 """
 
 import asyncio
+import math
 import sys
 import time
 from pathlib import Path
@@ -122,3 +123,21 @@ def test_command_line_rejects_remote_and_unbounded_runs(capsys):
         assert exc.value.code == 2, argv
     err = capsys.readouterr().err
     assert "loopback" in err and "--duration" in err
+
+
+def test_steady_cpu_per_change_leaves_the_first_loads_out():
+    # two memory/frontier sessions, pages back at t=10 and t=12; CPU samples (t, s): 5.0 s at t=12,
+    # 7.0 s at t=22; 4 changes ended after t=12 (one at t=11 is before the window):
+    # (7.0 - 5.0) s / 4 = 500 ms per change
+    a = load.SessionResult("memory", first_load_at=10.0, change_ends=[11.0, 13.0, 15.0])
+    b = load.SessionResult("frontier", first_load_at=12.0, change_ends=[14.0, 21.0])
+    heavy = load.SessionResult("load_test", first_load_at=40.0, change_ends=[])  # not waited for
+    samples = [(8.0, 1.0), (12.0, 5.0), (17.0, 6.0), (22.0, 7.0)]
+    assert load.steady_cpu_per_change([a, b, heavy], samples) == pytest.approx(500.0)
+    assert math.isnan(load.steady_cpu_per_change([load.SessionResult("memory")], samples))  # its page never came
+
+
+def test_trees_must_hold_an_app(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        load.main(["--trees", str(tmp_path), "--sessions", "1", "--duration", "1"])
+    assert exc.value.code == 2 and "--trees" in capsys.readouterr().err

@@ -5,8 +5,12 @@
 worker's CPU seconds against the budget (or the jobs queued ahead) and the time waited. Each
 redraw is a Streamlit yield point: when the user changes an input or the tab closes, Streamlit
 raises its rerun or stop exception there, and the job is cancelled (dropped from the queue, or
-interrupted in the worker, unless another session waits for it too). Where there is no Streamlit
-server (AppTest), or ``LLM_CALC_WORKERS`` is 0, the job runs in the script's thread as before.
+interrupted in the worker, unless another session waits for it too). A poll whose bar and text
+would be the same as the last drawn (a queued job: its text counts whole seconds) sends nothing,
+unless Streamlit holds a rerun or stop request for the script (:func:`_yield_due`): in issue 18's
+room the waiting sessions' redraws were a tenth of the server's messages (bench/ui_profile.py).
+Where there is no Streamlit server (AppTest), or ``LLM_CALC_WORKERS`` is 0, the job runs in the
+script's thread as before.
 """
 
 from __future__ import annotations
@@ -52,6 +56,26 @@ def _take_ahead(key: Hashable | None = None) -> Ticket | None:
     return mine
 
 
+def _yield_due() -> bool:
+    """Streamlit holds a rerun or stop request for this script (the next message raises it), or
+    that cannot be told here (no script context, another Streamlit): then a poll redraws the bar,
+    the yield point. Reads ``ScriptRequests._state`` (Streamlit 1.67), which Streamlit itself reads
+    without its lock on the same fast path (``on_scriptrunner_yield``)."""
+    ctx = get_script_run_ctx(suppress_warning=True)
+    state = getattr(getattr(ctx, "script_requests", None), "_state", None)
+    return getattr(state, "name", None) != "CONTINUE"
+
+
+def _progress(ticket: Ticket, t, *, label: str, waited_s: float, limit_s: float) -> tuple[float, str]:
+    """The bar's value and text for a job waited for ``waited_s``: running (CPU against the budget)
+    or queued (jobs ahead)."""
+    elapsed = F.number(waited_s, 0)
+    if ticket.running:
+        return min(ticket.cpu_s / limit_s, 1.0), t("work.running", label=label, elapsed=elapsed,
+                                                     cpu=F.number(ticket.cpu_s, 1), limit=F.number(limit_s, 0))
+    return 0.0, t("work.queued", label=label, ahead=F.integer(ticket.ahead + 1), elapsed=elapsed)
+
+
 def submit_ahead(job: Job) -> None:
     """Queue ``job`` now for a :func:`result` later in this run: a page that waits for two runs in turn
     (the load test's simulation, then its rate search) queues both at once, so the second does not
@@ -94,17 +118,16 @@ def result(job: Job, t, *, label: str, command: str | None = None, in_worker: bo
     bar = st.empty()
     t0 = time.monotonic()
     done = False
+    shown = None  # (percent, text) last drawn: Streamlit's bar has whole percents
     try:
         while not ticket.wait(POLL_S):
             waited = time.monotonic() - t0
             if waited < SHOW_AFTER_S:
                 continue
-            elapsed = F.number(waited, 0)
-            if ticket.running:
-                bar.progress(min(ticket.cpu_s / limit_s, 1.0), text=t("work.running", label=label, elapsed=elapsed,
-                                                                       cpu=F.number(ticket.cpu_s, 1), limit=F.number(limit_s, 0)))
-            else:
-                bar.progress(0.0, text=t("work.queued", label=label, ahead=F.integer(ticket.ahead + 1), elapsed=elapsed))
+            fraction, text = _progress(ticket, t, label=label, waited_s=waited, limit_s=limit_s)
+            if (int(fraction * 100), text) != shown or _yield_due():
+                bar.progress(fraction, text=text)
+                shown = (int(fraction * 100), text)
         value = ticket.result()
         done = True
     except CpuBudgetExceeded:

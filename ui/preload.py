@@ -71,3 +71,12 @@ _exercise()
 # them out of the collector's sight (reference counting still frees them; only cycle detection
 # skips them). Objects created later (sessions, results) are collected as before.
 gc.freeze()
+
+# Python's collector starts a young-generation pass every 700 net allocations of tracked objects, and
+# a full one after ten middle ones when enough survived: in issue 18's room of 50 sessions that was
+# ~1,000 young passes and a full one every ~17 s, each full one ~60 ms with every thread stopped
+# (bench/ui_profile.py, "GC pauses"). A page run allocates tens of thousands of short-lived objects
+# (widgets, messages, figure dicts), so a larger young generation lets most of them die by reference
+# counting before any pass, and fewer survive into the old generation.
+GC_THRESHOLDS = (10_000, 10, 10)
+gc.set_threshold(*GC_THRESHOLDS)

@@ -25,8 +25,11 @@ from typing import Callable
 import streamlit as st
 
 from ui import preload  # noqa: F401  (first: libraries fully imported before any page runs)
+from ui import eventloop
 from ui import compare, i18n, layout, preload_chart, state, vllm_paste
 from ui.i18n import Translator
+
+eventloop.install()  # a page run's messages reach the event loop in batches (ui.eventloop)
 
 _IN_SHELL = "_shell_running"  # True only while app.py runs the page
 _SCENARIO = "_scenario"

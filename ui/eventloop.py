@@ -1,0 +1,123 @@
+"""Fewer event-loop wake-ups per page run: a script's messages reach the server's event loop in batches.
+
+Streamlit hands every ForwardMsg of a page run (about 100 on the memory or frontier page: one per
+element) from the script's thread to the server's event loop with its own
+``loop.call_soon_threadsafe`` (``AppSession._call_soon_on_event_loop``), and the loop, once it has
+queued the message, wakes its sender loop with another one (``Runtime._enqueued_some_message``,
+called on the loop's own thread). Each of these writes a byte to the loop's self-pipe: a system
+call, a wake-up of the loop thread and a hand-over of the GIL, twice per message. In issue 18's
+room of 50 sessions that was ~96,000 self-pipe writes in two minutes (bench/ui_profile.py).
+
+Here, per session, the callbacks go to a FIFO; only the first one of a batch wakes the loop, which
+then runs every callback queued by then, in order (each as the loop would have run it: an error
+goes to the loop's exception handler and the next callback still runs). On the loop's own thread,
+the "need to send" event is set directly (what the callback would have done, a moment later).
+Messages, their order and their content are unchanged: only the wake-ups are fewer.
+
+:func:`install` patches those two Streamlit methods once per process (from :mod:`ui.shell`); it
+does nothing where they are not what this module expects (another Streamlit version).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import threading
+from typing import Any, Callable
+
+_INSTALLED = False
+_LOCK = threading.Lock()
+
+
+class Batch:
+    """One session's callbacks waiting for the loop (any thread appends, the loop drains)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.items: collections.deque[Callable[[], Any]] = collections.deque()
+        self.scheduled = False
+
+    def add(self, callback: Callable[[], Any]) -> bool:
+        """Queue ``callback``; True when the loop must be woken to drain (the batch's first)."""
+        with self.lock:
+            self.items.append(callback)
+            if self.scheduled:
+                return False
+            self.scheduled = True
+            return True
+
+    def drain(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Run (on the loop) the callbacks queued so far, in order; later ones get another turn."""
+        with self.lock:
+            n = len(self.items)
+        for _ in range(n):
+            with self.lock:
+                callback = self.items.popleft()
+            try:
+                callback()
+            except (SystemExit, KeyboardInterrupt):
+                raise
+            except BaseException as exc:  # noqa: BLE001 - as asyncio's Handle._run: to the loop's handler
+                loop.call_exception_handler({"message": f"Exception in callback {callback!r}", "exception": exc})
+        with self.lock:
+            if not self.items:
+                self.scheduled = False
+                return
+        loop.call_soon(self.drain, loop)  # queued while draining: after the loop's other ready callbacks
+
+
+def _batch(session: Any) -> Batch:
+    batch = session.__dict__.get("_llm_calc_batch")
+    if batch is None:
+        with _LOCK:
+            batch = session.__dict__.setdefault("_llm_calc_batch", Batch())
+    return batch
+
+
+def _on_loop_thread(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
+def install() -> bool:
+    """Patch Streamlit's two hand-offs (module doc), once; False where their shape is not the expected one."""
+    global _INSTALLED
+    with _LOCK:
+        if _INSTALLED:
+            return True
+        from streamlit.runtime.app_session import AppSession
+        from streamlit.runtime.runtime import Runtime
+
+        call_soon = getattr(AppSession, "_call_soon_on_event_loop", None)
+        enqueued = getattr(Runtime, "_enqueued_some_message", None)
+        if call_soon is None or enqueued is None or not hasattr(Runtime, "_get_async_objs"):
+            return False
+
+        def call_soon_batched(self, callback: Callable[[], None]) -> None:
+            loop = getattr(self, "_event_loop", None)
+            if loop is None:
+                return call_soon(self, callback)
+            batch = _batch(self)
+            if batch.add(callback):
+                try:
+                    loop.call_soon_threadsafe(batch.drain, loop)
+                except RuntimeError:  # the loop is closed (shutdown): dropped, as Streamlit does
+                    if not loop.is_closed():
+                        raise
+                    with batch.lock:
+                        batch.items.clear()
+                        batch.scheduled = False
+
+        def enqueued_some_message(self) -> None:
+            objs = self._get_async_objs()
+            if _on_loop_thread(objs.eventloop):
+                objs.need_send_data.set()
+            else:
+                enqueued(self)
+
+        AppSession._call_soon_on_event_loop = call_soon_batched
+        Runtime._enqueued_some_message = enqueued_some_message
+        _INSTALLED = True
+        return True
