@@ -11,7 +11,7 @@ from calc.plan.search import PlanRequest
 from calc.spec.catalog import get_gpu, list_gpus
 from calc.spec.inputs import describe_validation_error
 from ui import format as F
-from ui import background, labelled, layout, session_view, shell
+from ui import background, command_block, labelled, layout, session_view, shell
 from ui.budget import limits
 from ui.controls import ControlValueError
 from ui.i18n import current_language
@@ -120,7 +120,7 @@ st.caption(t("pl.statistic.mean") if percentile == "mean" else
 
 if skipped := pl_runs.not_simulated(result):  # the budget ran out: say so, and how to run it in full
     st.warning(t("pl.over_budget", n=F.integer(skipped), p=percentile, cpu_limit=F.number(budget_limits.cpu_s, 0)))
-    st.code(command, language="bash")
+    command_block.render(command, t)
 if best is None:
     reasons = ", ".join(f"{t(f'pl.reason.{k}')}: {F.integer(v)}" for k, v in result.reason_counts.items() if v)
     st.warning(t("pl.none", n=F.integer(result.grid.size), reasons=reasons))
@@ -143,7 +143,7 @@ else:
               f" / KV {d.kv_cache_dtype}" for k, d in enumerate(result.ranked, 1)]
     pick = st.selectbox(t("pl.cmd.pick"), range(len(labels)), format_func=lambda i: labels[i], key="pl_cmd_pick")
     d = result.ranked[pick]
-    st.code(d.vllm_command, language="bash")
+    command_block.render(d.vllm_command, t)
     st.caption(t("pl.cmd.caption", replicas=t.count("replica", d.replicas), gpus=t.count("gpu", d.tensor_parallel_size * d.pipeline_parallel_size
                                                                             * d.data_parallel_size)))
 
