@@ -149,12 +149,16 @@ else:
 
 st.subheader(t("pl.out.title"))
 st.table(X.reason_summary(result, t), hide_index=True)
-with st.expander(t("pl.out.caption")):
-    st.dataframe(X.out_rows(result, t, names), hide_index=True, key="planner_out")
+# Drawn only while open (ui.layout.lazy_expander): closed, a plain expander still sent and mounted its
+# data grid and table, in the browser's one main thread before the first chart (bench/first_paint.py).
+if (out := layout.lazy_expander(st, t("pl.out.caption"), "pl_out")).open:
+    with out:
+        st.dataframe(X.out_rows(result, t, names), hide_index=True, key="planner_out")
 
 st.subheader(t("pl.quality.title"))
 shown = sorted({d.quantization for d in result.ranked} | {"fp8", "int8", "awq"})
 for line in X.quality_lines(sc.arch.id, sc.arch.name, shown, t):
     st.caption(line)
-with st.expander(t("pl.prices.title")):
-    st.table(X.price_rows([g.id for g in gpus], prices, t, names), hide_index=True)
+if (price_box := layout.lazy_expander(st, t("pl.prices.title"), "pl_prices_used")).open:
+    with price_box:
+        st.table(X.price_rows([g.id for g in gpus], prices, t, names), hide_index=True)

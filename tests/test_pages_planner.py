@@ -2,7 +2,7 @@
 
 import pytest
 
-from apptest_helpers import app, commands, metrics, open_page, plotly_specs, texts
+from apptest_helpers import app, commands, metrics, open_page, open_section, plotly_specs, texts
 from calc.plan.search import PlanRequest, plan
 from calc.spec.inputs import Efficiency
 from ui.planner.runs import planned
@@ -79,6 +79,9 @@ def test_own_price_and_budget():
     assert not at.exception and not at.warning
     table = at.dataframe[0].value
     assert all(float(x.strip("$")) <= 3 for x in table["$ / hour"])
+    assert len(at.dataframe) == 1 and len(at.table) == 1  # closed: the options out and the prices not drawn
+    open_section(at, "pl_prices_used", "pl_out")  # lazy expanders (ui.layout.lazy_expander): drawn when opened
+    assert len(at.dataframe) == 2 and not at.exception
     assert "your price" in at.table[-1].value.iloc[0].tolist()  # the prices table says where the price came from
 
 
