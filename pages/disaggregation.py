@@ -6,7 +6,7 @@ import streamlit as st
 from calc.plan.disaggregation import same_gpus
 from calc.traffic.disaggregation import kv_descriptor_s, kv_descriptors, kv_links, kv_regions_per_layer
 from ui import format as F
-from ui import labelled, layout, shell
+from ui import command_block, labelled, layout, shell
 from ui.disagg import explain as X
 from ui.disagg import figures as FD
 from ui.disagg.controls import DG_BW, DG_GPUS, DG_LINK, DISAGG
@@ -74,7 +74,7 @@ with st.expander(t("dg.why.title"), expanded=False):
 st.caption(t("dg.cli"))
 p = max(int(label.split("P")[0]), 1) if label != "—" else 1
 d = max(int(label.split("P")[1].rstrip("D")), 1) if label != "—" else 1
-st.code(f"python -m calc simulate --model {sc.arch.id} --gpu {sc.gpu.id} -tp {tp} --input-len {s.input_len} "
-        f"--output-len {s.output_len} --rate {rate:g} --prefill-instances {p} --decode-instances {d} "
-        f"--kv-transfer-gb-per-s {bw / 1e9:g} --ttft-slo-ms {ttft_ms:g} --tpot-slo-ms {tpot_ms:g} --format json",
-        language="bash")
+command_block.render(f"python -m calc simulate --model {sc.arch.id} --gpu {sc.gpu.id} -tp {tp} --input-len {s.input_len} "
+                     f"--output-len {s.output_len} --rate {rate:g} --prefill-instances {p} --decode-instances {d} "
+                     f"--kv-transfer-gb-per-s {bw / 1e9:g} --ttft-slo-ms {ttft_ms:g} --tpot-slo-ms {tpot_ms:g} --format json",
+                     t)

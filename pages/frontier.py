@@ -7,7 +7,7 @@ import streamlit as st
 from ui.perf import figures as FP
 from ui import format as F
 from ui.perf import view as V
-from ui import background, compare, labelled, layout, shell, tables
+from ui import background, command_block, compare, labelled, layout, shell, tables
 from ui.perf.explain import frontier_panels
 from ui.perf.controls import CHUNKED, FRONTIER, PER_GPU, PRESETS, PRICE, REPLICAS, Variant, apply_variant, same_as
 from ui.planner.explain import quality_short
@@ -204,9 +204,9 @@ def _body() -> None:
 
         st.subheader(t("fr.cmd.title"))
         seqs = int(f.concurrency[f.best]) if f.best >= 0 else int(f.max_num_seqs)
-        st.code(V.vllm_command(model_id=sc.arch.id, serving=s, max_model_len=sc.resolved.max_model_len, max_num_seqs=seqs,
-                               max_num_batched_tokens=int(f.max_num_batched_tokens), chunked=chunked,
-                               speculative=base.speculative), language="bash")
+        command_block.render(V.vllm_command(model_id=sc.arch.id, serving=s, max_model_len=sc.resolved.max_model_len,
+                                            max_num_seqs=seqs, max_num_batched_tokens=int(f.max_num_batched_tokens),
+                                            chunked=chunked, speculative=base.speculative), t)
         st.caption(t("fr.cmd.caption" if f.best >= 0 else "fr.cmd.caption_none", c=F.integer(seqs)))
         st.caption(t("fr.cmd.replicas", replicas=t.count("replica", replicas), gpus=t.count("gpu", tp)) + " " +
                    t("fr.quality", q=s.quantization, value=quality_short(sc.arch.id, s.quantization)))

@@ -12,7 +12,7 @@ from calc.timing.estimate import estimate
 from calc.traffic.slo import steady_means, summarize
 from calc.traffic.workload import MAX_TRACE_BYTES, WorkloadError
 from ui import format as F
-from ui import background, budget, labelled, layout, mirror, shell, tables, uploader
+from ui import background, budget, command_block, labelled, layout, mirror, shell, tables, uploader
 from ui.loadtest import controls as LC
 from ui.loadtest import figures as LF
 from ui.loadtest import messages as LM
@@ -84,7 +84,7 @@ if need is not None and (need.cpu_s > lim.cpu_s or need.peak_bytes > lim.run_byt
     st.error(t("lt.over_budget", steps=F.integer(need.steps), passes=F.integer(need.passes), cpu=F.number(need.cpu_s, 0),
                mib=F.integer(need.peak_bytes / budget.MIB), cpu_limit=F.number(lim.cpu_s, 0),
                mib_limit=F.integer(lim.run_bytes / budget.MIB)))
-    st.code(command, language="bash")
+    command_block.render(command, t)
     st.caption(t("lt.over_budget.caption"))
     st.stop()
 running = t("lt.running", n=F.integer(load.num_requests))

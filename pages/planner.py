@@ -11,7 +11,7 @@ from calc.plan.search import PlanRequest
 from calc.spec.catalog import get_gpu, list_gpus
 from calc.spec.inputs import describe_validation_error
 from ui import format as F
-from ui import background, labelled, layout, session_view, shell
+from ui import background, command_block, labelled, layout, session_view, shell
 from ui.budget import limits
 from ui.controls import ControlValueError
 from ui.i18n import current_language
@@ -120,7 +120,7 @@ st.caption(t("pl.statistic.mean") if percentile == "mean" else
 
 if skipped := pl_runs.not_simulated(result):  # the budget ran out: say so, and how to run it in full
     st.warning(t("pl.over_budget", n=F.integer(skipped), p=percentile, cpu_limit=F.number(budget_limits.cpu_s, 0)))
-    st.code(command, language="bash")
+    command_block.render(command, t)
 if best is None:
     reasons = ", ".join(f"{t(f'pl.reason.{k}')}: {F.integer(v)}" for k, v in result.reason_counts.items() if v)
     st.warning(t("pl.none", n=F.integer(result.grid.size), reasons=reasons))
@@ -143,18 +143,22 @@ else:
               f" / KV {d.kv_cache_dtype}" for k, d in enumerate(result.ranked, 1)]
     pick = st.selectbox(t("pl.cmd.pick"), range(len(labels)), format_func=lambda i: labels[i], key="pl_cmd_pick")
     d = result.ranked[pick]
-    st.code(d.vllm_command, language="bash")
+    command_block.render(d.vllm_command, t)
     st.caption(t("pl.cmd.caption", replicas=t.count("replica", d.replicas), gpus=t.count("gpu", d.tensor_parallel_size * d.pipeline_parallel_size
                                                                             * d.data_parallel_size)))
 
 st.subheader(t("pl.out.title"))
 st.table(X.reason_summary(result, t), hide_index=True)
-with st.expander(t("pl.out.caption")):
-    st.dataframe(X.out_rows(result, t, names), hide_index=True, key="planner_out")
+# Drawn only while open (ui.layout.lazy_expander): closed, a plain expander still sent and mounted its
+# data grid and table, in the browser's one main thread before the first chart (bench/first_paint.py).
+if (out := layout.lazy_expander(st, t("pl.out.caption"), "pl_out")).open:
+    with out:
+        st.dataframe(X.out_rows(result, t, names), hide_index=True, key="planner_out")
 
 st.subheader(t("pl.quality.title"))
 shown = sorted({d.quantization for d in result.ranked} | {"fp8", "int8", "awq"})
 for line in X.quality_lines(sc.arch.id, sc.arch.name, shown, t):
     st.caption(line)
-with st.expander(t("pl.prices.title")):
-    st.table(X.price_rows([g.id for g in gpus], prices, t, names), hide_index=True)
+if (price_box := layout.lazy_expander(st, t("pl.prices.title"), "pl_prices_used")).open:
+    with price_box:
+        st.table(X.price_rows([g.id for g in gpus], prices, t, names), hide_index=True)

@@ -37,6 +37,14 @@ def metrics(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
 
 
+def commands(block) -> list[str]:
+    """The command blocks (ui.command_block) in ``block`` (an AppTest, ``at.main``, ``at.sidebar``), in
+    order: what their copy buttons copy."""
+    from ui.command_block import commands_in
+
+    return [c for h in block.html for c in commands_in(h.value)]
+
+
 def texts(elements) -> list[str]:
     return [e.value for e in elements]
 

@@ -66,7 +66,8 @@ def test_sla_target_moves_the_shaded_region_and_the_best_point(page: Page, strea
     assert _fill_path(page) != before_path  # the drawn region moved, not only the data
     after_star = page.evaluate(STAR_JS)
     assert after_star and after_star[0][0] <= 30 < before_star[0][0]  # the star moved left, inside the target
-    expect(page.get_by_test_id("stMain").get_by_test_id("stCode").first).to_contain_text(f"--max-num-seqs {best.inner_text()}")
+    # the vLLM command block (ui.command_block: a <pre>, no syntax highlighter)
+    expect(page.get_by_test_id("stMain").locator(".cmd-block pre").first).to_contain_text(f"--max-num-seqs {best.inner_text()}")
 
 
 def test_scheduler_budget_slider_updates_the_timeline(page: Page, streamlit_url):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from apptest_helpers import app, metrics, plotly_specs, texts
+from apptest_helpers import app, commands, metrics, plotly_specs, texts
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 PAGE = "pages/disaggregation.py"
@@ -17,14 +17,14 @@ def test_defaults_render():
     assert len(specs) == 2
     assert specs[0]["layout"]["xaxis"]["title"]["text"] == "GPUs"
     assert {tr.get("name") for tr in specs[0]["data"]} >= {"colocated", "disaggregated (best P:D)"}
-    assert "--prefill-instances" in at.code[0].value
+    assert "--prefill-instances" in commands(at)[0]
 
 
 def test_url_state_link_and_gpu_count():
     at = app({"dg_gpus": "12", "dg_link": "ethernet-25g", "rate": "5"}, page=PAGE)
     assert not at.exception
     assert any(k.startswith("Colocated at 12 GPUs") for k in metrics(at))
-    assert "--kv-transfer-gb-per-s 2.5" in at.code[0].value  # 25 Gb/s = 3.125 GB/s x 0.8 achievable
+    assert "--kv-transfer-gb-per-s 2.5" in commands(at)[0]  # 25 Gb/s = 3.125 GB/s x 0.8 achievable
 
 
 def test_bad_url_value_warns_and_names_the_field():

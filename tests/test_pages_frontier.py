@@ -4,7 +4,7 @@ import re
 import numpy as np
 import pytest
 
-from apptest_helpers import app, open_page, decode, metrics, open_section, plotly_specs, texts
+from apptest_helpers import app, commands, open_page, decode, metrics, open_section, plotly_specs, texts
 from calc.spec.catalog import get_gpu, get_model
 from calc.timing.estimate import estimate
 from calc.timing.frontier import best_feasible, sla_feasible
@@ -56,7 +56,7 @@ def test_defaults_render_without_exception():
     # your scenario + the default overlay (FP8 KV cache)
     names = {tr.get("name") for tr in specs[1]["data"] if tr.get("showlegend", True) and tr.get("name")}
     assert {"Your scenario", "KV cache fp8"} <= names
-    code = at.code[0].value
+    code = commands(at)[0]
     assert code.startswith("vllm serve meta-llama/Llama-2-7b-hf") and f"--max-num-seqs {_int(m[BEST])}" in code
     assert "--enable-chunked-prefill" in code
     assert len(at.table) == 1  # scenarios side by side; the course §3.5 case study has its own page
@@ -82,7 +82,7 @@ def test_chunked_prefill_off_changes_the_frontier():
     at = app({"chunked_prefill": "false"}, page=PAGE)
     assert not at.exception
     assert _int(metrics(at)[BEST]) == _expected_best(0.5, 0.05, chunked=False)
-    assert "--no-enable-chunked-prefill" in at.code[0].value
+    assert "--no-enable-chunked-prefill" in commands(at)[0]
 
 
 def test_chunked_off_with_a_budget_below_max_model_len_is_refused_like_vllm():

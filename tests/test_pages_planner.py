@@ -2,7 +2,7 @@
 
 import pytest
 
-from apptest_helpers import app, metrics, open_page, plotly_specs, texts
+from apptest_helpers import app, commands, metrics, open_page, open_section, plotly_specs, texts
 from calc.plan.search import PlanRequest, plan
 from calc.spec.inputs import Efficiency
 from ui.planner.runs import planned
@@ -28,7 +28,7 @@ def test_defaults_render_and_match_calc():
     table = at.dataframe[0].value
     assert len(table) == 10
     assert table["Open"].iloc[0].startswith("/frontier?model=meta-llama%2FLlama-2-7b-hf&gpu=" + best.gpu)
-    assert at.code[0].value.startswith("vllm serve meta-llama/Llama-2-7b-hf")
+    assert commands(at)[0].startswith("vllm serve meta-llama/Llama-2-7b-hf")
     spec = plotly_specs(at)[0]
     assert spec["layout"]["xaxis"]["type"] == "log" and "(s)" in spec["layout"]["xaxis"]["title"]["text"]
     assert "$" in spec["layout"]["yaxis"]["title"]["text"]
@@ -79,6 +79,9 @@ def test_own_price_and_budget():
     assert not at.exception and not at.warning
     table = at.dataframe[0].value
     assert all(float(x.strip("$")) <= 3 for x in table["$ / hour"])
+    assert len(at.dataframe) == 1 and len(at.table) == 1  # closed: the options out and the prices not drawn
+    open_section(at, "pl_prices_used", "pl_out")  # lazy expanders (ui.layout.lazy_expander): drawn when opened
+    assert len(at.dataframe) == 2 and not at.exception
     assert "your price" in at.table[-1].value.iloc[0].tolist()  # the prices table says where the price came from
 
 
@@ -143,7 +146,7 @@ def test_the_percentile_check_keeps_to_the_budget_and_is_cached(monkeypatch, lan
     assert not at.exception
     warning = next(w.value for w in at.warning if w.value.startswith(head))
     assert "p99" in warning
-    cmd = next(c.value for c in at.code if c.value.startswith("python -m calc plan"))
+    cmd = next(c for c in commands(at) if c.startswith("python -m calc plan"))
     assert "--model meta-llama/Llama-3.1-405B --rate 100000" in cmd and "--percentile p99" in cmd
     assert "--ttft-slo-ms 600000 --tpot-slo-ms 10000" in cmd and "--work-budget 1000000" in cmd
     r0 = resource.getrusage(resource.RUSAGE_SELF)
@@ -192,7 +195,7 @@ def test_speculative_decoding_from_the_shared_inputs():
     assert not at.exception and not at.error
     # the simulated check decodes with the drafter too (calc.plan.percentiles: the load test's speculative simulator)
     assert any("with eagle3 drafts (k = 3)" in str(v) for v in at.dataframe[0].value["Statistic"])
-    serve = next(c.value for c in at.code if c.value.startswith("vllm serve"))
+    serve = next(c for c in commands(at) if c.startswith("vllm serve"))
     assert "--speculative-config" in serve
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from apptest_helpers import app, metrics, plotly_specs
+from apptest_helpers import app, commands, metrics, plotly_specs
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 PAGE = "pages/speculative.py"
@@ -39,8 +39,8 @@ def test_frontier_takes_the_speculative_inputs():
     assert at.toggle(key="spec_on").value is True and at.selectbox(key="spec_method").value == "ngram"
     off = app(page="pages/frontier.py")
     assert off.toggle(key="spec_on").value is False
-    assert "--speculative-config" in at.code[0].value and '"method": "ngram"' in at.code[0].value
-    assert "--speculative-config" not in off.code[0].value
+    assert "--speculative-config" in commands(at)[0] and '"method": "ngram"' in commands(at)[0]
+    assert "--speculative-config" not in commands(off)[0]
     # at the same (sidebar) concurrency speculation lowers TPOT: the "TPOT there" cards differ
     assert metrics(at)["TPOT there"] != metrics(off)["TPOT there"]
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from apptest_helpers import app, open_section
+from apptest_helpers import app, commands, open_section
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -20,7 +20,7 @@ def test_paste_sets_the_sidebar():
     codes = [c.value for c in at.sidebar.code]
     assert any("--enforce-eager" in c for c in codes)
     assert any(c.startswith("--max-num-seqs: got 'many'") for c in codes)
-    assert "vllm serve meta-llama/Llama-3.1-8B" in at.main.code[0].value  # the page's command follows
+    assert "vllm serve meta-llama/Llama-3.1-8B" in commands(at.main)[0]  # the page's command follows
 
 
 def test_problems_in_chinese():

@@ -24,6 +24,7 @@ import streamlit as st
 from streamlit import runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from ui import command_block
 from ui import format as F
 from ui.budget import RESULTS, limits
 from ui.workers import CpuBudgetExceeded, Job, QueueFull, Ticket, WorkerLost, pool
@@ -114,7 +115,7 @@ def result(job: Job, t, *, label: str, command: str | None = None, in_worker: bo
         ticket = ahead or workers.submit(job, cpu_limit_s=limit_s)
     except QueueFull as exc:
         _LOG.warning("run refused, queue full: %s", exc)  # for the operator: LLM_CALC_QUEUE / _WORKERS
-        _refuse(t("work.busy", n=F.integer(workers.queue)), command)
+        _refuse(t("work.busy", n=F.integer(workers.queue)), command, t)
     bar = st.empty()
     t0 = time.monotonic()
     done = False
@@ -132,10 +133,10 @@ def result(job: Job, t, *, label: str, command: str | None = None, in_worker: bo
         done = True
     except CpuBudgetExceeded:
         _LOG.warning("run stopped at the CPU budget after %.1f s", ticket.cpu_s)
-        _refuse(t("work.over_cpu", cpu=F.number(ticket.cpu_s, 1), limit=F.number(limit_s, 0)), command, bar)
+        _refuse(t("work.over_cpu", cpu=F.number(ticket.cpu_s, 1), limit=F.number(limit_s, 0)), command, t, bar)
     except WorkerLost as exc:
         _LOG.warning("worker lost: %s", exc)
-        _refuse(t("work.lost", reason=str(exc)[:200]), command, bar)
+        _refuse(t("work.lost", reason=str(exc)[:200]), command, t, bar)
     finally:
         ticket.cancel()  # nothing if the result came; else the rerun or closed tab ends the job
         if not done:
@@ -144,10 +145,10 @@ def result(job: Job, t, *, label: str, command: str | None = None, in_worker: bo
     return value
 
 
-def _refuse(message: str, command: str | None, bar=None) -> None:
+def _refuse(message: str, command: str | None, t, bar=None) -> None:
     if bar is not None:  # the progress bar goes with the run (it stayed, at "running", above the refusal)
         bar.empty()
     st.error(message)
     if command:
-        st.code(command, language="bash")
+        command_block.render(command, t)  # no syntax highlighter (ui.command_block)
     st.stop()

@@ -135,6 +135,8 @@ EN: dict[str, str] = {
     "share.link_label": "Link to this view",
     "share.copy": "Copy link",
     "share.copied": "Copied",
+    "cmd.copy": "Copy",  # a command block's button (ui.command_block)
+    "cmd.copied": "Copied",
     "share.download": "Download scenario (JSON)",
     "share.download.help": "All controls as a JSON file; upload it below (or on another machine) to restore them.",
     "share.upload": "Load scenario (JSON)",
@@ -430,6 +432,8 @@ ZH: dict[str, str] = {
     "share.link_label": "当前视图的链接",
     "share.copy": "复制链接",
     "share.copied": "已复制",
+    "cmd.copy": "复制",
+    "cmd.copied": "已复制",
     "share.download": "下载场景（JSON）",
     "share.download.help": "把所有控件的值保存为 JSON 文件；在下方（或另一台机器上）上传即可恢复。",
     "share.upload": "加载场景（JSON）",
