@@ -33,6 +33,9 @@ CLASS = "cmd-block"
 _BOX = ("position:relative;margin:0 0 1rem 0;border-radius:.5rem;background:rgba(128,128,128,.1);")
 _PRE = ("margin:0;padding:1rem 5.5rem 1rem 1rem;overflow-x:auto;white-space:pre;background:transparent;"
         "font-family:'Source Code Pro',monospace;font-size:.875rem;line-height:1.6;color:inherit;")
+# On a narrow screen a command's first line reaches the button: there the text starts below it.
+_NARROW = ("<style>@media (max-width: 40rem){.cmd-block pre{padding-top:2.75rem !important;"
+           "padding-right:1rem !important}}</style>")
 _BUTTON = ("position:absolute;top:.5rem;right:.5rem;border:1px solid rgba(128,128,128,.5);border-radius:.5rem;"
            "padding:.1rem .6rem;background:transparent;color:inherit;font:inherit;font-size:.8rem;cursor:pointer;")
 
@@ -50,7 +53,7 @@ def block_html(command: str, copy_label: str, copied_label: str) -> str:
             f'<pre style="{_PRE}"><code>{html.escape(command, quote=False)}</code></pre>'
             f'<button class="cmd-copy" type="button" data-label="{html.escape(copy_label)}" '
             f'data-done="{html.escape(copied_label)}" style="{_BUTTON}">{html.escape(copy_label)}</button>'
-            f'</div><script type="module" src="{SCRIPT_URL}"></script>')
+            f'</div>{_NARROW}<script type="module" src="{SCRIPT_URL}"></script>')
 
 
 _PRE_TEXT = re.compile(r'<div class="cmd-block"[^>]*><pre[^>]*><code>(.*?)</code></pre>', re.S)
