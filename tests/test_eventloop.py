@@ -150,4 +150,9 @@ def test_the_send_event_is_set_directly_on_the_loops_thread():
         Runtime._enqueued_some_message(rt)
         return objs.need_send_data.is_set()  # at once, without a trip through the self-pipe
 
-    assert asyncio.run(go())
+    # its own thread: a browser test's Playwright (sync API) may hold a running loop on this one
+    got: list[bool] = []
+    t = threading.Thread(target=lambda: got.append(asyncio.run(go())))
+    t.start()
+    t.join(10)
+    assert got == [True]
