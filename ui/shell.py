@@ -155,8 +155,14 @@ def run(pages: list[PageSpec] | None = None) -> None:
     vllm_paste.render(t)
     compare.render_controls(t)
     share_slot = st.sidebar.container()
-    for level, text in lang_warnings + messages:
-        getattr(st, level)(text)
+    # One slot for the messages, drawn whether or not there are any: the page's elements keep their
+    # places when a message comes or goes. (A card's place is its identity in the browser: drawn one
+    # place lower after an upload's message, the new card stood beside the old one until the run ended.)
+    notices = st.empty()
+    if shown := lang_warnings + messages:
+        with notices.container():
+            for level, text in shown:
+                getattr(st, level)(text)
     st.session_state[_SCENARIO] = sc
     st.session_state[_IN_SHELL] = True
     try:
