@@ -751,29 +751,23 @@ def render_share(sc: Scenario, t: Translator, lang: str, where) -> None:
 def copy_button_html(label: str, done: str) -> str:
     """A button that copies the share box's link to the clipboard (in the page's DOM, no iframe).
 
-    Its script (Streamlit runs the ``<script>`` of ``st.html(..., unsafe_allow_javascript=True)``;
-    inline ``onclick`` attributes are stripped) reads the text box's value from the DOM, so no user
-    text is written into this HTML: the Clipboard API where the page is a secure context (https,
-    localhost), else the selected text through ``execCommand('copy')`` (plain http on a LAN). The
-    label reads ``done`` for 2.5 s.
+    Its behaviour is the command blocks' copy module (``static/command-copy.js``, loaded by URL: the
+    deployment's Content-Security-Policy allows ``script-src 'self'`` without a hash), which reads the
+    link text box's value from the DOM when clicked, so no user text is written into this HTML.
+
+    >>> copy_button_html("Copy <link>", "Copied")[:52]
+    '<button class="share-copy" type="button" data-label='
+    >>> "Copy &lt;link&gt;" in copy_button_html("Copy <link>", "Copied")
+    True
     """
     import html  # noqa: PLC0415
 
+    from ui.command_block import SCRIPT_URL  # noqa: PLC0415
+
     return (
-        '<button class="share-copy" type="button" data-done="' + html.escape(done, quote=True) + '" '
+        '<button class="share-copy" type="button" data-label="' + html.escape(label, quote=True) + '" '
+        'data-done="' + html.escape(done, quote=True) + '" '
         'style="border:1px solid rgba(128,128,128,.5);border-radius:.5rem;padding:.25rem .75rem;'
         'background:transparent;color:inherit;font:inherit;cursor:pointer">' + html.escape(label) + "</button>"
-        "<script>" + COPY_SCRIPT + "</script>"
+        f'<script type="module" src="{SCRIPT_URL}"></script>'
     )
-
-
-# The copy button's script: fixed text (no user text, no label), so the deployment's
-# Content-Security-Policy allows it by its hash (deploy/nginx, deploy/kubernetes.yaml; without it the
-# button was dead behind the front: tests/test_deploy.py). Change it, change the hash there too.
-COPY_SCRIPT = (
-    "document.querySelectorAll('button.share-copy:not([data-bound])').forEach(b => {"
-    "b.dataset.bound = '1'; b.addEventListener('click', () => {"
-    "const i = document.querySelector('.st-key-share_link input'); if (!i) return;"
-    "const label = b.textContent, ok = () => { b.textContent = b.dataset.done; setTimeout(() => { b.textContent = label; }, 2500); };"
-    "if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(i.value).then(ok);"
-    "else { i.focus(); i.select(); if (document.execCommand('copy')) ok(); } }); });")
