@@ -55,6 +55,15 @@ def _figures():
     run = simulate(engine_numbers(sc.arch, sc.gpu, s, sc.efficiency), reqs, enable_chunked_prefill=True,
                    max_num_seqs=8, max_num_batched_tokens=512, kv_capacity_tokens=1e6)
     yield "schedule", lambda: FP.schedule_figure(run, segments(run), t, title="x")
+    from calc.plan.search import PlanRequest, plan
+    from calc.spec.catalog import get_gpu, get_model
+    from ui.planner.figures import pareto_figure
+
+    gpus = [get_gpu(g) for g in ("a100-80gb", "h100-sxm", "l4")]
+    grid = plan(get_model("meta-llama/Llama-3.1-8B"), gpus,
+                PlanRequest(rate_rps=20, input_len=1000, output_len=200, ttft_slo_s=1.0, tpot_slo_s=0.05)).grid
+    yield "pareto", lambda: pareto_figure(grid, t, rate_rps=20, input_len=1000, output_len=200,
+                                          gpu_names={g.id: g.name for g in gpus})
 
 
 def _plotly_built(fig: charts.Figure) -> go.Figure:

@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 
 from calc.traffic.simulator import SimResult
 from calc.traffic.slo import RateSearch
+from ui import charts
 from ui.perf.figures import full_log_ticks
 from ui.theme import CHART_HEIGHT, COLORS, FONT_SIZE, TITLE_SIZE
 
@@ -38,45 +39,63 @@ def _thin(n: int) -> np.ndarray:
     return np.unique(np.linspace(0, n - 1, MAX_POINTS).astype(int)) if n > MAX_POINTS else np.arange(n)
 
 
+def _layout_dict(title: str) -> dict:
+    """:func:`_layout`'s settings as a plain layout dict (for :class:`ui.charts.Figure`)."""
+    return dict(title=dict(text=title, font=dict(size=TITLE_SIZE)), font=dict(size=FONT_SIZE),
+                height=CHART_HEIGHT, margin=dict(l=60, r=30, t=70, b=80), hovermode="closest",
+                legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0,
+                            font=dict(size=FONT_SIZE - 1)))
+
+
 def cdf_figure(values_s, t: T, *, title: str, x_title: str, slo_s: float | None, stat: str, q: str,
                under: list[dict] | tuple = (), over: list[dict] | tuple = ()) -> go.Figure:
     """Empirical CDF of a latency (ms, log axis: tails span decades), the SLA as a vertical line and
     the judging statistic (``stat``: ``p95`` … or ``mean``, shown as ``q``) as a marker on a
     horizontal line at its share of requests; where they cross tells pass or fail. ``under``:
     traces below the curve (the error band, :mod:`ui.bands`); ``over``: above it (measured
-    points, :mod:`ui.measured`), included in the axis range."""
+    points, :mod:`ui.measured`), included in the axis range.
+
+    Plain dicts (:class:`ui.charts.Figure`): what Plotly's validating calls (``add_trace``,
+    ``add_hline``, ``update_*axes``, ``update_layout``) built before, without them: two of these a
+    load-test run were ~40 % of its page script's CPU (cProfile in issue 18's room);
+    ``tests/test_pages_load_test.py`` checks the JSON sent is the same."""
     v = np.sort(np.asarray(values_s, dtype=float))
     v = v[np.isfinite(v)] * 1e3
-    fig = go.Figure()
-    for tr in under:
-        fig.add_trace(_scatter(tr))
+    traces = [{**tr, "type": "scatter"} for tr in under]
+    shapes = []
     if v.size:
         idx = _thin(v.size)
         frac = (idx + 1) / v.size * 100.0
-        fig.add_trace(go.Scatter(x=v[idx], y=frac, mode="lines", name=t("lt.fig.cdf_name"), line=dict(color=COLORS["decode"], width=3),
-                                 hovertemplate="%{x:,.1f} ms → %{y:.1f} %<extra></extra>"))
+        traces.append(dict(type="scatter", x=v[idx], y=frac, mode="lines", name=t("lt.fig.cdf_name"),
+                           line=dict(color=COLORS["decode"], width=3),
+                           hovertemplate="%{x:,.1f} ms → %{y:.1f} %<extra></extra>"))
         if stat == "mean":  # the mean, at the share of requests at or under it
             pq = float(v.mean())
             share = float(np.searchsorted(v, pq, side="right")) / v.size * 100.0
         else:
             share = float(stat.removeprefix("p"))
             pq = float(np.percentile(v, share))
-        fig.add_trace(go.Scatter(x=[pq], y=[share], mode="markers", name=t("lt.fig.pq", q=q),
-                                 marker=dict(size=12, color=COLORS["decode"]),
-                                 hovertemplate=f"{q} = %{{x:,.1f}} ms<extra></extra>"))
-        fig.add_hline(y=share, line=dict(color=COLORS["roof"], dash="dot"))
+        traces.append(dict(type="scatter", x=[pq], y=[share], mode="markers", name=t("lt.fig.pq", q=q),
+                           marker=dict(size=12, color=COLORS["decode"]),
+                           hovertemplate=f"{q} = %{{x:,.1f}} ms<extra></extra>"))
+        # Plotly's add_hline on a figure without subplots
+        shapes.append(dict(line=dict(color=COLORS["roof"], dash="dot"), type="line", x0=0, x1=1, xref="x domain",
+                           y0=share, y1=share, yref="y"))
     if slo_s is not None and np.isfinite(slo_s):
         # the SLA as a trace (data coordinates: exact on the log axis, and hoverable)
-        fig.add_trace(go.Scatter(x=[slo_s * 1e3, slo_s * 1e3], y=[0, 100], mode="lines", name=t("lt.fig.slo", ms=f"{slo_s * 1e3:,.0f}"),
-                                 line=dict(color=COLORS["limit"], width=3, dash="dash"), hoverinfo="name"))
+        traces.append(dict(type="scatter", x=[slo_s * 1e3, slo_s * 1e3], y=[0, 100], mode="lines",
+                           name=t("lt.fig.slo", ms=f"{slo_s * 1e3:,.0f}"),
+                           line=dict(color=COLORS["limit"], width=3, dash="dash"), hoverinfo="name"))
     extra = []
     for tr in over:
-        fig.add_trace(_scatter(tr))
+        traces.append({**tr, "type": "scatter"})
         extra += list(tr.get("x", ()))
-    fig.update_xaxes(title_text=x_title, type="log",
-                     **full_log_ticks(np.concatenate([v, [slo_s * 1e3 if slo_s else np.nan], np.asarray(extra, dtype=float)])))
-    fig.update_yaxes(title_text=t("lt.fig.share"), range=[0, 101])
-    return _layout(fig, title)
+    layout = dict(xaxis=dict(title=dict(text=x_title), type="log", **full_log_ticks(
+                      np.concatenate([v, [slo_s * 1e3 if slo_s else np.nan], np.asarray(extra, dtype=float)]))),
+                  yaxis=dict(title=dict(text=t("lt.fig.share")), range=[0, 101]), **_layout_dict(title))
+    if shapes:
+        layout["shapes"] = shapes
+    return charts.Figure(traces, layout)
 
 
 def sweep_figure(search: RateSearch, t: T, *, ttft_slo_s: float,
