@@ -695,6 +695,28 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
                                    residual_s=residual,
                                    waits=((w_pf, p_pf), (w_slot, np.where(C > R, 1.0, 0.0))),
                                    api_wait=(w_api, p_api), q=q, floor_s=floor)
+    # prompts that fit one step: completions come in clumps at step ends and reach the engine as
+    # trains t_api apart; TTFT as one mixture (calc.traffic.arrival_trains), plus the wait for a
+    # slot and the own prompt's length spread beside it
+    fits = (k <= 1) & (R > 1)
+    if np.any(fits):
+        from calc.traffic.arrival_trains import train_ttft_s  # noqa: PLC0415
+
+        def step_s(n):
+            if n == 0:
+                return load.decode_step_s
+            return prefill_step(e, prompts=float(n), prompt_tokens=I, decode_batch=d, decode_context_tokens=ctx
+                                ).step_s + load.speculative_extra_s
+
+        t_mean, t_q = train_ttft_s(step_s=step_s, clump=alpha, fixed_s=t_api + np.asarray(e.request_overhead_s),
+                                   api_s=t_api, q=q)
+        # the budget's queue is in the clump already (T_(1+M) holds the clump's prompts, past the room
+        # in more steps at the same cost per token): only the clients beyond the batch wait besides
+        w = w_slot
+        w_q = wait_quantile_s(mean_s=w, p_wait=np.where(C > R, 1.0, 0.0), q=q)
+        ex_len = own(lognormal_quantile(mean=I, cv=input_cv, q=q), 0.0) - own(I, 0.0)
+        mean = np.where(fits, t_mean + w, mean)
+        ttft_q = np.where(fits, t_q + w + np.sqrt(np.maximum(w_q - w, 0.0) ** 2 + np.maximum(ex_len, 0.0) ** 2), ttft_q)
     spread = (np.asarray(input_cv, dtype=float) > 0) | (np.asarray(output_cv, dtype=float) > 0)
     return ClosedLoopTTFT(ttft_s=mean, ttft_percentile_s=ttft_q, percentile=q * 100.0, requests_per_s=X,
                           budget_wait_s=w_pf, api_wait_s=w_api, slot_wait_s=w_slot, own_prefill_s=own_mean,
