@@ -55,6 +55,38 @@ def poisson_pmf(*, mean, count):
     return p
 
 
+def _pick(T, n):
+    """T_n for an array of prompt counts n (capped at the last one counted)."""
+    idx = np.minimum(np.asarray(n), T.shape[0] - 1).astype(int)
+    shape = np.broadcast_shapes(idx.shape, T.shape[1:])
+    return np.take_along_axis(np.broadcast_to(T, T.shape[:1] + shape), np.broadcast_to(idx, shape)[None], axis=0)[0]
+
+
+def _follower(i, *, head_wait, head_own, T, t_api):
+    """(engine wait, train members in its own step) of the i-th behind a train's head (the head
+    arrives at 0, its step starts at ``head_wait`` and lasts ``head_own``; member j arrives at
+    j·t_api). Steps follow one another: the step after one carries the members that arrived
+    during it (T_c for c of them) or, none arriving, is a decode step T_0; member i joins the
+    first step that starts at or after its arrival."""
+    a_i = i * t_api
+    start = np.asarray(head_wait, dtype=float)
+    length = np.asarray(head_own, dtype=float)
+    ride = a_i <= start  # it arrives before the head's step starts: it rides in it
+    wait = np.where(ride, start - a_i, 0.0)
+    # riding: the head, it and the members between them that arrived before the step started
+    mates = np.where(ride, 2.0 + sum((j * t_api <= start).astype(float) for j in range(1, i)), 0.0)
+    done = ride
+    for _ in range(2 * i + 2):  # at most one decode step between members: i member steps, i gaps
+        end = start + length
+        here = (~done) & (a_i < end)  # it arrives during this step: joins the next one
+        c = sum(((j * t_api >= start) & (j * t_api < end)).astype(float) for j in range(1, i))
+        wait = np.where(here, end - a_i, wait)
+        mates = np.where(here, 1.0 + c, mates)
+        done = done | here
+        start, length = end, np.where(c > 0, _pick(T, c), T[0])
+    return wait, np.maximum(mates, 1.0)
+
+
 def train_ttft_s(*, step_s, clump, fixed_s, api_s, q):
     """(mean, q-quantile) of TTFT in a closed loop whose prompts fit one step (module docstring).
 
@@ -95,17 +127,11 @@ def train_ttft_s(*, step_s, clump, fixed_s, api_s, q):
             for i in range(1, MAX_BEHIND):
                 for b in range(R_BINS):
                     r = (b + 0.5) / R_BINS * T[n]  # the head's wait, within a bin of width T_n/R_BINS
-                    late = i * t_api - r  # how far into the head's own step it lands
-                    ride = late < 0
+                    wait, mates = _follower(i, head_wait=r, head_own=own[m], T=T, t_api=t_api)
                     pw = p_i[i] * wm / R_BINS
-                    half = T[n] / R_BINS / 2.0
-                    # rides in the head's step: it waits what is left of r, then the head's own step
-                    wts.append(pw * ride)
-                    los.append(fixed_s + i * t_api - late + own[m] - half)
-                    spans.append(T[n] / R_BINS)
-                    for m2 in range(MAX_PROMPTS):  # lands in the head's own step: the rest of it, then its own
-                        wts.append(pw * ~ride * p_m[m2])
-                        los.append(fixed_s + i * t_api + np.maximum(own[m] - late, 0.0) + own[m2] - half)
+                    for m2 in range(MAX_PROMPTS):  # its own step: it, the train-mates in it, M' others
+                        wts.append(pw * p_m[m2])
+                        los.append(fixed_s + i * t_api + wait + _pick(T, mates + m2) - T[n] / R_BINS / 2.0)
                         spans.append(T[n] / R_BINS)
     shape = np.broadcast_shapes(*(np.shape(x) for x in wts + los + spans))
     W = np.stack([np.broadcast_to(x, shape) for x in wts])

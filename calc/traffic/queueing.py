@@ -705,8 +705,10 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
         def step_s(n):
             if n == 0:
                 return load.decode_step_s
-            return prefill_step(e, prompts=float(n), prompt_tokens=I, decode_batch=d, decode_context_tokens=ctx
-                                ).step_s + load.speculative_extra_s
+            if speculative is not None:  # the verify rows and the drafter's pass priced beside the prompts
+                from calc.timing.speculative import mixed_step_s  # noqa: PLC0415
+                return mixed_step_s(e, speculative, batch=d, context_tokens=ctx, prompts=float(n), prompt_tokens=I)
+            return prefill_step(e, prompts=float(n), prompt_tokens=I, decode_batch=d, decode_context_tokens=ctx).step_s
 
         t_mean, t_q = train_ttft_s(step_s=step_s, clump=alpha, fixed_s=t_api + np.asarray(e.request_overhead_s),
                                    api_s=t_api, q=q)
