@@ -32,8 +32,16 @@ Where it is known to miss (``closed_form`` False, the simulator's regime): the b
 KV pool (vLLM preempts and recomputes), fixed-length closed loops of several clients (a
 deterministic engine keeps them in an FCFS train, :func:`calc.timing.serving.fcfs_wave`), clients
 queueing for the token budget. Also outside 15 % without a flag (bench/sim_vs_analytic.py --shapes):
-the closed loop's P95 near the engine's throughput limit (-16 to -26 %), a burst of varied lengths
-just past the slots (+25 %).
+a burst of varied lengths just past the slots (+25 %); an open loop's TPOT near capacity with long
+prompts (Llama-3.1-70B TP 4 at 85 %: -14 %, with EAGLE-3 -21 %): the batch is larger in the steps
+that carry prompts (a busy period of the token budget admits its prompts one after another while
+the decodes finish at their usual pace), so a sequence meets more of the slow steps than T̄ says.
+
+A closed loop whose prompts fit one step takes its TTFT from :mod:`calc.traffic.arrival_trains`:
+requests finish in clumps at step ends and reach the engine as trains t_api apart; the parts of a
+request's wait (a long step in flight, a full own step, a wait at the API server) come together,
+so the mean and quantile are those of one mixture, not a sum of independent quantiles (which
+read the P95 16-28 % low at C ≥ 32, bench/speculative_sim_vs_analytic.py).
 """
 
 from __future__ import annotations
@@ -643,7 +651,12 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
     the engine's steps at λ = X (:func:`engine_load`), then the TTFT terms of :func:`open_loop`
     with the queues of a finite population (:func:`finite_source_wait_s`): the token budget with
     service τ·I and the API server with t_api, each fed by the C clients whose cycle is C / X; the
-    C − R clients beyond the batch wait (C − R)/X for a slot (Little).
+    C − R clients beyond the batch wait (C − R)/X for a slot (Little). Where the prompt fits one
+    step (chunked prefill, C > 1) the TTFT is instead the mixture of
+    :func:`calc.traffic.arrival_trains.train_ttft_s` (clumps of α = X·T̄ completions per step, their
+    API-server trains, the step in flight and the own step, speculative steps with the prompts in
+    them priced by :func:`calc.timing.speculative.mixed_step_s`) + the slot wait, the own prompt's
+    length spread beside it.
 
     One client never queues: TTFT = t_api + t_req + its own prefill step (+ half a decode step
     only when others decode; none here).
@@ -712,7 +725,7 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
     # prompts that fit one step: completions come in clumps at step ends and reach the engine as
     # trains t_api apart; TTFT as one mixture (calc.traffic.arrival_trains), plus the wait for a
     # slot and the own prompt's length spread beside it
-    fits = (k <= 1) & (R > 1)
+    fits = (k <= 1) & (R > 1) & np.asarray(enable_chunked_prefill, dtype=bool)
     if np.any(fits):
         from calc.traffic.arrival_trains import train_ttft_s  # noqa: PLC0415
 
