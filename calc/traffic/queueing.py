@@ -169,13 +169,6 @@ def _decode_s(e: EngineNumbers, speculative, *, batch, context_tokens):
     return per_token_step(e, speculative, batch=batch, context_tokens=context_tokens).step_s
 
 
-def _mixed_s(e: EngineNumbers, speculative, **kw):
-    """A speculative step with prompt chunks in it (:func:`calc.timing.speculative.mixed_step_s`)."""
-    from calc.timing.speculative import mixed_step_s  # noqa: PLC0415
-
-    return mixed_step_s(e, speculative, **kw)
-
-
 def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output_cv=0.0, running, rate_rps,
                 max_num_batched_tokens, enable_chunked_prefill=True, speculative=None,
                 cached_prompt_tokens=0.0) -> EngineLoad:
@@ -221,11 +214,7 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
             h = np.minimum(n * I, room)
             t_mix = prefill_step(e, prompts=h / c, prompt_tokens=c, decode_batch=np.where(chunked, r, 0.0),
                                  decode_context_tokens=ctx, cached_tokens=H + (k - 1.0) / 2.0 * c).step_s
-            ride = t_mix - t_plain
-            if speculative is not None:  # the chunks ride in a speculative step: verify rows and drafter beside them
-                ride = _mixed_s(e, speculative, batch=r, context_tokens=ctx, prompts=h / c, prompt_tokens=c,
-                                cached_tokens=H + (k - 1.0) / 2.0 * c) - t_dec * tau_s
-            t_pf = np.where(chunked, np.maximum(ride, 0.0), t_mix) * I / h
+            t_pf = np.where(chunked, np.maximum(t_mix - t_plain, 0.0), t_mix) * I / h
             rho_p = lam * t_pf
             with np.errstate(divide="ignore"):
                 t_bar = np.where(rho_p < 1.0, np.maximum(t_dec, 1e-300) / np.maximum(1.0 - rho_p, 1e-300), np.inf)
@@ -247,9 +236,6 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
                                        0.0), 0.0) if speculative is not None else np.zeros_like(t_dec)
     t_full = prefill_step(e, prompts=room / c, prompt_tokens=c, decode_batch=np.where(chunked, R, 0.0),
                           decode_context_tokens=ctx, cached_tokens=H + (k - 1.0) / 2.0 * c).step_s + np.where(chunked, extra, 0.0)
-    if speculative is not None:
-        t_full = np.where(chunked & (R > 0), _mixed_s(e, speculative, batch=R, context_tokens=ctx, prompts=room / c,
-                                                      prompt_tokens=c, cached_tokens=H + (k - 1.0) / 2.0 * c), t_full)
     tau = t_full / room
     rho_q = lam * tau * I
     w, _ = mg1_wait_s(rate_rps=lam, service_s=tau * I,
