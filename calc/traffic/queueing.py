@@ -33,9 +33,14 @@ KV pool (vLLM preempts and recomputes), fixed-length closed loops of several cli
 deterministic engine keeps them in an FCFS train, :func:`calc.timing.serving.fcfs_wave`), clients
 queueing for the token budget. Also outside 15 % without a flag (bench/sim_vs_analytic.py --shapes):
 a burst of varied lengths just past the slots (+25 %); an open loop's TPOT near capacity with long
-prompts (Llama-3.1-70B TP 4 at 85 %: -14 %, with EAGLE-3 -21 %): the batch is larger in the steps
-that carry prompts (a busy period of the token budget admits its prompts one after another while
-the decodes finish at their usual pace), so a sequence meets more of the slow steps than T̄ says.
+prompts (Llama-3.1-70B TP 4 at 85 %: -14 %, with EAGLE-3 -24 %): the batch is larger in the steps
+that carry prompts (in the simulator 60 against 53 sequences: a long prompt step lets λ·T arrivals
+in and the next step carries them, lag-1 autocorrelation of the step time 0.68, while sequences
+finish per step), so a sequence meets more of the slow steps than T̄ says. With speculation the
+open loop still prices a prompt beside plain decodes plus the decode step's speculative extra;
+:func:`calc.timing.speculative.mixed_step_s` (one forward, verify rows beside the chunks, the
+drafter over the prompt) brings Llama-3.1-8B EAGLE-3 at 85 % from -18 to -6 % TPOT but, inside
+the batch's bisection, triples open_loop's time: not used there.
 
 A closed loop whose prompts fit one step takes its TTFT from :mod:`calc.traffic.arrival_trains`:
 requests finish in clumps at step ends and reach the engine as trains t_api apart; the parts of a
