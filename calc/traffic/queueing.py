@@ -736,7 +736,9 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
         w_q = wait_quantile_s(mean_s=w, p_wait=np.where(C > R, 1.0, 0.0), q=q)
         ex_len = own(lognormal_quantile(mean=I, cv=input_cv, q=q), 0.0) - own(I, 0.0)
         mean = np.where(fits, t_mean + w, mean)
-        ttft_q = np.where(fits, t_q + w + np.sqrt(np.maximum(w_q - w, 0.0) ** 2 + np.maximum(ex_len, 0.0) ** 2), ttft_q)
+        # independent parts (the mixture, the slot wait, the own length) combine as in _ttft
+        ttft_q = np.where(fits, t_mean + w + np.sqrt(np.maximum(t_q - t_mean, 0.0) ** 2 + np.maximum(w_q - w, 0.0) ** 2
+                                                     + np.maximum(ex_len, 0.0) ** 2), ttft_q)
     spread = (np.asarray(input_cv, dtype=float) > 0) | (np.asarray(output_cv, dtype=float) > 0)
     return ClosedLoopTTFT(ttft_s=mean, ttft_percentile_s=ttft_q, percentile=q * 100.0, requests_per_s=X,
                           budget_wait_s=w_pf, api_wait_s=w_api, slot_wait_s=w_slot, own_prefill_s=own_mean,
