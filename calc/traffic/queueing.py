@@ -174,6 +174,20 @@ def _decode_s(e: EngineNumbers, speculative, *, batch, context_tokens):
     return per_token_step(e, speculative, batch=batch, context_tokens=context_tokens).step_s
 
 
+def speculative_step_s(e: EngineNumbers, speculative, **kw):
+    """A speculative decode step (:func:`calc.timing.speculative.speculative_step`)."""
+    from calc.timing.speculative import speculative_step  # noqa: PLC0415
+
+    return speculative_step(e, speculative, **kw).step_s
+
+
+def _mixed_s(e: EngineNumbers, speculative, **kw):
+    """A speculative step with prompt chunks in it (:func:`calc.timing.speculative.mixed_step_s`)."""
+    from calc.timing.speculative import mixed_step_s  # noqa: PLC0415
+
+    return mixed_step_s(e, speculative, **kw)
+
+
 def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output_cv=0.0, running, rate_rps,
                 max_num_batched_tokens, enable_chunked_prefill=True, speculative=None,
                 cached_prompt_tokens=0.0) -> EngineLoad:
@@ -210,23 +224,38 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
     k = np.ceil(I / room)
     c = np.minimum(I, room)  # chunk of one prompt
 
+    # Speculation: a step with prompt chunks is ONE forward (calc.timing.speculative.mixed_step_s): the
+    # verify rows priced beside the chunks, the drafter's first pass over the chunks too. What a chunk
+    # costs beyond the plain-decode pricing below, at the batch r (evaluated once per batch):
+    cached_c = H + (k - 1.0) / 2.0 * c
+
+    def surcharge(r, t_spec, t_plain):
+        if speculative is None:
+            return 0.0
+        rr = np.maximum(r, 1.0)
+        mixed = _mixed_s(e, speculative, batch=rr, context_tokens=ctx, prompts=1.0, prompt_tokens=c, cached_tokens=cached_c)
+        plain = prefill_step(e, prompts=1.0, prompt_tokens=c, decode_batch=rr, decode_context_tokens=ctx,
+                             cached_tokens=cached_c).step_s
+        return np.where(chunked & (r > 0), np.maximum((mixed - t_spec) - (plain - t_plain), 0.0), 0.0)
+
     def steps(r):
         t_dec = np.where(r > 0, _decode_s(e, speculative, batch=np.maximum(r, 1.0), context_tokens=ctx), 0.0)
         t_plain = np.where(r > 0, decode_step(e, batch=np.maximum(r, 1.0), context_tokens=ctx).step_s, 0.0)
         t_bar = t_dec
+        extra_chunk = surcharge(r, t_dec * tau_s, t_plain)
         for _ in range(3):  # n prompts share a step that carries prompt tokens; n depends on T̄
             n = np.maximum(lam * np.maximum(t_bar * tau_s, 1e-6), 1.0)  # prompts per (speculative) step
             h = np.minimum(n * I, room)
             t_mix = prefill_step(e, prompts=h / c, prompt_tokens=c, decode_batch=np.where(chunked, r, 0.0),
                                  decode_context_tokens=ctx, cached_tokens=H + (k - 1.0) / 2.0 * c).step_s
-            t_pf = np.where(chunked, np.maximum(t_mix - t_plain, 0.0), t_mix) * I / h
+            t_pf = np.where(chunked, np.maximum(t_mix - t_plain, 0.0) + extra_chunk * h / c, t_mix) * I / h
             rho_p = lam * t_pf
             with np.errstate(divide="ignore"):
                 t_bar = np.where(rho_p < 1.0, np.maximum(t_dec, 1e-300) / np.maximum(1.0 - rho_p, 1e-300), np.inf)
             t_bar = np.where(t_dec > 0, t_bar, t_mix)
-        return t_dec, t_bar, t_pf, rho_p
+        return t_dec, t_bar, t_pf, rho_p, extra_chunk
 
-    t_dec, t_bar, t_pf, rho_p = steps(R)
+    t_dec, t_bar, t_pf, rho_p, extra_chunk = steps(R)
     dR = np.maximum(0.01 * R, 0.5)
     with np.errstate(invalid="ignore"):  # inf − inf past the budget's capacity
         slope = (steps(R + dR)[1] - t_bar) / dR  # dT̄/dR
@@ -241,6 +270,7 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
                                        0.0), 0.0) if speculative is not None else np.zeros_like(t_dec)
     t_full = prefill_step(e, prompts=room / c, prompt_tokens=c, decode_batch=np.where(chunked, R, 0.0),
                           decode_context_tokens=ctx, cached_tokens=H + (k - 1.0) / 2.0 * c).step_s + np.where(chunked, extra, 0.0)
+    t_full = t_full + extra_chunk * room / c
     tau = t_full / room
     rho_q = lam * tau * I
     w, _ = mg1_wait_s(rate_rps=lam, service_s=tau * I,
