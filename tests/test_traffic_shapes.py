@@ -204,3 +204,22 @@ class TestCliRate:
         from calc.cli.estimate import estimate_record
         with pytest.raises(UsageError, match="rate"):
             estimate_record({**self.OPTS, "rate": bad})
+
+
+def test_open_loop_prompt_cost_with_speculation_is_the_mixed_step():
+    # A prompt that fits one step, few arrivals (one prompt per step that carries one): its marginal
+    # engine time is that of ONE forward with the verify rows beside it and the drafter over it,
+    # mixed_step_s(1 prompt, R) − speculative_step(R) (not a prefill beside plain decodes plus the
+    # decode step's speculative extra, which is 2-4 ms less for Llama-3.1-8B EAGLE-3 at R = 20-100)
+    from calc.spec.speculative import parse_speculative_config
+    from calc.timing.speculative import drafter_for, mixed_step_s, speculative_step
+    from calc.traffic.queueing import engine_load
+
+    e = engine_numbers(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"))
+    d = drafter_for(e, parse_speculative_config({"method": "eagle3", "num_speculative_tokens": 3}))
+    ctx = 1024 + 256 / 2  # I + O·(1 + 0)/2
+    load = engine_load(e, input_len=1024, output_len=256, running=40.0, rate_rps=1.0, max_num_batched_tokens=8192,
+                       speculative=d)
+    want = mixed_step_s(e, d, batch=40.0, context_tokens=ctx, prompts=1.0, prompt_tokens=1024) \
+        - speculative_step(e, d, batch=40.0, context_tokens=ctx).step_s
+    assert float(load.prefill_s) == pytest.approx(float(want), rel=1e-9)

@@ -183,6 +183,48 @@ def draft_time_s(d: Drafter, *, batch, context_tokens):
     return fixed + first + (k - 1) * rest + k * d.draft_pass_overhead_s
 
 
+def mixed_step_s(e: EngineNumbers, d: Drafter, *, batch, context_tokens, prompts, prompt_tokens, cached_tokens=0.0):
+    """A step in which B sequences verify their k + 1 tokens AND ``prompts`` chunks of
+    ``prompt_tokens`` (after ``cached_tokens``) run, as vLLM V1 schedules them (one forward; the
+    simulator's general step, :mod:`calc.traffic.simulator`): the target over B·(k + 1) + n·c
+    tokens, the verify rows priced with the chunks (compute-bound beside a prompt, where a decode
+    step alone would be bound by the weights), CPU time per sequence for B + n, not per logits
+    row; then the proposer: its first pass over EVERY token the target ran (the prompt chunks too:
+    EAGLE drafts from the target's hidden states, ``EagleProposer.propose``), k − 1 passes of the
+    B + n sequences that got a token. ``prompts`` = 0 is :func:`speculative_step`'s step.
+
+    >>> from calc.spec.catalog import get_gpu, get_model
+    >>> from calc.spec.speculative import parse_speculative_config
+    >>> from calc.timing.estimate import engine_numbers
+    >>> e = engine_numbers(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"))
+    >>> d = drafter_for(e, parse_speculative_config({"method": "eagle3", "num_speculative_tokens": 3}))
+    >>> alone = speculative_step(e, d, batch=20, context_tokens=1184).step_s
+    >>> bool(np.isclose(mixed_step_s(e, d, batch=20, context_tokens=1184, prompts=0, prompt_tokens=1024), alone))
+    True
+    """
+    B = np.asarray(batch, dtype=float)
+    n = np.asarray(prompts, dtype=float)
+    c = np.asarray(prompt_tokens, dtype=float)
+    k = d.num_speculative_tokens
+    phi, win = np.asarray(e.sliding_fraction, dtype=float), e.sliding_window
+    v = verify_step_args(e, batch=B, context_tokens=context_tokens, num_speculative_tokens=k)
+    pairs = ((1.0 - phi) * causal_attention_pairs(new_tokens=c, cached_tokens=cached_tokens)
+             + phi * causal_attention_pairs(new_tokens=c, cached_tokens=cached_tokens, window=win))
+    cached = windowed_context_tokens(context_tokens=cached_tokens, sliding_window=win, sliding_fraction=phi)
+    args = dict(decode_tokens=0.0, decode_context_tokens_sum=0.0, prefill_tokens=v["prefill_tokens"] + n * c,
+                prefill_attention_pairs=v["prefill_attention_pairs"] + n * pairs,
+                prefill_cached_tokens=v["prefill_cached_tokens"] + n * cached, logits_tokens=v["logits_tokens"] + n)
+    target = engine_step(e, **args).step_s - B * k * e.sequence_overhead_s
+    seqs = B + n
+    fixed = d.speculative_step_overhead_s
+    if d.engine is None:
+        return target + fixed + seqs * d.ngram_lookup_s_per_sequence
+    first = engine_step(d.engine, **{**args, "logits_tokens": seqs}).step_s
+    rest = decode_step(d.engine, batch=seqs, context_tokens=np.asarray(context_tokens, dtype=float) + 1.0).step_s \
+        if k > 1 else 0.0
+    return target + fixed + first + (k - 1) * rest + k * d.draft_pass_overhead_s
+
+
 @dataclass(frozen=True)
 class SpeculativeStep:
     """One speculative step of B sequences and its per-token view (seconds)."""

@@ -32,8 +32,21 @@ Where it is known to miss (``closed_form`` False, the simulator's regime): the b
 KV pool (vLLM preempts and recomputes), fixed-length closed loops of several clients (a
 deterministic engine keeps them in an FCFS train, :func:`calc.timing.serving.fcfs_wave`), clients
 queueing for the token budget. Also outside 15 % without a flag (bench/sim_vs_analytic.py --shapes):
-the closed loop's P95 near the engine's throughput limit (-16 to -26 %), a burst of varied lengths
-just past the slots (+25 %).
+a burst of varied lengths just past the slots (+25 %); an open loop's TPOT near capacity with long
+prompts (Llama-3.1-70B TP 4 at 85 %: -14 %, with EAGLE-3 -24 %): the batch is larger in the steps
+that carry prompts (in the simulator 60 against 53 sequences: a long prompt step lets λ·T arrivals
+in and the next step carries them, lag-1 autocorrelation of the step time 0.68, while sequences
+finish per step), so a sequence meets more of the slow steps than T̄ says. With speculation the
+open loop still prices a prompt beside plain decodes plus the decode step's speculative extra;
+:func:`calc.timing.speculative.mixed_step_s` (one forward, verify rows beside the chunks, the
+drafter over the prompt) brings Llama-3.1-8B EAGLE-3 at 85 % from -18 to -6 % TPOT but, inside
+the batch's bisection, triples open_loop's time: not used there.
+
+A closed loop whose prompts fit one step takes its TTFT from :mod:`calc.traffic.arrival_trains`:
+requests finish in clumps at step ends and reach the engine as trains t_api apart; the parts of a
+request's wait (a long step in flight, a full own step, a wait at the API server) come together,
+so the mean and quantile are those of one mixture, not a sum of independent quantiles (which
+read the P95 16-28 % low at C ≥ 32, bench/speculative_sim_vs_analytic.py).
 """
 
 from __future__ import annotations
@@ -161,6 +174,20 @@ def _decode_s(e: EngineNumbers, speculative, *, batch, context_tokens):
     return per_token_step(e, speculative, batch=batch, context_tokens=context_tokens).step_s
 
 
+def speculative_step_s(e: EngineNumbers, speculative, **kw):
+    """A speculative decode step (:func:`calc.timing.speculative.speculative_step`)."""
+    from calc.timing.speculative import speculative_step  # noqa: PLC0415
+
+    return speculative_step(e, speculative, **kw).step_s
+
+
+def _mixed_s(e: EngineNumbers, speculative, **kw):
+    """A speculative step with prompt chunks in it (:func:`calc.timing.speculative.mixed_step_s`)."""
+    from calc.timing.speculative import mixed_step_s  # noqa: PLC0415
+
+    return mixed_step_s(e, speculative, **kw)
+
+
 def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output_cv=0.0, running, rate_rps,
                 max_num_batched_tokens, enable_chunked_prefill=True, speculative=None,
                 cached_prompt_tokens=0.0) -> EngineLoad:
@@ -197,23 +224,38 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
     k = np.ceil(I / room)
     c = np.minimum(I, room)  # chunk of one prompt
 
+    # Speculation: a step with prompt chunks is ONE forward (calc.timing.speculative.mixed_step_s): the
+    # verify rows priced beside the chunks, the drafter's first pass over the chunks too. What a chunk
+    # costs beyond the plain-decode pricing below, at the batch r (evaluated once per batch):
+    cached_c = H + (k - 1.0) / 2.0 * c
+
+    def surcharge(r, t_spec, t_plain):
+        if speculative is None:
+            return 0.0
+        rr = np.maximum(r, 1.0)
+        mixed = _mixed_s(e, speculative, batch=rr, context_tokens=ctx, prompts=1.0, prompt_tokens=c, cached_tokens=cached_c)
+        plain = prefill_step(e, prompts=1.0, prompt_tokens=c, decode_batch=rr, decode_context_tokens=ctx,
+                             cached_tokens=cached_c).step_s
+        return np.where(chunked & (r > 0), np.maximum((mixed - t_spec) - (plain - t_plain), 0.0), 0.0)
+
     def steps(r):
         t_dec = np.where(r > 0, _decode_s(e, speculative, batch=np.maximum(r, 1.0), context_tokens=ctx), 0.0)
         t_plain = np.where(r > 0, decode_step(e, batch=np.maximum(r, 1.0), context_tokens=ctx).step_s, 0.0)
         t_bar = t_dec
+        extra_chunk = surcharge(r, t_dec * tau_s, t_plain)
         for _ in range(3):  # n prompts share a step that carries prompt tokens; n depends on T̄
             n = np.maximum(lam * np.maximum(t_bar * tau_s, 1e-6), 1.0)  # prompts per (speculative) step
             h = np.minimum(n * I, room)
             t_mix = prefill_step(e, prompts=h / c, prompt_tokens=c, decode_batch=np.where(chunked, r, 0.0),
                                  decode_context_tokens=ctx, cached_tokens=H + (k - 1.0) / 2.0 * c).step_s
-            t_pf = np.where(chunked, np.maximum(t_mix - t_plain, 0.0), t_mix) * I / h
+            t_pf = np.where(chunked, np.maximum(t_mix - t_plain, 0.0) + extra_chunk * h / c, t_mix) * I / h
             rho_p = lam * t_pf
             with np.errstate(divide="ignore"):
                 t_bar = np.where(rho_p < 1.0, np.maximum(t_dec, 1e-300) / np.maximum(1.0 - rho_p, 1e-300), np.inf)
             t_bar = np.where(t_dec > 0, t_bar, t_mix)
-        return t_dec, t_bar, t_pf, rho_p
+        return t_dec, t_bar, t_pf, rho_p, extra_chunk
 
-    t_dec, t_bar, t_pf, rho_p = steps(R)
+    t_dec, t_bar, t_pf, rho_p, extra_chunk = steps(R)
     dR = np.maximum(0.01 * R, 0.5)
     with np.errstate(invalid="ignore"):  # inf − inf past the budget's capacity
         slope = (steps(R + dR)[1] - t_bar) / dR  # dT̄/dR
@@ -228,6 +270,7 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
                                        0.0), 0.0) if speculative is not None else np.zeros_like(t_dec)
     t_full = prefill_step(e, prompts=room / c, prompt_tokens=c, decode_batch=np.where(chunked, R, 0.0),
                           decode_context_tokens=ctx, cached_tokens=H + (k - 1.0) / 2.0 * c).step_s + np.where(chunked, extra, 0.0)
+    t_full = t_full + extra_chunk * room / c
     tau = t_full / room
     rho_q = lam * tau * I
     w, _ = mg1_wait_s(rate_rps=lam, service_s=tau * I,
@@ -629,7 +672,12 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
     the engine's steps at λ = X (:func:`engine_load`), then the TTFT terms of :func:`open_loop`
     with the queues of a finite population (:func:`finite_source_wait_s`): the token budget with
     service τ·I and the API server with t_api, each fed by the C clients whose cycle is C / X; the
-    C − R clients beyond the batch wait (C − R)/X for a slot (Little).
+    C − R clients beyond the batch wait (C − R)/X for a slot (Little). Where the prompt fits one
+    step (chunked prefill, C > 1) the TTFT is instead the mixture of
+    :func:`calc.traffic.arrival_trains.train_ttft_s` (clumps of α = X·T̄ completions per step, their
+    API-server trains, the step in flight and the own step, speculative steps with the prompts in
+    them priced by :func:`calc.timing.speculative.mixed_step_s`) + the slot wait, the own prompt's
+    length spread beside it.
 
     One client never queues: TTFT = t_api + t_req + its own prefill step (+ half a decode step
     only when others decode; none here).
@@ -695,6 +743,32 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
                                    residual_s=residual,
                                    waits=((w_pf, p_pf), (w_slot, np.where(C > R, 1.0, 0.0))),
                                    api_wait=(w_api, p_api), q=q, floor_s=floor)
+    # prompts that fit one step: completions come in clumps at step ends and reach the engine as
+    # trains t_api apart; TTFT as one mixture (calc.traffic.arrival_trains), plus the wait for a
+    # slot and the own prompt's length spread beside it
+    fits = (k <= 1) & (R > 1) & np.asarray(enable_chunked_prefill, dtype=bool)
+    if np.any(fits):
+        from calc.traffic.arrival_trains import train_ttft_s  # noqa: PLC0415
+
+        def step_s(n):
+            if n == 0:
+                return load.decode_step_s
+            if speculative is not None:  # the verify rows and the drafter's pass priced beside the prompts
+                from calc.timing.speculative import mixed_step_s  # noqa: PLC0415
+                return mixed_step_s(e, speculative, batch=d, context_tokens=ctx, prompts=float(n), prompt_tokens=I)
+            return prefill_step(e, prompts=float(n), prompt_tokens=I, decode_batch=d, decode_context_tokens=ctx).step_s
+
+        t_mean, t_q = train_ttft_s(step_s=step_s, clump=alpha, fixed_s=t_api + np.asarray(e.request_overhead_s),
+                                   api_s=t_api, q=q)
+        # the budget's queue is in the clump already (T_(1+M) holds the clump's prompts, past the room
+        # in more steps at the same cost per token): only the clients beyond the batch wait besides
+        w = w_slot
+        w_q = wait_quantile_s(mean_s=w, p_wait=np.where(C > R, 1.0, 0.0), q=q)
+        ex_len = own(lognormal_quantile(mean=I, cv=input_cv, q=q), 0.0) - own(I, 0.0)
+        mean = np.where(fits, t_mean + w, mean)
+        # independent parts (the mixture, the slot wait, the own length) combine as in _ttft
+        ttft_q = np.where(fits, t_mean + w + np.sqrt(np.maximum(t_q - t_mean, 0.0) ** 2 + np.maximum(w_q - w, 0.0) ** 2
+                                                     + np.maximum(ex_len, 0.0) ** 2), ttft_q)
     spread = (np.asarray(input_cv, dtype=float) > 0) | (np.asarray(output_cv, dtype=float) > 0)
     return ClosedLoopTTFT(ttft_s=mean, ttft_percentile_s=ttft_q, percentile=q * 100.0, requests_per_s=X,
                           budget_wait_s=w_pf, api_wait_s=w_api, slot_wait_s=w_slot, own_prefill_s=own_mean,

@@ -1,0 +1,110 @@
+"""calc.traffic.arrival_trains: the closed loop's TTFT as one mixture over the clumps of completions
+at step ends and their API-server trains, by hand on constant steps, and against the simulator on
+the closed loops of bench/speculative_sim_vs_analytic.py whose P95 the sum of independent parts
+read 16-22 % low; calc.timing.speculative.mixed_step_s by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from calc.spec.catalog import get_gpu, get_model
+from calc.spec.speculative import parse_speculative_config
+from calc.timing.estimate import engine_numbers
+from calc.timing.serving import engine_step
+from calc.timing.speculative import drafter_for, mixed_step_s, speculative_step, verify_step_args
+from calc.traffic.arrival_trains import poisson_pmf, train_ttft_s
+
+# Places behind a train's head, α = 1 clump per step: P(N ≥ i + 1) for i = 0..3 is
+# 1 − 1/e = 0.63212, 1 − 2/e = 0.26424, 1 − 2.5/e = 0.08030, 1 − (8/3)/e = 0.01899 (sum 0.99565),
+# so p_i = 0.63488, 0.26540, 0.08065, 0.01907 (the places past 3 lumped in proportion).
+P_I = np.array([1 - 1 / np.e, 1 - 2 / np.e, 1 - 2.5 / np.e, 1 - (8 / 3) / np.e])
+P_I = P_I / P_I.sum()
+
+
+def test_poisson_pmf_lumps_the_tail_into_the_last_term():
+    p = poisson_pmf(mean=np.array([0.5, 2.0]), count=3)
+    # mean 2: e^−2 = 0.13534, 2e^−2 = 0.27067, the rest 1 − 0.40601 = 0.59399
+    assert p[:, 1].tolist() == pytest.approx([0.13534, 0.27067, 0.59399], abs=1e-5)
+    assert p.sum(axis=0).tolist() == pytest.approx([1.0, 1.0])
+
+
+def test_followers_that_miss_the_heads_step_wait_one_step_more():
+    # Every step 100 ms whatever it carries, trains 100 ms apart (t_api = T), fixed 50 ms.
+    # The head waits r (uniform on [0, T]) and runs its own step: 50 + r + 100.
+    # Member i arrives at i·T, always during the step member i − 1 starts (at r + (i − 1)·T),
+    # and waits its end r + i·T: i·T at the API + r + its own T. Mean 50 + 50 + 100 + 100·E[i],
+    # E[i] = 0.26540 + 2·0.08065 + 3·0.01907 = 0.48391: 248.39 ms.
+    m, p = train_ttft_s(step_s=lambda n: 0.1 + 0.0 * n, clump=1.0, fixed_s=0.05, api_s=0.1, q=0.95)
+    e_i = P_I[1] + 2 * P_I[2] + 3 * P_I[3]
+    assert float(m) == pytest.approx(0.05 + 0.05 + 0.1 + 0.1 * e_i, rel=1e-6)
+    # TTFT = 150 ms + 100 ms·(i + U): the P95 lies in the i = 2 piece, CDF after i = 1 is
+    # p_0 + p_1 = 0.90028, so U = (0.95 − 0.90028)/0.08065 = 0.6165: 150 + 261.65 = 411.65 ms
+    u = (0.95 - P_I[0] - P_I[1]) / P_I[2]
+    assert float(p) == pytest.approx(0.15 + 0.1 * (2 + u), rel=1e-6)
+
+
+def test_followers_ride_in_the_heads_step_when_they_come_before_it_starts():
+    # The same 100 ms steps, trains 10 ms apart. Member i rides in the head's step when the head's
+    # wait r ≥ i·10 ms: TTFT 50 + r + 100 (its API wait is part of r); else it lands in the head's
+    # step and runs the one after: 50 + r + 200. r on 6 bins (midpoints 8.3, 25, 41.7 … ms): member 1
+    # and 2 miss only in bin 0, member 3 in bins 0 and 1: P(miss) = (p_1 + p_2)/6 + 2·p_3/6 = 0.064032.
+    m, p = train_ttft_s(step_s=lambda n: 0.1 + 0.0 * n, clump=1.0, fixed_s=0.05, api_s=0.01, q=0.95)
+    miss = (P_I[1] + P_I[2]) / 6 + 2 * P_I[3] / 6
+    assert float(m) == pytest.approx(0.05 + 0.05 + 0.1 + 0.1 * miss, rel=1e-6)
+    # P95: 1 − 0.064032 = 0.93597 below 250 ms; the bin-0 misses (0.060853, uniform over
+    # 250 … 266.7 ms) give the remaining 0.014032 at 0.23059 of the bin: 253.84 ms
+    bin0 = (P_I[1] + P_I[2] + P_I[3]) / 6
+    assert float(p) == pytest.approx(0.25 + (0.95 - (1 - miss)) / bin0 * 0.1 / 6, rel=1e-6)
+
+
+def test_one_client_is_its_own_step():
+    # α → 0: a decode step of 10 ms in flight (waited U·10 ms), its own prompt step of 60 ms, fixed 50 ms
+    m, p = train_ttft_s(step_s=lambda n: 0.01 + 0.05 * n, clump=1e-9, fixed_s=0.05, api_s=0.022, q=0.5)
+    assert float(m) == pytest.approx(0.05 + 0.005 + 0.06, rel=1e-6)
+    assert float(p) == pytest.approx(0.05 + 0.005 + 0.06, rel=1e-6)  # the median of U·10 ms is 5 ms
+
+
+def test_the_mixture_broadcasts_and_rises_with_the_clump():
+    a = np.array([0.05, 0.2, 0.8])
+    m, p = train_ttft_s(step_s=lambda n: 0.02 + 0.04 * n, clump=a, fixed_s=0.05, api_s=0.022, q=0.95)
+    assert m.shape == p.shape == (3,)
+    assert bool(np.all(np.diff(m) > 0)) and bool(np.all(np.diff(p) > 0)) and bool(np.all(p > m))
+
+
+E = engine_numbers(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"))
+
+
+def test_mixed_step_without_prompts_is_the_speculative_step():
+    d = drafter_for(E, parse_speculative_config({"method": "eagle3", "num_speculative_tokens": 3}))
+    for b in (1, 20, 100):
+        assert float(mixed_step_s(E, d, batch=b, context_tokens=1184, prompts=0, prompt_tokens=1024)) == pytest.approx(
+            float(speculative_step(E, d, batch=b, context_tokens=1184).step_s), rel=1e-9)
+
+
+def test_mixed_step_ngram_by_hand():
+    # n-gram, B = 20 verifying k + 1 = 5 tokens beside one prompt of 1024: the target runs
+    # 100 + 1024 tokens in one forward (CPU time per sequence for 21 sequences, not 101 rows), then
+    # 0.8 ms of bookkeeping and 21 lookups of 20 µs
+    d = drafter_for(E, parse_speculative_config({"method": "ngram", "num_speculative_tokens": 4}))
+    v = verify_step_args(E, batch=20, context_tokens=1184, num_speculative_tokens=4)
+    target = engine_step(E, decode_tokens=0.0, decode_context_tokens_sum=0.0, prefill_tokens=100 + 1024,
+                         prefill_attention_pairs=float(v["prefill_attention_pairs"]) + 1024 * 1025 / 2,
+                         prefill_cached_tokens=float(v["prefill_cached_tokens"]), logits_tokens=101).step_s
+    target = float(target) - 20 * 4 * E.sequence_overhead_s
+    got = mixed_step_s(E, d, batch=20, context_tokens=1184, prompts=1, prompt_tokens=1024)
+    assert float(got) == pytest.approx(target + 0.0008 + 21 * 2e-5, rel=1e-9)
+
+
+@pytest.mark.parametrize("case,C", [(0, 32), (1, 32)], ids=["8B-C32", "70B-TP4-C32"])
+def test_closed_loop_p95_against_the_simulator(case, C):
+    # bench/speculative_sim_vs_analytic.py, no speculation: P95 TTFT was 16 % (8B) and 22 % (70B)
+    # low with the sum of independent quantiles
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import speculative_sim_vs_analytic as b  # noqa: PLC0415
+
+    d = b.closed_case(*b.CASES[case], C, "none")
+    for s, a in zip(d["sim"][:2], d["ana"][:2]):
+        assert a == pytest.approx(s, rel=0.15)
