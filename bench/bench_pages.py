@@ -78,6 +78,35 @@ async def measure(url: str, pid: int, page: str, key: str, values: tuple, runs: 
         await s.close()
 
 
+async def measure_side_by_side(servers: list[tuple[str, int]], page: str, key: str, values: tuple, runs: int,
+                               batch: int, warmup: int = 3) -> list[list[float]]:
+    """:func:`measure` on several servers (url, pid) in lockstep: one batch on each in turn, so that
+    a burst of load on the shared machine falls on all of them alike (measured one after the
+    other, a case's ratio moved by ±15 % between runs on 2 busy cores, even on pages with no band)."""
+    sessions = [Session(url, page) for url, _ in servers]
+    try:
+        for s in sessions:
+            first = await s.open()
+            assert not first.exceptions, first.exceptions
+            for i in range(warmup):
+                await s.rerun({key: values[i % len(values)]})
+        samples: list[list[float]] = [[] for _ in servers]
+        for b in range(max(1, runs // batch)):
+            for k, (s, (_, pid)) in enumerate(zip(sessions, servers)):
+                await asyncio.sleep(0.05)  # the server has sent everything of the previous rerun
+                c0 = cpu_s(pid)
+                for i in range(batch):
+                    r = await s.rerun({key: values[(b * batch + i) % len(values)]})
+                    assert not r.exceptions and r.finished in ("FINISHED_SUCCESSFULLY", "FINISHED_FRAGMENT_RUN_SUCCESSFULLY"), \
+                        (page, r.exceptions, r.finished)
+                await asyncio.sleep(0.05)
+                samples[k].append((cpu_s(pid) - c0) * 1e3 / batch)
+        return samples
+    finally:
+        for s in sessions:
+            await s.close()
+
+
 def _stats(xs: list[float]) -> tuple[float, float]:
     s = sorted(xs)
     return statistics.median(s), s[int(0.9 * (len(s) - 1))]
@@ -91,7 +120,8 @@ BAND_CASES = [("load_test", "sla_ttft_ms", (400, 450, 500, 550))]
 def run(runs: int, pages: set[str] | None, rounds: int, batch: int = 5,
         baseline: Path | None = None, compare_bands: bool = False) -> list[tuple[str, str, float, float, float, float | None]]:
     """Rows (page, slider, median ms, p90 ms, ratio to the minimal app, baseline median ms or None).
-    ``compare_bands``: the baseline is this app with its error bands off (same run, interleaved)."""
+    ``compare_bands``: the baseline is this app with its error bands off. The app and its baseline are
+    measured in lockstep, one batch each in turn (:func:`measure_side_by_side`)."""
     tmp = Path(tempfile.mkdtemp(prefix="bench_pages_"))
     cases = [c for c in CASES + (BAND_CASES if compare_bands else []) if pages is None or c[0] in pages]
     apps = {"app": (ROOT / "app.py", None)} | ({"baseline": (baseline / "app.py", None)} if baseline else {}) \
@@ -104,10 +134,12 @@ def run(runs: int, pages: set[str] | None, rounds: int, batch: int = 5,
         servers = {name: stack.enter_context(single_server(tmp, app=path, env=env)) for name, (path, env) in apps.items()}
         for _ in range(rounds):  # interleaved rounds: every app sees the same machine load
             minimal += asyncio.run(measure(murl, mpid, *MINIMAL, runs=runs, batch=batch))
-            for page, key, values in cases:
-                for name, (url, (pid,)) in servers.items():
-                    samples.setdefault((name, page, key), []).extend(
-                        asyncio.run(measure(url, pid, page, key, values, runs, batch)))
+            for page, key, values in cases:  # the app and its baseline in lockstep, batch by batch
+                names = list(servers)
+                got = asyncio.run(measure_side_by_side([(url, pid) for url, (pid,) in servers.values()], page, key,
+                                                       values, runs, batch))
+                for name, xs in zip(names, got):
+                    samples.setdefault((name, page, key), []).extend(xs)
     base = statistics.median(minimal)
     rows = [("minimal app", "concurrency", *_stats(minimal), 1.0, None)]
     for page, key, _ in cases:

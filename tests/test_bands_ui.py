@@ -133,3 +133,46 @@ def test_presenter_mode_keeps_one_line_per_card_and_a_lighter_band():
     assert all(not m.delta for m in at.metric)
     bands = [d for d in plotly_specs(at)[0]["data"] if d.get("name") == "Likely range (measurements)"]
     assert bands and all(d["fillcolor"] == B.FILL_PRESENTING for d in bands)
+
+
+def _old_frontier_regions(f, arch, gpu, t, *, per_gpu, presenting):
+    """frontier_regions as it was built before its cache: curve_limits and region on every call."""
+    y = np.asarray(f.output_tokens_per_s_per_gpu if per_gpu else f.output_tokens_per_s, dtype=float)
+    y_lo, y_hi = B.curve_limits(arch, gpu, "throughput", y, f.concurrency)
+    sla = []
+    for k, (attr, group, xa, ya) in enumerate((("tpot_s", "tpot", "x", "y"), ("ttft_s", "ttft", "x2", "y2"))):
+        x_lo, x_hi = B.curve_limits(arch, gpu, group, np.asarray(getattr(f, attr), dtype=float) * 1e3, f.concurrency)
+        sla.append({**B.region(x_lo, x_hi, y_lo, y_hi, name=t("band.trace"), presenting=presenting, xaxis=xa, yaxis=ya),
+                    "showlegend": k == 0})
+    c = np.asarray(f.concurrency, dtype=float)
+    return sla, [B.region(c, c, y_lo, y_hi, name=t("band.trace"), presenting=presenting)]
+
+
+@pytest.mark.parametrize("model, gpu_id, per_gpu, presenting, t", [("Qwen/Qwen3-8B", "h100-sxm", False, False, T_EN),
+                                                                   ("Qwen/Qwen3-30B-A3B", "mi300x", True, True, T_ZH)])
+def test_frontier_regions_from_the_cache_are_the_regions_built_afresh(model, gpu_id, per_gpu, presenting, t):
+    # a sweep of 200 points (more than MAX_EDGE_POINTS: thinned), one client first (the single-request regime)
+    from types import SimpleNamespace
+
+    from ui.charts import encoded
+
+    arch, gpu = get_model(model), get_gpu(gpu_id)
+    c = np.unique(np.geomspace(1, 1024, 200).astype(int))
+    f = SimpleNamespace(concurrency=c, output_tokens_per_s=30.0 * c, output_tokens_per_s_per_gpu=15.0 * c,
+                        tpot_s=0.01 + 1e-4 * c, ttft_s=0.05 + 1e-3 * c)
+    want = encoded(_old_frontier_regions(f, arch, gpu, t, per_gpu=per_gpu, presenting=presenting))
+    first = B.frontier_regions(f, arch, gpu, t, per_gpu=per_gpu, presenting=presenting)
+    again = B.frontier_regions(f, arch, gpu, t, per_gpu=per_gpu, presenting=presenting)  # from the cache
+    assert encoded(first) == want and encoded(again) == want
+    assert all(a is not b for a, b in zip(first[0] + first[1], again[0] + again[1]))  # each caller its own dicts
+    # a sweep with other values is not served the cached regions
+    f2 = SimpleNamespace(**{**vars(f), "ttft_s": f.ttft_s * 2})
+    assert encoded(B.frontier_regions(f2, arch, gpu, t, per_gpu=per_gpu, presenting=presenting)) \
+        == encoded(_old_frontier_regions(f2, arch, gpu, t, per_gpu=per_gpu, presenting=presenting)) != want
+
+
+def test_cached_band_texts_are_the_texts_built_afresh():
+    b = B.basis(get_model("Qwen/Qwen3-8B"), get_gpu("mi300x"), "tpot", arrival="poisson")
+    for t in (T_EN, T_ZH):
+        assert B.own_text(b, t) == B._own_text(b, t) and B.help_text(b, t) == B._help_text(b, t)
+        assert B.help_text(b, lambda k, **kw: t(k, **kw)) == B.help_text(b, t)  # any callable, uncached

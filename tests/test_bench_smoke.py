@@ -34,7 +34,11 @@ def test_pages_bench_measures_server_cpu_per_rerun(tmp_path):
     with streamlit_server(tmp_path, app=ROOT / "bench" / "minimal_app.py") as url:
         samples = run_blocking(bench_pages.measure(url, SERVER_PIDS[url], *bench_pages.MINIMAL, runs=4, batch=2,
                                                   warmup=1))
+        # --compare-bands / --baseline: two sessions in lockstep (here both on the one server)
+        pair = run_blocking(bench_pages.measure_side_by_side([(url, SERVER_PIDS[url])] * 2, *bench_pages.MINIMAL,
+                                                             runs=4, batch=2, warmup=1))
     assert len(samples) == 2 and all(s >= 0 for s in samples) and sum(samples) > 0
+    assert [len(xs) for xs in pair] == [2, 2] and all(s >= 0 for xs in pair for s in xs)
 
 
 def test_burst_mechanisms_runs_one_row(capsys):

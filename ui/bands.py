@@ -22,6 +22,8 @@ import numpy as np
 
 from calc.timing.bands import N_MIN, BandBasis, BandKey, band_basis, gpu_family, load_measurements, load_regime
 from ui import format as F
+from ui.charts import encode_arrays
+from ui.i18n import Translator
 
 T = Callable[..., str]
 ENABLED = os.environ.get("CALC_BANDS", "1") != "0"
@@ -63,6 +65,18 @@ def where_text(b: BandBasis, t: T) -> str:
 
 def own_text(b: BandBasis, t: T) -> str:
     """Whether the regime has measurements of its own (else: borrowed, widened)."""
+    if isinstance(t, Translator):
+        return _texts(b, t.lang)[0]
+    return _own_text(b, t)
+
+
+def help_text(b: BandBasis, t: T) -> str:
+    if isinstance(t, Translator):
+        return _texts(b, t.lang)[1]
+    return _help_text(b, t)
+
+
+def _own_text(b: BandBasis, t: T) -> str:
     where = where_text(b, t)
     if b.n_exact >= b.n:
         return t("band.own", n=b.n, where=where)
@@ -71,18 +85,31 @@ def own_text(b: BandBasis, t: T) -> str:
     return t("band.few", where=where, k=b.n_exact, n=b.n)
 
 
-def help_text(b: BandBasis, t: T) -> str:
-    return t("band.help", own=own_text(b, t), median=F.number(b.median_abs_error * 100, 0),
+def _help_text(b: BandBasis, t: T) -> str:
+    return t("band.help", own=_own_text(b, t), median=F.number(b.median_abs_error * 100, 0),
              p90=F.number(b.p90_abs_error * 100, 0))
+
+
+@lru_cache(maxsize=256)
+def _texts(b: BandBasis, lang: str) -> tuple[str, str]:
+    """(own text, help text) of a band in a language: the same on every rerun (the cards' help)."""
+    t = Translator(lang)
+    return _own_text(b, t), _help_text(b, t)
 
 
 def curve_limits(arch, gpu, group: str, values, concurrency) -> tuple[np.ndarray, np.ndarray]:
     """(low, high) along a closed-loop sweep: one client is the single-request regime, more a
     closed loop (each point gets its own regime's band)."""
+    return _curve_limits(gpu_family(gpu.architecture), arch.moe is not None, group, values, concurrency)
+
+
+# along a closed-loop sweep: one client is the single-request regime, more a closed loop
+REGIMES_ALONG = (load_regime("closed", 1), load_regime("closed", 2))
+
+
+def _curve_limits(family: str, moe: bool, group: str, values, concurrency) -> tuple[np.ndarray, np.ndarray]:
     c = np.asarray(concurrency, dtype=float)
-    one, many = basis(arch, gpu, group, concurrency=1), basis(arch, gpu, group, concurrency=2)
-    lo1, hi1 = limits(values, one)
-    lo2, hi2 = limits(values, many)
+    (lo1, hi1), (lo2, hi2) = (limits(values, _basis(regime, family, moe, group)) for regime in REGIMES_ALONG)
     return np.where(c <= 1, lo1, lo2), np.where(c <= 1, hi1, hi2)
 
 
@@ -143,20 +170,60 @@ def pareto_regions(arch, gpu_of: Callable[[str], Any], t: T, *, presenting: bool
 def frontier_regions(f, arch, gpu, t: T, *, per_gpu: bool, presenting: bool) -> tuple[list[dict], list[dict]]:
     """The base series' bands on the frontier: (SLA figure's two panels, concurrency figure).
     Latency from its band, throughput from its own: the region spans the optimistic curve
-    (faster, more) to the pessimistic one."""
+    (faster, more) to the pessimistic one.
+
+    The SLA targets do not move a band: a rerun that only moves an SLA slider (or anything else
+    that leaves the sweep as it was) gets the regions already built, arrays already encoded for
+    the browser (:func:`_frontier_regions`, keyed by the sweep's values)."""
     if not ENABLED:
         return [], []
-    y = np.asarray(f.output_tokens_per_s_per_gpu if per_gpu else f.output_tokens_per_s, dtype=float)
-    y_lo, y_hi = curve_limits(arch, gpu, "throughput", y, f.concurrency)
-    name = t("band.trace")
+    y = f.output_tokens_per_s_per_gpu if per_gpu else f.output_tokens_per_s
+    sla, conc = _frontier_regions(arch.moe is not None, gpu_family(gpu.architecture), t("band.trace"), presenting,
+                                  *(_Values(a) for a in (y, f.concurrency, f.tpot_s, f.ttft_s)))
+    return [dict(tr) for tr in sla], [dict(tr) for tr in conc]  # the caller's own dicts (ui.layout.chart copies the rest)
+
+
+class _Values:
+    """A float array as a cache key: equal when the values are (its shape and bytes, kept alone)."""
+
+    __slots__ = ("_key", "_hash")
+
+    def __init__(self, values) -> None:
+        a = np.ascontiguousarray(values, dtype=float)
+        self._key = (a.shape, a.tobytes())
+        self._hash = hash(self._key)
+
+    @property
+    def array(self) -> np.ndarray:
+        return np.frombuffer(self._key[1]).reshape(self._key[0])
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Values) and self._key == other._key
+
+
+# Frontier band sets kept per server process: one per (sweep, GPU family, dense/MoE, language, view).
+# Each holds its key's four sweep arrays (as bytes: 8 kB for the ~256-point sweep of ui.perf.view) and
+# three encoded polygons of up to 2 x MAX_EDGE_POINTS points (~5 kB): ~13 kB, at most ~0.5 MB in all.
+REGION_CACHE_SIZE = 32
+
+
+@lru_cache(maxsize=REGION_CACHE_SIZE)
+def _frontier_regions(moe: bool, family: str, name: str, presenting: bool, y: _Values, concurrency: _Values,
+                      tpot_s: _Values, ttft_s: _Values) -> tuple[tuple[dict, ...], tuple[dict, ...]]:
+    """:func:`frontier_regions` from the values it depends on; the traces' arrays as plotly.js
+    typed arrays (what :func:`ui.charts.encoded` would send), so a rerun encodes nothing again."""
+    c = concurrency.array
+    y_lo, y_hi = _curve_limits(family, moe, "throughput", y.array, c)
     sla = []
-    for k, (attr, group, xa, ya) in enumerate((("tpot_s", "tpot", "x", "y"), ("ttft_s", "ttft", "x2", "y2"))):
-        x_lo, x_hi = curve_limits(arch, gpu, group, np.asarray(getattr(f, attr), dtype=float) * 1e3, f.concurrency)
+    for k, (values, group, xa, ya) in enumerate(((tpot_s, "tpot", "x", "y"), (ttft_s, "ttft", "x2", "y2"))):
+        x_lo, x_hi = _curve_limits(family, moe, group, values.array * 1e3, c)
         sla.append({**region(x_lo, x_hi, y_lo, y_hi, name=name, presenting=presenting, xaxis=xa, yaxis=ya),
                     "showlegend": k == 0})
-    c = np.asarray(f.concurrency, dtype=float)
     conc = region(c, c, y_lo, y_hi, name=name, presenting=presenting)
-    return sla, [conc]
+    return tuple(encode_arrays(tr) for tr in sla), (encode_arrays(conc),)
 
 
 def card(cards, t: T, label: str, shown: str, lo_hi: tuple[float, float] | None, b: BandBasis | None,
