@@ -51,3 +51,14 @@ def test_default_leaves_the_link_clean_and_chinese_label():
     assert "前缀复用" in [e.label for e in at.expander]
     open_section(at, "sec_reuse")
     assert at.selectbox(key="pc_reuse").value == "none" and not at.exception
+
+
+def test_a_greyed_out_value_is_kept():
+    """Chat turns set, then a shared prefix chosen: the turns slider is greyed out, its value stays
+    (in the session and the link) for when chat is chosen again."""
+    at = app(page=FRONTIER, query={"pc_reuse": "chat", "pc_turns": "8"})
+    open_section(at, "sec_reuse")
+    assert at.slider(key="pc_turns").value == 8 and not at.slider(key="pc_turns").disabled
+    at.selectbox(key="pc_reuse").set_value("shared").run()
+    assert not at.exception and at.slider(key="pc_turns").disabled
+    assert at.session_state["pc_turns"] == 8 and at.query_params.get("pc_turns") == "8"
