@@ -192,7 +192,8 @@ def _body() -> None:
                            mime="text/csv", data=lambda series=series: V.frontier_csv(series))  # built on click
 
         st.subheader(t("fr.compare"))
-        st.table(tables.arrow([{t("fr.col.scenario"): x.label,
+        # Markdown, not st.table: its Arrow script (0.9 MB) loaded before the first chart (bench/first_paint.py)
+        st.markdown(tables.markdown([{t("fr.col.scenario"): x.label,
                    t("fr.col.best"): F.integer(x.concurrency[x.best]) if x.best >= 0 else "—",
                    t("fr.col.x"): F.integer(x.output_tokens_per_s[x.best]) if x.best >= 0 else "—",
                    t("fr.col.x_gpu"): F.integer(x.output_tokens_per_s_per_gpu[x.best]) if x.best >= 0 else "—",
@@ -200,7 +201,7 @@ def _body() -> None:
                    t("fr.col.wall"): F.integer(x.engine_limit),
                    t("fr.col.cost"): ("—" if x.cost_per_million_usd is None or x.best < 0
                                       else f"${F.number(float(x.cost_per_million_usd[x.best]), 3)}")}
-                  for x in series]), hide_index=True)
+                  for x in series]))
 
         st.subheader(t("fr.cmd.title"))
         seqs = int(f.concurrency[f.best]) if f.best >= 0 else int(f.max_num_seqs)

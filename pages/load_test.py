@@ -219,10 +219,10 @@ if closed:
 # a closed loop starts with all C prompts at once: the steady state is after the first C requests
 steady = slice(load.concurrency, None) if closed and r.num_requests > 2 * load.concurrency else slice(None)
 sim_mean = steady_means(r, skip=steady.start or 0)
-# st.table: its cells wrap on a phone (a dataframe cut the last column in Chinese)
-st.table(tables.arrow([{t("lt.col.metric"): t(f"lt.row.{name}"), t("lt.col.analytic"): ms(float(getattr(a, name))),
-                        t("lt.col.simulated"): ms(sim_mean[name])} for name in ("ttft_s", "tpot_s", "e2e_latency_s")]),
-         hide_index=True)
+# A Markdown table: its cells wrap on a phone (a dataframe cut the last column in Chinese), and st.table
+# loaded its Arrow script (0.9 MB) before the first chart (bench/first_paint.py)
+st.markdown(tables.markdown([{t("lt.col.metric"): t(f"lt.row.{name}"), t("lt.col.analytic"): ms(float(getattr(a, name))),
+                              t("lt.col.simulated"): ms(sim_mean[name])} for name in ("ttft_s", "tpot_s", "e2e_latency_s")]))
 if r.truncated:
     st.caption(t("lt.truncated.short", **partial))
 if not bool(a.closed_form):

@@ -11,7 +11,7 @@ from calc.plan.search import PlanRequest
 from calc.spec.catalog import get_gpu, list_gpus
 from calc.spec.inputs import describe_validation_error
 from ui import format as F
-from ui import background, command_block, labelled, layout, session_view, shell
+from ui import background, command_block, labelled, layout, session_view, shell, tables
 from ui.budget import limits
 from ui.controls import ControlValueError
 from ui.i18n import current_language
@@ -148,7 +148,7 @@ else:
                                                                             * d.data_parallel_size)))
 
 st.subheader(t("pl.out.title"))
-st.table(X.reason_summary(result, t), hide_index=True)
+st.markdown(tables.markdown(X.reason_summary(result, t)))  # Markdown: no table script to load (ui.tables.markdown)
 # Drawn only while open (ui.layout.lazy_expander): closed, a plain expander still sent and mounted its
 # data grid and table, in the browser's one main thread before the first chart (bench/first_paint.py).
 if (out := layout.lazy_expander(st, t("pl.out.caption"), "pl_out")).open:

@@ -104,3 +104,22 @@ def open_section(at: AppTest, *keys: str) -> AppTest:
     for key in keys:
         at.session_state[f"_open_{key}"] = True
     return at.run()
+
+
+def md_tables(at: AppTest) -> list[list[dict[str, str]]]:
+    """The Markdown tables (ui.tables.markdown) of the page, in order: rows as {header: cell}, the
+    cells as the reader sees them (escapes undone)."""
+    out = []
+    for el in at.markdown:
+        lines = [ln for ln in el.value.splitlines() if ln.startswith("| ")]
+        if len(lines) < 2 or not set(lines[1]) <= set("| -"):
+            continue
+
+        def cells(line: str) -> list[str]:
+            import re
+
+            return [unescape(c.strip()) for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+
+        head = cells(lines[0])
+        out.append([dict(zip(head, cells(ln))) for ln in lines[2:]])
+    return out

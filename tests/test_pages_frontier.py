@@ -4,7 +4,7 @@ import re
 import numpy as np
 import pytest
 
-from apptest_helpers import app, commands, open_page, decode, metrics, open_section, plotly_specs, texts
+from apptest_helpers import app, md_tables, commands, open_page, decode, metrics, open_section, plotly_specs, texts
 from calc.spec.catalog import get_gpu, get_model
 from calc.timing.estimate import estimate
 from calc.timing.frontier import best_feasible, sla_feasible
@@ -59,7 +59,7 @@ def test_defaults_render_without_exception():
     code = commands(at)[0]
     assert code.startswith("vllm serve meta-llama/Llama-2-7b-hf") and f"--max-num-seqs {_int(m[BEST])}" in code
     assert "--enable-chunked-prefill" in code
-    assert len(at.table) == 1  # scenarios side by side; the course §3.5 case study has its own page
+    assert len(md_tables(at)) == 1 and not at.table  # scenarios side by side (Markdown: no table script); the course §3.5 case study has its own page
 
 
 @pytest.mark.parametrize("key, value, ttft, tpot", [("sla_tpot_ms", 30, 0.5, 0.03), ("sla_ttft_ms", 200, 0.2, 0.05)])
@@ -105,7 +105,7 @@ def test_overlay_that_vllm_refuses_is_named_and_dropped():
     (w,) = [w for w in texts(at.warning) if "max_num_batched_tokens" in w]
     assert "≥ 4,096" in w
     assert _int(metrics(at)[BEST]) == _expected_best(0.5, 0.05, chunked=False)
-    assert len(at.table[0].value) == 2  # your scenario and KV cache fp8
+    assert len(md_tables(at)[0]) == 2  # your scenario and KV cache fp8
 
 
 def test_impossible_sla_says_so():
@@ -123,9 +123,9 @@ def test_four_overlays():
     legend = [tr["name"] for tr in spec["data"] if tr.get("showlegend", True) and tr.get("line", {}).get("width") == 5]
     assert legend == ["Your scenario", "KV cache fp8", "TP = 2", "GPU: NVIDIA H100 SXM5 80GB",
                       "Preset: low latency (8 / 2048)"]
-    assert len(at.table[0].value) == 5  # one comparison row per scenario
+    assert len(md_tables(at)[0]) == 5  # one comparison row per scenario
     # the H100 has a catalog price: a cost column entry that is not "—"
-    rows = at.table[0].value.to_dict("records")
+    rows = md_tables(at)[0]
     assert rows[3]["$ per M output tokens"].startswith("$")
 
 

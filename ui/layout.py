@@ -74,6 +74,8 @@ _BASE_CSS = CJK_FONT_CSS + """
 .st-key-chart_preload { display: none; }
 /* Tables: scroll inside their own box instead of cutting columns. */
 [data-testid="stTable"] { overflow-x: auto; }
+/* Markdown tables (ui.tables.markdown) too: a block box that scrolls sideways on a phone. */
+[data-testid="stMarkdownContainer"] table { display: block; overflow-x: auto; max-width: 100%; }
 /* Chart titles are HTML (they wrap on a phone); see ui.layout.chart. */
 .chart-title { font-weight: 600; font-size: 1.15rem; line-height: 1.3; margin: 0.6rem 0 -0.4rem 0; }
 @media (max-width: 640px) {

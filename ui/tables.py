@@ -110,3 +110,34 @@ def arrow(rows: Sequence[dict[str, Any]]) -> Any:
         return pa.Table.from_pylist(list(rows))
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
         return rows
+
+
+def markdown(rows: Sequence[dict[str, Any]]) -> str:
+    """Rows (dicts with the same keys) as a Markdown table for ``st.markdown``, every cell escaped
+    (:func:`ui.safe.md_escape`: no link, HTML or a ``|`` that would start a column).
+
+    Whole numbers with thousands separators, None as an empty cell. For a small table on a page's
+    first view: ``st.table`` loads its Arrow scripts (0.9 MB) before it draws, where Markdown's
+    renderer is in the page already; it keeps the theme's table style (light and dark). No index
+    column, as ``st.table(..., hide_index=True)``.
+
+    >>> print(markdown([{"a": 1200, "b|c": "<x>"}]))
+    | a | b\\|c |
+    | --- | --- |
+    | 1,200 | \\<x\\> |
+    """
+    from ui.safe import md_escape  # noqa: PLC0415
+
+    rows = list(rows)
+    if not rows:
+        return ""
+    head = list(rows[0])
+
+    def cell(value: Any) -> str:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return f"{value:,}"
+        return md_escape("" if value is None else str(value)) or " "
+
+    line = lambda cells: "| " + " | ".join(cell(c) for c in cells) + " |"  # noqa: E731
+    return "\n".join([line(head), "| " + " | ".join("---" for _ in head) + " |",
+                      *(line(r[k] for k in head) for r in rows)])
