@@ -57,25 +57,7 @@ async def measure(url: str, pid: int, page: str, key: str, values: tuple, runs: 
                   warmup: int = 3) -> list[float]:
     """CPU ms per rerun, one sample per ``batch`` consecutive reruns (the kernel counts CPU time in
     10 ms ticks: a batch of 5 resolves 2 ms)."""
-    s = Session(url, page)
-    try:
-        first = await s.open()
-        assert not first.exceptions, first.exceptions
-        for i in range(warmup):
-            await s.rerun({key: values[i % len(values)]})
-        samples = []
-        for b in range(max(1, runs // batch)):
-            await asyncio.sleep(0.05)  # the server has sent everything of the previous rerun
-            c0 = cpu_s(pid)
-            for i in range(batch):
-                r = await s.rerun({key: values[(b * batch + i) % len(values)]})
-                assert not r.exceptions and r.finished in ("FINISHED_SUCCESSFULLY", "FINISHED_FRAGMENT_RUN_SUCCESSFULLY"), \
-                    (page, r.exceptions, r.finished)
-            await asyncio.sleep(0.05)
-            samples.append((cpu_s(pid) - c0) * 1e3 / batch)
-        return samples
-    finally:
-        await s.close()
+    return (await measure_side_by_side([(url, pid)], page, key, values, runs, batch, warmup))[0]
 
 
 async def measure_side_by_side(servers: list[tuple[str, int]], page: str, key: str, values: tuple, runs: int,
