@@ -28,7 +28,7 @@ from urllib.parse import parse_qsl, urlsplit
 import numpy as np
 import pytest
 
-from apptest_helpers import app, plotly_specs, texts
+from apptest_helpers import app, md_tables, plotly_specs, texts
 from calc.plan.percentiles import NUM_REQUESTS, SEED
 from calc.plan.search import PlanRequest
 from calc.spec.catalog import get_gpu, get_model
@@ -130,14 +130,20 @@ def _frontier_point(at, concurrency: int) -> tuple[float, float]:
     return float(row[1]), float(row[2])
 
 
+def _analytic_vs_simulated(load_test) -> dict[str, dict[str, str]]:
+    """The load test's "analytic beside simulated" table (Markdown): {metric: {column: cell}}."""
+    (table,) = md_tables(load_test)
+    return {row["metric"]: row for row in table}
+
+
 def test_the_frontier_at_the_loads_concurrency_agrees_with_the_simulated_means(link, load_test):
     (caption,) = [c for c in texts(load_test.caption) if c.startswith("The closed-form model (other pages) at C = ")]
     c_eq = int(re.search(r"C = ([\d,]+) clients \(Little's law", caption).group(1).replace(",", ""))
-    table = load_test.table[0].value.set_index("metric")
-    model = {k: _ms(table.loc[row, "analytic"]) for k, row in (("ttft", "TTFT (time to first token)"),
-                                                                ("tpot", "TPOT (time per output token)"))}
-    simulated = {k: _ms(table.loc[row, "simulated"]) for k, row in (("ttft", "TTFT (time to first token)"),
-                                                                    ("tpot", "TPOT (time per output token)"))}
+    table = _analytic_vs_simulated(load_test)
+    model = {k: _ms(table[row]["analytic"]) for k, row in (("ttft", "TTFT (time to first token)"),
+                                                           ("tpot", "TPOT (time per output token)"))}
+    simulated = {k: _ms(table[row]["simulated"]) for k, row in (("ttft", "TTFT (time to first token)"),
+                                                               ("tpot", "TPOT (time per output token)"))}
     fr = app({**link, "concurrency": str(c_eq), "overlays": ""}, page="pages/frontier.py")
     assert not fr.exception and not fr.error
     ttft, tpot = _frontier_point(fr, c_eq)
@@ -160,5 +166,5 @@ def test_the_frontier_answers_the_rate_with_the_open_loop_model(link, load_test)
     tpot = float(re.search(r"TPOT ([\d,.]+) ms", info).group(1).replace(",", ""))
     cards = {m.label: m.value for m in load_test.metric}
     assert p95 == pytest.approx(_ms(cards["P95 TTFT"]), rel=0.25)
-    table = load_test.table[0].value.set_index("metric")
-    assert tpot == pytest.approx(_ms(table.loc["TPOT (time per output token)", "simulated"]), rel=0.25)
+    table = _analytic_vs_simulated(load_test)
+    assert tpot == pytest.approx(_ms(table["TPOT (time per output token)"]["simulated"]), rel=0.25)
