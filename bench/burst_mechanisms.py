@@ -125,13 +125,18 @@ _FIFO = simulator.frontend_entry_s
 
 
 @contextmanager
-def round_robin_entry(share: float):
-    """The simulator's API server with :func:`round_robin_entry_s` instead of FIFO."""
+def patched_entry(entry_s, **params):
+    """The simulator's API server with ``entry_s`` (same arguments as
+    :func:`calc.traffic.simulator.frontend_entry_s`, plus ``params``) instead of FIFO."""
     def entry(arrival_s, *, service_s, latency_s=0.0, free_at_s=0.0):
-        return round_robin_entry_s(arrival_s, service_s=service_s, share=share, latency_s=latency_s,
-                                   free_at_s=free_at_s)
+        return entry_s(arrival_s, service_s=service_s, latency_s=latency_s, free_at_s=free_at_s, **params)
     with mock.patch.object(simulator, "frontend_entry_s", entry):
         yield
+
+
+def round_robin_entry(share: float):
+    """The simulator's API server with :func:`round_robin_entry_s` instead of FIFO."""
+    return patched_entry(round_robin_entry_s, share=share)
 
 
 @contextmanager

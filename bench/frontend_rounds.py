@@ -78,9 +78,8 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import deque
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
-from unittest import mock
 
 import numpy as np
 
@@ -90,6 +89,7 @@ sys.path.insert(0, str(ROOT))
 import calc.traffic.simulator as simulator  # noqa: E402
 from calc.cli.measured import ask_row, error_summary  # noqa: E402
 from calc.spec.inputs import Efficiency  # noqa: E402
+from bench.burst_mechanisms import patched_entry  # noqa: E402
 from bench.calibration_report import FOUND_PATH, JSONL_PATH, load_vllm_rows  # noqa: E402
 
 METRICS = ("ttft_s", "tpot_s", "total_tokens_per_s")
@@ -129,14 +129,9 @@ def interleaved_entry_s(arrival_s, *, service_s, share, latency_s=0.0, free_at_s
     return done + latency_s, float(t)
 
 
-@contextmanager
 def interleaved(share: float):
     """The simulator's API server with :func:`interleaved_entry_s` instead of FIFO."""
-    def entry(arrival_s, *, service_s, latency_s=0.0, free_at_s=0.0):
-        return interleaved_entry_s(arrival_s, service_s=service_s, share=share, latency_s=latency_s,
-                                   free_at_s=free_at_s)
-    with mock.patch.object(simulator, "frontend_entry_s", entry):
-        yield
+    return patched_entry(interleaved_entry_s, share=share)
 
 
 def host_of(row: dict) -> str | None:

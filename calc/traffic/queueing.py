@@ -174,13 +174,6 @@ def _decode_s(e: EngineNumbers, speculative, *, batch, context_tokens):
     return per_token_step(e, speculative, batch=batch, context_tokens=context_tokens).step_s
 
 
-def speculative_step_s(e: EngineNumbers, speculative, **kw):
-    """A speculative decode step (:func:`calc.timing.speculative.speculative_step`)."""
-    from calc.timing.speculative import speculative_step  # noqa: PLC0415
-
-    return speculative_step(e, speculative, **kw).step_s
-
-
 def _mixed_s(e: EngineNumbers, speculative, **kw):
     """A speculative step with prompt chunks in it (:func:`calc.timing.speculative.mixed_step_s`)."""
     from calc.timing.speculative import mixed_step_s  # noqa: PLC0415
@@ -754,8 +747,7 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
             if n == 0:
                 return load.decode_step_s
             if speculative is not None:  # the verify rows and the drafter's pass priced beside the prompts
-                from calc.timing.speculative import mixed_step_s  # noqa: PLC0415
-                return mixed_step_s(e, speculative, batch=d, context_tokens=ctx, prompts=float(n), prompt_tokens=I)
+                return _mixed_s(e, speculative, batch=d, context_tokens=ctx, prompts=float(n), prompt_tokens=I)
             return prefill_step(e, prompts=float(n), prompt_tokens=I, decode_batch=d, decode_context_tokens=ctx).step_s
 
         t_mean, t_q = train_ttft_s(step_s=step_s, clump=alpha, fixed_s=t_api + np.asarray(e.request_overhead_s),

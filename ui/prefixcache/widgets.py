@@ -21,7 +21,7 @@ from ui import labelled
 from ui.controls import Control
 from ui.layout import lazy_expander
 from ui.prefixcache.controls import PC_CACHING, PC_KIND, PC_PREFIX_LEN, PC_PREFIXES, PC_TURNS, reuse_of
-from ui.state import check_query_params
+from ui.state import check_query_params, render_control
 
 # Elsewhere than on its own page the reuse starts at none (random tokens, as benchmarks send).
 KIND_ELSEWHERE = Control("pc_reuse", "select", "none", options=PC_KIND.options)
@@ -46,24 +46,16 @@ def _seed(ctl: Control) -> None:
 
 
 def _widgets(t) -> None:
-    """The five widgets (one a row: they sit in a narrow column of the page's controls), unbound:
-    ``persist_state`` keeps each value in the session while the expander is closed."""
-    common = dict(persist_state="session")
+    """The five widgets (one a row: they sit in a narrow column of the page's controls), unbound
+    (:func:`ui.state.render_control` ``bound=False``): ``persist_state`` keeps each value in the
+    session while the expander is closed. The kind's options are shown translated."""
     opts = KIND_ELSEWHERE.choices()
     kind = st.selectbox(t(f"ctl.{KIND_ELSEWHERE.key}"), opts, index=opts.index(KIND_ELSEWHERE.default),
                         format_func=lambda o: t(f"opt.pc_kind.{o}"), key=KIND_ELSEWHERE.key,
-                        help=t(f"ctl.{KIND_ELSEWHERE.key}.help"), **common)
+                        help=t(f"ctl.{KIND_ELSEWHERE.key}.help"), persist_state="session")
     for ctl, off in ((PC_PREFIX_LEN, kind != "shared"), (PC_PREFIXES, kind != "shared"),
                      (PC_TURNS, kind != "chat"), (PC_CACHING, kind == "none")):
-        label, help_ = t(f"ctl.{ctl.key}"), t(f"ctl.{ctl.key}.help")
-        if ctl.kind == "toggle":
-            st.toggle(label, value=bool(ctl.default), key=ctl.key, help=help_, disabled=off, **common)
-        elif ctl.kind == "slider":
-            st.slider(label, min_value=int(ctl.lo), max_value=int(ctl.hi), value=int(ctl.default),
-                      step=int(ctl.step), key=ctl.key, help=help_, disabled=off, **common)
-        else:
-            st.number_input(label, min_value=int(ctl.lo), max_value=int(ctl.hi), value=int(ctl.default),
-                            step=int(ctl.step), key=ctl.key, help=help_, disabled=off, **common)
+        render_control(ctl, t, bound=False, disabled=off)
 
 
 def prefix_inputs(t, *, input_len: int, where=st) -> PrefixReuse:
