@@ -22,8 +22,10 @@ version says (InternLM/lmdeploy @v0.1.0a1, harness @e7af6db79/3e391df467):
 * Before it reaches the queue, the request's inputs are copied host-to-device on the CUDA legacy
   default stream (``create_instance(cuda_stream_id=0)``, ``turbomind.py:375``; allocator stream
   ``LlamaTritonModel.cc:319``; ``cudaMemcpyAsync`` ``triton_utils.hpp:41``) and that stream is
-  synchronized (``LlamaTritonModelInstance.cc:197``), while the engine runs on a blocking stream
-  (``cudaStreamCreate``, ``LlamaTritonModel.cc:223``): the copy waits for the iteration in flight.
+  synchronized (``LlamaTritonModelInstance.cc:197``; reallocating the prompt's buffer for a new
+  length also syncs it, ``cudaFreeAsync`` + ``cudaStreamSynchronize`` in ``allocator.h:262-263``),
+  while the engine runs on a blocking stream (``cudaStreamCreate``, ``LlamaTritonModel.cc:223``):
+  the request waits for the iteration in flight before it can be queued.
   It then races the engine's next dequeue, which the same GPU completion releases.
 * Streaming: per iteration the engine's output thread takes the GIL (``PyGILState_Ensure`` via
   ``ffi_lock_``, ``LlamaBatch.cc:1512``, bind.cpp:371) and calls every running request's Python
@@ -40,7 +42,10 @@ calculator's prefill of one prompt, T_dec its decode step at the running batch, 
 offline request overhead. w = 1/2: arriving at a random phase of the in-flight iteration and
 winning the dequeue race; w = 2: arriving just after an iteration started (the previous request's
 completion is signalled at an iteration's end), waiting it out, losing the race and waiting for the
-next one. The rest of the measured mean (the residual) is time the engine does not explain: the
+next one. Which w applies is not in the source: a closed-loop client that hands back quickly lands
+early in an iteration (w ≈ 1 if it then wins the race: its path from the sync to the enqueue,
+``LlamaV2::forward``, is shorter than the engine's from its own sync through ``Finish`` to the
+dequeue, but TP adds a barrier across the tp forward threads), a slow one at a random phase. The rest of the measured mean (the residual) is time the engine does not explain: the
 client's Python work on a GIL shared by C client threads (and tp forward threads per request),
 whose cost the source does not give. Printed per row: measured mean TTFT, the calculator's, the
 mean in calculator TPOTs, the two bounds, the error of the upper one, the residual (s and ms per
