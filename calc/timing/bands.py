@@ -330,7 +330,8 @@ def band_basis(key: BandKey, cells: dict[str, Any] | None = None) -> BandBasis:
     exact = found[0]["n"] if found[0] is not None else 0
     where = f"{key.regime}, {key.family}, {'MoE' if key.moe else 'dense'}, {key.group}"
     if used == 0:
-        label = f"{c['n']} measurements in this regime ({where}), weighed against the coarser groups' errors"
+        label = (f"{c['n']} measurements ({c['n_documents']} documents) in this regime ({where}), weighed against "
+                 "the coarser groups' errors")
     else:
         own = "no measurements in this regime" if exact == 0 else f"few measurements in this regime ({exact})"
         label = f"{own} ({where}): band mostly from the {c['n']} measurements of {cell}"
