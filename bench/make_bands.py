@@ -11,7 +11,8 @@ names, and the pooled shape (calc.timing.bands). Prints how honest the bands are
 measurements (inside fraction, median half-width), in sample. ``--check`` exits 1 when the file is
 out of date. ``--validate`` also scores the bands on measurements left out of the table
 (calc.timing.bands.cross_validate): each measurement, each benchmark (a table of a document, one
-log file) and each publisher in turn, overall, timing alone and per metric group, and lists the
+log file), each document (a page or log file: one deployment) and each publisher in turn, overall,
+timing alone and per metric group, and lists the
 measurements outside their band when their benchmark is left out (what misses, and by how much).
 
     .venv/bin/python bench/make_bands.py --validate
@@ -87,8 +88,9 @@ def table(ms: list[dict], quantiles: tuple[float, float] | None = None) -> dict:
                    "n_min": bands.N_MIN, "widen_per_empty_rung": bands.WIDEN, "spread_floor": bands.SPREAD_FLOOR,
                    "ladder": [list(k) for k in bands.LADDER], "root": bands.ROOT_CELL,
                    "error": ("predicted / measured - 1; cells hold the median and 1.4826 x MAD of ln(1 + error), "
-                             "shrunk at look-up toward the coarser rungs by n / (n + prior_n); the root holds z_lo, "
-                             "z_hi, the quantiles of the leave-one-out standardised residuals")},
+                             "shrunk at look-up toward the coarser rungs by d / (d + prior_n), d = n_documents (the "
+                             "source documents, a page or a log file, behind the cell: one deployment counts once); "
+                             "the root holds z_lo, z_hi, the quantiles of the leave-one-out standardised residuals")},
         "cells": bands.build_table(ms, tuple(quantiles)),
     }
 

@@ -42,7 +42,7 @@ def test_every_measurement_is_named_and_classified(measured):
 def test_bands_are_honest_on_the_calibration_measurements(measured):
     c = bands.coverage(measured, bands.load_table()["cells"])
     assert c["n"] == len(measured) == 156
-    # in sample, printed by bench/make_bands.py: 89.7 % inside, median half-width 24.8 %
+    # in sample, printed by bench/make_bands.py: 94.2 % inside, median half-width 29.3 %
     assert c["inside_fraction"] >= 0.80
     assert c["median_half_width"] <= 0.30
 
@@ -55,8 +55,9 @@ def benchmark_left_out(measured):
 def test_bands_are_honest_on_benchmarks_they_were_not_built_from(benchmark_left_out):
     """Issue #20's targets on measurements kept back: each benchmark (a table of a document, one
     log file; 50 of them) left out of the table in turn, its measurements scored against the bands
-    of the rest (bench/make_bands.py --validate: 82.1 % inside, median half-width 20.0 %; one
-    measurement left out at a time: 85.3 %, 24.4 %; one publisher: 85.3 %, 41.2 %)."""
+    of the rest (bench/make_bands.py --validate: 87.8 % inside, median half-width 23.9 %; one
+    measurement left out at a time: 88.5 %, 27.3 %; one publisher: 89.7 %, 46.4 %, the start-up
+    logs being one publisher)."""
     c = benchmark_left_out
     assert c["units"] == 50 and c["n"] == 156
     assert c["inside_fraction"] >= 0.80
@@ -64,10 +65,41 @@ def test_bands_are_honest_on_benchmarks_they_were_not_built_from(benchmark_left_
     assert 1 - c["inside_fraction"] == pytest.approx(len(c["outside"]) / c["n"])
 
 
+def test_bands_are_honest_on_documents_they_were_not_built_from(measured):
+    """A new host: each document (a page of tables or a log file, one deployment; 30 of them) left
+    out in turn (bench/make_bands.py --validate: 87.8 % inside, median half-width 24.0 %; timing
+    alone 85.3 %, 35.6 %). Counting measurements instead of documents in the shrinkage gave 84.6 %,
+    30.5 % (timing 84.5 %, 37.9 %) with its own rule's central 87.5 %, 2026-12-02."""
+    c = bands.cross_validate(measured, "document")
+    assert c["units"] == 30 and c["n"] == 156
+    assert c["inside_fraction"] >= 0.80
+    assert c["median_half_width"] <= 0.30
+
+
+def test_one_document_counts_once_in_the_shrinkage():
+    """Four measurements from one page weigh like one against the pooled errors (their errors share
+    a server, an engine build and a harness); from four pages, like four."""
+    others = [{"id": f"o{i}", "regime": "single", "family": "ampere", "moe": False, "group": "tpot",
+               "error": e, "source": f"o{i}: t"} for i, e in enumerate(np.linspace(-0.2, 0.2, 20))]
+    one = [{"id": f"a{i}", "regime": "burst", "family": "hopper", "moe": False, "group": "tpot",
+            "error": 0.1 + 0.01 * i, "source": f"lab: page.md | table {i}"} for i in range(4)]
+    four = [{**m, "source": f"lab: page{i}.md | table 1"} for i, m in enumerate(one)]
+    cell = "burst/hopper/dense/tpot"
+    assert bands.build_table(others + one)[cell]["n_documents"] == 1
+    assert bands.build_table(others + four)[cell]["n_documents"] == 4
+    assert bands.build_table(others + one)[cell]["n"] == 4
+    root = {"n_documents": 20, "log_median": -0.2, "log_spread": 0.3}
+    cell = {"log_median": 0.1, "log_spread": 0.05}
+    # one document:   loc = (1·0.1 + 5·(-0.2)) / 6 = -0.15;     spread² = (1·0.0025 + 5·0.09) / 6 = 0.0754167
+    assert bands.shrunk_location_spread([root, {**cell, "n_documents": 1}]) == (-0.15, 0.274621)
+    # four documents: loc = (4·0.1 + 5·(-0.2)) / 9 = -0.066667; spread² = (4·0.0025 + 5·0.09) / 9 = 0.0511111
+    assert bands.shrunk_location_spread([root, {**cell, "n_documents": 4}]) == (-0.066667, 0.226078)
+
+
 def test_timing_bands_alone(benchmark_left_out):
     """Without the (narrow) memory measurements the half-width target is missed: held-out benchmarks
-    81.0 % inside, median half-width 33.7 % (TTFT 72 % / 58 %, TPOT 87 % / 29 %, throughput
-    89 % / 19 %): stated in the issue's closing note, held here against regressions, with room for
+    85.3 % inside, median half-width 31.5 % (TTFT 78 % / 50 %, TPOT 83 % / 20 %, throughput
+    91 % / 24 %): stated in the issue's closing note, held here against regressions, with room for
     the burst rows' predictions to move (burst TTFT and TPOT all 20 % lower gave 81.9 %, 41.0 %)."""
     c = benchmark_left_out["timing"]
     assert c["inside_fraction"] >= 0.78
@@ -85,7 +117,8 @@ def test_cross_validation_holds_out_a_whole_unit():
     c = bands.cross_validate(near + far, "benchmark")
     assert c["units"] == 2 and "b0" in c["outside"]
     assert bands.cross_validate(near + far, "publisher")["units"] == 2
-    with pytest.raises(ValueError, match="allowed: measurement, benchmark, publisher"):
+    assert bands.cross_validate(near + far, "document")["units"] == 2
+    with pytest.raises(ValueError, match="allowed: measurement, benchmark, document, publisher"):
         bands.cross_validate(near, "row")
 
 
@@ -126,11 +159,11 @@ def test_shrinkage_written_out():
     """A cell of n measurements weighs its median and spread n / (n + PRIOR_N) against its
     parent's; the band is location + pooled shape × spread, clamped to hold the value."""
     assert bands.PRIOR_N == 5
-    cells = {bands.ROOT_CELL: {"n": 20, "log_median": -0.2, "log_spread": 0.3, "z_lo": -2.0, "z_hi": 3.0,
+    cells = {bands.ROOT_CELL: {"n": 20, "n_documents": 20, "log_median": -0.2, "log_spread": 0.3, "z_lo": -2.0, "z_hi": 3.0,
                                "median_abs_error": 0.1, "p90_abs_error": 0.3, "measurements": ["r"]},
-             "*/*/*/tpot": {"n": 5, "log_median": 0.0, "log_spread": 0.1, "median_abs_error": 0.05,
+             "*/*/*/tpot": {"n": 5, "n_documents": 5, "log_median": 0.0, "log_spread": 0.1, "median_abs_error": 0.05,
                             "p90_abs_error": 0.1, "measurements": ["g"]},
-             "single/*/*/tpot": {"n": 15, "log_median": 0.1, "log_spread": 0.05, "median_abs_error": 0.1,
+             "single/*/*/tpot": {"n": 15, "n_documents": 15, "log_median": 0.1, "log_spread": 0.05, "median_abs_error": 0.1,
                                  "p90_abs_error": 0.12, "measurements": ["s"]}}
     b = bands.band_basis(bands.BandKey("single", "hopper", False, "tpot"), cells)
     # group:  loc = (5·0 + 5·(-0.2)) / 10 = -0.1;   spread² = (5·0.01 + 5·0.09) / 10 = 0.05

@@ -17,8 +17,9 @@ EN: dict[str, str] = {
     "band.why.caption": "Each band is the range of measured values that the calculator's errors (predicted ÷ "
                         "measured − 1) on real measurements in the same regime imply (load shape, GPU family, dense "
                         "or MoE): their median and spread, weighed against a wider group's by the number of "
-                        "measurements, times the errors' spread on measurements left out one at a time (central "
-                        "87.5 %). A regime without measurements of its own borrows a wider group's, widened 1.25× per "
+                        "documents (pages or log files) behind them, one deployment counting once however many "
+                        "numbers it holds, times the errors' spread on measurements left out one at a time (central "
+                        "89.5 %). A regime without measurements of its own borrows a wider group's, widened 1.25× per "
                         "level it lacks, and says so.",
     "band.why.col.metric": "Number",
     "band.why.col.basis": "Where the band comes from",
@@ -81,8 +82,8 @@ ZH: dict[str, str] = {
     "band.pct_note": "百分位数沿用其指标的范围（测量大多是均值）。",
     "band.why.title": "这些范围从何而来：背后的测量",
     "band.why.caption": "每个范围是计算器在同一场景（负载形态、GPU 系列、稠密或 MoE）的真实测量上的误差"
-                        "（预测 ÷ 实测 − 1）所对应的实测值范围：误差的中位数和离散度按测量数与更宽一组的加权，"
-                        "再乘以逐一留出测量时的误差分布（中间 87.5%）。本场景没有测量时，借用更宽一组的测量，"
+                        "（预测 ÷ 实测 − 1）所对应的实测值范围：误差的中位数和离散度按来源文档数（页面或日志文件；同一部署无论有多少个数值只计一次）"
+                        "与更宽一组的加权，再乘以逐一留出测量时的误差分布（中间 89.5%）。本场景没有测量时，借用更宽一组的测量，"
                         "每缺一个维度加宽 1.25 倍，并注明。",
     "band.why.col.metric": "数值",
     "band.why.col.basis": "范围的来源",

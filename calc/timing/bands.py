@@ -15,12 +15,20 @@ with r_lo = loc + z_lo · s and r_hi = loc + z_hi · s, r_lo clamped to ≤ 0 an
 low ≤ v ≤ high always:
 
 - loc and s, the location (median) and robust spread (1.4826 × median absolute deviation) of r in
-  the exact cell, each shrunk toward its parent's by the number of measurements
-  (:func:`shrunk_location_spread`: a cell of n measurements weighs n / (n + :data:`PRIOR_N`)),
-  down the rungs of :data:`LADDER` from :data:`ROOT_CELL` (every measurement) through the metric
-  group, the load regime and the GPU family. A cell with few measurements leans on the pooled
-  ones instead of switching to them at a hard threshold, and one outlier moves a median and a
-  median deviation little (a quantile of five measurements is the outlier).
+  the exact cell, each shrunk toward its parent's by the number of DOCUMENTS behind the cell
+  (:func:`shrunk_location_spread`: a cell whose measurements come from d documents weighs
+  d / (d + :data:`PRIOR_N`)), down the rungs of :data:`LADDER` from :data:`ROOT_CELL` (every
+  measurement) through the metric group, the load regime and the GPU family. A cell with few
+  measurements leans on the pooled ones instead of switching to them at a hard threshold, and one
+  outlier moves a median and a median deviation little (a quantile of five measurements is the
+  outlier). A document (:func:`document`: one page or log file, one deployment's write-up) counts
+  once however many measurements it holds: its measurements share the server, the engine build and
+  the harness, so their errors are correlated (gpustack's three Qwen3-235B A100 tables: TPOT -11 %,
+  -9 %, +9 %, all one host) and say less about a new host than as many independent ones would; a
+  cell of one document's measurements leans on the coarser rungs as a cell of one measurement does.
+  Scored with each document or publisher left out of the table (:func:`cross_validate`), this gives
+  the same or more measurements inside narrower bands than counting measurements (2026-12-02,
+  bench/make_bands.py --validate; tests/test_bands.py).
 - z_lo, z_hi, the pooled shape: the :data:`QUANTILES` of the measurements' leave-one-out
   standardised residuals (r - loc₋ᵢ) / s₋ᵢ, loc₋ᵢ and s₋ᵢ computed without the measurement i
   (a jackknife predictive interval: the band is as wide as errors on measurements it has not
@@ -30,8 +38,8 @@ Each empty rung below the finest one with measurements (a dense/MoE, GPU family,
 metric group never measured) multiplies the log-width by :data:`WIDEN`, and the label says so
 ("no measurements in this regime" / "few measurements"); no band spans more than
 :data:`MAX_LOG` either way. :func:`cross_validate` scores the bands on measurements
-left out of the table (one measurement, one benchmark or one publisher at a time); the figures are
-printed by ``bench/make_bands.py --validate`` and held by ``tests/test_bands.py``.
+left out of the table (one measurement, one benchmark, one document or one publisher at a time); the
+figures are printed by ``bench/make_bands.py --validate`` and held by ``tests/test_bands.py``.
 
 The table is precomputed (``calc/data/bands.json``, written by ``bench/make_bands.py`` from the
 calibration reports) so that nothing here reruns a report: :func:`band_basis` looks a key up,
@@ -71,14 +79,16 @@ GROUPS = ("ttft", "tpot", "e2e", "throughput", "memory")
 # ``method``). The margin above the promised 80 % inside is for servers less like the calibration
 # set than its measurements are to each other: bands that held 80 % only in sample would hold less
 # elsewhere (central 85 % held 90 % in sample but 80 % with each benchmark left out, 2026-12-01).
-# QUANTILES is the choice the shipped table was built with (tests/test_bands.py checks it is current).
-QUANTILES = (0.0625, 0.9375)
+# QUANTILES is the choice the shipped table was built with (tests/test_bands.py checks it is current):
+# central 89.5 % since the shrinkage counts documents (2026-12-02; central 87.5 % when it counted
+# measurements).
+QUANTILES = (0.0525, 0.9475)
 MAX_MEDIAN_HALF_WIDTH = 0.30
 # Lower tails tried, widest first: central 90 % down to central 80 % (the promise itself).
 QUANTILE_CHOICES = tuple((round(q, 4), round(1.0 - q, 4)) for q in np.arange(0.05, 0.1001, 0.0025))
-# Prior strength of the shrinkage, in measurements: a cell with n measurements of its own weighs
-# its own location and spread n / (n + PRIOR_N) against its parent rung's (already shrunk) ones.
-# A cell of PRIOR_N measurements is half its own evidence, half the pooled one.
+# Prior strength of the shrinkage, in documents: a cell whose measurements come from d documents
+# (:func:`document`) weighs its own location and spread d / (d + PRIOR_N) against its parent rung's
+# (already shrunk) ones. A cell of PRIOR_N documents is half its own evidence, half the pooled one.
 PRIOR_N = 5
 # A cell with fewer measurements than this is labelled "few measurements" (its band leans mostly
 # on the coarser rungs), and the basis names the first rung that has this many.
@@ -96,9 +106,10 @@ SPREAD_FLOOR = 1e-3
 # a few nearly equal measurements can otherwise give a shape that overflows).
 MAX_LOG = math.log(1000.0)
 # Units a validation holds out together (:func:`cross_validate`): one measurement, one benchmark
-# (a table of a document, one log file: the measurement's ``source``), or one publisher (the
-# source's name before the first colon: every table of one document or one repository's logs).
-HOLDOUT_UNITS = ("measurement", "benchmark", "publisher")
+# (a table of a document, one log file: the measurement's ``source``), one document (every table of
+# one page or log file: one deployment, :func:`document`), or one publisher (the source's name
+# before the first colon: every document of one site or one repository's logs).
+HOLDOUT_UNITS = ("measurement", "benchmark", "document", "publisher")
 
 METRIC_GROUP = {
     "ttft_s": "ttft", "tpot_s": "tpot", "itl_s": "tpot", "e2e_latency_s": "e2e", "e2e_s": "e2e",
@@ -190,14 +201,25 @@ def _location_spread(logs: np.ndarray) -> tuple[float, float]:
     return centre, 1.4826 * float(np.median(np.abs(logs - centre)))
 
 
-def _stats(loc: float, spread: float, n: int) -> dict[str, Any]:
-    return {"n": n, "log_median": round(loc, 6), "log_spread": round(spread, 6)}
+def _stats(loc: float, spread: float, n: int, n_documents: int) -> dict[str, Any]:
+    return {"n": n, "n_documents": n_documents, "log_median": round(loc, 6), "log_spread": round(spread, 6)}
+
+
+def document(m: dict[str, Any]) -> str:
+    """The document a measurement comes from: its ``source`` before the first ``" | "`` (a page of
+    tables, one log file: one deployment's write-up); a measurement without a source is its own.
+
+    >>> document({"id": "r1:ttft_s", "source": "lab: docs/a100.md | table 2"})
+    'lab: docs/a100.md'
+    """
+    return (m.get("source") or m["id"]).split(" | ", 1)[0]
 
 
 def build_table(measurements: Iterable[dict[str, Any]], quantiles: tuple[float, float] = QUANTILES) -> dict[str, Any]:
-    """The band table from measurements ``{"id", "regime", "family", "moe", "group", "error"}``:
+    """The band table from measurements ``{"id", "regime", "family", "moe", "group", "error"}`` (and
+    ``"source"``, whose :func:`document` the shrinkage counts):
     for every cell of every rung of :data:`LADDER` that holds a measurement, and for
-    :data:`ROOT_CELL`, its count, the location and spread of its log errors r = ln(1 + e)
+    :data:`ROOT_CELL`, its count of measurements and of documents, the location and spread of its log errors r = ln(1 + e)
     (:func:`_location_spread`; unshrunk: :func:`band_basis` shrinks them at look-up), median and
     p90 |error| and the measurement ids. The root also holds the pooled shape ``z_lo``, ``z_hi``:
     ``quantiles`` (:data:`QUANTILES`) of every measurement's leave-one-out standardised residual (module
@@ -214,7 +236,10 @@ def build_table(measurements: Iterable[dict[str, Any]], quantiles: tuple[float, 
     for cell, members in sorted(cells.items()):
         logs = np.log1p(np.array([m["error"] for m in members], dtype=float))
         abs_err = np.abs(np.expm1(logs))
-        table[cell] = {**_stats(*_location_spread(logs), len(members)),
+        per_doc: dict[str, int] = {}
+        for m in members:
+            per_doc[document(m)] = per_doc.get(document(m), 0) + 1
+        table[cell] = {**_stats(*_location_spread(logs), len(members), len(per_doc)),
                        "median_abs_error": round(float(np.median(abs_err)), 6),
                        "p90_abs_error": round(float(np.quantile(abs_err, 0.9)), 6),
                        "measurements": [m["id"] for m in members]}
@@ -222,7 +247,9 @@ def build_table(measurements: Iterable[dict[str, Any]], quantiles: tuple[float, 
         rest = np.broadcast_to(logs, (k, k))[~np.eye(k, dtype=bool)].reshape(k, k - 1)
         centres = np.median(rest, axis=1) if k > 1 else np.zeros(k)
         spreads = 1.4826 * np.median(np.abs(rest - centres[:, None]), axis=1) if k > 1 else np.zeros(k)
-        without[cell] = {m["id"]: _stats(float(centres[i]), float(spreads[i]), k - 1) if k > 1 else None
+        # without the i-th, its document still counts if it has other measurements in the cell
+        without[cell] = {m["id"]: _stats(float(centres[i]), float(spreads[i]), k - 1,
+                                         len(per_doc) - (per_doc[document(m)] == 1)) if k > 1 else None
                          for i, m in enumerate(members)}
     z = []
     for m in ms:
@@ -261,20 +288,22 @@ def _names(key: BandKey) -> list[str]:
 def shrunk_location_spread(chain: list[dict[str, Any] | None]) -> tuple[float, float]:
     """The log-error location and spread of the finest cell of ``chain`` (cells coarsest first,
     ``None`` for an empty one; the first is never empty), each cell's own pulled toward its
-    parent's shrunk ones by the prior weight :data:`PRIOR_N` (the spread as a variance):
+    parent's shrunk ones by the prior weight :data:`PRIOR_N`, against the d documents behind the
+    cell (``n_documents``; module docstring), the spread as a variance:
 
-        loc = (n · median_cell + PRIOR_N · loc_parent) / (n + PRIOR_N)
-        spread² = (n · spread_cell² + PRIOR_N · spread_parent²) / (n + PRIOR_N)
+        loc = (d · median_cell + PRIOR_N · loc_parent) / (d + PRIOR_N)
+        spread² = (d · spread_cell² + PRIOR_N · spread_parent²) / (d + PRIOR_N)
 
-    >>> shrunk_location_spread([{"n": 20, "log_median": -0.4, "log_spread": 0.2}, None,
-    ...                         {"n": 5, "log_median": 0.0, "log_spread": 0.1}])
+    >>> shrunk_location_spread([{"n_documents": 20, "log_median": -0.4, "log_spread": 0.2}, None,
+    ...                         {"n_documents": 5, "log_median": 0.0, "log_spread": 0.1}])
     (-0.2, 0.158114)
     """
     loc, var = chain[0]["log_median"], chain[0]["log_spread"] ** 2
     for c in chain[1:]:
         if c is not None:
-            loc = (c["n"] * c["log_median"] + PRIOR_N * loc) / (c["n"] + PRIOR_N)
-            var = (c["n"] * c["log_spread"] ** 2 + PRIOR_N * var) / (c["n"] + PRIOR_N)
+            d = c["n_documents"]
+            loc = (d * c["log_median"] + PRIOR_N * loc) / (d + PRIOR_N)
+            var = (d * c["log_spread"] ** 2 + PRIOR_N * var) / (d + PRIOR_N)
     return round(loc, 6), round(max(math.sqrt(var), SPREAD_FLOOR), 6)
 
 
@@ -301,7 +330,8 @@ def band_basis(key: BandKey, cells: dict[str, Any] | None = None) -> BandBasis:
     exact = found[0]["n"] if found[0] is not None else 0
     where = f"{key.regime}, {key.family}, {'MoE' if key.moe else 'dense'}, {key.group}"
     if used == 0:
-        label = f"{c['n']} measurements in this regime ({where}), weighed against the coarser groups' errors"
+        label = (f"{c['n']} measurements ({c['n_documents']} documents) in this regime ({where}), weighed against "
+                 "the coarser groups' errors")
     else:
         own = "no measurements in this regime" if exact == 0 else f"few measurements in this regime ({exact})"
         label = f"{own} ({where}): band mostly from the {c['n']} measurements of {cell}"
@@ -360,12 +390,14 @@ def holdout_unit(m: dict[str, Any], unit: str) -> str:
 
     >>> m = {"id": "r1:ttft_s", "source": "lab: doc.md | table 2"}
     >>> [holdout_unit(m, u) for u in HOLDOUT_UNITS]
-    ['r1:ttft_s', 'lab: doc.md | table 2', 'lab']
+    ['r1:ttft_s', 'lab: doc.md | table 2', 'lab: doc.md', 'lab']
     """
     if unit == "measurement":
         return m["id"]
     if unit == "benchmark":
         return m["source"]
+    if unit == "document":
+        return document(m)
     if unit == "publisher":
         return m["source"].split(":", 1)[0]
     raise ValueError(f"unknown hold-out unit {unit!r}; allowed: {', '.join(HOLDOUT_UNITS)}")
