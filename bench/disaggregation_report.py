@@ -283,7 +283,7 @@ def _print_pd_vs_colocated(all_rows, got, baseline="coloc-2xtp4"):
     lines = []
     for (cfg, c, metric), r in sorted(by_key.items()):
         b = by_key.get((baseline, c, metric))
-        if cfg == baseline or b is None:
+        if cfg == baseline or b is None or b["gpu"] != r["gpu"]:
             continue
         per = (lambda x, row: x / gpus(row)) if metric == "output_tokens_per_s" else (lambda x, row: x)
         m = per(got[r["id"]][0], r) / per(got[b["id"]][0], b)

@@ -45,7 +45,7 @@ def test_closed_loop_arrivals_properties(finish, c):
 
 def test_held_out_rows_parse_and_quote_their_figures():
     rows = _anyscale()
-    assert len(rows) == 42  # 7 deployments x C in (8, 32) x 3 metrics
+    assert len(rows) == 48  # 7 deployments on H100 + 1 on H200, x C in (8, 32) x 3 metrics
     for r in rows:
         assert r["held_out"] is True and r["source"].startswith("https://github.com/anyscale/")
         get_model(r["model"]), get_gpu(r["gpu"])
