@@ -10,6 +10,14 @@ bisection so the simulator meets that row; the fit row is then left out of the m
 other row of the paper is a check. Never a fit per row. ``"held_out"`` rows were added after the
 model was set and are summarized apart. The column 'as vLLM' is the prediction at our vLLM's speed.
 
+Closed loops (``vllm bench serve --max-concurrency C --num-prompts N``) are asked as run where the
+row says so: colocated rows with ``"replicas"`` simulate one replica's share of the clients
+(:func:`_colocated_closed_loop`), disaggregated rows with ``"ask": "closed_loop_as_run"`` run the
+disaggregated simulator on the closed loop's own send times (:func:`simulate_closed_loop_disaggregated`);
+the first wave's burst and the tail are in the means, as in the benchmark's output. The rows of one
+series (``anyscale-…``) are also compared against their colocated baseline at the same C: the
+engine's own speed error cancels in that ratio.
+
     .venv/bin/python bench/disaggregation_report.py [--num-requests 1500] [--fit-on ROW_ID]
 """
 
@@ -65,7 +73,8 @@ def fit_engine_scale(row, *, n: int, lo: float = 0.2, hi: float = 1.0, iteration
     return (lo + hi) / 2.0
 
 
-def predict(row, *, n: int = 1500, efficiency: Efficiency = Efficiency()) -> tuple[float, float | None]:
+def predict(row, *, n: int = 1500, efficiency: Efficiency = Efficiency(),
+            nixl_descriptor_s: float | None = None) -> tuple[float, float | None]:
     """(simulated, analytic or None): the highest rate meeting the row's P90 targets, or the mean
     latency at the row's rate."""
     arch, gpu = get_model(row["model"]), get_gpu(row["gpu"])
@@ -74,7 +83,7 @@ def predict(row, *, n: int = 1500, efficiency: Efficiency = Efficiency()) -> tup
                       block_size=row.get("block_size", 16), gpu_memory_utilization=row.get("gpu_memory_utilization", 0.9))
     tp_p, tp_d = row.get("prefill_tensor_parallel_size"), row.get("decode_tensor_parallel_size")
     # the per-descriptor cost is NIXL's (calc/data/kv_links.json "connector"); other connectors post none
-    desc = None if row.get("kv_connector") == "NixlConnector" else 0.0
+    desc = nixl_descriptor_s if row.get("kv_connector") == "NixlConnector" else 0.0
     if row.get("ask") == "decode_pool_at_rate":  # the decode pool alone at the measured throughput / D
         link = kv_links()[row["kv_link"]]
         pools = make_pools(arch, gpu, s, efficiency, prefill_instances=row["prefill_instances"],
@@ -300,9 +309,15 @@ def main() -> int:
     ap.add_argument("--num-requests", type=int, default=1500)
     ap.add_argument("--fit-on", default=None, help="fit the engine speed of that row's engine on this row instead "
                     "(a sensitivity check: the rows say which row they fit on)")
+    ap.add_argument("--rows", default="", help="only the rows whose id starts with this (a quick look; "
+                    "the fit rows of an engine are still fitted on)")
+    ap.add_argument("--kv-descriptor-us", type=float, default=None,
+                    help="NIXL's time per transfer descriptor for the NixlConnector rows (a sensitivity check; "
+                         "default: calc/data/kv_links.json)")
     args = ap.parse_args()
-    all_rows = rows()
-    by_id = {r["id"]: r for r in all_rows}
+    desc = None if args.kv_descriptor_us is None else args.kv_descriptor_us * 1e-6
+    all_rows = [r for r in rows() if r["id"].startswith(args.rows)]
+    by_id = {r["id"]: r for r in rows()}
     scales: dict[str, float] = {}
     errs, held, got = [], [], {}
     print(f"{'row':34s} {'measured':>8s} {'predicted':>9s} {'error':>7s} {'analytic':>8s} {'as vLLM':>8s}   "
@@ -318,7 +333,7 @@ def main() -> int:
                 print(f"  engine {row['engine']}: step rate {scales[fit_id]:.2f} x ours, fitted on {fit_id} alone")
             eff = engine_efficiency(scales[fit_id])
             plain = f"{predict(row, n=args.num_requests)[0]:8.4g}"
-        sim, ana = predict(row, n=args.num_requests, efficiency=eff)
+        sim, ana = predict(row, n=args.num_requests, efficiency=eff, nixl_descriptor_s=desc)
         e = sim / row["measured"] - 1.0
         role = "fit" if row["id"] == fit_id else ("held out" if row.get("held_out") else "")
         if role == "held out":
@@ -328,7 +343,8 @@ def main() -> int:
         got[row["id"]] = (row["measured"], sim)
         print(f"{row['id']:34s} {row['measured']:8.4g} {sim:9.4g} {e:+7.0%} {'' if ana is None else f'{ana:8.4g}':>8s} "
               f"{plain:>8s}  {role}")
-    print(f"median |error| {np.median(errs):.0%} over {len(errs)} rows (fit rows left out)")
+    if errs:
+        print(f"median |error| {np.median(errs):.0%} over {len(errs)} rows (fit rows left out)")
     if held:
         print(f"held-out rows (added after the model was set, never used to choose it): median |error| "
               f"{np.median(held):.0%} over {len(held)}; all rows together {np.median(errs + held):.0%} over "
