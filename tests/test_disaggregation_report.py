@@ -97,3 +97,11 @@ def test_rows_file_is_valid_jsonl():
     for line in R.DATA.read_text().splitlines():
         if line.strip():
             json.loads(line)
+
+
+def test_llmd_closed_loop_rows_are_asked_as_run():
+    # llm-d's Llama-3.1-8B 8P8D run: vllm bench serve --max-concurrency 32 --num-prompts 100
+    rows = [r for r in R.rows() if r["id"].startswith("llmd-8b-8p8d")]
+    assert len(rows) == 3
+    for r in rows:
+        assert r["ask"] == "closed_loop_as_run" and r["concurrency"] == 32 and r["num_prompts"] == 100
