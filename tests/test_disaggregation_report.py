@@ -105,3 +105,11 @@ def test_llmd_closed_loop_rows_are_asked_as_run():
     assert len(rows) == 3
     for r in rows:
         assert r["ask"] == "closed_loop_as_run" and r["concurrency"] == 32 and r["num_prompts"] == 100
+
+
+def test_report_runs_on_a_prefix_of_rows(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["disaggregation_report.py", "--rows", "anyscale-gptoss-h200-1p4-1d4-c8",
+                                      "--kv-descriptor-us", "0.46"])
+    assert R.main() == 0
+    out = capsys.readouterr().out
+    assert out.count("held out") == 3 and "median |error|" in out
