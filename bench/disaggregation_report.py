@@ -10,6 +10,14 @@ bisection so the simulator meets that row; the fit row is then left out of the m
 other row of the paper is a check. Never a fit per row. ``"held_out"`` rows were added after the
 model was set and are summarized apart. The column 'as vLLM' is the prediction at our vLLM's speed.
 
+Closed loops (``vllm bench serve --max-concurrency C --num-prompts N``) are asked as run where the
+row says so: colocated rows with ``"replicas"`` simulate one replica's share of the clients
+(:func:`_colocated_closed_loop`), disaggregated rows with ``"ask": "closed_loop_as_run"`` run the
+disaggregated simulator on the closed loop's own send times (:func:`simulate_closed_loop_disaggregated`);
+the first wave's burst and the tail are in the means, as in the benchmark's output. The rows of one
+series (``anyscale-…``) are also compared against their colocated baseline at the same C: the
+engine's own speed error cancels in that ratio.
+
     .venv/bin/python bench/disaggregation_report.py [--num-requests 1500] [--fit-on ROW_ID]
 """
 
@@ -65,7 +73,8 @@ def fit_engine_scale(row, *, n: int, lo: float = 0.2, hi: float = 1.0, iteration
     return (lo + hi) / 2.0
 
 
-def predict(row, *, n: int = 1500, efficiency: Efficiency = Efficiency()) -> tuple[float, float | None]:
+def predict(row, *, n: int = 1500, efficiency: Efficiency = Efficiency(),
+            nixl_descriptor_s: float | None = None) -> tuple[float, float | None]:
     """(simulated, analytic or None): the highest rate meeting the row's P90 targets, or the mean
     latency at the row's rate."""
     arch, gpu = get_model(row["model"]), get_gpu(row["gpu"])
@@ -74,7 +83,7 @@ def predict(row, *, n: int = 1500, efficiency: Efficiency = Efficiency()) -> tup
                       block_size=row.get("block_size", 16), gpu_memory_utilization=row.get("gpu_memory_utilization", 0.9))
     tp_p, tp_d = row.get("prefill_tensor_parallel_size"), row.get("decode_tensor_parallel_size")
     # the per-descriptor cost is NIXL's (calc/data/kv_links.json "connector"); other connectors post none
-    desc = None if row.get("kv_connector") == "NixlConnector" else 0.0
+    desc = nixl_descriptor_s if row.get("kv_connector") == "NixlConnector" else 0.0
     if row.get("ask") == "decode_pool_at_rate":  # the decode pool alone at the measured throughput / D
         link = kv_links()[row["kv_link"]]
         pools = make_pools(arch, gpu, s, efficiency, prefill_instances=row["prefill_instances"],
@@ -90,11 +99,16 @@ def predict(row, *, n: int = 1500, efficiency: Efficiency = Efficiency()) -> tup
         a = disaggregated_open_loop(pools, input_len=row["input_len"], output_len=row["output_len"],
                                     rate_rps=row["rate_rps"])
         return float(np.nanmean(r.tpot_s)), float(a.tpot_s)
+    if row["setup"] == "colocated" and row.get("concurrency"):  # replicas behind a router, a closed loop
+        return _colocated_closed_loop(row, arch, gpu, s, efficiency, n=n)
+    if row.get("ask") == "closed_loop_as_run":  # C clients, num_prompts requests, through both pools
+        return _disaggregated_closed_loop(row, arch, gpu, s, efficiency, desc=desc)
     if row["metric"] == "output_tokens_per_s":  # a closed loop of C clients: the analytic answer only
         link = kv_links()[row.get("kv_link", "ib-ndr")]
         pools = make_pools(arch, gpu, s, efficiency, prefill_instances=row["prefill_instances"],
                            decode_instances=row["decode_instances"], link_bw_bytes_per_s=link.effective_bytes_per_s(),
-                           link_latency_s=link.latency_s, descriptor_s=desc)
+                           link_latency_s=link.latency_s, descriptor_s=desc, prefill_tensor_parallel_size=tp_p,
+                           decode_tensor_parallel_size=tp_d)
         c = disaggregated_closed_loop(pools, input_len=row["input_len"], output_len=row["output_len"],
                                       concurrency=row["concurrency"])
         v = c.rate_rps * row["output_len"]
@@ -103,7 +117,8 @@ def predict(row, *, n: int = 1500, efficiency: Efficiency = Efficiency()) -> tup
         link = kv_links()[row.get("kv_link", "ib-ndr")]
         pools = make_pools(arch, gpu, s, efficiency, prefill_instances=row["prefill_instances"],
                            decode_instances=row["decode_instances"], link_bw_bytes_per_s=link.effective_bytes_per_s(),
-                           link_latency_s=link.latency_s, descriptor_s=desc)
+                           link_latency_s=link.latency_s, descriptor_s=desc, prefill_tensor_parallel_size=tp_p,
+                           decode_tensor_parallel_size=tp_d)
         r = _steady(simulate_disaggregated(pools, _workload(row, row["rate_rps"], n)).result)
         a = disaggregated_open_loop(pools, input_len=row["input_len"], output_len=row["output_len"],
                                     rate_rps=row["rate_rps"])
@@ -153,6 +168,85 @@ def predict(row, *, n: int = 1500, efficiency: Efficiency = Efficiency()) -> tup
     return sim, ana
 
 
+def _colocated_closed_loop(row, arch, gpu, s, efficiency, *, n: int) -> tuple[float, float]:
+    """(simulated, analytic): ``replicas`` colocated engines of TP ``tensor_parallel_size`` behind a
+    router, ``concurrency`` C clients without think time (``vllm bench serve --max-concurrency C``)
+    sending ``num_prompts`` requests. The router spreads the clients evenly: one replica is
+    simulated with C / replicas clients and num_prompts / replicas requests, as run (the first
+    wave's burst and the tail included, as in the measured means and throughput). Output tokens/s
+    = replicas x that replica's output tokens / its makespan (first send to last token)."""
+    reps = int(row.get("replicas", 1))
+    c, m = row["concurrency"] // reps, row.get("num_prompts", n) // reps
+    s = s.model_copy(update={"tensor_parallel_size": row.get("tensor_parallel_size", 1), "concurrency": c})
+    est = estimate(arch, gpu, s, efficiency)
+    cfg = EngineConfig(max_num_seqs=int(est.max_num_seqs), max_num_batched_tokens=int(est.max_num_batched_tokens),
+                       enable_chunked_prefill=s.enable_chunked_prefill, num_blocks=int(est.memory.num_blocks),
+                       block_size=int(s.block_size))
+    w = make_workload(arrival="closed", num_requests=m, concurrency=c, input_len=LengthSpec("fixed", row["input_len"]),
+                      output_len=LengthSpec("fixed", row["output_len"]), seed=0)
+    r = simulate(est.engine, w, cfg)
+    if row["metric"] == "output_tokens_per_s":
+        sim = reps * float(np.sum(r.output_len)) / float(np.nanmax(r.finish_s) - np.nanmin(r.arrival_s))
+        return sim, reps * float(est.serving.output_tokens_per_s)
+    field = row["metric"].removesuffix("_mean_s") + "_s"
+    return float(np.nanmean(getattr(r, field))), float(getattr(est.serving, field))
+
+
+def closed_loop_arrivals(finish_s: np.ndarray, concurrency: int) -> np.ndarray:
+    """Send times of a closed loop of C clients without think time (``vllm bench serve
+    --max-concurrency C``: a semaphore of C slots, requests sent in order): the first C at 0, and
+    request C + j when the j-th request to finish (in time order) frees its slot.
+
+    >>> closed_loop_arrivals(np.array([3.0, 1.0, 5.0, 9.0]), 2).tolist()
+    [0.0, 0.0, 1.0, 3.0]
+    """
+    n = finish_s.size
+    return np.concatenate([np.zeros(min(concurrency, n)), np.sort(finish_s)[:max(n - concurrency, 0)]])
+
+
+def simulate_closed_loop_disaggregated(pools, *, input_len: int, output_len: int, concurrency: int,
+                                       num_requests: int, iterations: int = 40, tol_s: float = 1e-4):
+    """A closed loop of C clients without think time sending ``num_requests`` requests through a
+    disaggregated deployment: the open-loop simulator (:func:`simulate_disaggregated`) run on send
+    times that are the closed loop's own (:func:`closed_loop_arrivals` of the finish times it
+    gives), repeated until the send times stop moving (a fixed point: a request's finish depends
+    only on what was sent before it finished). Returns the client's :class:`SimResult`."""
+    m, c = int(num_requests), int(concurrency)
+    inp, out = np.full(m, input_len, dtype=np.int64), np.full(m, output_len, dtype=np.int64)
+    arr = (np.arange(m) // c).astype(float)  # a first guess: one wave a second
+    for _ in range(iterations):
+        r = simulate_disaggregated(pools, Workload(arrival_s=arr, input_len=inp, output_len=out)).result
+        nxt = closed_loop_arrivals(r.finish_s, c)
+        moved = float(np.max(np.abs(nxt - arr)))
+        arr = nxt
+        if moved < tol_s:
+            break
+    return r
+
+
+def _disaggregated_closed_loop(row, arch, gpu, s, efficiency, *, desc) -> tuple[float, float]:
+    """(simulated, analytic): the row's closed loop (``concurrency`` C, ``num_prompts`` requests)
+    through both pools, as run (:func:`simulate_closed_loop_disaggregated`): the first wave's burst
+    and the tail are in the means and the throughput, as in vLLM's benchmark output (output
+    tokens/s = all output tokens / (last finish - first send)). Analytic:
+    :func:`disaggregated_closed_loop` (its steady state)."""
+    link = kv_links()[row["kv_link"]]
+    pools = make_pools(arch, gpu, s, efficiency, prefill_instances=row["prefill_instances"],
+                       decode_instances=row["decode_instances"], link_bw_bytes_per_s=link.effective_bytes_per_s(),
+                       link_latency_s=link.latency_s, descriptor_s=desc,
+                       prefill_tensor_parallel_size=row.get("prefill_tensor_parallel_size"),
+                       decode_tensor_parallel_size=row.get("decode_tensor_parallel_size"))
+    r = simulate_closed_loop_disaggregated(pools, input_len=row["input_len"], output_len=row["output_len"],
+                                           concurrency=row["concurrency"], num_requests=row["num_prompts"])
+    a = disaggregated_closed_loop(pools, input_len=row["input_len"], output_len=row["output_len"],
+                                  concurrency=row["concurrency"])
+    if row["metric"] == "output_tokens_per_s":
+        makespan = float(np.nanmax(r.finish_s) - np.nanmin(r.arrival_s))
+        return float(np.sum(r.output_len)) / makespan, a.rate_rps * row["output_len"]
+    field = row["metric"].removesuffix("_mean_s") + "_s"
+    return float(np.nanmean(getattr(r, field))), float(a.ttft_s if field == "ttft_s" else a.open_loop.tpot_s)
+
+
 def _steady(r):
     """The run without its first quarter (an idle engine's warm-up), as the planner's check does."""
     from dataclasses import replace  # noqa: PLC0415
@@ -177,14 +271,53 @@ def _analytic(f, part, ttft, tpot):
     return float(rates[np.flatnonzero(ok)[-1]]) if ok.any() else float("nan")
 
 
+def gpus(row) -> int:
+    """GPUs a row's deployment holds: replicas x TP (colocated), P x TP_p + D x TP_d (disaggregated)."""
+    if row["setup"] == "colocated":
+        return int(row.get("replicas", 1)) * int(row.get("tensor_parallel_size", 1))
+    return (int(row.get("prefill_instances", 1)) * int(row.get("prefill_tensor_parallel_size") or 1)
+            + int(row.get("decode_instances", 1)) * int(row.get("decode_tensor_parallel_size") or 1))
+
+
+def _print_pd_vs_colocated(all_rows, got, baseline="coloc-2xtp4"):
+    """Each disaggregated closed-loop row of a series (``anyscale-…``) against the colocated
+    baseline of the same series, concurrency and metric (throughput per GPU; TPOT, TTFT): measured
+    ratio, predicted ratio. The engine's own speed error cancels in the ratio; what is left is what
+    the model says disaggregation changes."""
+    by_key = {}
+    for r in all_rows:
+        if r["id"].startswith("anyscale-") and r["id"] in got:
+            cfg = r["id"].split(f"-c{r['concurrency']}-")[0].split("-", 2)[2]  # anyscale-<model>-<config>-c<C>-…
+            by_key[(cfg, r["concurrency"], r["metric"])] = r
+    lines = []
+    for (cfg, c, metric), r in sorted(by_key.items()):
+        b = by_key.get((baseline, c, metric))
+        if cfg == baseline or b is None or b["gpu"] != r["gpu"]:
+            continue
+        per = (lambda x, row: x / gpus(row)) if metric == "output_tokens_per_s" else (lambda x, row: x)
+        m = per(got[r["id"]][0], r) / per(got[b["id"]][0], b)
+        p = per(got[r["id"]][1], r) / per(got[b["id"]][1], b)
+        lines.append((abs(p / m - 1.0), f"  {cfg:10s} C={c:<3d} {metric:20s} measured {m:5.2f}  predicted {p:5.2f}  ({p / m - 1:+.0%})"))
+    if lines:
+        print(f"disaggregated / colocated {baseline} at the same concurrency (output tokens/s per GPU, TPOT, TTFT):")
+        print("\n".join(x for _, x in lines))
+        print(f"  median |error| of the ratio {np.median([e for e, _ in lines]):.0%} over {len(lines)}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--num-requests", type=int, default=1500)
     ap.add_argument("--fit-on", default=None, help="fit the engine speed of that row's engine on this row instead "
                     "(a sensitivity check: the rows say which row they fit on)")
+    ap.add_argument("--rows", default="", help="only the rows whose id starts with this (a quick look; "
+                    "the fit rows of an engine are still fitted on)")
+    ap.add_argument("--kv-descriptor-us", type=float, default=None,
+                    help="NIXL's time per transfer descriptor for the NixlConnector rows (a sensitivity check; "
+                         "default: calc/data/kv_links.json)")
     args = ap.parse_args()
-    all_rows = rows()
-    by_id = {r["id"]: r for r in all_rows}
+    desc = None if args.kv_descriptor_us is None else args.kv_descriptor_us * 1e-6
+    all_rows = [r for r in rows() if r["id"].startswith(args.rows)]
+    by_id = {r["id"]: r for r in rows()}
     scales: dict[str, float] = {}
     errs, held, got = [], [], {}
     print(f"{'row':34s} {'measured':>8s} {'predicted':>9s} {'error':>7s} {'analytic':>8s} {'as vLLM':>8s}   "
@@ -200,7 +333,7 @@ def main() -> int:
                 print(f"  engine {row['engine']}: step rate {scales[fit_id]:.2f} x ours, fitted on {fit_id} alone")
             eff = engine_efficiency(scales[fit_id])
             plain = f"{predict(row, n=args.num_requests)[0]:8.4g}"
-        sim, ana = predict(row, n=args.num_requests, efficiency=eff)
+        sim, ana = predict(row, n=args.num_requests, efficiency=eff, nixl_descriptor_s=desc)
         e = sim / row["measured"] - 1.0
         role = "fit" if row["id"] == fit_id else ("held out" if row.get("held_out") else "")
         if role == "held out":
@@ -210,11 +343,17 @@ def main() -> int:
         got[row["id"]] = (row["measured"], sim)
         print(f"{row['id']:34s} {row['measured']:8.4g} {sim:9.4g} {e:+7.0%} {'' if ana is None else f'{ana:8.4g}':>8s} "
               f"{plain:>8s}  {role}")
-    print(f"median |error| {np.median(errs):.0%} over {len(errs)} rows (fit rows left out)")
+    if errs:
+        print(f"median |error| {np.median(errs):.0%} over {len(errs)} rows (fit rows left out)")
     if held:
         print(f"held-out rows (added after the model was set, never used to choose it): median |error| "
               f"{np.median(held):.0%} over {len(held)}; all rows together {np.median(errs + held):.0%} over "
               f"{len(errs) + len(held)}")
+    vllm_ids = [r["id"] for r in all_rows if r.get("engine") is None]  # measured on vLLM itself
+    v = [abs(got[i][1] / got[i][0] - 1.0) for i in vllm_ids]
+    if v:
+        print(f"vLLM rows (no engine-speed fit: llm-d, anyscale): median |error| {np.median(v):.0%} over {len(v)}")
+    _print_pd_vs_colocated(all_rows, got)
     # what disaggregation buys, independent of the engine's speed: per-GPU goodput of 2P1D against colocated
     k = ("distserve-13b-2p1d", "distserve-13b-colocated-ttft", "distserve-13b-colocated-tpot")
     if all(x in got for x in k):
