@@ -58,6 +58,7 @@ import numpy as np
 
 from calc.timing.roofline import windowed_context_tokens
 from calc.timing.serving import EngineNumbers, closed_loop, decode_step, prefill_step
+from calc.traffic.prompt_clusters import clustered_peakedness, prompt_cluster_tpot_s
 
 
 def lognormal_moment(*, mean, cv, k):
@@ -253,9 +254,14 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
     with np.errstate(invalid="ignore"):  # inf − inf past the budget's capacity
         slope = (steps(R + dR)[1] - t_bar) / dR  # dT̄/dR
     eps = lam * m * slope
+    # prompts come in clusters of steps (calc.traffic.prompt_clusters): the batch is more peaked,
+    # and the steps that carry prompts carry larger batches (a size-biased mean)
+    peak0 = np.where(chunked, clustered_peakedness(prefill_utilization=rho_p, output_cv=output_cv), 1.0)
+    cluster = np.where(chunked, prompt_cluster_tpot_s(mean_step_s=t_bar, prefill_utilization=rho_p, running=R,
+                                                      lifetime_steps=m / tau_s), 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.where(eps < 1.0, 1.0 / np.maximum(1.0 - eps, 1e-12) ** 2, np.inf)
-        tpot = t_bar + slope * z
+        z = np.where(eps < 1.0, peak0 / np.maximum(1.0 - eps, 1e-12), np.inf)
+        tpot = t_bar + slope * z + cluster
     # speculative decoding: a step lasts τ per-token decode times; a step with decodes costs that
     # much more than a plain decode step of R (verify + draft − decode)
     t_step = t_dec * tau_s
