@@ -15,10 +15,12 @@ from calc.timing.serving import engine_step
 from calc.timing.speculative import drafter_for, mixed_step_s, speculative_step, verify_step_args
 from calc.traffic.arrival_trains import poisson_pmf, train_ttft_s
 
-# Places behind a train's head, α = 1 clump per step: P(N ≥ i + 1) for i = 0..3 is
-# 1 − 1/e = 0.63212, 1 − 2/e = 0.26424, 1 − 2.5/e = 0.08030, 1 − (8/3)/e = 0.01899 (sum 0.99565),
-# so p_i = 0.63488, 0.26540, 0.08065, 0.01907 (the places past 3 lumped in proportion).
-P_I = np.array([1 - 1 / np.e, 1 - 2 / np.e, 1 - 2.5 / np.e, 1 - (8 / 3) / np.e])
+# Places in a train, α = 1 clump per step: a request is the i-th of a clump of N with probability
+# P(N)·[N ≥ i + 1]/α, N counted to 6 (the tail lumped there): P(N ≥ i + 1) for i = 0..5 is
+# 1 − 1/e = 0.632121, 1 − 2/e = 0.264241, 1 − 2.5/e = 0.080301, 1 − (8/3)/e = 0.018988,
+# 1 − (65/24)/e = 0.003660, 1 − (163/60)/e = 0.000594 (sum 0.999906, normalized).
+P_I = np.array([1 - 1 / np.e, 1 - 2 / np.e, 1 - 2.5 / np.e, 1 - (8 / 3) / np.e, 1 - (65 / 24) / np.e,
+                1 - (163 / 60) / np.e])
 P_I = P_I / P_I.sum()
 
 
@@ -34,12 +36,13 @@ def test_followers_that_miss_the_heads_step_wait_one_step_more():
     # The head waits r (uniform on [0, T]) and runs its own step: 50 + r + 100.
     # Member i arrives at i·T, always during the step member i − 1 starts (at r + (i − 1)·T),
     # and waits its end r + i·T: i·T at the API + r + its own T. Mean 50 + 50 + 100 + 100·E[i],
-    # E[i] = 0.26540 + 2·0.08065 + 3·0.01907 = 0.48391: 248.39 ms.
+    # E[i] = (0.264241 + 2·0.080301 + 3·0.018988 + 4·0.003660 + 5·0.000594)/0.999906 = 0.49947: 249.95 ms.
     m, p = train_ttft_s(step_s=lambda n: 0.1 + 0.0 * n, clump=1.0, fixed_s=0.05, api_s=0.1, q=0.95)
-    e_i = P_I[1] + 2 * P_I[2] + 3 * P_I[3]
+    e_i = float(np.arange(6) @ P_I)
+    assert e_i == pytest.approx(0.49947, abs=1e-5)
     assert float(m) == pytest.approx(0.05 + 0.05 + 0.1 + 0.1 * e_i, rel=1e-6)
     # TTFT = 150 ms + 100 ms·(i + U): the P95 lies in the i = 2 piece, CDF after i = 1 is
-    # p_0 + p_1 = 0.90028, so U = (0.95 − 0.90028)/0.08065 = 0.6165: 150 + 261.65 = 411.65 ms
+    # p_0 + p_1 = 0.89645, so U = (0.95 − 0.89645)/0.08031 = 0.6668: 150 + 266.68 = 416.68 ms
     u = (0.95 - P_I[0] - P_I[1]) / P_I[2]
     assert float(p) == pytest.approx(0.15 + 0.1 * (2 + u), rel=1e-6)
 
@@ -48,13 +51,15 @@ def test_followers_ride_in_the_heads_step_when_they_come_before_it_starts():
     # The same 100 ms steps, trains 10 ms apart. Member i rides in the head's step when the head's
     # wait r ≥ i·10 ms: TTFT 50 + r + 100 (its API wait is part of r); else it lands in the head's
     # step and runs the one after: 50 + r + 200. r on 6 bins (midpoints 8.3, 25, 41.7 … ms): member 1
-    # and 2 miss only in bin 0, member 3 in bins 0 and 1: P(miss) = (p_1 + p_2)/6 + 2·p_3/6 = 0.064032.
+    # and 2 miss only in bin 0, members 3 and 4 in bins 0 and 1, member 5 in bins 0-2:
+    # P(miss) = (p_1 + p_2)/6 + 2·(p_3 + p_4)/6 + 3·p_5/6 = 0.065276.
     m, p = train_ttft_s(step_s=lambda n: 0.1 + 0.0 * n, clump=1.0, fixed_s=0.05, api_s=0.01, q=0.95)
-    miss = (P_I[1] + P_I[2]) / 6 + 2 * P_I[3] / 6
+    miss = (P_I[1] + P_I[2]) / 6 + 2 * (P_I[3] + P_I[4]) / 6 + 3 * P_I[5] / 6
+    assert miss == pytest.approx(0.065276, abs=1e-6)
     assert float(m) == pytest.approx(0.05 + 0.05 + 0.1 + 0.1 * miss, rel=1e-6)
-    # P95: 1 − 0.064032 = 0.93597 below 250 ms; the bin-0 misses (0.060853, uniform over
-    # 250 … 266.7 ms) give the remaining 0.014032 at 0.23059 of the bin: 253.84 ms
-    bin0 = (P_I[1] + P_I[2] + P_I[3]) / 6
+    # P95: 1 − 0.065276 = 0.93472 below 250 ms; the bin-0 misses (all members i ≥ 1, 0.061303,
+    # uniform over 250 … 266.7 ms) give the remaining 0.015276 at 0.24919 of the bin: 254.15 ms
+    bin0 = P_I[1:].sum() / 6
     assert float(p) == pytest.approx(0.25 + (0.95 - (1 - miss)) / bin0 * 0.1 / 6, rel=1e-6)
 
 

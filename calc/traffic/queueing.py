@@ -749,17 +749,23 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
     if np.any(fits):
         from calc.traffic.arrival_trains import train_ttft_s  # noqa: PLC0415
 
+        # a step holds the prompt tokens its room leaves beside the decodes (their drafts too), no more:
+        # the prompts past it wait for the next step (arrival_trains.spill_share)
+        fit = np.maximum(np.asarray(max_num_batched_tokens, dtype=float)
+                         - d * (1.0 if speculative is None else speculative.num_speculative_tokens + 1.0), 1.0) / I
+
         def step_s(n):
             if n == 0:
                 return load.decode_step_s
+            p = np.minimum(float(n), fit)
             if speculative is not None:  # the verify rows and the drafter's pass priced beside the prompts
-                return _mixed_s(e, speculative, batch=d, context_tokens=ctx, prompts=float(n), prompt_tokens=I)
-            return prefill_step(e, prompts=float(n), prompt_tokens=I, decode_batch=d, decode_context_tokens=ctx).step_s
+                return _mixed_s(e, speculative, batch=d, context_tokens=ctx, prompts=p, prompt_tokens=I)
+            return prefill_step(e, prompts=p, prompt_tokens=I, decode_batch=d, decode_context_tokens=ctx).step_s
 
         t_mean, t_q = train_ttft_s(step_s=step_s, clump=alpha, fixed_s=t_api + np.asarray(e.request_overhead_s),
-                                   api_s=t_api, q=q)
-        # the budget's queue is in the clump already (T_(1+M) holds the clump's prompts, past the room
-        # in more steps at the same cost per token): only the clients beyond the batch wait besides
+                                   api_s=t_api, q=q, fit=fit, delay_s=t_api + np.asarray(e.request_overhead_s))
+        # the budget's queue is in the clump already (T_(1+M) holds the clump's prompts, those past the
+        # room in the next step): only the clients beyond the batch wait besides
         w = w_slot
         w_q = wait_quantile_s(mean_s=w, p_wait=np.where(C > R, 1.0, 0.0), q=q)
         ex_len = own(lognormal_quantile(mean=I, cv=input_cv, q=q), 0.0) - own(I, 0.0)
