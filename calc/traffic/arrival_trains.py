@@ -8,17 +8,21 @@ completions come in clumps, N per step, Poisson of mean α = X·T̄ (X requests/
 per speculative step with τ tokens, α = X·T̄·τ), and each clump reaches the engine as a TRAIN: the
 API server takes the requests one at a time, t_api apart (Efficiency.api_server_request_s). Then
 
-  * the step a request finds in flight carries n prompts with probability P_α(n) (the prompts of
-    one step are one clump, not a rate per second: a step of 250 ms brings no more of them than
-    one of 20 ms) and is met in proportion to its length: w_n = P_α(n)·T_n / Σ P_α(j)·T_j, with T_n
-    a step of n prompts beside the R decodes (T_0 the decode step); the request waits a uniform
-    share of it, U·T_n;
-  * its own step carries it and the M others of its clump, M ~ Poisson(α) (the size-biased clump
-    of a Poisson count less the request itself), T_(1+M);
-  * the i-th behind the head of its train (probability P(N ≥ i + 1)/α of a request) waits i·t_api
-    at the API server, and then either still meets the step in flight the head waited in (the
-    head's wait r > i·t_api: it rides in the head's step) or lands i·t_api − r into the head's own
-    step, waits the rest of it, T_(1+M) − (i·t_api − r), and then its own step T_(1+M').
+  * a request reaches the engine δ = t_api + t_req after the step end that finished its client's
+    last request, so the step it finds in flight is not met in proportion to its length alone: the
+    first step after that end, if it outlasts δ, with its rest T_n − δ, else one that started
+    later within δ (:func:`step_in_flight`); T_n a step of n prompts beside the R decodes (T_0 the
+    decode step), n ~ P_α (the prompts of one step are one clump, not a rate per second: a step of
+    250 ms brings no more of them than one of 20 ms);
+  * a request is the i-th member of a clump of N (the i-th of its train), with probability
+    P(N)·[N ≥ i + 1]/α: one head per clump, so a head's clump is not size-biased (Llama-3.1-70B
+    TP 4, C = 128: 1.5 prompts in a head's step, in the simulator as here);
+  * the members reach the engine t_api apart and each joins the first step that starts after it
+    arrives (:func:`_train`): the head's step carries the members that came before it started and
+    the prompts of other trains that reached the engine during the step in flight (Poisson, from
+    the step ends δ before it); a member that comes after the start waits that step out;
+  * a step carries at most the prompt tokens of its room (budget − the decodes' tokens): of an own
+    step of N > room/I prompts the last ones finish a step later (:func:`spill_share`).
 
 TTFT = t_api + t_req + (API wait) + (wait in the engine) + (own step): a mixture of uniform pieces
 (the head's wait r on a grid of ``R_BINS`` bins), whose mean is the weighted mean and whose
@@ -84,7 +88,7 @@ def _train(size, *, head_wait, T, t_api, outsiders=0.0):
             else:
                 w, n = out[j]
                 out[j] = (np.where(joins[j], start - arrive[j], w), np.where(joins[j], c, n))
-        edge, start = start, start + np.where(c > 0, _pick(T, np.maximum(c, 1.0)), T[0])
+        edge, start = start, start + np.where(c > 0, _at(T, np.maximum(c, 1.0)), T[0])
     return [(np.nan_to_num(w), np.maximum(np.nan_to_num(n), 1.0)) for w, n in out]
 
 
@@ -149,7 +153,7 @@ def step_in_flight(*, step_s, prompt_pmf, delay_s=None):
     return first, np.maximum(T - d, 0.0), later, T - window
 
 
-def train_ttft_s(*, step_s, clump, fixed_s, api_s, q, fit=np.inf, delay_s=None):
+def train_ttft_s(*, step_s, clump, fixed_s, api_s, q, fit=np.inf, delay_s=None, input_cv=0.0):
     """(mean, q-quantile) of TTFT in a closed loop whose prompts fit one step (module docstring).
 
     ``step_s(n)``: a step with n ≥ 1 prompts beside the decodes (broadcasting array); ``step_s(0)``
@@ -159,6 +163,9 @@ def train_ttft_s(*, step_s, clump, fixed_s, api_s, q, fit=np.inf, delay_s=None):
     share :func:`spill_share` finishes in the next step, which carries the N − fit spilled and the
     α that arrived meanwhile (T at N − fit + α). ``delay_s``: from a client's last finish to its
     request at the engine (t_api + t_req), the step in flight :func:`step_in_flight` (None: length-biased).
+    ``input_cv``: the prompts' lengths vary (lognormal CV): the step in flight and the other trains'
+    prompts in the head's step count units of u = 1 + cv² mean prompts, Poisson(α/u) of them (the
+    tokens' compound Poisson with its mean and variance); a request's own length is the caller's.
 
     Hand-worked, α → 0 (prompts rare): the step in flight is a decode step, T_0 = 10 ms, waited
     U·T_0; the own step alone, T_1 = 10 + 50 = 60 ms; fixed 50 ms. Mean 50 + 10/2 + 60 = 115 ms,
@@ -172,8 +179,12 @@ def train_ttft_s(*, step_s, clump, fixed_s, api_s, q, fit=np.inf, delay_s=None):
     t_api = np.asarray(api_s, dtype=float)
     T = np.stack([np.broadcast_to(step_s(n), np.broadcast_shapes(a.shape, np.shape(step_s(n)))).astype(float)
                   for n in range(MAX_PROMPTS + 1)])
-    p_n = poisson_pmf(mean=a, count=MAX_PROMPTS + 1)  # prompts of a step (and others in one's own step)
-    first, r_first, later, r_later = step_in_flight(step_s=T, prompt_pmf=p_n, delay_s=delay_s)
+    # the prompts of other clients' steps vary in length: their tokens, a compound Poisson, as a
+    # Poisson count of u = 1 + cv² mean prompts each (same mean and variance of the tokens)
+    u = 1.0 + np.asarray(input_cv, dtype=float) ** 2
+    T_in = np.stack([_at(T, n * u) for n in range(MAX_PROMPTS + 1)])
+    p_n = poisson_pmf(mean=a / u, count=MAX_PROMPTS + 1)  # prompt units of the step in flight
+    first, r_first, later, r_later = step_in_flight(step_s=T_in, prompt_pmf=p_n, delay_s=delay_s)
     # the own clump: N ~ Poisson(α) completions at one step end, and a request is its i-th member
     # (i = 0 the head) with probability P(N)·[N ≥ i + 1]/α (each clump has one head, one second, …)
     p_size = poisson_pmf(mean=a, count=MAX_PROMPTS + 1)
@@ -186,18 +197,18 @@ def train_ttft_s(*, step_s, clump, fixed_s, api_s, q, fit=np.inf, delay_s=None):
         los.extend([lo, lo + _at(T, np.maximum(prompts - fit, 0.0) + a)])
         spans.extend([span, span])
 
-    t_bar = np.maximum((p_n * T).sum(axis=0), 1e-300)
+    t_bar = np.maximum((p_n * T_in).sum(axis=0), 1e-300)
     for n in range(MAX_PROMPTS + 1):
         # the head's wait in the step in flight: uniform on [r_later, T_n] (in R_BINS bins), or the
         # rest r_first of the first step after its last finish (one value). The other trains that
         # reach the engine during the step in flight come from the step ends δ before it, about
         # every T̄: Poisson(α·min(T_n, δ)/T̄) outsiders in the head's step (δ = ∞: α·T_n/T̄); in
         # the first step after the head's own step end, from the ends δ before that one, after the
-        # step that ended there (at least T_0 long): Poisson(α·max(δ − T_0, 0)/T̄)
-        window = T[n] if delay_s is None else np.minimum(T[n], delay_s)
-        pieces = [(later[n], r_later[n], T[n] - r_later[n], R_BINS, a * window / t_bar)]
+        # step that ended there (at least T_0 long): Poisson(α·max(δ − T_0, 0)/T̄); prompt units of u
+        window = T_in[n] if delay_s is None else np.minimum(T_in[n], delay_s)
+        pieces = [(later[n], r_later[n], T_in[n] - r_later[n], R_BINS, a / u * window / t_bar)]
         if delay_s is not None:
-            pieces.append((first[n], r_first[n], 0.0, 1, a * np.maximum(delay_s - T[0], 0.0) / t_bar))
+            pieces.append((first[n], r_first[n], 0.0, 1, a / u * np.maximum(delay_s - T[0], 0.0) / t_bar))
         for wr, r0, width, nb, mu in pieces:
             p_o = poisson_pmf(mean=mu, count=MAX_OUTSIDERS + 1)
             for b in range(nb):
@@ -206,8 +217,8 @@ def train_ttft_s(*, step_s, clump, fixed_s, api_s, q, fit=np.inf, delay_s=None):
                     for size in range(1, MAX_PROMPTS + 1):
                         pw = wr / nb * p_o[o] * p_size[size] / a
                         for i, (wait, mates) in enumerate(_train(size, head_wait=r, T=T, t_api=t_api,
-                                                                 outsiders=float(o))):
-                            add(pw, fixed_s + i * t_api + wait + _pick(T, mates) - width / nb / 2.0, width / nb,
+                                                                 outsiders=o * u)):
+                            add(pw, fixed_s + i * t_api + wait + _at(T, mates) - width / nb / 2.0, width / nb,
                                 mates)
     shape = np.broadcast_shapes(*(np.shape(x) for x in wts + los + spans))
     W = np.stack([np.broadcast_to(x, shape) for x in wts])
