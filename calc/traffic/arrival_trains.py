@@ -39,6 +39,7 @@ import numpy as np
 MAX_PROMPTS = 6  # prompts in a step counted one by one (the rest lumped into the last)
 R_BINS = 6  # bins of the head's wait within its step in flight
 MAX_OUTSIDERS = 3  # prompts of other trains in the head's step counted one by one (the rest lumped)
+NEGLIGIBLE = 1e-9  # pieces of the mixture with less weight than this everywhere are left out
 
 
 def poisson_pmf(*, mean, count):
@@ -62,6 +63,8 @@ def poisson_pmf(*, mean, count):
 def _pick(T, n):
     """T_n for an array of prompt counts n (capped at the last one counted)."""
     idx = np.minimum(np.asarray(n), T.shape[0] - 1).astype(int)
+    if idx.ndim == 0:
+        return T[int(idx)]
     shape = np.broadcast_shapes(idx.shape, T.shape[1:])
     return np.take_along_axis(np.broadcast_to(T, T.shape[:1] + shape), np.broadcast_to(idx, shape)[None], axis=0)[0]
 
@@ -111,7 +114,11 @@ def _at(T, x):
     """T at a fractional prompt count x (linear between the counted ones, the last one beyond)."""
     x = np.clip(np.asarray(x, dtype=float), 0.0, T.shape[0] - 1.0)
     lo = np.floor(x)
-    return _pick(T, lo) + (x - lo) * (_pick(T, np.minimum(lo + 1.0, T.shape[0] - 1.0)) - _pick(T, lo))
+    if x.ndim == 0:  # one count for every element: plain indexing
+        i = int(lo)
+        return T[i] + (x - lo) * (T[min(i + 1, T.shape[0] - 1)] - T[i])
+    t_lo = _pick(T, lo)
+    return t_lo + (x - lo) * (_pick(T, np.minimum(lo + 1.0, T.shape[0] - 1.0)) - t_lo)
 
 
 def step_in_flight(*, step_s, prompt_pmf, delay_s=None):
@@ -210,12 +217,16 @@ def train_ttft_s(*, step_s, clump, fixed_s, api_s, q, fit=np.inf, delay_s=None, 
         if delay_s is not None:
             pieces.append((first[n], r_first[n], 0.0, 1, a / u * np.maximum(delay_s - T[0], 0.0) / t_bar))
         for wr, r0, width, nb, mu in pieces:
+            if not np.any(wr > NEGLIGIBLE):
+                continue
             p_o = poisson_pmf(mean=mu, count=MAX_OUTSIDERS + 1)
             for b in range(nb):
                 r = r0 + (b + 0.5) / nb * width  # the head's wait, within a bin of width width/nb
                 for o in range(p_o.shape[0]):
                     for size in range(1, MAX_PROMPTS + 1):
                         pw = wr / nb * p_o[o] * p_size[size] / a
+                        if not np.any(pw > NEGLIGIBLE):  # a share of the requests nothing shows
+                            continue
                         for i, (wait, mates) in enumerate(_train(size, head_wait=r, T=T, t_api=t_api,
                                                                  outsiders=o * u)):
                             add(pw, fixed_s + i * t_api + wait + _at(T, mates) - width / nb / 2.0, width / nb,
