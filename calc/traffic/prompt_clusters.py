@@ -89,7 +89,7 @@ def prompt_cluster_tpot_s(*, mean_step_s, prefill_utilization, running, lifetime
         ΔTPOT = ρ_p² · T̄ / ((1 − ρ_p²) · (1 − ρ_p·(1 − β)) · R),  β = 1/L,
 
     T̄ the mean step per output token, R the step-average decoding batch, L its sequences'
-    lifetime in steps. 0 without prompts or without a batch, inf at ρ_p ≥ 1.
+    lifetime in steps. 0 without prompts or without a batch (a prefill-only engine), else inf at ρ_p ≥ 1.
 
     ρ_p = 0.5, T̄ = 40 ms, R = 50, L = 100 steps: 0.25 · 0.040 / (0.75 · 0.505 · 50) = 0.528 ms.
 
@@ -103,4 +103,4 @@ def prompt_cluster_tpot_s(*, mean_step_s, prefill_utilization, running, lifetime
     beta = 1.0 / np.maximum(np.asarray(lifetime_steps, dtype=float), 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = a ** 2 * t / ((1.0 - a ** 2) * (1.0 - a * (1.0 - beta)) * r)
-    return np.where(a < 1.0, np.where((r > 0) & (a > 0), out, 0.0), np.inf)
+    return np.where((r > 0) & (a > 0), np.where(a < 1.0, out, np.inf), 0.0)

@@ -267,7 +267,7 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
                                                       lifetime_steps=m / tau_s), 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(eps < 1.0, peak0 / np.maximum(1.0 - eps, 1e-12), np.inf)
-        tpot = t_bar + slope * z + cluster
+        tpot = t_bar + np.where(slope != 0, slope * z, 0.0) + cluster  # no batch to fluctuate: nothing
     # speculative decoding: a step lasts τ per-token decode times; a step with decodes costs that
     # much more than a plain decode step of R (verify + draft − decode)
     t_step = t_dec * tau_s
