@@ -14,7 +14,9 @@ spread (the spread-arrival steady state), the API server and request latency as 
 --shapes (issue 17): the three traffic shapes of calc.traffic.queueing — an open loop at 10-90 % of
 capacity (Poisson), closed loops of C clients, bursts of N requests at t = 0 — over SHAPES_GRID
 (Llama-3.1-8B H100, Qwen2.5-7B A100, Llama-3.1-70B FP8 TP 2 H100; fixed lengths and lognormal
-CV 0.7), 4,000 requests with the first 25 % dropped (a burst: all of them), mean and P95 TTFT.
+CV 0.7), 4,000 requests with the first 25 % dropped (a burst: all of them), mean and P95 TTFT, and an
+open loop's mean TPOT (issue 21: 96 → 100 % of the closed-form open-loop cells within 15 % with the prompt
+clusters of calc/traffic/prompt_clusters.py).
 "before" is what the calculator offered for the shape until then: the planner's full-batch
 closed loop + the M/G/c slot wait (calc.plan.costs.slot_wait_s) for an open loop, `estimate`'s
 spread steady state for a closed loop, `estimate --concurrency N` for a burst; they give a mean
@@ -164,6 +166,7 @@ def compare_shape(model: str, gpu: str, tp: int, quantization: str, I: int, O: i
         s = est.serving  # before: the planner's full batch + the wait for a free slot
         before = float(s.ttft_s + slot_wait_s(rate_rps=x * capacity, capacity_rps=capacity, slots=s.running))
         ok = bool(a.closed_form)
+        tpot = (float(np.nanmean(r.tpot_s[skip:])), float(a.tpot_s))  # an open loop's TPOT (issue 21)
     elif shape == "closed":
         a = closed_loop_ttft(e, concurrency=x, **args)
         before = float(estimate(get_model(model), get_gpu(gpu), ServingConfig(
@@ -176,7 +179,10 @@ def compare_shape(model: str, gpu: str, tp: int, quantization: str, I: int, O: i
             input_len=I, output_len=O, tensor_parallel_size=tp, quantization=quantization, max_model_len=mml),
             concurrency=n, uniform_lengths=cv == 0).serving.ttft_s)
         ok = True
+    if shape != "open":
+        tpot = (float("nan"), float("nan"))
     return dict(model=get_model(model).name, gpu=gpu, tp=tp, I=I, O=O, cv=cv, shape=shape, x=x,
+                sim_tpot_s=tpot[0], tpot_s=tpot[1],
                 sim_mean_s=float(np.mean(ttft)), sim_p95_s=float(np.percentile(ttft, 95)),
                 before_s=before, mean_s=float(a.ttft_s), p95_s=float(a.ttft_percentile_s), closed_form=ok,
                 preemptions=int(r.total_preemptions))
@@ -193,8 +199,8 @@ def shapes_grid():
 def shapes_main() -> None:
     pct = lambda a, b: f"{100 * (a / b - 1):+.0f} %"  # noqa: E731
     print("| model | GPU | I / O | lengths | shape | load / C / N | sim TTFT mean | P95 | before (mean) | error | "
-          "analytic mean | error | analytic P95 | error | closed form | preempt |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "analytic mean | error | analytic P95 | error | closed form | preempt | TPOT sim / analytic (open) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     rows = []
     for case in shapes_grid():
         d = compare_shape(*case)
@@ -205,9 +211,15 @@ def shapes_main() -> None:
               f"{d['sim_mean_s'] * 1e3:.0f} ms | {d['sim_p95_s'] * 1e3:.0f} ms | {d['before_s'] * 1e3:.0f} ms | "
               f"{pct(d['before_s'], d['sim_mean_s'])} | {d['mean_s'] * 1e3:.0f} ms | {pct(d['mean_s'], d['sim_mean_s'])} | "
               f"{d['p95_s'] * 1e3:.0f} ms | {pct(d['p95_s'], d['sim_p95_s'])} | {'yes' if d['closed_form'] else 'NO'} | "
-              f"{d['preemptions']} |", flush=True)
+              f"{d['preemptions']} | " + (f"{d['sim_tpot_s'] * 1e3:.1f} / {d['tpot_s'] * 1e3:.1f} ms "
+                                          f"({pct(d['tpot_s'], d['sim_tpot_s'])})" if d["shape"] == "open" else "") + " |",
+              flush=True)
     print()
     print(shapes_summary(rows))
+    tp = np.array([abs(d["tpot_s"] / d["sim_tpot_s"] - 1) for d in rows if d["shape"] == "open" and d["closed_form"]]) * 100
+    if tp.size:
+        print(f"\nopen loop TPOT (closed form): median / max |error| {np.median(tp):.0f} / {np.max(tp):.0f} %, "
+              f"within 15 %: {np.mean(tp <= 15) * 100:.0f} %")
 
 
 def shapes_summary(rows: list[dict]) -> str:

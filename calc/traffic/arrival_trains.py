@@ -8,17 +8,21 @@ completions come in clumps, N per step, Poisson of mean α = X·T̄ (X requests/
 per speculative step with τ tokens, α = X·T̄·τ), and each clump reaches the engine as a TRAIN: the
 API server takes the requests one at a time, t_api apart (Efficiency.api_server_request_s). Then
 
-  * the step a request finds in flight carries n prompts with probability P_α(n) (the prompts of
-    one step are one clump, not a rate per second: a step of 250 ms brings no more of them than
-    one of 20 ms) and is met in proportion to its length: w_n = P_α(n)·T_n / Σ P_α(j)·T_j, with T_n
-    a step of n prompts beside the R decodes (T_0 the decode step); the request waits a uniform
-    share of it, U·T_n;
-  * its own step carries it and the M others of its clump, M ~ Poisson(α) (the size-biased clump
-    of a Poisson count less the request itself), T_(1+M);
-  * the i-th behind the head of its train (probability P(N ≥ i + 1)/α of a request) waits i·t_api
-    at the API server, and then either still meets the step in flight the head waited in (the
-    head's wait r > i·t_api: it rides in the head's step) or lands i·t_api − r into the head's own
-    step, waits the rest of it, T_(1+M) − (i·t_api − r), and then its own step T_(1+M').
+  * a request reaches the engine δ = t_api + t_req after the step end that finished its client's
+    last request, so the step it finds in flight is not met in proportion to its length alone: the
+    first step after that end, if it outlasts δ, with its rest T_n − δ, else one that started
+    later within δ (:func:`step_in_flight`); T_n a step of n prompts beside the R decodes (T_0 the
+    decode step), n ~ P_α (the prompts of one step are one clump, not a rate per second: a step of
+    250 ms brings no more of them than one of 20 ms);
+  * a request is the i-th member of a clump of N (the i-th of its train), with probability
+    P(N)·[N ≥ i + 1]/α: one head per clump, so a head's clump is not size-biased (Llama-3.1-70B
+    TP 4, C = 128: 1.5 prompts in a head's step, in the simulator as here);
+  * the members reach the engine t_api apart and each joins the first step that starts after it
+    arrives (:func:`_train`): the head's step carries the members that came before it started and
+    the prompts of other trains that reached the engine during the step in flight (Poisson, from
+    the step ends δ before it); a member that comes after the start waits that step out;
+  * a step carries at most the prompt tokens of its room (budget − the decodes' tokens): of an own
+    step of N > room/I prompts the last ones finish a step later (:func:`spill_share`).
 
 TTFT = t_api + t_req + (API wait) + (wait in the engine) + (own step): a mixture of uniform pieces
 (the head's wait r on a grid of ``R_BINS`` bins), whose mean is the weighted mean and whose
@@ -33,8 +37,9 @@ from __future__ import annotations
 import numpy as np
 
 MAX_PROMPTS = 6  # prompts in a step counted one by one (the rest lumped into the last)
-MAX_BEHIND = 4  # places behind a train's head counted
 R_BINS = 6  # bins of the head's wait within its step in flight
+MAX_OUTSIDERS = 3  # prompts of other trains in the head's step counted one by one (the rest lumped)
+NEGLIGIBLE = 1e-9  # pieces of the mixture with less weight than this everywhere are left out
 
 
 def poisson_pmf(*, mean, count):
@@ -58,41 +63,116 @@ def poisson_pmf(*, mean, count):
 def _pick(T, n):
     """T_n for an array of prompt counts n (capped at the last one counted)."""
     idx = np.minimum(np.asarray(n), T.shape[0] - 1).astype(int)
+    if idx.ndim == 0:
+        return T[int(idx)]
     shape = np.broadcast_shapes(idx.shape, T.shape[1:])
     return np.take_along_axis(np.broadcast_to(T, T.shape[:1] + shape), np.broadcast_to(idx, shape)[None], axis=0)[0]
 
 
-def _follower(i, *, head_wait, head_own, T, t_api):
-    """(engine wait, train members in its own step) of the i-th behind a train's head (the head
-    arrives at 0, its step starts at ``head_wait`` and lasts ``head_own``; member j arrives at
-    j·t_api). Steps follow one another: the step after one carries the members that arrived
-    during it (T_c for c of them) or, none arriving, is a decode step T_0; member i joins the
-    first step that starts at or after its arrival."""
-    a_i = i * t_api
+def _train(size, *, head_wait, T, t_api, outsiders=0.0):
+    """[(engine wait, prompts in its own step)] of each member j = 0 … size − 1 of a train (member
+    j reaches the engine at j·t_api; the head, j = 0, at 0 meets a step in flight that ends at
+    ``head_wait``). Steps follow one another: each carries the members that arrived while the one
+    before it ran (T_c for c of them) or, none arriving, is a decode step T_0; a member joins the
+    first step that starts at or after its arrival. The head's step also carries ``outsiders``
+    prompts of other trains that arrived during the step in flight."""
+    arrive = [j * t_api for j in range(size)]
     start = np.asarray(head_wait, dtype=float)
-    length = np.asarray(head_own, dtype=float)
-    ride = a_i <= start  # it arrives before the head's step starts: it rides in it
-    wait = np.where(ride, start - a_i, 0.0)
-    # riding: the head, it and the members between them that arrived before the step started
-    mates = np.where(ride, 2.0 + sum((j * t_api <= start).astype(float) for j in range(1, i)), 0.0)
-    done = ride
-    for _ in range(2 * i + 2):  # at most one decode step between members: i member steps, i gaps
-        end = start + length
-        here = (~done) & (a_i < end)  # it arrives during this step: joins the next one
-        c = sum(((j * t_api >= start) & (j * t_api < end)).astype(float) for j in range(1, i))
-        wait = np.where(here, end - a_i, wait)
-        mates = np.where(here, 1.0 + c, mates)
-        done = done | here
-        start, length = end, np.where(c > 0, _pick(T, c), T[0])
-    return wait, np.maximum(mates, 1.0)
+    edge = np.full(np.shape(start), -np.inf)  # members arriving after this joined a later step
+    out = [None] * size
+    extra = outsiders
+    for _ in range(2 * size + 1):  # at most one decode step between members: size member steps, gaps
+        joins = [(a > edge) & (a <= start) for a in arrive]
+        c = sum(x.astype(float) for x in joins) + extra
+        extra = 0.0
+        for j in range(size):
+            if out[j] is None:
+                out[j] = (np.where(joins[j], start - arrive[j], np.nan), np.where(joins[j], c, np.nan))
+            else:
+                w, n = out[j]
+                out[j] = (np.where(joins[j], start - arrive[j], w), np.where(joins[j], c, n))
+        edge, start = start, start + np.where(c > 0, _at(T, np.maximum(c, 1.0)), T[0])
+    return [(np.nan_to_num(w), np.maximum(np.nan_to_num(n), 1.0)) for w, n in out]
 
 
-def train_ttft_s(*, step_s, clump, fixed_s, api_s, q):
+def spill_share(*, prompts, fit):
+    """Share of the requests of a step that N = ``prompts`` prompts compete for but whose room
+    holds only ``fit`` of them (room / I) that finish in the NEXT step: first come first served,
+    a request is equally likely at any of the N places, and the last N − fit (the fit-th one's
+    rest as a partial chunk) wait a step: max(N − fit, 0)/N.
+
+    Five prompts, room for 3.69: (5 − 3.69)/5 = 0.262.
+
+    >>> round(float(spill_share(prompts=5, fit=3.69)), 3)
+    0.262
+    """
+    n = np.maximum(np.asarray(prompts, dtype=float), 1.0)
+    return np.clip((n - np.asarray(fit, dtype=float)) / n, 0.0, 1.0)
+
+
+def _at(T, x):
+    """T at a fractional prompt count x (linear between the counted ones, the last one beyond)."""
+    x = np.clip(np.asarray(x, dtype=float), 0.0, T.shape[0] - 1.0)
+    lo = np.floor(x)
+    if x.ndim == 0:  # one count for every element: plain indexing
+        i = int(lo)
+        return T[i] + (x - lo) * (T[min(i + 1, T.shape[0] - 1)] - T[i])
+    t_lo = _pick(T, lo)
+    return t_lo + (x - lo) * (_pick(T, np.minimum(lo + 1.0, T.shape[0] - 1.0)) - t_lo)
+
+
+def step_in_flight(*, step_s, prompt_pmf, delay_s=None):
+    """The step a request meets in flight, as (first, r_first, later, r_later) per prompt count n of
+    that step (arrays like ``step_s``, T_n on the leading axis, ``prompt_pmf`` P(n) beside it):
+    with probability ``first[n]`` its rest is r_first[n]; with ``later[n]`` it is uniform on
+    [r_later[n], T_n].
+
+    ``delay_s`` None: an arrival at a time unrelated to the steps meets them in proportion to their
+    length, P(n)·T_n / T̄ (T̄ = Σ P(j)·T_j), uniform within (later only, r_later = 0).
+    ``delay_s`` δ: a closed-loop client sends its request when its last one finished, which is at
+    a step's end, and it reaches the engine δ later (t_api + t_req). A step starts at that end: if
+    it outlasts δ, it is the one met, with its rest T_n − δ (probability P(n)·[T_n > δ]). Otherwise
+    (the rest of the probability) the step met starts later, no sooner than the shortest step T_0
+    after the end, and within the last T_n before δ: over a window of min(T_n, δ − T_0), so the
+    kinds are met in proportion P(n)·min(T_n, δ − T_0), with a rest uniform within the window.
+    δ → ∞ is the length-biased case; δ < T_0 the first step (a request arriving 50 ms after a step
+    end while a decode step lasts 100 ms never meets a prompt step it could have joined, and waits
+    the rest of a step of P(n)).
+
+    Two kinds of step, a 10 ms decode (P = 0.9) and a 100 ms prompt step (P = 0.1), δ = 50 ms:
+    first: 0.1 (only the prompt step outlasts δ), rest 50 ms; later, 0.9 of the time: windows
+    10 and 40 ms, weights 0.9 · 10 = 9 and 0.1 · 40 = 4: 0.9 · 9/13 = 0.623 and 0.9 · 4/13 = 0.277.
+
+    >>> f, rf, l, rl = step_in_flight(step_s=np.array([0.01, 0.1]), prompt_pmf=np.array([0.9, 0.1]), delay_s=0.05)
+    >>> [round(x, 3) for x in f.tolist()], [round(x, 3) for x in l.tolist()], [round(x, 3) for x in rf.tolist()]
+    ([0.0, 0.1], [0.623, 0.277], [0.0, 0.05])
+    """
+    T = np.asarray(step_s, dtype=float)
+    p = np.asarray(prompt_pmf, dtype=float)
+    if delay_s is None:
+        return np.zeros_like(p * T), np.zeros_like(p * T), p * T / np.maximum((p * T).sum(axis=0), 1e-300), \
+            np.zeros_like(p * T)
+    d = np.asarray(delay_s, dtype=float)
+    first = p * (T > d)
+    window = np.clip(np.minimum(T, d - T[0]), 0.0, None)
+    share = p * window / np.maximum((p * window).sum(axis=0), 1e-300)
+    later = np.clip(1.0 - first.sum(axis=0), 0.0, 1.0) * share
+    return first, np.maximum(T - d, 0.0), later, T - window
+
+
+def train_ttft_s(*, step_s, clump, fixed_s, api_s, q, fit=np.inf, delay_s=None, input_cv=0.0):
     """(mean, q-quantile) of TTFT in a closed loop whose prompts fit one step (module docstring).
 
     ``step_s(n)``: a step with n ≥ 1 prompts beside the decodes (broadcasting array); ``step_s(0)``
     the decode step. ``clump`` α: completions (= prompts) per step. ``fixed_s``: t_api + t_req.
-    ``api_s``: t_api, the spacing of a train.
+    ``api_s``: t_api, the spacing of a train. ``fit``: prompts the room of one step holds
+    (room / I; ``step_s`` is the caller's to cap there): of an own step of N > fit prompts the
+    share :func:`spill_share` finishes in the next step, which carries the N − fit spilled and the
+    α that arrived meanwhile (T at N − fit + α). ``delay_s``: from a client's last finish to its
+    request at the engine (t_api + t_req), the step in flight :func:`step_in_flight` (None: length-biased).
+    ``input_cv``: the prompts' lengths vary (lognormal CV): the step in flight and the other trains'
+    prompts in the head's step count units of u = 1 + cv² mean prompts, Poisson(α/u) of them (the
+    tokens' compound Poisson with its mean and variance); a request's own length is the caller's.
 
     Hand-worked, α → 0 (prompts rare): the step in flight is a decode step, T_0 = 10 ms, waited
     U·T_0; the own step alone, T_1 = 10 + 50 = 60 ms; fixed 50 ms. Mean 50 + 10/2 + 60 = 115 ms,
@@ -106,33 +186,51 @@ def train_ttft_s(*, step_s, clump, fixed_s, api_s, q):
     t_api = np.asarray(api_s, dtype=float)
     T = np.stack([np.broadcast_to(step_s(n), np.broadcast_shapes(a.shape, np.shape(step_s(n)))).astype(float)
                   for n in range(MAX_PROMPTS + 1)])
-    p_n = poisson_pmf(mean=a, count=MAX_PROMPTS + 1)  # prompts of a step (and others in one's own step)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        w = p_n * T / np.maximum((p_n * T).sum(axis=0), 1e-300)  # the step in flight, length-biased
-    own = T[np.minimum(np.arange(1, MAX_PROMPTS + 1), MAX_PROMPTS)]  # T_(1+M), M = 0 … MAX_PROMPTS − 1
-    p_m = p_n[:MAX_PROMPTS].copy()
-    p_m[-1] = p_m[-1] + p_n[MAX_PROMPTS]
-    # i places behind the head of its train: P(N ≥ i + 1)/α for a Poisson(α) clump N (Σ_i = E[N]/α = 1)
-    at_least = 1.0 - np.cumsum(poisson_pmf(mean=a, count=MAX_BEHIND + 1), axis=0)  # P(N ≥ i + 1), i = 0 …
-    p_i = at_least[:MAX_BEHIND] / a
-    p_i = p_i / p_i.sum(axis=0)  # the places past MAX_BEHIND − 1 lumped in proportion
+    # the prompts of other clients' steps vary in length: their tokens, a compound Poisson, as a
+    # Poisson count of u = 1 + cv² mean prompts each (same mean and variance of the tokens)
+    u = 1.0 + np.asarray(input_cv, dtype=float) ** 2
+    T_in = np.stack([_at(T, n * u) for n in range(MAX_PROMPTS + 1)])
+    p_n = poisson_pmf(mean=a / u, count=MAX_PROMPTS + 1)  # prompt units of the step in flight
+    first, r_first, later, r_later = step_in_flight(step_s=T_in, prompt_pmf=p_n, delay_s=delay_s)
+    # the own clump: N ~ Poisson(α) completions at one step end, and a request is its i-th member
+    # (i = 0 the head) with probability P(N)·[N ≥ i + 1]/α (each clump has one head, one second, …)
+    p_size = poisson_pmf(mean=a, count=MAX_PROMPTS + 1)
     wts, los, spans = [], [], []
+
+    def add(weight, lo, span, prompts):
+        """One piece, split where the own step of ``prompts`` prompts spills into the next step."""
+        p = spill_share(prompts=prompts, fit=fit)
+        wts.extend([weight * (1.0 - p), weight * p])
+        los.extend([lo, lo + _at(T, np.maximum(prompts - fit, 0.0) + a)])
+        spans.extend([span, span])
+
+    t_bar = np.maximum((p_n * T_in).sum(axis=0), 1e-300)
     for n in range(MAX_PROMPTS + 1):
-        for m in range(MAX_PROMPTS):
-            wm = w[n] * p_m[m]
-            # the head: waits U·T_n, then its own step
-            wts.append(p_i[0] * wm)
-            los.append(fixed_s + own[m])
-            spans.append(T[n])
-            for i in range(1, MAX_BEHIND):
-                for b in range(R_BINS):
-                    r = (b + 0.5) / R_BINS * T[n]  # the head's wait, within a bin of width T_n/R_BINS
-                    wait, mates = _follower(i, head_wait=r, head_own=own[m], T=T, t_api=t_api)
-                    pw = p_i[i] * wm / R_BINS
-                    for m2 in range(MAX_PROMPTS):  # its own step: it, the train-mates in it, M' others
-                        wts.append(pw * p_m[m2])
-                        los.append(fixed_s + i * t_api + wait + _pick(T, mates + m2) - T[n] / R_BINS / 2.0)
-                        spans.append(T[n] / R_BINS)
+        # the head's wait in the step in flight: uniform on [r_later, T_n] (in R_BINS bins), or the
+        # rest r_first of the first step after its last finish (one value). The other trains that
+        # reach the engine during the step in flight come from the step ends δ before it, about
+        # every T̄: Poisson(α·min(T_n, δ)/T̄) outsiders in the head's step (δ = ∞: α·T_n/T̄); in
+        # the first step after the head's own step end, from the ends δ before that one, after the
+        # step that ended there (at least T_0 long): Poisson(α·max(δ − T_0, 0)/T̄); prompt units of u
+        window = T_in[n] if delay_s is None else np.minimum(T_in[n], delay_s)
+        pieces = [(later[n], r_later[n], T_in[n] - r_later[n], R_BINS, a / u * window / t_bar)]
+        if delay_s is not None:
+            pieces.append((first[n], r_first[n], 0.0, 1, a / u * np.maximum(delay_s - T[0], 0.0) / t_bar))
+        for wr, r0, width, nb, mu in pieces:
+            if not np.any(wr > NEGLIGIBLE):
+                continue
+            p_o = poisson_pmf(mean=mu, count=MAX_OUTSIDERS + 1)
+            for b in range(nb):
+                r = r0 + (b + 0.5) / nb * width  # the head's wait, within a bin of width width/nb
+                for o in range(p_o.shape[0]):
+                    for size in range(1, MAX_PROMPTS + 1):
+                        pw = wr / nb * p_o[o] * p_size[size] / a
+                        if not np.any(pw > NEGLIGIBLE):  # a share of the requests nothing shows
+                            continue
+                        for i, (wait, mates) in enumerate(_train(size, head_wait=r, T=T, t_api=t_api,
+                                                                 outsiders=o * u)):
+                            add(pw, fixed_s + i * t_api + wait + _at(T, mates) - width / nb / 2.0, width / nb,
+                                mates)
     shape = np.broadcast_shapes(*(np.shape(x) for x in wts + los + spans))
     W = np.stack([np.broadcast_to(x, shape) for x in wts])
     L = np.stack([np.broadcast_to(x, shape) for x in los])

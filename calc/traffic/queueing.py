@@ -22,8 +22,11 @@ Where a request's time to first token goes (every term a mechanism of the simula
      engine E2E as the service, corrected for the batch's peakedness (Hayward); in a closed loop
      the C − R clients beyond the batch wait (C − R)/X.
 The decoding batch R solves R = λ·(O − 1)·T̄(R) with T̄ = T_dec(R)/(1 − ρ_p), ρ_p = λ·T_pf the share
-of engine time the prompts' marginal cost takes; TPOT = T̄ + z·dT̄/dR, z = 1/(1 − ε)², ε = λ·(O − 1)·dT̄/dR
-(a sequence decodes more often in crowded, slow steps). Percentiles: each random part (the waits
+of engine time the prompts' marginal cost takes; TPOT = T̄ + z·dT̄/dR + ΔT_cl, z = z₀/(1 − ε),
+ε = λ·(O − 1)·dT̄/dR (a sequence decodes more often in crowded, slow steps); prompts come in clusters
+of steps (:mod:`calc.traffic.prompt_clusters`: a long prompt step lets more prompts in for the next),
+so the batch is more peaked than Poisson, z₀ = 1 + (D − 1)·θ, D = 1/(1 − ρ_p)², and the steps that
+carry prompts carry larger batches, ΔT_cl = ρ_p²·T̄/((1 − ρ_p²)(1 − ρ_p(1 − β))·R). Percentiles: each random part (the waits
 with the prompts behind, the own prompt's length, the API wait, the step in flight) at its own
 quantile, combined as mean + √(Σ (q_i − mean_i)²). A burst is three clocks (API server, token
 budget, slots) per request, reduced over the N requests.
@@ -32,11 +35,10 @@ Where it is known to miss (``closed_form`` False, the simulator's regime): the b
 KV pool (vLLM preempts and recomputes), fixed-length closed loops of several clients (a
 deterministic engine keeps them in an FCFS train, :func:`calc.timing.serving.fcfs_wave`), clients
 queueing for the token budget. Also outside 15 % without a flag (bench/sim_vs_analytic.py --shapes):
-a burst of varied lengths just past the slots (+25 %); an open loop's TPOT near capacity with long
-prompts (Llama-3.1-70B TP 4 at 85 %: -14 %, with EAGLE-3 -24 %): the batch is larger in the steps
-that carry prompts (in the simulator 60 against 53 sequences: a long prompt step lets λ·T arrivals
-in and the next step carries them, lag-1 autocorrelation of the step time 0.68, while sequences
-finish per step), so a sequence meets more of the slow steps than T̄ says. With speculation the
+a burst of varied lengths just past the slots (+25 %). An open loop's TPOT near capacity with long
+prompts was -14 % (Llama-3.1-70B TP 4 at 85 %; with EAGLE-3 -21 %) until the prompt clusters
+(:mod:`calc.traffic.prompt_clusters`; in the simulator 60 against 53 sequences in the steps that
+carry prompts, lag-1 autocorrelation of the step time 0.67 = ρ_p): -6 and -4 % now. With speculation the
 open loop still prices a prompt beside plain decodes plus the decode step's speculative extra;
 :func:`calc.timing.speculative.mixed_step_s` (one forward, verify rows beside the chunks, the
 drafter over the prompt) brings Llama-3.1-8B EAGLE-3 at 85 % from -18 to -6 % TPOT but, inside
@@ -58,6 +60,7 @@ import numpy as np
 
 from calc.timing.roofline import windowed_context_tokens
 from calc.timing.serving import EngineNumbers, closed_loop, decode_step, prefill_step
+from calc.traffic.prompt_clusters import clustered_peakedness, prompt_cluster_tpot_s
 
 
 def lognormal_moment(*, mean, cv, k):
@@ -151,7 +154,7 @@ class EngineLoad:
     decode_step_s: np.ndarray  # T_dec: R decodes at the running context
     mean_step_s: np.ndarray  # T̄ = T_dec / (1 − ρ_p): the mean step
     tpot_s: np.ndarray  # what a decoding sequence sees: T̄ plus the batch's fluctuation
-    batch_peakedness: np.ndarray  # z = Var(R) / R = 1 / (1 − ε)²
+    batch_peakedness: np.ndarray  # z = Var(R) / R = z₀ / (1 − ε), z₀ of the prompt clusters
     prefill_s: np.ndarray  # T_pf: engine time one mean prompt adds to the steps it rides on
     prefill_utilization: np.ndarray  # ρ_p = λ·T_pf
     full_step_s: np.ndarray  # T_full: a step whose token budget is full (R decodes + the room)
@@ -193,8 +196,12 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
     flight (T_dec/2, while anything runs: 1 − exp(−R) of the time). TPOT: every step decodes R sequences and the prompts' marginal time T_pf
     (n = max(1, λ·T̄) prompts per step that carries them) takes ρ_p = λ·T_pf of the engine,
     T̄ = T_dec / (1 − ρ_p). The batch fluctuates, and a sequence decodes more often in crowded,
-    slow steps: each arrival brings ε = λ·(O − 1)·dT̄/dR more arrivals over its life (a branching
-    ratio), so Var(R) = z·R with z = 1/(1 − ε)², and TPOT = E[R·T]/E[R] = T̄ + z·dT̄/dR.
+    slow steps: each sequence in the batch brings ε = λ·(O − 1)·dT̄/dR more arrivals over its life
+    (a linear birth-death process: Var/mean = 1/(1 − ε)), on prompts that come in clusters of steps
+    (Var/mean z₀ = :func:`calc.traffic.prompt_clusters.clustered_peakedness`), so Var(R) = z·R with
+    z = z₀/(1 − ε) (simulator, bench/speculative_sim_vs_analytic.py open loops at 60-85 %: z 2.4-12
+    against 2.5-14 here), and TPOT = E[R·T]/E[R] = T̄ + z·dT̄/dR + the prompt steps' larger batches
+    (:func:`calc.traffic.prompt_clusters.prompt_cluster_tpot_s`). Without chunked prefill z₀ = 1.
     Without chunked prefill the prompts run in steps of their own (decodes stall).
     ``speculative`` (a :class:`calc.timing.speculative.Drafter`): decode steps seen per output token
     (:func:`calc.timing.speculative.per_token_step`), so R = λ·(O − 1)·T̄ counts a step's τ tokens.
@@ -253,9 +260,14 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
     with np.errstate(invalid="ignore"):  # inf − inf past the budget's capacity
         slope = (steps(R + dR)[1] - t_bar) / dR  # dT̄/dR
     eps = lam * m * slope
+    # prompts come in clusters of steps (calc.traffic.prompt_clusters): the batch is more peaked,
+    # and the steps that carry prompts carry larger batches (a size-biased mean)
+    peak0 = np.where(chunked, clustered_peakedness(prefill_utilization=rho_p, output_cv=output_cv), 1.0)
+    cluster = np.where(chunked, prompt_cluster_tpot_s(mean_step_s=t_bar, prefill_utilization=rho_p, running=R,
+                                                      lifetime_steps=m / tau_s), 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.where(eps < 1.0, 1.0 / np.maximum(1.0 - eps, 1e-12) ** 2, np.inf)
-        tpot = t_bar + slope * z
+        z = np.where(eps < 1.0, peak0 / np.maximum(1.0 - eps, 1e-12), np.inf)
+        tpot = t_bar + np.where(slope != 0, slope * z, 0.0) + cluster  # no batch to fluctuate: nothing
     # speculative decoding: a step lasts τ per-token decode times; a step with decodes costs that
     # much more than a plain decode step of R (verify + draft − decode)
     t_step = t_dec * tau_s
@@ -743,17 +755,24 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
     if np.any(fits):
         from calc.traffic.arrival_trains import train_ttft_s  # noqa: PLC0415
 
+        # a step holds the prompt tokens its room leaves beside the decodes (their drafts too), no more:
+        # the prompts past it wait for the next step (arrival_trains.spill_share)
+        fit = np.maximum(np.asarray(max_num_batched_tokens, dtype=float)
+                         - d * (1.0 if speculative is None else speculative.num_speculative_tokens + 1.0), 1.0) / I
+
         def step_s(n):
             if n == 0:
                 return load.decode_step_s
+            p = np.minimum(float(n), fit)
             if speculative is not None:  # the verify rows and the drafter's pass priced beside the prompts
-                return _mixed_s(e, speculative, batch=d, context_tokens=ctx, prompts=float(n), prompt_tokens=I)
-            return prefill_step(e, prompts=float(n), prompt_tokens=I, decode_batch=d, decode_context_tokens=ctx).step_s
+                return _mixed_s(e, speculative, batch=d, context_tokens=ctx, prompts=p, prompt_tokens=I)
+            return prefill_step(e, prompts=p, prompt_tokens=I, decode_batch=d, decode_context_tokens=ctx).step_s
 
         t_mean, t_q = train_ttft_s(step_s=step_s, clump=alpha, fixed_s=t_api + np.asarray(e.request_overhead_s),
-                                   api_s=t_api, q=q)
-        # the budget's queue is in the clump already (T_(1+M) holds the clump's prompts, past the room
-        # in more steps at the same cost per token): only the clients beyond the batch wait besides
+                                   api_s=t_api, q=q, fit=fit, delay_s=t_api + np.asarray(e.request_overhead_s),
+                                   input_cv=input_cv)
+        # the budget's queue is in the clump already (T_(1+M) holds the clump's prompts, those past the
+        # room in the next step): only the clients beyond the batch wait besides
         w = w_slot
         w_q = wait_quantile_s(mean_s=w, p_wait=np.where(C > R, 1.0, 0.0), q=q)
         ex_len = own(lognormal_quantile(mean=I, cv=input_cv, q=q), 0.0) - own(I, 0.0)
