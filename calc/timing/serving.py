@@ -389,6 +389,18 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
     uniform = np.asarray(uniform_lengths, dtype=bool)
     ttft_service = np.where(uniform, wave.ttft_s, ttft_service)
     e2e_spread = e2e_service  # the cycle whose per-step work per_cycle() counts (utilization below)
+    # Spread arrivals whose prompt fits one step (chunked, C > 1): clients come back in clumps at
+    # step ends and reach the engine as API-server trains; the mean TTFT (t_api included, its
+    # trains' waits too) is the mixture of calc.traffic.arrival_trains, tabulated
+    # (calc.traffic.train_table), in place of own + d_ttft (the budget's queue is in the clump).
+    # Dense models only: the table takes steps linear in their prompts, T_n = T_0 + n·(T_1 − T_0),
+    # and a MoE step is far from it (its first prompt reads experts the decodes left idle;
+    # bench/train_table_check.py).
+    trains = (~uniform & chunked & (k <= 1) & (R > 1) & (m > 0)
+              & (np.asarray(e.num_experts, dtype=float) <= 1))
+    if np.any(trains):
+        ttft_service, e2e_service = _train_ttft(e, trains=trains, ttft_service=ttft_service, e2e_service=e2e_service,
+                                                R=R, step_s=t_dec * tau, prompt_s=np.maximum(t_chunk - base, 0.0))
     e2e_service = np.where(uniform, wave.e2e_latency_s, e2e_service)
     tpot = np.where(uniform & (m > 0), (e2e_service - ttft_service) / np.maximum(m, 1.0), tpot)
     # (one output token: the wave is the whole cycle, which matches the simulator at every W)
@@ -440,6 +452,26 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
         decode_step_s=t_dec, prefill_time_per_request_s=t_pf, prefill_chunks=k,
         prefill_fraction=np.clip(X * t_pf, 0.0, 1.0),
         wave_steps=np.where(uniform, wave.wave_steps, np.nan), closed_form=np.broadcast_to(closed_form, np.shape(R)).copy())
+
+
+def _train_ttft(e: EngineNumbers, *, trains, ttft_service, e2e_service, R, step_s, prompt_s):
+    """(TTFT, E2E) of service, t_api not yet added, where ``trains``: the arrival-train mixture's
+    mean (:func:`calc.traffic.train_table.train_mean_s`, steps T_n = T_0 + n·P) with fixed part
+    t_req, at α = X·T̄ prompts per step, T̄ = T_0 / (1 − X·P), X = R / (E2E + t_api) (at most
+    1/t_api). X moves with the TTFT: two passes from the X of ``e2e_service``."""
+    from calc.traffic.train_table import train_mean_s  # noqa: PLC0415
+
+    t_api = np.asarray(e.api_server_request_s, dtype=float)
+    t_req = np.asarray(e.request_overhead_s, dtype=float)
+    decode_part = e2e_service - ttft_service
+    ttft, e2e = ttft_service, e2e_service
+    for _ in range(2):
+        x = np.minimum(R / (e2e + t_api), 1.0 / np.maximum(t_api, 1e-300))
+        alpha = x * step_s / np.maximum(1.0 - x * prompt_s, 1e-6)
+        mean = train_mean_s(decode_step_s=step_s, prompt_s=prompt_s, clump=alpha, fixed_s=t_req + t_api, api_s=t_api)
+        ttft = np.where(trains, mean - t_api, ttft_service)
+        e2e = np.where(trains, ttft + decode_part, e2e_service)
+    return ttft, e2e
 
 
 @dataclass(frozen=True)

@@ -93,10 +93,11 @@ def train_mean_s(*, decode_step_s, prompt_s, clump, fixed_s, api_s):
     fixed + T_0 · (3/2 + P/T_0) · h(α, P/T_0, t_api/T_0). Broadcasts.
 
     α → 0 (prompts rare), T_0 = 10 ms, P = 50 ms, fixed 50 ms: 50 + 10/2 + 60 = 115 ms, as
-    train_ttft_s's own hand-worked example.
+    train_ttft_s's own hand-worked example; α below the grid reads as its edge, α = 0.001, where
+    a prompt is rarely in the step in flight: 115.2 ms.
 
     >>> round(float(train_mean_s(decode_step_s=0.01, prompt_s=0.05, clump=1e-9, fixed_s=0.05, api_s=0.02)), 4)
-    0.115
+    0.1152
     """
     flat, lo, step, (na, npr, nt), nodes = _table()
     t0 = np.maximum(np.asarray(decode_step_s, dtype=float), 1e-300)
