@@ -19,9 +19,9 @@ the 70B rows (T_1/T_0 ≈ 30: a 5,000-token prompt step of ~620 ms beside 20 ms 
 0.02 prompts per step) go from +15 / +19 % (length) to −1 / −2 % (step); Llama-3.1-8B C = 128
 from −2 % to −7 % (T_0 ≈ 10 ms < t_api = 22 ms: the phase is partly randomized there); TTFT
 |error| median 7.9 → 6.0 %, within 15 % 75 → 83 % (the table: 8.0 %, 75 %). The Llama-2-7B rows
-(prompts of two chunks) do not use the mixture and stay at −15 to −35 %. Not wired in: the exact weight is the renewal
-residual at t_api (the table's third axis t_api/T_0 already carries what it needs), and
-calc.traffic.queueing's closed-loop P95 reads the same mixture.
+(prompts of two chunks) do not use the mixture and stay at −15 to −35 %. Not wired in: the exact
+weight is the renewal residual at t_api (the table's third axis t_api/T_0 already carries what it
+needs), and calc.traffic.queueing's closed-loop P95 reads the same mixture.
 """
 
 from __future__ import annotations
