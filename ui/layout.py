@@ -21,7 +21,7 @@ from typing import Any, Iterable
 import plotly.graph_objects as go
 import streamlit as st
 
-from ui import charts
+from ui import charts, deferred_sidebar
 from ui.theme import DARK_INKS, FONT_SIZE, TEXT_INK
 
 
@@ -72,6 +72,8 @@ _BASE_CSS = CJK_FONT_CSS + """
 .st-key-grid5_fr_sla > .st-key-overlays { flex-grow: 1.6; min-width: 14rem; }
 /* The chart preload script (ui.preload_chart): no room, nothing shown. */
 .st-key-chart_preload { display: none; }
+/* The button that draws a fresh session's sidebar after its first chart (ui.deferred_sidebar). */
+.st-key-sidebar_later { display: none; }
 /* A wide Markdown table (the planner's ranking): smaller type and cells, as a data grid's. */
 .st-key-md_compact table { font-size: 0.875rem; }
 .st-key-md_compact th, .st-key-md_compact td { padding: 0.3rem 0.5rem; }
@@ -324,6 +326,7 @@ def chart(fig: go.Figure, key: str, where: Any = None) -> None:
     # A charts.Figure: a copy of its containers, arrays encoded; a Plotly-built figure: its arrays
     # encoded in place, its own dicts. The default template is shared either way: what changes
     # the figure below copies first (text_inks: the dicts it inks; presenter and dark: everything).
+    deferred_sidebar.chart_drawn()  # a fresh session's sidebar waits for this chart (ui.deferred_sidebar)
     d = charts.sendable(fig)
     layout = d["layout"]
     title = layout.pop("title", None) or {}
