@@ -24,7 +24,7 @@ import streamlit as st
 from streamlit import runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from ui import command_block
+from ui import command_block, deferred_sidebar
 from ui import format as F
 from ui.budget import RESULTS, limits
 from ui.workers import CpuBudgetExceeded, Job, QueueFull, Ticket, WorkerLost, pool
@@ -106,6 +106,7 @@ def result(job: Job, t, *, label: str, command: str | None = None, in_worker: bo
         if ahead is not None:
             ahead.cancel()
         return value
+    deferred_sidebar.release()  # a fresh session's sidebar now, not after this wait (ui.deferred_sidebar)
     workers = pool() if in_worker and _serving() else None
     if workers is None:
         with st.spinner(label):

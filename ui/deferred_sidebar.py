@@ -7,7 +7,7 @@ after the chart in the same run does not help, since all of a run's elements arr
 the Plotly script is ready (bench/first_paint.py, profile in the commit). So the first run of a
 browser session draws the page from the link's values (:func:`ui.state.link_scenario`) and, in the
 sidebar, only a hidden button; ``static/sidebar-after-chart.js`` clicks it once the first chart is
-drawn (at once when the run ends without a chart), and that rerun, like every later one, draws the sidebar as always. The page
+drawn (at once when the run ends without a chart, or before the page waits for a heavy job), and that rerun, like every later one, draws the sidebar as always. The page
 is computed again from the drawn controls' values, so a link the preview read differently is shown
 as the controls say (one rerun later).
 
@@ -40,27 +40,37 @@ def later() -> bool:
     return _browser()
 
 
-_CHART = "_sidebar_later_chart"  # set by ui.layout.chart: this run drew a chart
+_RUN = "_sidebar_later_run"  # only during that first run: {"chart": drew one, "go": the marker is sent}
+GO = "<style>.sidebar-later-go{}</style>"  # the marker: style only, so Streamlit gives it no room on the page
 
 
 def render_trigger():
-    """The hidden button and the script that clicks it after the first chart; returns their box."""
+    """The hidden button and the script that clicks it after the first chart (or at the marker)."""
     box = st.sidebar.container(key=KEY)
     box.button("sidebar", key=f"{KEY}_button")
     box.html(f'<script type="module" src="{SCRIPT_URL}"></script>', unsafe_allow_javascript=True)
-    st.session_state[_CHART] = False
-    return box
+    st.session_state[_RUN] = {"chart": False, "go": False}
 
 
 def chart_drawn() -> None:
     """Called by every chart (ui.layout.chart): the script waits for it before drawing the sidebar."""
-    if _CHART in st.session_state:  # only in a run that draws the sidebar later
-        st.session_state[_CHART] = True
+    if (run := st.session_state.get(_RUN)) is not None:
+        run["chart"] = True
 
 
-def render_done(box) -> None:
-    """After the page: a marker saying whether it drew a chart (none: the script draws the sidebar now)."""
-    box.html(f'<span class="sidebar-later-done" data-charts="{int(bool(st.session_state.pop(_CHART, False)))}"></span>')
+def release() -> None:
+    """Draw the sidebar now, not after a chart: the page is about to wait for a heavy job (ui.background),
+    whose progress bar may show for seconds; the click's rerun picks the job up again at once."""
+    if (run := st.session_state.get(_RUN)) is not None and not run["go"]:
+        run["go"] = True
+        st.html(GO)
+
+
+def render_done() -> None:
+    """After the page: the marker when it drew no chart (nothing to wait for)."""
+    run = st.session_state.pop(_RUN, None)
+    if run is not None and not run["chart"] and not run["go"]:
+        st.html(GO)
 
 
 def carry(messages: list[tuple[str, str]]) -> None:

@@ -155,7 +155,8 @@ def run(pages: list[PageSpec] | None = None) -> None:
             i18n.render_language_switch(t)
             layout.render_present_switch(t)
     layout.apply_style(ignored)
-    trigger = deferred_sidebar.render_trigger() if later else None
+    if later:
+        deferred_sidebar.render_trigger()
     sc, messages = state.link_scenario(t) if later else state.render_sidebar(t, ignored=ignored)
     if not later:
         vllm_paste.render(t)
@@ -179,7 +180,7 @@ def run(pages: list[PageSpec] | None = None) -> None:
     finally:
         st.session_state[_IN_SHELL] = False
         if later:
-            deferred_sidebar.render_done(trigger)
+            deferred_sidebar.render_done()
     if not later:
         compare.render_comparison(st.session_state[_SCENARIO], t)
         state.render_share(st.session_state[_SCENARIO], t, lang, share_slot)
