@@ -106,7 +106,6 @@ def result(job: Job, t, *, label: str, command: str | None = None, in_worker: bo
         if ahead is not None:
             ahead.cancel()
         return value
-    deferred_sidebar.release()  # a fresh session's sidebar now, not after this wait (ui.deferred_sidebar)
     workers = pool() if in_worker and _serving() else None
     if workers is None:
         with st.spinner(label):
@@ -126,6 +125,7 @@ def result(job: Job, t, *, label: str, command: str | None = None, in_worker: bo
             waited = time.monotonic() - t0
             if waited < SHOW_AFTER_S:
                 continue
+            deferred_sidebar.release()  # a fresh session's sidebar now, not after this wait (ui.deferred_sidebar)
             fraction, text = _progress(ticket, t, label=label, waited_s=waited, limit_s=limit_s)
             if (int(fraction * 100), text) != shown or _yield_due():
                 bar.progress(fraction, text=text)

@@ -7,7 +7,7 @@ after the chart in the same run does not help, since all of a run's elements arr
 the Plotly script is ready (bench/first_paint.py, profile in the commit). So the first run of a
 browser session draws the page from the link's values (:func:`ui.state.link_scenario`) and, in the
 sidebar, only a hidden button; ``static/sidebar-after-chart.js`` clicks it once the first chart is
-drawn (at once when the run ends without a chart, or before the page waits for a heavy job), and that rerun, like every later one, draws the sidebar as always. The page
+drawn (at once when the run ends without a chart, or when the page shows a heavy job's progress bar), and that rerun, like every later one, draws the sidebar as always. The page
 is computed again from the drawn controls' values, so a link the preview read differently is shown
 as the controls say (one rerun later).
 
@@ -59,8 +59,8 @@ def chart_drawn() -> None:
 
 
 def release() -> None:
-    """Draw the sidebar now, not after a chart: the page is about to wait for a heavy job (ui.background),
-    whose progress bar may show for seconds; the click's rerun picks the job up again at once."""
+    """Draw the sidebar now, not after a chart: the page waits for a heavy job (ui.background, once its
+    progress bar shows, after 0.5 s); the click's rerun interrupts the wait and submits the job again."""
     if (run := st.session_state.get(_RUN)) is not None and not run["go"]:
         run["go"] = True
         st.html(GO)
