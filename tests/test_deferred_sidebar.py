@@ -72,3 +72,17 @@ def test_not_a_browser_draws_the_sidebar_at_once():
     at = first_run({"lang": "en"})  # AppTest sends no User-Agent: as before this module
     assert not at.exception
     assert at.selectbox(key="model").value and not [b for b in at.sidebar.button if b.key and "sidebar_later" in b.key]
+
+
+def test_a_presenter_link_is_in_presenter_mode_from_the_first_run(monkeypatch):
+    """The presenter switch is in the sidebar; the first run reads ?present=1 too, so its elements (the
+    chart's larger fonts, the style sheet) are the next run's and nothing is drawn twice."""
+    from ui import layout
+
+    monkeypatch.setattr(deferred_sidebar, "_browser", lambda: True)
+    at = first_run({"lang": "en", "present": "1"})
+    assert not at.exception and any(layout._PRESENT_CSS in h.proto.body for h in at.get("html"))
+    first = plotly_specs(at)
+    at = click(at)
+    assert at.toggle(key=layout._SWITCH).value is True
+    assert plotly_specs(at) == first

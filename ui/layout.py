@@ -114,11 +114,17 @@ def present_in_url() -> bool:
     return str(st.query_params.get(PRESENT_PARAM, "")).strip().lower() in ("1", "true", "yes", "on")
 
 
+def seed_present_switch() -> None:
+    """The switch's state from the link, before it is drawn (a run that draws the sidebar later,
+    ui.deferred_sidebar, is in presenter mode too: its elements are the next run's)."""
+    if _SWITCH not in st.session_state:
+        st.session_state[_SWITCH] = present_in_url()
+
+
 def render_present_switch(t) -> bool:
     """The presenter-mode switch. Its state lives in the URL as ``?present=1``, written here (not a
     bound widget: a bound toggle spells it ``true`` and drops ``1``), like the language switch."""
-    if _SWITCH not in st.session_state:
-        st.session_state[_SWITCH] = present_in_url()
+    seed_present_switch()
     on = st.toggle(t("ctl.present"), key=_SWITCH, help=t("ctl.present.help"))
     if on and st.query_params.get(PRESENT_PARAM) != "1":
         st.query_params[PRESENT_PARAM] = "1"

@@ -146,7 +146,9 @@ def run(pages: list[PageSpec] | None = None) -> None:
     with st.sidebar:
         preload_chart.render()  # Plotly's JavaScript starts loading now, not after the controls
     # A browser session's first run: the sidebar after the first chart (ui.deferred_sidebar)
-    if not (later := deferred_sidebar.later()):
+    if later := deferred_sidebar.later():
+        layout.seed_present_switch()
+    else:
         with st.sidebar:
             st.markdown(f"**{t('app.title')}**")
             with st.container(key="app_nav"):
