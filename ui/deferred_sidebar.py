@@ -60,10 +60,16 @@ def chart_drawn() -> None:
 
 def release() -> None:
     """Draw the sidebar now, not after a chart: the page waits for a heavy job (ui.background, once its
-    progress bar shows, after 0.5 s); the click's rerun interrupts the wait and submits the job again."""
+    progress bar shows, after 0.5 s); the click's rerun interrupts the wait and takes the job over."""
     if (run := st.session_state.get(_RUN)) is not None and not run["go"]:
         run["go"] = True
         st.html(GO)
+
+
+def released() -> bool:
+    """This run sent the marker before a job's wait: the click's rerun will wait for the same job
+    (ui.background hands its ticket over instead of cancelling it)."""
+    return bool((run := st.session_state.get(_RUN)) is not None and run["go"])
 
 
 def render_done() -> None:
