@@ -142,8 +142,7 @@ def test_deep_link_cold_start_shows_only_our_navigation(page: Page, fresh_stream
     not bring Streamlit's automatic page list (app / kv_table / memory)."""
     page.goto(fresh_streamlit_url + "/kv_table?lang=en&concurrency=32")
     expect(page.locator("h1").first).to_contain_text("Course §3.2", timeout=LOAD)
-    # the sidebar comes after the page's first chart (ui.deferred_sidebar)
-    expect(page.get_by_test_id("stSidebar").locator(".st-key-app_nav a")).to_have_count(len(NAV), timeout=LOAD)
+    expect(page.get_by_test_id("stSidebar").locator(".st-key-app_nav a")).to_have_count(len(NAV))
     assert sidebar_nav(page) == NAV
     expect(page.get_by_test_id("stSidebarNav")).to_have_count(0)
     sidebar_links = [_label(t) for t in page.get_by_test_id("stSidebar").locator("a").all_inner_texts()]
@@ -170,7 +169,7 @@ def test_memory_page_by_its_name(page: Page, streamlit_url):
     page.goto(streamlit_url + "/memory?lang=en&gpu=h100-sxm")
     expect(page.locator("h1").first).to_have_text(re.compile(r"^GPU memory"), timeout=LOAD)
     expect(page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").nth(1).locator("input")).to_have_value(
-        "NVIDIA H100 SXM5 80GB", timeout=LOAD)  # the sidebar comes after the page's first chart (ui.deferred_sidebar)
+        "NVIDIA H100 SXM5 80GB")
     page.wait_for_timeout(1000)
     assert page.get_by_text("Page not found").count() == 0
     assert re.search(r"/memory\?.*gpu=h100-sxm", page.url)

@@ -24,7 +24,7 @@ import streamlit as st
 from streamlit import runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from ui import command_block, deferred_sidebar
+from ui import command_block
 from ui import format as F
 from ui.budget import RESULTS, limits
 from ui.workers import CpuBudgetExceeded, Job, QueueFull, Ticket, WorkerLost, pool
@@ -120,16 +120,11 @@ def result(job: Job, t, *, label: str, command: str | None = None, in_worker: bo
     t0 = time.monotonic()
     done = False
     shown = None  # (percent, text) last drawn: Streamlit's bar has whole percents
-    if ahead is not None and not ticket.wait(0):  # a job known to be running (taken over): its bar at once,
-        fraction, text = _progress(ticket, t, label=label, waited_s=0.0, limit_s=limit_s)  # not a gap in it
-        bar.progress(fraction, text=text)
-        shown = (int(fraction * 100), text)
     try:
         while not ticket.wait(POLL_S):
             waited = time.monotonic() - t0
-            if waited < SHOW_AFTER_S and shown is None:
+            if waited < SHOW_AFTER_S:
                 continue
-            deferred_sidebar.release()  # a fresh session's sidebar now, not after this wait (ui.deferred_sidebar)
             fraction, text = _progress(ticket, t, label=label, waited_s=waited, limit_s=limit_s)
             if (int(fraction * 100), text) != shown or _yield_due():
                 bar.progress(fraction, text=text)
@@ -143,13 +138,9 @@ def result(job: Job, t, *, label: str, command: str | None = None, in_worker: bo
         _LOG.warning("worker lost: %s", exc)
         _refuse(t("work.lost", reason=str(exc)[:200]), command, t, bar)
     finally:
-        if not done and deferred_sidebar.released():  # the sidebar's rerun takes the job over (not restarted)
-            with _AHEAD_LOCK:
-                _AHEAD.setdefault(_session_id(), {})[job.key] = ticket
-        else:
-            ticket.cancel()  # nothing if the result came; else the rerun or closed tab ends the job
-            if not done:
-                _take_ahead()  # and the runs queued ahead for this page run
+        ticket.cancel()  # nothing if the result came; else the rerun or closed tab ends the job
+        if not done:
+            _take_ahead()  # and the runs queued ahead for this page run
     bar.empty()
     return value
 

@@ -21,7 +21,7 @@ from typing import Any, Iterable
 import plotly.graph_objects as go
 import streamlit as st
 
-from ui import charts, deferred_sidebar
+from ui import charts
 from ui.theme import DARK_INKS, FONT_SIZE, TEXT_INK
 
 
@@ -72,8 +72,6 @@ _BASE_CSS = CJK_FONT_CSS + """
 .st-key-grid5_fr_sla > .st-key-overlays { flex-grow: 1.6; min-width: 14rem; }
 /* The chart preload script (ui.preload_chart): no room, nothing shown. */
 .st-key-chart_preload { display: none; }
-/* The button that draws a fresh session's sidebar after its first chart (ui.deferred_sidebar). */
-.st-key-sidebar_later { display: none; }
 /* A wide Markdown table (the planner's ranking): smaller type and cells, as a data grid's. */
 .st-key-md_compact table { font-size: 0.875rem; }
 .st-key-md_compact th, .st-key-md_compact td { padding: 0.3rem 0.5rem; }
@@ -114,17 +112,11 @@ def present_in_url() -> bool:
     return str(st.query_params.get(PRESENT_PARAM, "")).strip().lower() in ("1", "true", "yes", "on")
 
 
-def seed_present_switch() -> None:
-    """The switch's state from the link, before it is drawn (a run that draws the sidebar later,
-    ui.deferred_sidebar, is in presenter mode too: its elements are the next run's)."""
-    if _SWITCH not in st.session_state:
-        st.session_state[_SWITCH] = present_in_url()
-
-
 def render_present_switch(t) -> bool:
     """The presenter-mode switch. Its state lives in the URL as ``?present=1``, written here (not a
     bound widget: a bound toggle spells it ``true`` and drops ``1``), like the language switch."""
-    seed_present_switch()
+    if _SWITCH not in st.session_state:
+        st.session_state[_SWITCH] = present_in_url()
     on = st.toggle(t("ctl.present"), key=_SWITCH, help=t("ctl.present.help"))
     if on and st.query_params.get(PRESENT_PARAM) != "1":
         st.query_params[PRESENT_PARAM] = "1"
@@ -332,7 +324,6 @@ def chart(fig: go.Figure, key: str, where: Any = None) -> None:
     # A charts.Figure: a copy of its containers, arrays encoded; a Plotly-built figure: its arrays
     # encoded in place, its own dicts. The default template is shared either way: what changes
     # the figure below copies first (text_inks: the dicts it inks; presenter and dark: everything).
-    deferred_sidebar.chart_drawn()  # a fresh session's sidebar waits for this chart (ui.deferred_sidebar)
     d = charts.sendable(fig)
     layout = d["layout"]
     title = layout.pop("title", None) or {}

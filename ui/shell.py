@@ -26,7 +26,7 @@ import streamlit as st
 
 from ui import preload  # noqa: F401  (first: libraries fully imported before any page runs)
 from ui import eventloop
-from ui import compare, deferred_sidebar, i18n, layout, preload_chart, state, vllm_paste, widget_state
+from ui import compare, i18n, layout, preload_chart, state, vllm_paste, widget_state
 from ui.i18n import Translator
 
 eventloop.install()  # a page run's messages reach the event loop in batches (ui.eventloop)
@@ -145,33 +145,22 @@ def run(pages: list[PageSpec] | None = None) -> None:
     ignored = spec.ignores if spec is not None else frozenset()
     with st.sidebar:
         preload_chart.render()  # Plotly's JavaScript starts loading now, not after the controls
-    # A browser session's first run: the sidebar after the first chart (ui.deferred_sidebar)
-    if later := deferred_sidebar.later():
-        layout.seed_present_switch()
-    else:
-        with st.sidebar:
-            st.markdown(f"**{t('app.title')}**")
-            with st.container(key="app_nav"):
-                for p in st_pages:
-                    st.page_link(p, label=p.title, icon=p.icon)
-            i18n.render_language_switch(t)
-            layout.render_present_switch(t)
+        st.markdown(f"**{t('app.title')}**")
+        with st.container(key="app_nav"):
+            for p in st_pages:
+                st.page_link(p, label=p.title, icon=p.icon)
+        i18n.render_language_switch(t)
+        layout.render_present_switch(t)
     layout.apply_style(ignored)
-    if later:
-        deferred_sidebar.render_trigger()
-    sc, messages = state.link_scenario(t) if later else state.render_sidebar(t, ignored=ignored)
-    if not later:
-        vllm_paste.render(t)
-        compare.render_controls(t)
+    sc, messages = state.render_sidebar(t, ignored=ignored)
+    vllm_paste.render(t)
+    compare.render_controls(t)
     share_slot = st.sidebar.container()
     # One slot for the messages, drawn whether or not there are any: the page's elements keep their
     # places when a message comes or goes. (A card's place is its identity in the browser: drawn one
     # place lower after an upload's message, the new card stood beside the old one until the run ended.)
     notices = st.empty()
-    shown = deferred_sidebar.carried() + lang_warnings + messages
-    if later:  # shown again by the run that draws the sidebar (the link is fixed by then)
-        deferred_sidebar.carry(shown)
-    if shown:
+    if shown := lang_warnings + messages:
         with notices.container():
             for level, text in shown:
                 getattr(st, level)(text)
@@ -181,11 +170,8 @@ def run(pages: list[PageSpec] | None = None) -> None:
         current.run()
     finally:
         st.session_state[_IN_SHELL] = False
-        if later:
-            deferred_sidebar.render_done()
-    if not later:
-        compare.render_comparison(st.session_state[_SCENARIO], t)
-        state.render_share(st.session_state[_SCENARIO], t, lang, share_slot)
+    compare.render_comparison(st.session_state[_SCENARIO], t)
+    state.render_share(st.session_state[_SCENARIO], t, lang, share_slot)
 
 
 _APP_RERUN = "_app_rerun"

@@ -686,31 +686,6 @@ def render_sidebar(t: Translator, ignored: frozenset[str] = frozenset()) -> tupl
     return sc, messages
 
 
-def link_scenario(t: Translator) -> tuple[Scenario, list[tuple[str, str]]]:
-    """The scenario and messages of :func:`render_sidebar`, with no control drawn: each shared
-    control's value from the session, else the link (checked first, as the widgets would read it),
-    else its default. For a session's first run that draws the sidebar after the page
-    (:mod:`ui.deferred_sidebar`); the next run draws the controls and computes again from them."""
-    st.session_state[_RENDERED] = {}
-    release_uploads()
-    messages = [("warning", w) for w in _custom_from_link(t)]
-    messages += [("warning", w) for w in check_query_params(SHARED, t)] + pop_messages(t)
-    messages += [("warning", w) for w in session_view.seed_from_link(lambda cs: check_query_params(cs, t))]
-    _seed_lazy(C.LAZY)
-    state = st.session_state.to_dict()
-    values = {}
-    for c in SHARED:
-        from_url = value_from_url(c) if c.key not in state else None
-        values[c.key] = state[c.key] if c.key in state else c.default if from_url is None else from_url
-    try:
-        sc = build_scenario(values, custom_arch=st.session_state.get(_CUSTOM_ARCH))
-        st.session_state[_LAST_GOOD] = sc
-    except (ValueError, KeyError) as exc:
-        sc = st.session_state.get(_LAST_GOOD) or default_scenario()
-        messages.append(("error", t("msg.invalid_scenario", reason=describe(exc, t), model=md_escape(sc.arch.name))))
-    return sc, messages
-
-
 def _custom_from_link(t: Translator) -> list[str]:
     """A fresh session (a reload, a shared link) whose link holds the user's own model
     (``?model_config=``, :mod:`ui.config_link`): make it the custom model again before the link's
