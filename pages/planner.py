@@ -126,9 +126,17 @@ if best is None:
     st.warning(t("pl.none", n=F.integer(result.grid.size), reasons=reasons))
 else:
     st.subheader(t("pl.table.title"))
-    st.dataframe(X.ranked_rows(result, t, lang=lang), hide_index=True, key="planner_table",
-                 column_config={t("pl.col.open"): st.column_config.LinkColumn(display_text=t("pl.open"))})
+    ranked = X.ranked_rows(result, t, lang=lang)
+    # Markdown, not a data grid, on the first view: the grid's 1.5 MB of Arrow and grid scripts were
+    # loaded and run in the browser's one main thread before the first chart (bench/first_paint.py).
+    # Its decisive columns; every column, sortable (search, CSV download), in a grid drawn when opened.
+    with st.container(key="md_compact"):  # ui.layout's style: smaller cells
+        st.markdown(tables.markdown(X.ranked_summary(ranked, result, t), links={t("pl.col.open"): t("pl.open")}))
     st.caption(t("pl.table.caption"))
+    if (grid := layout.lazy_expander(st, t("pl.table.grid"), "pl_ranked_grid")).open:
+        with grid:
+            st.dataframe(ranked, hide_index=True, key="planner_table",
+                         column_config={t("pl.col.open"): st.column_config.LinkColumn(display_text=t("pl.open"))})
     best_bases = B.render_best(best, sc.arch, get_gpu(best.gpu), t, rate_rps=req.rate_rps,
                                tokens=req.input_len + req.output_len)  # its numbers with their ranges
     layout.chart(FP.pareto_figure(result.grid, t, rate_rps=req.rate_rps, input_len=req.input_len,

@@ -61,8 +61,8 @@ def test_eight_sessions_opening_at_once_on_a_fresh_server(tmp_path):
         assert not r.exceptions, (page, r.exceptions)
         assert "plotly_chart" in r.elements, (page, sorted(set(r.elements)))
         # the pages whose first view has a pandas-backed table (the frontier's and the load test's small
-        # tables are Markdown since the first-paint work: no Arrow scripts before the first chart)
-        assert "table" in r.elements or "dataframe" in r.elements or page in ("memory", "frontier", "load_test"), \
+        # tables are Markdown since the first-paint work, and the planner's ranking: no Arrow scripts before the first chart)
+        assert "table" in r.elements or "dataframe" in r.elements or page in ("memory", "frontier", "load_test", "planner"), \
             (page, sorted(set(r.elements)))
 
 

@@ -12,6 +12,13 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 PAGE = "pages/planner.py"
 
 
+def ranked_grid(at):
+    """The ranked table's every column, as the sortable grid shows it (drawn once its expander is open)."""
+    open_section(at, "pl_ranked_grid")
+    assert not at.exception
+    return at.dataframe[0].value
+
+
 def test_defaults_render_and_match_calc():
     at = app(page=PAGE)
     assert not at.exception and not at.error and not at.warning
@@ -25,9 +32,18 @@ def test_defaults_render_and_match_calc():
     best = r.ranked[0]
     assert m["Best option"] == f"{best.gpus_total} × {best.gpu_name.removeprefix('NVIDIA ').removeprefix('AMD ')}"
     assert m["Meet the SLA and limits"] == f"{int(r.grid.meets_slo.sum()):,}"
-    table = at.dataframe[0].value
+    # the first view: a Markdown table (no data grid script before the first chart), its links the grid's
+    shown = md_tables(at)[0]
+    assert len(shown) == 10 and not at.dataframe
+    table = ranked_grid(at)
     assert len(table) == 10
     assert table["Open"].iloc[0].startswith("/frontier?model=meta-llama%2FLlama-2-7b-hf&gpu=" + best.gpu)
+    assert shown[0]["Open"] == f"[frontier ↗]({table['Open'].iloc[0]})"
+    # 2 × RTX 4090 = "2 × " + the GPU's name without its vendor; TP 1 × 2 replicas; fp8 weights / fp8 KV
+    assert shown[0]["Deployment"] == f"{table['GPUs'].iloc[0]} × {table['GPU'].iloc[0].removeprefix('NVIDIA ').removeprefix('AMD ')}"
+    assert shown[0]["Replica layout × replicas"] == f"TP {table['TP'].iloc[0]} ×{table['Replicas'].iloc[0]}"
+    assert [r["$ / hour"] for r in shown] == list(table["$ / hour"])
+    assert [r["TTFT (ms)"] for r in shown] == [str(x) for x in table["TTFT (ms)"]]
     assert commands(at)[0].startswith("vllm serve meta-llama/Llama-2-7b-hf")
     spec = plotly_specs(at)[0]
     assert spec["layout"]["xaxis"]["type"] == "log" and "(s)" in spec["layout"]["xaxis"]["title"]["text"]
@@ -40,7 +56,8 @@ def test_cost_order_reasons_and_search_time():
     """Issue #19: rank by cost is in cost order (ties: the faster first); "why out" never lists the
     options that meet the SLA; the search time is a caption, not a headline card."""
     at = app(page=PAGE)
-    table = at.dataframe[0].value
+    reasons = [r["Why out"] for r in md_tables(at)[1]]  # [0]: the ranked deployments
+    table = ranked_grid(at)
     usd = [float(x.strip("$")) for x in table["$ / hour"]]
     assert usd == sorted(usd)
     groups = [same for _, same in table.groupby("$ / hour", sort=False) if len(same) > 1]
@@ -50,7 +67,6 @@ def test_cost_order_reasons_and_search_time():
             assert same["Weights"].iloc[0] == "16-bit", same
         for _, tied in same.groupby("Weights"):  # ... and within one precision the faster first
             assert list(tied["TTFT (ms)"] + 255 * tied["TPOT (ms)"]) == sorted(tied["TTFT (ms)"] + 255 * tied["TPOT (ms)"])
-    reasons = [r["Why out"] for r in md_tables(at)[0]]
     assert reasons and "meets the SLA" not in reasons
     assert "Search time" not in metrics(at) and list(metrics(at)) == ["Configurations evaluated",
                                                                        "Meet the SLA and limits", "Best option"]
@@ -61,7 +77,7 @@ def test_url_state_and_limits():
     at = app({"pl_rate": "30", "pl_sort": "gpus", "pl_max_gpus": "4", "pl_gpus": ["h100-sxm", "a100-80gb"],
               "sla_ttft_ms": "1000", "sla_stat": "mean"}, page=PAGE)  # the planner's old defaults: options exist
     assert not at.exception and not at.warning
-    table = at.dataframe[0].value
+    table = ranked_grid(at)
     assert set(table["GPU"]) <= {"NVIDIA H100 SXM5 80GB", "NVIDIA A100 SXM4 80GB"}
     assert all(table["GPUs"] <= 4) and list(table["GPUs"]) == sorted(table["GPUs"])
 
@@ -77,9 +93,10 @@ def test_bad_parameters_are_named_and_fall_back():
 def test_own_price_and_budget():
     at = app({"pl_prices": "h100-sxm=0.5", "pl_gpus": ["h100-sxm"], "pl_budget": "3"}, page=PAGE)
     assert not at.exception and not at.warning
-    table = at.dataframe[0].value
+    # closed: the sortable grid, the options out and the prices not drawn; the ranking and the reasons in Markdown
+    assert len(at.dataframe) == 0 and len(at.table) == 0 and len(md_tables(at)) == 2
+    table = ranked_grid(at)
     assert all(float(x.strip("$")) <= 3 for x in table["$ / hour"])
-    assert len(at.dataframe) == 1 and len(at.table) == 0 and len(md_tables(at)) == 1  # closed: the options out and the prices not drawn
     open_section(at, "pl_prices_used", "pl_out")  # lazy expanders (ui.layout.lazy_expander): drawn when opened
     assert len(at.dataframe) == 2 and not at.exception
     assert "your price" in at.table[-1].value.iloc[0].tolist()  # the prices table says where the price came from
@@ -182,7 +199,7 @@ def test_the_percentile_check_runs_in_a_worker_process(monkeypatch):
     there = app({"sla_stat": "p99"}, page=PAGE)
     assert not there.exception and not there.error
     assert ran == ["planner"]
-    assert metrics(there) == metrics(here) and there.dataframe[0].value.equals(here.dataframe[0].value)
+    assert metrics(there) == metrics(here) and md_tables(there) == md_tables(here)
     app({"sla_stat": "mean"}, page=PAGE)  # the mean: in the page's thread
     assert ran == ["planner"]
 
@@ -194,7 +211,7 @@ def test_speculative_decoding_from_the_shared_inputs():
     at = app({"spec_on": "true", "sla_stat": "p95"}, page=PAGE)
     assert not at.exception and not at.error
     # the simulated check decodes with the drafter too (calc.plan.percentiles: the load test's speculative simulator)
-    assert any("with eagle3 drafts (k = 3)" in str(v) for v in at.dataframe[0].value["Statistic"])
+    assert any("with eagle3 drafts (k = 3)" in str(v) for v in ranked_grid(at)["Statistic"])
     serve = next(c for c in commands(at) if c.startswith("vllm serve"))
     assert "--speculative-config" in serve
 
@@ -218,7 +235,7 @@ def test_prefix_reuse_from_the_shared_inputs_and_with_speculation():
     at = app({"pc_reuse": "shared", "pc_prefix_len": "1024", "sla_stat": "p95"}, page=PAGE)
     assert not at.exception and not at.error
     # 1,024 of the 1,792 prompt tokens cached: less work per request, so no dearer answer, and a changed table
-    a, b = at.dataframe[0].value, plain.dataframe[0].value
+    a, b = ranked_grid(at), ranked_grid(plain)
     usd = "$ / hour"
     assert a[usd].min() <= b[usd].min() and not a.equals(b)
     at = app({"pc_reuse": "shared", "pc_prefix_len": "1024", "spec_on": "true", "lang": "zh"}, page=PAGE)

@@ -72,6 +72,10 @@ _BASE_CSS = CJK_FONT_CSS + """
 .st-key-grid5_fr_sla > .st-key-overlays { flex-grow: 1.6; min-width: 14rem; }
 /* The chart preload script (ui.preload_chart): no room, nothing shown. */
 .st-key-chart_preload { display: none; }
+/* A wide Markdown table (the planner's ranking): smaller type and cells, as a data grid's. */
+.st-key-md_compact table { font-size: 0.875rem; }
+.st-key-md_compact th, .st-key-md_compact td { padding: 0.3rem 0.5rem; }
+.st-key-md_compact td a { white-space: nowrap; }
 /* Tables: scroll inside their own box instead of cutting columns. */
 [data-testid="stTable"] { overflow-x: auto; }
 /* Markdown tables (ui.tables.markdown) too: a block box that scrolls sideways on a phone. */

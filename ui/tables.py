@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any, Sequence
+import re
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -112,9 +113,16 @@ def arrow(rows: Sequence[dict[str, Any]]) -> Any:
         return rows
 
 
-def markdown(rows: Sequence[dict[str, Any]]) -> str:
+_RELATIVE_LINK = re.compile(r"/[A-Za-z0-9_./?=&%+~-]*")  # an app path with a URL-encoded query: no ( ) [ ] < > or space
+
+
+def markdown(rows: Sequence[dict[str, Any]], links: Mapping[str, str] | None = None) -> str:
     """Rows (dicts with the same keys) as a Markdown table for ``st.markdown``, every cell escaped
     (:func:`ui.safe.md_escape`: no link, HTML or a ``|`` that would start a column).
+
+    ``links``: column → link text. Those columns hold the app's own relative URLs (``/frontier?model=…``,
+    URL-encoded), drawn as links (Streamlit opens them in a new tab, as a data grid's link column
+    does); a cell that is not such a URL is shown as escaped text, never as a link.
 
     Whole numbers with thousands separators, None as an empty cell. For a small table on a page's
     first view: ``st.table`` loads its Arrow scripts (0.9 MB) before it draws, where Markdown's
@@ -125,6 +133,10 @@ def markdown(rows: Sequence[dict[str, Any]]) -> str:
     | a | b\\|c |
     | --- | --- |
     | 1,200 | \\<x\\> |
+    >>> "](" in markdown([{"go": "https://evil.example/x"}, {"go": "/x)[y](/z"}], links={"go": "open"})  # not links
+    False
+    >>> markdown([{"go": "/frontier?gpu=h100-sxm&tp=2"}], links={"go": "open ↗"}).splitlines()[-1]
+    '| [open ↗](/frontier?gpu=h100-sxm&tp=2) |'
     """
     from ui.safe import md_escape  # noqa: PLC0415
 
@@ -138,6 +150,12 @@ def markdown(rows: Sequence[dict[str, Any]]) -> str:
             return f"{value:,}"
         return md_escape("" if value is None else str(value)) or " "
 
-    line = lambda cells: "| " + " | ".join(cell(c) for c in cells) + " |"  # noqa: E731
-    return "\n".join([line(head), "| " + " | ".join("---" for _ in head) + " |",
-                      *(line(r[k] for k in head) for r in rows)])
+    links = links or {}
+
+    def body_cell(key: str, value: Any) -> str:
+        if key in links and isinstance(value, str) and _RELATIVE_LINK.fullmatch(value):
+            return f"[{md_escape(links[key])}]({value})"
+        return cell(value)
+
+    return "\n".join(["| " + " | ".join(cell(k) for k in head) + " |", "| " + " | ".join("---" for _ in head) + " |",
+                      *("| " + " | ".join(body_cell(k, r[k]) for k in head) + " |" for r in rows)])

@@ -56,6 +56,36 @@ def ranked_rows(r: PlanResult, t: T, *, lang: str) -> list[dict[str, Any]]:
     return rows
 
 
+def ranked_summary(rows: list[dict[str, Any]], r: PlanResult, t: T) -> list[dict[str, Any]]:
+    """The ranked table's first view (a Markdown table): the columns that decide, short cells, from
+    ``rows`` (:func:`ranked_rows`, the same ranking; its other columns are in the sortable grid).
+
+    >>> from types import SimpleNamespace as N
+    >>> d = N(gpus_total=4, gpu_name="NVIDIA H100 SXM5 80GB", tensor_parallel_size=2, pipeline_parallel_size=1,
+    ...       data_parallel_size=1, enable_expert_parallel=False, replicas=2, quantization="fp8", kv_cache_dtype="auto")
+    >>> row = {"#": 1, "max_num_seqs": 64, "TTFT": 120.5, "TPOT": 20.25, "$/h": "$9.96", "$/M out": "$0.34", "Open": "/frontier?x=1"}
+    >>> keys = {k: k for k in ("pl.col.rank", "pl.col.seqs", "pl.col.ttft", "pl.col.tpot", "pl.col.usd_h", "pl.col.open")}
+    >>> keys |= {"pl.col.usd_out": "$/M out", "pl.col.ttft": "TTFT", "pl.col.tpot": "TPOT", "pl.col.usd_h": "$/h",
+    ...          "pl.col.rank": "#", "pl.col.seqs": "max_num_seqs", "pl.col.open": "Open"}
+    >>> t = lambda k, **kw: keys.get(k, k).format(**kw)
+    >>> ranked_summary([row], N(ranked=[d]), t)[0]["pl.col.deployment"]
+    '4 × H100 SXM5 80GB'
+    >>> ranked_summary([row], N(ranked=[d]), t)[0]["pl.col.replica"]
+    'TP 2 ×2'
+    """
+    out = []
+    for row, d in zip(rows, r.ranked):
+        out.append({
+            t("pl.col.rank"): row[t("pl.col.rank")],
+            t("pl.col.deployment"): f"{d.gpus_total} × {F.gpu_short(d.gpu_name)}",
+            t("pl.col.replica"): f"TP {d.tensor_parallel_size}{layout_label(d)} ×{d.replicas}",
+            t("pl.col.precisions"): f"{precision_label(d.quantization, t)} / {d.kv_cache_dtype}",
+            **{t(k): row[t(k)] for k in ("pl.col.seqs", "pl.col.ttft", "pl.col.tpot", "pl.col.usd_h", "pl.col.usd_out",
+                                         "pl.col.open")},
+        })
+    return out
+
+
 def reason_summary(r: PlanResult, t: T) -> list[dict[str, Any]]:
     """Options (GPU × TP × weights × KV) that are out, per reason, closest-to-meeting first. The
     options that meet the SLA are in the ranked table, not here ("meets the SLA" is no reason to be out)."""
