@@ -113,7 +113,8 @@ def arrow(rows: Sequence[dict[str, Any]]) -> Any:
         return rows
 
 
-_RELATIVE_LINK = re.compile(r"/[A-Za-z0-9_./?=&%+~-]*")  # an app path with a URL-encoded query: no ( ) [ ] < > or space
+# an app path with a URL-encoded query: no ( ) [ ] < > or space, and not "//host" (a protocol-relative link elsewhere)
+_RELATIVE_LINK = re.compile(r"/(?!/)[A-Za-z0-9_./?=&%+~-]*")
 
 
 def markdown(rows: Sequence[dict[str, Any]], links: Mapping[str, str] | None = None) -> str:
@@ -133,7 +134,8 @@ def markdown(rows: Sequence[dict[str, Any]], links: Mapping[str, str] | None = N
     | a | b\\|c |
     | --- | --- |
     | 1,200 | \\<x\\> |
-    >>> "](" in markdown([{"go": "https://evil.example/x"}, {"go": "/x)[y](/z"}], links={"go": "open"})  # not links
+    >>> "](" in markdown([{"go": "https://evil.example/x"}, {"go": "/x)[y](/z"}, {"go": "//evil.example/x"}],
+    ...                  links={"go": "open"})  # not links
     False
     >>> markdown([{"go": "/frontier?gpu=h100-sxm&tp=2"}], links={"go": "open ↗"}).splitlines()[-1]
     '| [open ↗](/frontier?gpu=h100-sxm&tp=2) |'
