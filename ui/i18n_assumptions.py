@@ -115,7 +115,7 @@ _HELP_ZH = {
                                           "的代价：matmul_ogs 的 block_m = max(16, next_pow2(行数))（triton-lang/triton 的 "
                                           "opt_flags.py），Marlin 为 8–64（vLLM fused_marlin_moe.py）；取 16。gpt-oss-120b、"
                                           "llm-d P/D Decode 池（TP 4，约 50 条序列，H100）：TPOT 9.2 ms，用稠密的 64 预测为 "
-                                          "20 ms，用 16 为 12 ms；H100 与 A100 上的 gpustack 突发请求（bench/data/"
+                                          "20 ms，用 16 为 12 ms（加上下面的 MoE 层固定时间为 14 ms）；H100 与 A100 上的 gpustack 突发请求（bench/data/"
                                           "gptoss_found.jsonl，bench/gptoss_check.py）。",
     "eff_moe_layer_fixed_us": "每个引擎步中一个 MoE 层的固定 GPU 时间，在其权重字节 /（HBM 带宽 × 上面的比例）之外：融合 MoE "
                               "的 kernel 序列（top-k、专家对齐、每个专家只有少量行的两个分组 GEMM、激活、求和）有执行下限，"

@@ -353,7 +353,8 @@ class Efficiency(_Frozen):
         "expert's few rows cost only their padding to the M tile: matmul_ogs block_m = max(16, "
         "next_pow2(rows)) (triton-lang/triton triton_kernels/matmul_ogs_details/opt_flags.py), Marlin "
         "8-64 (vLLM fused_marlin_moe.py); 16 is taken. gpt-oss-120b, llm-d P/D decode pool (TP 4, ~50 "
-        "sequences, H100): TPOT 9.2 ms, predicted 20 ms with the dense 64, 12 ms with 16; gpustack "
+        "sequences, H100): TPOT 9.2 ms, predicted 20 ms with the dense 64, 12 ms with 16 (14 ms with "
+        "moe_layer_fixed_s below); gpustack "
         "bursts on H100 and A100 (bench/data/gptoss_found.jsonl, bench/gptoss_check.py)."))] = 16.0
     moe_layer_fixed_s: Annotated[float, Field(ge=0.0, le=0.01, description=(
         "Fixed GPU time of one MoE layer per engine step, beyond its weight bytes / (HBM bandwidth x "
