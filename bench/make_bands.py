@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import calibration_report as cr  # noqa: E402
 import memory_calibration_report as mcr  # noqa: E402
 
+from calc.cli.measured import row_api_server_share  # noqa: E402
 from calc.spec.catalog import get_gpu, get_model  # noqa: E402
 from calc.timing import bands  # noqa: E402
 
@@ -54,14 +55,19 @@ def measurements() -> list[dict]:
     for c in cr.compare(list(older.values())):
         r = older[c.row_id]
         arrival, conc = LOAD_SHAPE_ARRIVAL[r["load_shape"]]
-        out.append(_classify(f"{c.row_id}:{c.metric}", r["gpu"], r["model"], arrival, conc, c.metric, c.error,
-                             f"{r['source']}: {r['source_ref']}"))
-    vllm = {r["id"]: r for r in cr.load_vllm_rows()}
-    for c in cr.compare_vllm(list(vllm.values())):
-        r = vllm[c.row_id]
-        out.append(_classify(f"{c.row_id}:{c.metric}", r["options"]["gpu"], r["options"]["model"],
-                             r["load"]["arrival"], r["load"].get("concurrency"), c.metric, c.error,
-                             f"{r['source']}: {r['source_ref']}"))
+        # the 2023-24 engines' own harnesses and offline runs: no API server in front (share 0)
+        out.append({**_classify(f"{c.row_id}:{c.metric}", r["gpu"], r["model"], arrival, conc, c.metric, c.error,
+                                f"{r['source']}: {r['source_ref']}"), "api_server_share": 0.0, "condition": "engine"})
+    for r in cr.load_vllm_rows():
+        predicted = cr.ask_vllm_row(r)  # once: the errors (cr.compare_vllm's) and the API server's share
+        share = row_api_server_share(r, predicted)
+        for metric, m in r["measured"].items():
+            if m.get("scored"):
+                error = float(predicted[metric]) / float(m["value"]) - 1.0
+                out.append({**_classify(f"{r['id']}:{metric}", r["options"]["gpu"], r["options"]["model"],
+                                        r["load"]["arrival"], r["load"].get("concurrency"), metric, error,
+                                        f"{r['source']}: {r['source_ref']}"),
+                            "api_server_share": share, "condition": bands.load_condition(share)})
     logs = {r["id"]: r for r in mcr.load_rows()}
     for c in mcr.compare(list(logs.values())):
         if c.fit_set and c.term in MEMORY_TERMS:
@@ -69,7 +75,7 @@ def measurements() -> list[dict]:
             # start-up memory does not depend on the load: regime "any" (calc.timing.bands.MEMORY_REGIME)
             out.append({**_classify(f"{c.row_id}:{c.term}", r["calc_gpu"], mcr.MODEL_FOR.get(r["model_id"], r["model_id"]),
                                     "closed", 2, c.term, c.error, f"{r['source_repo']} {r['source_ref']}: {r['source_path']}"),
-                        "regime": bands.MEMORY_REGIME})
+                        "regime": bands.MEMORY_REGIME, "condition": bands.MEMORY_REGIME})
     return out
 
 
