@@ -5,7 +5,8 @@
 The measurements are those the calibration reports score, with the same efficiency defaults:
 ``calibration_report.py``'s fit set (high + medium rows of the 2023-24 engines) and every vLLM
 serving benchmark row, and ``memory_calibration_report.py``'s vLLM V1 start-up logs (KV pool and
-KV tokens: the memory group). Each is classified by load regime, GPU family, dense/MoE and metric
+KV tokens: the memory group). Each is classified by load regime and its condition (the API server's
+share of the predicted load, calc.cli.measured.row_api_server_share), GPU family, dense/MoE and metric
 group; the table holds, per cell, the location and spread of the log errors and the measurements'
 names, and the pooled shape (calc.timing.bands). Prints how honest the bands are on these
 measurements (inside fraction, median half-width), in sample. ``--check`` exits 1 when the file is
@@ -128,10 +129,10 @@ def print_misses(ms: list[dict], quantiles: tuple[float, float], unit: str = "be
         if u not in tables:
             tables[u] = bands.build_table([x for x in ms if bands.holdout_unit(x, unit) != u], quantiles)
         cells = tables[u]
-        b = bands.band_basis(bands.BandKey(m["regime"], m["family"], m["moe"], m["group"]), cells)
+        b = bands.band_basis(bands.BandKey(m["regime"], m["family"], m["moe"], m["group"], m["condition"]), cells)
         r = math.log1p(m["error"])
         if not b.log_lo - 1e-12 <= r <= b.log_hi + 1e-12:
-            print(f"  outside  {m['id']:<42} {b.key.regime}/{b.key.family}/{'moe' if b.key.moe else 'dense'}/"
+            print(f"  outside  {m['id']:<42} {b.key.regime}/{b.key.condition}/{b.key.family}/{'moe' if b.key.moe else 'dense'}/"
                   f"{b.key.group:<10} ln(pred/meas) {r:+.3f}  band [{b.log_lo:+.3f}, {b.log_hi:+.3f}]  "
                   f"({b.n_exact} in its cell)")
 
@@ -167,10 +168,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.csv:
         with open(args.csv, "w", newline="") as fh:
             w = csv.writer(fh)
-            w.writerow(["measurement", "regime", "family", "moe", "group", "error", "cell", "n", "error_low", "error_high"])
+            w.writerow(["measurement", "regime", "condition", "family", "moe", "group", "error", "cell", "n", "error_low",
+                        "error_high"])
             for m in ms:
-                b = bands.band_basis(bands.BandKey(m["regime"], m["family"], m["moe"], m["group"]), t["cells"])
-                w.writerow([m["id"], m["regime"], m["family"], m["moe"], m["group"], round(m["error"], 4), b.cell, b.n,
+                key = bands.BandKey(m["regime"], m["family"], m["moe"], m["group"], m["condition"])
+                b = bands.band_basis(key, t["cells"])
+                w.writerow([m["id"], m["regime"], m["condition"], m["family"], m["moe"], m["group"], round(m["error"], 4),
+                            b.cell, b.n,
                             round(b.record()["error_low"], 4), round(b.record()["error_high"], 4)])
     return 0
 

@@ -15,9 +15,10 @@ that process busy (its share ρ = X · t_api of :data:`API_SERVER_BUSY` or more,
 requests/s: :func:`api_server_share`) the answer rests on that one constant, whose value differs
 between vLLM versions, endpoints and host CPUs, and the process's queue, not the GPU, sets when tokens
 reach the client: a 4-token output's TPOT is then three gaps of frontend waiting (gpustack, Qwen3-14B
-on H100, 1,000 requests of 128 in / 4 out: TPOT measured 34× the calculator's). Such loads get cells of
-their own ("api_server"), shrunk toward the metric group's like any other cell; everything else is
-"engine". Start-up memory has condition "any".
+on H100, 1,000 requests of 128 in / 4 out: TPOT measured 34× the calculator's). That constant was
+fitted on that same run (43.9 requests/s), so its throughput there (+3 %) says nothing of other hosts.
+Such loads get cells of their own ("api_server"), shrunk toward the metric group's like any other
+cell; everything else is "engine". Start-up memory has condition "any".
 
 A band around a predicted value v is the range of measured values that errors like these imply:
 
