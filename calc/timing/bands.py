@@ -90,6 +90,8 @@ MEMORY_REGIME = "any"
 # out (89.7 %; no condition 87.8 %, 0.2: 89.1 %, 0.3: 85.9 %, 0.4: 88.5 %), within the 30 % median
 # half-width. No calibration row has a share between 0.42 and 0.99, so any value in that range scores
 # the same; 0.5 is where an M/D/1 frontend's mean wait reaches half a request's own time, ρ / (2(1 − ρ)).
+# Also tried, same score: ShareGPT-like spread lengths as a third condition (91.0 %, but median
+# half-width 31.1 %, over the 30 %), spread lengths or 4-token outputs instead of the API server (87.2 %).
 CONDITIONS = ("engine", "api_server")
 API_SERVER_BUSY = 0.5
 FAMILIES = ("ampere", "hopper", "cdna3", "ada", "blackwell", "other")
