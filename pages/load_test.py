@@ -121,7 +121,8 @@ if replicas > 1 and trace is None:
 cards = layout.grid("lt", 6 if layout.presenting() else 3)
 # each number with the range real servers would likely show in this load's regime (ui.bands)
 band_arrival = "poisson" if trace is not None else load.arrival
-lt_bases = {key: B.basis(sc.arch, sc.gpu, group, arrival=band_arrival, concurrency=load.concurrency)
+busy = B.condition(stats["requests_per_s"], sc.efficiency)  # the simulated requests/s: who sets the pace
+lt_bases = {key: B.basis(sc.arch, sc.gpu, group, arrival=band_arrival, concurrency=load.concurrency, condition=busy)
             for key, group in (("ttft", "ttft"), ("tpot", "tpot"), ("x", "throughput"))}
 presenting = layout.presenting()
 B.card(cards, t, t("lt.metric.ttft", q=q), ms(pt), B.limits(pt, lt_bases["ttft"]), lt_bases["ttft"], ms,
@@ -183,8 +184,12 @@ with sweep:
             else:
                 st.warning(t("lt.sweep_none", rate=F.number(float(search.rates_per_s.min()), 2), q=q))
             open_bases = [B.basis(sc.arch, sc.gpu, g, arrival="poisson") for g in ("throughput", "ttft")]
+            busy_bases = tuple(B.basis(sc.arch, sc.gpu, g, arrival="poisson", condition="api_server")
+                               for g in ("throughput", "ttft"))
             layout.chart(LF.sweep_figure(search, t, ttft_slo_s=ttft_slo,
-                                         bands=B.sweep_regions(*open_bases, t, presenting=presenting)), key="lt_sweep_fig")
+                                         bands=B.sweep_regions(*open_bases, t, presenting=presenting, busy=busy_bases,
+                                                               api_server_s=sc.efficiency.api_server_request_s)),
+                         key="lt_sweep_fig")
             if replicas > 1:
                 st.caption(t("lt.sweep_per_replica", n=F.integer(replicas)))
 with timeline:

@@ -138,10 +138,11 @@ else:
             st.dataframe(ranked, hide_index=True, key="planner_table",
                          column_config={t("pl.col.open"): st.column_config.LinkColumn(display_text=t("pl.open"))})
     best_bases = B.render_best(best, sc.arch, get_gpu(best.gpu), t, rate_rps=req.rate_rps,
-                               tokens=req.input_len + req.output_len)  # its numbers with their ranges
+                               tokens=req.input_len + req.output_len, efficiency=sc.efficiency)  # with ranges
     layout.chart(FP.pareto_figure(result.grid, t, rate_rps=req.rate_rps, input_len=req.input_len,
                                   output_len=req.output_len, gpu_names=names,
-                                  bands=B.pareto_regions(sc.arch, get_gpu, t, presenting=layout.presenting())),
+                                  bands=B.pareto_regions(sc.arch, get_gpu, t, presenting=layout.presenting(),
+                                                         rate_rps=req.rate_rps, efficiency=sc.efficiency)),
                  key="planner_pareto")
     if B.ENABLED:
         st.caption(t("band.pareto_note"))

@@ -25,7 +25,7 @@ from calc.sizing.scenario import check_token_budget, memory_for, resolve_serving
 from calc.timing.schedule import PHASE_NAMES, ScheduleResult, simulate
 from calc.spec.units import GB, MiB
 from calc.spec.vllm_command import serve_command
-from calc.timing.bands import BandBasis, BandKey, band, band_basis, gpu_family, load_regime
+from calc.timing.bands import API_SERVER_BUSY, BandBasis, BandKey, band, band_basis, gpu_family, load_regime
 from calc.traffic.queueing import OpenLoop, open_loop
 from ui import format as F
 from ui.perf.controls import Variant
@@ -481,15 +481,16 @@ def schedule_requests_csv(results: Sequence[ScheduleResult]) -> str:
 # ----------------------------------------------------------------------------- error bands (issue 20)
 
 def headline_bands(arch: ModelArch, gpu, *, concurrency: float, values: dict[str, float],
-                   arrival: str = "closed") -> dict[str, tuple[float, float, BandBasis]]:
+                   arrival: str = "closed", condition: str = "engine") -> dict[str, tuple[float, float, BandBasis]]:
     """(low, high, basis) of each headline number (``values``: metric group -> predicted value, e.g.
     ``{"ttft": 0.2, "tpot": 0.03, "throughput": 550.0}``) from how far the calculator has been from
-    measurements in the same regime (:mod:`calc.timing.bands`: load shape, GPU family, dense or MoE)."""
+    measurements in the same regime (:mod:`calc.timing.bands`: load shape and its ``condition``, GPU
+    family, dense or MoE)."""
     regime = load_regime(arrival, concurrency)
     family, moe = gpu_family(gpu.architecture), arch.moe is not None
     out = {}
     for group, v in values.items():
-        b = band_basis(BandKey(regime, family, moe, group))
+        b = band_basis(BandKey(regime, family, moe, group, condition))
         lo, hi = band(v, b)
         out[group] = (float(lo), float(hi), b)
     return out
@@ -498,8 +499,10 @@ def headline_bands(arch: ModelArch, gpu, *, concurrency: float, values: dict[str
 def band_help(b: BandBasis, t: T) -> str:
     """Where a band comes from, in the reader's language: its measurements, their errors, and
     whether the regime has measurements of its own."""
-    where = t("band.where", regime=t(f"band.regime.{b.key.regime}"), family=b.key.family,
-              kind=t("band.moe" if b.key.moe else "band.dense"))
+    regime = t(f"band.regime.{b.key.regime}")
+    if b.key.condition == "api_server":  # the API server sets the pace (calc.timing.bands.load_condition)
+        regime = t("band.api_server", regime=regime, share=F.number(API_SERVER_BUSY * 100, 0))
+    where = t("band.where", regime=regime, family=b.key.family, kind=t("band.moe" if b.key.moe else "band.dense"))
     own = (t("band.own", n=b.n, where=where) if b.n_exact >= b.n else
            t("band.none", where=where, n=b.n) if b.n_exact == 0 else t("band.few", where=where, k=b.n_exact, n=b.n))
     return t("band.help", own=own, median=F.number(b.median_abs_error * 100, 0), p90=F.number(b.p90_abs_error * 100, 0))
