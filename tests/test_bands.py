@@ -270,10 +270,11 @@ def test_calibration_rows_where_the_api_server_binds_get_their_own_cell(measured
 def test_the_condition_was_chosen_on_calibration_documents_left_out(measured):
     """Why the condition (calc.timing.bands.API_SERVER_BUSY): with each document left out, more of
     the calibration measurements fall inside their band with it than without it (89.7 % against
-    87.8 %, bench/make_bands.py --validate, 2026-12-02), within the 30 % median half-width."""
+    87.8 % when it was chosen, bench/make_bands.py --validate, 2026-12-02; 89.1 % against 87.8 % since
+    the MoE layers' fixed time moved the MoE rows), within the 30 % median half-width."""
     with_it = bands.cross_validate(measured, "document", bands.QUANTILES)
     plain = [{**m, "condition": m["condition"] if m["regime"] == bands.MEMORY_REGIME else "engine"} for m in measured]
     without = bands.cross_validate(plain, "document", bands.widest_quantiles(plain))  # its own rule's quantiles
-    assert with_it["inside_fraction"] == pytest.approx(140 / 156)  # 89.7 %
+    assert with_it["inside_fraction"] == pytest.approx(139 / 156)  # 89.1 %
     assert without["inside_fraction"] == pytest.approx(137 / 156)  # 87.8 %
     assert with_it["median_half_width"] <= bands.MAX_MEDIAN_HALF_WIDTH
