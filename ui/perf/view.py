@@ -186,12 +186,53 @@ def _sweep_points(top: int) -> np.ndarray:
     return pts
 
 
+class _VariantKey:
+    """A :class:`Variant` as a cache key (its GPU by JSON, as :class:`_ByJson`)."""
+
+    __slots__ = ("variant", "key")
+
+    def __init__(self, v: Variant):
+        self.variant, self.key = v, (v.token, v.serving, v.gpu.model_dump_json(), bool(v.chunked), v.speculative)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _VariantKey) and self.key == other.key
+
+
+SERIES_CACHE_SIZE = 64  # ~60 kB each (the arrays are the cached estimate's, shared)
+
+
 def frontier_series(v: Variant, arch: ModelArch, eff: Efficiency, *, concurrency: np.ndarray, label: str, color: str,
                     ttft_slo_s: float, tpot_slo_s: float, chosen: int, price: float | None = None,
                     reuse=None) -> FrontierSeries:
     """One vectorized :func:`calc.timing.estimate.estimate` over the sweep, then the frontier functions.
     ``reuse`` (:class:`calc.traffic.prefix_cache.PrefixReuse`): the prompt tokens the prefix cache
-    serves are not prefilled (:func:`ui.prefixcache.sweeps.frontier_estimate`)."""
+    serves are not prefilled (:func:`ui.prefixcache.sweeps.frontier_estimate`).
+
+    Memoized by every input (without prefix reuse): the SLA check, the best point, the knee and
+    the costs over ~257 points are the same for every session that shows the same scenario and
+    targets (~0.3 ms per series per rerun). Results are shared: do not modify them."""
+    if reuse is not None and reuse.any_reuse:
+        return _frontier_series(v, arch, eff, concurrency=concurrency, label=label, color=color, ttft_slo_s=ttft_slo_s,
+                                tpot_slo_s=tpot_slo_s, chosen=chosen, price=price, reuse=reuse)
+    c = np.asarray(concurrency)
+    return _series_cached(_VariantKey(v), arch, eff, (c.dtype.str, c.shape, c.tobytes()), label, color,
+                          float(ttft_slo_s), float(tpot_slo_s), int(chosen), None if price is None else float(price))
+
+
+@lru_cache(maxsize=SERIES_CACHE_SIZE)
+def _series_cached(vk: _VariantKey, arch: ModelArch, eff: Efficiency, conc_key: tuple, label: str, color: str,
+                   ttft_slo_s: float, tpot_slo_s: float, chosen: int, price: float | None) -> FrontierSeries:
+    conc = np.frombuffer(conc_key[2], dtype=conc_key[0]).reshape(conc_key[1])
+    return _frontier_series(vk.variant, arch, eff, concurrency=conc, label=label, color=color, ttft_slo_s=ttft_slo_s,
+                            tpot_slo_s=tpot_slo_s, chosen=chosen, price=price)
+
+
+def _frontier_series(v: Variant, arch: ModelArch, eff: Efficiency, *, concurrency: np.ndarray, label: str, color: str,
+                     ttft_slo_s: float, tpot_slo_s: float, chosen: int, price: float | None = None,
+                     reuse=None) -> FrontierSeries:
     if reuse is not None and reuse.any_reuse:
         from ui.prefixcache.sweeps import frontier_estimate  # noqa: PLC0415
 
