@@ -30,7 +30,7 @@ def test_a_link_made_on_the_planner_carries_the_load_test_and_the_frontier():
     at.switch_page(FRONTIER).run()
     at.number_input(key="replicas").set_value(3).run()
     at.toggle(key="per_gpu").set_value(True).run()
-    at.switch_page(PLANNER).run()
+    at = open_section(at.switch_page(PLANNER), "sec_pl_search")  # the planner's search options: a lazy section
     at.selectbox(key="pl_sort").select("gpus").run()
     assert not at.exception
     link = _link(_open_share(at))
@@ -67,7 +67,9 @@ def test_a_link_opened_on_one_page_sets_the_others_in_a_fresh_session():
     at.switch_page(FRONTIER).run()
     assert at.toggle(key="per_gpu").value is True
     at.switch_page(PLANNER).run()
-    assert at.selectbox(key="pl_sort").value == "gpus"
+    assert at.session_state["pl_sort"] == "gpus"  # the search options' section closed: the value applies
+    assert at.query_params["pl_sort"] == "gpus"
+    assert open_section(at, "sec_pl_search").selectbox(key="pl_sort").value == "gpus"
     link = _link(_open_share(at))
     assert link["lt_arrival"] == ["gamma"] and link["per_gpu"] == ["true"]
 
@@ -89,7 +91,7 @@ def test_an_uploaded_scenario_file_sets_every_pages_settings():
     assert _link(at)["lt_arrival"] == ["gamma"]  # in the link made on the memory page
     at.switch_page(LOAD_TEST).run()
     assert at.selectbox(key="lt_arrival").value == "gamma" and at.slider(key="lt_cv").value == 3.0
-    at.switch_page(PLANNER).run()
+    at = open_section(at.switch_page(PLANNER), "sec_pl_search")
     assert at.selectbox(key="pl_sort").value == "gpus"
 
 
