@@ -37,9 +37,22 @@ def _from_url(ctl: Any) -> Any:
     return labelled.value_from_url(ctl)
 
 
+_LAST = "_lazy_inputs_last"  # key -> the value this module last kept (one session-state entry for all)
+_NONE = object()
+
+
 def seed(controls: Iterable[Any]) -> None:
-    """Give each control its value before anything reads it (see the module docstring)."""
+    """Give each control its value before anything reads it (see the module docstring).
+
+    A control another page draws too (the shared rate, replicas, lengths) may have been changed
+    there since this page last kept it: the kept value then differs from the one this module kept,
+    and it wins over the session's (this page's persisted widget still holds the old one)."""
+    last = st.session_state.get(_LAST, {})
     for ctl in controls:
+        elsewhere = labelled.kept(ctl.key, _NONE)
+        if ctl.key in last and elsewhere is not _NONE and elsewhere != last[ctl.key]:
+            st.session_state[ctl.key] = elsewhere
+            continue
         if ctl.key in st.session_state:
             continue
         value = _from_url(ctl)
@@ -58,6 +71,7 @@ def section(t, title: str, key: str, controls: tuple[Any, ...], draw: Callable[[
         with box:
             draw()
     rendered = st.session_state.setdefault(_RENDERED, {})
+    last = st.session_state.setdefault(_LAST, {})
     values: dict[str, Any] = {}
     for ctl in controls:
         value = st.session_state.get(ctl.key, ctl.default)
@@ -65,6 +79,7 @@ def section(t, title: str, key: str, controls: tuple[Any, ...], draw: Callable[[
         rendered[ctl.key] = ctl  # in the share link, drawn or not
         session_view.touch(ctl)
         labelled.keep(ctl.key, value)
+        last[ctl.key] = labelled.kept(ctl.key)  # as kept (tuples as lists)
         labelled.write_url(ctl, value)
     if not box.open:
         changed = sum(ctl.url_value(tuple(v) if isinstance(v, list) else v) is not None for ctl, v in
