@@ -44,7 +44,7 @@ with c3:
 names = {g.id: g.name for g in list_gpus()}
 with c4:  # translated options, the link keeps the tokens (ui.labelled)
     percentile = labelled.render(SLA_STAT, t, lambda o: t(f"opt.sla_stat.{o}"))
-c5, c6, c7 = st.columns([1, 1, 2])
+c5, c6, c7 = st.columns([1, 1, 2], vertical_alignment="bottom")  # the closed section level with the boxes
 with c5:  # the load test's length distribution (ui.traffic): the slot queue's C_s² and the percentile check
     lengths = labelled.render(LENGTHS, t, lambda o: t(f"opt.lengths.{o}"))
 with c6:
