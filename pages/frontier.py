@@ -59,10 +59,11 @@ def _body() -> None:
     reuse = prefix_inputs(t, input_len=s.input_len, where=controls)  # shared prefix or chat: prefill what the cache lacks
 
     def cost_inputs() -> None:
-        render_control(PRICE, t, bound=False, placeholder=t("fr.price.catalog", price=F.number(sc.gpu.price_usd_per_hour, 3))
+        a, b, c = st.columns(3)  # one row
+        render_control(PRICE, t, a, bound=False, placeholder=t("fr.price.catalog", price=F.number(sc.gpu.price_usd_per_hour, 3))
                        if sc.gpu.price_usd_per_hour else t("fr.price.none"))
-        render_control(REPLICAS, t, bound=False)
-        render_control(RATE, t, bound=False)  # the traffic the load test and the planner carry, drawn as a line
+        render_control(REPLICAS, t, b, bound=False)
+        render_control(RATE, t, c, bound=False)  # the traffic the load test and the planner carry, drawn as a line
 
     # price, replicas and rate: drawn only while their section is open (ui.lazy_inputs; the first view draws less)
     cost = lazy_inputs.section(t, t("fr.cost_section"), "sec_fr_cost", (PRICE, REPLICAS, RATE), cost_inputs,
