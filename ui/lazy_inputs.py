@@ -62,6 +62,12 @@ def seed(controls: Iterable[Any]) -> None:
             st.session_state[ctl.key] = list(value) if isinstance(value, tuple) else value
 
 
+def remember(key: str) -> None:
+    """After :func:`ui.labelled.keep`: note the value kept here, so :func:`seed` sees a later change
+    made on another page."""
+    st.session_state.setdefault(_LAST, {})[key] = labelled.kept(key)
+
+
 def section(t, title: str, key: str, controls: tuple[Any, ...], draw: Callable[[], None], where=st) -> dict[str, Any]:
     """A lazy section ``key`` titled ``title`` in ``where``; ``draw()`` draws its widgets (unbound, keyed by
     the control keys, ``persist_state="session"``) while it is open. Returns every control's value."""
@@ -71,7 +77,6 @@ def section(t, title: str, key: str, controls: tuple[Any, ...], draw: Callable[[
         with box:
             draw()
     rendered = st.session_state.setdefault(_RENDERED, {})
-    last = st.session_state.setdefault(_LAST, {})
     values: dict[str, Any] = {}
     for ctl in controls:
         value = st.session_state.get(ctl.key, ctl.default)
@@ -79,7 +84,7 @@ def section(t, title: str, key: str, controls: tuple[Any, ...], draw: Callable[[
         rendered[ctl.key] = ctl  # in the share link, drawn or not
         session_view.touch(ctl)
         labelled.keep(ctl.key, value)
-        last[ctl.key] = labelled.kept(ctl.key)  # as kept (tuples as lists)
+        remember(ctl.key)
         labelled.write_url(ctl, value)
     if not box.open:
         changed = sum(ctl.url_value(tuple(v) if isinstance(v, list) else v) is not None for ctl, v in
