@@ -7,7 +7,7 @@ import streamlit as st
 from ui.perf import figures as FP
 from ui import format as F
 from ui.perf import view as V
-from ui import background, command_block, compare, labelled, layout, shell, tables
+from ui import background, command_block, compare, labelled, layout, lazy_inputs, shell, tables
 from ui.perf.explain import frontier_panels
 from ui.perf.controls import CHUNKED, FRONTIER, PER_GPU, PRESETS, PRICE, REPLICAS, Variant, apply_variant, same_as
 from ui.planner.explain import quality_short
@@ -55,12 +55,20 @@ def _body() -> None:
         ttft_slo_s = render_control(SLA_TTFT_MS, t) / 1000  # the SLA every page shares (ui.traffic)
         tpot_slo_s = render_control(SLA_TPOT_MS, t) / 1000
         stat = labelled.render(SLA_STAT, t, lambda o: t(f"opt.sla_stat.{o}"))
-        price = render_control(PRICE, t, placeholder=t("fr.price.catalog", price=F.number(sc.gpu.price_usd_per_hour, 3))
-                               if sc.gpu.price_usd_per_hour else t("fr.price.none"))
-        replicas = render_control(REPLICAS, t)
-        rate = render_control(RATE, t)  # the traffic the load test and the planner carry, drawn as a line
     tokens = compare.render_overlays(t, controls)  # translated chips; the link keeps the tokens (kv:fp8, tp:2 …)
     reuse = prefix_inputs(t, input_len=s.input_len, where=controls)  # shared prefix or chat: prefill what the cache lacks
+
+    def cost_inputs() -> None:
+        a, b, c = st.columns(3)  # one row
+        render_control(PRICE, t, a, bound=False, placeholder=t("fr.price.catalog", price=F.number(sc.gpu.price_usd_per_hour, 3))
+                       if sc.gpu.price_usd_per_hour else t("fr.price.none"))
+        render_control(REPLICAS, t, b, bound=False)
+        render_control(RATE, t, c, bound=False)  # the traffic the load test and the planner carry, drawn as a line
+
+    # price, replicas and rate: drawn only while their section is open (ui.lazy_inputs; the first view draws less)
+    cost = lazy_inputs.section(t, t("fr.cost_section"), "sec_fr_cost", (PRICE, REPLICAS, RATE), cost_inputs,
+                               where=controls)
+    price, replicas, rate = cost[PRICE.key], cost[REPLICAS.key], cost[RATE.key]
 
     base = Variant("", s, sc.gpu, chunked, speculative_inputs(t))  # speculative decoding (ui.speculative.inputs)
     if base.speculative is not None and reuse is not None and reuse.any_reuse:

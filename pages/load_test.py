@@ -49,8 +49,11 @@ for col, ctl in zip(cols, LC.LAYOUT):  # the arrivals first: what applies to the
             v[ctl.key] = render_control(ctl, t, disabled=off)
 # The trace's bytes are kept in the session by the uploader's callback: uploads are released after
 # every run (ui.state.release_uploads), and the trace must stay in use on later runs and pages.
-uploader.file_uploader(settings, t, t("lt.trace"), type=["csv", "jsonl", "json", "txt"], key="lt_trace",
-                       help=t("lt.trace.help"), on_change=keep_upload, args=("lt_trace", MAX_TRACE_BYTES))
+# In a lazy section (ui.layout.lazy_expander): the uploader is drawn only while it is open, not in the first
+# view of every visit (its drop zone cost the browser's main thread before the first chart, bench/first_paint.py).
+if (trace_box := layout.lazy_expander(settings, t("lt.trace_section"), "sec_lt_trace")).open:
+    uploader.file_uploader(trace_box, t, t("lt.trace"), type=["csv", "jsonl", "json", "txt"], key="lt_trace",
+                           help=t("lt.trace.help"), on_change=keep_upload, args=("lt_trace", MAX_TRACE_BYTES))
 kept = kept_upload("lt_trace")
 trace_name, trace = kept or ("", None)
 if trace is None:

@@ -334,13 +334,18 @@ PP = Control("pp", "select", 1, options=(1, 2, 3, 4, 6, 8, 16))
 DP = Control("dp", "select", 1, options=(1, 2, 4, 8, 16, 32, 64, 72, 96, 128, 144, 256))
 EP = Control("ep", "toggle", False)
 NODES = Control("nodes", "number", None, lo=1, hi=1024, step=1, optional=True)
-PARALLEL = (PP, DP, EP, NODES)
+PARALLEL = (TP, PP, DP, EP, NODES)  # the sidebar's "Multi-GPU layout" section, TP first
+# How weights and KV cache are stored: a lazy sidebar section of its own (ui.state.render_sidebar).
+PRECISION = (QUANTIZATION, DTYPE, KV_CACHE_DTYPE)
 
 MAIN = (MODEL, GPU, TP, QUANTIZATION, DTYPE, KV_CACHE_DTYPE, CONTEXT, CONCURRENCY)
 ENGINE = (GPU_MEMORY_UTILIZATION, BLOCK_SIZE, MAX_MODEL_LEN, MAX_NUM_SEQS, MAX_NUM_BATCHED_TOKENS, OUTPUT_LEN,
           VLLM_VERSION)
-SHARED = MAIN + ENGINE + EFFICIENCY + CUSTOM_GPU_CONTROLS + PARALLEL
-LAZY = ENGINE + EFFICIENCY + PARALLEL  # drawn only while their sidebar section is open (ui.state._lazy_section)
+SHARED = MAIN + ENGINE + EFFICIENCY + CUSTOM_GPU_CONTROLS + PARALLEL[1:]
+# Drawn only while their sidebar section is open (ui.state._lazy_section): in a fresh session's first
+# view the sidebar shows model, GPU, context and concurrency; each select or number box drawn costs
+# the browser's one main thread ~20-30 ms before the first chart (bench/first_paint.py).
+LAZY = PRECISION + ENGINE + PARALLEL + EFFICIENCY
 BY_KEY = {c.key: c for c in SHARED}
 
 # Page-level controls (also in the URL; dropped from it when the user leaves their page).
