@@ -171,7 +171,7 @@ def test_memory_page_by_its_name(page: Page, streamlit_url):
     page.goto(streamlit_url + "/memory?lang=en&gpu=h100-sxm")
     expect(page.locator("h1").first).to_have_text(re.compile(r"^GPU memory"), timeout=LOAD)
     expect(page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").nth(1).locator("input")).to_have_value(
-        "NVIDIA H100 SXM5 80GB")
+        "NVIDIA H100 SXM5 80GB", timeout=LOAD)  # the sidebar may still be drawing on a loaded box
     page.wait_for_timeout(1000)
     assert page.get_by_text("Page not found").count() == 0
     assert re.search(r"/memory\?.*gpu=h100-sxm", page.url)
