@@ -19,25 +19,9 @@ import numpy as np
 
 from calc.sizing.scenario import MemoryResult, memory_for as _memory_for
 from calc.spec.inputs import Efficiency, ModelArch, ServingConfig
-from ui.perf.view import _ByJson
+from ui.perf.view import _ByJson, array_key, array_of_key
 
 CACHE_SIZE = 512  # scalar results ~5 kB, sweeps (≤ ~60 points) ~20 kB: a few MB shared by every session
-
-
-def _key(x) -> tuple:
-    """An array-like as a hashable key (dtype, shape, bytes); None stays None."""
-    if x is None:
-        return (None,)
-    a = np.asarray(x)
-    return (a.dtype.str, a.shape, a.tobytes())
-
-
-def _value(key: tuple):
-    if key == (None,):
-        return None
-    dtype, shape, raw = key
-    a = np.frombuffer(raw, dtype=dtype).reshape(shape)
-    return a if shape else a[()]
 
 
 def _read_only(r: MemoryResult) -> MemoryResult:
@@ -51,8 +35,8 @@ def _read_only(r: MemoryResult) -> MemoryResult:
 @lru_cache(maxsize=CACHE_SIZE)
 def _cached(arch: ModelArch, gpu: _ByJson, serving: ServingConfig, efficiency: Efficiency, conc: tuple,
             ctx: tuple) -> MemoryResult:
-    return _read_only(_memory_for(arch, gpu.model, serving, efficiency, concurrency=_value(conc),
-                                  context_tokens=_value(ctx)))
+    return _read_only(_memory_for(arch, gpu.model, serving, efficiency, concurrency=array_of_key(conc),
+                                  context_tokens=array_of_key(ctx)))
 
 
 def memory_for(arch: ModelArch, gpu, serving: ServingConfig, efficiency: Efficiency, *, concurrency=None,
@@ -67,7 +51,7 @@ def memory_for(arch: ModelArch, gpu, serving: ServingConfig, efficiency: Efficie
     >>> round(float(a.weights_bytes) / 2**30, 2)
     14.96
     """
-    return _cached(arch, _ByJson(gpu), serving, efficiency, _key(concurrency), _key(context_tokens))
+    return _cached(arch, _ByJson(gpu), serving, efficiency, array_key(concurrency), array_key(context_tokens))
 
 
 @lru_cache(maxsize=CACHE_SIZE)

@@ -97,6 +97,23 @@ class _ByJson:
         return isinstance(other, _ByJson) and self.key == other.key
 
 
+def array_key(x) -> tuple:
+    """An array-like as a hashable cache key (dtype, shape, bytes); None stays None (:func:`array_of_key`)."""
+    if x is None:
+        return (None,)
+    a = np.asarray(x)
+    return (a.dtype.str, a.shape, a.tobytes())
+
+
+def array_of_key(key: tuple):
+    """The array (a scalar for shape ()) :func:`array_key` was made from; None for None."""
+    if key == (None,):
+        return None
+    dtype, shape, raw = key
+    a = np.frombuffer(raw, dtype=dtype).reshape(shape)
+    return a if shape else a[()]
+
+
 ESTIMATE_CACHE_SIZE = 64  # ~80 kB each (a 257-point sweep): a few MB, shared by every session
 
 
@@ -217,16 +234,14 @@ def frontier_series(v: Variant, arch: ModelArch, eff: Efficiency, *, concurrency
     if reuse is not None and reuse.any_reuse:
         return _frontier_series(v, arch, eff, concurrency=concurrency, label=label, color=color, ttft_slo_s=ttft_slo_s,
                                 tpot_slo_s=tpot_slo_s, chosen=chosen, price=price, reuse=reuse)
-    c = np.asarray(concurrency)
-    return _series_cached(_VariantKey(v), arch, eff, (c.dtype.str, c.shape, c.tobytes()), label, color,
+    return _series_cached(_VariantKey(v), arch, eff, array_key(concurrency), label, color,
                           float(ttft_slo_s), float(tpot_slo_s), int(chosen), None if price is None else float(price))
 
 
 @lru_cache(maxsize=SERIES_CACHE_SIZE)
 def _series_cached(vk: _VariantKey, arch: ModelArch, eff: Efficiency, conc_key: tuple, label: str, color: str,
                    ttft_slo_s: float, tpot_slo_s: float, chosen: int, price: float | None) -> FrontierSeries:
-    conc = np.frombuffer(conc_key[2], dtype=conc_key[0]).reshape(conc_key[1])
-    return _frontier_series(vk.variant, arch, eff, concurrency=conc, label=label, color=color, ttft_slo_s=ttft_slo_s,
+    return _frontier_series(vk.variant, arch, eff, concurrency=array_of_key(conc_key), label=label, color=color, ttft_slo_s=ttft_slo_s,
                             tpot_slo_s=tpot_slo_s, chosen=chosen, price=price)
 
 
