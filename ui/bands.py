@@ -124,7 +124,7 @@ def busy_along(f, efficiency) -> np.ndarray:
     over the output length (per data-parallel rank), times the API server's time per request."""
     serving = f.variant.serving
     x = np.asarray(f.output_tokens_per_s, dtype=float) / (serving.output_len * serving.data_parallel_size)
-    return api_server_share(x, efficiency.api_server_request_s) >= API_SERVER_BUSY
+    return load_condition(api_server_share(x, efficiency.api_server_request_s)) == "api_server"
 
 
 # along a closed-loop sweep: one client is the single-request regime, more a closed loop
@@ -169,7 +169,7 @@ def sweep_regions(goodput: BandBasis, ttft: BandBasis, t: T, *, presenting: bool
     def traces(rates, good, ttft_ms) -> list[dict]:
         g_lo, g_hi = limits(good, goodput)
         f_lo, f_hi = limits(ttft_ms, ttft)
-        on = api_server_share(rates, api_server_s) >= API_SERVER_BUSY
+        on = load_condition(api_server_share(rates, api_server_s)) == "api_server"
         if busy is not None and on.any():
             (bg_lo, bg_hi), (bf_lo, bf_hi) = limits(good, busy[0]), limits(ttft_ms, busy[1])
             g_lo, g_hi = np.where(on, bg_lo, g_lo), np.where(on, bg_hi, g_hi)
