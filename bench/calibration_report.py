@@ -91,9 +91,40 @@ def uniform_lengths(row: dict) -> bool:
     return False
 
 
+# XiongjieDai's Dec 2023 (LLaMA 2) snapshot ran ``./main``, not llama-bench (the CSV assumed the llama-bench
+# default pp 512): every one of its notebooks prints ``generate: n_ctx = 512, n_batch = 512`` and
+# ``llama_print_timings: prompt eval time = 67.xx ms / 494 tokens`` (e.g. ``LLaMA 2/Professional
+# GPUs/H100_PCIe_v2.ipynb`` @ce30c07, ``main: build = 1680 (afefa31)``), the README's prompt of ~500 tokens.
+DEC2023_MAIN_PROMPT_TOKENS = 494
+LLAMA_BENCH_DEFAULT_PROMPT_TOKENS = 512
+
+
+def as_run(row: dict) -> dict:
+    """The row asked the way its benchmark ran. The XiongjieDai Dec 2023 (Llama-2) rows: the A100 was an
+    ``NVIDIA A100 80GB PCIe`` (nvidia-smi in ``LLaMA 2/Professional GPUs/A100_v2.ipynb`` @ce30c07; the CSV
+    maps the unstated form factor to SXM); a prefill row is one 494-token ``./main`` prompt, so input_len
+    494 and TTFT = 494 / (prompt tokens/s), i.e. the CSV's 512 / pp times 494/512 (the measured speed
+    itself is unchanged). Every other row as it is.
+
+    >>> r = as_run({"source": "xiongjiedai-llama.cpp", "source_model": "Llama-2-7B (GGUF f16)",
+    ...             "regime": "prefill_ttft", "input_len": "512", "max_model_len": "513", "ttft_s": "0.0694991"})
+    >>> r["input_len"], r["max_model_len"], round(float(r["ttft_s"]), 5)   # 494 / 7367.00 tok/s
+    ('494', '495', 0.06706)
+    """
+    if not (row.get("source") == "xiongjiedai-llama.cpp" and str(row.get("source_model", "")).startswith("Llama-2")):
+        return row
+    if row.get("gpu") == "a100-80gb":
+        row = {**row, "gpu": "a100-80gb-pcie"}
+    if row.get("regime") != "prefill_ttft":
+        return row
+    scale = DEC2023_MAIN_PROMPT_TOKENS / LLAMA_BENCH_DEFAULT_PROMPT_TOKENS
+    return {**row, "input_len": str(DEC2023_MAIN_PROMPT_TOKENS), "max_model_len": str(DEC2023_MAIN_PROMPT_TOKENS + 1),
+            "ttft_s": str(float(row["ttft_s"]) * scale)}
+
+
 def compare(rows: list[dict], efficiency: Efficiency = Efficiency()) -> list[Comparison]:
     out = []
-    for row in rows:
+    for row in map(as_run, rows):
         est = estimate(get_model(row["model"]), get_gpu(row["gpu"]), serving_for_row(row),
                        efficiency_for_engine(row["engine"], efficiency),
                        uniform_lengths=uniform_lengths(row))
