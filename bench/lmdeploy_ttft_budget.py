@@ -52,6 +52,21 @@ mean in calculator TPOTs, the two bounds, the error of the upper one, the residu
 client thread), the fastest and slowest first token in TPOTs (min ≈ 1-2 iterations: the own
 iteration is the floor; max 50-120 iterations, which neither admission nor KV space explains: the
 pools hold 128k (7B) and 512k (70B) tokens against ~50k and ~120k in use), and the throughput error.
+
+In the engine's own iterations (:func:`measured_iteration_s`: the running batch over the measured output
+tokens/s, so no calculator error enters) the mean first token takes 3.7-4.8 iterations at C = 64,
+5.3-6.9 at C = 128 and 9.3 at C = 256, for 7B (25-39 ms iterations) and 70B TP 4 (63-160 ms) alike, and
+the fastest one 1.1-1.5 (the own iteration). A client-side cost of fixed time (Python work on the GIL)
+would be several times more iterations for 7B than for 70B; what grows is a count of iterations, with
+C (about 2.2 + 6.5 per newcomer per iteration, R/O = 0.25-1.05). The v0.1.0a1 source read for it
+shows no admission limit that would do this: ``RequestQueue::dequeue`` takes every waiting request up
+to the free slots, ``SequenceManager::Materialize`` activates every sequence whose blocks fit (no cap
+on newcomers per step), ``ContextDecode`` prefills them all in the same iteration. The per-request
+legacy-stream syncs (``reMalloc`` frees and reallocates the input buffer whenever the new prompt's length
+differs, ``allocator.h:85-96`` + ``262-263``; pageable ``cudaMemcpyAsync`` in ``move_tensor_H2D``,
+``triton_utils.hpp:40-41``; ``cudaStreamSynchronize`` before the enqueue) can cost an iteration each only
+if the engine issues the next iteration between them, which the source does not settle. So it stays a
+diagnostic: no engine input reproduces it from a sourced mechanism.
 """
 
 from __future__ import annotations
@@ -81,6 +96,19 @@ def implied_lengths(measured: dict) -> tuple[float, float]:
     return (measured["total_tokens_per_s"] - measured["output_tokens_per_s"]) / rps, measured["output_tokens_per_s"] / rps
 
 
+def measured_iteration_s(measured: dict, concurrency: int) -> float:
+    """The engine's mean iteration from the row itself: every running sequence gets one token per
+    iteration, so T_iter = R / (output tok/s), with R = C · (1 − TTFT/E2E) the clients past their first
+    token and E2E = C / (requests/s) (Little's law).
+
+    >>> round(measured_iteration_s({"ttft_s_mean": 0.205, "requests_per_s": 12.611,
+    ...                              "output_tokens_per_s": 3210.281}, 128) * 1e3, 1)  # pm-069
+    39.1
+    """
+    e2e = concurrency / measured["requests_per_s"]
+    return concurrency * (1.0 - measured["ttft_s_mean"] / e2e) / measured["output_tokens_per_s"]
+
+
 def engine_ttft_budget_s(*, wait_iterations, iteration_s, prefill_s, decode_step_s, request_s):
     """TTFT_engine = w · T_iter + T_pf + T_dec + t_req (module docstring); broadcasts over w."""
     return wait_iterations * iteration_s + prefill_s + decode_step_s + request_s
@@ -102,7 +130,9 @@ def ask(row: dict) -> dict[str, float] | None:
     lo, hi = (float(engine_ttft_budget_s(wait_iterations=w, iteration_s=tpot, prefill_s=t_pf, decode_step_s=t_dec,
                                          request_s=eff.request_overhead_s)) for w in WAIT_ITERATIONS)
     measured = row["measured"]["ttft_s_mean"]
-    return {"input_len": i_len, "output_len": o_len, "ttft_calc_s": float(s.ttft_s), "tpot_calc_s": tpot,
+    t_it = measured_iteration_s(row["measured"], c)
+    return {"iteration_meas_s": t_it, "measured_in_iterations": measured / t_it,
+            "min_in_iterations": row["measured"]["ttft_s_min"] / t_it,"input_len": i_len, "output_len": o_len, "ttft_calc_s": float(s.ttft_s), "tpot_calc_s": tpot,
             "out_tok_s_calc": float(s.output_tokens_per_s), "engine_low_s": lo, "engine_high_s": hi,
             "measured_in_tpots": measured / tpot, "residual_s": measured - hi, "residual_per_client_s": (measured - hi) / c}
 
@@ -110,7 +140,8 @@ def ask(row: dict) -> dict[str, float] | None:
 def main() -> int:
     rows = [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()]
     print(f"{'row':<20} {'tp':>2} {'C':>4} {'I':>5} {'O':>5} {'TTFT':>6} {'calc':>6} {'TPOTs':>6} "
-          f"{'eng lo':>7} {'eng hi':>7} {'hi err':>7} {'resid':>6} {'ms/clt':>6} {'min':>5} {'max':>5}  out err")
+          f"{'eng lo':>7} {'eng hi':>7} {'hi err':>7} {'resid':>6} {'ms/clt':>6} {'min':>5} {'max':>5}  out err"
+          f"  {'T_it':>6} {'TTFT it':>7} {'min it':>6}")
     for row in rows:
         a = ask(row)
         m = row["measured"]
@@ -122,7 +153,8 @@ def main() -> int:
               f"{a['engine_low_s']:>7.3f} {a['engine_high_s']:>7.3f} {a['engine_high_s'] / m['ttft_s_mean'] - 1:>+7.0%} "
               f"{a['residual_s']:>6.3f} {1e3 * a['residual_per_client_s']:>6.2f} "
               f"{m['ttft_s_min'] / a['tpot_calc_s']:>5.1f} {m['ttft_s_max'] / a['tpot_calc_s']:>5.0f}  "
-              f"{a['out_tok_s_calc'] / m['output_tokens_per_s'] - 1:+.0%}")
+              f"{a['out_tok_s_calc'] / m['output_tokens_per_s'] - 1:+.0%}    {1e3 * a['iteration_meas_s']:>6.1f} "
+              f"{a['measured_in_iterations']:>7.2f} {a['min_in_iterations']:>6.2f}")
     return 0
 
 

@@ -59,3 +59,22 @@ def test_engine_side_budget_brackets_the_calculator_and_leaves_a_residual_growin
     res = {k: a["residual_s"] for k, a in asked.items() if a}
     assert res["lmd-a100-7b-c64"] < res["lmd-a100-7b-c128"]
     assert res["lmd-a100-70b-c64"] < res["lmd-a100-70b-c128"] < res["lmd-a100-70b-c256"]
+
+
+def test_measured_iteration_by_hand():
+    # pm-069 (7B, C = 128): E2E = 128 / 12.611 = 10.1499 s; R = 128 × (1 − 0.205 / 10.1499) = 125.415
+    # running; T_iter = 125.415 / 3210.281 tok/s = 0.039067 s; the mean TTFT is 0.205 / 0.039067 = 5.247 of them.
+    m = {"ttft_s_mean": 0.205, "requests_per_s": 12.611, "output_tokens_per_s": 3210.281}
+    assert lb.measured_iteration_s(m, 128) == pytest.approx(0.039067, abs=1e-6)
+    assert 0.205 / lb.measured_iteration_s(m, 128) == pytest.approx(5.247, abs=1e-3)
+
+
+def test_first_token_in_engine_iterations_grows_with_c_for_7b_and_70b_alike():
+    asked = {k: a for k, a in ((r["id"], lb.ask(r)) for r in _rows()) if a}
+    it = {k: a["measured_in_iterations"] for k, a in asked.items()}
+    assert it["lmd-a100-7b-c64"] < it["lmd-a100-7b-c128"]
+    assert it["lmd-a100-70b-c64"] < it["lmd-a100-70b-c128"] < it["lmd-a100-70b-c256"]
+    # 7B (39 ms iterations) and 70B TP 4 (91 ms) at C = 128: within 2 iterations of each other
+    assert abs(it["lmd-a100-7b-c128"] - it["lmd-a100-70b-c128"]) < 2.0
+    for a in asked.values():  # the fastest first token: about its own iteration
+        assert 1.0 <= a["min_in_iterations"] <= 1.5
