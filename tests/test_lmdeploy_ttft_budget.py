@@ -78,3 +78,19 @@ def test_first_token_in_engine_iterations_grows_with_c_for_7b_and_70b_alike():
     assert abs(it["lmd-a100-7b-c128"] - it["lmd-a100-70b-c128"]) < 2.0
     for a in asked.values():  # the fastest first token: about its own iteration
         assert 1.0 <= a["min_in_iterations"] <= 1.5
+
+
+def test_the_harness_start_predicts_the_slowest_first_token_and_moves_every_row_towards_the_mean():
+    # The table's FTL(max) is the start: C prompts context-decoded in one iteration. On one GPU the
+    # calculator's start is within 15 % of it (7B 1.09 / 1.15 s and 2.20 / 2.24 s, 13B 1.96 / 2.05 s and
+    # 3.90 / 4.45 s); at TP 4 (70B) the measured start is 1.4-1.6x longer.
+    for r in _rows():
+        a = lb.ask(r)
+        if a is None:
+            continue
+        m = r["measured"]
+        if r["tensor_parallel_size"] == 1:
+            assert a["start_s"] / m["ttft_s_max"] == pytest.approx(1.0, abs=0.15)
+        else:
+            assert 1.3 < m["ttft_s_max"] / a["start_s"] < 1.7
+        assert abs(a["ttft_as_run_s"] / m["ttft_s_mean"] - 1) < abs(a["ttft_calc_s"] / m["ttft_s_mean"] - 1)
