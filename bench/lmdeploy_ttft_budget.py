@@ -66,6 +66,8 @@ after it, weigh C/N of the mean (:func:`calibration_report.harness_mean_ttft_s`,
 :func:`calibration_report.turbomind_start_ttft_s`, how the calibration report now asks pm-069/pm-070).
 The calculator's start matches the table's FTL(max) on one GPU (7B 1.09 / 1.15 s, 2.20 / 2.24 s; 13B
 1.96 / 2.05 s, 3.90 / 4.45 s; the 50-120-iteration maxima) and is 1.4-1.6x short of it at TP 4 (70B).
+The v0.2.0 table (kept back, same harness, asked with v0.1's inputs) agrees: start / FTL(max) 4.02 / 4.65 s
+(7B, C = 256), 3.90 / 4.19 s (13B), 11.86 / 14.52 s (70B TP 4); mean as run -26 %, -35 %, +3 %.
 What the start leaves ("rest it": the other N − C requests' mean in measured iterations) is 2.8-4.3
 iterations, flat in C and model size: the steady-state engine, i.e. the w in-flight iterations and the
 own one above (the calculator's steady TTFT is about one). The v0.1.0a1 source read for an admission cap
@@ -136,7 +138,7 @@ def ask(row: dict) -> dict[str, float] | None:
     serving = ServingConfig(tensor_parallel_size=int(row["tensor_parallel_size"]), dtype=row["dtype"],
                             disable_custom_all_reduce=True, enable_chunked_prefill=False,
                             input_len=round(i_len), output_len=round(o_len), concurrency=c, max_num_seqs=c)
-    eff = efficiency_for_engine(row["engine"], Efficiency())
+    eff = efficiency_for_engine(row.get("ask_as_engine", row["engine"]), Efficiency())
     s = estimate(get_model(row["model"]), get_gpu(row["gpu"]), serving, eff).serving
     tpot, t_dec, t_pf = float(s.tpot_s), float(s.decode_step_s), float(s.prefill_time_per_request_s)
     lo, hi = (float(engine_ttft_budget_s(wait_iterations=w, iteration_s=tpot, prefill_s=t_pf, decode_step_s=t_dec,
