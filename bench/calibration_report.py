@@ -91,14 +91,103 @@ def uniform_lengths(row: dict) -> bool:
     return False
 
 
+# XiongjieDai's Dec 2023 (LLaMA 2) snapshot ran ``./main``, not llama-bench (the CSV assumed the llama-bench
+# default pp 512): every one of its notebooks prints ``generate: n_ctx = 512, n_batch = 512`` and
+# ``llama_print_timings: prompt eval time = 67.xx ms / 494 tokens`` (e.g. ``LLaMA 2/Professional
+# GPUs/H100_PCIe_v2.ipynb`` @ce30c07, ``main: build = 1680 (afefa31)``), the README's prompt of ~500 tokens.
+DEC2023_MAIN_PROMPT_TOKENS = 494
+LLAMA_BENCH_DEFAULT_PROMPT_TOKENS = 512
+
+
+def as_run(row: dict) -> dict:
+    """The row asked the way its benchmark ran. The XiongjieDai Dec 2023 (Llama-2) rows: the A100 was an
+    ``NVIDIA A100 80GB PCIe`` (nvidia-smi in ``LLaMA 2/Professional GPUs/A100_v2.ipynb`` @ce30c07; the CSV
+    maps the unstated form factor to SXM); a prefill row is one 494-token ``./main`` prompt, so input_len
+    494 and TTFT = 494 / (prompt tokens/s), i.e. the CSV's 512 / pp times 494/512 (the measured speed
+    itself is unchanged). Every other row as it is.
+
+    >>> r = as_run({"source": "xiongjiedai-llama.cpp", "source_model": "Llama-2-7B (GGUF f16)",
+    ...             "regime": "prefill_ttft", "input_len": "512", "max_model_len": "513", "ttft_s": "0.0694991"})
+    >>> r["input_len"], r["max_model_len"], round(float(r["ttft_s"]), 5)   # 494 / 7367.00 tok/s
+    ('494', '495', 0.06706)
+    """
+    if not (row.get("source") == "xiongjiedai-llama.cpp" and str(row.get("source_model", "")).startswith("Llama-2")):
+        return row
+    if row.get("gpu") == "a100-80gb":
+        row = {**row, "gpu": "a100-80gb-pcie"}
+    if row.get("regime") != "prefill_ttft":
+        return row
+    scale = DEC2023_MAIN_PROMPT_TOKENS / LLAMA_BENCH_DEFAULT_PROMPT_TOKENS
+    return {**row, "input_len": str(DEC2023_MAIN_PROMPT_TOKENS), "max_model_len": str(DEC2023_MAIN_PROMPT_TOKENS + 1),
+            "ttft_s": str(float(row["ttft_s"]) * scale)}
+
+
+# LMDeploy v0.1's request-throughput harness (benchmark/profile_throughput.py @3e391df467,
+# ``process_request``): all C client threads are started together, each takes the next of the N
+# prompts as soon as its previous one is done, and the table's FTL(ave) is ``np.mean(stats[:, 0])``
+# over all N requests, so the first C, sent together at t = 0, are in the mean. N: the table's
+# ``num_prompts`` column (3000). For 70B, ``benchmark_70b.sh`` at the same commit passes
+# ``--num_prompts 5000``; with it pm-070's start weighs 256/5000 and its error is -52 % (-25 % at 3000).
+LMDEPLOY_NUM_PROMPTS = 3000
+
+
+def turbomind_start_ttft_s(eng, *, concurrency, input_len, request_s):
+    """TTFT of C requests sent to TurboMind v0.1 together: at the top of an iteration the engine dequeues
+    every waiting request up to its free slots (``LlamaBatch.cc`` ``InternalThreadEntry``,
+    ``request_interval = 1``), context-decodes all of them in that iteration (``ContextDecode``, sub-batches
+    of up to 4 x session_len tokens, each prompt's last token left to the decoder) and samples every first
+    token in the one decode step that follows (``Generate``; the README's "LMDeploy emits no first token
+    until every prompt is prefilled")::
+
+        TTFT_start = T_prefill(C prompts of I tokens) + T_dec(C sequences at context I) + t_request
+
+    (the calculator's step times; the prompts' spread of lengths and the first client that may go
+    alone are not modelled)."""
+    from calc.timing.serving import decode_step, prefill_step  # noqa: PLC0415
+
+    return (prefill_step(eng, prompts=concurrency, prompt_tokens=input_len).step_s
+            + decode_step(eng, batch=concurrency, context_tokens=input_len).step_s + request_s)
+
+
+def harness_mean_ttft_s(*, steady_s, start_s, concurrency, num_requests):
+    """Mean first-token latency over N requests of which the first C started together (TTFT_start)
+    and the other N − C arrived as the steady closed loop's (TTFT_steady)::
+
+        TTFT_mean = ((N − C) · TTFT_steady + C · TTFT_start) / N
+
+    >>> round(harness_mean_ttft_s(steady_s=0.04, start_s=2.4, concurrency=128, num_requests=3000), 4)
+    0.1407
+    """
+    return ((num_requests - concurrency) * steady_s + concurrency * start_s) / num_requests
+
+
+def _asked_metric(row: dict, metric: str, est, efficiency: Efficiency) -> float:
+    """The calculator's value for a CSV row's metric, asked as its benchmark ran: the steady-state
+    closed loop, except the LMDeploy closed loops' mean TTFT, which includes the harness's start
+    (:func:`harness_mean_ttft_s`, :func:`turbomind_start_ttft_s`). Their output tokens/s stays the
+    steady state's: the start adds one T_start (about 1 %) to runs of N / X ≈ 240-460 s."""
+    value = float(getattr(est.serving, metric))
+    if metric != "ttft_s" or row["load_shape"] != "closed_loop" or not row["engine"].startswith("LMDeploy"):
+        return value
+    from calc.timing.estimate import engine_numbers  # noqa: PLC0415
+
+    serving = serving_for_row(row)
+    eff = efficiency_for_engine(row["engine"], efficiency)
+    eng = engine_numbers(get_model(row["model"]), get_gpu(row["gpu"]), serving, eff)
+    start = turbomind_start_ttft_s(eng, concurrency=int(row["concurrency"]), input_len=int(row["input_len"]),
+                                   request_s=eff.request_overhead_s)
+    return float(harness_mean_ttft_s(steady_s=value, start_s=float(start), concurrency=int(row["concurrency"]),
+                                     num_requests=LMDEPLOY_NUM_PROMPTS))
+
+
 def compare(rows: list[dict], efficiency: Efficiency = Efficiency()) -> list[Comparison]:
     out = []
-    for row in rows:
+    for row in map(as_run, rows):
         est = estimate(get_model(row["model"]), get_gpu(row["gpu"]), serving_for_row(row),
                        efficiency_for_engine(row["engine"], efficiency),
                        uniform_lengths=uniform_lengths(row))
         for metric in row["comparable_metrics"].split():
-            predicted = float(getattr(est.serving, metric))
+            predicted = _asked_metric(row, metric, est, efficiency)
             out.append(Comparison(row["id"], row["source"], row["regime"], row["confidence"], metric,
                                   float(row[metric]), predicted))
     return out

@@ -8,6 +8,8 @@ llama.cpp rows: ``estimate`` at concurrency 1, input_len 512, output_len 1, the 
 (``efficiency_for_engine``); TTFT = 512 / (prompt tokens/s). "before": the C++ engines' profile
 without the llama.cpp one (FP32-accumulate peak, 0.7 of it); "after": with it
 (calc.timing.engine_profile). Error = predicted / measured − 1, median |error| per GPU architecture.
+The Dec 2023 ``./main`` rows (``scored: false``) are printed per GPU at the end: the snapshot of
+calibration row pm-131-pp, asked at its own 494-token prompt.
 """
 
 from __future__ import annotations
@@ -69,6 +71,14 @@ def main() -> None:
     for arch, pairs in sorted(by_arch.items()):
         print(f"median |error| {arch:26} before {statistics.median(b for b, _ in pairs):6.1%}  "
               f"after {statistics.median(a for _, a in pairs):6.1%}  (n={len(pairs)})")
+    # Kept back: the Dec 2023 ./main runs (494-token prompt, one fresh process per run) of every GPU on the page,
+    # the snapshot calibration row pm-131-pp (H100 PCIe) comes from: is its error Hopper's or the build's?
+    dec = [(row, after) for row, _, _, after in res if str(row["engine"]).startswith("llama.cpp Dec 2023")]
+    for kind in ("F16", "Q4_0"):
+        errs = [after for row, after in dec if row["weights"] == kind]
+        if errs:
+            print(f"kept back, Dec 2023 ./main {kind:5} after: " + ", ".join(
+                f"{row['gpu']} {after:+.0%}" for row, after in dec if row["weights"] == kind))
 
 
 if __name__ == "__main__":

@@ -271,10 +271,12 @@ def test_the_condition_was_chosen_on_calibration_documents_left_out(measured):
     """Why the condition (calc.timing.bands.API_SERVER_BUSY): with each document left out, more of
     the calibration measurements fall inside their band with it than without it (89.7 % against
     87.8 % when it was chosen, bench/make_bands.py --validate, 2026-12-02; 89.1 % against 87.8 % since
-    the MoE layers' fixed time moved the MoE rows), within the 30 % median half-width."""
+    the MoE layers' fixed time moved the MoE rows), within the 30 % median half-width. Since the
+    LMDeploy closed loops are asked with their harness's start (pm-069 -81 -> -36 %, pm-070 -93 ->
+    -25 %) the TTFT bands are narrower and the two tie: 87.2 % each (half-width 23.8 % with it)."""
     with_it = bands.cross_validate(measured, "document", bands.QUANTILES)
     plain = [{**m, "condition": m["condition"] if m["regime"] == bands.MEMORY_REGIME else "engine"} for m in measured]
     without = bands.cross_validate(plain, "document", bands.widest_quantiles(plain))  # its own rule's quantiles
-    assert with_it["inside_fraction"] == pytest.approx(139 / 156)  # 89.1 %
-    assert without["inside_fraction"] == pytest.approx(137 / 156)  # 87.8 %
+    assert with_it["inside_fraction"] == pytest.approx(136 / 156)  # 87.2 % (89.1 % before the harness's start)
+    assert without["inside_fraction"] == pytest.approx(136 / 156)  # 87.2 % (87.8 %)
     assert with_it["median_half_width"] <= bands.MAX_MEDIAN_HALF_WIDTH

@@ -91,7 +91,8 @@ def vllm_comparisons():
 
 
 BOTH_FILES_MEDIAN_TARGET = 0.10  # issue #17: TTFT, TPOT and throughput each
-BOTH_FILES_P90_CEILING = {"TTFT": 0.50, "TPOT/ITL": 0.43, "throughput": 0.23}  # the target is 0.35
+BOTH_FILES_P90_CEILING = {"TTFT": 0.35, "TPOT/ITL": 0.43, "throughput": 0.23}  # the target is 0.35 (TTFT: 39.5 %
+# -> 34.9 % since the LMDeploy closed loops are asked with their harness's start)
 
 
 @pytest.mark.parametrize("group", sorted(BOTH_FILES_P90_CEILING))
@@ -164,3 +165,40 @@ def test_found_rows_are_asked_as_their_benchmark_ran_and_kept_out_of_the_gates()
     assert all(c.predicted > 0 for c in comps.values())
     assert abs(comps[("kv331-q06h-rate16", "tpot_s")].error) < 0.15  # the step time of a 0.6B model at ~6 sequences
     assert comps[("kv331-q06h-burst", "requests_per_s")].error < -0.3  # the API-server gap, stated in the README
+
+
+def test_lmdeploy_closed_loops_mean_in_the_harness_start():
+    # profile_throughput.py @3e391df467 starts its C threads together and averages FTL over all N = 3000
+    # requests: ((N − C)·steady + C·start) / N. By hand: C = 128, steady 0.04 s, start 2.4 s:
+    # (2872 × 0.04 + 128 × 2.4) / 3000 = (114.88 + 307.2) / 3000 = 0.140693 s.
+    assert cr.harness_mean_ttft_s(steady_s=0.04, start_s=2.4, concurrency=128, num_requests=3000) == pytest.approx(
+        0.140693, abs=1e-6)
+    # the start: every prompt of the C context-decoded in one iteration, then one decode step, then t_request
+    from calc.cli.measured import efficiency_for_engine
+    from calc.spec.catalog import get_gpu, get_model
+    from calc.spec.inputs import Efficiency, ServingConfig
+    from calc.timing.estimate import engine_numbers
+    from calc.timing.serving import decode_step, prefill_step
+
+    eff = efficiency_for_engine("LMDeploy (TurboMind) v0.1.0a1", Efficiency())
+    eng = engine_numbers(get_model("meta-llama/Llama-2-7b-hf"), get_gpu("a100-80gb"),
+                         ServingConfig(dtype="float16", disable_custom_all_reduce=True), eff)
+    start = cr.turbomind_start_ttft_s(eng, concurrency=128, input_len=270, request_s=0.002)
+    t_pf = prefill_step(eng, prompts=128, prompt_tokens=270).step_s
+    t_dec = decode_step(eng, batch=128, context_tokens=270).step_s
+    assert start == pytest.approx(t_pf + t_dec + 0.002)
+    assert 2.0 < start < 2.4  # 34,560 prompt tokens at ~16 k tokens/s; the table's FTL(max) is 2.241 s
+
+
+def test_lmdeploy_closed_loop_rows_move_towards_the_measurements(comparisons):
+    ttft = {c.row_id: c for c in comparisons if c.metric == "ttft_s" and c.row_id in ("pm-069", "pm-070")}
+    assert ttft["pm-069"].error == pytest.approx(-0.358, abs=0.01)  # -80.8 % asked as the steady state
+    assert ttft["pm-070"].error == pytest.approx(-0.252, abs=0.01)  # -92.7 %
+
+
+def test_xiongjiedai_dec_2023_rows_are_asked_as_they_ran():
+    rows = {r["id"]: cr.as_run(r) for r in cr.load_rows(include_low=True)}
+    pp, tg = rows["pm-131-pp"], rows["pm-130-tg"]
+    assert pp["input_len"] == "494" and float(pp["ttft_s"]) == pytest.approx(494 / 7367.0, rel=1e-4)
+    assert tg["gpu"] == "a100-80gb-pcie"  # nvidia-smi in LLaMA 2/Professional GPUs/A100_v2.ipynb
+    assert rows["pm-126-pp"]["input_len"] == "512"  # the May 2024 Llama-3 rows ran llama-bench pp 512

@@ -36,10 +36,15 @@ scale with bandwidth, 1.03x): :data:`LLAMA_CPP_HOPPER_FLOPS_SCALE` = 0.6 gives t
 A100 rows' error (F16 -12.1 % vs -12.4 %, Q4_K_M -33.9 % vs -32.3 %), 0.5 / 0.55 do not. Decode
 (tg, batch 1) is weight streaming and keeps the C++ engines' bandwidth inputs.
 
-Not modelled: the build. The Dec 2023 runs (build 1680 afefa31, ./main prompt of 494 tokens) ran
-1.4-1.6x slower on every GPU than 2024 builds' llama-bench pp512 on the same GPUs (RTX 3090 F16:
-3,075 vs 4,185 tokens/s in PR #4766's master of Jan 2024; RTX 4090 7,349 vs 11,048), which no
-GPU-side mechanism explains; calibration row pm-131-pp (H100 PCIe, Dec 2023) keeps that error.
+Not modelled: the build. The Dec 2023 runs (builds 1671-1691, ./main, one 494-token prompt in a fresh
+process, read from the page's notebooks) ran 1.4-1.6x slower than 2024 builds' llama-bench pp512 on the
+same GPUs (RTX 3090 F16: 3,075 vs 4,185 tokens/s in PR #4766's master of Jan 2024; RTX 4090 7,349 vs
+11,048); with this profile their F16 prompts are -46 % (A100 80GB PCIe), -44 % (H100 PCIe), -24 % (RTX
+4090) and -32 % (RTX 3090), Q4_0 -42 to -64 % (kept back in bench/data/llamacpp_found.jsonl). The gap
+is no Hopper effect and not the same everywhere (RTX A6000: 4,098 tokens/s in an Oct 2023 llama-bench,
+PR #3816, against 3,708 in Dec 2023's ./main, 1.10x), and no source read here names a cause (the
+./main figure is one prompt in a fresh process, llama-bench's a mean of repetitions), so calibration
+row pm-131-pp (H100 PCIe, Dec 2023; asked at its 494-token prompt) keeps that error.
 
 Quantized weights, checked and not changed: (1) the pre-MMQ path's dequantize kernel runs before
 each GEMM, serial with it, while the roofline overlaps the dequantized copy's bytes with the GEMM
