@@ -156,3 +156,38 @@ def test_the_send_event_is_set_directly_on_the_loops_thread():
     t.start()
     t.join(10)
     assert got == [True]
+
+
+def test_the_running_servers_sessions_are_rebound_to_the_patched_send_event(monkeypatch):
+    """Streamlit's Runtime hands its bound ``_enqueued_some_message`` to its session manager when it
+    is built, before any page (and so the patch) runs: :func:`eventloop.rebind` points the manager and
+    the sessions that still hold that original bound method at the patched one, and leaves any
+    other callback alone."""
+    import types
+    from types import SimpleNamespace
+
+    from streamlit.runtime.runtime import Runtime
+
+    assert eventloop.install()
+    original = eventloop._ORIGINAL_ENQUEUED
+    rt = Runtime.__new__(Runtime)  # no server: only what rebind reads
+    old = types.MethodType(original, rt)
+    other = lambda: None  # noqa: E731 - a callback someone else set
+    s1, s2 = SimpleNamespace(_message_enqueued_callback=old), SimpleNamespace(_message_enqueued_callback=other)
+    rt._session_mgr = SimpleNamespace(_message_enqueued_callback=old,
+                                      list_sessions=lambda: [SimpleNamespace(session=s1), SimpleNamespace(session=s2)])
+    monkeypatch.setattr(Runtime, "_instance", rt)
+    assert eventloop.rebind() == 2  # the manager and s1
+    for holder in (rt._session_mgr, s1):
+        assert holder._message_enqueued_callback.__func__.__name__ == "enqueued_some_message"
+        assert holder._message_enqueued_callback.__self__ is rt
+    assert s2._message_enqueued_callback is other
+    assert eventloop.rebind() == 0  # nothing left to do
+
+
+def test_rebind_does_nothing_without_a_server(monkeypatch):
+    from streamlit.runtime.runtime import Runtime
+
+    eventloop.install()
+    monkeypatch.setattr(Runtime, "_instance", None)
+    assert eventloop.rebind() == 0

@@ -15,7 +15,13 @@ the "need to send" event is set directly (what the callback would have done, a m
 Messages, their order and their content are unchanged: only the wake-ups are fewer.
 
 :func:`install` patches those two Streamlit methods once per process (from :mod:`ui.shell`); it
-does nothing where they are not what this module expects (another Streamlit version).
+does nothing where they are not what this module expects (another Streamlit version). The second
+one is also re-bound where the running server already holds it: the ``Runtime`` hands its bound
+``_enqueued_some_message`` to its session manager when it is built (``runtime.py``:
+``message_enqueued_callback``), before any page runs, and the manager to every session it makes,
+so the class patch alone never reached a session. Unbound there, each message of a run still cost
+the loop one ``call_soon_threadsafe`` (a self-pipe write and a loop turn) from its own thread:
+14,317 in 192 runs of the memory and frontier pages, ~75 a run (bench/ui_profile.py, cProfile of the loop's thread).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from typing import Any, Callable
 
 _INSTALLED = False
 _LOCK = threading.Lock()
+_ORIGINAL_ENQUEUED: Callable[..., None] | None = None  # Streamlit's Runtime._enqueued_some_message, once patched
 
 
 class Batch:
@@ -83,7 +90,7 @@ def _on_loop_thread(loop: asyncio.AbstractEventLoop) -> bool:
 
 def install() -> bool:
     """Patch Streamlit's two hand-offs (module doc), once; False where their shape is not the expected one."""
-    global _INSTALLED
+    global _INSTALLED, _ORIGINAL_ENQUEUED
     with _LOCK:
         if _INSTALLED:
             return True
@@ -119,5 +126,35 @@ def install() -> bool:
 
         AppSession._call_soon_on_event_loop = call_soon_batched
         Runtime._enqueued_some_message = enqueued_some_message
+        _ORIGINAL_ENQUEUED = enqueued
         _INSTALLED = True
-        return True
+    rebind()
+    return True
+
+
+def rebind() -> int:
+    """Point the running server's session manager and its sessions at the patched
+    ``Runtime._enqueued_some_message`` where they hold the original bound method (module doc).
+    Returns how many holders were re-bound (0: not installed, no server as under AppTest, or nothing to do)."""
+    from streamlit.runtime.runtime import Runtime
+
+    original = _ORIGINAL_ENQUEUED
+    if original is None or not Runtime.exists():
+        return 0
+    runtime = Runtime.instance()
+    patched = runtime._enqueued_some_message  # the class's function now: enqueued_some_message
+
+    def stale(callback: Any) -> bool:
+        return getattr(callback, "__self__", None) is runtime and getattr(callback, "__func__", None) is original
+
+    holders = [getattr(runtime, "_session_mgr", None)]
+    try:
+        holders += [info.session for info in runtime._session_mgr.list_sessions()]
+    except Exception:  # noqa: BLE001 - another Streamlit's manager: leave the sessions as they are
+        pass
+    n = 0
+    for holder in holders:
+        if holder is not None and stale(getattr(holder, "_message_enqueued_callback", None)):
+            holder._message_enqueued_callback = patched  # one attribute: atomic for a session sending now
+            n += 1
+    return n
