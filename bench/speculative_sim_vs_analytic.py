@@ -10,6 +10,7 @@ calc.traffic.queueing.closed_loop_ttft / open_loop; simulated: calc.traffic.simu
 
     .venv/bin/python bench/speculative_sim_vs_analytic.py           # about 90 s of CPU
     .venv/bin/python bench/speculative_sim_vs_analytic.py --quick   # the cases tests hold
+    .venv/bin/python bench/speculative_sim_vs_analytic.py --closed-measured 0   # 20·C, the old sample
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def _setup(model, gpu, tp, I, O, spec_key):
 
 def closed_case(model, gpu, tp, I, O, C, spec_key, measured=None) -> dict:
     """One closed loop, analytic and simulated; ``measured``: requests measured after the 10·C
-    dropped (default max(20·C, CLOSED_MEASURED))."""
+    dropped, at least 20·C (default max(20·C, CLOSED_MEASURED))."""
     arch, g, sc, est, drafter, kv, ecfg, sim_spec = _setup(model, gpu, tp, I, O, spec_key)
     kw = dict(input_len=I, output_len=O, max_num_seqs=ecfg.max_num_seqs,
               max_num_batched_tokens=ecfg.max_num_batched_tokens, kv_capacity_tokens=kv)
@@ -69,7 +70,7 @@ def closed_case(model, gpu, tp, I, O, C, spec_key, measured=None) -> dict:
     tp_a = estimate(arch, g, sc.model_copy(update={"concurrency": C}), speculative=None if drafter is None else
                     parse_speculative_config(SPECS[spec_key][0], acceptance_rate=SPECS[spec_key][1])).serving.tpot_s
     k = 10 * C
-    n = k + (max(20 * C, CLOSED_MEASURED) if measured is None else int(measured))
+    n = k + (max(20 * C, CLOSED_MEASURED) if measured is None else max(20 * C, int(measured)))
     w = make_workload(arrival="closed", num_requests=n, concurrency=C, input_len=LengthSpec("fixed", I),
                       output_len=LengthSpec("lognormal", O, cv=CV), max_model_len=sc.max_model_len, seed=1)
     r = simulate(est.engine, w, ecfg, speculative=sim_spec)
@@ -95,13 +96,13 @@ def open_case(model, gpu, tp, I, O, load, spec_key) -> dict:
                 ana=(float(a.ttft_s), float(a.ttft_percentile_s), float(a.tpot_s)))
 
 
-def run(cases) -> list[float]:
+def run(cases, closed_measured=None) -> list[float]:
     print("| model | speculation | shape | TTFT sim / analytic | P95 TTFT sim / analytic | TPOT sim / analytic |")
     print("|---|---|---|---|---|---|")
     errs = []
     for (model, gpu, tp, I, O), specs, closed, opened in cases:
         for sk in specs:
-            rows = [closed_case(model, gpu, tp, I, O, C, sk) for C in closed] + \
+            rows = [closed_case(model, gpu, tp, I, O, C, sk, closed_measured) for C in closed] + \
                    [open_case(model, gpu, tp, I, O, x, sk) for x in opened]
             for d in rows:
                 cells = []
@@ -118,9 +119,11 @@ def run(cases) -> list[float]:
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--closed-measured", type=int, default=CLOSED_MEASURED,
+                   help="closed loops: requests measured at least (20·C always); 0: 20·C, the old sample")
     args = p.parse_args()
     cases = QUICK if args.quick else tuple((c, tuple(SPECS), CLOSED, OPEN) for c in CASES)
-    run(cases)
+    run(cases, args.closed_measured)
 
 
 if __name__ == "__main__":
