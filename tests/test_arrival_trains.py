@@ -104,13 +104,13 @@ def test_mixed_step_ngram_by_hand():
 @pytest.mark.parametrize("case,C", [(0, 32), (1, 32)], ids=["8B-C32", "70B-TP4-C32"])
 def test_closed_loop_p95_against_the_simulator(case, C):
     # bench/speculative_sim_vs_analytic.py, no speculation: P95 TTFT was 16 % (8B) and 22 % (70B)
-    # low with the sum of independent quantiles
+    # low with the sum of independent quantiles (the bench's old sample, 20·C measured)
     import sys
     from pathlib import Path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
     import speculative_sim_vs_analytic as b  # noqa: PLC0415
 
-    d = b.closed_case(*b.CASES[case], C, "none")
+    d = b.closed_case(*b.CASES[case], C, "none", measured=20 * C)
     for s, a in zip(d["sim"][:2], d["ana"][:2]):
         assert a == pytest.approx(s, rel=0.15)
 
@@ -177,7 +177,7 @@ def test_closed_loop_with_full_steps_against_the_simulator():
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
     import speculative_sim_vs_analytic as b  # noqa: PLC0415
 
-    d = b.closed_case(*b.CASES[1], 128, "ngram k=4 a=0.5")
+    d = b.closed_case(*b.CASES[1], 128, "ngram k=4 a=0.5", measured=20 * 128)
     for s, a in zip(d["sim"][:2], d["ana"][:2]):
         assert a == pytest.approx(s, rel=0.08)
 
@@ -192,3 +192,17 @@ def test_varied_prompt_lengths_widen_the_tail_not_the_mean():
     assert float(p1) > 1.05 * float(p0) and float(m0) < float(m1) < 1.1 * float(m0)
     r0, r1 = train_ttft_s(clump=1e-9, **kw), train_ttft_s(clump=1e-9, input_cv=0.7, **kw)
     assert float(r1[0]) == pytest.approx(float(r0[0]), rel=1e-9) and float(r1[1]) == pytest.approx(float(r0[1]), rel=1e-9)
+
+
+def test_other_clients_clumps_against_a_large_simulated_sample():
+    # issue 21: Llama-3.1-8B EAGLE-3 C = 8, P95 TTFT: simulated 153.8 ms over the 160 requests the
+    # bench once measured (154-186 ms over seeds 1-6), 165.4 ms over 4,000; analytic 177.5 ms with
+    # the clumps of all C clients (+7 %), 169.6 ms with those of the R − 1 = 7 others (+2.6 %)
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import speculative_sim_vs_analytic as b  # noqa: PLC0415
+
+    d = b.closed_case(*b.CASES[0], 8, "eagle3 k=3 a=0.7", measured=4000)
+    for s, a in zip(d["sim"][:2], d["ana"][:2]):
+        assert a == pytest.approx(s, rel=0.05)

@@ -164,7 +164,9 @@ def train_ttft_s(*, step_s, clump, fixed_s, api_s, q, fit=np.inf, delay_s=None, 
     """(mean, q-quantile) of TTFT in a closed loop whose prompts fit one step (module docstring).
 
     ``step_s(n)``: a step with n ≥ 1 prompts beside the decodes (broadcasting array); ``step_s(0)``
-    the decode step. ``clump`` α: completions (= prompts) per step. ``fixed_s``: t_api + t_req.
+    the decode step. ``clump`` α: completions (= prompts) per step of the OTHER clients (each
+    clump here is of others: the step in flight's, the outsiders', the own clump's mates; in a
+    closed loop the R − 1 sequences beside the request's own, the caller's). ``fixed_s``: t_api + t_req.
     ``api_s``: t_api, the spacing of a train. ``fit``: prompts the room of one step holds
     (room / I; ``step_s`` is the caller's to cap there): of an own step of N > fit prompts the
     share :func:`spill_share` finishes in the next step, which carries the N − fit spilled and the
