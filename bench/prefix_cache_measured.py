@@ -2,7 +2,15 @@
 asked the way it was run: an offline burst of prompts sent twice (the simulator with each prompt a
 chain of its own, vLLM's LLM class: no API server), or an open loop at a rate with a shared prefix
 (`simulate`). Prints every row's predicted / measured and the median |error| over the rows of
-medium confidence and over all.
+medium confidence and over all; then, for the open-loop rows, the effect itself (cache / base at the
+same rate, measured vs predicted) and the spread of the prediction over arrival seeds.
+
+The open-loop rows (vLLM PR #1983, vLLM 0.2.x) are asked as that engine ran them: whole prompts in
+prompt-only steps that stall decoding (``enable_chunked_prefill`` off: the simulator's ``whole``
+policy, vLLM 0.2's ``Scheduler._schedule``), ``max_num_batched_tokens`` max(max_model_len, 2048) =
+4096 and ``max_num_seqs`` 256 (the defaults the estimate takes), Poisson arrivals and 1,000
+requests (vLLM 0.2 ``benchmark_serving.py``: ``np.random.exponential``, ``--num-prompts`` 1000, no
+warm-up), through an HTTP API server (``efficiency_for_engine(api_server=True)``).
 
     .venv/bin/python bench/prefix_cache_measured.py
 """
@@ -59,12 +67,16 @@ def offline_repeat(row: dict, seed: int = 0) -> dict:
             "output_tokens_per_s": float(w.output_len.sum()) / span, "prefix_cache_hit_rate": r.prefix_cache_hit_rate}
 
 
-def open_loop(row: dict) -> dict:
+def open_loop(row: dict, seed: int = 0) -> dict:
+    """vLLM 0.2 ``benchmark_serving.py`` against the API server: ``num_requests`` Poisson arrivals
+    at ``rate_rps`` (module docstring), whole-prompt prefill."""
     ld = row["load"]
     rec = simulate_record(dict(model=row["model_proxy"], gpu=row["gpu"], dtype="float16", input_len=ld["input_len"],
-                               output_len=ld["output_len"], rate=ld["rate_rps"], num_requests=1000,
+                               output_len=ld["output_len"], rate=ld["rate_rps"], arrival=ld.get("arrival", "poisson"),
+                               num_requests=ld.get("num_requests", 1000), seed=seed,
                                shared_prefix_len=ld["shared_prefix_len"], enable_chunked_prefill=False,
-                               enable_prefix_caching=ld["enable_prefix_caching"]))
+                               enable_prefix_caching=ld["enable_prefix_caching"]),
+                          efficiency_for_engine("vllm", Efficiency(), api_server=True))
     return {"ttft_s": rec["ttft_s_mean"], "e2e_latency_s": rec["e2e_latency_s_mean"],
             "requests_per_s": rec["requests_per_s"], "prefix_cache_hit_rate": rec["prefix_cache_hit_rate"]}
 
@@ -83,6 +95,19 @@ def score() -> list[tuple[dict, str, float, float]]:
     return out
 
 
+def effect_ratios(scored: list[tuple[dict, str, float, float]]) -> list[tuple[float, str, float, float]]:
+    """(rate, metric, measured cache / base, predicted cache / base) for every open-loop rate at
+    which both a base and a cache row were measured."""
+    by = {(row["load"].get("rate_rps"), row["load"]["enable_prefix_caching"], metric): (p, m)
+          for row, metric, p, m in scored if row["load"]["shape"] == "open loop"}
+    out = []
+    for (rate, cache, metric), (p, m) in by.items():
+        if cache and (rate, False, metric) in by:
+            pb, mb = by[(rate, False, metric)]
+            out.append((rate, metric, m / mb, p / pb))
+    return out
+
+
 def main() -> int:
     scored = score()
     print("| row | confidence | metric | predicted | measured | error |")
@@ -92,6 +117,27 @@ def main() -> int:
     for label, keep in (("medium confidence", lambda r: r["confidence"] != "low"), ("all", lambda r: True)):
         errs = [abs(p / m - 1) for row, _, p, m in scored if keep(row)]
         print(f"median |error|, {label}: {statistics.median(errs) * 100:.0f} % over {len(errs)} values")
+    lat = [abs(p / m - 1) for row, metric, p, m in scored if row["confidence"] == "low" and metric != "requests_per_s"]
+    print(f"median |error|, low-confidence latencies (ttft, e2e): {statistics.median(lat) * 100:.0f} % over {len(lat)} values")
+    print("\n| rate (req/s) | metric | measured cache / base | predicted cache / base | error |")
+    print("|---|---|---|---|---|")
+    for rate, metric, m, p in effect_ratios(scored):
+        print(f"| {rate} | {metric} | {m:.3f} | {p:.3f} | {(p / m - 1) * 100:+.0f} % |")
+    print("\n| row | measured requests/s (overloaded: the engine's capacity) | simulated capacity (1,000 at 1,000 req/s) |")
+    print("|---|---|---|")
+    for row in rows():
+        if row["load"]["shape"] == "open loop" and row["measured"]["requests_per_s"] < 0.9 * row["load"]["rate_rps"]:
+            cap = open_loop({**row, "load": {**row["load"], "rate_rps": 1000.0}})["requests_per_s"]
+            print(f"| {row['id']} | {row['measured']['requests_per_s']:.2f} | {cap:.2f} |")
+    print("\n| row | metric | predicted over arrival seeds 0-4 (min - max) | measured |")
+    print("|---|---|---|---|")
+    for row in rows():
+        if row["load"]["shape"] != "open loop":
+            continue
+        preds = [open_loop(row, seed) for seed in range(5)]
+        for metric, m in row["measured"].items():
+            v = [p[metric] for p in preds]
+            print(f"| {row['id']} | {metric} | {min(v):,.3f} - {max(v):,.3f} | {m:,.3f} |")
     return 0
 
 

@@ -275,6 +275,38 @@ class TestMeasured:
         off, on = (M.predict(r)["cost_time_s"] for r in medium[:2])
         assert 1.5 < off / on < 2.0
 
+    @staticmethod
+    def _bench():
+        import sys
+        from pathlib import Path
+
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+        import prefix_cache_measured as M
+        return M
+
+    def test_effect_ratios_pair_cache_with_base_at_the_same_rate(self):
+        M = self._bench()
+        base = {"load": {"shape": "open loop", "rate_rps": 10, "enable_prefix_caching": False}}
+        cache = {"load": {"shape": "open loop", "rate_rps": 10, "enable_prefix_caching": True}}
+        lone = {"load": {"shape": "open loop", "rate_rps": 15, "enable_prefix_caching": True}}  # no base: skipped
+        burst = {"load": {"shape": "offline burst", "enable_prefix_caching": True}}  # not an open loop: skipped
+        scored = [(base, "ttft_s", 0.116, 0.45), (cache, "ttft_s", 0.080, 0.29), (lone, "ttft_s", 1.0, 1.0),
+                  (burst, "ttft_s", 1.0, 1.0)]
+        [(rate, metric, measured, predicted)] = M.effect_ratios(scored)
+        assert (rate, metric) == (10, "ttft_s")
+        assert measured == pytest.approx(0.29 / 0.45)  # 0.6444: PR #1983's 10 QPS rows
+        assert predicted == pytest.approx(0.080 / 0.116)  # 0.6897
+
+    def test_pr1983_rows_are_asked_as_vllm_0_2_benchmark_serving_ran(self):
+        # vLLM 0.2 benchmarks/benchmark_serving.py: Poisson arrivals, --num-prompts 1000 by default; the
+        # table's Requests/s (num_prompts / benchmark time) is kept beside TTFT and E2E; 25 QPS rows too
+        M = self._bench()
+        old = [r for r in M.rows() if r["id"].startswith("pr1983")]
+        assert sorted(r["load"]["rate_rps"] for r in old) == [10, 10, 15, 15, 25, 25]
+        assert all(r["load"]["arrival"] == "poisson" and r["load"]["num_requests"] == 1000 for r in old)
+        assert all(set(r["measured"]) == {"ttft_s", "e2e_latency_s", "requests_per_s"} for r in old)
+        assert sum(r["load"]["enable_prefix_caching"] for r in old) == 3
+
 
 class TestPlanCli:
     def test_plan_takes_the_reuse(self):
