@@ -247,14 +247,16 @@ EN: dict[str, str] = {
                       "(percentiles need a load test, course §3.6).",
     "fr.caption.conc": "Throughput climbs while adding clients fills the batch, then stops at the engine's limit "
                        "(dotted: KV cache full or max_num_seqs; {wall} for your scenario). Beyond it clients only wait "
-                       "in the queue: TTFT grows, throughput does not.",
+                       "in the queue: TTFT grows, throughput does not. The KV limit counts running requests at their "
+                       "mean context (prompt + half the output), so it is a little above the memory page's max "
+                       "concurrency, which counts every request at its full context.",
     "csv.frontier": "Download frontier data (CSV)",
     "fr.compare": "Scenarios side by side",
     "fr.col.scenario": "Scenario",
-    "fr.col.best": "Best concurrency",
+    "fr.col.best": "Best concurrency (clients)",
     "fr.col.x": "Output tok/s there",
-    "fr.col.x_gpu": "Per GPU",
-    "fr.col.knee": "Knee",
+    "fr.col.x_gpu": "Per GPU (tok/s)",
+    "fr.col.knee": "Knee (clients)",
     "fr.col.wall": "Engine limit (sequences)",
     "fr.col.cost": "$ per M output tokens",
     "fr.cmd.title": "The vLLM command for your scenario",
@@ -665,14 +667,15 @@ ZH: dict[str, str] = {
     "fr.caption.sla": "绿色：满足该坐标轴上目标的区域；一个点只有在两个区域内才满足 SLA。星号：满足两者的最佳点；空心菱形：拐点。"
                       "延迟为稳态平均值（分位数需要压测，课程 §3.6）。",
     "fr.caption.conc": "增加客户端会填满批次，吞吐随之上升，直到引擎上限（虚线：KV Cache 占满或 max_num_seqs；你的场景为 {wall}）。"
-                       "超过之后客户端只是在队列中等待：TTFT 增长，吞吐不变。",
+                       "超过之后客户端只是在队列中等待：TTFT 增长，吞吐不变。KV 上限按运行中请求的平均上下文（提示词 + 一半输出）计，"
+                       "所以略高于显存页按每个请求完整上下文计的最大并发数。",
     "csv.frontier": "下载前沿数据（CSV）",
     "fr.compare": "场景对比",
     "fr.col.scenario": "场景",
-    "fr.col.best": "最佳并发",
+    "fr.col.best": "最佳并发（客户端）",
     "fr.col.x": "此时输出 token/s",
-    "fr.col.x_gpu": "每卡",
-    "fr.col.knee": "拐点",
+    "fr.col.x_gpu": "每卡（token/s）",
+    "fr.col.knee": "拐点（客户端）",
     "fr.col.wall": "引擎上限（序列数）",
     "fr.col.cost": "每百万输出 token 美元",
     "fr.cmd.title": "你的场景对应的 vLLM 命令",
