@@ -116,7 +116,7 @@ if best is not None and (why := X.layout_why(best, t)):  # PP / DP / EP: why thi
     st.info(why)
 # how long it took: a footnote, not a result (under a millisecond: the answer was already cached, by this
 # session or another asking the same question)
-st.caption(t("pl.search_time", ms=F.number(elapsed * 1e3, 0)) if elapsed >= 1e-3 else t("pl.search_cached"))
+st.caption(t("pl.search_time", time=F.duration(elapsed)) if elapsed >= 1e-3 else t("pl.search_cached"))
 st.caption(t("pl.statistic.mean") if percentile == "mean" else
            t("pl.statistic.simulated", p=percentile) if result.slo_statistic == percentile else
            t("pl.statistic.fallback", p=percentile))

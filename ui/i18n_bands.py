@@ -31,7 +31,7 @@ EN: dict[str, str] = {
     "band.why.more": "… and {n} more",
     "band.why.sources_note": "Every measurement with its source: calc/data/band_measurements.json; the table: "
                              "calc/data/bands.json (bench/make_bands.py). `python -m calc validate` scores your own files.",
-    "pl.band.best": "Best deployment: TTFT {ttft} ms ({ttft_r}), TPOT {tpot} ms ({tpot_r}), ${cost}/M tokens ({cost_r}) "
+    "pl.band.best": "Best deployment: TTFT {ttft} ms ({ttft_r}), TPOT {tpot} ms ({tpot_r}), ${cost} per million tokens, input + output ({cost_r}) "
                     "— ranges from measurements (why: below).",
     "ms.title": "Your measurements: upload a vllm bench serve result, see it on the charts, calibrate",
     "ms.caption": "A `vllm bench serve --save-result` JSON file, the summary block it prints, or rows of "
@@ -96,7 +96,7 @@ ZH: dict[str, str] = {
     "band.why.more": "……另有 {n} 条",
     "band.why.sources_note": "每条测量及其出处：calc/data/band_measurements.json；范围表：calc/data/bands.json"
                              "（bench/make_bands.py）。`python -m calc validate` 可为你自己的文件打分。",
-    "pl.band.best": "最佳部署：TTFT {ttft} 毫秒（{ttft_r}），TPOT {tpot} 毫秒（{tpot_r}），每百万 token ${cost}（{cost_r}）"
+    "pl.band.best": "最佳部署：TTFT {ttft} 毫秒（{ttft_r}），TPOT {tpot} 毫秒（{tpot_r}），每百万 token（输入 + 输出）${cost}（{cost_r}）"
                     "——范围依据测量（原因见下）。",
     "ms.title": "你的测量：上传 vllm bench serve 结果，在图上对比预测，并校准",
     "ms.caption": "`vllm bench serve --save-result` 的 JSON 文件、它打印的汇总块，或 vllm_benchmarks.jsonl 的行。"
