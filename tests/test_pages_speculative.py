@@ -14,7 +14,7 @@ def test_defaults_render():
     m = metrics(at)
     # EAGLE-3, k = 3, a = 0.7: τ = 1 + 0.7 + 0.49 + 0.343 = 2.53
     assert m["Tokens per step τ"] == "2.53"
-    assert float(m["Speed-up at batch 1"].rstrip("x")) >= 1.5
+    assert float(m["Speed-up at batch 1"].rstrip("×")) >= 1.5
     specs = plotly_specs(at)
     assert len(specs) == 2 and specs[0]["layout"]["xaxis"]["type"] == "log"
 
@@ -29,7 +29,7 @@ def test_url_state_and_bad_value():
 def test_chinese():
     at = app(page=PAGE, query={"lang": "zh"})
     assert not at.exception
-    assert "每步词元数 τ" in metrics(at)
+    assert "每步 token 数 τ" in metrics(at)
 
 
 def test_frontier_takes_the_speculative_inputs():

@@ -125,5 +125,5 @@ ZH: dict[str, str] = {
                       "模拟器对照，均值和 P95 相差在 15% 以内）。实测：bench/data/disaggregation_measurements.jsonl"
                       "（DistServe，OSDI'24）。",
     "dg.cli": "命令行上的同一个问题：",
-    "dg.unfit": "{model} 在 TP {tp} 下放不进 {gpu}（这个上下文长度）：没有剩余的 KV 缓存池。",
+    "dg.unfit": "{model} 在 TP {tp} 下放不进 {gpu}（这个上下文长度）：没有剩余的 KV Cache 池。",
 }

@@ -35,7 +35,8 @@ EN: dict[str, str] = {
     "sd.trace.speedup": "speed-up",
     "sd.trace.plain": "without speculation",
     "sd.trace.spec": "with speculation",
-    "sd.hover": "batch %{x}<br>speed-up %{y:.2f}x",
+    "sd.hover": "batch %{x}<br>speed-up %{y:.2f}×",
+    "sd.hover.tpot": "batch %{x}<br>TPOT %{y:.2f} ms",
     "sd.break_even": "break-even",
     "sd.fig.title": "TPOT speed-up from speculative decoding vs batch size",
     "sd.fig.x": "Running batch (sequences)",
@@ -59,45 +60,46 @@ EN: dict[str, str] = {
 ZH: dict[str, str] = {
     "nav.speculative": "投机解码",
     "sd.page_title": "投机解码：加速比与批大小",
-    "sd.intro": "{model}，{gpu}，上下文 {ctx} 个词元。每一步由草稿器提出 k 个词元，目标模型一次前向验证，保留被接受的词元再加一个。"
-                "批大小为 1 时验证的代价约等于一次解码步；批越大，(k + 1)·B 个验证词元使这一步变为计算受限，收益缩小，继而变为负收益。",
+    "sd.intro": "{model}，{gpu}，上下文 {ctx} 个 token。每一步由草稿器提出 k 个 token，目标模型一次前向验证，保留被接受的 token 再加一个。"
+                "批大小为 1 时验证的代价约等于一次解码步；批越大，(k + 1)·B 个验证 token 使这一步变为计算受限，收益缩小，继而变为负收益。",
     "ctl.spec_on": "投机解码",
-    "ctl.spec_on.help": "vLLM 的 --speculative-config：每一步起草 k 个词元并在一次前向中验证。打开后显示草稿方法、k 与接受率"
+    "ctl.spec_on.help": "vLLM 的 --speculative-config：每一步起草 k 个 token 并在一次前向中验证。打开后显示草稿方法、k 与接受率"
                         "（详见投机解码页面）。",
     "ctl.spec_method": "草稿方法（vLLM method）",
     "ctl.spec_method.help": "ngram：在 CPU 上查找提示词；eagle / eagle3：一个额外的解码层，输入目标模型的隐藏状态；"
-                            "mtp：模型自带的多词元预测层。",
-    "ctl.spec_k": "每步草稿词元数（num_speculative_tokens）",
-    "ctl.spec_k.help": "vLLM --speculative-config 中的 k。草稿越多，被接受时得到的词元越多，但验证工作总是更多。",
-    "ctl.spec_acceptance": "每个草稿词元的接受率",
-    "ctl.spec_acceptance.help": "每个草稿词元被接受的概率（独立同分布）。公开数据：Llama-3.1-8B 对话上 EAGLE-3 第一个位置约 0.77"
+                            "mtp：模型自带的多 token 预测层。",
+    "ctl.spec_k": "每步草稿 token 数（num_speculative_tokens）",
+    "ctl.spec_k.help": "vLLM --speculative-config 中的 k。草稿越多，被接受时得到的 token 越多，但验证工作总是更多。",
+    "ctl.spec_acceptance": "每个草稿 token 的接受率",
+    "ctl.spec_acceptance.help": "每个草稿 token 被接受的概率（独立同分布）。公开数据：Llama-3.1-8B 对话上 EAGLE-3 第一个位置约 0.77"
                                 "（vLLM issue #20780）；DeepSeek-V3 MTP 为 0.85–0.90；对话上 n-gram 约 0.27（TensorRT-LLM），"
                                 "代码修改与摘要则高得多。",
-    "sd.published": "{method} 在 k = {k} 时的公开默认值：每步 {tau} 个词元（第一个草稿的接受率 {a1}）；"
+    "sd.published": "{method} 在 k = {k} 时的公开默认值：每步 {tau} 个 token（第一个草稿的接受率 {a1}）；"
                     "来源见 calc/data/speculative.json。",
-    "sd.metric.tau": "每步词元数 τ",
+    "sd.metric.tau": "每步 token 数 τ",
     "sd.metric.speedup1": "批大小 1 的加速比",
     "sd.metric.cross": "从此批大小起不再划算",
     "sd.metric.cross.none": "{n} 以内都划算",
-    "sd.metric.cross.fit": "KV 缓存池只能容纳 {n} 个此上下文长度的请求：更大的批放不下，超出部分只是屋顶线推算。",
-    "sd.kv_full": "KV 缓存已满（{n}）",
+    "sd.metric.cross.fit": "KV Cache 池只能容纳 {n} 个此上下文长度的请求：更大的批放不下，超出部分只是屋顶线推算。",
+    "sd.kv_full": "KV Cache 已满（{n}）",
     "sd.metric.memory": "草稿器显存",
     "sd.trace.speedup": "加速比",
     "sd.trace.plain": "不使用投机解码",
     "sd.trace.spec": "使用投机解码",
-    "sd.hover": "批大小 %{x}<br>加速比 %{y:.2f}x",
+    "sd.hover": "批大小 %{x}<br>加速比 %{y:.2f}×",
+    "sd.hover.tpot": "批大小 %{x}<br>TPOT %{y:.2f} ms",
     "sd.break_even": "持平",
     "sd.fig.title": "投机解码的 TPOT 加速比与批大小",
     "sd.fig.x": "运行中的批（序列数）",
     "sd.fig.y": "加速比（不用 / 使用投机解码的 TPOT）",
-    "sd.fig2.title": "每个输出词元的时间",
+    "sd.fig2.title": "每个输出 token 的时间",
     "sd.fig2.y": "TPOT（毫秒）",
     "sd.caption": "在上述上下文长度下的稳态解码；与闭环估计使用同一套步长物理模型（calc.timing.speculative）。"
                   "草稿代价：屋顶线时间加上按 vLLM 批大小 1 实测拟合的启动与簿记时间。",
-    "sd.why.tau.title": "每步词元数",
-    "sd.why.tau.takeaway": "每一步平均得到 {tau} 个词元，最多 {k} + 1 个。",
+    "sd.why.tau.title": "每步 token 数",
+    "sd.why.tau.takeaway": "每一步平均得到 {tau} 个 token，最多 {k} + 1 个。",
     "sd.why.tau.note": "假设接受独立同分布；实际草稿器在靠前的位置接受率更高（命令行的 position_acceptance 可逐位置给出）。",
-    "sd.why.step.title": "批大小 1 时每个输出词元的时间",
-    "sd.why.step.takeaway": "批大小 1 时投机解码把 TPOT 缩短为原来的 1/{x}：验证一次读权重即处理 k + 1 个词元。",
+    "sd.why.step.title": "批大小 1 时每个输出 token 的时间",
+    "sd.why.step.takeaway": "批大小 1 时投机解码把 TPOT 缩短为原来的 1/{x}：验证一次读权重即处理 k + 1 个 token。",
     "sd.why.step.note": "批很大时验证的计算量增加到 (k + 1) 倍，而解码步不变：加速比降到 1 以下。",
 }
