@@ -92,7 +92,7 @@ EN: dict[str, str] = {
     "lt.tab.sweep": "Goodput vs rate",
     "lt.tab.timeline": "Timeline",
     "lt.tab.table": "Statistics",
-    "lt.fig.cdf_name": "share of requests",
+    "lt.fig.cdf_name": "Share of requests",
     "lt.fig.pq": "{q}",
     "lt.fig.slo": "SLA {ms} ms",
     "lt.fig.share": "requests at or below (%)",
