@@ -118,11 +118,11 @@ if best is not None and (why := X.layout_why(best, t)):  # PP / DP / EP: why thi
 # session or another asking the same question)
 st.caption(t("pl.search_time", time=F.duration(elapsed)) if elapsed >= 1e-3 else t("pl.search_cached"))
 st.caption(t("pl.statistic.mean") if percentile == "mean" else
-           t("pl.statistic.simulated", p=percentile) if result.slo_statistic == percentile else
-           t("pl.statistic.fallback", p=percentile))
+           t("pl.statistic.simulated", p=percentile.upper()) if result.slo_statistic == percentile else
+           t("pl.statistic.fallback", p=percentile.upper()))
 
 if skipped := pl_runs.not_simulated(result):  # the budget ran out: say so, and how to run it in full
-    st.warning(t("pl.over_budget", n=F.integer(skipped), p=percentile, cpu_limit=F.number(budget_limits.cpu_s, 0)))
+    st.warning(t("pl.over_budget", n=F.integer(skipped), p=percentile.upper(), cpu_limit=F.number(budget_limits.cpu_s, 0)))
     command_block.render(command, t)
 if best is None:
     reasons = ", ".join(f"{t(f'pl.reason.{k}')}: {F.integer(v)}" for k, v in result.reason_counts.items() if v)
