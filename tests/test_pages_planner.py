@@ -112,7 +112,7 @@ def test_impossible_sla_says_why():
 def test_percentile_says_which_statistic():
     at = app({"pl_percentile": "p95"}, page=PAGE)
     assert not at.exception
-    assert any("p95" in c and "queueing model" in c and "steady state" in c for c in texts(at.caption))
+    assert any("P95" in c and "queueing model" in c and "steady state" in c for c in texts(at.caption))
 
 
 def test_chinese():
