@@ -1,7 +1,7 @@
 """Screenshots of every page in both languages (and the dark theme) into screenshots/.
 
 Usage: .venv/bin/python scripts/screenshots.py   (needs /usr/bin/chromium; starts its own server)
-       .venv/bin/python scripts/screenshots.py --matrix [--out DIR] [--only TEXT]
+       .venv/bin/python scripts/screenshots.py --matrix [--out DIR] [--only TEXT] [--widths 390,1440]
            every page of ui/shell.py PAGES at 1440x900, 1920x1080 and 390x844, English and Chinese,
            light and dark theme, full page (file names: <page>_<lang>_<theme>_<width>.png); --only
            keeps the shots whose name contains TEXT.
@@ -43,19 +43,21 @@ def page_paths() -> list[tuple[str, str]]:
     return [(alias_path(p), "/" if p.default else "/" + alias_path(p)) for p in PAGES]
 
 
-def matrix(pages: list[tuple[str, str]], only: str = "") -> list[tuple[str, str, str, tuple[int, int]]]:
+def matrix(pages: list[tuple[str, str]], only: str = "",
+           widths: tuple[int, ...] = ()) -> list[tuple[str, str, str, tuple[int, int]]]:
     """Every (file name, path and query, theme, viewport) of the matrix, grouped by size and theme
-    (one browser context each)."""
+    (one browser context each); ``widths`` picks sizes by width, in that order (default: all)."""
+    sizes = [next(s for s in SIZES if s[0] == w) for w in widths] if widths else SIZES
     return [(f"{name}_{lang}_{theme}_{w}", f"{path}?lang={lang}", theme, (w, h))
-            for w, h in SIZES for theme in THEMES for name, path in pages for lang in LANGS
+            for w, h in sizes for theme in THEMES for name, path in pages for lang in LANGS
             if only in f"{name}_{lang}_{theme}_{w}"]
 
 
-def shoot_matrix(out: Path, only: str = "") -> None:
+def shoot_matrix(out: Path, only: str = "", widths: tuple[int, ...] = ()) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with app_and_browser() as (url, browser):
         ctx, key = None, None
-        for name, path, theme, (w, h) in matrix(page_paths(), only):
+        for name, path, theme, (w, h) in matrix(page_paths(), only, widths):
             if key != (theme, w, h):
                 if ctx:
                     ctx.close()
@@ -108,5 +110,7 @@ if __name__ == "__main__":
     ap.add_argument("--matrix", action="store_true", help="every page x 3 sizes x EN/ZH x light/dark")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--only", default="")
+    ap.add_argument("--widths", default="", help="sizes by width, in this order, e.g. 390,1440")
     args = ap.parse_args()
-    shoot_matrix(args.out, args.only) if args.matrix else main()
+    widths = tuple(int(w) for w in args.widths.split(",") if w)
+    shoot_matrix(args.out, args.only, widths) if args.matrix else main()

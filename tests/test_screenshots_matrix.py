@@ -32,3 +32,9 @@ def test_shots_grouped_so_each_browser_context_opens_once():
 def test_only_filters_by_name():
     shots = screenshots.matrix(screenshots.page_paths(), only="_zh_dark_390")
     assert [name for name, *_ in shots] == [f"{screenshots.page_paths()[i][0]}_zh_dark_390" for i in range(len(PAGES))]
+
+
+def test_widths_pick_sizes_in_order():
+    shots = screenshots.matrix(screenshots.page_paths(), widths=(390, 1440))
+    assert len(shots) == len(PAGES) * 2 * 2 * 2
+    assert shots[0][3] == (390, 844) and shots[-1][3] == (1440, 900)
