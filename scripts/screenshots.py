@@ -70,6 +70,10 @@ def shoot_matrix(out: Path, only: str = "", widths: tuple[int, ...] = ()) -> Non
                     timeout=60_000)
             except Exception:  # noqa: BLE001  (a page without a chart or table still gets its shot)
                 print(f"{name}: no chart or table after 60 s")
+            try:  # every placeholder filled (a page draws skeletons first, its charts and tables later)
+                page.wait_for_function("!document.querySelector('[data-testid=stSkeleton]')", timeout=60_000)
+            except Exception:  # noqa: BLE001
+                print(f"{name}: placeholders left after 60 s")
             page.wait_for_timeout(2500)  # reruns settle (the theme is known after the first one)
             # The main area scrolls inside a fixed-height frame, so a full-page shot would stop at the
             # viewport: grow the viewport to the content's height instead.
