@@ -321,7 +321,7 @@ EN: dict[str, str] = {
     "nav.case_study": "Course §3.5: before vs after",
     "cs.link": "Check the course (§3.5): the case study, before and after, recomputed",
     "cs.page_title": "Course §3.5: the case study, before (A) and after (B)",
-    "cs.series.before": "A: before ({c} clients, whole prefills, FP16 KV)",
+    "cs.series.before": "A: before ({c} clients, unchunked, FP16 KV)",  # ≤ 42 characters: one legend line at 390 px
     "cs.series.after": "B: after ({c} clients, chunked 512, FP8 KV)",
     "cs.delta.help": "{label}; the small number is the change from A",
     "cs.chart.title": "A and B on one chart, against the course's chat SLA (TTFT ≤ {ttft} ms, TPOT ≤ {tpot} ms)",
@@ -735,7 +735,7 @@ ZH: dict[str, str] = {
     "nav.case_study": "课程 §3.5：优化前后对比",
     "cs.link": "核对课程（§3.5）：重新计算案例的优化前后",
     "cs.page_title": "课程 §3.5：案例的优化前（A）与优化后（B）",
-    "cs.series.before": "A：优化前（{c} 个客户端，整段预填充，FP16 KV）",
+    "cs.series.before": "A：优化前（{c} 个客户端，不分块，FP16 KV）",
     "cs.series.after": "B：优化后（{c} 个客户端，分块 512，FP8 KV）",
     "cs.delta.help": "{label}；小字是相对 A 的变化",
     "cs.chart.title": "A 与 B 画在同一张图上，对照课程的聊天 SLA（TTFT ≤ {ttft} ms，TPOT ≤ {tpot} ms）",
