@@ -5,6 +5,7 @@ from __future__ import annotations
 
 EN: dict[str, str] = {
     "band.regime.any": "any load",
+    "band.family.other": "other GPUs",
     "band.api_server": "{regime}, API server busy ≥ {share} % of the time",
     "band.open_loop": "Likely on real servers: TTFT {ttft} ms, {q} {ttft_q} ms, TPOT {tpot} ms (TTFT band {note}).",
     "band.pareto_note": "Grey: where the Pareto front likely lies on real servers (end-to-end latency and throughput "
@@ -74,6 +75,7 @@ EN: dict[str, str] = {
 
 ZH: dict[str, str] = {
     "band.regime.any": "任意负载",
+    "band.family.other": "其他 GPU",
     "band.api_server": "{regime}，API 服务器忙碌 ≥ {share}% 的时间",
     "band.open_loop": "真实服务器上可能为：TTFT {ttft} 毫秒，{q} {ttft_q} 毫秒，TPOT {tpot} 毫秒（TTFT 范围{note}）。",
     "band.pareto_note": "灰色：帕累托前沿在真实服务器上可能所在的范围（依据各点 GPU 在开环场景下测得的端到端延迟与吞吐误差）。",
