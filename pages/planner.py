@@ -151,7 +151,9 @@ else:
         st.caption(t("band.pareto_note"))
     B.render_why(best_bases, t, "pl")
     st.subheader(t("pl.cmd.title"))
-    labels = [f"#{k} {d.gpu} TP {d.tensor_parallel_size}{X.layout_label(d)} {X.precision_label(d.quantization, t)}"
+    # the option as the ranking names it (GPU count × catalog name, not the catalog id)
+    labels = [f"#{k} {d.gpus_total} × {F.gpu_short(d.gpu_name)}, TP {d.tensor_parallel_size}{X.layout_label(d)}"
+              f" {X.precision_label(d.quantization, t)}"
               f" / KV {d.kv_cache_dtype}" for k, d in enumerate(result.ranked, 1)]
     pick = st.selectbox(t("pl.cmd.pick"), range(len(labels)), format_func=lambda i: labels[i], key="pl_cmd_pick")
     d = result.ranked[pick]

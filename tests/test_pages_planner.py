@@ -71,6 +71,9 @@ def test_cost_order_reasons_and_search_time():
     assert "Search time" not in metrics(at) and list(metrics(at)) == ["Configurations evaluated",
                                                                        "Meet the SLA and limits", "Best option"]
     assert any(c.startswith("Search time: ") and (c.endswith((" ms.", " s.", " min.")) or "kept" in c) for c in texts(at.caption))
+    # the command's option names the deployment as the ranking does ("2 × GeForce RTX 4090 24GB"), not by catalog id
+    first = at.selectbox(key="pl_cmd_pick").format_func(0)
+    assert first.startswith(f"#1 {md_tables(at)[0][0]['Deployment']}, TP "), first
 
 
 def test_url_state_and_limits():
