@@ -47,7 +47,7 @@ bw = bw_gb * 1e9 if bw_gb else link.effective_bytes_per_s()
 tp = s.tensor_parallel_size
 n = max(tp * 2, n - n % tp)  # whole engines: a multiple of TP, at least one prefill and one decode instance
 st.caption(t("dg.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=tp, i=F.integer(s.input_len),
-             o=F.integer(s.output_len), stat=stat))
+             o=F.integer(s.output_len), stat=t(f"opt.sla_stat.{stat}")))  # "P95", as the select box writes it
 top = min(DG_GPUS.hi, max(16, 2 * n))  # the chart's GPU counts: twice the chosen one, at least 16
 r = _same_gpus(sc.arch, sc.gpu, s, sc.efficiency, top, ttft_ms / 1e3, tpot_ms / 1e3, stat, bw, link.latency_s)
 if r.kv_bytes_per_token_per_rank == 0:  # the model does not fit this GPU at this TP and context

@@ -116,13 +116,13 @@ if best is not None and (why := X.layout_why(best, t)):  # PP / DP / EP: why thi
     st.info(why)
 # how long it took: a footnote, not a result (under a millisecond: the answer was already cached, by this
 # session or another asking the same question)
-st.caption(t("pl.search_time", ms=F.number(elapsed * 1e3, 0)) if elapsed >= 1e-3 else t("pl.search_cached"))
+st.caption(t("pl.search_time", time=F.duration(elapsed)) if elapsed >= 1e-3 else t("pl.search_cached"))
 st.caption(t("pl.statistic.mean") if percentile == "mean" else
-           t("pl.statistic.simulated", p=percentile) if result.slo_statistic == percentile else
-           t("pl.statistic.fallback", p=percentile))
+           t("pl.statistic.simulated", p=percentile.upper()) if result.slo_statistic == percentile else
+           t("pl.statistic.fallback", p=percentile.upper()))
 
 if skipped := pl_runs.not_simulated(result):  # the budget ran out: say so, and how to run it in full
-    st.warning(t("pl.over_budget", n=F.integer(skipped), p=percentile, cpu_limit=F.number(budget_limits.cpu_s, 0)))
+    st.warning(t("pl.over_budget", n=F.integer(skipped), p=percentile.upper(), cpu_limit=F.number(budget_limits.cpu_s, 0)))
     command_block.render(command, t)
 if best is None:
     reasons = ", ".join(f"{t(f'pl.reason.{k}')}: {F.integer(v)}" for k, v in result.reason_counts.items() if v)
@@ -151,7 +151,9 @@ else:
         st.caption(t("band.pareto_note"))
     B.render_why(best_bases, t, "pl")
     st.subheader(t("pl.cmd.title"))
-    labels = [f"#{k} {d.gpu} TP {d.tensor_parallel_size}{X.layout_label(d)} {X.precision_label(d.quantization, t)}"
+    # the option as the ranking names it (GPU count × catalog name, not the catalog id)
+    labels = [f"#{k} {d.gpus_total} × {F.gpu_short(d.gpu_name)}, TP {d.tensor_parallel_size}{X.layout_label(d)}"
+              f" {X.precision_label(d.quantization, t)}"
               f" / KV {d.kv_cache_dtype}" for k, d in enumerate(result.ranked, 1)]
     pick = st.selectbox(t("pl.cmd.pick"), range(len(labels)), format_func=lambda i: labels[i], key="pl_cmd_pick")
     d = result.ranked[pick]

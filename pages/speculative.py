@@ -30,7 +30,7 @@ def _body() -> None:
                        context_tokens=sc.context_tokens)
     cards = layout.grid("sd", 4)
     cards.metric(t("sd.metric.tau"), F.number(sw.drafter.tokens_per_step, 2), border=True)
-    cards.metric(t("sd.metric.speedup1"), f"{F.number(float(sw.step.speedup[0]), 2)}x", border=True)
+    cards.metric(t("sd.metric.speedup1"), f"{F.number(float(sw.step.speedup[0]), 2)}×", border=True)
     cross = sw.crossover_batch
     # the largest batch of whole requests of this context the KV pool holds: past it the sweep is roofline only
     fit = float(memory_for(sc.arch, sc.gpu, sc.serving, sc.efficiency, concurrency=1,
@@ -42,7 +42,7 @@ def _body() -> None:
                  help=None if fit is None or fit >= sw.batch[-1] else t("sd.metric.cross.fit", n=F.integer(fit)))
     cards.metric(t("sd.metric.memory"), f"{F.number(sw.drafter.weight_bytes / 2**30, 2)} GiB", border=True)
     layout.chart(FS.speedup_figure(sw, t, kv_full_batch=fit), key="sd_speedup_chart")
-    layout.chart(FS.tpot_figure(sw, t), key="sd_tpot_chart")
+    layout.chart(FS.tpot_figure(sw, t, kv_full_batch=fit), key="sd_tpot_chart")
     st.caption(t("sd.caption"))
     st.subheader(t("why.title"))
     render_panels(speculative_panels(sw, t), t)

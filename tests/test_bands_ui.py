@@ -189,3 +189,15 @@ def test_cached_band_texts_are_the_texts_built_afresh():
     for t in (T_EN, T_ZH):
         assert B.own_text(b, t) == B._own_text(b, t) and B.help_text(b, t) == B._help_text(b, t)
         assert B.help_text(b, lambda k, **kw: t(k, **kw)) == B.help_text(b, t)  # any callable, uncached
+
+
+def test_gpu_family_written_as_a_name():
+    # issue #19's look check: the band note read "(open loop, ampere, dense)"
+    from calc.timing.bands import FAMILIES, BandBasis, BandKey
+    from ui.bands import where_text
+    from ui.i18n import Translator
+    t = Translator("en")
+    texts = {f: where_text(BandBasis(BandKey("open", f, False, "ttft"), "x", 10, 10, -0.1, 0.2, 0.1, 0.2, "", ()), t)
+             for f in FAMILIES}
+    assert "Ampere" in texts["ampere"] and "ampere" not in texts["ampere"]
+    assert "CDNA3" in texts["cdna3"] and "other GPUs" in texts["other"]

@@ -16,7 +16,7 @@ def test_defaults_render():
     specs = plotly_specs(at)
     assert len(specs) == 2
     assert specs[0]["layout"]["xaxis"]["title"]["text"] == "GPUs"
-    assert {tr.get("name") for tr in specs[0]["data"]} >= {"colocated", "disaggregated (best P:D)"}
+    assert {tr.get("name") for tr in specs[0]["data"]} >= {"Colocated", "Disaggregated (best P:D)"}
     assert "--prefill-instances" in commands(at)[0]
 
 

@@ -62,7 +62,7 @@ def test_chinese_and_closed_loop_with_analytic_flag():
     at = app({**SMALL, "lt_arrival": "closed", "lt_concurrency": "16", "lt_lengths": "fixed", "lang": "zh"}, page=PAGE)
     assert not at.exception and not at.error
     assert at.title[0].value == "负载测试：真实流量下的尾延迟"
-    assert "解析" in md_tables(at)[0][0]
+    assert "解析（闭式）" in md_tables(at)[0][0]
 
 
 def test_arrival_and_length_options_in_chinese_with_tokens_in_the_link():

@@ -49,7 +49,7 @@ def test_defaults_render_and_match_calc():
     assert spec["layout"]["xaxis"]["type"] == "log" and "(s)" in spec["layout"]["xaxis"]["title"]["text"]
     assert "$" in spec["layout"]["yaxis"]["title"]["text"]
     assert any(tr.get("name") == "Pareto front" for tr in spec["data"])
-    assert any(c.startswith("SLA judged on p95") for c in texts(at.caption))
+    assert any(c.startswith("SLA judged on P95") for c in texts(at.caption))  # as the select box writes it
 
 
 def test_cost_order_reasons_and_search_time():
@@ -70,7 +70,10 @@ def test_cost_order_reasons_and_search_time():
     assert reasons and "meets the SLA" not in reasons
     assert "Search time" not in metrics(at) and list(metrics(at)) == ["Configurations evaluated",
                                                                        "Meet the SLA and limits", "Best option"]
-    assert any(c.startswith("Search time: ") and (c.endswith(" ms.") or "kept" in c) for c in texts(at.caption))
+    assert any(c.startswith("Search time: ") and (c.endswith((" ms.", " s.", " min.")) or "kept" in c) for c in texts(at.caption))
+    # the command's option names the deployment as the ranking does ("2 × GeForce RTX 4090 24GB"), not by catalog id
+    first = at.selectbox(key="pl_cmd_pick").format_func(0)
+    assert first.startswith(f"#1 {md_tables(at)[0][0]['Deployment']}, TP "), first
 
 
 def test_url_state_and_limits():
@@ -112,7 +115,7 @@ def test_impossible_sla_says_why():
 def test_percentile_says_which_statistic():
     at = app({"pl_percentile": "p95"}, page=PAGE)
     assert not at.exception
-    assert any("p95" in c and "queueing model" in c and "steady state" in c for c in texts(at.caption))
+    assert any("P95" in c and "queueing model" in c and "steady state" in c for c in texts(at.caption))
 
 
 def test_chinese():
@@ -167,7 +170,7 @@ def test_the_percentile_check_keeps_to_the_budget_and_is_cached(monkeypatch, lan
     at = app({**ISSUE_18, "lang": lang}, page=PAGE)
     assert not at.exception
     warning = next(w.value for w in at.warning if w.value.startswith(head))
-    assert "p99" in warning
+    assert "P99" in warning  # as the select box writes it
     cmd = next(c for c in commands(at) if c.startswith("python -m calc plan"))
     assert "--model meta-llama/Llama-3.1-405B --rate 100000" in cmd and "--percentile p99" in cmd
     assert "--ttft-slo-ms 600000 --tpot-slo-ms 10000" in cmd and "--work-budget 1000000" in cmd

@@ -136,7 +136,7 @@ def test_the_frontier_draws_the_shared_traffic_as_a_line():
     spec = plotly_specs(at)[0]
     lines = [tr for tr in spec["data"] if str(tr.get("name", "")).startswith("Your traffic")]
     assert len(lines) == 2  # on the TPOT and the TTFT panels
-    assert lines[0]["name"] == "Your traffic: 6 req/s ÷ 2 replicas = 768 output tok/s each"  # 6 / 2 × 256
+    assert lines[0]["name"] == "Your traffic: 6 req/s ÷ 2 replicas<br>= 768 output tok/s each"  # 6 / 2 × 256; two lines: fits a phone
     assert decode(lines[0]["y"]) == [768, 768]
     zh = app({"rate": "6", "replicas": "2", "lang": "zh"}, page=FRONTIER)
     assert any(str(tr.get("name", "")).startswith("你的流量") for tr in plotly_specs(zh)[0]["data"])

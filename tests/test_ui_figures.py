@@ -99,6 +99,8 @@ def test_printed_vs_computed_figure_uses_concept_colours_and_hatching():
     assert set(computed.marker.color) == {COLORS["weights"], COLORS["kv"]}
     assert len(set(printed.x)) == len(figs)  # unique category labels
     assert "GiB" in fig.layout.yaxis.title.text and fig.layout.yaxis.type == "log"
+    # upright labels: at -45° they overlapped on a 390-pixel phone (issue #19's look check)
+    assert fig.layout.xaxis.tickangle == -90
 
 
 def test_csv_tables():

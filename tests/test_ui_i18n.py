@@ -32,7 +32,8 @@ def test_chinese_strings_are_translated():
                     "opt.sla_stat.p90", "opt.sla_stat.p95", "opt.sla_stat.p99",
                     "lt.fig.pq",  # the statistic's own name ("P95", or the translated "mean")
                     # the price box's placeholder: the catalog price itself, or a dash
-                    "fr.price.catalog", "fr.price.none", "band.moe"}, same  # "MoE" is the term in Chinese too
+                    "fr.price.catalog", "fr.price.none", "band.moe",
+                    "dg.metric.gpus_pair"}, same  # "1 · 3": the card's label names the two numbers  # "MoE" is the term in Chinese too
 
 
 def test_every_control_has_a_label_and_help_in_both_languages():

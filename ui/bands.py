@@ -69,12 +69,17 @@ def inverse_limits(value: Any, b: BandBasis) -> tuple[np.ndarray, np.ndarray]:
     return v * math.exp(b.log_lo), v * math.exp(b.log_hi)
 
 
+# The GPU family as it is written (calc.timing.bands.FAMILIES keys are lower-case identifiers)
+FAMILY_NAMES = {"ampere": "Ampere", "hopper": "Hopper", "cdna3": "CDNA3", "ada": "Ada", "blackwell": "Blackwell"}
+
+
 def where_text(b: BandBasis, t: T) -> str:
     regime = t(f"band.regime.{b.key.regime}") if b.key.regime in ("single", "closed", "open", "burst") \
         else t("band.regime.any")
     if b.key.condition == "api_server":  # the API server sets the pace (calc.timing.bands.load_condition)
         regime = t("band.api_server", regime=regime, share=F.number(API_SERVER_BUSY * 100, 0))
-    return t("band.where", regime=regime, family=b.key.family, kind=t("band.moe" if b.key.moe else "band.dense"))
+    family = FAMILY_NAMES.get(b.key.family) or t("band.family.other")
+    return t("band.where", regime=regime, family=family, kind=t("band.moe" if b.key.moe else "band.dense"))
 
 
 def own_text(b: BandBasis, t: T) -> str:

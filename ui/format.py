@@ -73,11 +73,17 @@ def integer(n: float) -> str:
 
 
 def number(x: float, digits: int = 2) -> str:
-    """``28.09``; integers without decimals."""
+    """``28.09``; integers without decimals, also an integer that floating-point arithmetic left a
+    hair off (3 × 0.05 s × 1000 = 150.00000000000003 ms printed "150.0" among "100" and "200").
+
+    >>> number(28.0912), number(150.00000000000003, 1), number(149.96, 1), number(1e-12, 1)
+    ('28.09', '150', '150.0', '0')
+    """
     if not _finite(x):
         return "—"
     x = float(x)
-    return f"{x:,.0f}" if x == int(x) else f"{x:,.{digits}f}"
+    whole = abs(x - round(x)) <= 1e-9 * max(1.0, abs(x))
+    return f"{round(x):,.0f}" if whole else f"{x:,.{digits}f}"
 
 
 def duration(seconds: float) -> str:

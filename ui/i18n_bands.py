@@ -5,6 +5,7 @@ from __future__ import annotations
 
 EN: dict[str, str] = {
     "band.regime.any": "any load",
+    "band.family.other": "other GPUs",
     "band.api_server": "{regime}, API server busy ≥ {share} % of the time",
     "band.open_loop": "Likely on real servers: TTFT {ttft} ms, {q} {ttft_q} ms, TPOT {tpot} ms (TTFT band {note}).",
     "band.pareto_note": "Grey: where the Pareto front likely lies on real servers (end-to-end latency and throughput "
@@ -31,7 +32,7 @@ EN: dict[str, str] = {
     "band.why.more": "… and {n} more",
     "band.why.sources_note": "Every measurement with its source: calc/data/band_measurements.json; the table: "
                              "calc/data/bands.json (bench/make_bands.py). `python -m calc validate` scores your own files.",
-    "pl.band.best": "Best deployment: TTFT {ttft} ms ({ttft_r}), TPOT {tpot} ms ({tpot_r}), ${cost}/M tokens ({cost_r}) "
+    "pl.band.best": "Best deployment: TTFT {ttft} ms ({ttft_r}), TPOT {tpot} ms ({tpot_r}), ${cost} per million tokens, input + output ({cost_r}) "
                     "— ranges from measurements (why: below).",
     "ms.title": "Your measurements: upload a vllm bench serve result, see it on the charts, calibrate",
     "ms.caption": "A `vllm bench serve --save-result` JSON file, the summary block it prints, or rows of "
@@ -74,6 +75,7 @@ EN: dict[str, str] = {
 
 ZH: dict[str, str] = {
     "band.regime.any": "任意负载",
+    "band.family.other": "其他 GPU",
     "band.api_server": "{regime}，API 服务器忙碌 ≥ {share}% 的时间",
     "band.open_loop": "真实服务器上可能为：TTFT {ttft} 毫秒，{q} {ttft_q} 毫秒，TPOT {tpot} 毫秒（TTFT 范围{note}）。",
     "band.pareto_note": "灰色：帕累托前沿在真实服务器上可能所在的范围（依据各点 GPU 在开环场景下测得的端到端延迟与吞吐误差）。",
@@ -96,7 +98,7 @@ ZH: dict[str, str] = {
     "band.why.more": "……另有 {n} 条",
     "band.why.sources_note": "每条测量及其出处：calc/data/band_measurements.json；范围表：calc/data/bands.json"
                              "（bench/make_bands.py）。`python -m calc validate` 可为你自己的文件打分。",
-    "pl.band.best": "最佳部署：TTFT {ttft} 毫秒（{ttft_r}），TPOT {tpot} 毫秒（{tpot_r}），每百万 token ${cost}（{cost_r}）"
+    "pl.band.best": "最佳部署：TTFT {ttft} 毫秒（{ttft_r}），TPOT {tpot} 毫秒（{tpot_r}），每百万 token（输入 + 输出）${cost}（{cost_r}）"
                     "——范围依据测量（原因见下）。",
     "ms.title": "你的测量：上传 vllm bench serve 结果，在图上对比预测，并校准",
     "ms.caption": "`vllm bench serve --save-result` 的 JSON 文件、它打印的汇总块，或 vllm_benchmarks.jsonl 的行。"

@@ -80,6 +80,9 @@ _BASE_CSS = CJK_FONT_CSS + """
 [data-testid="stTable"] { overflow-x: auto; }
 /* Markdown tables (ui.tables.markdown) too: a block box that scrolls sideways on a phone. */
 [data-testid="stMarkdownContainer"] table { display: block; overflow-x: auto; max-width: 100%; }
+/* Sidebar navigation: a page title wraps instead of ending in an ellipsis (the current page's bold
+   title "Course §3.5: before vs after" was cut to "before vs aft" at 1440 px). */
+[data-testid="stPageLink-NavLink"] > span { white-space: normal; overflow: visible; text-overflow: clip; }
 /* Chart titles are HTML (they wrap on a phone); see ui.layout.chart. */
 .chart-title { font-weight: 600; font-size: 1.15rem; line-height: 1.3; margin: 0.6rem 0 -0.4rem 0; }
 @media (max-width: 640px) {

@@ -67,4 +67,7 @@ DARK_INKS: Final[dict[str, str]] = {
     "#444444": "#BFBFBF",  # roofline: memory slope and compute roofs
     "#332288": "#9C8FE0",  # decode (Tol indigo, lightened)
     LIMIT_TEXT: COLORS["limit"],  # "does not fit" and other limit labels
+    # "meets the target" shading (ui.perf.figures.FEASIBLE_FILL): Tol green at 13 % is #0F1E1A on #0E1117,
+    # invisible; at 28 % of a lighter green the region reads (#1D4132) and the curves stay on top of it
+    "RGBA(17, 119, 51, 0.13)": "rgba(68, 187, 119, 0.28)",
 }

@@ -92,7 +92,7 @@ EN: dict[str, str] = {
     "lt.tab.sweep": "Goodput vs rate",
     "lt.tab.timeline": "Timeline",
     "lt.tab.table": "Statistics",
-    "lt.fig.cdf_name": "share of requests",
+    "lt.fig.cdf_name": "Share of requests",
     "lt.fig.pq": "{q}",
     "lt.fig.slo": "SLA {ms} ms",
     "lt.fig.share": "requests at or below (%)",
@@ -132,8 +132,8 @@ EN: dict[str, str] = {
     "lt.steady_state": "{q} in steady state: the first quarter of the requests (they arrive at an idle engine) is left "
                        "out, as the planner's check leaves it out; the charts and the table below show every request.",
     "lt.sweep_none": "Even the lowest rate tried ({rate} requests/s) misses the SLA at {q}.",
-    "lt.col.metric": "metric",
-    "lt.col.mean": "mean",
+    "lt.col.metric": "Metric",
+    "lt.col.mean": "Mean",
     "lt.analytic.title": "Analytic closed loop beside the simulation",
     "lt.analytic.caption": "The closed-form model (other pages) at C = {c} {how}: its mean TTFT / TPOT / E2E next to the "
                            "simulated means.",
@@ -141,7 +141,7 @@ EN: dict[str, str] = {
     "lt.analytic.little": "clients (Little's law: mean requests in the system during the run)",
     "lt.analytic.sim_needed": "Closed form not reliable in this regime (short chunked waves, very long waves, "
                               "or past the KV wall where vLLM preempts): trust the simulated numbers here.",
-    "lt.col.analytic": "analytic",
+    "lt.col.analytic": "Analytic (closed form)",
     "lt.row.ttft_s": "TTFT (time to first token)",
     "lt.row.tpot_s": "TPOT (time per output token)",
     "lt.row.itl_s": "ITL (gap between tokens)",
@@ -149,7 +149,7 @@ EN: dict[str, str] = {
     "lt.row.queue_wait_s": "Queue wait (before the first step)",
     "lt.analytic.steady": "Simulated means over the requests after the first {n}: the loop starts with every client's "
                           "prompt at once, a transient the steady-state formula does not describe.",
-    "lt.col.simulated": "simulated",
+    "lt.col.simulated": "Simulated",
     "csv.lt_requests": "Download per-request results (CSV)",
     "csv.lt_steps": "Download the engine timeline (CSV)",
     "lt.why.goodput.title": "Goodput: requests per second that meet both targets",
@@ -226,7 +226,7 @@ ZH: dict[str, str] = {
     "lt.trace_forget": "改用上面的负载设置，不用该轨迹",
     "lt.running": "正在模拟 {n} 个请求…",
     "lt.sweeping": "正在搜索可持续的最高速率…",
-    "lt.not_fit": "在这些设置下模型放不进该 GPU：没有剩余的 KV 缓存池。",
+    "lt.not_fit": "在这些设置下模型放不进该 GPU：没有剩余的 KV Cache 池。",
     "lt.too_big": "有请求放不进 KV 池：{msg}",
     "lt.over_budget": "**对这台共享服务器来说太大**：这次模拟至少需要 {steps} 个引擎步（其中 {passes} 个是预填充步），"
                       "约 {cpu} 秒 CPU 和 {mib} MiB 内存，超过本服务器每次运行 {cpu_limit} 秒、{mib_limit} MiB 的预算。"
@@ -296,7 +296,7 @@ ZH: dict[str, str] = {
     "lt.analytic.closed": "个客户端",
     "lt.analytic.little": "个客户端（利特尔定律：运行期间系统中的平均请求数）",
     "lt.analytic.sim_needed": "在此区间闭式模型不可靠（短的分块波、很长的波，或超过 KV 上限时 vLLM 会抢占）：此处请以模拟结果为准。",
-    "lt.col.analytic": "解析",
+    "lt.col.analytic": "解析（闭式）",
     "lt.row.ttft_s": "TTFT（首 token 时间）",
     "lt.row.tpot_s": "TPOT（每个输出 token 的时间）",
     "lt.row.itl_s": "ITL（token 间隔）",

@@ -9,6 +9,7 @@ from typing import Callable
 import numpy as np
 import plotly.graph_objects as go
 
+from ui.perf.figures import full_log_ticks
 from ui.theme import CHART_HEIGHT, COLORS, FONT_SIZE, TITLE_SIZE
 
 T = Callable[..., str]
@@ -20,9 +21,16 @@ def _layout(fig: go.Figure, title: str, x_title: str, y_title: str, *, x_log: bo
                       height=CHART_HEIGHT, margin=dict(l=60, r=30, t=70, b=80), hovermode="closest",
                       legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0,
                                   font=dict(size=FONT_SIZE - 1)))
-    fig.update_xaxes(title_text=x_title, type="log" if x_log else "linear")
-    fig.update_yaxes(title_text=y_title, type="log" if y_log else "linear")
+    fig.update_xaxes(title_text=x_title, type="log" if x_log else "linear", **(_ticks(fig, "x") if x_log else {}))
+    fig.update_yaxes(title_text=y_title, type="log" if y_log else "linear", **(_ticks(fig, "y") if y_log else {}))
     return fig
+
+
+def _ticks(fig: go.Figure, axis: str) -> dict:
+    """A log axis labelled in full numbers over the traces' values (1, 2, 5, 10, … 1,000; not Plotly's
+    small "2 3 4 … 9" between decades nor "10k"), as on the other pages."""
+    values = [np.asarray(getattr(tr, axis), dtype=float) for tr in fig.data if getattr(tr, axis) is not None]
+    return full_log_ticks(np.concatenate(values)) if values else {}
 
 
 def hit_rate_figure(items, curves, load_labels, *, chosen: float, held, t: T, chat: bool,

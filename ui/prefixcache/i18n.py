@@ -153,7 +153,7 @@ ZH: dict[str, str] = {
     "pc.metric.held": "留在缓存中",
     "pc.metric.held.help": "在此负载下其块仍被缓存的前缀（对话）的期望数量。",
     "pc.metric.ttft": "平均 TTFT",
-    "pc.metric.vs_off": "比无缓存 {delta}",
+    "pc.metric.vs_off": "{delta}（相对无缓存）",
     "pc.tokens": "{n} 个 token",
     "pc.of": "{n} 个中的 {k} 个",
     "pc.unstable": "在 {rate} 请求/秒时引擎跟不上（超出容量）：没有稳态 TTFT。",
