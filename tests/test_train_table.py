@@ -1,0 +1,73 @@
+"""calc.traffic.train_table: the stored table is the mixture's (a sample of nodes recomputed), the
+interpolation stays within its stated error of calc.traffic.arrival_trains.train_ttft_s, the
+edges clip, and calc.timing.serving.closed_loop uses it for spread arrivals only."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from calc.spec.catalog import get_gpu, get_model
+from calc.spec.inputs import ServingConfig
+from calc.timing.estimate import estimate
+from calc.traffic.arrival_trains import train_ttft_s
+from calc.traffic.train_table import AXES, TABLE_PATH, axis_values, reduced_mean, train_mean_s
+
+
+def test_stored_table_is_the_mixture_on_a_sample_of_nodes():
+    """Stale file (arrival_trains or AXES changed): run bench/make_train_table.py."""
+    with np.load(TABLE_PATH) as z:
+        h, axes = z["h"], z["axes"]
+    assert h.shape == tuple(n for _, _, n in AXES) and np.allclose(axes, np.array(AXES))
+    rng = np.random.default_rng(0)
+    idx = tuple(rng.integers(0, n, 60) for _, _, n in AXES)
+    a, p, t = (axis_values(i)[j] for i, j in enumerate(idx))
+    assert reduced_mean(clump=a, prompt_ratio=p, api_ratio=t) == pytest.approx(h[idx], rel=1e-6)
+
+
+def test_at_a_node_the_interpolation_is_the_mixture():
+    # node (α, P/T_0, t_api/T_0) = AXES values 10, 20, 9; T_0 = 20 ms, fixed 30 ms
+    a, p, t = axis_values(0)[10], axis_values(1)[20], axis_values(2)[9]
+    ref, _ = train_ttft_s(step_s=lambda n: 0.02 + p * 0.02 * n, clump=a, fixed_s=0.03, api_s=t * 0.02, q=None)
+    got = train_mean_s(decode_step_s=0.02, prompt_s=p * 0.02, clump=a, fixed_s=0.03, api_s=t * 0.02)
+    assert float(got) == pytest.approx(float(ref), rel=1e-9)
+
+
+def test_interpolation_within_its_stated_error_on_random_configurations():
+    """bench/train_table_check.py on 3,000: max 2.1 % (α ≤ 4), 3.0 % (α to 32), p99 0.9 % / 1.4 %."""
+    rng = np.random.default_rng(7)
+    n = 400
+
+    def lu(lo, hi):
+        return np.exp(rng.uniform(np.log(lo), np.log(hi), n))
+
+    a, p, t = lu(1e-3, 4.0), lu(*AXES[1][:2]), lu(*AXES[2][:2])
+    t0, fixed = lu(0.005, 0.1), rng.uniform(0.0, 0.06, n)
+    ref, _ = train_ttft_s(step_s=lambda k: t0 + p * t0 * k, clump=a, fixed_s=fixed, api_s=t * t0, q=None)
+    err = np.abs(train_mean_s(decode_step_s=t0, prompt_s=p * t0, clump=a, fixed_s=fixed, api_s=t * t0) / ref - 1.0)
+    assert err.max() < 0.03 and np.percentile(err, 99) < 0.02
+
+
+def test_alpha_to_zero_is_half_a_decode_step_then_one_prompt_step():
+    # T_0 = 10 ms, P = 50 ms, fixed 50 ms, α → 0: 50 + 10/2 + (10 + 50) = 115 ms, whatever t_api
+    got = train_mean_s(decode_step_s=0.01, prompt_s=0.05, clump=[1e-9, 1e-4], fixed_s=0.05, api_s=[0.0, 0.02])
+    assert got.tolist() == pytest.approx([0.115, 0.115], rel=2e-3)
+
+
+def test_edges_clip():
+    # beyond the grid the value of its edge: α 100 reads as α 32, t_api/T_0 0 as 1e-3
+    kw = dict(decode_step_s=0.02, prompt_s=0.04, fixed_s=0.0)
+    assert float(train_mean_s(clump=100.0, api_s=0.01, **kw)) == float(train_mean_s(clump=32.0, api_s=0.01, **kw))
+    assert float(train_mean_s(clump=1.0, api_s=0.0, **kw)) == pytest.approx(float(train_mean_s(clump=1.0, api_s=2e-5, **kw)))
+
+
+def test_closed_loop_spread_arrivals_take_the_train_mixture():
+    """Llama-3.1-8B H100 1024/256 C = 128, spread lengths: the long-run simulator's mean TTFT is
+    185 ms (bench/sim_vs_analytic.py --long); the old own + d_ttft gave 124 ms, the trains 181 ms.
+    The FCFS wave (uniform lengths) does not use them."""
+    arch, gpu = get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm")
+    sc = ServingConfig(input_len=1024, output_len=256, concurrency=128)
+    spread = estimate(arch, gpu, sc, uniform_lengths=False).serving
+    assert 0.16 < float(spread.ttft_s) < 0.21
+    # Little: X = C / E2E still holds with the new TTFT
+    assert float(spread.requests_per_s) == pytest.approx(128 / float(spread.e2e_latency_s), rel=1e-9)
