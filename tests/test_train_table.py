@@ -30,7 +30,7 @@ def test_at_a_node_the_interpolation_is_the_mixture():
     a, p, t = axis_values(0)[10], axis_values(1)[20], axis_values(2)[9]
     ref, _ = train_ttft_s(step_s=lambda n: 0.02 + p * 0.02 * n, clump=a, fixed_s=0.03, api_s=t * 0.02, q=None)
     got = train_mean_s(decode_step_s=0.02, prompt_s=p * 0.02, clump=a, fixed_s=0.03, api_s=t * 0.02)
-    assert float(got) == pytest.approx(float(ref), rel=1e-9)
+    assert float(got) == pytest.approx(float(ref), rel=1e-6)
 
 
 def test_interpolation_within_its_stated_error_on_random_configurations():
@@ -50,8 +50,9 @@ def test_interpolation_within_its_stated_error_on_random_configurations():
 
 def test_alpha_to_zero_is_half_a_decode_step_then_one_prompt_step():
     # T_0 = 10 ms, P = 50 ms, fixed 50 ms, α → 0: 50 + 10/2 + (10 + 50) = 115 ms, whatever t_api
+    # (the step in flight met at its default delay, arrival_trains.step_in_flight: 115.25 ms, +0.2 %)
     got = train_mean_s(decode_step_s=0.01, prompt_s=0.05, clump=[1e-9, 1e-4], fixed_s=0.05, api_s=[0.0, 0.02])
-    assert got.tolist() == pytest.approx([0.115, 0.115], rel=2e-3)
+    assert got.tolist() == pytest.approx([0.115, 0.115], rel=5e-3)
 
 
 def test_edges_clip():
