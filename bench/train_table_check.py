@@ -1,11 +1,12 @@
 """How well calc.traffic.train_table stands in for calc.traffic.arrival_trains.train_ttft_s:
 
 1. interpolation: the table's mean against the mixture on random linear steps (log-uniform α,
-   P/T_0, t_api/T_0 over the table's axes; T_0 5-100 ms; fixed part 0-60 ms), relative error;
+   P/T_0, t_api/T_0 over the table's axes; T_0 5-100 ms; delay δ 2-200 ms, log-uniform; fixed
+   part 0-60 ms), relative error;
 2. linearity: the table assumes T_n = T_0 + n·P; calc.timing.serving.closed_loop takes P = T_1 − T_0
    (one prompt's step less the decode step). Over the catalog's models and GPUs (TP 1, where the
    weights and KV fit one GPU), prompt lengths and decode batches, how far prefill_step's T_n (n = 2 … 6) is from
-   that line, and what that does to the mixture's mean at α = 0.3, 1, 3 (t_api 22 ms, fixed 50 ms).
+   that line, and what that does to the mixture's mean at α = 0.3, 1, 3 (t_api 22 ms, fixed and δ 50 ms).
 
     .venv/bin/python bench/train_table_check.py     # a minute or two on one core
 """
@@ -38,11 +39,15 @@ def interpolation(n=3000, seed=1):
         return np.exp(rng.uniform(np.log(lo), np.log(hi), n))
 
     a, p, t = (lu(*ax[:2]) for ax in AXES)
-    t0, fixed = lu(0.005, 0.1), rng.uniform(0.0, 0.06, n)
-    ref, _ = train_ttft_s(step_s=lambda k: t0 + p * t0 * k, clump=a, fixed_s=fixed, api_s=t * t0, q=None)
-    got = train_mean_s(decode_step_s=t0, prompt_s=p * t0, clump=a, fixed_s=fixed, api_s=t * t0)
+    t0, fixed, delay = lu(0.005, 0.1), rng.uniform(0.0, 0.06, n), lu(2e-3, 0.2)
+    ref, _ = train_ttft_s(step_s=lambda k: t0 + p * t0 * k, clump=a, fixed_s=fixed, api_s=t * t0, q=None,
+                          delay_s=delay)
+    got = train_mean_s(decode_step_s=t0, prompt_s=p * t0, clump=a, fixed_s=fixed, api_s=t * t0, delay_s=delay)
     err = np.abs(got / ref - 1.0)
-    for name, sel in (("all", np.ones(n, bool)), ("α ≤ 4", a <= 4.0)):
+    near = np.abs(delay / t0 - 1.0) < 0.05  # the cell that straddles the step at δ = T_0
+    for name, sel in (("all", np.ones(n, bool)), ("α ≤ 4", a <= 4.0), ("|δ/T_0 − 1| < 5 %", near)):
+        if not sel.any():
+            continue
         e = err[sel]
         print(f"interpolation, {name} ({sel.sum()} configurations): |error| max {100 * e.max():.2f} %, "
               f"p99 {100 * np.percentile(e, 99):.2f} %, median {100 * np.median(e):.3f} %")
@@ -71,9 +76,11 @@ def linearity():
             P = step(1) - t0
             d = np.max([np.abs(step(k) / (t0 + k * P) - 1.0) for k in range(2, 7)], axis=0)
             exact, _ = train_ttft_s(step_s=lambda k: np.broadcast_to(step(k), np.broadcast_shapes(alpha.shape, np.shape(t0))),
-                                    clump=np.broadcast_to(alpha, alpha.shape[:1] + np.shape(t0)), fixed_s=0.05, api_s=0.022, q=None)
+                                    clump=np.broadcast_to(alpha, alpha.shape[:1] + np.shape(t0)), fixed_s=0.05, api_s=0.022, q=None,
+                                    delay_s=0.05)
             lin, _ = train_ttft_s(step_s=lambda k: np.broadcast_to(t0 + k * P, np.broadcast_shapes(alpha.shape, np.shape(t0))),
-                                  clump=np.broadcast_to(alpha, alpha.shape[:1] + np.shape(t0)), fixed_s=0.05, api_s=0.022, q=None)
+                                  clump=np.broadcast_to(alpha, alpha.shape[:1] + np.shape(t0)), fixed_s=0.05, api_s=0.022, q=None,
+                                  delay_s=0.05)
             me = lin / exact - 1.0
             dev.append(d.ravel())
             mean_err.append(me.ravel())

@@ -461,8 +461,9 @@ def _train_ttft(e: EngineNumbers, *, trains, ttft_service, e2e_service, R, step_
                 chunk_tokens, decode_batch, mean_context_tokens, cached_tokens):
     """(TTFT, E2E) of service, t_api not yet added, where ``trains``: the arrival-train mixture's
     mean (:func:`calc.traffic.train_table.train_mean_s`, steps T_n = T_0 + n·P) with fixed part
-    t_req, at α = X·T̄ prompts per step, T̄ = T_0 / (1 − X·P), X = R / (E2E + t_api) (at most
-    1/t_api). X moves with the TTFT: two passes from the X of ``e2e_service``.
+    t_req and delay δ = t_api + t_req from a step end, at α = X·T̄ prompts per step,
+    T̄ = T_0 / (1 − X·P), X = R / (E2E + t_api) (at most 1/t_api). X moves with the TTFT: two
+    passes from the X of ``e2e_service``.
 
     P, the cost of one more prompt in a step, is the secant over the clump a step carries,
     P = (T_(1+α) − T_0) / (1 + α), α from the first prompt's marginal cost ``first_prompt_s``
@@ -497,7 +498,8 @@ def _train_ttft(e: EngineNumbers, *, trains, ttft_service, e2e_service, R, step_
     for _ in range(2):
         x = np.minimum(R / (e2e + t_api), 1.0 / np.maximum(t_api, 1e-300))
         alpha = x * step_s / np.maximum(1.0 - x * prompt_s, 1e-6)
-        mean = train_mean_s(decode_step_s=step_s, prompt_s=prompt_s, clump=alpha, fixed_s=t_req + t_api, api_s=t_api)
+        mean = train_mean_s(decode_step_s=step_s, prompt_s=prompt_s, clump=alpha, fixed_s=t_req + t_api, api_s=t_api,
+                            delay_s=t_req + t_api)  # δ: finish to engine, as queueing.closed_loop_ttft
         ttft = mean - t_api
         e2e = ttft + decode_part
     if sub.all:
