@@ -59,14 +59,19 @@ def test_interpolation_within_its_stated_error_on_random_configurations():
 def test_alpha_to_zero_is_half_a_decode_step_then_one_prompt_step():
     # T_0 = 10 ms, P = 50 ms, fixed 50 ms, α → 0: 50 + 10/2 + (10 + 50) = 115 ms, whatever t_api,
     # δ long (length-biased: the step in flight waited half; 10 s reads as the edge δ/T_0 = 1000)
-    # or δ = 5 ms (the decode step started at the finish met with 10 − 5 = 5 ms left)
+    # or δ = 5 ms (D uniform on [0, 10 ms]: the decode step started at the finish met, its rest
+    # 10 ms − D, 5 ms on average)
     got = train_mean_s(decode_step_s=0.01, prompt_s=0.05, clump=[1e-9, 1e-4], fixed_s=0.05, api_s=[0.0, 0.02],
                        delay_s=[[10.0], [0.005]])
     assert got.ravel().tolist() == pytest.approx([0.115] * 4, rel=5e-3)
-    # δ = 8 ms: 2 ms left of it: 50 + 2 + 60 = 112 ms; δ = 12 ms: the next decode step met within its
-    # last 12 − 10 = 2 ms before δ, its rest uniform on [8, 10] ms: 50 + 9 + 60 = 119 ms
+    # δ = 8 ms, D uniform on [0, 16] ms: within the first decode step 10/16 of the time (rest 5 ms on
+    # average), else in the next one: E[(D − 10 ms)⁺] = 6²/32 = 1.125 ms over 6/16, a window of 3 ms,
+    # rest uniform on [7, 10] ms (8.5): 0.625 · 5 + 0.375 · 8.5 = 6.3125 ms, 50 + 6.3125 + 60 = 116.31 ms.
+    # δ = 12 ms, D on [0, 24] ms: 10/24 in the first (5 ms); E[(D − 10)⁺] − E[(D − 20)⁺] =
+    # (14² − 4²)/48 = 3.75 ms over 14/24, a window of 6.43 ms, rest mean 10 − 3.21 = 6.79 ms:
+    # 0.4167 · 5 + 0.5833 · 6.786 = 6.042 ms, 116.04 ms (a delay known exactly: 112 and 119 ms)
     got = train_mean_s(decode_step_s=0.01, prompt_s=0.05, clump=1e-9, fixed_s=0.05, api_s=0.02, delay_s=[0.008, 0.012])
-    assert got.tolist() == pytest.approx([0.112, 0.119], rel=5e-3)
+    assert got.tolist() == pytest.approx([0.1163125, 0.1160417], rel=5e-3)
 
 
 def test_edges_clip():

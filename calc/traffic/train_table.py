@@ -20,12 +20,14 @@ to the grid's edges (below its low ends g no longer moves: α → 0 is the limit
 adds nothing measurable; δ = 0 is the decode step's end itself; above δ = 1000·T_0 every step
 likely in flight is shorter than δ, the length-biased limit).
 
-δ/T_0 = 1 is a step of the mixture: a request that reaches the engine just before the decode
-step that started at its client's finish ends waits its rest (≈ 0), one just after it meets the
-next step and waits it whole. DELAY_NODES straddle it at 1 ∓ 0.001, so no cell mixes the two
-sides; below it the first step after the finish is always the one met (its rest T_n − δ, g close
-to affine in δ: few nodes); the steps T_n = T_0 + n·P (n ≥ 1) end at δ/T_0 = 1 + n·P/T_0, which
-moves with P/T_0, and cells there carry the interpolation's error (bench/train_table_check.py).
+The request reaches the engine D after its finish, D uniform on [0, 2δ]
+(:func:`calc.traffic.arrival_trains.delay_half_width_s`; h/T_0 = δ/T_0, so the table keeps four
+axes): g is continuous in δ/T_0 (a delay known exactly made δ/T_0 = 1 a step of a whole decode
+step) and never falls as T_0 grows at fixed δ. DELAY_NODES, placed for that step (straddling it
+at 1 ∓ 0.001), are kept: below δ/T_0 = 1/2 the first step after the finish is always the one
+met (its rest T_n − D, g close to affine in δ: few nodes); the steps T_n = T_0 + n·P (n ≥ 1)
+end within [0, 2δ] for δ/T_0 ≥ (1 + n·P/T_0)/2, which moves with P/T_0, and cells there carry
+the interpolation's error (bench/train_table_check.py).
 
 The table is ``calc/data/train_table.npz``, written by ``bench/make_train_table.py`` from
 train_ttft_s itself (one source of truth); tests/test_train_table.py recomputes a sample of its
