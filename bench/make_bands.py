@@ -5,7 +5,8 @@
 The measurements are those the calibration reports score, with the same efficiency defaults:
 ``calibration_report.py``'s fit set (high + medium rows of the 2023-24 engines) and every vLLM
 serving benchmark row, and ``memory_calibration_report.py``'s vLLM V1 start-up logs (KV pool and
-KV tokens: the memory group). Each is classified by load regime, GPU family, dense/MoE and metric
+KV tokens: the memory group). Each is classified by load regime and its condition (the API server's
+share of the predicted load, calc.cli.measured.row_api_server_share), GPU family, dense/MoE and metric
 group; the table holds, per cell, the location and spread of the log errors and the measurements'
 names, and the pooled shape (calc.timing.bands). Prints how honest the bands are on these
 measurements (inside fraction, median half-width), in sample. ``--check`` exits 1 when the file is
@@ -34,6 +35,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import calibration_report as cr  # noqa: E402
 import memory_calibration_report as mcr  # noqa: E402
 
+from calc.cli.measured import row_api_server_share  # noqa: E402
 from calc.spec.catalog import get_gpu, get_model  # noqa: E402
 from calc.timing import bands  # noqa: E402
 
@@ -54,14 +56,19 @@ def measurements() -> list[dict]:
     for c in cr.compare(list(older.values())):
         r = older[c.row_id]
         arrival, conc = LOAD_SHAPE_ARRIVAL[r["load_shape"]]
-        out.append(_classify(f"{c.row_id}:{c.metric}", r["gpu"], r["model"], arrival, conc, c.metric, c.error,
-                             f"{r['source']}: {r['source_ref']}"))
-    vllm = {r["id"]: r for r in cr.load_vllm_rows()}
-    for c in cr.compare_vllm(list(vllm.values())):
-        r = vllm[c.row_id]
-        out.append(_classify(f"{c.row_id}:{c.metric}", r["options"]["gpu"], r["options"]["model"],
-                             r["load"]["arrival"], r["load"].get("concurrency"), c.metric, c.error,
-                             f"{r['source']}: {r['source_ref']}"))
+        # the 2023-24 engines' own harnesses and offline runs: no API server in front (share 0)
+        out.append({**_classify(f"{c.row_id}:{c.metric}", r["gpu"], r["model"], arrival, conc, c.metric, c.error,
+                                f"{r['source']}: {r['source_ref']}"), "api_server_share": 0.0, "condition": "engine"})
+    for r in cr.load_vllm_rows():
+        predicted = cr.ask_vllm_row(r)  # once: the errors (cr.compare_vllm's) and the API server's share
+        share = row_api_server_share(r, predicted)
+        for metric, m in r["measured"].items():
+            if m.get("scored"):
+                error = float(predicted[metric]) / float(m["value"]) - 1.0
+                out.append({**_classify(f"{r['id']}:{metric}", r["options"]["gpu"], r["options"]["model"],
+                                        r["load"]["arrival"], r["load"].get("concurrency"), metric, error,
+                                        f"{r['source']}: {r['source_ref']}"),
+                            "api_server_share": share, "condition": bands.load_condition(share)})
     logs = {r["id"]: r for r in mcr.load_rows()}
     for c in mcr.compare(list(logs.values())):
         if c.fit_set and c.term in MEMORY_TERMS:
@@ -69,7 +76,7 @@ def measurements() -> list[dict]:
             # start-up memory does not depend on the load: regime "any" (calc.timing.bands.MEMORY_REGIME)
             out.append({**_classify(f"{c.row_id}:{c.term}", r["calc_gpu"], mcr.MODEL_FOR.get(r["model_id"], r["model_id"]),
                                     "closed", 2, c.term, c.error, f"{r['source_repo']} {r['source_ref']}: {r['source_path']}"),
-                        "regime": bands.MEMORY_REGIME})
+                        "regime": bands.MEMORY_REGIME, "condition": bands.MEMORY_REGIME})
     return out
 
 
@@ -122,10 +129,10 @@ def print_misses(ms: list[dict], quantiles: tuple[float, float], unit: str = "be
         if u not in tables:
             tables[u] = bands.build_table([x for x in ms if bands.holdout_unit(x, unit) != u], quantiles)
         cells = tables[u]
-        b = bands.band_basis(bands.BandKey(m["regime"], m["family"], m["moe"], m["group"]), cells)
+        b = bands.band_basis(bands.BandKey(m["regime"], m["family"], m["moe"], m["group"], m["condition"]), cells)
         r = math.log1p(m["error"])
         if not b.log_lo - 1e-12 <= r <= b.log_hi + 1e-12:
-            print(f"  outside  {m['id']:<42} {b.key.regime}/{b.key.family}/{'moe' if b.key.moe else 'dense'}/"
+            print(f"  outside  {m['id']:<42} {b.key.regime}/{b.key.condition}/{b.key.family}/{'moe' if b.key.moe else 'dense'}/"
                   f"{b.key.group:<10} ln(pred/meas) {r:+.3f}  band [{b.log_lo:+.3f}, {b.log_hi:+.3f}]  "
                   f"({b.n_exact} in its cell)")
 
@@ -161,10 +168,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.csv:
         with open(args.csv, "w", newline="") as fh:
             w = csv.writer(fh)
-            w.writerow(["measurement", "regime", "family", "moe", "group", "error", "cell", "n", "error_low", "error_high"])
+            w.writerow(["measurement", "regime", "condition", "family", "moe", "group", "error", "cell", "n", "error_low",
+                        "error_high"])
             for m in ms:
-                b = bands.band_basis(bands.BandKey(m["regime"], m["family"], m["moe"], m["group"]), t["cells"])
-                w.writerow([m["id"], m["regime"], m["family"], m["moe"], m["group"], round(m["error"], 4), b.cell, b.n,
+                key = bands.BandKey(m["regime"], m["family"], m["moe"], m["group"], m["condition"])
+                b = bands.band_basis(key, t["cells"])
+                w.writerow([m["id"], m["regime"], m["condition"], m["family"], m["moe"], m["group"], round(m["error"], 4),
+                            b.cell, b.n,
                             round(b.record()["error_low"], 4), round(b.record()["error_high"], 4)])
     return 0
 

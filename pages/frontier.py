@@ -7,7 +7,7 @@ import streamlit as st
 from ui.perf import figures as FP
 from ui import format as F
 from ui.perf import view as V
-from ui import background, command_block, compare, labelled, layout, shell, tables
+from ui import background, command_block, compare, labelled, layout, lazy_inputs, shell, tables
 from ui.perf.explain import frontier_panels
 from ui.perf.controls import CHUNKED, FRONTIER, PER_GPU, PRESETS, PRICE, REPLICAS, Variant, apply_variant, same_as
 from ui.planner.explain import quality_short
@@ -55,12 +55,20 @@ def _body() -> None:
         ttft_slo_s = render_control(SLA_TTFT_MS, t) / 1000  # the SLA every page shares (ui.traffic)
         tpot_slo_s = render_control(SLA_TPOT_MS, t) / 1000
         stat = labelled.render(SLA_STAT, t, lambda o: t(f"opt.sla_stat.{o}"))
-        price = render_control(PRICE, t, placeholder=t("fr.price.catalog", price=F.number(sc.gpu.price_usd_per_hour, 3))
-                               if sc.gpu.price_usd_per_hour else t("fr.price.none"))
-        replicas = render_control(REPLICAS, t)
-        rate = render_control(RATE, t)  # the traffic the load test and the planner carry, drawn as a line
     tokens = compare.render_overlays(t, controls)  # translated chips; the link keeps the tokens (kv:fp8, tp:2 …)
     reuse = prefix_inputs(t, input_len=s.input_len, where=controls)  # shared prefix or chat: prefill what the cache lacks
+
+    def cost_inputs() -> None:
+        a, b, c = st.columns(3)  # one row
+        render_control(PRICE, t, a, bound=False, placeholder=t("fr.price.catalog", price=F.number(sc.gpu.price_usd_per_hour, 3))
+                       if sc.gpu.price_usd_per_hour else t("fr.price.none"))
+        render_control(REPLICAS, t, b, bound=False)
+        render_control(RATE, t, c, bound=False)  # the traffic the load test and the planner carry, drawn as a line
+
+    # price, replicas and rate: drawn only while their section is open (ui.lazy_inputs; the first view draws less)
+    cost = lazy_inputs.section(t, t("fr.cost_section"), "sec_fr_cost", (PRICE, REPLICAS, RATE), cost_inputs,
+                               where=controls)
+    price, replicas, rate = cost[PRICE.key], cost[REPLICAS.key], cost[RATE.key]
 
     base = Variant("", s, sc.gpu, chunked, speculative_inputs(t))  # speculative decoding (ui.speculative.inputs)
     if base.speculative is not None and reuse is not None and reuse.any_reuse:
@@ -106,7 +114,8 @@ def _body() -> None:
             cards.metric(t("fr.metric.best"), F.integer(f.concurrency[i]), border=True, help=t("fr.metric.best.help"))
             x_shown = float(f.output_tokens_per_s_per_gpu[i] if per_gpu else f.output_tokens_per_s[i])  # as the charts
             # each number with the range real servers would likely show (ui.bands; presenter mode: one line per card)
-            bx = B.basis(sc.arch, sc.gpu, "throughput", concurrency=float(f.concurrency[i]))
+            busy = "api_server" if B.busy_along(f, sc.efficiency)[i] else "engine"  # who sets the pace (ui.bands)
+            bx = B.basis(sc.arch, sc.gpu, "throughput", concurrency=float(f.concurrency[i]), condition=busy)
             B.card(cards, t, t("fr.metric.x_gpu" if per_gpu else "fr.metric.x"), f"{F.integer(x_shown)} tok/s",
                    B.limits(x_shown, bx), bx, F.integer, unit="tok/s", presenting=layout.presenting(),
                    help=t("fr.metric.x.help", per_gpu=F.integer(f.output_tokens_per_s_per_gpu[i]), tp=tp,
@@ -119,7 +128,7 @@ def _body() -> None:
                        lambda v: f"${F.number(v, 3)}", presenting=layout.presenting(), help=t("fr.metric.cost.help"))
             shown_bases = {t("fr.metric.x"): bx}
             for key, digits in (("ttft", 0), ("tpot", 1)):
-                b = B.basis(sc.arch, sc.gpu, key, concurrency=float(f.concurrency[i]))
+                b = B.basis(sc.arch, sc.gpu, key, concurrency=float(f.concurrency[i]), condition=busy)
                 v = float(f.ttft_s[i] if key == "ttft" else f.tpot_s[i]) * 1e3
                 B.card(cards, t, t(f"fr.metric.{key}"), f"{F.number(v, digits)} ms", B.limits(v, b), b,
                        lambda x, d=digits: F.number(x, d), unit="ms", presenting=layout.presenting())
@@ -154,7 +163,8 @@ def _body() -> None:
         traffic = (need, t("fr.trace.traffic_gpu" if per_gpu else "fr.trace.traffic", rate=F.number(float(rate or RATE.default), 2),
                            replicas=t.count("replica", replicas),
                            x=F.integer(need)))
-        band_sla, band_conc = B.frontier_regions(f, sc.arch, sc.gpu, t, per_gpu=per_gpu, presenting=layout.presenting())
+        band_sla, band_conc = B.frontier_regions(f, sc.arch, sc.gpu, t, per_gpu=per_gpu, presenting=layout.presenting(),
+                                                 efficiency=sc.efficiency)
         points, _ = M.current(sc)  # the user's own measurements (ui.measured), kept in the session
         layout.chart(FP.frontier_sla_figure(series, t, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, per_gpu=per_gpu,
                                             traffic=traffic, under=band_sla,
@@ -177,7 +187,8 @@ def _body() -> None:
                       verdict=t("fr.open_loop.meets" if ok else "fr.open_loop.misses"))
                     + ("" if bool(ol.closed_form) else " " + t("fr.open_loop.kv_wall")))
             if B.ENABLED and not layout.presenting():  # the open loop's numbers with their ranges (ui.bands)
-                ob = {g: B.basis(sc.arch, sc.gpu, g, arrival="poisson") for g in ("ttft", "tpot")}
+                busy = B.condition(r_rps / replicas / s.data_parallel_size, sc.efficiency)
+                ob = {g: B.basis(sc.arch, sc.gpu, g, arrival="poisson", condition=busy) for g in ("ttft", "tpot")}
                 rng = lambda v, g, d: t("band.range", **dict(zip(("lo", "hi"), (F.number(float(x) * 1e3, d)  # noqa: E731
                                                                                for x in B.limits(v, ob[g])))))
                 st.caption(t("band.open_loop", ttft=rng(float(ol.ttft_s), "ttft", 0), q=f"P{int(pct)}",

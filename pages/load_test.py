@@ -49,8 +49,11 @@ for col, ctl in zip(cols, LC.LAYOUT):  # the arrivals first: what applies to the
             v[ctl.key] = render_control(ctl, t, disabled=off)
 # The trace's bytes are kept in the session by the uploader's callback: uploads are released after
 # every run (ui.state.release_uploads), and the trace must stay in use on later runs and pages.
-uploader.file_uploader(settings, t, t("lt.trace"), type=["csv", "jsonl", "json", "txt"], key="lt_trace",
-                       help=t("lt.trace.help"), on_change=keep_upload, args=("lt_trace", MAX_TRACE_BYTES))
+# In a lazy section (ui.layout.lazy_expander): the uploader is drawn only while it is open, not in the first
+# view of every visit (its drop zone cost the browser's main thread before the first chart, bench/first_paint.py).
+if (trace_box := layout.lazy_expander(settings, t("lt.trace_section"), "sec_lt_trace")).open:
+    uploader.file_uploader(trace_box, t, t("lt.trace"), type=["csv", "jsonl", "json", "txt"], key="lt_trace",
+                           help=t("lt.trace.help"), on_change=keep_upload, args=("lt_trace", MAX_TRACE_BYTES))
 kept = kept_upload("lt_trace")
 trace_name, trace = kept or ("", None)
 if trace is None:
@@ -121,7 +124,8 @@ if replicas > 1 and trace is None:
 cards = layout.grid("lt", 6 if layout.presenting() else 3)
 # each number with the range real servers would likely show in this load's regime (ui.bands)
 band_arrival = "poisson" if trace is not None else load.arrival
-lt_bases = {key: B.basis(sc.arch, sc.gpu, group, arrival=band_arrival, concurrency=load.concurrency)
+busy = B.condition(stats["requests_per_s"], sc.efficiency)  # the simulated requests/s: who sets the pace
+lt_bases = {key: B.basis(sc.arch, sc.gpu, group, arrival=band_arrival, concurrency=load.concurrency, condition=busy)
             for key, group in (("ttft", "ttft"), ("tpot", "tpot"), ("x", "throughput"))}
 presenting = layout.presenting()
 B.card(cards, t, t("lt.metric.ttft", q=q), ms(pt), B.limits(pt, lt_bases["ttft"]), lt_bases["ttft"], ms,
@@ -183,8 +187,12 @@ with sweep:
             else:
                 st.warning(t("lt.sweep_none", rate=F.number(float(search.rates_per_s.min()), 2), q=q))
             open_bases = [B.basis(sc.arch, sc.gpu, g, arrival="poisson") for g in ("throughput", "ttft")]
+            busy_bases = tuple(B.basis(sc.arch, sc.gpu, g, arrival="poisson", condition="api_server")
+                               for g in ("throughput", "ttft"))
             layout.chart(LF.sweep_figure(search, t, ttft_slo_s=ttft_slo,
-                                         bands=B.sweep_regions(*open_bases, t, presenting=presenting)), key="lt_sweep_fig")
+                                         bands=B.sweep_regions(*open_bases, t, presenting=presenting, busy=busy_bases,
+                                                               api_server_s=sc.efficiency.api_server_request_s)),
+                         key="lt_sweep_fig")
             if replicas > 1:
                 st.caption(t("lt.sweep_per_replica", n=F.integer(replicas)))
 with timeline:

@@ -2,11 +2,11 @@
 
 import streamlit as st
 
-from calc.sizing.layout import rank_numbers
-from calc.sizing.scenario import memory_for, model_numbers, mxfp4_backend
 from ui import layout, shell, tables
 from ui.i18n import weights_phrase
-from ui.memory import explain, figures, sweeps
+from ui.memory import figures, sweeps
+from ui.memory import cached
+from ui.memory.cached import memory_for  # memoized, shared by every session
 from ui.memory import prefix as mem_prefix
 from ui.memory.parallel import layout_note
 from ui import format as F
@@ -88,10 +88,4 @@ st.download_button(t("csv.waste"), key="waste_csv", on_click="ignore", file_name
 
 st.subheader(t("why.title"))
 B.render_why({t("mem.metric.max_conc"): mem_basis}, t, "mem")
-numbers = rank_numbers(sc.arch, model_numbers(sc.arch, dtype=s.dtype, quantization=s.quantization,  # PP/EP share
-                                              kv_cache_dtype=s.kv_cache_dtype, mxfp4_backend=mxfp4_backend(sc.gpu)),
-                       tensor_parallel_size=s.tensor_parallel_size, pipeline_parallel_size=s.pipeline_parallel_size,
-                       data_parallel_size=s.data_parallel_size, enable_expert_parallel=s.enable_expert_parallel)
-inputs = explain.Inputs(arch=sc.arch, serving=s, resolved=sc.resolved, efficiency=sc.efficiency, numbers=numbers,
-                        result=r, context_tokens=sc.context_tokens)
-render_panels(explain.memory_panels(inputs, t) + [p for p in (mem_prefix.panel(r, t, shared),) if p], t)
+render_panels(cached.memory_panels(sc, t) + [p for p in (mem_prefix.panel(r, t, shared),) if p], t)

@@ -11,7 +11,7 @@ from calc.plan.search import PlanRequest
 from calc.spec.catalog import get_gpu, list_gpus
 from calc.spec.inputs import describe_validation_error
 from ui import format as F
-from ui import background, command_block, labelled, layout, session_view, shell, tables
+from ui import background, command_block, labelled, layout, lazy_inputs, shell, tables
 from ui.budget import limits
 from ui.controls import ControlValueError
 from ui.i18n import current_language
@@ -23,7 +23,7 @@ from ui.speculative.inputs import speculative_inputs
 from ui.planner.controls import (PL_BUDGET, PL_GPUS, PL_MAX_GPUS, PL_SORT, PL_TOP, PL_PRICES, PLANNER,
                                  PRICES_KEY, parse_prices)
 from ui.safe import describe, md_escape
-from ui.state import _RENDERED, check_query_params, render_control
+from ui.state import check_query_params, render_control
 from ui.traffic import LENGTH_SPREAD, LENGTHS, RATE, SLA_STAT, SLA_TPOT_MS, SLA_TTFT_MS
 from ui import bands as B
 
@@ -44,28 +44,31 @@ with c3:
 names = {g.id: g.name for g in list_gpus()}
 with c4:  # translated options, the link keeps the tokens (ui.labelled)
     percentile = labelled.render(SLA_STAT, t, lambda o: t(f"opt.sla_stat.{o}"))
-c5, c6, c7, c8 = st.columns(4)
+c5, c6, c7 = st.columns([1, 1, 2], vertical_alignment="bottom")  # the closed section level with the boxes
 with c5:  # the load test's length distribution (ui.traffic): the slot queue's C_s² and the percentile check
     lengths = labelled.render(LENGTHS, t, lambda o: t(f"opt.lengths.{o}"))
 with c6:
     spread = render_control(LENGTH_SPREAD, t, disabled=lengths == "fixed")
-with c7:
-    sort = labelled.render(PL_SORT, t, lambda o: t(f"opt.pl_sort.{o}"))
-with c8:
-    top = render_control(PL_TOP, t)
-c9, c9b, c9c, c10 = st.columns([1, 1, 2, 2])
-with c9:
-    max_gpus = render_control(PL_MAX_GPUS, t)
-with c9b:
-    budget = render_control(PL_BUDGET, t)
-with c9c:  # GPU names shown, ids in the link
-    allowed = labelled.render(PL_GPUS, t, names.__getitem__, placeholder=t("pl.gpus.placeholder"))
-st.session_state.setdefault(_RENDERED, {})[PRICES_KEY] = PL_PRICES  # in the share link
-labelled.carry_over(PRICES_KEY)  # kept across pages, in links made on any page (ui.session_view)
-session_view.touch(PL_PRICES)
-prices_text = c10.text_input(t("ctl.pl_prices"), key=PRICES_KEY, bind="query-params", help=t("ctl.pl_prices.help"),
-                             max_chars=2000, placeholder="h100-sxm=2.49")
-labelled.keep(PRICES_KEY, prices_text or "")
+
+
+def _search_options() -> None:
+    """The search's sort, size, GPUs and prices: drawn only while their section is open (ui.lazy_inputs)."""
+    a, b = st.columns(2)
+    lazy_inputs.selectbox(PL_SORT, t, lambda o: t(f"opt.pl_sort.{o}"), a)
+    render_control(PL_TOP, t, b, bound=False)
+    a, b = st.columns(2)
+    render_control(PL_MAX_GPUS, t, a, bound=False)
+    render_control(PL_BUDGET, t, b, bound=False)
+    lazy_inputs.selectbox(PL_GPUS, t, names.__getitem__, placeholder=t("pl.gpus.placeholder"))  # names shown, ids in the link
+    st.text_input(t("ctl.pl_prices"), key=PRICES_KEY, help=t("ctl.pl_prices.help"), max_chars=2000,
+                  placeholder="h100-sxm=2.49", persist_state="session")
+
+
+# the first view draws less (each select or number box ~20-30 ms of the browser's main thread before the chart)
+opts = lazy_inputs.section(t, t("pl.search_options"), "sec_pl_search",
+                           (PL_SORT, PL_TOP, PL_MAX_GPUS, PL_BUDGET, PL_GPUS, PL_PRICES), _search_options, where=c7)
+sort, top, max_gpus, budget = opts[PL_SORT.key], opts[PL_TOP.key], opts[PL_MAX_GPUS.key], opts[PL_BUDGET.key]
+allowed, prices_text = opts[PL_GPUS.key], opts[PRICES_KEY]
 c11, c12 = st.columns([1, 2])  # the drafter's three inputs need the wider side
 with c11:  # the workload's prefix reuse and the drafter: the frontier's and load test's inputs (same URL keys)
     reuse = prefix_inputs(t, input_len=s.input_len, where=c11)
@@ -138,10 +141,11 @@ else:
             st.dataframe(ranked, hide_index=True, key="planner_table",
                          column_config={t("pl.col.open"): st.column_config.LinkColumn(display_text=t("pl.open"))})
     best_bases = B.render_best(best, sc.arch, get_gpu(best.gpu), t, rate_rps=req.rate_rps,
-                               tokens=req.input_len + req.output_len)  # its numbers with their ranges
+                               tokens=req.input_len + req.output_len, efficiency=sc.efficiency)  # with ranges
     layout.chart(FP.pareto_figure(result.grid, t, rate_rps=req.rate_rps, input_len=req.input_len,
                                   output_len=req.output_len, gpu_names=names,
-                                  bands=B.pareto_regions(sc.arch, get_gpu, t, presenting=layout.presenting())),
+                                  bands=B.pareto_regions(sc.arch, get_gpu, t, presenting=layout.presenting(),
+                                                         rate_rps=req.rate_rps, efficiency=sc.efficiency)),
                  key="planner_pareto")
     if B.ENABLED:
         st.caption(t("band.pareto_note"))

@@ -42,7 +42,8 @@ def test_every_measurement_is_named_and_classified(measured):
 def test_bands_are_honest_on_the_calibration_measurements(measured):
     c = bands.coverage(measured, bands.load_table()["cells"])
     assert c["n"] == len(measured) == 156
-    # in sample, printed by bench/make_bands.py: 94.2 % inside, median half-width 29.3 %
+    # in sample, printed by bench/make_bands.py: 94.2 % inside, median half-width 27.3 % (29.3 % before the
+    # API server's condition split the regimes, 2026-12-02)
     assert c["inside_fraction"] >= 0.80
     assert c["median_half_width"] <= 0.30
 
@@ -55,9 +56,10 @@ def benchmark_left_out(measured):
 def test_bands_are_honest_on_benchmarks_they_were_not_built_from(benchmark_left_out):
     """Issue #20's targets on measurements kept back: each benchmark (a table of a document, one
     log file; 50 of them) left out of the table in turn, its measurements scored against the bands
-    of the rest (bench/make_bands.py --validate: 87.8 % inside, median half-width 23.9 %; one
-    measurement left out at a time: 88.5 %, 27.3 %; one publisher: 89.7 %, 46.4 %, the start-up
-    logs being one publisher)."""
+    of the rest (bench/make_bands.py --validate: 89.7 % inside, median half-width 27.2 %; one
+    measurement left out at a time: 89.7 %, 30.1 %; one publisher: 91.0 %, 48.5 %, the start-up
+    logs being one publisher. Before the API server's condition: 87.8 %, 23.9 %; 88.5 %, 27.3 %;
+    89.7 %, 46.4 %)."""
     c = benchmark_left_out
     assert c["units"] == 50 and c["n"] == 156
     assert c["inside_fraction"] >= 0.80
@@ -67,9 +69,10 @@ def test_bands_are_honest_on_benchmarks_they_were_not_built_from(benchmark_left_
 
 def test_bands_are_honest_on_documents_they_were_not_built_from(measured):
     """A new host: each document (a page of tables or a log file, one deployment; 30 of them) left
-    out in turn (bench/make_bands.py --validate: 87.8 % inside, median half-width 24.0 %; timing
-    alone 85.3 %, 35.6 %). Counting measurements instead of documents in the shrinkage gave 84.6 %,
-    30.5 % (timing 84.5 %, 37.9 %) with its own rule's central 87.5 %, 2026-12-02."""
+    out in turn (bench/make_bands.py --validate: 89.7 % inside, median half-width 27.6 %; timing
+    alone 87.9 %, 37.4 %). Without the API server's condition: 87.8 %, 24.0 % (timing 85.3 %,
+    35.6 %); counting measurements instead of documents in the shrinkage gave 84.6 %, 30.5 % (timing
+    84.5 %, 37.9 %) with its own rule's central 87.5 %, 2026-12-02."""
     c = bands.cross_validate(measured, "document")
     assert c["units"] == 30 and c["n"] == 156
     assert c["inside_fraction"] >= 0.80
@@ -84,7 +87,7 @@ def test_one_document_counts_once_in_the_shrinkage():
     one = [{"id": f"a{i}", "regime": "burst", "family": "hopper", "moe": False, "group": "tpot",
             "error": 0.1 + 0.01 * i, "source": f"lab: page.md | table {i}"} for i in range(4)]
     four = [{**m, "source": f"lab: page{i}.md | table 1"} for i, m in enumerate(one)]
-    cell = "burst/hopper/dense/tpot"
+    cell = "burst/engine/hopper/dense/tpot"
     assert bands.build_table(others + one)[cell]["n_documents"] == 1
     assert bands.build_table(others + four)[cell]["n_documents"] == 4
     assert bands.build_table(others + one)[cell]["n"] == 4
@@ -98,9 +101,10 @@ def test_one_document_counts_once_in_the_shrinkage():
 
 def test_timing_bands_alone(benchmark_left_out):
     """Without the (narrow) memory measurements the half-width target is missed: held-out benchmarks
-    85.3 % inside, median half-width 31.5 % (TTFT 78 % / 50 %, TPOT 83 % / 20 %, throughput
-    91 % / 24 %): stated in the issue's closing note, held here against regressions, with room for
-    the burst rows' predictions to move (burst TTFT and TPOT all 20 % lower gave 81.9 %, 41.0 %)."""
+    87.9 % inside, median half-width 33.9 % (TTFT 82 % / 51 %, TPOT 83 % / 21 %, throughput
+    93 % / 29 %; before the API server's condition 85.3 %, 31.5 %): stated in the issue's closing
+    note, held here against regressions, with room for the burst rows' predictions to move (burst
+    TTFT and TPOT all 20 % lower gave 81.9 %, 41.0 % before the condition)."""
     c = benchmark_left_out["timing"]
     assert c["inside_fraction"] >= 0.78
     assert c["median_half_width"] <= 0.45
@@ -122,12 +126,13 @@ def test_cross_validation_holds_out_a_whole_unit():
         bands.cross_validate(near, "row")
 
 
+@pytest.mark.parametrize("condition", bands.CONDITIONS)
 @pytest.mark.parametrize("regime", bands.REGIMES)
-def test_every_gpu_and_model_family_has_a_band_around_its_value(regime):
+def test_every_gpu_and_model_family_has_a_band_around_its_value(regime, condition):
     families = {bands.gpu_family(g.architecture) for g in list_gpus()} | {"other"}
     moes = {m.moe is not None for m in list_models()}
     for family, moe, group in itertools.product(sorted(families), sorted(moes), bands.GROUPS):
-        b = bands.band_basis(bands.BandKey(regime, family, moe, group))
+        b = bands.band_basis(bands.BandKey(regime, family, moe, group, condition))
         assert b.n >= 1 and b.measurements and b.label
         assert b.log_lo <= 0 <= b.log_hi
         v = np.array([1e-3, 1.0, 5e4])
@@ -139,7 +144,7 @@ def test_regime_without_measurements_says_so_and_is_wider():
     b = bands.band_basis(bands.BandKey("open", "blackwell", False, "ttft"))
     assert b.n_exact == 0 and b.label.startswith("no measurements in this regime")
     cells = bands.load_table()["cells"]
-    root, group = cells[bands.ROOT_CELL], cells["*/*/*/ttft"]
+    root, group = cells[bands.ROOT_CELL], cells["*/*/*/*/ttft"]
     # open loop, blackwell, dense: three empty rungs, so only the root and the TTFT group count
     loc, spread = bands.shrunk_location_spread([root, group])
     widen = bands.WIDEN ** 3
@@ -151,7 +156,7 @@ def test_regime_without_measurements_says_so_and_is_wider():
 
 def test_a_well_measured_regime_uses_its_own_cell():
     b = bands.band_basis(bands.BandKey("single", "ampere", False, "ttft"))
-    assert b.cell == "single/ampere/dense/ttft" and b.n == b.n_exact >= bands.N_MIN
+    assert b.cell == "single/engine/ampere/dense/ttft" and b.n == b.n_exact >= bands.N_MIN
     assert all(m.startswith("pm-") for m in b.measurements)
 
 
@@ -161,9 +166,9 @@ def test_shrinkage_written_out():
     assert bands.PRIOR_N == 5
     cells = {bands.ROOT_CELL: {"n": 20, "n_documents": 20, "log_median": -0.2, "log_spread": 0.3, "z_lo": -2.0, "z_hi": 3.0,
                                "median_abs_error": 0.1, "p90_abs_error": 0.3, "measurements": ["r"]},
-             "*/*/*/tpot": {"n": 5, "n_documents": 5, "log_median": 0.0, "log_spread": 0.1, "median_abs_error": 0.05,
+             "*/*/*/*/tpot": {"n": 5, "n_documents": 5, "log_median": 0.0, "log_spread": 0.1, "median_abs_error": 0.05,
                             "p90_abs_error": 0.1, "measurements": ["g"]},
-             "single/*/*/tpot": {"n": 15, "n_documents": 15, "log_median": 0.1, "log_spread": 0.05, "median_abs_error": 0.1,
+             "single/engine/*/*/tpot": {"n": 15, "n_documents": 15, "log_median": 0.1, "log_spread": 0.05, "median_abs_error": 0.1,
                                  "p90_abs_error": 0.12, "measurements": ["s"]}}
     b = bands.band_basis(bands.BandKey("single", "hopper", False, "tpot"), cells)
     # group:  loc = (5·0 + 5·(-0.2)) / 10 = -0.1;   spread² = (5·0.01 + 5·0.09) / 10 = 0.05
@@ -172,7 +177,7 @@ def test_shrinkage_written_out():
     # two empty rungs (family, dense): widened 1.25² = 1.5625
     assert math.isclose(b.log_lo, (0.05 - 2.0 * spread) * 1.5625, abs_tol=1e-5)   # -0.296550
     assert math.isclose(b.log_hi, (0.05 + 3.0 * spread) * 1.5625, abs_tol=1e-5)   # 0.640236
-    assert b.cell == "single/*/*/tpot" and b.n == 15 and b.n_exact == 0
+    assert b.cell == "single/engine/*/*/tpot" and b.n == 15 and b.n_exact == 0
     assert b.label.startswith("no measurements in this regime") and "widened 1.56x" in b.label
 
 
@@ -230,3 +235,46 @@ def test_classifiers():
         bands.load_regime("sideways")
     with pytest.raises(ValueError):
         bands.band_basis(bands.BandKey("single", "ampere", False, "cost"))
+
+
+def test_the_api_server_share_and_its_condition():
+    # rho = X * t_api: 20 requests/s at 22 ms each keep the API server busy 0.44 of the time (engine
+    # sets the pace); 45.45 requests/s, the cap 1 / 22 ms, keep it busy all the time
+    assert bands.api_server_share(20.0, 0.022) == pytest.approx(0.44)
+    assert bands.load_condition(bands.api_server_share(20.0, 0.022)) == "engine"
+    assert bands.load_condition(bands.api_server_share(1 / 0.022, 0.022)) == "api_server"
+    assert bands.load_condition(bands.API_SERVER_BUSY) == "api_server"  # from the threshold on
+    assert bands.load_condition(float("nan")) == "engine"  # no prediction (does not fit): no claim
+    assert bands.load_condition([0.0, 0.49, 0.5, 2.0]).tolist() == ["engine", "engine", "api_server", "api_server"]
+    assert bands.api_server_share(100.0, 0.0) == 0.0  # offline (no API server): the engine
+
+
+def test_calibration_rows_where_the_api_server_binds_get_their_own_cell(measured):
+    """The calibration row whose API server binds (gpustack, Qwen3-14B on H100, 1,000 requests of
+    128 in / 4 out: predicted 45.3 requests/s x 22 ms = 0.996) is the api_server cell; the
+    ShareGPT bursts at 0.37-0.42 and every offline row are the engine's."""
+    busy = sorted({m["id"].split(":")[0] for m in measured if m["condition"] == "api_server"})
+    assert busy == ["t3-gs-q14h-short"]
+    share = {m["id"].split(":")[0]: m["api_server_share"] for m in measured if "api_server_share" in m}
+    assert share["t3-gs-q14h-short"] == pytest.approx(0.996, abs=0.01)
+    assert 0.3 < share["t3-gs-q14h-sharegpt"] < bands.API_SERVER_BUSY
+    assert {m["condition"] for m in measured if m["group"] == "memory"} == {bands.MEMORY_REGIME}
+    b = bands.band_basis(bands.BandKey("burst", "hopper", False, "tpot", "api_server"))
+    assert b.n_exact == 1  # that row's TPOT: few measurements, the band leans on the TPOT group's
+    assert "API server busy" in b.label and b.label.startswith("few measurements")
+    engine = bands.band_basis(bands.BandKey("burst", "hopper", False, "tpot"))
+    # that row's TPOT was measured 34x the prediction: the busy band reaches higher measured values
+    assert b.log_lo < engine.log_lo
+
+
+def test_the_condition_was_chosen_on_calibration_documents_left_out(measured):
+    """Why the condition (calc.timing.bands.API_SERVER_BUSY): with each document left out, more of
+    the calibration measurements fall inside their band with it than without it (89.7 % against
+    87.8 % when it was chosen, bench/make_bands.py --validate, 2026-12-02; 89.1 % against 87.8 % since
+    the MoE layers' fixed time moved the MoE rows), within the 30 % median half-width."""
+    with_it = bands.cross_validate(measured, "document", bands.QUANTILES)
+    plain = [{**m, "condition": m["condition"] if m["regime"] == bands.MEMORY_REGIME else "engine"} for m in measured]
+    without = bands.cross_validate(plain, "document", bands.widest_quantiles(plain))  # its own rule's quantiles
+    assert with_it["inside_fraction"] == pytest.approx(139 / 156)  # 89.1 %
+    assert without["inside_fraction"] == pytest.approx(137 / 156)  # 87.8 %
+    assert with_it["median_half_width"] <= bands.MAX_MEDIAN_HALF_WIDTH

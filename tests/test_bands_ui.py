@@ -43,6 +43,19 @@ def test_single_client_and_closed_loop_points_get_their_own_regime():
     assert float(hi[1]) == pytest.approx(math.exp(-closed.log_lo))
 
 
+def test_points_where_the_api_server_is_busy_get_its_band():
+    arch, gpu = get_model("Qwen/Qwen3-8B"), get_gpu("h100-sxm")
+    lo, hi = B.curve_limits(arch, gpu, "tpot", [1.0, 1.0, 1.0], [1, 8, 8], busy=[False, False, True])
+    closed = B.basis(arch, gpu, "tpot", concurrency=8)
+    busy = B.basis(arch, gpu, "tpot", concurrency=8, condition="api_server")
+    assert busy.key.condition == "api_server" and closed.key.condition == "engine"
+    assert float(hi[1]) == pytest.approx(math.exp(-closed.log_lo)) and float(hi[2]) == pytest.approx(math.exp(-busy.log_lo))
+    # 40 requests/s x 22 ms = 0.88 of the API server's time: busy; 10 requests/s: 0.22, the engine's
+    from calc.spec.inputs import Efficiency
+    assert B.condition(40.0, Efficiency()) == "api_server" and B.condition(10.0, Efficiency()) == "engine"
+    assert "API server busy" in B.where_text(busy, T_EN) and "API 服务器" in B.where_text(busy, T_ZH)
+
+
 def test_region_is_one_closed_polygon_from_the_optimistic_to_the_pessimistic_curve():
     r = B.region([1, 2], [3, 4], [10, 20], [30, 40], name="band", xaxis="x2")
     # optimistic (x_lo, y_hi) forward, then pessimistic (x_hi, y_lo) backward

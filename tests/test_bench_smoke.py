@@ -54,3 +54,23 @@ def test_burst_mechanisms_runs_one_row(capsys):
     row = next(r for r in load_vllm_rows() if r["id"] == "t3-gs-q14h-short")
     ttft = ask_row(row)["ttft_s"]  # after the patches are gone: today's simulator
     assert f"{ttft / row['measured']['ttft_s']['value'] - 1:>+22.1%}" in out
+
+
+def test_heavy_links_rss_builds_distinct_links_and_refuses_bad_counts(capsys):
+    """bench/heavy_links_rss.py: every kind is issue 18's load-test link with its own seed (no cache
+    entry shared between tabs); counts outside 1..8 and unknown kinds end with a message."""
+    from urllib.parse import parse_qs
+
+    import heavy_links_rss
+    import pytest
+
+    for kind in heavy_links_rss.LINKS:
+        a, b = (parse_qs(heavy_links_rss.link_query(kind, s)) for s in (1, 2))
+        assert a["lt_seed"] == ["1"] and b["lt_seed"] == ["2"]
+        assert {k: v for k, v in a.items() if k != "lt_seed"} == {k: v for k, v in b.items() if k != "lt_seed"}
+    assert parse_qs(heavy_links_rss.link_query("memory", 3))["lt_output_len"] == ["100000"]
+    for argv in (["--links", "0"], ["--kinds", "nope"]):
+        with pytest.raises(SystemExit):
+            heavy_links_rss.main(argv)
+    err = capsys.readouterr().err
+    assert "--links: 1..8" in err and "--kinds: each one of memory, cpu, admitted" in err

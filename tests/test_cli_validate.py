@@ -64,7 +64,19 @@ def test_estimate_json_has_bands_and_keeps_its_fields(capsys):
 
 def test_estimate_single_request_regime(capsys):
     rec = json.loads(run(capsys, "estimate", *Q8, "--format", "json")[1])
-    assert rec["band_basis"]["single/hopper/dense/ttft"]["regime"] == "single"
+    assert rec["band_basis"]["single/engine/hopper/dense/ttft"]["regime"] == "single"
+
+
+def test_estimate_where_the_api_server_binds_says_so(capsys):
+    """1,000 clients of 128 in / 4 out on Qwen3-14B: the API server (22 ms a request) caps the loop
+    at 45.5 requests/s, busy all the time (calc.timing.bands.load_condition): its own bands."""
+    rec = json.loads(run(capsys, "estimate", "--model", "Qwen/Qwen3-14B", "--gpu", "h100-sxm", "--input-len", "128",
+                         "--output-len", "4", "--concurrency", "1000", "--format", "json")[1])
+    assert rec["limited_by"] == "api_server"
+    timing = [b for b in rec["band_basis"].values() if b["metric_group"] != "memory"]
+    assert timing and {b["condition"] for b in timing} == {"api_server"}
+    assert all("API server busy" in b["label"] for b in timing)
+    assert "closed/api_server/hopper/dense/tpot" in rec["band_basis"]
 
 
 def test_simulate_json_has_bands(capsys):

@@ -51,6 +51,11 @@ def choose(page: Page, key: str, option: str):
     page.wait_for_load_state("networkidle")
 
 
+def open_section(page: Page, title: str):
+    """Open a lazy section (ui.lazy_inputs: its widgets are drawn only while it is open)."""
+    page.get_by_test_id("stExpander").filter(has_text=title).locator("summary").first.click()
+
+
 def test_a_link_made_on_the_planner_opens_every_page_as_it_was(browser: Browser, streamlit_url, tmp_path):
     ctx = browser.new_context(viewport={"width": 1440, "height": 900})
     ctx.grant_permissions(["clipboard-read", "clipboard-write"])
@@ -63,6 +68,7 @@ def test_a_link_made_on_the_planner_opens_every_page_as_it_was(browser: Browser,
         choose(page, "lt_arrival", "Gamma (bursty)")
         set_number(page, "rate", "3.5", "3.50")
         go_to(page, "pages/frontier.py")
+        open_section(page, "Price, replicas and rate")
         set_number(page, "replicas", "3")
         # the user's own model (the sidebar's upload): the link carries it too
         sidebar = page.get_by_test_id("stSidebar")
@@ -70,6 +76,7 @@ def test_a_link_made_on_the_planner_opens_every_page_as_it_was(browser: Browser,
         sidebar.locator(".st-key-config_upload input[type=file]").set_input_files(str(cfg))
         expect(page.get_by_test_id("stAlert").filter(has_text="tiny-share-test")).to_be_visible(timeout=LOAD)
         go_to(page, "pages/planner.py")
+        open_section(page, "Search options")
         choose(page, "pl_sort", "Fewest GPUs")
         sidebar.get_by_text("Share and save").click()
         link_box = sidebar.locator(".st-key-share_link input")
@@ -91,12 +98,14 @@ def test_a_link_made_on_the_planner_opens_every_page_as_it_was(browser: Browser,
     page = fresh.new_page()
     try:
         page.goto(link)
+        open_section(page, "Search options")  # closed in a fresh session: the link's values apply all the same
         expect(page.locator(".st-key-pl_sort input")).to_have_value("Fewest GPUs", timeout=LOAD)
         expect(page.get_by_test_id("stSidebar").get_by_text(re.compile(r"^tiny-share-test: "))).to_be_visible()
         go_to(page, "pages/load_test.py")
         expect(page.locator(".st-key-lt_arrival input")).to_have_value("Gamma (bursty)", timeout=LOAD)
         expect(page.locator(".st-key-rate input")).to_have_value("3.50")
         go_to(page, "pages/frontier.py")
+        open_section(page, "Price, replicas and rate")
         expect(page.locator(".st-key-replicas input")).to_have_value("3", timeout=LOAD)
         expect(page.get_by_test_id("stException")).to_have_count(0)
         page.reload()  # a reload keeps the user's own model

@@ -114,6 +114,7 @@ def test_uploaded_trace_stays_in_use_after_other_clicks(page: Page, streamlit_ur
     trace.write_text("arrival_s,input_len,output_len\n" + "".join(f"{i * 0.5},{200 + i},{20 + i}\n" for i in range(40)))
     page.goto(streamlit_url + "/load_test?lang=en&lt_requests=100&lt_sweep=false")
     expect(page.get_by_test_id("stMetric").first).to_be_visible(timeout=LOAD)
+    page.get_by_test_id("stExpander").filter(has_text="Or your own trace").locator("summary").click()  # lazy: drawn when opened
     page.locator(".st-key-lt_trace input[type=file]").set_input_files(str(trace))
     used = page.get_by_text("Trace trace.csv: 40 requests")
     expect(used).to_be_visible(timeout=LOAD)

@@ -52,9 +52,17 @@ def drag_over(page: Page, key: str) -> list[str]:
     return texts
 
 
+def open_trace_section(page: Page, title: str) -> None:
+    """The load test's trace uploader is in a lazy section: drawn once it is opened."""
+    section = page.get_by_test_id("stExpander").filter(has_text=title)
+    expect(section).to_be_visible(timeout=LOAD)
+    section.locator("summary").click()
+
+
 def test_load_test_uploader_in_chinese(page: Page, streamlit_url):
     zh = Translator("zh")
     page.goto(streamlit_url + "/load_test?lang=zh")
+    open_trace_section(page, zh("lt.trace_section"))
     texts = shown(page, "lt_trace")
     # the button, then the line: 2 MB is .streamlit/config.toml's server.maxUploadSize, the types the page's
     assert texts == [zh("upload.button"), "单个文件上限 2 MB • CSV, JSONL, JSON, TXT"], texts
@@ -78,6 +86,7 @@ def test_sidebar_uploader_in_chinese(page: Page, streamlit_url):
 
 def test_load_test_uploader_in_english(page: Page, streamlit_url):
     page.goto(streamlit_url + "/load_test?lang=en")
+    open_trace_section(page, "Or your own trace (upload)")
     texts = shown(page, "lt_trace")
     assert texts == ["Upload", "2MB per file • CSV, JSONL, JSON, TXT"], texts  # Streamlit's own, untouched
     assert "Drag and drop a file here" in drag_over(page, "lt_trace")

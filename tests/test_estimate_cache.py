@@ -101,3 +101,36 @@ def test_cached_roofline_equals_roofline_and_changes_with_each_input():
     # the prompt only moves the prefill table
     assert float(V.cached_roofline(ARCH, GPU, BASE.serving, Efficiency(), **(kw | {"prompt_tokens": 512})).prefill.step_s) \
         != float(V.cached_roofline(ARCH, GPU, BASE.serving, Efficiency(), **kw).prefill.step_s)
+
+
+# ----------------------------------------------------------------------------- frontier_series
+
+def _series(v: Variant = BASE, *, tpot_slo_s: float = 0.05, price=None, label: str = "you"):
+    return V.frontier_series(v, ARCH, Efficiency(), concurrency=CONC, label=label, color="#000000", ttft_slo_s=0.5,
+                             tpot_slo_s=tpot_slo_s, chosen=16, price=price)
+
+
+def test_frontier_series_memoized_and_equal_to_the_direct_computation():
+    first = _series()
+    assert _series() is first  # a rerun with the same inputs: the same shared result
+    direct = V._frontier_series(BASE, ARCH, Efficiency(), concurrency=CONC, label="you", color="#000000",
+                                ttft_slo_s=0.5, tpot_slo_s=0.05, chosen=16)
+    for name in direct.__dataclass_fields__:
+        a, b = getattr(first, name), getattr(direct, name)
+        if isinstance(b, np.ndarray):
+            np.testing.assert_array_equal(a, b, err_msg=name)
+        elif name != "variant":
+            assert a == b, name
+
+
+@pytest.mark.parametrize("kw", [dict(tpot_slo_s=0.02), dict(price=9.99), dict(label="other"),
+                                dict(v=Variant("kv:fp8", BASE.serving.model_copy(update={"kv_cache_dtype": "fp8"}),
+                                               GPU, True))])
+def test_frontier_series_any_changed_input_is_a_new_result(kw):
+    base, other = _series(), _series(**kw)
+    assert other is not base
+    if "tpot_slo_s" in kw:  # a tighter TPOT target: fewer points meet it, never more
+        assert np.count_nonzero(other.feasible) < np.count_nonzero(base.feasible)
+    if "price" in kw:  # cost per million output tokens = price / 3600 / (tokens/s) × 1e6, per GPU-hour
+        i = base.best
+        assert float(other.cost_per_million_usd[i]) == pytest.approx(9.99 / 3600 / float(base.output_tokens_per_s[i]) * 1e6)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from apptest_helpers import app, open_page, plotly_specs, texts
+from apptest_helpers import app, open_page, open_section, plotly_specs, texts
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 PAGE = "pages/kv_table.py"
@@ -30,7 +30,7 @@ def test_defaults_render_without_exception():
 
 
 def test_shared_control_changes_the_own_table():
-    at = app(page=PAGE)
+    at = open_section(app(page=PAGE), "sec_precision")  # the precisions: a lazy sidebar section
     at.selectbox(key="kv_cache_dtype").set_value("fp8").run()
     assert not at.exception
     assert _own(at).iloc[0]["KV / token"] == "256 KiB"

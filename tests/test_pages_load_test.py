@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ui.budget import RESULTS
-from apptest_helpers import app, md_tables, commands, chart_titles, open_page, plain, plotly_specs
+from apptest_helpers import app, md_tables, commands, chart_titles, open_page, open_section, plain, plotly_specs
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 PAGE = "pages/load_test.py"
@@ -293,7 +293,7 @@ def test_every_trace_problem_is_said_in_chinese(data):
 
 
 def test_trace_problem_on_the_page_in_chinese():
-    at = app({**SMALL, "lang": "zh"}, page=PAGE)
+    at = open_section(app({**SMALL, "lang": "zh"}, page=PAGE), "sec_lt_trace")  # the uploader's lazy section
     at.file_uploader(key="lt_trace").set_value(("t.csv", b"arrival_s,input_len\n0,10\n", "text/csv")).run()
     assert not at.exception
     assert "轨迹第 2 行：缺少字段 output_len" in [x.value for x in at.get("text")]

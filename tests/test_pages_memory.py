@@ -28,7 +28,7 @@ def test_defaults_render_without_exception():
 def test_sidebar_has_every_shared_control_with_help():
     at = app()
     assert "max_num_seqs" not in {w.key for w in at.sidebar.number_input}  # lazy sections start closed
-    at = open_section(at, "sec_engine", "sec_efficiency")
+    at = open_section(at, "sec_precision", "sec_parallel", "sec_engine", "sec_efficiency")
     keys = {w.key for w in (*at.sidebar.selectbox, *at.sidebar.number_input, *at.sidebar.slider)}
     assert {"model", "gpu", "tp", "dtype", "quantization", "kv_cache_dtype", "context", "concurrency",
             "gpu_memory_utilization", "block_size", "max_model_len", "max_num_seqs", "max_num_batched_tokens",
@@ -52,7 +52,7 @@ def test_sidebar_has_every_shared_control_with_help():
     ("gpu_memory_utilization", "slider", 0.5, "Max concurrency", "26"),
 ])
 def test_changing_a_shared_control_changes_the_numbers(key, widget, value, metric, expected):
-    at = open_section(app(), "sec_engine")
+    at = open_section(app(), "sec_precision", "sec_parallel", "sec_engine")
     getattr(at, widget)(key=key).set_value(value).run()
     assert not at.exception
     assert metrics(at)[metric] == expected
@@ -80,6 +80,23 @@ def test_closed_engine_section_keeps_its_values_in_the_session_and_the_link():
     at.slider(key="gpu_memory_utilization").set_value(0.9).run()
     assert "gpu_memory_utilization" not in at.query_params
     assert metrics(at)["Max concurrency"] == "58"
+
+
+def test_first_view_draws_model_gpu_context_and_concurrency_only():
+    """Issue #19 (first chart of a fresh session): TP and the precisions are in closed lazy sections,
+    so the first view's sidebar has two selects and two number boxes; a link's TP and KV cache dtype
+    still apply, stay in the link, and the closed sections say they were changed."""
+    at = app()
+    assert [w.key for w in at.sidebar.selectbox] == ["model", "gpu"]
+    assert [w.key for w in at.sidebar.number_input] == ["context", "concurrency"]
+    at = app({"tp": "2", "kv_cache_dtype": "fp8"})
+    assert not at.exception and not at.warning
+    # Llama-2-7B: 2 (K, V) × 32 layers × 4096 hidden × 1 B (fp8) / 2 GPUs = 128 KiB per token and GPU
+    assert metrics(at)["KV cache per token"] == "128 KiB"
+    assert at.query_params["tp"] in ("2", ["2"]) and at.query_params["kv_cache_dtype"] in ("fp8", ["fp8"])
+    assert texts(at.sidebar.caption).count("↑ 1 changed from the defaults (open to see)") == 2  # precision, layout
+    at = open_section(at, "sec_precision", "sec_parallel")
+    assert at.selectbox(key="tp").value == 2 and at.selectbox(key="kv_cache_dtype").value == "fp8"
 
 
 def test_concurrency_beyond_what_fits_warns_and_marks_the_chart():

@@ -132,6 +132,10 @@ def test_hostile_prices_text_is_shown_literally():
 def test_options_in_chinese_gpu_names_and_tokens_in_the_link():
     at = app({"pl_sort": "gpus", "pl_gpus": ["h100-sxm", "a100-80gb"], "lang": "zh"}, page=PAGE)
     assert not at.exception
+    # the search options are a lazy section (ui.lazy_inputs): closed, the link's values apply and it says so
+    assert "pl_sort" not in {w.key for w in at.selectbox} and "↑ 已改 2 项默认值（展开查看）" in texts(at.caption)
+    assert at.query_params["pl_sort"] == "gpus" and at.query_params["pl_gpus"] == ["h100-sxm", "a100-80gb"]
+    at = open_section(at, "sec_pl_search")
     pct, sort, gpus = at.selectbox(key="sla_stat"), at.selectbox(key="pl_sort"), at.multiselect(key="pl_gpus")
     assert list(pct.options) == ["均值", "P50（中位数）", "P90", "P95", "P99"] and pct.value == "p95"
     assert list(sort.options) == ["成本（美元/小时）", "GPU 最少", "每 GPU 吞吐"] and sort.value == "gpus"
@@ -140,7 +144,8 @@ def test_options_in_chinese_gpu_names_and_tokens_in_the_link():
     sort.select("throughput").run()
     assert not at.exception
     assert at.query_params["pl_sort"] == "throughput" and at.query_params["pl_gpus"] == ["h100-sxm", "a100-80gb"]
-    en = app({"pl_sort": "throughput", "pl_gpus": ["h100-sxm", "a100-80gb"]}, page=PAGE)  # the link, in English
+    en = open_section(app({"pl_sort": "throughput", "pl_gpus": ["h100-sxm", "a100-80gb"]}, page=PAGE),  # the link, in English
+                      "sec_pl_search")
     assert en.selectbox(key="pl_sort").value == "throughput" and en.multiselect(key="pl_gpus").value == ["h100-sxm", "a100-80gb"]
     assert list(en.selectbox(key="pl_sort").options) == ["Cost ($ per hour)", "Fewest GPUs", "Throughput per GPU"]
 

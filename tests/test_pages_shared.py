@@ -3,7 +3,7 @@ one default, the value following the user from page to page, old per-page links 
 
 import pytest
 
-from apptest_helpers import app, decode, plotly_specs, texts
+from apptest_helpers import app, decode, open_section, plotly_specs, texts
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 FRONTIER, LOAD_TEST, PLANNER = "pages/frontier.py", "pages/load_test.py", "pages/planner.py"
@@ -90,7 +90,9 @@ def test_one_rate_for_the_load_test_and_the_planner_one_replicas_for_the_frontie
     at.switch_page(PLANNER).run()
     assert not at.exception and at.number_input(key="rate").value == 3.5
     at.switch_page(FRONTIER).run()
-    assert not at.exception and at.number_input(key="replicas").value == 3
+    assert not at.exception and at.query_params["replicas"] == "3"  # its section closed (lazy): the value applies
+    at = open_section(at, "sec_fr_cost")
+    assert at.number_input(key="replicas").value == 3
     at.switch_page(LOAD_TEST).run()
     assert (at.number_input(key="rate").value, at.number_input(key="replicas").value) == (3.5, 3)
 
@@ -130,7 +132,7 @@ def test_the_frontier_draws_the_shared_traffic_as_a_line():
     """rate ÷ replicas × output tokens: the output tokens/s each replica must carry; the points
     above the line carry it."""
     at = app({"rate": "6", "replicas": "2", "output_len": "256"}, page=FRONTIER)
-    assert not at.exception and at.number_input(key="rate").value == 6.0
+    assert not at.exception and at.session_state["rate"] == 6.0  # its section closed (lazy): the link's value applies
     spec = plotly_specs(at)[0]
     lines = [tr for tr in spec["data"] if str(tr.get("name", "")).startswith("Your traffic")]
     assert len(lines) == 2  # on the TPOT and the TTFT panels

@@ -62,3 +62,19 @@ def test_a_greyed_out_value_is_kept():
     at.selectbox(key="pc_reuse").set_value("shared").run()
     assert not at.exception and at.slider(key="pc_turns").disabled
     assert at.session_state["pc_turns"] == 8 and at.query_params.get("pc_turns") == "8"
+
+
+def test_a_length_changed_on_the_prefix_cache_page_reaches_the_frontiers_closed_or_open_section():
+    """The frontier's reuse inputs (a lazy section, widgets persisted in the session) took their own old
+    value back after the prefix-cache page changed it, and wrote it into the link (ui.lazy_inputs.seed)."""
+    from apptest_helpers import app, open_section
+
+    at = open_section(app(page="pages/frontier.py"), "sec_reuse")
+    at.selectbox(key="pc_reuse").select("shared").run()
+    at.number_input(key="pc_prefix_len").set_value(1000).run()
+    at.switch_page("pages/prefix_cache.py").run()
+    assert at.number_input(key="pc_prefix_len").value == 1000  # carried over
+    at.number_input(key="pc_prefix_len").set_value(1500).run()
+    at.switch_page("pages/frontier.py").run()
+    assert not at.exception
+    assert at.number_input(key="pc_prefix_len").value == 1500 and at.query_params["pc_prefix_len"] == "1500"

@@ -27,10 +27,10 @@ def test_a_link_made_on_the_planner_carries_the_load_test_and_the_frontier():
     at.number_input(key="rate").set_value(3.5).run()
     at.selectbox(key="lt_arrival").select("gamma").run()
     at.slider(key="lt_cv").set_value(3.0).run()
-    at.switch_page(FRONTIER).run()
+    at = open_section(at.switch_page(FRONTIER), "sec_fr_cost")  # price, replicas, rate: a lazy section
     at.number_input(key="replicas").set_value(3).run()
     at.toggle(key="per_gpu").set_value(True).run()
-    at.switch_page(PLANNER).run()
+    at = open_section(at.switch_page(PLANNER), "sec_pl_search")  # the planner's search options: a lazy section
     at.selectbox(key="pl_sort").select("gpus").run()
     assert not at.exception
     link = _link(_open_share(at))
@@ -67,7 +67,9 @@ def test_a_link_opened_on_one_page_sets_the_others_in_a_fresh_session():
     at.switch_page(FRONTIER).run()
     assert at.toggle(key="per_gpu").value is True
     at.switch_page(PLANNER).run()
-    assert at.selectbox(key="pl_sort").value == "gpus"
+    assert at.session_state["pl_sort"] == "gpus"  # the search options' section closed: the value applies
+    assert at.query_params["pl_sort"] == "gpus"
+    assert open_section(at, "sec_pl_search").selectbox(key="pl_sort").value == "gpus"
     link = _link(_open_share(at))
     assert link["lt_arrival"] == ["gamma"] and link["per_gpu"] == ["true"]
 
@@ -89,7 +91,7 @@ def test_an_uploaded_scenario_file_sets_every_pages_settings():
     assert _link(at)["lt_arrival"] == ["gamma"]  # in the link made on the memory page
     at.switch_page(LOAD_TEST).run()
     assert at.selectbox(key="lt_arrival").value == "gamma" and at.slider(key="lt_cv").value == 3.0
-    at.switch_page(PLANNER).run()
+    at = open_section(at.switch_page(PLANNER), "sec_pl_search")
     assert at.selectbox(key="pl_sort").value == "gpus"
 
 
@@ -100,7 +102,7 @@ def test_the_session_holds_few_keys_streamlit_walks_them_on_every_widget():
     only when the link set it (ui.state._seed_lazy); the others read their default."""
     from ui.controls import LAZY
 
-    at = app({"eff_hbm_bw_fraction": "0.7"}, page=FRONTIER)
+    at = open_section(app({"eff_hbm_bw_fraction": "0.7"}, page=FRONTIER), "sec_fr_cost")
     at.number_input(key="replicas").set_value(3).run()
     at.switch_page(MEMORY).run()
     assert not at.exception
@@ -113,3 +115,16 @@ def test_the_session_holds_few_keys_streamlit_walks_them_on_every_widget():
     assert at.session_state["_scenario"].efficiency.hbm_bw_fraction == 0.7
     at.switch_page(FRONTIER).run()
     assert at.number_input(key="replicas").value == 3  # the kept value came back
+
+
+def test_a_lazy_section_takes_a_value_changed_on_another_page():
+    """The frontier's rate is in a lazy section (ui.lazy_inputs) whose widget keeps its own state; the
+    load test's rate, changed after it, is the one the frontier shows and links when the user returns."""
+    at = open_section(app(SMALL, page=FRONTIER), "sec_fr_cost")
+    at.number_input(key="rate").set_value(4.0).run()
+    at.switch_page(LOAD_TEST).run()
+    assert at.number_input(key="rate").value == 4.0  # carried to the load test
+    at.number_input(key="rate").set_value(6.0).run()
+    at.switch_page(FRONTIER).run()
+    assert not at.exception
+    assert at.number_input(key="rate").value == 6.0 and at.query_params["rate"] == "6"

@@ -71,7 +71,7 @@ def test_case_study_buttons_and_comparison_table():
     at.button(key="case_both").click().run()
     assert not at.exception
     assert at.session_state["max_num_batched_tokens"] == 512  # engine section closed: kept in the session
-    assert at.selectbox(key="kv_cache_dtype").value == "fp8" and at.number_input(key="concurrency").value == 32
+    assert at.session_state["kv_cache_dtype"] == "fp8" and at.number_input(key="concurrency").value == 32  # precision closed
     assert at.text_input(key="compare").value == "dtype=float16;chunked_prefill=false"  # the course says FP16; default auto
     assert "Scenario A (pinned) vs B (sidebar)" in texts(at.subheader)
     table = at.table[-1].value

@@ -12,7 +12,7 @@ from streamlit.proto.Common_pb2 import FileURLs
 from streamlit.runtime.uploaded_file_manager import DeletedFile, UploadedFile, UploadedFileRec
 
 import ui.state as S
-from apptest_helpers import app, texts
+from apptest_helpers import app, open_section, texts
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -78,9 +78,14 @@ def test_kept_upload_is_bounded_survives_the_release_and_is_forgotten_on_removal
 
 def test_load_test_page_uses_an_uploaded_trace():
     at = app({"lt_requests": "100", "lt_sweep": "false"}, page="pages/load_test.py")
+    assert not at.file_uploader  # the uploader's section is lazy: drawn once opened
+    at = open_section(at, "sec_lt_trace")
     trace = "arrival_s,input_len,output_len\n" + "".join(f"{i * 0.5},{200 + i},{20 + i}\n" for i in range(40))
     at.file_uploader(key="lt_trace").set_value(("trace.csv", trace.encode(), "text/csv")).run()
     assert not at.exception
     assert any(c.startswith("Trace trace.csv: 40 requests") for c in texts(at.caption))
     at.number_input(key="lt_seed").set_value(7).run()
     assert any(c.startswith("Trace trace.csv: 40 requests") for c in texts(at.caption))
+    at.session_state["_open_sec_lt_trace"] = False  # the section closed: the kept trace stays in use
+    at.run()
+    assert not at.file_uploader and any(c.startswith("Trace trace.csv: 40 requests") for c in texts(at.caption))

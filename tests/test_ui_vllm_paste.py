@@ -15,8 +15,11 @@ def test_paste_sets_the_sidebar():
     at.button(key="vllm_command_apply").click().run()
     assert not at.exception
     assert at.selectbox(key="model").value == "meta-llama/Llama-3.1-8B"
-    assert at.selectbox(key="tp").value == 2 and at.selectbox(key="kv_cache_dtype").value == "fp8"
+    # TP and the precisions are in closed lazy sections: kept in the session, shown once opened
+    assert at.session_state["tp"] == 2 and at.session_state["kv_cache_dtype"] == "fp8"
     assert at.toggle(key="chunked_prefill").value is False
+    at = open_section(at, "sec_parallel", "sec_precision")
+    assert at.selectbox(key="tp").value == 2 and at.selectbox(key="kv_cache_dtype").value == "fp8"
     codes = [c.value for c in at.sidebar.code]
     assert any("--enforce-eager" in c for c in codes)
     assert any(c.startswith("--max-num-seqs: got 'many'") for c in codes)
@@ -72,7 +75,7 @@ def test_refused_model_applies_nothing():
     at.text_area(key="vllm_command_text").set_value("vllm serve someone/unknown -tp 4 --kv-cache-dtype fp8").run()
     at.button(key="vllm_command_apply").click().run()
     assert not at.exception
-    assert at.selectbox(key="tp").value == 1 and at.selectbox(key="kv_cache_dtype").value == "auto"
+    assert "tp" not in at.session_state and "kv_cache_dtype" not in at.session_state  # nothing set: the defaults
     assert at.sidebar.warning[0].value.startswith("Nothing was applied")
 
 
@@ -82,12 +85,12 @@ def test_second_paste_resets_the_flags_it_leaves_out():
     at.text_area(key="vllm_command_text").set_value(
         "vllm serve meta-llama/Llama-3.1-8B -tp 2 --kv-cache-dtype fp8 --max-num-seqs 64 --no-enable-chunked-prefill").run()
     at.button(key="vllm_command_apply").click().run()
-    assert at.selectbox(key="tp").value == 2 and at.toggle(key="chunked_prefill").value is False
+    assert at.session_state["tp"] == 2 and at.toggle(key="chunked_prefill").value is False
     at.text_area(key="vllm_command_text").set_value("vllm serve Qwen/Qwen3-8B --max-num-seqs 128").run()
     at.button(key="vllm_command_apply").click().run()
     assert not at.exception
     assert at.selectbox(key="model").value == "Qwen/Qwen3-8B"
-    assert at.selectbox(key="tp").value == 1 and at.selectbox(key="kv_cache_dtype").value == "auto"
+    assert at.session_state["tp"] == 1 and at.session_state["kv_cache_dtype"] == "auto"
     assert at.toggle(key="chunked_prefill").value is True
     reset = [c.value for c in at.sidebar.caption if c.value.startswith("Left out of the command")]
     assert reset and "--tensor-parallel-size" in reset[0] and "--kv-cache-dtype" in reset[0]

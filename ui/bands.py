@@ -20,7 +20,8 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from calc.timing.bands import N_MIN, BandBasis, BandKey, band_basis, gpu_family, load_measurements, load_regime
+from calc.timing.bands import (API_SERVER_BUSY, N_MIN, BandBasis, BandKey, api_server_share, band_basis, gpu_family,
+                               load_condition, load_measurements, load_regime)
 from ui import format as F
 from ui.charts import encode_arrays
 from ui.i18n import Translator
@@ -34,14 +35,25 @@ MAX_IDS_SHOWN = 12  # measurement ids listed per band (the rest counted)
 
 
 @lru_cache(maxsize=256)
-def _basis(regime: str, family: str, moe: bool, group: str) -> BandBasis:
-    return band_basis(BandKey(regime, family, moe, group))
+def _basis(regime: str, family: str, moe: bool, group: str, condition: str = "engine") -> BandBasis:
+    return band_basis(BandKey(regime, family, moe, group, condition))
 
 
-def basis(arch, gpu, group: str, *, arrival: str = "closed", concurrency: float | None = None) -> BandBasis:
+def condition(requests_per_s, efficiency) -> str:
+    """Which process sets the pace of a load of ``requests_per_s`` (one engine's, predicted) under
+    these efficiency inputs: ``"api_server"`` where vLLM's API server is busy
+    :data:`calc.timing.bands.API_SERVER_BUSY` of its time or more, else ``"engine"``
+    (:func:`calc.timing.bands.load_condition`)."""
+    return load_condition(api_server_share(float(requests_per_s), efficiency.api_server_request_s))
+
+
+def basis(arch, gpu, group: str, *, arrival: str = "closed", concurrency: float | None = None,
+          condition: str = "engine") -> BandBasis:
     """The band of metric ``group`` (ttft, tpot, e2e, throughput, memory) for this model on this
-    GPU under this load (``arrival`` closed / poisson / gamma / burst / static)."""
-    return _basis(load_regime(arrival, concurrency), gpu_family(gpu.architecture), arch.moe is not None, group)
+    GPU under this load (``arrival`` closed / poisson / gamma / burst / static; ``condition``:
+    :func:`condition`)."""
+    return _basis(load_regime(arrival, concurrency), gpu_family(gpu.architecture), arch.moe is not None, group,
+                  condition)
 
 
 def limits(value: Any, b: BandBasis) -> tuple[np.ndarray, np.ndarray]:
@@ -60,6 +72,8 @@ def inverse_limits(value: Any, b: BandBasis) -> tuple[np.ndarray, np.ndarray]:
 def where_text(b: BandBasis, t: T) -> str:
     regime = t(f"band.regime.{b.key.regime}") if b.key.regime in ("single", "closed", "open", "burst") \
         else t("band.regime.any")
+    if b.key.condition == "api_server":  # the API server sets the pace (calc.timing.bands.load_condition)
+        regime = t("band.api_server", regime=regime, share=F.number(API_SERVER_BUSY * 100, 0))
     return t("band.where", regime=regime, family=b.key.family, kind=t("band.moe" if b.key.moe else "band.dense"))
 
 
@@ -97,20 +111,36 @@ def _texts(b: BandBasis, lang: str) -> tuple[str, str]:
     return _own_text(b, t), _help_text(b, t)
 
 
-def curve_limits(arch, gpu, group: str, values, concurrency) -> tuple[np.ndarray, np.ndarray]:
+def curve_limits(arch, gpu, group: str, values, concurrency, busy=False) -> tuple[np.ndarray, np.ndarray]:
     """(low, high) along a closed-loop sweep: one client is the single-request regime, more a
-    closed loop (each point gets its own regime's band)."""
-    return _curve_limits(gpu_family(gpu.architecture), arch.moe is not None, group, values, concurrency)
+    closed loop, and where ``busy`` (:func:`busy_along`) the API server sets the pace (each point
+    gets its own regime's band)."""
+    return _curve_limits(gpu_family(gpu.architecture), arch.moe is not None, group, values, concurrency, busy)
+
+
+def busy_along(f, efficiency) -> np.ndarray:
+    """Where along a frontier series ``f`` (:class:`ui.perf.view.FrontierSeries`) the API server
+    is busy (:func:`calc.timing.bands.load_condition`): one engine's requests/s, its output tokens/s
+    over the output length (per data-parallel rank), times the API server's time per request."""
+    serving = f.variant.serving
+    x = np.asarray(f.output_tokens_per_s, dtype=float) / (serving.output_len * serving.data_parallel_size)
+    return load_condition(api_server_share(x, efficiency.api_server_request_s)) == "api_server"
 
 
 # along a closed-loop sweep: one client is the single-request regime, more a closed loop
 REGIMES_ALONG = (load_regime("closed", 1), load_regime("closed", 2))
 
 
-def _curve_limits(family: str, moe: bool, group: str, values, concurrency) -> tuple[np.ndarray, np.ndarray]:
+def _curve_limits(family: str, moe: bool, group: str, values, concurrency, busy=False) -> tuple[np.ndarray, np.ndarray]:
     c = np.asarray(concurrency, dtype=float)
     (lo1, hi1), (lo2, hi2) = (limits(values, _basis(regime, family, moe, group)) for regime in REGIMES_ALONG)
-    return np.where(c <= 1, lo1, lo2), np.where(c <= 1, hi1, hi2)
+    lo, hi = np.where(c <= 1, lo1, lo2), np.where(c <= 1, hi1, hi2)
+    busy = np.asarray(busy, dtype=bool)
+    if not busy.any():  # the usual case: one lookup per regime, as before
+        return lo, hi
+    (blo1, bhi1), (blo2, bhi2) = (limits(values, _basis(regime, family, moe, group, "api_server"))
+                                  for regime in REGIMES_ALONG)
+    return np.where(busy, np.where(c <= 1, blo1, blo2), lo), np.where(busy, np.where(c <= 1, bhi1, bhi2), hi)
 
 
 def cdf_region(values_s, b: BandBasis, t: T, *, presenting: bool) -> list[dict]:
@@ -127,33 +157,45 @@ def cdf_region(values_s, b: BandBasis, t: T, *, presenting: bool) -> list[dict]:
     return [region(lo, hi, frac, frac, name=t("band.trace"), presenting=presenting)]
 
 
-def sweep_regions(goodput: BandBasis, ttft: BandBasis, t: T, *, presenting: bool):
+def sweep_regions(goodput: BandBasis, ttft: BandBasis, t: T, *, presenting: bool,
+                  busy: tuple[BandBasis, BandBasis] | None = None, api_server_s: float = 0.0):
     """The load test's rate sweep bands (a callable for :func:`ui.loadtest.figures.sweep_figure`):
-    goodput (left axis) from the throughput band, P95 TTFT (right axis) from the TTFT band."""
+    goodput (left axis) from the throughput band, P95 TTFT (right axis) from the TTFT band; at the
+    rates (one replica's) that keep the API server busy (``rate × api_server_s`` from
+    :data:`calc.timing.bands.API_SERVER_BUSY` on), ``busy``'s two bands instead."""
     if not ENABLED:
         return None
 
     def traces(rates, good, ttft_ms) -> list[dict]:
         g_lo, g_hi = limits(good, goodput)
         f_lo, f_hi = limits(ttft_ms, ttft)
+        on = load_condition(api_server_share(rates, api_server_s)) == "api_server"
+        if busy is not None and on.any():
+            (bg_lo, bg_hi), (bf_lo, bf_hi) = limits(good, busy[0]), limits(ttft_ms, busy[1])
+            g_lo, g_hi = np.where(on, bg_lo, g_lo), np.where(on, bg_hi, g_hi)
+            f_lo, f_hi = np.where(on, bf_lo, f_lo), np.where(on, bf_hi, f_hi)
         return [region(rates, rates, g_lo, g_hi, name=t("band.trace"), presenting=presenting),
                 {**region(rates, rates, f_lo, f_hi, name=t("band.trace"), presenting=presenting), "yaxis": "y2",
                  "showlegend": False}]
     return traces
 
 
-def pareto_regions(arch, gpu_of: Callable[[str], Any], t: T, *, presenting: bool):
+def pareto_regions(arch, gpu_of: Callable[[str], Any], t: T, *, presenting: bool, rate_rps: float = 0.0,
+                   efficiency=None):
     """The planner's Pareto front band (a callable for :func:`ui.planner.figures.pareto_figure`):
     end-to-end latency from the open-loop E2E band of each point's GPU, cost per token from its
-    throughput band (a deployment that serves less per GPU needs more of them for the same rate)."""
+    throughput band (a deployment that serves less per GPU needs more of them for the same rate);
+    with ``efficiency``, each point's condition from its engines' share of ``rate_rps``."""
     if not ENABLED:
         return None
 
-    def traces(e2e_s, cost, gpu_ids) -> list[dict]:
+    def traces(e2e_s, cost, gpu_ids, engines=None) -> list[dict]:
         e_lo, e_hi, c_lo, c_hi = [], [], [], []
-        for e, c, g in zip(e2e_s, cost, gpu_ids):
-            be = basis(arch, gpu_of(g), "e2e", arrival="poisson")
-            bt = basis(arch, gpu_of(g), "throughput", arrival="poisson")
+        engines = [None] * len(gpu_ids) if engines is None else engines
+        for e, c, g, n in zip(e2e_s, cost, gpu_ids, engines):
+            cond = "engine" if efficiency is None or n is None else condition(rate_rps / n, efficiency)
+            be = basis(arch, gpu_of(g), "e2e", arrival="poisson", condition=cond)
+            bt = basis(arch, gpu_of(g), "throughput", arrival="poisson", condition=cond)
             lo, hi = limits(e, be)
             e_lo.append(float(lo))
             e_hi.append(float(hi))
@@ -167,10 +209,12 @@ def pareto_regions(arch, gpu_of: Callable[[str], Any], t: T, *, presenting: bool
     return traces
 
 
-def frontier_regions(f, arch, gpu, t: T, *, per_gpu: bool, presenting: bool) -> tuple[list[dict], list[dict]]:
+def frontier_regions(f, arch, gpu, t: T, *, per_gpu: bool, presenting: bool,
+                     efficiency=None) -> tuple[list[dict], list[dict]]:
     """The base series' bands on the frontier: (SLA figure's two panels, concurrency figure).
     Latency from its band, throughput from its own: the region spans the optimistic curve
-    (faster, more) to the pessimistic one.
+    (faster, more) to the pessimistic one. With ``efficiency``, the points where the API server
+    is busy (:func:`busy_along`) get that condition's bands.
 
     The SLA targets do not move a band: a rerun that only moves an SLA slider (or anything else
     that leaves the sweep as it was) gets the regions already built, arrays already encoded for
@@ -178,8 +222,9 @@ def frontier_regions(f, arch, gpu, t: T, *, per_gpu: bool, presenting: bool) -> 
     if not ENABLED:
         return [], []
     y = f.output_tokens_per_s_per_gpu if per_gpu else f.output_tokens_per_s
+    busy = np.zeros(np.shape(f.concurrency)) if efficiency is None else busy_along(f, efficiency)
     sla, conc = _frontier_regions(arch.moe is not None, gpu_family(gpu.architecture), t("band.trace"), presenting,
-                                  *(_Values(a) for a in (y, f.concurrency, f.tpot_s, f.ttft_s)))
+                                  *(_Values(a) for a in (y, f.concurrency, f.tpot_s, f.ttft_s, busy)))
     return [dict(tr) for tr in sla], [dict(tr) for tr in conc]  # the caller's own dicts (ui.layout.chart copies the rest)
 
 
@@ -205,21 +250,21 @@ class _Values:
 
 
 # Frontier band sets kept per server process: one per (sweep, GPU family, dense/MoE, language, view).
-# Each holds its key's four sweep arrays (as bytes: 8 kB for the ~256-point sweep of ui.perf.view) and
+# Each holds its key's five sweep arrays (the fifth: where the API server is busy) (as bytes: 8 kB for the ~256-point sweep of ui.perf.view) and
 # three encoded polygons of up to 2 x MAX_EDGE_POINTS points (~5 kB): ~13 kB, at most ~0.5 MB in all.
 REGION_CACHE_SIZE = 32
 
 
 @lru_cache(maxsize=REGION_CACHE_SIZE)
 def _frontier_regions(moe: bool, family: str, name: str, presenting: bool, y: _Values, concurrency: _Values,
-                      tpot_s: _Values, ttft_s: _Values) -> tuple[tuple[dict, ...], tuple[dict, ...]]:
+                      tpot_s: _Values, ttft_s: _Values, busy: _Values) -> tuple[tuple[dict, ...], tuple[dict, ...]]:
     """:func:`frontier_regions` from the values it depends on; the traces' arrays as plotly.js
     typed arrays (what :func:`ui.charts.encoded` would send), so a rerun encodes nothing again."""
-    c = concurrency.array
-    y_lo, y_hi = _curve_limits(family, moe, "throughput", y.array, c)
+    c, b = concurrency.array, busy.array > 0
+    y_lo, y_hi = _curve_limits(family, moe, "throughput", y.array, c, b)
     sla = []
     for k, (values, group, xa, ya) in enumerate(((tpot_s, "tpot", "x", "y"), (ttft_s, "ttft", "x2", "y2"))):
-        x_lo, x_hi = _curve_limits(family, moe, group, values.array * 1e3, c)
+        x_lo, x_hi = _curve_limits(family, moe, group, values.array * 1e3, c, b)
         sla.append({**region(x_lo, x_hi, y_lo, y_hi, name=name, presenting=presenting, xaxis=xa, yaxis=ya),
                     "showlegend": k == 0})
     conc = region(c, c, y_lo, y_hi, name=name, presenting=presenting)
@@ -310,18 +355,20 @@ def errors_of(ids: Iterable[str]) -> list[float]:
     return [known[i]["error"] for i in ids if i in known]
 
 
-def render_best(d, arch, gpu, t: T, *, rate_rps: float, tokens: int) -> dict[str, BandBasis]:
+def render_best(d, arch, gpu, t: T, *, rate_rps: float, tokens: int, efficiency=None) -> dict[str, BandBasis]:
     """The planner's best deployment's TTFT, TPOT and cost per million tokens with their ranges
-    (one caption line; open-loop regime: the planner serves a rate). Returns the bases shown."""
+    (one caption line; open-loop regime: the planner serves a rate, each engine its share of it,
+    whose API server load sets the condition with ``efficiency``). Returns the bases shown."""
     if not ENABLED or d is None:
         return {}
     import streamlit as st  # noqa: PLC0415
 
     from calc.plan.costs import usd_per_million_tokens  # noqa: PLC0415
 
-    bases = {t("fr.metric.ttft"): basis(arch, gpu, "ttft", arrival="poisson"),
-             t("fr.metric.tpot"): basis(arch, gpu, "tpot", arrival="poisson"),
-             t("fr.metric.x"): basis(arch, gpu, "throughput", arrival="poisson")}
+    cond = "engine" if efficiency is None else condition(rate_rps / (d.replicas * d.data_parallel_size), efficiency)
+    bases = {t("fr.metric.ttft"): basis(arch, gpu, "ttft", arrival="poisson", condition=cond),
+             t("fr.metric.tpot"): basis(arch, gpu, "tpot", arrival="poisson", condition=cond),
+             t("fr.metric.x"): basis(arch, gpu, "throughput", arrival="poisson", condition=cond)}
     b_ttft, b_tpot, b_x = bases.values()
     ttft, tpot = d.ttft_s * 1e3, d.tpot_s * 1e3
     r = lambda lo_hi, digits, pre="": t("band.range", lo=pre + F.number(float(lo_hi[0]), digits),  # noqa: E731

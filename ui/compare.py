@@ -10,6 +10,7 @@ scenario into the sidebar (every page reads it), or both as A and B.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import streamlit as st
@@ -213,5 +214,22 @@ def render_overlays(t, where=st) -> list[str]:
     from ui import labelled  # noqa: PLC0415
     from ui.perf.controls import MAX_OVERLAYS, OVERLAYS  # noqa: PLC0415
 
-    return labelled.render(OVERLAYS, t, lambda tok: chip_label(tok, t), where, max_selections=MAX_OVERLAYS,
-                           wrap=True)  # long labels: every chip visible, not a scrolled row
+    labels = _chip_labels(t.lang)  # ~75 options: Streamlit formats every one on every rerun
+    return labelled.render(OVERLAYS, t, lambda tok: labels[tok] if tok in labels else chip_label(tok, t), where,
+                           max_selections=MAX_OVERLAYS, wrap=True)  # long labels: every chip visible, not a scrolled row
+
+
+@lru_cache(maxsize=8)
+def _chip_labels(lang: str) -> dict[str, str]:
+    """Every overlay chip's label in ``lang`` (:func:`chip_label`), made once per process: the same
+    text for every session, where each rerun formatted all ~75 options again."""
+    from ui.i18n import Translator  # noqa: PLC0415
+    from ui.perf.controls import OVERLAYS  # noqa: PLC0415
+
+    t, labels = Translator(lang), {}
+    for tok in OVERLAYS.choices():
+        try:
+            labels[tok] = chip_label(tok, t)
+        except (KeyError, ValueError):  # formatted at draw time instead (ui.labelled: the token itself)
+            pass
+    return labels

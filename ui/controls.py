@@ -249,6 +249,7 @@ EFFICIENCY_FIELDS: dict[str, tuple[str, float]] = {  # control key -> (Efficienc
     "eff_ampere_moe_flops_scale": ("ampere_moe_flops_scale", 1.0),
     "eff_fp16_accumulate_share": ("fp16_accumulate_share", 1.0),
     "eff_mxfp4_moe_half_saturation_rows": ("mxfp4_moe_half_saturation_rows", 1.0),
+    "eff_moe_layer_fixed_us": ("moe_layer_fixed_s", 1e-6),
     "eff_gemm_half_saturation_tokens": ("gemm_half_saturation_tokens", 1.0),
     "eff_step_overhead_ms": ("step_overhead_s", 1e-3),
     "eff_sequence_overhead_us": ("sequence_overhead_s", 1e-6),
@@ -301,7 +302,8 @@ EFFICIENCY = (
     _fraction("eff_hopper_flops_scale"), _fraction("eff_ampere_moe_flops_scale"),
     _amount("eff_fp16_accumulate_share", 1.0, 0.05),
     _amount("eff_gemm_half_saturation_tokens", 4096.0, 16.0),
-    _amount("eff_mxfp4_moe_half_saturation_rows", 4096.0, 4.0), _amount("eff_step_overhead_ms", 100.0, 0.5),
+    _amount("eff_mxfp4_moe_half_saturation_rows", 4096.0, 4.0), _amount("eff_moe_layer_fixed_us", 10_000.0, 1.0),
+    _amount("eff_step_overhead_ms", 100.0, 0.5),
     _amount("eff_sequence_overhead_us", 10_000.0, 5.0),
     _amount("eff_request_overhead_ms", 1000.0, 1.0), _amount("eff_api_server_request_ms", 1000.0, 1.0),
     _amount("eff_allreduce_latency_us", 10_000.0, 5.0),
@@ -332,13 +334,18 @@ PP = Control("pp", "select", 1, options=(1, 2, 3, 4, 6, 8, 16))
 DP = Control("dp", "select", 1, options=(1, 2, 4, 8, 16, 32, 64, 72, 96, 128, 144, 256))
 EP = Control("ep", "toggle", False)
 NODES = Control("nodes", "number", None, lo=1, hi=1024, step=1, optional=True)
-PARALLEL = (PP, DP, EP, NODES)
+PARALLEL = (TP, PP, DP, EP, NODES)  # the sidebar's "Multi-GPU layout" section, TP first
+# How weights and KV cache are stored: a lazy sidebar section of its own (ui.state.render_sidebar).
+PRECISION = (QUANTIZATION, DTYPE, KV_CACHE_DTYPE)
 
 MAIN = (MODEL, GPU, TP, QUANTIZATION, DTYPE, KV_CACHE_DTYPE, CONTEXT, CONCURRENCY)
 ENGINE = (GPU_MEMORY_UTILIZATION, BLOCK_SIZE, MAX_MODEL_LEN, MAX_NUM_SEQS, MAX_NUM_BATCHED_TOKENS, OUTPUT_LEN,
           VLLM_VERSION)
-SHARED = MAIN + ENGINE + EFFICIENCY + CUSTOM_GPU_CONTROLS + PARALLEL
-LAZY = ENGINE + EFFICIENCY + PARALLEL  # drawn only while their sidebar section is open (ui.state._lazy_section)
+SHARED = MAIN + ENGINE + EFFICIENCY + CUSTOM_GPU_CONTROLS + PARALLEL[1:]
+# Drawn only while their sidebar section is open (ui.state._lazy_section): in a fresh session's first
+# view the sidebar shows model, GPU, context and concurrency; each select or number box drawn costs
+# the browser's one main thread ~20-30 ms before the first chart (bench/first_paint.py).
+LAZY = PRECISION + ENGINE + PARALLEL + EFFICIENCY
 BY_KEY = {c.key: c for c in SHARED}
 
 # Page-level controls (also in the URL; dropped from it when the user leaves their page).

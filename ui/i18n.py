@@ -61,6 +61,7 @@ EN: dict[str, str] = {
     # sidebar
     "sidebar.custom_config": "Your own model (config.json)",
     "sidebar.engine": "Engine (vLLM)",
+    "sidebar.precision": "Precision (weights, KV cache)",
     "sidebar.unused": "Not used on this page.",
     "sidebar.changed": "↑ {n} changed from the defaults (open to see)",
     "word.weights_plain": "{dtype} weights",
@@ -364,6 +365,7 @@ ZH: dict[str, str] = {
     "ctl.rate.help": "整个部署每秒收到的请求数；副本之间平均分配（每个副本承担 速率 ÷ 副本数）。压测和部署规划页共用同一个速率。",
     "sidebar.custom_config": "自定义模型（config.json）",
     "sidebar.engine": "推理引擎（vLLM）",
+    "sidebar.precision": "精度（权重、KV Cache）",
     "sidebar.unused": "本页未使用此项。",
     "sidebar.changed": "↑ 已改 {n} 项默认值（展开查看）",
     "word.weights_plain": "权重 {dtype}",

@@ -22,6 +22,7 @@ _LABELS_EN = {
     "eff_fp16_accumulate_share": "GEMM work with FP16 accumulation (share)",
 
     "eff_mxfp4_moe_half_saturation_rows": "MXFP4 MoE experts (no FP4 cores): half-saturation (rows per expert)",
+    "eff_moe_layer_fixed_us": "MoE layer fixed time per step (µs)",
     "eff_gemm_half_saturation_tokens": "GEMM half-saturation (tokens)",
     "eff_step_overhead_ms": "Per-step overhead (ms)",
     "eff_sequence_overhead_us": "Per-sequence CPU per step (µs)",
@@ -52,6 +53,7 @@ _LABELS_ZH = {
     "eff_fp16_accumulate_share": "以 FP16 累加的 GEMM 工作量（比例）",
 
     "eff_mxfp4_moe_half_saturation_rows": "MXFP4 MoE 专家（无 FP4 核心）：半饱和行数（每个专家）",
+    "eff_moe_layer_fixed_us": "每步每个 MoE 层的固定时间（µs）",
     "eff_gemm_half_saturation_tokens": "GEMM 半饱和行数（token）",
     "eff_step_overhead_ms": "每步固定开销（ms）",
     "eff_sequence_overhead_us": "每步每序列 CPU 开销（µs）",
@@ -113,8 +115,15 @@ _HELP_ZH = {
                                           "的代价：matmul_ogs 的 block_m = max(16, next_pow2(行数))（triton-lang/triton 的 "
                                           "opt_flags.py），Marlin 为 8–64（vLLM fused_marlin_moe.py）；取 16。gpt-oss-120b、"
                                           "llm-d P/D Decode 池（TP 4，约 50 条序列，H100）：TPOT 9.2 ms，用稠密的 64 预测为 "
-                                          "20 ms，用 16 为 12 ms；H100 与 A100 上的 gpustack 突发请求（bench/data/"
+                                          "20 ms，用 16 为 12 ms（加上下面的 MoE 层固定时间为 14 ms）；H100 与 A100 上的 gpustack 突发请求（bench/data/"
                                           "gptoss_found.jsonl，bench/gptoss_check.py）。",
+    "eff_moe_layer_fixed_us": "每个引擎步中一个 MoE 层的固定 GPU 时间，在其权重字节 /（HBM 带宽 × 上面的比例）之外：融合 MoE "
+                              "的 kernel 序列（top-k、专家对齐、每个专家只有少量行的两个分组 GEMM、激活、求和）有执行下限，"
+                              "CUDA Graph 去不掉，更快的 HBM 也不会缩短。vLLM benchmark_moe.py（CUDA Graph，每次回放 10 次"
+                              "调用），batch 1，减去字节项：H100 上 Qwen3-30B-A3B FP8 40.4 − 14.1 = 26 µs（vLLM PR #24700）；"
+                              "H100 上 TP 4 的 Qwen3-Next-80B FP8 29.5 − 2.9 = 27 µs（vLLM PR #44830）；H200 上 TP 8 的 "
+                              "Qwen3-235B FP8 31.7 − 4.9 = 27 µs（SGLang PR #11730）；H100 上 TP 2 的 Mixtral-8x7B BF16 "
+                              "144.0 − 131.4 = 13 µs（vLLM PR #24700）。取 25 µs（calc.timing.moe_kernels.moe_fixed_time_s）。",
     "eff_gemm_half_saturation_tokens": "单卡 GEMM 行数（token 数）达到该值时效率为上限的一半（tile / wave 量化）。"
                                        "Sarathi-Serve：Prefill 吞吐约在 512 token 处饱和。",
     "eff_step_overhead_ms": "每个引擎步的固定时间：调度、采样、kernel 启动（CPU 侧）。",

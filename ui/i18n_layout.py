@@ -4,7 +4,7 @@ section, the memory page's per-rank lines and the planner's layout columns."""
 from __future__ import annotations
 
 EN: dict[str, str] = {
-    "sidebar.parallel": "Multi-GPU layout (PP, DP, EP)",
+    "sidebar.parallel": "Multi-GPU layout (TP, PP, DP, EP)",
     "ctl.pp": "pipeline_parallel_size (stages)",
     "ctl.pp.help": "vLLM --pipeline-parallel-size: the layers split into this many stages of TP GPUs each (across "
                    "nodes). Each GPU holds its stage's weights and KV cache; a request still passes every stage, "
@@ -36,7 +36,7 @@ EN: dict[str, str] = {
 }
 
 ZH: dict[str, str] = {
-    "sidebar.parallel": "多卡布局（PP、DP、EP）",
+    "sidebar.parallel": "多卡布局（TP、PP、DP、EP）",
     "ctl.pp": "pipeline_parallel_size（流水线阶段数）",
     "ctl.pp.help": "vLLM --pipeline-parallel-size：把各层切成这么多个阶段，每个阶段用 TP 张 GPU（可跨节点）。每张 GPU "
                    "只存本阶段的权重和 KV Cache；一个请求仍要依次经过所有阶段，所以 PP 增加的是显存和吞吐，而不是单请求速度。",

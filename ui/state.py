@@ -634,27 +634,27 @@ def render_sidebar(t: Translator, ignored: frozenset[str] = frozenset()) -> tupl
             for ctl in C.CUSTOM_GPU_CONTROLS:
                 render_control(ctl, t, st, placeholder=t("word.none") if ctl.optional else None)
     gpu_caption = sb.empty()
+    lazy = {c.key for c in C.LAZY}
     for ctl in MAIN[2:]:
-        _sidebar_control(ctl, t, sb, ignored)
-    # Engine and efficiency knobs (24 widgets, a third of a rerun's CPU) are drawn only while their
-    # section is open; their values live in the session and the URL either way.
+        if ctl.key not in lazy:  # context and concurrency; TP and the precisions are in sections below
+            _sidebar_control(ctl, t, sb, ignored)
+    # Precision, multi-GPU layout, engine and efficiency knobs (35 widgets, a third of a rerun's CPU,
+    # and each select ~28 ms of the browser's main thread before the first chart) are drawn only
+    # while their section is open; their values live in the session and the URL either way.
     _seed_lazy(C.LAZY)
     # The session's values, read once (each st.session_state.get is a locked lookup through
     # Streamlit's widget-id mapping: ~140 of them a rerun were ~1 ms). Undrawn lazy controls keep
     # these values; one drawn now has the same (the section's widgets start at them).
     state = st.session_state.to_dict()
-    engine = _lazy_section(sb, t, "sidebar.engine", "sec_engine", C.ENGINE, state)
-    if engine.open:
-        with engine:
-            for ctl in C.ENGINE:
-                _sidebar_control(ctl, t, st, ignored, bound=False,
-                                 placeholder=t("word.vllm_default") if ctl.optional else None)
-    parallel = _lazy_section(sb, t, "sidebar.parallel", "sec_parallel", C.PARALLEL, state)
-    if parallel.open:
-        with parallel:
-            for ctl in C.PARALLEL:
-                _sidebar_control(ctl, t, st, ignored, bound=False,
-                                 placeholder=t("word.vllm_default") if ctl.optional else None)
+    for label_key, key, controls in (("sidebar.precision", "sec_precision", C.PRECISION),
+                                     ("sidebar.parallel", "sec_parallel", C.PARALLEL),
+                                     ("sidebar.engine", "sec_engine", C.ENGINE)):
+        section = _lazy_section(sb, t, label_key, key, controls, state)
+        if section.open:
+            with section:
+                for ctl in controls:
+                    _sidebar_control(ctl, t, st, ignored, bound=False,
+                                     placeholder=t("word.vllm_default") if ctl.optional else None)
     efficiency = _lazy_section(sb, t, "sidebar.efficiency", "sec_efficiency", C.EFFICIENCY, state)
     if efficiency.open:
         with efficiency:

@@ -23,7 +23,7 @@ from calc.cli.args import (UsageError, _add_engine_args, _concurrency, _dtype, _
                            add_efficiency_arg, check_layout, check_tensor_parallel, layout_record, load_efficiency,
                            resolve_gpu, spelling_notes)
 from calc.cli.report import add_bands, does_not_fit_record, print_table
-from calc.timing.bands import gpu_family
+from calc.timing.bands import api_server_share, gpu_family, load_condition
 from calc.traffic.queueing import open_loop
 from calc.cli import disaggregation
 from calc.cli.disaggregation import add_disaggregation_args
@@ -207,10 +207,14 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     record = {k: _number(v) for k, v in out.items()}
     single = per_replica is not None and per_replica <= 1
     family, moe = gpu_family(gpu.architecture), arch.moe is not None
-    record = add_bands(record, dict.fromkeys(BANDED, "single" if single else "closed"), family=family, moe=moe)
+    # the API server's share of one engine's predicted requests/s (calc.timing.bands.load_condition)
+    t_api = efficiency.api_server_request_s
+    busy = load_condition(api_server_share(s.requests_per_s / serving.data_parallel_size, t_api))
+    record = add_bands(record, dict.fromkeys(BANDED, "single" if single else "closed"), family=family, moe=moe,
+                       condition=busy)
     if rate is not None:  # the open loop's bands apart: the closed-loop fields stay as without --rate
         record = add_bands(record, dict.fromkeys(OPEN_LOOP_BANDED, "open"), family=family, moe=moe,
-                           basis_key="open_loop_band_basis")
+                           basis_key="open_loop_band_basis", condition=load_condition(api_server_share(rank_rate, t_api)))
     if not record["fits"]:
         from calc.sizing.fit import what_would_fit  # noqa: PLC0415
 

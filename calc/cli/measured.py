@@ -21,7 +21,8 @@ from calc.cli.simulate import simulate_record
 from calc.spec.catalog import get_gpu, get_model
 from calc.spec.inputs import Efficiency
 from calc.timing.engine_profile import is_llama_cpp, llama_cpp_efficiency
-from calc.timing.bands import BandKey, band, band_basis, gpu_family, load_regime, metric_group
+from calc.timing.bands import (BandKey, api_server_share, band, band_basis, gpu_family, load_condition, load_regime,
+                               metric_group)
 
 # Every measured engine below ran its TP all-reduces through NCCL, not a custom P2P kernel like vLLM's:
 # TensorRT-LLM v0.5/v0.6.1 examples/llama/build.py has ``--use_custom_all_reduce`` off by default and
@@ -60,6 +61,7 @@ def efficiency_for_engine(engine: str, efficiency: Efficiency, *, api_server: bo
         update["hopper_flops_scale"] = 1.0  # vLLM's kernels on Hopper, not theirs
         update["ampere_moe_flops_scale"] = 1.0  # vLLM's MoE kernels on Ampere, not theirs
         update["mxfp4_moe_half_saturation_rows"] = efficiency.gemm_half_saturation_tokens  # nor its MXFP4 MoE
+        update["moe_layer_fixed_s"] = 0.0  # nor the floor of its fused-MoE kernel sequence
         update["prefill_flops_fraction"] = CPP_FLOPS_FRACTION  # their fused GEMMs, not vLLM's
         update["decode_flops_fraction"] = CPP_FLOPS_FRACTION
     efficiency = efficiency.model_copy(update=update) if update else efficiency
@@ -125,12 +127,27 @@ class Scored:
                 "inside_band": self.inside, "band_cell": self.band_cell}
 
 
-def row_band_key(row: dict, metric: str) -> BandKey:
-    """The band regime of a measured row's metric (:mod:`calc.timing.bands`)."""
+def row_api_server_share(row: dict, predicted: dict[str, float], efficiency: Efficiency = Efficiency()) -> float:
+    """The API server's share of its time on the row's predicted load (:func:`ask_row`'s answer;
+    :func:`calc.timing.bands.api_server_share`): predicted requests/s (output tokens/s over the
+    output length for a closed loop) times the API server's time per request on the row's
+    benchmark path (0 offline, :func:`efficiency_for_engine`)."""
+    x = predicted.get("requests_per_s")
+    if x is None:
+        x = predicted["output_tokens_per_s"] / float(row["options"]["output_len"])
+    t_api = efficiency_for_engine(row.get("engine", ""), efficiency,
+                                  api_server=str(row.get("bench_mode", "")).startswith("vllm bench serve")
+                                  ).api_server_request_s
+    return float(api_server_share(x, t_api))
+
+
+def row_band_key(row: dict, metric: str, condition: str = "engine") -> BandKey:
+    """The band regime of a measured row's metric (:mod:`calc.timing.bands`); ``condition`` from
+    :func:`row_api_server_share` (:func:`calc.timing.bands.load_condition`)."""
     options, load = row["options"], row["load"]
     family = gpu_family(get_gpu(options["gpu"]).architecture) if options.get("gpu") else "other"
     return BandKey(load_regime(load["arrival"], load.get("concurrency")), family,
-                   get_model(options["model"]).moe is not None, metric_group(metric))
+                   get_model(options["model"]).moe is not None, metric_group(metric), condition)
 
 
 def score_rows(rows: list[dict], efficiency: Efficiency = Efficiency()) -> list[Scored]:
@@ -138,11 +155,12 @@ def score_rows(rows: list[dict], efficiency: Efficiency = Efficiency()) -> list[
     out = []
     for row in rows:
         predicted = ask_row(row, efficiency)
+        condition = load_condition(row_api_server_share(row, predicted, efficiency))
         regime = f"{row['load']['arrival']} {row['options'].get('gpu') or 'custom'}"
         for metric, m in row["measured"].items():
             if m.get("scored") and metric in predicted:
                 p = float(predicted[metric])
-                b = band_basis(row_band_key(row, metric))
+                b = band_basis(row_band_key(row, metric, condition))
                 lo, hi = band(p, b)
                 out.append(Scored(str(row.get("id", "")), regime, metric, float(m["value"]), p, float(lo), float(hi),
                                   b.cell))

@@ -65,22 +65,23 @@ def print_table(d: dict[str, Any], out=None) -> None:
 
 
 def add_bands(record: dict[str, Any], metrics: dict[str, str], *, family: str, moe: bool,
-              basis_key: str = "band_basis") -> dict[str, Any]:
+              basis_key: str = "band_basis", condition: str = "engine") -> dict[str, Any]:
     """``record`` with ``<metric>_low`` / ``<metric>_high`` beside each of ``metrics`` (field →
     load regime, :mod:`calc.timing.bands`) and ``band_basis``: per band cell used, its regime,
     measurements, their median and p90 |error|, the label and the fields it covers. A field whose
-    value is missing (None) gets None bounds. ``basis_key``: the field the bases go in."""
+    value is missing (None) gets None bounds. ``basis_key``: the field the bases go in;
+    ``condition``: which process sets the pace (:func:`calc.timing.bands.load_condition`)."""
     from calc.timing.bands import BandKey, band, band_basis, metric_group  # noqa: PLC0415
 
     out, basis = dict(record), {}
     for field, regime in metrics.items():
         if field not in record:
             continue
-        b = band_basis(BandKey(regime, family, moe, metric_group(field)))
+        b = band_basis(BandKey(regime, family, moe, metric_group(field), condition))
         value = record[field]
         lo, hi = (None, None) if value is None else (float(x) for x in band(value, b))
         out[f"{field}_low"], out[f"{field}_high"] = lo, hi
-        entry = basis.setdefault(b.key.cell(("regime", "family", "moe")), b.record())
+        entry = basis.setdefault(b.key.cell(("regime", "condition", "family", "moe")), b.record())
         entry.setdefault("fields", []).append(field)
     out[basis_key] = basis
     return out

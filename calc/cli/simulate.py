@@ -18,7 +18,7 @@ from calc.spec.untrusted import quote
 from calc.cli.estimate import run_records
 from calc.cli.report import add_bands
 from calc.cli import disaggregation
-from calc.timing.bands import gpu_family, load_regime
+from calc.timing.bands import api_server_share, gpu_family, load_condition, load_regime
 from calc.timing.estimate import estimate
 from calc.traffic.simulator import EngineConfig, simulate
 from calc.traffic.slo import summarize
@@ -205,6 +205,9 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
               f"{s['finished_requests']:,} of {s['num_requests']:,} requests finished: latencies, throughputs and "
               "goodput cover the finished requests only (the slowest are left out: the percentiles are lower "
               "bounds)", file=sys.stderr)
+    # the API server's share of one engine's simulated requests/s (calc.timing.bands.load_condition)
+    busy = load_condition(api_server_share(out["requests_per_s"] if out["requests_per_s"] is not None else math.nan,
+                                           efficiency.api_server_request_s))
     for k in ("output_tokens_per_s", "total_tokens_per_s", "requests_per_s", "goodput_requests_per_s"):
         out[k] = out[k] * dp if out[k] is not None else None
     out.update(layout_record(serving, nodes))
@@ -233,7 +236,7 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     record = {k: _num(v) for k, v in out.items()}
     regime = load_regime(arrival, conc)
     record = add_bands(record, dict.fromkeys(BANDED, regime), family=gpu_family(gpu.architecture),
-                       moe=arch.moe is not None)
+                       moe=arch.moe is not None, condition=busy)
     if ignored:
         record["ignored_options"] = ignored
     return record

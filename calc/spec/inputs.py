@@ -353,8 +353,18 @@ class Efficiency(_Frozen):
         "expert's few rows cost only their padding to the M tile: matmul_ogs block_m = max(16, "
         "next_pow2(rows)) (triton-lang/triton triton_kernels/matmul_ogs_details/opt_flags.py), Marlin "
         "8-64 (vLLM fused_marlin_moe.py); 16 is taken. gpt-oss-120b, llm-d P/D decode pool (TP 4, ~50 "
-        "sequences, H100): TPOT 9.2 ms, predicted 20 ms with the dense 64, 12 ms with 16; gpustack "
+        "sequences, H100): TPOT 9.2 ms, predicted 20 ms with the dense 64, 12 ms with 16 (14 ms with "
+        "moe_layer_fixed_s below); gpustack "
         "bursts on H100 and A100 (bench/data/gptoss_found.jsonl, bench/gptoss_check.py)."))] = 16.0
+    moe_layer_fixed_s: Annotated[float, Field(ge=0.0, le=0.01, description=(
+        "Fixed GPU time of one MoE layer per engine step, beyond its weight bytes / (HBM bandwidth x "
+        "the fraction above): the fused-MoE kernel sequence (top-k, expert alignment, two grouped GEMMs "
+        "over few rows per expert, activation, sum) has an execution floor that CUDA graphs do not "
+        "remove and a faster HBM does not shorten. vLLM benchmark_moe.py (CUDA graph, 10 calls per "
+        "replay), batch 1, minus the bytes term: Qwen3-30B-A3B FP8 H100 40.4 us - 14.1 = 26 us (vLLM PR "
+        "#24700); Qwen3-Next-80B FP8 TP 4 H100 29.5 - 2.9 = 27 us (vLLM PR #44830); Qwen3-235B FP8 TP 8 "
+        "H200 31.7 - 4.9 = 27 us (SGLang PR #11730); Mixtral-8x7B BF16 TP 2 H100 144.0 - 131.4 = 13 us "
+        "(vLLM PR #24700). 25 us is taken (calc.timing.moe_kernels.moe_fixed_time_s)."))] = 25.0e-6
     gemm_half_saturation_tokens: Annotated[float, Field(ge=0.0, le=100_000.0, description=(
         "Rows per GPU (tokens / TP) at which a GEMM reaches half its achievable rate "
         "(tile/wave quantization). Sarathi-Serve: prefill throughput saturates near 512 "

@@ -4,8 +4,21 @@ Each calibration measurement (``bench/calibration_report.py``: 2023-24 engines a
 serving benchmarks; ``bench/memory_calibration_report.py``: vLLM start-up logs) gives a signed
 error e = predicted / measured - 1, kept as its log r = ln(1 + e) = ln(predicted / measured). The
 measurements are grouped by a :class:`BandKey`: load regime (single request, closed loop, open
-loop, burst/static batch), GPU family, dense or MoE, and metric group (TTFT, TPOT, E2E,
-throughput, memory).
+loop, burst/static batch) and its condition (:func:`load_condition`: which process sets the pace),
+GPU family, dense or MoE, and metric group (TTFT, TPOT, E2E, throughput, memory).
+
+The condition is what the calculator knows to be less reliable: vLLM's OpenAI API server is one
+process that handles each request one at a time (HTTP, chat template, tokenization) and streams every
+output token back. The calculator charges it one constant per request (``Efficiency.api_server_request_s``,
+measured on one vLLM 0.11 chat endpoint) and nothing per streamed token. Where the predicted load keeps
+that process busy (its share ρ = X · t_api of :data:`API_SERVER_BUSY` or more, X the predicted
+requests/s: :func:`api_server_share`) the answer rests on that one constant, whose value differs
+between vLLM versions, endpoints and host CPUs, and the process's queue, not the GPU, sets when tokens
+reach the client: a 4-token output's TPOT is then three gaps of frontend waiting (gpustack, Qwen3-14B
+on H100, 1,000 requests of 128 in / 4 out: TPOT measured 34× the calculator's). That constant was
+fitted on that same run (43.9 requests/s), so its throughput there (+3 %) says nothing of other hosts.
+Such loads get cells of their own ("api_server"), shrunk toward the metric group's like any other
+cell; everything else is "engine". Start-up memory has condition "any".
 
 A band around a predicted value v is the range of measured values that errors like these imply:
 
@@ -18,7 +31,7 @@ low ≤ v ≤ high always:
   the exact cell, each shrunk toward its parent's by the number of DOCUMENTS behind the cell
   (:func:`shrunk_location_spread`: a cell whose measurements come from d documents weighs
   d / (d + :data:`PRIOR_N`)), down the rungs of :data:`LADDER` from :data:`ROOT_CELL` (every
-  measurement) through the metric group, the load regime and the GPU family. A cell with few
+  measurement) through the metric group, the load regime with its condition and the GPU family. A cell with few
   measurements leans on the pooled ones instead of switching to them at a hard threshold, and one
   outlier moves a median and a median deviation little (a quantile of five measurements is the
   outlier). A document (:func:`document`: one page or log file, one deployment's write-up) counts
@@ -70,6 +83,17 @@ MEASUREMENTS_PATH = BANDS_PATH.with_name("band_measurements.json")
 REGIMES = ("single", "closed", "open", "burst")
 # Start-up memory (weights, KV pool) does not depend on the load: one regime for the memory group.
 MEMORY_REGIME = "any"
+# Which process sets the pace (:func:`load_condition`): the GPU engine, or vLLM's API server once it
+# is busy a share API_SERVER_BUSY of its time or more (module docstring). Chosen with the calibration
+# measurements alone (bench/make_bands.py --validate, 2026-12-02): of the shares 0.2 / 0.3 / 0.4 / 0.5
+# (and no condition at all), 0.5 gave the most measurements inside their band with each document left
+# out (89.7 %; no condition 87.8 %, 0.2: 89.1 %, 0.3: 85.9 %, 0.4: 88.5 %), within the 30 % median
+# half-width. No calibration row has a share between 0.42 and 0.99, so any value in that range scores
+# the same; 0.5 is where an M/D/1 frontend's mean wait reaches half a request's own time, ρ / (2(1 − ρ)).
+# Also tried, same score: ShareGPT-like spread lengths as a third condition (91.0 %, but median
+# half-width 31.1 %, over the 30 %), spread lengths or 4-token outputs instead of the API server (87.2 %).
+CONDITIONS = ("engine", "api_server")
+API_SERVER_BUSY = 0.5
 FAMILIES = ("ampere", "hopper", "cdna3", "ada", "blackwell", "other")
 GROUPS = ("ttft", "tpot", "e2e", "throughput", "memory")
 # Quantiles of the pooled leave-one-out standardised residuals that bound a band: the widest central
@@ -80,9 +104,10 @@ GROUPS = ("ttft", "tpot", "e2e", "throughput", "memory")
 # set than its measurements are to each other: bands that held 80 % only in sample would hold less
 # elsewhere (central 85 % held 90 % in sample but 80 % with each benchmark left out, 2026-12-01).
 # QUANTILES is the choice the shipped table was built with (tests/test_bands.py checks it is current):
-# central 89.5 % since the shrinkage counts documents (2026-12-02; central 87.5 % when it counted
-# measurements).
-QUANTILES = (0.0525, 0.9475)
+# central 90 % since the MoE layers' fixed time (calc.timing.moe_kernels) narrowed the MoE TPOT
+# residuals and the API server's load split the regimes (2026-12-02; 89.5 % before, since the
+# shrinkage counts documents; central 87.5 % when it counted measurements).
+QUANTILES = (0.05, 0.95)
 MAX_MEDIAN_HALF_WIDTH = 0.30
 # Lower tails tried, widest first: central 90 % down to central 80 % (the promise itself).
 QUANTILE_CHOICES = tuple((round(q, 4), round(1.0 - q, 4)) for q in np.arange(0.05, 0.1001, 0.0025))
@@ -97,9 +122,11 @@ N_MIN = 5
 # coarser rung, is empty): a regime never measured is assumed less certain than the pooled ones.
 WIDEN = 1.25
 # Which dimensions each rung keeps, finest first: drop dense/MoE, then the GPU family, then the
-# load regime. Above the last one (the metric group alone) sits ROOT_CELL, every measurement.
-LADDER = (("regime", "family", "moe"), ("regime", "family"), ("regime",), ())
-ROOT_CELL = "*/*/*/*"
+# load regime with its condition (:func:`load_condition`: the condition refines the regime, so the
+# two go together; a rung of the regime alone would count an engine-paced regime's measurements
+# twice). Above the last one (the metric group alone) sits ROOT_CELL, every measurement.
+LADDER = (("regime", "condition", "family", "moe"), ("regime", "condition", "family"), ("regime", "condition"), ())
+ROOT_CELL = "*/*/*/*/*"
 # Smallest log spread a band uses (0.1 %): the start-up logs print the KV pool to a few digits.
 SPREAD_FLOOR = 1e-3
 # Widest band, as a log: measured values at most 1,000× off the prediction either way (a table of
@@ -128,10 +155,12 @@ class BandKey:
     family: str
     moe: bool
     group: str
+    condition: str = "engine"
 
     def cell(self, keep: tuple[str, ...]) -> str:
         """The table key of the rung that keeps the dimensions ``keep`` (``*`` for the others)."""
-        parts = [self.regime if "regime" in keep else "*", self.family if "family" in keep else "*",
+        parts = [self.regime if "regime" in keep else "*", self.condition if "condition" in keep else "*",
+                 self.family if "family" in keep else "*",
                  ("moe" if self.moe else "dense") if "moe" in keep else "*", self.group]
         return "/".join(parts)
 
@@ -153,7 +182,8 @@ class BandBasis:
 
     def record(self) -> dict[str, Any]:
         """The JSON form (the CLI's ``band_basis`` entries)."""
-        return {"regime": self.key.regime, "gpu_family": self.key.family, "moe": self.key.moe,
+        return {"regime": self.key.regime, "condition": self.key.condition, "gpu_family": self.key.family,
+                "moe": self.key.moe,
                 "metric_group": self.key.group, "cell": self.cell, "n": self.n, "n_in_regime": self.n_exact,
                 "median_abs_error": self.median_abs_error, "p90_abs_error": self.p90_abs_error,
                 "error_low": math.expm1(self.log_lo), "error_high": math.expm1(self.log_hi),
@@ -183,6 +213,30 @@ def load_regime(arrival: str, concurrency: float | None = None) -> str:
     if arrival in ("burst", "static"):
         return "burst"
     raise ValueError(f"unknown arrival {arrival!r}")
+
+
+def api_server_share(requests_per_s: Any, api_server_request_s: Any) -> np.ndarray:
+    """ρ = X · t_api: the share of its time vLLM's API server (one process, one request at a time:
+    :class:`calc.spec.inputs.Efficiency` ``api_server_request_s``) spends on the requests the
+    calculator predicts, X requests/s (1 where it is the bound).
+
+    >>> round(float(api_server_share(20.0, 0.022)), 6)
+    0.44
+    """
+    return np.asarray(requests_per_s, dtype=float) * np.asarray(api_server_request_s, dtype=float)
+
+
+def load_condition(share: Any) -> Any:
+    """The band condition of a load from its API server share ρ (:func:`api_server_share`):
+    ``"api_server"`` from :data:`API_SERVER_BUSY` on, else ``"engine"`` (a NaN share: ``"engine"``).
+    Broadcasts (an array of names for an array of shares; a str for a scalar).
+
+    >>> load_condition(0.05), load_condition(0.9), load_condition([0.1, 0.5]).tolist()
+    ('engine', 'api_server', ['engine', 'api_server'])
+    """
+    rho = np.asarray(share, dtype=float)
+    out = np.where(rho >= API_SERVER_BUSY, "api_server", "engine")
+    return str(out) if out.ndim == 0 else out
 
 
 def metric_group(metric: str) -> str:
@@ -227,7 +281,7 @@ def build_table(measurements: Iterable[dict[str, Any]], quantiles: tuple[float, 
     ms = sorted(measurements, key=lambda m: m["id"])
     cells: dict[str, list[dict[str, Any]]] = {}
     for m in ms:
-        key = BandKey(m["regime"], m["family"], bool(m["moe"]), m["group"])
+        key = _key(m)
         for keep in LADDER:
             cells.setdefault(key.cell(keep), []).append(m)
         cells.setdefault(ROOT_CELL, []).append(m)
@@ -253,7 +307,7 @@ def build_table(measurements: Iterable[dict[str, Any]], quantiles: tuple[float, 
                          for i, m in enumerate(members)}
     z = []
     for m in ms:
-        key = BandKey(m["regime"], m["family"], bool(m["moe"]), m["group"])
+        key = _key(m)
         chain = [without[name][m["id"]] for name in _names(key)]
         # a residual needs a spread to be measured against: at least 3 others, not all equal
         if chain[-1] is not None and chain[-1]["n"] >= 3 and chain[-1]["log_spread"] > SPREAD_FLOOR:
@@ -278,6 +332,11 @@ def load_measurements(path: str = str(MEASUREMENTS_PATH)) -> dict[str, dict[str,
     """Measurement id (``row:metric``) -> ``{"error", "source"}``: what a band is made of."""
     with open(path) as fh:
         return json.load(fh)["measurements"]
+
+
+def _key(m: dict[str, Any]) -> BandKey:
+    """The band key of a measurement record."""
+    return BandKey(m["regime"], m["family"], bool(m["moe"]), m["group"], m.get("condition", "engine"))
 
 
 def _names(key: BandKey) -> list[str]:
@@ -317,7 +376,7 @@ def band_basis(key: BandKey, cells: dict[str, Any] | None = None) -> BandBasis:
     if key.group not in GROUPS:
         raise ValueError(f"unknown metric group {key.group!r}")
     if key.group == "memory":
-        key = BandKey(MEMORY_REGIME, key.family, key.moe, key.group)
+        key = BandKey(MEMORY_REGIME, key.family, key.moe, key.group, MEMORY_REGIME)
     cells = load_table()["cells"] if cells is None else cells
     names = _names(key)  # finest first
     found = [cells.get(name) for name in names]
@@ -328,7 +387,8 @@ def band_basis(key: BandKey, cells: dict[str, Any] | None = None) -> BandBasis:
     used = next(i for i, c in enumerate(found) if c is not None and (c["n"] >= N_MIN or i == len(found) - 1))
     c, cell = found[used], names[used]
     exact = found[0]["n"] if found[0] is not None else 0
-    where = f"{key.regime}, {key.family}, {'MoE' if key.moe else 'dense'}, {key.group}"
+    busy = ", API server busy" if key.condition == "api_server" else ""
+    where = f"{key.regime}{busy}, {key.family}, {'MoE' if key.moe else 'dense'}, {key.group}"
     if used == 0:
         label = (f"{c['n']} measurements ({c['n_documents']} documents) in this regime ({where}), weighed against "
                  "the coarser groups' errors")
@@ -359,7 +419,7 @@ def band(value: Any, basis: BandBasis) -> tuple[np.ndarray, np.ndarray]:
 def _scored(m: dict[str, Any], cells: dict[str, Any]) -> tuple[bool, float]:
     """Whether measurement ``m`` lies in its band from ``cells``, and the band's half-width as a
     fraction of the predicted value, (high - low) / 2 / predicted."""
-    b = band_basis(BandKey(m["regime"], m["family"], bool(m["moe"]), m["group"]), cells)
+    b = band_basis(_key(m), cells)
     r = math.log1p(m["error"])  # measured inside [low, high] ⇔ r inside [log_lo, log_hi]
     return b.log_lo - 1e-12 <= r <= b.log_hi + 1e-12, (math.exp(-b.log_lo) - math.exp(-b.log_hi)) / 2
 

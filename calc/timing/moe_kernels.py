@@ -43,6 +43,30 @@ in place of the dense GEMMs' M_½ (64, whose wave term does not apply per expert
 rows per expert) the experts then stay bound by their MXFP4 weight bytes, as a weight-only kernel
 should; in a prefill chunk (r in the hundreds) the two agree within 20 %. Checked in
 ``bench/gptoss_check.py`` (bench/data/gptoss_found.jsonl, the llm-d P/D row).
+
+The MoE layer's fixed time. One MoE layer of vLLM's fused path is a sequence of kernels (router
+top-k, expert alignment, two grouped GEMMs over a few rows per expert, activation, the weighted
+sum; FP8 adds the activations' quantization), each with a launch-to-finish floor that CUDA graphs
+do not remove (they remove the CPU's launch cost) and that a faster HBM does not shorten. vLLM's
+``benchmarks/kernels/benchmark_moe.py`` times exactly that sequence inside a CUDA graph (10 calls
+per replay, random gating: uniform routing, as :func:`calc.timing.roofline.expected_experts_touched`
+assumes). Its kernel time is the layer's weight bytes at the achievable bandwidth plus a constant:
+
+    t_layer(N) = t_0 + bytes(N) / (BW · η_m)         t_step += L_moe · t_0
+
+Qwen3-30B-A3B FP8 on one H100 (vLLM PR #24700): N = 1: 8 experts · 3 · 2048 · 768 B = 37.7 MB,
+14.1 us at 0.8 · 3.35 TB/s, measured 40.4 us, t_0 = 26 us; N = 8 (51.6 experts touched, 244 MB):
+91 + 26 = 117 us predicted, 118.6 us measured; N = 32 (111.7 experts, 527 MB): 223 us, 210 measured.
+Other tables, N = 1: Qwen3-Next-80B FP8 TP 4 on H100 29.5 − 2.9 = 27 us (vLLM PR #44830),
+Qwen3-235B FP8 TP 8 on H200 31.7 − 4.9 = 27 us (SGLang PR #11730, its Triton fused MoE), Qwen3-30B-A3B
+BF16 on B200 39.6 − 11.8 = 28 us (vLLM PR #31448, default config), Mixtral-8x7B BF16 TP 2 on H100
+144.0 − 131.5 = 13 us (vLLM PR #24700; 2 of 8 experts). Median 26.5 us; ``moe_layer_fixed_s`` = 25 us.
+The rows are in ``bench/data/moe_kernel_benchmarks.jsonl`` (``bench/moe_kernel_floor.py``).
+A dense MLP's own kernel floors (three kernels) sit in ``step_overhead_s``, fitted on dense rows.
+Not modelled: gpt-oss's Hopper path (triton_kernels ``routing`` + ``matmul_ogs``) has its own
+sequence (routing alone 11.8-12.3 us in 4 launches, triton-lang/triton PRs #7369/#7396; matmul_ogs
+ran split-K > 1 with FP32 partials below ~32 rows until vLLM PR #30528, 2025-12); no published
+per-layer time of that path was found, so the same t_0 applies to it.
 """
 
 from __future__ import annotations
@@ -93,3 +117,16 @@ def expert_half_saturation_rows(*, quantization, mxfp4_backend, gemm_half_satura
           & np.isin(np.asarray(mxfp4_backend), GROUPED_MXFP4_BACKENDS))
     return np.where(on, np.asarray(mxfp4_moe_half_saturation_rows, dtype=float),
                     np.asarray(gemm_half_saturation_tokens, dtype=float))
+
+
+def moe_fixed_time_s(*, num_moe_layers, moe_layer_fixed_s):
+    """The MoE layers' fixed time per engine step: L_moe · t_0 (module docstring), 0 for a dense model.
+
+    gpt-oss-120b: 36 MoE layers · 25 us = 0.9 ms per step (decode or prefill).
+
+    >>> round(float(moe_fixed_time_s(num_moe_layers=36, moe_layer_fixed_s=25e-6)) * 1e3, 3)
+    0.9
+    >>> float(moe_fixed_time_s(num_moe_layers=0, moe_layer_fixed_s=25e-6))
+    0.0
+    """
+    return np.asarray(num_moe_layers, dtype=float) * np.asarray(moe_layer_fixed_s, dtype=float)

@@ -43,6 +43,7 @@ class StepTime:
     overhead_s: np.ndarray
     flops: np.ndarray  # all operators, per GPU
     bytes: np.ndarray
+    fixed_s: object = 0.0  # kernel floors already inside op_time_s (the MoE layers' fixed time)
 
     @property
     def step_s(self) -> np.ndarray:
@@ -50,8 +51,9 @@ class StepTime:
 
     @property
     def pessimistic_step_s(self) -> np.ndarray:
-        """No compute/memory overlap: Σ (compute + memory) + comm + overhead."""
-        return sum(self.op_compute_s[o] + self.op_memory_s[o] for o in OPERATORS) + self.comm_s + self.overhead_s
+        """No compute/memory overlap: Σ (compute + memory) + kernel floors + comm + overhead."""
+        return (sum(self.op_compute_s[o] + self.op_memory_s[o] for o in OPERATORS) + self.fixed_s
+                + self.comm_s + self.overhead_s)
 
     @property
     def compute_s(self) -> np.ndarray:
@@ -74,7 +76,7 @@ def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, atten
               sequences=0.0, sequence_overhead_s=0.0,
               custom_allreduce=False, custom_allreduce_latency_s=0.0, custom_allreduce_bw_bytes_per_s=np.inf,
               custom_allreduce_max_bytes=CUSTOM_ALLREDUCE_MAX_BYTES, extra_comm_s=0.0,
-              expert_flops_scale=1.0, expert_half_saturation_tokens=None) -> StepTime:
+              expert_flops_scale=1.0, expert_half_saturation_tokens=None, moe_fixed_s=0.0) -> StepTime:
     """Step time from operator costs: each operator at its roofline, then TP communication
     (two all-reduces per layer of tokens·h·b_act bytes each, :func:`calc.timing.interconnect.allreduce_time_s`:
     NCCL or vLLM's custom all-reduce by message size and link) and the engine's CPU time per step,
@@ -84,7 +86,9 @@ def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, atten
     Routed experts run at s_x · η_c(rows per expert), s_x = ``expert_flops_scale`` (the MoE
     kernel's share of the dense fractions, :func:`calc.timing.moe_kernels.expert_flops_scale`) with
     their own half-saturation rows where given (``expert_half_saturation_tokens``, None: the dense
-    M_½; :func:`calc.timing.moe_kernels.expert_half_saturation_rows`)."""
+    M_½; :func:`calc.timing.moe_kernels.expert_half_saturation_rows`). The MoE layers' fixed time
+    ``moe_fixed_s`` (L_moe · t_0, :func:`calc.timing.moe_kernels.moe_fixed_time_s`) adds to the MLP
+    operator's time of every step that has tokens."""
     n = np.asarray(tokens, dtype=float)
     # Token-weighted blend of the prefill and decode fractions: a few prefill tokens riding
     # along many decodes barely change the kernels' efficiency (and never make a step faster).
@@ -108,6 +112,9 @@ def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, atten
             comp[op] = (costs.flops[op] - ef) / rate + safe_ratio(ef, np.asarray(peak_flops_per_s, dtype=float) * expert_eta)
         memt[op] = costs.bytes(op) / bw
         opt[op] = np.maximum(comp[op], memt[op])
+    # MoE kernel floor (calc.timing.moe_kernels): inside the MLP's time, not in its compute or memory term
+    moe_fixed = np.where(n > 0, np.asarray(moe_fixed_s, dtype=float), 0.0)
+    opt["mlp"] = opt["mlp"] + moe_fixed
     per_ar = allreduce_time_s(tensor_parallel_size=tensor_parallel_size,
                               bytes_per_allreduce=n * hidden_size * activation_bytes,
                               link_bw_bytes_per_s=link_bw_bytes_per_s, latency_s=allreduce_latency_s,
@@ -118,4 +125,4 @@ def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, atten
     return StepTime(op_time_s=opt, op_compute_s=comp, op_memory_s=memt, comm_s=comm,
                     overhead_s=np.asarray(step_overhead_s, dtype=float)
                     + np.asarray(sequence_overhead_s, dtype=float) * np.asarray(sequences, dtype=float) + np.zeros_like(comm),
-                    flops=costs.total_flops, bytes=costs.total_bytes)
+                    flops=costs.total_flops, bytes=costs.total_bytes, fixed_s=moe_fixed)

@@ -268,7 +268,7 @@ def per_token_step(e: EngineNumbers, d: Drafter, *, batch, context_tokens) -> St
                     op_compute_s={o: v.op_compute_s[o] / tau for o in OPERATORS},
                     op_memory_s={o: v.op_memory_s[o] / tau for o in OPERATORS},
                     comm_s=v.comm_s / tau, overhead_s=(v.overhead_s + s.draft_s) / tau,
-                    flops=v.flops / tau, bytes=v.bytes / tau)
+                    flops=v.flops / tau, bytes=v.bytes / tau, fixed_s=np.asarray(v.fixed_s) / tau)
 
 
 def kv_capacity_tokens_with_drafter(*, kv_pool_bytes, kv_bytes_per_token, drafter: Drafter | None):

@@ -41,6 +41,7 @@ EN: dict[str, str] = {
     "lt.intro": "{model} on {gpu} (TP {tp}): every request simulated step by step through vLLM's scheduler (first come "
                 "first served, decodes then chunked prefills within max_num_batched_tokens, KV blocks, preemption), "
                 "each step timed by the same step-time model as the other pages.",
+    "lt.trace_section": "Or your own trace (upload)",
     "lt.trace": "Or upload a trace (CSV or JSON lines: arrival_s, input_len, output_len)",
     "lt.trace.help": "Replaces the arrivals and lengths above. At most 200,000 requests, 20 MB.",
     "lt.trace_error": "The trace was not used:",
@@ -206,6 +207,7 @@ ZH: dict[str, str] = {
     "lt.page_title": "负载测试：真实流量下的尾延迟",
     "lt.intro": "{model} 运行于 {gpu}（TP {tp}）：每个请求逐步通过 vLLM 调度器模拟（先来先服务，先解码再在 "
                 "max_num_batched_tokens 内分块预填充，KV 块，抢占），每一步的时间来自与其他页面相同的步时模型。",
+    "lt.trace_section": "或用自己的请求轨迹（上传）",
     "lt.trace": "或上传请求轨迹（CSV 或 JSON lines：arrival_s、input_len、output_len）",
     "lt.trace.help": "替换上面的到达与长度设置。最多 200,000 个请求、20 MB。",
     "lt.trace_error": "未使用该轨迹：",

@@ -25,7 +25,7 @@ from calc.sizing.scenario import check_token_budget, memory_for, resolve_serving
 from calc.timing.schedule import PHASE_NAMES, ScheduleResult, simulate
 from calc.spec.units import GB, MiB
 from calc.spec.vllm_command import serve_command
-from calc.timing.bands import BandBasis, BandKey, band, band_basis, gpu_family, load_regime
+from calc.timing.bands import API_SERVER_BUSY, BandBasis, BandKey, band, band_basis, gpu_family, load_regime
 from calc.traffic.queueing import OpenLoop, open_loop
 from ui import format as F
 from ui.perf.controls import Variant
@@ -95,6 +95,23 @@ class _ByJson:
 
     def __eq__(self, other) -> bool:
         return isinstance(other, _ByJson) and self.key == other.key
+
+
+def array_key(x) -> tuple:
+    """An array-like as a hashable cache key (dtype, shape, bytes); None stays None (:func:`array_of_key`)."""
+    if x is None:
+        return (None,)
+    a = np.asarray(x)
+    return (a.dtype.str, a.shape, a.tobytes())
+
+
+def array_of_key(key: tuple):
+    """The array (a scalar for shape ()) :func:`array_key` was made from; None for None."""
+    if key == (None,):
+        return None
+    dtype, shape, raw = key
+    a = np.frombuffer(raw, dtype=dtype).reshape(shape)
+    return a if shape else a[()]
 
 
 ESTIMATE_CACHE_SIZE = 64  # ~80 kB each (a 257-point sweep): a few MB, shared by every session
@@ -186,12 +203,51 @@ def _sweep_points(top: int) -> np.ndarray:
     return pts
 
 
+class _VariantKey:
+    """A :class:`Variant` as a cache key (its GPU by JSON, as :class:`_ByJson`)."""
+
+    __slots__ = ("variant", "key")
+
+    def __init__(self, v: Variant):
+        self.variant, self.key = v, (v.token, v.serving, v.gpu.model_dump_json(), bool(v.chunked), v.speculative)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _VariantKey) and self.key == other.key
+
+
+SERIES_CACHE_SIZE = 64  # ~60 kB each (the arrays are the cached estimate's, shared)
+
+
 def frontier_series(v: Variant, arch: ModelArch, eff: Efficiency, *, concurrency: np.ndarray, label: str, color: str,
                     ttft_slo_s: float, tpot_slo_s: float, chosen: int, price: float | None = None,
                     reuse=None) -> FrontierSeries:
     """One vectorized :func:`calc.timing.estimate.estimate` over the sweep, then the frontier functions.
     ``reuse`` (:class:`calc.traffic.prefix_cache.PrefixReuse`): the prompt tokens the prefix cache
-    serves are not prefilled (:func:`ui.prefixcache.sweeps.frontier_estimate`)."""
+    serves are not prefilled (:func:`ui.prefixcache.sweeps.frontier_estimate`).
+
+    Memoized by every input (without prefix reuse): the SLA check, the best point, the knee and
+    the costs over ~257 points are the same for every session that shows the same scenario and
+    targets (~0.3 ms per series per rerun). Results are shared: do not modify them."""
+    if reuse is not None and reuse.any_reuse:
+        return _frontier_series(v, arch, eff, concurrency=concurrency, label=label, color=color, ttft_slo_s=ttft_slo_s,
+                                tpot_slo_s=tpot_slo_s, chosen=chosen, price=price, reuse=reuse)
+    return _series_cached(_VariantKey(v), arch, eff, array_key(concurrency), label, color,
+                          float(ttft_slo_s), float(tpot_slo_s), int(chosen), None if price is None else float(price))
+
+
+@lru_cache(maxsize=SERIES_CACHE_SIZE)
+def _series_cached(vk: _VariantKey, arch: ModelArch, eff: Efficiency, conc_key: tuple, label: str, color: str,
+                   ttft_slo_s: float, tpot_slo_s: float, chosen: int, price: float | None) -> FrontierSeries:
+    return _frontier_series(vk.variant, arch, eff, concurrency=array_of_key(conc_key), label=label, color=color, ttft_slo_s=ttft_slo_s,
+                            tpot_slo_s=tpot_slo_s, chosen=chosen, price=price)
+
+
+def _frontier_series(v: Variant, arch: ModelArch, eff: Efficiency, *, concurrency: np.ndarray, label: str, color: str,
+                     ttft_slo_s: float, tpot_slo_s: float, chosen: int, price: float | None = None,
+                     reuse=None) -> FrontierSeries:
     if reuse is not None and reuse.any_reuse:
         from ui.prefixcache.sweeps import frontier_estimate  # noqa: PLC0415
 
@@ -481,15 +537,16 @@ def schedule_requests_csv(results: Sequence[ScheduleResult]) -> str:
 # ----------------------------------------------------------------------------- error bands (issue 20)
 
 def headline_bands(arch: ModelArch, gpu, *, concurrency: float, values: dict[str, float],
-                   arrival: str = "closed") -> dict[str, tuple[float, float, BandBasis]]:
+                   arrival: str = "closed", condition: str = "engine") -> dict[str, tuple[float, float, BandBasis]]:
     """(low, high, basis) of each headline number (``values``: metric group -> predicted value, e.g.
     ``{"ttft": 0.2, "tpot": 0.03, "throughput": 550.0}``) from how far the calculator has been from
-    measurements in the same regime (:mod:`calc.timing.bands`: load shape, GPU family, dense or MoE)."""
+    measurements in the same regime (:mod:`calc.timing.bands`: load shape and its ``condition``, GPU
+    family, dense or MoE)."""
     regime = load_regime(arrival, concurrency)
     family, moe = gpu_family(gpu.architecture), arch.moe is not None
     out = {}
     for group, v in values.items():
-        b = band_basis(BandKey(regime, family, moe, group))
+        b = band_basis(BandKey(regime, family, moe, group, condition))
         lo, hi = band(v, b)
         out[group] = (float(lo), float(hi), b)
     return out
@@ -498,8 +555,10 @@ def headline_bands(arch: ModelArch, gpu, *, concurrency: float, values: dict[str
 def band_help(b: BandBasis, t: T) -> str:
     """Where a band comes from, in the reader's language: its measurements, their errors, and
     whether the regime has measurements of its own."""
-    where = t("band.where", regime=t(f"band.regime.{b.key.regime}"), family=b.key.family,
-              kind=t("band.moe" if b.key.moe else "band.dense"))
+    regime = t(f"band.regime.{b.key.regime}")
+    if b.key.condition == "api_server":  # the API server sets the pace (calc.timing.bands.load_condition)
+        regime = t("band.api_server", regime=regime, share=F.number(API_SERVER_BUSY * 100, 0))
+    where = t("band.where", regime=regime, family=b.key.family, kind=t("band.moe" if b.key.moe else "band.dense"))
     own = (t("band.own", n=b.n, where=where) if b.n_exact >= b.n else
            t("band.none", where=where, n=b.n) if b.n_exact == 0 else t("band.few", where=where, k=b.n_exact, n=b.n))
     return t("band.help", own=own, median=F.number(b.median_abs_error * 100, 0), p90=F.number(b.p90_abs_error * 100, 0))

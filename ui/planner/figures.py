@@ -27,14 +27,16 @@ def pareto_points(grid: PlanGrid, *, rate_rps: float, input_len: int, output_len
     idx = np.argwhere(ok)
     cost = usd_per_million_tokens(usd_per_hour=grid.usd_per_hour[ok], tokens_per_s=rate_rps * (input_len + output_len))
     e2e = grid.e2e_s[ok]
+    dp = np.asarray(grid.data_parallel_sizes or (1,) * len(grid.tensor_parallel_sizes), dtype=float)
+    engines = np.broadcast_to(grid.replicas, ok.shape)[ok] * dp[idx[:, 1]]  # engines sharing the rate
     return {"idx": idx, "cost": np.asarray(cost, dtype=float), "e2e_s": np.asarray(e2e, dtype=float),
-            "front": pareto_mask(cost=cost, latency=e2e)}
+            "front": pareto_mask(cost=cost, latency=e2e), "engines": np.asarray(engines, dtype=float)}
 
 
 def pareto_figure(grid: PlanGrid, t: T, *, rate_rps: float, input_len: int, output_len: int,
                   gpu_names: dict[str, str], bands: Callable | None = None) -> go.Figure:
     """Scatter of cost ($/M tokens) against end-to-end latency (s), one colour per GPU, the
-    Pareto front as a line; log axes (both span decades). ``bands(e2e_s, cost, gpu_ids)`` of the
+    Pareto front as a line; log axes (both span decades). ``bands(e2e_s, cost, gpu_ids, engines)`` of the
     front's points: traces drawn below everything (the error band, :mod:`ui.bands`)."""
     p = pareto_points(grid, rate_rps=rate_rps, input_len=input_len, output_len=output_len)
     idx = p["idx"]
@@ -52,7 +54,8 @@ def pareto_figure(grid: PlanGrid, t: T, *, rate_rps: float, input_len: int, outp
     front = np.flatnonzero(p["front"])
     front = front[np.argsort(p["e2e_s"][front])]
     if bands is not None and front.size:
-        traces = bands(p["e2e_s"][front], p["cost"][front], [grid.gpu_ids[int(g)] for g in idx[front, 0]]) + traces
+        traces = bands(p["e2e_s"][front], p["cost"][front], [grid.gpu_ids[int(g)] for g in idx[front, 0]],
+                       p["engines"][front]) + traces
     traces.append(dict(type="scatter", mode="lines+markers", name=t("pl.pareto.front"),
                        x=p["e2e_s"][front], y=p["cost"][front], customdata=_customdata(grid, idx[front]),
                        text=_text(grid, idx[front], gpu_names),

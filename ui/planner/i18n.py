@@ -5,6 +5,7 @@ from __future__ import annotations
 EN: dict[str, str] = {
     "nav.planner": "Deployment planner",
     "pl.title": "Deployment planner: which GPUs serve this load?",
+    "pl.search_options": "Search options (sort, GPUs, budget, prices)",
     "pl.running": "Planning…",
     "pl.over_budget": "**Too large for this shared server:** {n} of the options to check at {p} need more simulation "
                       "than this server's budget ({cpu_limit} s of CPU per request) and keep the queueing model's {p}, "
@@ -156,6 +157,7 @@ EN: dict[str, str] = {
 ZH: dict[str, str] = {
     "nav.planner": "部署规划",
     "pl.title": "部署规划：哪些 GPU 能承载这个负载？",
+    "pl.search_options": "搜索选项（排序、GPU、预算、价格）",
     "pl.running": "正在规划…",
     "pl.over_budget": "**对这台共享服务器来说太大**：待检查的选项中有 {n} 个在 {p} 下需要的模拟超过本服务器的预算"
                       "（每次请求 {cpu_limit} 秒 CPU），改用排队模型给出的 {p}（估计值）判断（“统计量”一列注明）。要全部模拟，请在你自己的机器上运行：",

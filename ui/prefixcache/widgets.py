@@ -17,7 +17,7 @@ from typing import Any
 import streamlit as st
 
 from calc.traffic.prefix_cache import PrefixReuse
-from ui import labelled
+from ui import labelled, lazy_inputs
 from ui.controls import Control
 from ui.layout import lazy_expander
 from ui.prefixcache.controls import PC_CACHING, PC_KIND, PC_PREFIX_LEN, PC_PREFIXES, PC_TURNS, reuse_of
@@ -30,19 +30,6 @@ KIND_ELSEWHERE = Control("pc_reuse", "select", "none", options=PC_KIND.options)
 INPUTS = (KIND_ELSEWHERE, PC_PREFIX_LEN, PC_PREFIXES, PC_TURNS, PC_CACHING)
 SECTION = "sec_reuse"  # the lazy expander's key (its open flag: ui.layout.lazy_open)
 _RENDERED = "_rendered_controls"  # as ui.state._RENDERED: the controls of the share link
-
-
-def _seed(ctl: Control) -> None:
-    """Before the control is read: the session's value (drawn earlier in this session), else the
-    link's (already checked by :func:`ui.state.check_query_params`), else the value kept when another
-    page left it (:func:`ui.labelled.keep`). Absent all three it is left out: readers take the default."""
-    if ctl.key in st.session_state:
-        return
-    value = labelled.value_from_url(ctl)
-    if value is None:
-        value = labelled.kept(ctl.key)
-    if value is not None:
-        st.session_state[ctl.key] = value
 
 
 def _widgets(t) -> None:
@@ -63,8 +50,7 @@ def prefix_inputs(t, *, input_len: int, where=st) -> PrefixReuse:
     the link is named in a warning (and dropped), as on the prefix-cache page."""
     for warning in check_query_params(INPUTS, t):
         where.warning(warning)
-    for ctl in INPUTS:
-        _seed(ctl)
+    lazy_inputs.seed(INPUTS)  # session, link or kept value; a change made on another page since wins
     box = lazy_expander(where, t("pc.inputs.title"), SECTION)
     if box.open:
         with box:
@@ -75,6 +61,7 @@ def prefix_inputs(t, *, input_len: int, where=st) -> PrefixReuse:
         value = values[ctl.key] = st.session_state.get(ctl.key, ctl.default)
         rendered[ctl.key] = ctl  # in the share link, drawn or not
         labelled.keep(ctl.key, value)
+        lazy_inputs.remember(ctl.key)
         labelled.write_url(ctl, value)
     if not box.open:  # a link may have set them: say so under the closed expander
         changed = sum(ctl.url_value(values[ctl.key]) is not None for ctl in INPUTS)
