@@ -323,6 +323,8 @@ def train_ttft_s(*, step_s, clump, fixed_s, api_s, q, fit=np.inf, delay_s=None, 
     S = np.maximum(np.stack([np.broadcast_to(x, shape) for x in spans]), 1e-12)
     W = W / W.sum(axis=0)
     mean = (W * (L + S / 2.0)).sum(axis=0)
+    if q is None:  # the mean alone (calc.traffic.train_table tabulates it)
+        return mean, None
 
     def cdf(x):
         return (W * np.clip((x - L) / S, 0.0, 1.0)).sum(axis=0)
