@@ -404,7 +404,7 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
     if np.any(trains):
         ttft_service, e2e_service = _train_ttft(
             e, trains=trains, ttft_service=ttft_service, e2e_service=e2e_service, R=R, step_s=t_dec * tau,
-            first_prompt_s=np.maximum(t_chunk - base, 0.0), base_s=base, chunk_tokens=c, decode_batch=r_d,
+            first_prompt_s=np.maximum(t_chunk - plain.step_s, 0.0), base_s=plain.step_s, chunk_tokens=c, decode_batch=r_d,
             mean_context_tokens=mean_ctx, cached_tokens=cached)
     e2e_service = np.where(uniform, wave.e2e_latency_s, e2e_service)
     tpot = np.where(uniform & (m > 0), (e2e_service - ttft_service) / np.maximum(m, 1.0), tpot)
@@ -474,6 +474,16 @@ def _train_ttft(e: EngineNumbers, *, trains, ttft_service, e2e_service, R, step_
     compute and then turns compute-bound, so the first prompt's slope read its clump's step low
     (Llama-70B TP 2 A100, 9 in, 13 clients: 0.7 ms a prompt where five prompts add 5.3 ms), and a
     GPU with more bandwidth, already compute-bound, then showed a slower TTFT.
+
+    Both ends of that secant are whole steps: T_0 the decode step of the R running sequences
+    (``base_s``, the plain decode step; ``step_s`` adds speculation's extra) and T_(1+α) the
+    step the clump's prompts run in beside the ``decode_batch`` decodes left (its clients have
+    stopped decoding), P = max(T_(1+α) − T_0, 0) / (1 + α): the steps T_n = T_0 + n·P up to the
+    clump lie between two step times that each fall as the GPU gets faster, so they fall too.
+    A base at the decode batch r_d instead of R (a decode step that is never in flight) made the
+    own step T_0 + P rise with bandwidth where the R − r_d decodes it left out turn compute-bound:
+    DeepSeek-R1-Distill-Llama-70B TP 2 A100, 7 in / 2 out, C = 2: T_0 27.5 ms at 2x to 3.6x the
+    bandwidth, P 4.3 -> 7.9 ms as the r_d = 0.5 base fell 24 -> 15 ms, TTFT 61 -> 72 ms.
 
     Computed on the ``trains`` elements only (:class:`calc.timing.subset.Subset`; about 38 % of
     bench/bench_frontier.py's grid) and scattered back: the same numbers, bit for bit."""
