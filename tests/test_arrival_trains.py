@@ -256,3 +256,20 @@ def test_the_wait_never_rises_as_the_steps_shorten(prompt_s, clump):
     assert bool(np.all(np.diff(m) >= -1e-9 * m[1:])), np.min(np.diff(m))
     exact, _ = train_ttft_s(**kw, delay_half_s=0.0)
     assert bool(np.any(np.diff(exact) < -0.1 * exact[1:]))  # the jump the spread removes
+
+
+def test_the_closed_loops_decode_batch_is_its_own_steady_state():
+    # Little over the decode phase: X = 2 requests/s, O = 256 (255 decode steps), TPOT 40 ms:
+    # 2 · 255 · 0.04 = 20.4 sequences decoding; capped at the slots (16); a loop without a TPOT
+    # (one output token: nothing decodes) falls back to the open-loop fixed point, 0 sequences
+    from types import SimpleNamespace
+
+    from calc.traffic.queueing import _load_inputs, _steady_decode_batch
+
+    loop = SimpleNamespace(requests_per_s=np.array([2.0, 2.0]), tpot_s=np.array([0.04, 0.04]))
+    got = _steady_decode_batch(E, loop=loop, slots=np.array([64.0, 16.0]), output_len=256.0)
+    assert got.tolist() == pytest.approx([20.4, 16.0])
+    _, _, _, _, kw = _load_inputs(E, input_len=1024.0, output_len=1.0, input_cv=0.0, output_cv=0.0, max_num_seqs=256,
+                                  kv_capacity_tokens=400_000, max_num_batched_tokens=8192, enable_chunked_prefill=True)
+    none = SimpleNamespace(requests_per_s=np.array(2.0), tpot_s=np.array(np.nan))
+    assert float(_steady_decode_batch(E, loop=none, slots=np.array(64.0), **kw)) == 0.0

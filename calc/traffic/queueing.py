@@ -695,7 +695,8 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
                      kv_capacity_tokens, input_cv=0.0, output_cv=0.0, enable_chunked_prefill=True,
                      percentile=95.0, speculative=None) -> ClosedLoopTTFT:
     """Closed loop of C clients whose requests spread out (lengths that vary; the steady state of
-    :func:`calc.timing.serving.closed_loop`, whose throughput X and running batch R it takes):
+    :func:`calc.timing.serving.closed_loop`, whose throughput X and running batch R it takes, and its
+    decoding batch d = X·(O − 1)·TPOT, :func:`_steady_decode_batch`):
     the engine's steps at λ = X (:func:`engine_load`), then the TTFT terms of :func:`open_loop`
     with the queues of a finite population (:func:`finite_source_wait_s`): the token budget with
     service τ·I and the API server with t_api, each fed by the C clients whose cycle is C / X; the
