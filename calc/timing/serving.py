@@ -507,12 +507,15 @@ def _train_ttft(e: EngineNumbers, *, trains, ttft_service, e2e_service, R, step_
                            decode_context_tokens=mean_context_tokens, cached_tokens=cached_tokens).step_s
     prompt_s = np.maximum((t_clump - base_s) / clump, 0.0)
     decode_part = e2e_service - ttft_service
+    others = np.maximum(R - 1.0, 0.0) / np.maximum(R, 1.0)
     e2e = e2e_service
     for _ in range(2):
         x = np.minimum(R / (e2e + t_api), 1.0 / np.maximum(t_api, 1e-300))
         alpha = x * step_s / np.maximum(1.0 - x * prompt_s, 1e-6)
-        mean = train_mean_s(decode_step_s=step_s, prompt_s=prompt_s, clump=alpha, fixed_s=t_req + t_api, api_s=t_api,
-                            delay_s=t_req + t_api)  # δ: finish to engine, as queueing.closed_loop_ttft
+        # the clumps a request meets are the other R − 1 clients' (the arrival theorem; as
+        # queueing.closed_loop_ttft): α counts the completions of all R, X = R / cycle
+        mean = train_mean_s(decode_step_s=step_s, prompt_s=prompt_s, clump=alpha * others, fixed_s=t_req + t_api,
+                            api_s=t_api, delay_s=t_req + t_api)  # δ: finish to engine, as queueing.closed_loop_ttft
         ttft = mean - t_api
         e2e = ttft + decode_part
     if sub.all:
