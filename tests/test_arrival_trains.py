@@ -13,7 +13,8 @@ from calc.spec.speculative import parse_speculative_config
 from calc.timing.estimate import engine_numbers
 from calc.timing.serving import engine_step
 from calc.timing.speculative import drafter_for, mixed_step_s, speculative_step, verify_step_args
-from calc.traffic.arrival_trains import _train, poisson_pmf, spill_share, step_in_flight, train_ttft_s
+from calc.traffic.arrival_trains import (_train, delay_half_width_s, poisson_pmf, spill_share, step_in_flight, train_ttft_s,
+                                         uniform_below, uniform_excess_mean)
 
 # Places in a train, α = 1 clump per step: a request is the i-th of a clump of N with probability
 # P(N)·[N ≥ i + 1]/α, N counted to 6 (the tail lumped there): P(N ≥ i + 1) for i = 0..5 is
@@ -127,24 +128,53 @@ class TestStepInFlight:
 
     def test_without_delay_length_biased(self):
         # T̄ = 0.9 · 10 + 0.1 · 100 = 19 ms: 9/19 = 0.47368 and 10/19 = 0.52632, uniform from 0
-        f, rf, l, rl = step_in_flight(step_s=self.T, prompt_pmf=self.P)
+        f, lo, hi, l, rl = step_in_flight(step_s=self.T, prompt_pmf=self.P)
         assert f.tolist() == [0.0, 0.0] and rl.tolist() == [0.0, 0.0]
         assert l.tolist() == pytest.approx([9 / 19, 10 / 19])
 
     def test_delay_shorter_than_every_step_is_the_first_step(self):
         # δ = 5 ms < T_0: the step that starts at the end is met, of P(n), its rest T_n − 5 ms
-        f, rf, l, rl = step_in_flight(step_s=self.T, prompt_pmf=self.P, delay_s=0.005)
+        f, lo, hi, l, rl = step_in_flight(step_s=self.T, prompt_pmf=self.P, delay_s=0.005)
         assert f.tolist() == pytest.approx([0.9, 0.1]) and l.tolist() == pytest.approx([0.0, 0.0])
-        assert rf.tolist() == pytest.approx([0.005, 0.095])
+        assert lo.tolist() == pytest.approx([0.005, 0.095]) and hi.tolist() == pytest.approx([0.005, 0.095])
+        # spread ± 3 ms (D uniform on [2, 8] ms, all of it within the decode step): rests [2, 8] and [92, 98] ms
+        f, lo, hi, l, rl = step_in_flight(step_s=self.T, prompt_pmf=self.P, delay_s=0.005, delay_half_s=0.003)
+        assert f.tolist() == pytest.approx([0.9, 0.1]) and l.tolist() == pytest.approx([0.0, 0.0])
+        assert lo.tolist() == pytest.approx([0.002, 0.092]) and hi.tolist() == pytest.approx([0.008, 0.098])
 
     def test_long_delay_tends_to_length_biased(self):
-        f, rf, l, rl = step_in_flight(step_s=self.T, prompt_pmf=self.P, delay_s=100.0)
+        f, lo, hi, l, rl = step_in_flight(step_s=self.T, prompt_pmf=self.P, delay_s=100.0, delay_half_s=50.0)
         assert f.sum() == 0.0 and l.tolist() == pytest.approx([9 / 19, 10 / 19])
 
     def test_sums_to_one_and_broadcasts(self):
         T = np.stack([np.full(3, 0.01), np.array([0.03, 0.1, 0.3])])
-        f, rf, l, rl = step_in_flight(step_s=T, prompt_pmf=np.array([[0.8], [0.2]]), delay_s=np.array([0.02, 0.05, 0.5]))
-        assert (f + l).sum(axis=0).tolist() == pytest.approx([1.0, 1.0, 1.0])
+        for h in (0.0, np.array([0.01, 0.02, 0.1])):
+            f, lo, hi, l, rl = step_in_flight(step_s=T, prompt_pmf=np.array([[0.8], [0.2]]),
+                                              delay_s=np.array([0.02, 0.05, 0.5]), delay_half_s=h)
+            assert (f + l).sum(axis=0).tolist() == pytest.approx([1.0, 1.0, 1.0])
+            assert np.all(lo <= hi) and np.all(rl >= 0) and np.all(rl <= T)
+
+    def test_the_spread_splits_the_decode_step_at_its_end(self):
+        # T_0 = 10 ms, δ = 10 ms ± 5 ms (D uniform on [5, 15] ms): half the requests come within the
+        # decode step that started at the finish (first[0] = 0.9 · 1/2 = 0.45, rest uniform on [0, 5] ms);
+        # the prompt step outlasts all of D (first[1] = 0.1, rest [85, 95] ms). The other 0.45 come
+        # after the decode step: E[(D − 10 ms)⁺] = 5²/(2 · 10) = 1.25 ms for both kinds (T_n ≥ 5 ms:
+        # E[(D − 10 ms − T_n)⁺] = 0), so shares 0.9 and 0.1 of 0.45; the window where D > T_0,
+        # 1.25 / 0.5 = 2.5 ms: rests uniform on [7.5, 10] and [97.5, 100] ms
+        f, lo, hi, l, rl = step_in_flight(step_s=self.T, prompt_pmf=self.P, delay_s=0.01, delay_half_s=0.005)
+        assert f.tolist() == pytest.approx([0.45, 0.1]) and l.tolist() == pytest.approx([0.405, 0.045])
+        assert lo.tolist() == pytest.approx([0.0, 0.085]) and hi.tolist() == pytest.approx([0.005, 0.095])
+        assert rl.tolist() == pytest.approx([0.0075, 0.0975])
+
+
+def test_uniform_excess_and_below_by_hand():
+    # D uniform on [20, 60] ms: E[(D − 30 ms)⁺] = 30²/(2 · 40) = 11.25 ms; E[(D − 10 ms)⁺] = (50² − 10²)/80 = 30 ms
+    # (= E[D] − 10 ms, all of D above); P(D < 30 ms) = 10/40 = 0.25; a point at 20 ms: (20 − 10)⁺ = 10 ms
+    got = uniform_excess_mean(low=0.02, high=0.06, level=np.array([0.03, 0.01, 0.07]))
+    assert got.tolist() == pytest.approx([0.01125, 0.03, 0.0], abs=1e-12)
+    assert float(uniform_below(low=0.02, high=0.06, level=0.03)) == pytest.approx(0.25)
+    assert float(uniform_excess_mean(low=0.02, high=0.02, level=0.01)) == pytest.approx(0.01)
+    assert float(uniform_below(low=0.02, high=0.02, level=0.03)) == 1.0
 
 
 def test_train_members_and_outsiders_by_hand():
@@ -161,11 +191,18 @@ def test_train_members_and_outsiders_by_hand():
 def test_the_delay_removes_the_spread_of_the_step_in_flight():
     # α → 0, every step 100 ms, fixed 50 ms: length-biased, the wait is U·100 ms (mean 50, P95 95 ms);
     # arriving δ = 50 ms after a step end, it is the first step's rest, 50 ms exactly
+    # exactly (h = 0); spread ± 25 ms (D uniform on [25, 75] ms) the rest is uniform on [25, 75] ms:
+    # mean 50 ms, P95 25 + 0.95 · 50 = 72.5 ms (on FIRST_BINS = 3 bins: exact for a uniform); with the
+    # default spread, D uniform on [0, 2δ] = [0, 100 ms], the step's whole length again (P95 245 ms)
     kw = dict(step_s=lambda n: 0.1 + 0.0 * n, clump=1e-9, fixed_s=0.05, api_s=0.02, q=0.95)
     m0, p0 = train_ttft_s(**kw)
-    m1, p1 = train_ttft_s(**kw, delay_s=0.05)
+    m1, p1 = train_ttft_s(**kw, delay_s=0.05, delay_half_s=0.0)
+    m2, p2 = train_ttft_s(**kw, delay_s=0.05, delay_half_s=0.025)
+    m3, p3 = train_ttft_s(**kw, delay_s=0.05)
     assert float(m0) == pytest.approx(0.2, rel=1e-6) and float(p0) == pytest.approx(0.245, rel=1e-6)
     assert float(m1) == pytest.approx(0.2, rel=1e-6) and float(p1) == pytest.approx(0.2, abs=1e-6)
+    assert float(m2) == pytest.approx(0.2, rel=1e-6) and float(p2) == pytest.approx(0.2225, rel=1e-6)
+    assert float(m3) == pytest.approx(0.2, rel=1e-6) and float(p3) == pytest.approx(0.245, rel=1e-6)
 
 
 def test_closed_loop_with_full_steps_against_the_simulator():
@@ -206,3 +243,47 @@ def test_other_clients_clumps_against_a_large_simulated_sample():
     d = b.closed_case(*b.CASES[0], 8, "eagle3 k=3 a=0.7", measured=4000)
     for s, a in zip(d["sim"][:2], d["ana"][:2]):
         assert a == pytest.approx(s, rel=0.05)
+
+
+def test_the_delay_spread_by_hand_at_the_decode_step():
+    # α → 0, T_0 = 10 ms, δ = 10 ms, D uniform on [0, 20] ms (h = δ): half the requests come within
+    # the decode step that started at the finish, rest T_0 − D uniform on [0, 10] ms (mean 5 ms); the
+    # other half in the next one, E[(D − 10 ms)⁺] = 10²/(2 · 20) = 2.5 ms over P(D > T_0) = 1/2: a
+    # window of 5 ms, rest uniform on [5, 10] ms (mean 7.5 ms). Wait 0.5 · 5 + 0.5 · 7.5 = 6.25 ms;
+    # own step 60 ms, fixed 50 ms: 116.25 ms
+    assert float(delay_half_width_s(delay_s=0.01)) == pytest.approx(0.01)
+    m, _ = train_ttft_s(step_s=lambda n: 0.01 + 0.05 * n, clump=1e-9, fixed_s=0.05, api_s=0.02, q=0.5, delay_s=0.01)
+    assert float(m) == pytest.approx(0.11625, rel=1e-6)
+
+
+@pytest.mark.parametrize("prompt_s,clump", [(0.0, 1e-9), (0.5, 0.1), (0.5, 0.5), (5.0, 0.1)])
+def test_the_wait_never_rises_as_the_steps_shorten(prompt_s, clump):
+    # issue 17: δ = 1 (t_api small), the decode step T_0 from 20·δ down to δ/20 (more bandwidth), the
+    # prompt's cost P fixed (compute-bound) and the clients' rate X fixed (α = X·T_0/(1 − X·P) falls
+    # with the steps): with the delay known exactly the wait jumped by a whole step where T_0 passes
+    # δ; spread over [0, 2δ] (delay_half_width_s) the mean TTFT falls with T_0 everywhere
+    t0 = np.geomspace(0.05, 20.0, 120)
+    x = clump / (1.0 + clump * prompt_s)
+    a = x * t0 / (1.0 - x * prompt_s)
+    kw = dict(step_s=lambda n: t0 + n * prompt_s, clump=a, fixed_s=0.0, api_s=1e-3, q=0.5, delay_s=1.0)
+    m, _ = train_ttft_s(**kw)
+    assert bool(np.all(np.diff(m) >= -1e-9 * m[1:])), np.min(np.diff(m))
+    exact, _ = train_ttft_s(**kw, delay_half_s=0.0)
+    assert bool(np.any(np.diff(exact) < -0.1 * exact[1:]))  # the jump the spread removes
+
+
+def test_the_closed_loops_decode_batch_is_its_own_steady_state():
+    # Little over the decode phase: X = 2 requests/s, O = 256 (255 decode steps), TPOT 40 ms:
+    # 2 · 255 · 0.04 = 20.4 sequences decoding; capped at the slots (16); a loop without a TPOT
+    # (one output token: nothing decodes) falls back to the open-loop fixed point, 0 sequences
+    from types import SimpleNamespace
+
+    from calc.traffic.queueing import _load_inputs, _steady_decode_batch
+
+    loop = SimpleNamespace(requests_per_s=np.array([2.0, 2.0]), tpot_s=np.array([0.04, 0.04]))
+    got = _steady_decode_batch(E, loop=loop, slots=np.array([64.0, 16.0]), output_len=256.0)
+    assert got.tolist() == pytest.approx([20.4, 16.0])
+    _, _, _, _, kw = _load_inputs(E, input_len=1024.0, output_len=1.0, input_cv=0.0, output_cv=0.0, max_num_seqs=256,
+                                  kv_capacity_tokens=400_000, max_num_batched_tokens=8192, enable_chunked_prefill=True)
+    none = SimpleNamespace(requests_per_s=np.array(2.0), tpot_s=np.array(np.nan))
+    assert float(_steady_decode_batch(E, loop=none, slots=np.array(64.0), **kw)) == 0.0

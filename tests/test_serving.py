@@ -233,3 +233,30 @@ class TestAuditSmallItems:
         tokens = float(r.memory.kv_pool_tokens)
         assert float(r.serving.kv_sequences_at_mean_context) == np.floor(tokens / 1100)
         assert float(r.memory.max_concurrency) == pytest.approx(tokens / 8192, rel=2e-3)
+
+
+def test_train_table_counts_the_clumps_of_the_other_clients(monkeypatch):
+    # issues 17 + 21: _train_ttft's α = X·T_0/(1 − X·P) counts the completions of all R running
+    # sequences (X = R / (E2E + t_api)); the clumps a request meets are the other R − 1 clients'
+    # (the arrival theorem, as queueing.closed_loop_ttft): the table gets α·(R − 1)/R.
+    # A table that returns 0.2 s: the second pass has E2E = 0.2 − t_api + (2.1 − 0.1) decode, so
+    # X = R / (0.2 + 2.0) = 0.909 / s (R = 2), 3.636 / s (R = 8); clump = X·0.02/(1 − X·P)·{1/2, 7/8}
+    import calc.traffic.train_table as tt
+    from calc.timing.serving import _train_ttft
+
+    seen = {}
+
+    def fake(**kw):
+        seen.update(kw)
+        return np.full(np.shape(kw["clump"]), 0.2)
+
+    monkeypatch.setattr(tt, "train_mean_s", fake)
+    e = engine_numbers(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"))
+    R = np.array([2.0, 8.0])
+    _train_ttft(e, trains=np.array([True, True]), ttft_service=np.full(2, 0.1), e2e_service=np.full(2, 2.1), R=R,
+                step_s=np.full(2, 0.02), first_prompt_s=np.full(2, 0.03), base_s=np.full(2, 0.02),
+                chunk_tokens=np.full(2, 1024.0), decode_batch=R - 1.0, mean_context_tokens=np.full(2, 1152.0),
+                cached_tokens=np.zeros(2))
+    x = R / 2.2
+    alpha = x * 0.02 / (1.0 - x * np.asarray(seen["prompt_s"]))
+    assert np.asarray(seen["clump"]) == pytest.approx(alpha * np.array([0.5, 0.875]), rel=1e-12)

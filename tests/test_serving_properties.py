@@ -186,3 +186,17 @@ def test_custom_allreduce_switch_is_the_one_throughput_step():
     custom = _run(arch, gpu, serving, conc).serving.output_tokens_per_s
     nccl = _run(arch, gpu, serving.model_copy(update={"disable_custom_all_reduce": True}), conc).serving.output_tokens_per_s
     assert custom[1] < custom[0] and nccl[1] >= nccl[0]
+
+
+def test_scanned_bandwidth_and_concurrency_never_go_the_wrong_way():
+    # bench/monotonicity_scan.py --quick: a fine grid where hypothesis rarely draws (prompts of a few
+    # tokens, two outputs), spread lengths (the arrival-train TTFT). Issue 17: R1-Distill-70B TP 2 A100,
+    # 7 in / 2 out, C = 2, TTFT rose 61 -> 72 ms between 1.25x and 3.6x the bandwidth
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import monotonicity_scan as scan  # noqa: PLC0415
+
+    for case in scan.QUICK:
+        assert scan.bandwidth_violations(case, uniform=False) == [], case
+        assert scan.concurrency_violations(case, uniform=False) == [], case

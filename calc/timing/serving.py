@@ -386,12 +386,26 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
     e2e_service = ttft_service + m * tpot
 
     # FCFS waves of identical requests (module docstring).
-    wave = fcfs_wave(e, input_len=I, output_len=O, running=R, max_num_batched_tokens=budget,
-                     enable_chunked_prefill=chunked, decode_step_s=t_dec, mean_context_tokens=mean_ctx,
-                     cached_prompt_tokens=H)
     uniform = np.asarray(uniform_lengths, dtype=bool)
+    wave = _fcfs_wave_where(uniform, e, input_len=I, output_len=O, running=R, max_num_batched_tokens=budget,
+                            enable_chunked_prefill=chunked, decode_step_s=t_dec, mean_context_tokens=mean_ctx,
+                            cached_prompt_tokens=H)
     ttft_service = np.where(uniform, wave.ttft_s, ttft_service)
     e2e_spread = e2e_service  # the cycle whose per-step work per_cycle() counts (utilization below)
+    # Spread arrivals whose prompt fits one step (chunked, C > 1): clients come back in clumps at
+    # step ends and reach the engine as API-server trains; the mean TTFT (t_api included, its
+    # trains' waits too) is the mixture of calc.traffic.arrival_trains, tabulated
+    # (calc.traffic.train_table), in place of own + d_ttft (the budget's queue is in the clump).
+    # Dense models only: the table takes steps linear in their prompts, T_n = T_0 + n·(T_1 − T_0),
+    # and a MoE step is far from it (its first prompt reads experts the decodes left idle;
+    # bench/train_table_check.py).
+    trains = (~uniform & chunked & (k <= 1) & (R > 1) & (m > 0)
+              & (np.asarray(e.num_experts, dtype=float) <= 1))
+    if np.any(trains):
+        ttft_service, e2e_service = _train_ttft(
+            e, trains=trains, ttft_service=ttft_service, e2e_service=e2e_service, R=R, step_s=t_dec * tau,
+            first_prompt_s=np.maximum(t_chunk - plain.step_s, 0.0), base_s=plain.step_s, chunk_tokens=c, decode_batch=r_d,
+            mean_context_tokens=mean_ctx, cached_tokens=cached)
     e2e_service = np.where(uniform, wave.e2e_latency_s, e2e_service)
     tpot = np.where(uniform & (m > 0), (e2e_service - ttft_service) / np.maximum(m, 1.0), tpot)
     # (one output token: the wave is the whole cycle, which matches the simulator at every W)
@@ -442,7 +456,71 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
         prefill_step_bound=np.where(chunked, own_chunk.bound, pf_whole.bound),
         decode_step_s=t_dec, prefill_time_per_request_s=t_pf, prefill_chunks=k,
         prefill_fraction=np.clip(X * t_pf, 0.0, 1.0),
-        wave_steps=np.where(uniform, wave.wave_steps, np.nan), closed_form=np.broadcast_to(closed_form, np.shape(R)).copy())
+        wave_steps=np.where(uniform, wave.wave_steps, np.nan), closed_form=np.broadcast_to(
+            closed_form, np.broadcast_shapes(np.shape(closed_form), np.shape(R))).copy())
+
+
+def _train_ttft(e: EngineNumbers, *, trains, ttft_service, e2e_service, R, step_s, first_prompt_s, base_s,
+                chunk_tokens, decode_batch, mean_context_tokens, cached_tokens):
+    """(TTFT, E2E) of service, t_api not yet added, where ``trains``: the arrival-train mixture's
+    mean (:func:`calc.traffic.train_table.train_mean_s`, steps T_n = T_0 + n·P) with fixed part
+    t_req and delay δ = t_api + t_req from a step end, at α = X·T̄ prompts per step,
+    T̄ = T_0 / (1 − X·P), X = R / (E2E + t_api) (at most 1/t_api). X moves with the TTFT: two
+    passes from the X of ``e2e_service``.
+
+    P, the cost of one more prompt in a step, is the secant over the clump a step carries,
+    P = (T_(1+α) − T_0) / (1 + α), α from the first prompt's marginal cost ``first_prompt_s``
+    (T_1 − T_0), not that marginal cost itself: a memory-bound step hides its first prompts'
+    compute and then turns compute-bound, so the first prompt's slope read its clump's step low
+    (Llama-70B TP 2 A100, 9 in, 13 clients: 0.7 ms a prompt where five prompts add 5.3 ms), and a
+    GPU with more bandwidth, already compute-bound, then showed a slower TTFT.
+
+    Both ends of that secant are whole steps: T_0 the decode step of the R running sequences
+    (``base_s``, the plain decode step; ``step_s`` adds speculation's extra) and T_(1+α) the
+    step the clump's prompts run in beside the ``decode_batch`` decodes left (its clients have
+    stopped decoding), P = max(T_(1+α) − T_0, 0) / (1 + α): the steps T_n = T_0 + n·P up to the
+    clump lie between two step times that each fall as the GPU gets faster, so they fall too.
+    A base at the decode batch r_d instead of R (a decode step that is never in flight) made the
+    own step T_0 + P rise with bandwidth where the R − r_d decodes it left out turn compute-bound:
+    DeepSeek-R1-Distill-Llama-70B TP 2 A100, 7 in / 2 out, C = 2: T_0 27.5 ms at 2x to 3.6x the
+    bandwidth, P 4.3 -> 7.9 ms as the r_d = 0.5 base fell 24 -> 15 ms, TTFT 61 -> 72 ms.
+
+    Computed on the ``trains`` elements only (:class:`calc.timing.subset.Subset`; about 38 % of
+    bench/bench_frontier.py's grid) and scattered back: the same numbers, bit for bit."""
+    from calc.timing.subset import Subset, grid_shape  # noqa: PLC0415
+    from calc.traffic.train_table import train_mean_s  # noqa: PLC0415
+
+    sub = Subset(trains, grid_shape(trains, ttft_service, e2e_service, R, step_s, first_prompt_s, base_s,
+                                    chunk_tokens, decode_batch, mean_context_tokens, cached_tokens, obj=e))
+    full_ttft, full_e2e = ttft_service, e2e_service
+    if not sub.all:  # compress; everything below is elementwise
+        e = sub.take_fields(e)
+        ttft_service, e2e_service, R, step_s, first_prompt_s, base_s, chunk_tokens, decode_batch, \
+            mean_context_tokens, cached_tokens = (sub.take(x) for x in (
+                ttft_service, e2e_service, R, step_s, first_prompt_s, base_s, chunk_tokens, decode_batch,
+                mean_context_tokens, cached_tokens))
+    t_api = np.asarray(e.api_server_request_s, dtype=float)
+    t_req = np.asarray(e.request_overhead_s, dtype=float)
+    x0 = np.minimum(R / (e2e_service + t_api), 1.0 / np.maximum(t_api, 1e-300))
+    clump = np.clip(1.0 + x0 * step_s / np.maximum(1.0 - x0 * first_prompt_s, 1e-6), 1.0, 6.0)
+    t_clump = prefill_step(e, prompts=clump, prompt_tokens=chunk_tokens, decode_batch=decode_batch,
+                           decode_context_tokens=mean_context_tokens, cached_tokens=cached_tokens).step_s
+    prompt_s = np.maximum((t_clump - base_s) / clump, 0.0)
+    decode_part = e2e_service - ttft_service
+    others = np.maximum(R - 1.0, 0.0) / np.maximum(R, 1.0)
+    e2e = e2e_service
+    for _ in range(2):
+        x = np.minimum(R / (e2e + t_api), 1.0 / np.maximum(t_api, 1e-300))
+        alpha = x * step_s / np.maximum(1.0 - x * prompt_s, 1e-6)
+        # the clumps a request meets are the other R − 1 clients' (the arrival theorem; as
+        # queueing.closed_loop_ttft): α counts the completions of all R, X = R / cycle
+        mean = train_mean_s(decode_step_s=step_s, prompt_s=prompt_s, clump=alpha * others, fixed_s=t_req + t_api,
+                            api_s=t_api, delay_s=t_req + t_api)  # δ: finish to engine, as queueing.closed_loop_ttft
+        ttft = mean - t_api
+        e2e = ttft + decode_part
+    if sub.all:
+        return np.where(trains, ttft, full_ttft), np.where(trains, e2e, full_e2e)
+    return sub.put(full_ttft, ttft), sub.put(full_e2e, e2e)
 
 
 @dataclass(frozen=True)
@@ -453,6 +531,23 @@ class Wave:
     e2e_latency_s: np.ndarray
     wave_steps: np.ndarray  # W
     heavy_step_s: np.ndarray  # T_H
+
+
+def _fcfs_wave_where(uniform, e: EngineNumbers, **inputs) -> Wave:
+    """:func:`fcfs_wave` where ``uniform`` (only there is it read), NaN elsewhere: computed on those
+    elements alone (:class:`calc.timing.subset.Subset`), none for the spread clients of the
+    frontier and the planner."""
+    if np.all(uniform):
+        return fcfs_wave(e, **inputs)
+    if not np.any(uniform):  # W keeps the shape of its own inputs, as fcfs_wave gives it
+        w = np.full(np.broadcast_shapes(*(np.shape(inputs[k]) for k in (
+            "input_len", "output_len", "running", "max_num_batched_tokens", "enable_chunked_prefill"))), np.nan)
+        return Wave(ttft_s=np.nan, e2e_latency_s=np.nan, wave_steps=w, heavy_step_s=np.nan)
+    from calc.timing.subset import Subset, grid_shape  # noqa: PLC0415
+
+    sub = Subset(uniform, grid_shape(uniform, *inputs.values(), obj=e))
+    wave = fcfs_wave(sub.take_fields(e), **{k: sub.take(v) for k, v in inputs.items()})
+    return Wave(**{f.name: sub.put(np.nan, getattr(wave, f.name)) for f in fields(Wave)})
 
 
 def fcfs_wave(e: EngineNumbers, *, input_len, output_len, running, max_num_batched_tokens, enable_chunked_prefill,

@@ -38,6 +38,7 @@ import numpy as np
 
 MAX_PROMPTS = 6  # prompts in a step counted one by one (the rest lumped into the last)
 R_BINS = 6  # bins of the head's wait within its step in flight
+FIRST_BINS = 3  # bins of the head's rest of the first step after its finish (its delay's spread)
 MAX_OUTSIDERS = 3  # prompts of other trains in the head's step counted one by one (the rest lumped)
 NEGLIGIBLE = 1e-9  # pieces of the mixture with less weight than this everywhere are left out
 
@@ -121,46 +122,118 @@ def _at(T, x):
     return t_lo + (x - lo) * (_pick(T, np.minimum(lo + 1.0, T.shape[0] - 1.0)) - t_lo)
 
 
-def step_in_flight(*, step_s, prompt_pmf, delay_s=None):
-    """The step a request meets in flight, as (first, r_first, later, r_later) per prompt count n of
-    that step (arrays like ``step_s``, T_n on the leading axis, ``prompt_pmf`` P(n) beside it):
-    with probability ``first[n]`` its rest is r_first[n]; with ``later[n]`` it is uniform on
-    [r_later[n], T_n].
+def uniform_excess_mean(*, low, high, level):
+    """E[(D − c)⁺] of D uniform on [``low``, ``high``] above the ``level`` c:
+    ((high − c)⁺² − (low − c)⁺²) / (2·(high − low)); high = low is a point, (low − c)⁺.
+
+    D uniform on [0, 100 ms], c = 50 ms: (50² − 0)/(2·100) = 12.5 ms (half the time 25 ms above).
+
+    >>> round(float(uniform_excess_mean(low=0.0, high=0.1, level=0.05)), 4)
+    0.0125
+    """
+    lo, hi, c = (np.asarray(x, dtype=float) for x in (low, high, level))
+    w = hi - lo
+    with np.errstate(divide="ignore", invalid="ignore"):
+        spread = (np.maximum(hi - c, 0.0) ** 2 - np.maximum(lo - c, 0.0) ** 2) / (2.0 * w)
+    return np.where(w > 0, spread, np.maximum(lo - c, 0.0))
+
+
+def uniform_below(*, low, high, level):
+    """P(D < c) of D uniform on [``low``, ``high``]: clip((c − low)/(high − low), 0, 1) (a step at
+    c = low when high = low).
+
+    >>> round(float(uniform_below(low=0.0, high=0.1, level=0.03)), 3)
+    0.3
+    """
+    lo, hi, c = (np.asarray(x, dtype=float) for x in (low, high, level))
+    w = hi - lo
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(w > 0, np.clip((c - lo) / w, 0.0, 1.0), (c > lo).astype(float))
+
+
+def delay_half_width_s(*, delay_s):
+    """Half-width h of the spread of the delay D from a client's finish (a step end) to its request
+    at the engine, D uniform on [δ − h, δ + h]: h = δ (``delay_s`` δ = t_api + t_req), D uniform on
+    [0, 2δ].
+
+    Why a spread: a served engine's step ends are not phase-locked to its clients. δ is the mean of
+    a path of software latencies (the stream's last chunk, the client, HTTP, the API server's
+    tokenizer and event loop, the hand-off to the engine: Efficiency.request_overhead_s and
+    api_server_request_s are means), so a request lands at a phase of the step grid known only
+    through δ. Why this width: with steps of one length T_0 (the decode steps the jump is made of),
+    a request D after a step end meets the step that ends at the first multiple of T_0 above D:
+    wait(T_0) = T_0·E[⌈D/T_0⌉] − δ. Known exactly (h = 0) it jumps up by a whole step each time T_0
+    falls through δ/k (a faster engine, a slower first token). D uniform on [δ − h, δ + h] with
+    T_0 in the window: wait = T_0·(1 + P(D > T_0)) − δ, slope 1 + (δ + h − 2·T_0)/(2h), which
+    at the window's top T_0 = δ + h is (h − δ)/(2h): the wait never rises as the steps shorten
+    only for h ≥ δ, and D ≥ 0 allows no more than h = δ. With D uniform on [0, 2δ]
+    (x = 2δ/T_0, m = ⌊x⌋): wait + δ = 2δ·(m + 1)·(x − m/2)/x², whose x-derivative has the sign
+    of x·(m − x) ≤ 0: monotone in T_0 at every T_0 (tests/test_arrival_trains.py).
+
+    >>> round(float(delay_half_width_s(delay_s=0.05)), 3)
+    0.05
+    """
+    return np.asarray(delay_s, dtype=float)
+
+
+def step_in_flight(*, step_s, prompt_pmf, delay_s=None, delay_half_s=0.0):
+    """The step a request meets in flight, as (first, r_lo, r_hi, later, r_later) per prompt count
+    n of that step (arrays like ``step_s``, T_n on the leading axis, ``prompt_pmf`` P(n) beside it):
+    with probability ``first[n]`` its rest is uniform on [r_lo[n], r_hi[n]]; with ``later[n]`` it is
+    uniform on [r_later[n], T_n].
 
     ``delay_s`` None: an arrival at a time unrelated to the steps meets them in proportion to their
     length, P(n)·T_n / T̄ (T̄ = Σ P(j)·T_j), uniform within (later only, r_later = 0).
-    ``delay_s`` δ: a closed-loop client sends its request when its last one finished, which is at
-    a step's end, and it reaches the engine δ later (t_api + t_req). A step starts at that end: if
-    it outlasts δ, it is the one met, with its rest T_n − δ (probability P(n)·[T_n > δ]). Otherwise
-    (the rest of the probability) the step met starts later, no sooner than the shortest step T_0
-    after the end, and within the last T_n before δ: over a window of min(T_n, δ − T_0), so the
-    kinds are met in proportion P(n)·min(T_n, δ − T_0), with a rest uniform within the window.
-    δ → ∞ is the length-biased case; δ < T_0 the first step (a request arriving 50 ms after a step
-    end while a decode step lasts 100 ms never meets a prompt step it could have joined, and waits
-    the rest of a step of P(n)).
 
-    Two kinds of step, a 10 ms decode (P = 0.9) and a 100 ms prompt step (P = 0.1), δ = 50 ms:
+    ``delay_s`` δ: a closed-loop client sends its request when its last one finished, which is at
+    a step's end, and it reaches the engine D later, D uniform on [δ − h, δ + h] (h =
+    ``delay_half_s``, :func:`delay_half_width_s`; cut at 0). A step starts at that end: if it
+    outlasts D, it is the one met, with its rest T_n − D: first[n] = P(n)·P(D < T_n), the rest
+    uniform on [(T_n − δ − h)⁺, T_n − max(δ − h, 0)]. Otherwise (the rest of the probability) the
+    step met starts later, no sooner than the shortest step T_0 after the end, and within the last
+    T_n before D: over a window of min(T_n, (D − T_0)⁺), whose mean over D,
+    w_n = E[(D − T_0)⁺] − E[(D − T_0 − T_n)⁺] (:func:`uniform_excess_mean`), weighs the kinds,
+    P(n)·w_n, and whose mean where D > T_0, w_n / P(D > T_0), is the window of the rest.
+    D ≫ T_n is the length-biased case; D < T_0 the first step. h = 0 is a delay known exactly, which
+    jumps at δ = T_0 (a request that just misses the decode step started at its finish waits a
+    whole step more); h > 0 spreads the jump over [T_0 − h, T_0 + h].
+
+    Two kinds of step, a 10 ms decode (P = 0.9) and a 100 ms prompt step (P = 0.1), δ = 50 ms, h = 0:
     first: 0.1 (only the prompt step outlasts δ), rest 50 ms; later, 0.9 of the time: windows
     10 and 40 ms, weights 0.9 · 10 = 9 and 0.1 · 40 = 4: 0.9 · 9/13 = 0.623 and 0.9 · 4/13 = 0.277.
 
-    >>> f, rf, l, rl = step_in_flight(step_s=np.array([0.01, 0.1]), prompt_pmf=np.array([0.9, 0.1]), delay_s=0.05)
-    >>> [round(x, 3) for x in f.tolist()], [round(x, 3) for x in l.tolist()], [round(x, 3) for x in rf.tolist()]
+    >>> f, lo, hi, l, rl = step_in_flight(step_s=np.array([0.01, 0.1]), prompt_pmf=np.array([0.9, 0.1]), delay_s=0.05)
+    >>> [round(x, 3) for x in f.tolist()], [round(x, 3) for x in l.tolist()], [round(x, 3) for x in hi.tolist()]
     ([0.0, 0.1], [0.623, 0.277], [0.0, 0.05])
+
+    The same with h = 20 ms (D uniform on [30, 70] ms): the prompt step outlasts all of it (first
+    0.1, rest uniform on [30, 70] ms); the decode step never. E[(D − 10 ms)⁺] = 40 ms;
+    E[(D − 20 ms)⁺] = 30 ms, E[(D − 110 ms)⁺] = 0: windows 10 and 40 ms as before.
+
+    >>> f, lo, hi, l, rl = step_in_flight(step_s=np.array([0.01, 0.1]), prompt_pmf=np.array([0.9, 0.1]),
+    ...                                   delay_s=0.05, delay_half_s=0.02)
+    >>> [round(x, 3) for x in f.tolist()], [round(x, 3) for x in l.tolist()], [round(x, 3) for x in lo.tolist()]
+    ([0.0, 0.1], [0.623, 0.277], [0.0, 0.03])
     """
     T = np.asarray(step_s, dtype=float)
     p = np.asarray(prompt_pmf, dtype=float)
     if delay_s is None:
-        return np.zeros_like(p * T), np.zeros_like(p * T), p * T / np.maximum((p * T).sum(axis=0), 1e-300), \
-            np.zeros_like(p * T)
+        z = np.zeros_like(p * T)
+        return z, z, z, p * T / np.maximum((p * T).sum(axis=0), 1e-300), z
     d = np.asarray(delay_s, dtype=float)
-    first = p * (T > d)
-    window = np.clip(np.minimum(T, d - T[0]), 0.0, None)
+    h = np.asarray(delay_half_s, dtype=float)
+    lo, hi = np.maximum(d - h, 0.0), d + h
+    first = p * uniform_below(low=lo, high=hi, level=T)
+    window = uniform_excess_mean(low=lo, high=hi, level=T[0]) - uniform_excess_mean(low=lo, high=hi, level=T[0] + T)
     share = p * window / np.maximum((p * window).sum(axis=0), 1e-300)
     later = np.clip(1.0 - first.sum(axis=0), 0.0, 1.0) * share
-    return first, np.maximum(T - d, 0.0), later, T - window
+    past = 1.0 - uniform_below(low=lo, high=hi, level=T[0])  # P(D > T_0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w_past = np.where(past > 0, window / past, 0.0)
+    return first, np.maximum(T - hi, 0.0), np.maximum(T - lo, 0.0), later, T - np.clip(w_past, 0.0, T)
 
 
-def train_ttft_s(*, step_s, clump, fixed_s, api_s, q, fit=np.inf, delay_s=None, input_cv=0.0):
+def train_ttft_s(*, step_s, clump, fixed_s, api_s, q, fit=np.inf, delay_s=None, delay_half_s=None, input_cv=0.0):
     """(mean, q-quantile) of TTFT in a closed loop whose prompts fit one step (module docstring).
 
     ``step_s(n)``: a step with n ≥ 1 prompts beside the decodes (broadcasting array); ``step_s(0)``
@@ -171,7 +244,8 @@ def train_ttft_s(*, step_s, clump, fixed_s, api_s, q, fit=np.inf, delay_s=None, 
     (room / I; ``step_s`` is the caller's to cap there): of an own step of N > fit prompts the
     share :func:`spill_share` finishes in the next step, which carries the N − fit spilled and the
     α that arrived meanwhile (T at N − fit + α). ``delay_s``: from a client's last finish to its
-    request at the engine (t_api + t_req), the step in flight :func:`step_in_flight` (None: length-biased).
+    request at the engine (t_api + t_req), the step in flight :func:`step_in_flight` (None: length-biased),
+    spread uniformly ± ``delay_half_s`` (:func:`delay_half_width_s`).
     ``input_cv``: the prompts' lengths vary (lognormal CV): the step in flight and the other trains'
     prompts in the head's step count units of u = 1 + cv² mean prompts, Poisson(α/u) of them (the
     tokens' compound Poisson with its mean and variance); a request's own length is the caller's.
@@ -193,7 +267,13 @@ def train_ttft_s(*, step_s, clump, fixed_s, api_s, q, fit=np.inf, delay_s=None, 
     u = 1.0 + np.asarray(input_cv, dtype=float) ** 2
     T_in = np.stack([_at(T, n * u) for n in range(MAX_PROMPTS + 1)])
     p_n = poisson_pmf(mean=a / u, count=MAX_PROMPTS + 1)  # prompt units of the step in flight
-    first, r_first, later, r_later = step_in_flight(step_s=T_in, prompt_pmf=p_n, delay_s=delay_s)
+    if delay_s is not None and delay_half_s is None:
+        delay_half_s = delay_half_width_s(delay_s=delay_s)
+    first, r_lo, r_hi, later, r_later = step_in_flight(step_s=T_in, prompt_pmf=p_n, delay_s=delay_s,
+                                                       delay_half_s=delay_half_s)
+    if delay_s is not None:  # D uniform on [lo, hi]: the delay a request reaches the engine after its finish
+        d_lo = np.maximum(np.asarray(delay_s, dtype=float) - delay_half_s, 0.0)
+        d_hi = np.asarray(delay_s, dtype=float) + delay_half_s
     # the own clump: N ~ Poisson(α) completions at one step end, and a request is its i-th member
     # (i = 0 the head) with probability P(N)·[N ≥ i + 1]/α (each clump has one head, one second, …)
     p_size = poisson_pmf(mean=a, count=MAX_PROMPTS + 1)
@@ -209,15 +289,21 @@ def train_ttft_s(*, step_s, clump, fixed_s, api_s, q, fit=np.inf, delay_s=None, 
     t_bar = np.maximum((p_n * T_in).sum(axis=0), 1e-300)
     for n in range(MAX_PROMPTS + 1):
         # the head's wait in the step in flight: uniform on [r_later, T_n] (in R_BINS bins), or the
-        # rest r_first of the first step after its last finish (one value). The other trains that
-        # reach the engine during the step in flight come from the step ends δ before it, about
-        # every T̄: Poisson(α·min(T_n, δ)/T̄) outsiders in the head's step (δ = ∞: α·T_n/T̄); in
-        # the first step after the head's own step end, from the ends δ before that one, after the
-        # step that ended there (at least T_0 long): Poisson(α·max(δ − T_0, 0)/T̄); prompt units of u
-        window = T_in[n] if delay_s is None else np.minimum(T_in[n], delay_s)
+        # rest T_n − D of the first step after its last finish, uniform on [r_lo, r_hi] (FIRST_BINS
+        # bins). The other trains that reach the engine during the step in flight come from the
+        # step ends D before it, about every T̄: Poisson(α·E[min(T_n, D)]/T̄) outsiders in the
+        # head's step (δ = ∞: α·T_n/T̄); in the first step after the head's own step end, from the
+        # ends D before that one, after the step that ended there (at least T_0 long):
+        # Poisson(α·E[(D − T_0)⁺ | D < T_n]/T̄); prompt units of u
+        if delay_s is None:
+            window = T_in[n]
+        else:
+            window = 0.5 * (d_lo + d_hi) - uniform_excess_mean(low=d_lo, high=d_hi, level=T_in[n])
         pieces = [(later[n], r_later[n], T_in[n] - r_later[n], R_BINS, a / u * window / t_bar)]
         if delay_s is not None:
-            pieces.append((first[n], r_first[n], 0.0, 1, a / u * np.maximum(delay_s - T[0], 0.0) / t_bar))
+            past = uniform_excess_mean(low=d_lo, high=np.clip(T_in[n], d_lo, d_hi), level=T[0])
+            nb = FIRST_BINS if np.any(r_hi[n] > r_lo[n]) else 1  # a delay known exactly: one value
+            pieces.append((first[n], r_lo[n], r_hi[n] - r_lo[n], nb, a / u * past / t_bar))
         for wr, r0, width, nb, mu in pieces:
             if not np.any(wr > NEGLIGIBLE):
                 continue
@@ -239,6 +325,8 @@ def train_ttft_s(*, step_s, clump, fixed_s, api_s, q, fit=np.inf, delay_s=None, 
     S = np.maximum(np.stack([np.broadcast_to(x, shape) for x in spans]), 1e-12)
     W = W / W.sum(axis=0)
     mean = (W * (L + S / 2.0)).sum(axis=0)
+    if q is None:  # the mean alone (calc.traffic.train_table tabulates it)
+        return mean, None
 
     def cdf(x):
         return (W * np.clip((x - L) / S, 0.0, 1.0)).sum(axis=0)

@@ -546,6 +546,28 @@ def _decode_batch(e: EngineNumbers, *, rate_rps, slots, output_len, **kw):
     return np.where(over, c, hi), over
 
 
+def _steady_decode_batch(e: EngineNumbers, *, loop, slots, output_len, **kw):
+    """The closed loop's step-average decoding batch, from its own steady state (Little's law over
+    the decode phase): d = X·(O − 1)·TPOT, X and TPOT of ``loop``
+    (:func:`calc.timing.serving.closed_loop`), at most ``slots``; where that loop has no TPOT
+    (one output token, past the KV pool) the open-loop fixed point :func:`_decode_batch` at X.
+
+    Why not that fixed point d = X·(O − 1)·T̄(d) everywhere: near saturation X·(O − 1)·T̄(d)
+    runs almost parallel to d, so a 1 % change of X moves its root by tens of sequences
+    (Llama-3.1-70B TP 4 n-gram, C = 128: X 2.887 → 2.855 requests/s moved the decode step 102 →
+    87 ms); the loop that gave X already fixes how long its requests decode.
+
+    X = 2 requests/s, 255 decode steps of 40 ms each: 2 · 255 · 0.04 = 20.4 sequences decoding.
+    """
+    X = np.asarray(loop.requests_per_s, dtype=float)
+    m = np.maximum(np.asarray(output_len, dtype=float) - 1.0, 0.0)
+    little = X * m * np.asarray(loop.tpot_s, dtype=float)
+    if np.all(np.isfinite(little)):
+        return np.minimum(little, slots)
+    fallback, _ = _decode_batch(e, rate_rps=X, slots=slots, output_len=output_len, **kw)
+    return np.where(np.isfinite(little), np.minimum(little, slots), fallback)
+
+
 def _own(e: EngineNumbers, *, load: EngineLoad, running, rate_rps, input_len, output_len, output_cv,
          max_num_batched_tokens, enable_chunked_prefill, speculative=None, cached_prompt_tokens=0.0, **_):
     """own(I, wait, quantile=None): :func:`own_prefill_s` at this batch and rate."""
@@ -673,7 +695,8 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
                      kv_capacity_tokens, input_cv=0.0, output_cv=0.0, enable_chunked_prefill=True,
                      percentile=95.0, speculative=None) -> ClosedLoopTTFT:
     """Closed loop of C clients whose requests spread out (lengths that vary; the steady state of
-    :func:`calc.timing.serving.closed_loop`, whose throughput X and running batch R it takes):
+    :func:`calc.timing.serving.closed_loop`, whose throughput X and running batch R it takes, and its
+    decoding batch d = X·(O − 1)·TPOT, :func:`_steady_decode_batch`):
     the engine's steps at λ = X (:func:`engine_load`), then the TTFT terms of :func:`open_loop`
     with the queues of a finite population (:func:`finite_source_wait_s`): the token budget with
     service τ·I and the API server with t_api, each fed by the C clients whose cycle is C / X; the
@@ -706,7 +729,7 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
                     max_num_batched_tokens=max_num_batched_tokens, enable_chunked_prefill=enable_chunked_prefill,
                     kv_capacity_tokens=kv_capacity_tokens, fits=True, uniform_lengths=False, speculative=speculative)
     X = s.requests_per_s
-    d, _ = _decode_batch(e, rate_rps=X, slots=np.minimum(c, C), **kw)
+    d = _steady_decode_batch(e, loop=s, slots=np.minimum(c, C), **kw)
     load = engine_load(e, running=d, rate_rps=X, **kw)
     R = np.minimum(C, s.running)
     others = np.maximum(R - 1.0, 0.0) / np.maximum(R, 1.0)  # our own sequence neither decodes nor arrives behind us
