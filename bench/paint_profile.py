@@ -8,10 +8,12 @@ running from navigation to the first chart's SVG. The samples up to that moment 
 buckets by the innermost matching frame of their stack (``BUCKETS``: Plotly's trace modules by
 their function names, which survive Streamlit's minification as property names, JSON parsing,
 Streamlit's React render); time with no JavaScript on the stack ("(program)": layout, style, paint,
-compile; "(garbage collector)") is reported as such. Medians over repetitions, ms of samples.
-Also prints the figure JSON size Streamlit sent (``plotly_chart`` element's ``spec``, kB) from the
-protocol (bench/ws_session.py is not needed: the page's own ``performance`` resource list does
-not see WebSocket frames, so the size comes from the DOM's data).
+compile; "(garbage collector)") is reported as such. Medians over repetitions, ms of samples: the
+sampler runs on wall time, so on a loaded machine the buckets add up to more than the main
+thread's CPU (printed beside them, CDP ``Performance.getMetrics`` ThreadTime): compare buckets
+with one another and with another checkout's (``--app``), not with the CPU. Also prints each chart's
+trace types and the size of ``JSON.stringify`` of its data and layout as Plotly holds them (typed
+arrays spelled out: larger than what was sent; the sent size is the ``plotly_chart`` element's spec).
 """
 
 from __future__ import annotations
@@ -113,7 +115,7 @@ def top_functions(profile: dict, until_us: float, n: int = 25) -> list[tuple[str
     return sorted(self_ms.items(), key=lambda kv: -kv[1])[:n]
 
 
-def visit(browser, url: str, timeout_s: float) -> tuple[dict, dict, float]:
+def visit(browser, url: str, timeout_s: float) -> tuple[dict, dict]:
     ctx = browser.new_context(viewport={"width": 1400, "height": 900})
     try:
         page = ctx.new_page()
@@ -135,7 +137,7 @@ def visit(browser, url: str, timeout_s: float) -> tuple[dict, dict, float]:
         marks["traces"] = page.evaluate(
             "[...document.querySelectorAll('.js-plotly-plot')].map(e => (e.data || []).map(t => t.type + ':' + "
             "((t.x && t.x.length) || 0)).join(' '))")
-        return prof, marks, 0.0
+        return prof, marks
     finally:
         ctx.close()
 
@@ -159,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
             buckets: dict[str, list[float]] = defaultdict(list)
             marks_all = []
             for _ in range(a.reps):
-                prof, marks, _ = visit(browser, f"{base}/{'' if page == 'memory' else page}", 120)
+                prof, marks = visit(browser, f"{base}/{'' if page == 'memory' else page}", 120)
                 # the profile starts just before navigation; the chart mark is ms since navigation start
                 b = attribute(prof, marks["chart"] * 1e3 + 20_000)
                 for k in set(b) | set(buckets):
