@@ -39,8 +39,36 @@ def test_pareto_figure():
     assert fig["layout"]["xaxis"]["type"] == "log" and fig["layout"]["yaxis"]["type"] == "log"
     assert "(s)" in fig["layout"]["xaxis"]["title"]["text"] and "$" in fig["layout"]["yaxis"]["title"]["text"]
     assert all(len(decode(tr["x"])) == len(decode(tr["y"])) == len(tr["text"]) for tr in fig["data"])
-    assert "%{customdata[4]}" in fig["data"][0]["hovertemplate"]  # $/h in the hover
-    assert fig["data"][0]["text"][0].startswith("NVIDIA A100 SXM4 80GB, ")
+    assert "$%{customdata[4]:.2f}/h" in fig["data"][0]["hovertemplate"]  # $/h in the hover, 2 decimals
+    spec = fig["data"][0]["customdata"]  # float32, one row of 7 per point
+    assert spec["dtype"] == "f4" and spec["shape"].replace(" ", "").endswith(",7")
+    cd = np.asarray(decode(spec)).reshape(-1, 7)
+    assert np.all(cd[:, 0] == np.round(cd[:, 0])) and np.all(cd[:, 3] >= cd[:, 0])  # TP an integer; GPUs >= TP
+    # a GPU's trace: its name once, in the hover (``%{fullData.name}``), not in every point's text
+    assert fig["data"][0]["hovertemplate"].startswith("%{fullData.name}, %{text}, TP ")
+    assert " / KV " in fig["data"][0]["text"][0] and not fig["data"][0]["text"][0].startswith("NVIDIA")
+    assert fig["data"][-1]["text"][0].startswith("NVIDIA ")  # the front mixes GPUs: the name per point
+
+
+def _drawn(fig) -> tuple[int, set[str]]:
+    gpu = [tr for tr in fig.to_dict()["data"] if tr["type"] in ("scatter", "scattergl") and tr["name"] != "Pareto front"]
+    return sum(len(decode(tr["x"])) for tr in gpu), {tr["type"] for tr in gpu}
+
+
+def test_pareto_figure_draws_each_visible_point_once_svg_when_few(monkeypatch):
+    from ui.planner import figures as PF
+
+    names = {g.id: g.name for g in GPUS}
+    fig = pareto_figure(R.grid, T, rate_rps=20, input_len=1000, output_len=200, gpu_names=names)
+    p = pareto_points(R.grid, rate_rps=20, input_len=1000, output_len=200)
+    n, kinds = _drawn(fig)
+    # points on top of one another are drawn once: at most one per distinct (GPU, cost, latency)
+    distinct = {(int(g), float(c), float(e)) for g, c, e in zip(p["idx"][:, 0], p["cost"], p["e2e_s"])}
+    assert 0 < n <= len(distinct) < len(p["cost"])  # this plan has exact duplicates (max_num_seqs not binding)
+    assert kinds == {"scatter"}  # few points: SVG, no WebGL context
+    monkeypatch.setattr(PF, "SVG_MAX_POINTS", 1)
+    _, kinds = _drawn(pareto_figure(R.grid, T, rate_rps=20, input_len=1000, output_len=200, gpu_names=names))
+    assert kinds == {"scattergl"}  # many points: WebGL
 
 
 def test_ranked_rows_and_reasons():

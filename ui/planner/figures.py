@@ -11,11 +11,23 @@ import plotly.graph_objects as go
 from calc.plan.costs import usd_per_million_tokens
 from calc.plan.search import PlanGrid, pareto_mask
 from ui import charts
+from ui.overlap import first_per_cell
 from ui.perf.figures import full_log_ticks
 from ui.theme import CHART_HEIGHT, COLORS, FONT_SIZE, TITLE_SIZE
 
 T = Callable[..., str]
 MAX_POINTS = 2000  # the cheapest points; the front is drawn in full
+# Of one GPU's points falling in one cell of this grid over the plotted span (log axes), only the
+# cheapest is drawn (ui.overlap): ~2.5 px by ~2.5 px on a 1440-px-wide screen, under a 7-px marker;
+# on the default plan ~500 of 2,000 points sit exactly on another (max_num_seqs above what the rate
+# needs changes neither cost nor latency) and ~90 more within the cell.
+CELLS_X, CELLS_Y = 400, 200
+# Up to this many markers SVG ``scatter`` draws the first view with less of the browser's main thread
+# than WebGL ``scattergl``, whose context and shaders cost a fixed start-up: bench/scatter_crossover.py,
+# 17 traces, headless Chromium, median main-thread CPU ms SVG / WebGL: 300 179/280, 1,000 198/287,
+# 2,000 283/363, 3,000 375/342 (crossover between 2,000 and 3,000). MAX_POINTS keeps the default chart
+# below it; a larger cap would switch to WebGL above it.
+SVG_MAX_POINTS = 2000
 GPU_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000",
               "#999999", "#332288", "#117733", "#882255", "#44AA99", "#AA4499", "#DDCC77", "#88CCEE", "#661100")
 
@@ -41,15 +53,25 @@ def pareto_figure(grid: PlanGrid, t: T, *, rate_rps: float, input_len: int, outp
     p = pareto_points(grid, rate_rps=rate_rps, input_len=input_len, output_len=output_len)
     idx = p["idx"]
     traces: list[dict] = []
-    order = np.argsort(p["cost"])[:MAX_POINTS]
-    hover = _hovertemplate(t)
-    for gi, gid in enumerate(grid.gpu_ids):
+    order = np.argsort(p["cost"], kind="stable")[:MAX_POINTS]
+    span_x = (float(np.min(p["e2e_s"][order])), float(np.max(p["e2e_s"][order]))) if order.size else None
+    span_y = (float(np.min(p["cost"][order])), float(np.max(p["cost"][order]))) if order.size else None
+    per_gpu = []
+    for gi in range(len(grid.gpu_ids)):
         sel = order[idx[order, 0] == gi]
+        if sel.size:  # cheapest first: the one kept in a cell is its cheapest
+            sel = sel[first_per_cell(p["e2e_s"][sel], p["cost"][sel], cells_x=CELLS_X, cells_y=CELLS_Y,
+                                     span_x=span_x, span_y=span_y)]
+        per_gpu.append(sel)
+    kind = "scatter" if sum(s.size for s in per_gpu) <= SVG_MAX_POINTS else "scattergl"
+    hover = _hovertemplate(t, per_trace_name=True)
+    for gi, (gid, sel) in enumerate(zip(grid.gpu_ids, per_gpu)):
         if sel.size == 0:
             continue
-        traces.append(dict(type="scattergl", mode="markers", name=gpu_names.get(gid, gid),
-                           x=p["e2e_s"][sel], y=p["cost"][sel], customdata=_customdata(grid, idx[sel]),
-                           text=_text(grid, idx[sel], gpu_names),
+        traces.append(dict(type=kind, mode="markers", name=gpu_names.get(gid, gid),
+                           # float32 coordinates: sub-pixel exact, half the bytes (the hover prints 2 and 3 decimals)
+                           x=p["e2e_s"][sel].astype(np.float32), y=p["cost"][sel].astype(np.float32),
+                           customdata=_customdata(grid, idx[sel]), text=_text(grid, idx[sel], None),  # the GPU is the trace's name (in the hover template)
                            hovertemplate=hover, marker=dict(size=7, color=GPU_COLORS[gi % len(GPU_COLORS)], opacity=0.6)))
     front = np.flatnonzero(p["front"])
     front = front[np.argsort(p["e2e_s"][front])]
@@ -78,27 +100,35 @@ def pareto_figure(grid: PlanGrid, t: T, *, rate_rps: float, input_len: int, outp
 
 
 _FIELDS = ("tp", "s", "replicas", "gpus", "usd", "ttft", "tpot")  # numeric customdata columns
+_FORMATS = (".0f", ".0f", ".0f", ".0f", ".2f", ".0f", ".1f")  # decimals each is rounded to (d3-format)
 
 
 def _customdata(grid: PlanGrid, idx: np.ndarray) -> np.ndarray:
     """Per point (numbers only, sent as one binary array): TP, max_num_seqs, replicas, GPUs, $/h,
-    TTFT ms, TPOT ms. GPU, weights and KV precision go in ``text``."""
+    TTFT ms, TPOT ms. GPU, weights and KV precision go in ``text``. float32: half the bytes of
+    float64, every integer below 2**24 exact, and the hover prints each with a fixed number of
+    decimals (``_FORMATS``), so a float32's trailing digits never show."""
     at = tuple(idx.T)
     return np.column_stack([np.asarray(grid.tensor_parallel_sizes, dtype=float)[idx[:, 1]],
                             np.asarray(grid.max_num_seqs, dtype=float)[idx[:, 4]], grid.replicas[at],
                             grid.gpus_total[at], np.round(grid.usd_per_hour[at], 2),
-                            np.round(grid.ttft_s[at] * 1e3, 0), np.round(grid.tpot_s[at] * 1e3, 1)])
+                            np.round(grid.ttft_s[at] * 1e3, 0), np.round(grid.tpot_s[at] * 1e3, 1)]).astype(np.float32)
 
 
-def _text(grid: PlanGrid, idx: np.ndarray, gpu_names: dict[str, str]) -> list[str]:
-    names = np.asarray([gpu_names.get(g, g) for g in grid.gpu_ids], dtype=object)[idx[:, 0]]
+def _text(grid: PlanGrid, idx: np.ndarray, gpu_names: dict[str, str] | None) -> list[str]:
+    """Per point: "weights / KV kv-dtype", with the GPU's name first when ``gpu_names`` is given
+    (the front mixes GPUs; a GPU's own trace has its name once, in the hover template)."""
     q = np.asarray(grid.quantizations, dtype=object)[idx[:, 2]]
     kv = np.asarray(grid.kv_cache_dtypes, dtype=object)[idx[:, 3]]
-    return (names + ", " + q + " / KV " + kv).tolist()
+    what = q + " / KV " + kv
+    if gpu_names is not None:
+        what = np.asarray([gpu_names.get(g, g) for g in grid.gpu_ids], dtype=object)[idx[:, 0]] + ", " + what
+    return what.tolist()
 
 
-def _hovertemplate(t: T) -> str:
-    """The translated hover line with plotly placeholders (GPU, weights / KV in the text)."""
-    marks = {name: f"%{{customdata[{i}]}}" for i, name in enumerate(_FIELDS)}
-    marks["what"] = "%{text}"  # GPU, weights / KV
+def _hovertemplate(t: T, *, per_trace_name: bool = False) -> str:
+    """The translated hover line with plotly placeholders (GPU, weights / KV in the text; with
+    ``per_trace_name`` the GPU is the trace's name, ``%{fullData.name}``, and the text only weights / KV)."""
+    marks = {name: f"%{{customdata[{i}]:{fmt}}}" for i, (name, fmt) in enumerate(zip(_FIELDS, _FORMATS))}
+    marks["what"] = "%{fullData.name}, %{text}" if per_trace_name else "%{text}"  # GPU, weights / KV
     return t("pl.pareto.hover", **marks) + "<br>%{x:.2f} s, $%{y:.3f}/M<extra></extra>"
