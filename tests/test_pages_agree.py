@@ -135,16 +135,16 @@ def _frontier_point(at, concurrency: int) -> tuple[float, float]:
 def _analytic_vs_simulated(load_test) -> dict[str, dict[str, str]]:
     """The load test's "analytic beside simulated" table (Markdown): {metric: {column: cell}}."""
     (table,) = md_tables(load_test)
-    return {row["metric"]: row for row in table}
+    return {row["Metric"]: row for row in table}
 
 
 def test_the_frontier_at_the_loads_concurrency_agrees_with_the_simulated_means(link, load_test):
     (caption,) = [c for c in texts(load_test.caption) if c.startswith("The closed-form model (other pages) at C = ")]
     c_eq = int(re.search(r"C = ([\d,]+) clients \(Little's law", caption).group(1).replace(",", ""))
     table = _analytic_vs_simulated(load_test)
-    model = {k: _ms(table[row]["analytic"]) for k, row in (("ttft", "TTFT (time to first token)"),
+    model = {k: _ms(table[row]["Analytic (closed form)"]) for k, row in (("ttft", "TTFT (time to first token)"),
                                                            ("tpot", "TPOT (time per output token)"))}
-    simulated = {k: _ms(table[row]["simulated"]) for k, row in (("ttft", "TTFT (time to first token)"),
+    simulated = {k: _ms(table[row]["Simulated"]) for k, row in (("ttft", "TTFT (time to first token)"),
                                                                ("tpot", "TPOT (time per output token)"))}
     fr = app({**link, "concurrency": str(c_eq), "overlays": ""}, page="pages/frontier.py")
     assert not fr.exception and not fr.error
@@ -169,4 +169,4 @@ def test_the_frontier_answers_the_rate_with_the_open_loop_model(link, load_test)
     cards = {m.label: m.value for m in load_test.metric}
     assert p95 == pytest.approx(_ms(cards["P95 TTFT"]), rel=0.25)
     table = _analytic_vs_simulated(load_test)
-    assert tpot == pytest.approx(_ms(table["TPOT (time per output token)"]["simulated"]), rel=0.25)
+    assert tpot == pytest.approx(_ms(table["TPOT (time per output token)"]["Simulated"]), rel=0.25)
