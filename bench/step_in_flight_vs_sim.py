@@ -111,8 +111,11 @@ def main() -> None:
     alpha = float(np.asarray(kw["clump"]).ravel()[0])
     T = np.array([float(np.asarray(kw["step_s"](n)).ravel()[0]) for n in range(trains.MAX_PROMPTS + 1)])
     u = 1.0 + float(kw.get("input_cv", 0.0)) ** 2
-    pn = trains.poisson_pmf(mean=alpha / u, count=trains.MAX_PROMPTS + 1)
-    f, rf, lat, rl = trains.step_in_flight(step_s=T, prompt_pmf=pn, delay_s=float(np.asarray(kw["delay_s"]).ravel()[0]))
+    delay = float(np.asarray(kw["delay_s"]).ravel()[0])
+    h = float(trains.delay_half_width_s(delay_s=delay))
+    pn = trains.step_chain_pmf(step_s=T, mean=alpha / u, delay_lo_s=max(delay - h, 0.0), delay_hi_s=delay + h)
+    f, rf_lo, rf_hi, lat, rl = trains.step_in_flight(step_s=T, prompt_pmf=pn, delay_s=delay, delay_half_s=h)
+    rf = 0.5 * (rf_lo + rf_hi)
     ana = dict(prompt=f[1:].sum() + lat[1:].sum(), first=f[1:].sum(), rest=(f * rf).sum() + (lat * (rl + T) / 2).sum(),
                rest_prompt=((f * rf)[1:].sum() + (lat * (rl + T) / 2)[1:].sum()) / max(f[1:].sum() + lat[1:].sum(), 1e-12),
                mates=1.0 - (1.0 - np.exp(-alpha)) / alpha)

@@ -13,8 +13,8 @@ from calc.spec.speculative import parse_speculative_config
 from calc.timing.estimate import engine_numbers
 from calc.timing.serving import engine_step
 from calc.timing.speculative import drafter_for, mixed_step_s, speculative_step, verify_step_args
-from calc.traffic.arrival_trains import (_train, delay_half_width_s, poisson_pmf, spill_share, step_in_flight, train_ttft_s,
-                                         uniform_below, uniform_excess_mean)
+from calc.traffic.arrival_trains import (_train, delay_half_width_s, poisson_pmf, spill_share, step_chain_pmf,
+                                         step_in_flight, train_ttft_s, uniform_below, uniform_excess_mean)
 
 # Places in a train, α = 1 clump per step: a request is the i-th of a clump of N with probability
 # P(N)·[N ≥ i + 1]/α, N counted to 6 (the tail lumped there): P(N ≥ i + 1) for i = 0..5 is
@@ -287,3 +287,28 @@ def test_the_closed_loops_decode_batch_is_its_own_steady_state():
                                   kv_capacity_tokens=400_000, max_num_batched_tokens=8192, enable_chunked_prefill=True)
     none = SimpleNamespace(requests_per_s=np.array(2.0), tpot_s=np.array(np.nan))
     assert float(_steady_decode_batch(E, loop=none, slots=np.array(64.0), **kw)) == 0.0
+
+
+def test_the_step_chain_by_hand():
+    """Two kinds of step (the second lumps all prompt steps), a decode step of 10 ms and a prompt step of
+    200 ms, D uniform on [0, 100 ms], α = 0.3. After a step of length T the next carries the clumps of
+    c = P(D < T) + E[min(D, T)]/T̄ step ends: decode, 0.1 + (50 − 90²/200)/T̄ = 0.1 + 9.5 ms/T̄; prompt,
+    1 + 50 ms/T̄; scaled to Σ π·c = 1. The stationary π is the fixed point of
+    π(0) = π(0)·e^(−α·c_0) + π(1)·e^(−α·c_1); the prompt step follows a prompt step more often."""
+    T = np.array([0.01, 0.2])
+    pi = step_chain_pmf(step_s=T, mean=0.3, delay_lo_s=0.0, delay_hi_s=0.1)
+    t_bar = float(pi @ T)
+    c = np.array([0.1 + 0.0095 / t_bar, 1.0 + 0.05 / t_bar])
+    c = c / float(pi @ c)
+    assert pi[0] == pytest.approx(pi[0] * np.exp(-0.3 * c[0]) + pi[1] * np.exp(-0.3 * c[1]), rel=1e-6)
+    assert c[1] > 2.0 * c[0]  # a prompt step catches the clump of the end it started at whole
+
+
+def test_the_step_chain_keeps_the_mean_and_widens_the_spread():
+    """Every clump lands in exactly one step: the prompts per step average α still; the chain
+    leaves fewer steps with prompts and more with several than Poisson(α)."""
+    T = 0.04 + 0.24 * np.arange(7.0)  # Llama-3.1-70B TP 4 like: 40 ms decode, 240 ms a prompt
+    pi = step_chain_pmf(step_s=T, mean=0.3, delay_lo_s=0.0, delay_hi_s=0.1)
+    p = poisson_pmf(mean=0.3, count=7)
+    assert float(pi @ np.arange(7.0)) == pytest.approx(0.3, rel=1e-4)
+    assert pi[0] > p[0] and pi[2:].sum() > p[2:].sum()

@@ -12,8 +12,11 @@ API server takes the requests one at a time, t_api apart (Efficiency.api_server_
     last request, so the step it finds in flight is not met in proportion to its length alone: the
     first step after that end, if it outlasts δ, with its rest T_n − δ, else one that started
     later within δ (:func:`step_in_flight`); T_n a step of n prompts beside the R decodes (T_0 the
-    decode step), n ~ P_α (the prompts of one step are one clump, not a rate per second: a step of
-    250 ms brings no more of them than one of 20 ms);
+    decode step), n from the chain over step kinds of :func:`step_chain_pmf` (the prompts of a step
+    are the clumps of the step ENDS D before it, not a rate per second: a step of 250 ms brings no
+    more of them than one of 20 ms, but it catches the clump of the end it started at whole, so a
+    prompt step follows a prompt step more often than Poisson(α) says: Llama-3.1-70B TP 4 EAGLE-3
+    C = 32, P(prompts | the step before had) 0.40 against 0.21 after a decode step, simulated);
   * a request is the i-th member of a clump of N (the i-th of its train), with probability
     P(N)·[N ≥ i + 1]/α: one head per clump, so a head's clump is not size-biased (Llama-3.1-70B
     TP 4, C = 128: 1.5 prompts in a head's step, in the simulator as here);
@@ -59,6 +62,44 @@ def poisson_pmf(*, mean, count):
     p = np.stack(out)
     p[-1] = p[-1] + np.maximum(1.0 - p.sum(axis=0), 0.0)
     return p
+
+
+def step_chain_pmf(*, step_s, mean, delay_lo_s=None, delay_hi_s=None, iterations=30):
+    """P(n prompts in a step), n = 0 … len − 1 (the rest lumped into the last), when a step's prompts
+    depend on the step BEFORE it: a chain over step kinds (T_m = ``step_s[m]`` the step of m prompts).
+
+    Completions come in clumps of Poisson(α) (α = ``mean``) at step ENDS, each reaching the engine D
+    later (D uniform on [``delay_lo_s``, ``delay_hi_s``]); a prompt joins the step after the one it
+    arrived in. The step after a step of length T_m (starting at s) carries the clumps of the step
+    ends in [s − D, s + T_m − D]: the end at s itself when D < T_m (no end falls inside the step),
+    and the earlier ends in a window min(D, T_m) before s, about one per T̄ (T̄ = Σ π(j)·T_j):
+    c_m = P(D < T_m) + E[min(D, T_m)]/T̄ clumps. Every clump lands in exactly one step, so the mean
+    prompts per step stays α: c is scaled to Σ π(m)·c_m = 1. The step after a step of m prompts
+    carries Poisson(α·c_m); π, the stationary distribution, π(n) = Σ_m π(m)·Poisson(α·c_m)(n), by
+    fixed-point iteration from Poisson(α). Without a delay (arrivals unrelated to the step ends),
+    c_m = T_m/T̄. A long prompt step catches its start's clump whole, a decode step shorter than D
+    misses it: prompt steps follow prompt steps more often than Poisson(α) says.
+
+    Steps all of one length, no delay: Poisson(α) itself (α = 0.5: 0.6065, 0.3033, 0.0902 as poisson_pmf).
+
+    >>> [round(x, 4) for x in step_chain_pmf(step_s=np.array([1.0, 1.0, 1.0]), mean=0.5).tolist()]
+    [0.6065, 0.3033, 0.0902]
+    """
+    T = np.asarray(step_s, dtype=float)
+    a = np.asarray(mean, dtype=float)
+    k = T.shape[0]
+    pi = poisson_pmf(mean=a, count=k)
+    for _ in range(iterations):
+        t_bar = np.maximum((pi * T).sum(axis=0), 1e-300)
+        if delay_lo_s is None:
+            c = T / t_bar
+        else:
+            lo, hi = np.asarray(delay_lo_s, dtype=float), np.asarray(delay_hi_s, dtype=float)
+            before = 0.5 * (lo + hi) - uniform_excess_mean(low=lo, high=hi, level=T)  # E[min(D, T_m)]
+            c = uniform_below(low=lo, high=hi, level=T) + before / t_bar
+        c = c / np.maximum((pi * c).sum(axis=0), 1e-300)
+        pi = sum(pi[m] * poisson_pmf(mean=a * c[m], count=k) for m in range(k))
+    return pi
 
 
 def _pick(T, n):
@@ -266,14 +307,16 @@ def train_ttft_s(*, step_s, clump, fixed_s, api_s, q, fit=np.inf, delay_s=None, 
     # Poisson count of u = 1 + cv² mean prompts each (same mean and variance of the tokens)
     u = 1.0 + np.asarray(input_cv, dtype=float) ** 2
     T_in = np.stack([_at(T, n * u) for n in range(MAX_PROMPTS + 1)])
-    p_n = poisson_pmf(mean=a / u, count=MAX_PROMPTS + 1)  # prompt units of the step in flight
     if delay_s is not None and delay_half_s is None:
         delay_half_s = delay_half_width_s(delay_s=delay_s)
-    first, r_lo, r_hi, later, r_later = step_in_flight(step_s=T_in, prompt_pmf=p_n, delay_s=delay_s,
-                                                       delay_half_s=delay_half_s)
     if delay_s is not None:  # D uniform on [lo, hi]: the delay a request reaches the engine after its finish
         d_lo = np.maximum(np.asarray(delay_s, dtype=float) - delay_half_s, 0.0)
         d_hi = np.asarray(delay_s, dtype=float) + delay_half_s
+    # prompt units of the step in flight: a step's prompts depend on the step before it (step_chain_pmf)
+    p_n = step_chain_pmf(step_s=T_in, mean=a / u, delay_lo_s=None if delay_s is None else d_lo,
+                         delay_hi_s=None if delay_s is None else d_hi)
+    first, r_lo, r_hi, later, r_later = step_in_flight(step_s=T_in, prompt_pmf=p_n, delay_s=delay_s,
+                                                       delay_half_s=delay_half_s)
     # the own clump: N ~ Poisson(α) completions at one step end, and a request is its i-th member
     # (i = 0 the head) with probability P(N)·[N ≥ i + 1]/α (each clump has one head, one second, …)
     p_size = poisson_pmf(mean=a, count=MAX_PROMPTS + 1)
@@ -294,12 +337,17 @@ def train_ttft_s(*, step_s, clump, fixed_s, api_s, q, fit=np.inf, delay_s=None, 
         # step ends D before it, about every T̄: Poisson(α·E[min(T_n, D)]/T̄) outsiders in the
         # head's step (δ = ∞: α·T_n/T̄); in the first step after the head's own step end, from the
         # ends D before that one, after the step that ended there (at least T_0 long):
-        # Poisson(α·E[(D − T_0)⁺ | D < T_n]/T̄); prompt units of u
+        # Poisson(α·E[(D − T_0)⁺ | D < T_n]/T̄); prompt units of u. A later step in flight also
+        # started at a step end, one for sure, not at a rate: its clump, Poisson(α·P(D < T_n)) more
         if delay_s is None:
             window = T_in[n]
         else:
             window = 0.5 * (d_lo + d_hi) - uniform_excess_mean(low=d_lo, high=d_hi, level=T_in[n])
-        pieces = [(later[n], r_later[n], T_in[n] - r_later[n], R_BINS, a / u * window / t_bar)]
+        mu_later = a / u * window / t_bar
+        if delay_s is not None:  # the end at the start of a later step in flight is a step
+            # end for sure: its clump lands in that step when D < T_n (step_chain_pmf)
+            mu_later = mu_later + a / u * uniform_below(low=d_lo, high=d_hi, level=T_in[n])
+        pieces = [(later[n], r_later[n], T_in[n] - r_later[n], R_BINS, mu_later)]
         if delay_s is not None:
             past = uniform_excess_mean(low=d_lo, high=np.clip(T_in[n], d_lo, d_hi), level=T[0])
             nb = FIRST_BINS if np.any(r_hi[n] > r_lo[n]) else 1  # a delay known exactly: one value
