@@ -6,7 +6,7 @@ as the original is on white."""
 import re
 
 from ui.layout import for_dark_theme
-from ui.perf.figures import FEASIBLE_FILL
+from ui.theme import FEASIBLE_FILL
 
 
 def _blend(rgba: str, bg: tuple[int, int, int]) -> tuple[float, float, float]:

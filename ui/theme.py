@@ -61,13 +61,14 @@ TEXT_INK: Final[str] = "#333333"
 # Text in a concept's colour where that colour is too light for text on white: vermillion darkened
 # (5.5:1 on white); on the dark background the concept's own #D55E00 reads (4.9:1).
 LIMIT_TEXT: Final[str] = "#B34700"
+FEASIBLE_FILL: Final[str] = "rgba(17, 119, 51, 0.13)"  # COLORS["feasible"] at 13 % opacity: "meets the target"
 DARK_INKS: Final[dict[str, str]] = {
     "#000000": "#F2F2F2",  # your scenario, lm_head, step time, first-step marks
     "#333333": "#D9D9D9",  # annotation arrows and text
     "#444444": "#BFBFBF",  # roofline: memory slope and compute roofs
     "#332288": "#9C8FE0",  # decode (Tol indigo, lightened)
     LIMIT_TEXT: COLORS["limit"],  # "does not fit" and other limit labels
-    # "meets the target" shading (ui.perf.figures.FEASIBLE_FILL): Tol green at 13 % is #0F1E1A on #0E1117,
-    # invisible; at 28 % of a lighter green the region reads (#1D4132) and the curves stay on top of it
-    "RGBA(17, 119, 51, 0.13)": "rgba(68, 187, 119, 0.28)",
+    # "meets the target" shading: Tol green at 13 % is #0F1E1A on #0E1117, invisible; at 28 % of a
+    # lighter green the region reads (#1D4132) and the curves stay on top of it
+    FEASIBLE_FILL.upper(): "rgba(68, 187, 119, 0.28)",
 }

@@ -12,8 +12,9 @@ of 8 calls alternating trees in one session on a shared 2-core machine: user CPU
 the trains term over the whole grid (branch table) 1.97 s, computed on its mask with the FCFS
 wave on its own (empty) mask 1.22 s; wall 9.9 / 6.0 / 4.6 s (page faults of a loaded machine
 dominate wall). The trains mask alone, the wave still over the whole grid: 1.53 s against main's
-1.35 s in another 4 alternating calls (+13 %): the wave's mask is what makes it no slower. Step-time evaluations: main 8 over the grid, table 9, here 6 plus 1 over the 38 %
-the trains mask selects.
+1.35 s in another 4 alternating calls (+13 %): the wave's mask is what makes it no slower.
+Step-time evaluations: main 8 over the grid, table 9, here 6 plus 1 over the 38 % the trains
+mask selects.
 
 Inputs broadcast to the grid's shape; a size-1 axis is read at index 0 (a GPU-only array of shape
 (4, 1, 1, 1, 1, 1) is gathered, never expanded to the grid), a scalar stays a scalar.

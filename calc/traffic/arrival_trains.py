@@ -95,7 +95,7 @@ def step_chain_pmf(*, step_s, mean, delay_lo_s=None, delay_hi_s=None, iterations
             c = T / t_bar
         else:
             lo, hi = np.asarray(delay_lo_s, dtype=float), np.asarray(delay_hi_s, dtype=float)
-            before = 0.5 * (lo + hi) - uniform_excess_mean(low=lo, high=hi, level=T)  # E[min(D, T_m)]
+            before = uniform_min_mean(low=lo, high=hi, level=T)  # E[min(D, T_m)]
             c = uniform_below(low=lo, high=hi, level=T) + before / t_bar
         c = c / np.maximum((pi * c).sum(axis=0), 1e-300)
         pi = sum(pi[m] * poisson_pmf(mean=a * c[m], count=k) for m in range(k))
@@ -177,6 +177,18 @@ def uniform_excess_mean(*, low, high, level):
     with np.errstate(divide="ignore", invalid="ignore"):
         spread = (np.maximum(hi - c, 0.0) ** 2 - np.maximum(lo - c, 0.0) ** 2) / (2.0 * w)
     return np.where(w > 0, spread, np.maximum(lo - c, 0.0))
+
+
+def uniform_min_mean(*, low, high, level):
+    """E[min(D, c)] of D uniform on [``low``, ``high``]: E[D] − E[(D − c)⁺] (:func:`uniform_excess_mean`).
+
+    D uniform on [0, 100 ms], c = 50 ms: 50 − 12.5 = 37.5 ms.
+
+    >>> round(float(uniform_min_mean(low=0.0, high=0.1, level=0.05)), 4)
+    0.0375
+    """
+    return 0.5 * (np.asarray(low, dtype=float) + np.asarray(high, dtype=float)) - uniform_excess_mean(
+        low=low, high=high, level=level)
 
 
 def uniform_below(*, low, high, level):
@@ -342,7 +354,7 @@ def train_ttft_s(*, step_s, clump, fixed_s, api_s, q, fit=np.inf, delay_s=None, 
         if delay_s is None:
             window = T_in[n]
         else:
-            window = 0.5 * (d_lo + d_hi) - uniform_excess_mean(low=d_lo, high=d_hi, level=T_in[n])
+            window = uniform_min_mean(low=d_lo, high=d_hi, level=T_in[n])
         mu_later = a / u * window / t_bar
         if delay_s is not None:  # the end at the start of a later step in flight is a step
             # end for sure: its clump lands in that step when D < T_n (step_chain_pmf)

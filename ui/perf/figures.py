@@ -26,7 +26,7 @@ from calc.timing.operators import OperatorTable, RooflineResult
 from calc.timing.schedule import DECODE, PREFILL, QUEUED, STALLED, ScheduleResult, Segments
 from ui import charts
 from ui import format as F
-from ui.theme import CHART_HEIGHT, COLORS, FONT_SIZE, LIMIT_TEXT, TEXT_INK, TITLE_SIZE
+from ui.theme import CHART_HEIGHT, COLORS, FEASIBLE_FILL, FONT_SIZE, LIMIT_TEXT, TEXT_INK, TITLE_SIZE
 
 T = Callable[..., str]
 TERA = 1e12
@@ -36,7 +36,6 @@ ROOF_DASH = {"fp16": "solid", "bf16": "solid", "fp8": "dash", "int8": "dot"}
 PHASE_SYMBOL = {"decode": "circle", "prefill": "diamond"}
 OPERATOR_ORDER = ("qkv_proj", "attention", "o_proj", "mlp", "lm_head", "elementwise")
 GANTT_PHASES = ((QUEUED, "queued"), (STALLED, "stalled"), (PREFILL, "prefill"), (DECODE, "decode"))
-FEASIBLE_FILL = "rgba(17, 119, 51, 0.13)"  # COLORS["feasible"] at 13 % opacity
 NO_HOVER = "<extra></extra>"
 
 
