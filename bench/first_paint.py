@@ -83,6 +83,25 @@ OBSERVER = """
 """ % json.dumps(MARKS)
 
 
+def open_to_first_chart(ctx, url: str, timeout_s: float, before=None):
+    """A new page of browser context ``ctx`` with the marks' observer, opened at ``url`` and waited on
+    until its first chart is drawn; ``before(cdp)`` runs just before navigation. Returns (page, cdp)."""
+    page = ctx.new_page()
+    page.add_init_script(OBSERVER)
+    cdp = ctx.new_cdp_session(page)
+    cdp.send("Performance.enable", {"timeDomain": "threadTicks"})
+    if before is not None:
+        before(cdp)
+    page.goto(url, wait_until="commit")
+    page.wait_for_function("window.__marks && 'chart' in window.__marks", timeout=timeout_s * 1000, polling=10)
+    return page, cdp
+
+
+def main_thread_ms(cdp) -> float:
+    """CPU ms the page's main thread has used so far (Chromium's ThreadTime): robust to other load."""
+    return {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}["ThreadTime"] * 1e3
+
+
 def browser_visit(browser, url: str, timeout_s: float, profile: bool = False) -> dict:
     """One fresh context (no cache, no cookies): ms from navigation start to each mark, and
     ``main_cpu``, the CPU ms the page's main thread had used when the chart was seen (read within
@@ -91,20 +110,11 @@ def browser_visit(browser, url: str, timeout_s: float, profile: bool = False) ->
     style sheets fetched before it (name, kB, start and end ms), and ``kinds``, the elements drawn."""
     ctx = browser.new_context(viewport={"width": 1400, "height": 900})
     try:
-        page = ctx.new_page()
-        page.add_init_script(OBSERVER)
-        cdp = ctx.new_cdp_session(page)
-        cdp.send("Performance.enable", {"timeDomain": "threadTicks"})
-        page.goto(url, wait_until="commit")
-        page.wait_for_function("window.__marks && 'chart' in window.__marks", timeout=timeout_s * 1000, polling=10)
-        metrics = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
+        page, cdp = open_to_first_chart(ctx, url, timeout_s)
         marks = page.evaluate("window.__marks")
-        if "ThreadTime" in metrics:  # CPU seconds of the page's main thread: robust to other load on the machine
-            marks["main_cpu"] = metrics["ThreadTime"] * 1e3
+        marks["main_cpu"] = main_thread_ms(cdp)
         page.wait_for_function("'visible_chart' in window.__marks", timeout=timeout_s * 1000, polling=10)
-        metrics = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
-        if "ThreadTime" in metrics:
-            marks["main_cpu_visible"] = metrics["ThreadTime"] * 1e3
+        marks["main_cpu_visible"] = main_thread_ms(cdp)
         marks = {**page.evaluate("window.__marks"), **marks}
         if profile:
             marks["chunks"] = page.evaluate(PROFILE_CHUNKS, marks["chart"])

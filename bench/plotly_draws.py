@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import load  # noqa: E402
-from first_paint import CHROMIUM, CHROMIUM_ARGS, MINIMAL_APP, OBSERVER  # noqa: E402
+from first_paint import CHROMIUM, CHROMIUM_ARGS, MINIMAL_APP, main_thread_ms, open_to_first_chart  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ui.preload_chart import plotly_chunk  # noqa: E402
 
@@ -53,13 +53,8 @@ def visit(browser, url: str, chunk: bytes, settle_s: float, timeout_s: float) ->
     try:
         ctx.route("**/PlotlyChart.*.js", lambda route: route.fulfill(
             status=200, body=chunk, headers={"content-type": "text/javascript"}))
-        page = ctx.new_page()
-        page.add_init_script(OBSERVER)
-        cdp = ctx.new_cdp_session(page)
-        cdp.send("Performance.enable", {"timeDomain": "threadTicks"})
-        page.goto(url, wait_until="commit")
-        page.wait_for_function("window.__marks && 'chart' in window.__marks", timeout=timeout_s * 1000, polling=10)
-        cpu = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}["ThreadTime"] * 1e3
+        page, cdp = open_to_first_chart(ctx, url, timeout_s)
+        cpu = main_thread_ms(cdp)
         page.wait_for_timeout(settle_s * 1000)
         out = page.evaluate("({marks: window.__marks, draws: window.__draws || [],"
                             " charts: document.querySelectorAll('.js-plotly-plot').length,"
