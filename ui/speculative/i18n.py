@@ -92,14 +92,14 @@ ZH: dict[str, str] = {
     "sd.fig.title": "投机解码的 TPOT 加速比与批大小",
     "sd.fig.x": "运行中的批（序列数）",
     "sd.fig.y": "加速比（不用 / 使用投机解码的 TPOT）",
-    "sd.fig2.title": "每个输出 token 的时间",
+    "sd.fig2.title": "单 Token 延迟（TPOT）",
     "sd.fig2.y": "TPOT（毫秒）",
     "sd.caption": "在上述上下文长度下的稳态解码；与闭环估计使用同一套步长物理模型（calc.timing.speculative）。"
                   "草稿代价：屋顶线时间加上按 vLLM 批大小 1 实测拟合的启动与簿记时间。",
     "sd.why.tau.title": "每步 token 数",
     "sd.why.tau.takeaway": "每一步平均得到 {tau} 个 token，最多 {k} + 1 个。",
     "sd.why.tau.note": "假设接受独立同分布；实际草稿器在靠前的位置接受率更高（命令行的 position_acceptance 可逐位置给出）。",
-    "sd.why.step.title": "批大小 1 时每个输出 token 的时间",
+    "sd.why.step.title": "批大小 1 时的单 Token 延迟",
     "sd.why.step.takeaway": "批大小 1 时投机解码把 TPOT 缩短为原来的 1/{x}：验证一次读权重即处理 k + 1 个 token。",
     "sd.why.step.note": "批很大时验证的计算量增加到 (k + 1) 倍，而解码步不变：加速比降到 1 以下。",
 }
