@@ -477,4 +477,8 @@ def schedule_figure(r: ScheduleResult, seg: Segments, t: T, *, title: str, x_max
                                 type="category", anchor="x"),
                      yaxis2=_axis(t("sc.y.tokens"), domain=[0.76, 1.0], rangemode="tozero", anchor="x"),
                      annotations=[_subtitle(t("sc.sub.tokens"), 0.5, 1.0), _subtitle(t("sc.sub.gantt"), 0.5, 0.65)])
+    # On a phone (ui.phone): "#2 · 2,048" for "Request 2 (2,048 tok)", whose labels took half a
+    # 390-px plot; the hover still names the request in full.
+    short = [t("sc.request.short", i=i + 1, p=F.integer(p)) for i, p in enumerate(r.prompt_tokens)]
+    layout["meta"] = dict(phone=dict(yaxis=dict(tickmode="array", tickvals=labels, ticktext=short)))
     return _fig(traces, layout)

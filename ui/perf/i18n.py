@@ -431,6 +431,7 @@ EN: dict[str, str] = {
     "sc.col.decode": "decodes",
     "sc.col.prefill": "prompt tokens",
     "sc.request": "Request {i} ({p} tok)",
+    "sc.request.short": "#{i} · {p}",  # on a phone: the Gantt's labels took half its width
     "sc.sub.tokens": "Tokens in each step<br>(bar width = step duration)",
     "sc.sub.gantt": "What each request is doing",
     "sc.hover.step": "step {j}: starts {s} ms, lasts {d} ms<br>{dec} decodes + {pf} prompt tokens",
@@ -824,6 +825,7 @@ ZH: dict[str, str] = {
     "sc.col.decode": "Decode 数",
     "sc.col.prefill": "提示词 token",
     "sc.request": "请求 {i}（{p} token）",
+    "sc.request.short": "#{i} · {p}",
     "sc.sub.tokens": "每一步的 token 数<br>（条宽 = 步时长）",
     "sc.sub.gantt": "每个请求在做什么",
     "sc.hover.step": "第 {j} 步：开始于 {s} ms，持续 {d} ms<br>{dec} 个 Decode + {pf} 个提示词 token",

@@ -1,0 +1,91 @@
+"""The phone layout of the charts (ui.phone): the plot keeps its wide-screen height under a
+legend that wraps into one row per entry at 390 px (issue 19: memory stack, planner, Gantt)."""
+
+from __future__ import annotations
+
+import doctest
+
+import pytest
+
+from calc.plan.search import PlanRequest, plan
+from calc.spec.catalog import get_gpu, get_model, list_gpus
+from calc.timing.estimate import engine_numbers
+from calc.spec.inputs import ServingConfig
+from calc.sizing.scenario import memory_for
+from calc.timing.schedule import mixed_workload, segments, simulate
+from ui import phone
+from ui.i18n import Translator
+from ui.memory import figures as FM, sweeps
+from ui.perf import figures as FP
+from ui.planner.figures import pareto_figure
+
+EN, ZH = Translator("en"), Translator("zh")
+
+
+def _memory(t):
+    arch, gpu = get_model("meta-llama/Llama-2-7b-hf"), get_gpu("a100-80gb")
+    x = sweeps.concurrency_points(chosen=16, max_fit=58)
+    r = memory_for(arch, gpu, ServingConfig(max_model_len=4096), concurrency=x, context_tokens=2048)
+    return FM.memory_stack_figure(x, "concurrency", r, t, chosen=16, utilization=0.9).to_dict()
+
+
+def _legend_px(fig: dict, width: float) -> float:
+    font = phone._legend_font_px(fig["layout"])
+    return phone.legend_rows(phone.legend_names(fig), width, font) * phone.ROW_EM * font
+
+
+def test_doctests():
+    assert doctest.testmod(phone).failed == 0
+
+
+def test_legend_rows_pack_entries_left_to_right():
+    assert phone.legend_rows([], 300, 15) == 0
+    assert phone.legend_rows(["a"] * 3, 1000, 15) == 1
+    # each entry 48 + 10 × 0.55 × 20 = 158 px: two to a 358-px row
+    assert phone.legend_rows(["x" * 10] * 5, 358, 20) == 3
+    assert phone.text_width_px("显存", 10) == 20 and phone.text_width_px("<b>ab</b>", 10) == 11
+
+
+def test_memory_stack_keeps_its_plot_height_on_a_phone():
+    for t in (EN, ZH):
+        wide = _memory(t)
+        small = phone.for_phone(wide)
+        # the plot: height less the legend; the same on the phone as on a wide screen
+        assert small["layout"]["height"] - _legend_px(small, phone.PHONE_PLOT_PX) == pytest.approx(
+            wide["layout"]["height"] - _legend_px(wide, phone.WIDE_PLOT_PX), abs=1)
+        assert small["layout"]["height"] >= wide["layout"]["height"] + 60  # 8 entries: 3-4 rows more
+        assert small["layout"]["legend"]["xref"] == "container"  # the legend uses the whole width
+        assert wide["layout"]["legend"].get("xref") != "container"
+        assert small["data"] is wide["data"]  # traces shared, not copied
+
+
+def test_planner_legend_of_every_gpu_fits_on_a_phone():
+    arch = get_model("meta-llama/Llama-3.1-8B")
+    gpus = list_gpus()[:17]
+    r = plan(arch, gpus, PlanRequest(rate_rps=20, input_len=1000, output_len=200, ttft_slo_s=1.0, tpot_slo_s=0.05))
+    wide = pareto_figure(r.grid, EN, rate_rps=20, input_len=1000, output_len=200,
+                         gpu_names={g.id: g.name for g in gpus}).to_dict()
+    small = phone.for_phone(wide)
+    n = len(phone.legend_names(wide))
+    assert n >= 10
+    # on a wide screen the legend takes at most 4 rows of the figure's 560 px
+    assert _legend_px(wide, phone.WIDE_PLOT_PX) <= 4 * phone.ROW_EM * 14
+    assert small["layout"]["height"] - _legend_px(small, phone.PHONE_PLOT_PX) == pytest.approx(
+        wide["layout"]["height"] - _legend_px(wide, phone.WIDE_PLOT_PX), abs=1)
+
+
+def test_gantt_has_short_request_labels_on_a_phone_only():
+    arch, gpu = get_model("meta-llama/Llama-2-7b-hf"), get_gpu("a100-80gb")
+    e = engine_numbers(arch, gpu, ServingConfig(dtype="float16", input_len=1792, output_len=256, concurrency=16))
+    reqs = mixed_workload(n_requests=4, long_prompt_tokens=2048, short_prompt_tokens=128, output_tokens=16,
+                          arrival_gap_s=0.05)
+    r = simulate(e, reqs, max_num_seqs=8, max_num_batched_tokens=512, enable_chunked_prefill=True)
+    for t, full in ((EN, "Request 2 (2,048 tok)"), (ZH, "请求 2（2,048 token）")):
+        fig = FP.schedule_figure(r, segments(r), t, title="t").to_dict()
+        wide, small = phone.without_phone_meta(fig), phone.for_phone(fig)
+        assert "meta" not in wide["layout"] and "meta" not in small["layout"]  # never sent
+        assert "ticktext" not in wide["layout"]["yaxis"]
+        y = small["layout"]["yaxis"]
+        assert y["tickvals"][1] == full and y["ticktext"][1] == "#2 · 2,048"
+        assert y["autorange"] == "reversed" and y["domain"] == wide["layout"]["yaxis"]["domain"]  # merged, not replaced
+        assert small["layout"]["height"] > wide["layout"]["height"]
