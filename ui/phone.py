@@ -17,7 +17,9 @@ Chrome, absent from desktop and tablet browsers), which :func:`ui.layout.chart` 
   the layout, one level into each sub-dict: the Gantt's short request labels); ``meta`` never
   reaches the browser.
 
-Text widths are estimated, not measured: a Latin character 0.55 em (DejaVu Sans / Noto Sans
+Legend rows follow plotly.js: all entries on one row when they fit, else a grid of columns as
+wide as the widest entry (so one long entry, "vLLM budget: × 0.90 (71.24 GiB)", puts the memory
+stack's 8 entries one to a row on a phone). Text widths are estimated, not measured: a Latin character 0.55 em (DejaVu Sans / Noto Sans
 average on the UI's strings), a CJK or full-width character 1 em; a legend entry adds
 ``ENTRY_PAD_PX`` for its symbol and gaps (Plotly: 40 px item width + 8 px text gap, measured on
 the memory stack at 390 px). Close enough: a row too many costs ``row_px`` of white space.
@@ -69,14 +71,20 @@ def legend_names(fig: dict) -> list[str]:
 
 
 def legend_rows(names: list[str], width_px: float, font_px: float) -> int:
-    """Rows a horizontal legend wraps ``names`` into at ``width_px``: entries packed left to right."""
-    rows, used = 0, width_px
-    for name in names:
-        w = ENTRY_PAD_PX + text_width_px(name, font_px)
-        if used + w > width_px:
-            rows, used = rows + 1, 0.0
-        used += w
-    return rows
+    """Rows a horizontal legend wraps ``names`` into at ``width_px``, as plotly.js lays it out
+    (``computeLegendDimensions``): one row if every entry fits side by side; else a grid whose
+    columns are all as wide as the widest entry.
+
+    >>> legend_rows(["a", "b"], 400, 15), legend_rows(["a", "b", "c" * 40], 400, 15)
+    (1, 3)
+    """
+    if not names:
+        return 0
+    widths = [ENTRY_PAD_PX + text_width_px(n, font_px) for n in names]
+    if sum(widths) < width_px:
+        return 1
+    per_row = max(1, int(width_px // max(widths)))
+    return -(-len(names) // per_row)
 
 
 def _legend_font_px(layout: dict) -> float:

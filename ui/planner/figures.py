@@ -84,7 +84,7 @@ def pareto_figure(grid: PlanGrid, t: T, *, rate_rps: float, input_len: int, outp
                        hovertemplate=hover, line=dict(color=COLORS["feasible"], width=3, shape="hv"),
                        marker=dict(size=11, color=COLORS["feasible"], symbol="diamond")))
     layout = dict(title=dict(text=t("pl.pareto.title"), font=dict(size=TITLE_SIZE)), font=dict(size=FONT_SIZE),
-                  height=CHART_HEIGHT + 80, margin=dict(l=80, r=30, t=90, b=40),  # 3-4 legend rows; a phone adds its own (ui.phone)
+                  height=CHART_HEIGHT + 200, margin=dict(l=80, r=30, t=90, b=40),  # 17 GPUs: ~6 legend rows at 1440 px; a phone adds its own (ui.phone)
                   xaxis=dict(title=dict(text=t("pl.pareto.x")), type="log", automargin=True,
                              **full_log_ticks(p["e2e_s"])),  # every point: the front is drawn in full
                   yaxis=dict(title=dict(text=t("pl.pareto.y")), type="log", automargin=True,
