@@ -352,11 +352,12 @@ def chart(fig: go.Figure, key: str, where: Any = None) -> None:
         d["layout"].setdefault("legend", {}).setdefault("font", {}).setdefault("size", FONT_SIZE - 1)
         scale_fonts(d, PRESENT_FONT_SCALE, PRESENT_HEIGHT_SCALE)
         d["layout"]["margin"]["t"] = round(d["layout"]["margin"]["t"] * PRESENT_FONT_SCALE)  # room for larger subplot titles
-    d = phone.for_phone(d) if on_phone() else phone.without_phone_meta(d)  # copies the layout it changes
+    small = on_phone()
+    d = phone.for_phone(d) if small else phone.without_phone_meta(d)  # copies the layout it changes
     d = text_inks(d)  # copies the dicts it sets a colour in
     if dark_theme():
         d = for_dark_theme(charts.encoded(d))  # own copies of every container (the template too)
     where = where or st
     if text:
         where.html(f'<div class="chart-title">{html.escape(text)}</div>')
-    where.plotly_chart(charts.Figure(d["data"], d["layout"], sendable=True), key=key, config={"displaylogo": False})
+    where.plotly_chart(charts.Figure(d["data"], d["layout"], sendable=True), key=key, config=phone.chart_config(small))

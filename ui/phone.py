@@ -13,6 +13,7 @@ Chrome, absent from desktop and tablet browsers), which :func:`ui.layout.chart` 
 - the figure grows by the legend rows the phone adds:
   ``height += (rows(PHONE_PLOT_PX) − rows(WIDE_PLOT_PX)) × row_px``, so the plot keeps the height
   its builder chose for a wide screen;
+- no mode bar (:func:`chart_config`);
 - what a builder wants different on a phone it puts in ``layout.meta.phone`` (a dict merged into
   the layout, one level into each sub-dict: the Gantt's short request labels); ``meta`` never
   reaches the browser.
@@ -51,6 +52,18 @@ def is_phone(user_agent: str | None) -> bool:
     False
     """
     return bool(user_agent) and "Mobi" in user_agent
+
+
+def chart_config(phone: bool) -> dict:
+    """Plotly's config for a chart: no Plotly logo; on a phone no mode bar either. plotly.js shows
+    the mode bar for good on a touch screen (not on hover), where it sat on the subplot titles (the
+    scheduler's "Tokens in each step" at 390 px); on a phone its zoom and pan tools fight the page's
+    scrolling, and a double tap still resets the axes.
+
+    >>> chart_config(False), chart_config(True)
+    ({'displaylogo': False}, {'displaylogo': False, 'displayModeBar': False})
+    """
+    return {"displaylogo": False} | ({"displayModeBar": False} if phone else {})
 
 
 def text_width_px(text: str, font_px: float) -> float:
