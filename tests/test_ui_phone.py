@@ -92,3 +92,26 @@ def test_gantt_has_short_request_labels_on_a_phone_only():
         assert y["tickvals"][1] == full and y["ticktext"][1] == "#2 · 2,048"
         assert y["autorange"] == "reversed" and y["domain"] == wide["layout"]["yaxis"]["domain"]  # merged, not replaced
         assert small["layout"]["height"] > wide["layout"]["height"]
+
+
+def test_frontier_panels_stack_on_a_phone():
+    from calc.spec.inputs import Efficiency
+    from ui.perf import view as V
+    from ui.perf.controls import Variant
+    from ui.theme import SERIES_COLORS
+
+    arch, gpu = get_model("meta-llama/Llama-2-7b-hf"), get_gpu("a100-80gb")
+    v = Variant("", ServingConfig(dtype="float16", input_len=1792, output_len=256, concurrency=16), gpu, True)
+    probe = V.probe(v, arch, Efficiency())
+    s = V.frontier_series(v, arch, Efficiency(), concurrency=V.sweep_concurrency([probe], 16), label="yours",
+                          color=SERIES_COLORS[0], ttft_slo_s=0.5, tpot_slo_s=0.05, chosen=16)
+    fig = FP.frontier_sla_figure([s], EN, ttft_slo_s=0.5, tpot_slo_s=0.05, per_gpu=False).to_dict()
+    wide, small = phone.without_phone_meta(fig)["layout"], phone.for_phone(fig)["layout"]
+    assert wide["xaxis"]["domain"] == [0.0, 0.47] and wide["xaxis2"]["domain"] == [0.53, 1.0]  # side by side
+    assert small["xaxis"]["domain"] == small["xaxis2"]["domain"] == [0.0, 1.0]  # stacked, full width
+    top, bottom = small["yaxis"]["domain"], small["yaxis2"]["domain"]
+    assert bottom[1] < top[0]  # a gap for the upper panel's x ticks and title
+    assert small["yaxis2"]["showticklabels"] and small["yaxis2"]["title"] == wide["yaxis"]["title"]
+    assert small["xaxis"]["type"] == "log" and small["xaxis"]["title"] == wide["xaxis"]["title"]  # merged
+    assert [a["y"] for a in small["annotations"]] == [1.0, 0.4]
+    assert small["height"] >= 860

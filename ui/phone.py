@@ -130,9 +130,9 @@ def for_phone(fig: dict) -> dict:
     if isinstance(legend, dict) and legend.get("orientation") == "h" and legend.get("x", 0) == 0:
         # from the figure's left edge, not the plot's: the y-axis margin (70–80 px) is a fifth of a phone
         layout["legend"] = dict(legend, xref="container", x=0)
-    layout["height"] = int(layout.get("height") or 450) + extra_height_px(out)
-    for key, value in phone.items():
+    for key, value in phone.items():  # first: a phone ``height`` is the base the legend's rows add to
         layout[key] = dict(layout.get(key) or {}, **value) if isinstance(value, dict) else value
+    layout["height"] = int(layout.get("height") or 450) + extra_height_px(out)
     return out
 
 

@@ -422,6 +422,14 @@ def frontier_sla_figure(series: Sequence, t: T, *, ttft_slo_s: float, tpot_slo_s
                      height=580, annotations=[_subtitle(t("fr.sub.tpot"), 0.0, xanchor="left"),
                                               _subtitle(t("fr.sub.ttft"), 1.0, xanchor="right")],
                      **axes)
+    # On a phone (ui.phone) the two panels are stacked, each the full width: side by side the TTFT
+    # panel was ~90 px wide at 390 px, its tick labels turned on end. The lower panel gets its own
+    # tick labels and y title (the shared ones sit on the upper one).
+    layout["meta"] = dict(phone=dict(
+        height=860, xaxis=dict(domain=[0.0, 1.0]), xaxis2=dict(domain=[0.0, 1.0]),
+        yaxis=dict(domain=[0.6, 1.0]), yaxis2=dict(domain=[0.0, 0.4], showticklabels=True, title=axes["yaxis"]["title"]),
+        annotations=[_subtitle(t("fr.sub.tpot"), 0.0, 1.0, xanchor="left"),
+                     _subtitle(t("fr.sub.ttft"), 0.0, 0.4, xanchor="left")]))
     return _fig(traces, layout)
 
 
