@@ -35,7 +35,7 @@ from typing import Any
 from ui.theme import FONT_SIZE
 
 PHONE_PLOT_PX = 358  # a 390-px viewport less Streamlit's 1 rem padding each side
-WIDE_PLOT_PX = 1100  # the main column of a 1440-px screen (sidebar open)
+WIDE_PLOT_PX = 820  # the plot of a 1440-px screen (sidebar open): measured, the memory legend in 2 columns of ~290 px
 ENTRY_PAD_PX = 48
 ROW_EM = 1.5  # a legend row: 1.5 × the legend's font size (22.5 px at 15 px, measured 22–23 px)
 _TAG = re.compile(r"<[^>]+>")

@@ -105,10 +105,13 @@ EN: dict[str, str] = {
     "db.x": "Decode batch<br>(sequences)",
     "db.y_left": "Time per step (ms)",
     "db.y_right": "Decode throughput (tokens/s)",
-    "db.caption": "While memory time dominates, a bigger batch costs almost nothing per step, so tokens/s grow with "
-                  "the batch. The lines cross near B* ≈ {bstar} (later with long contexts, because KV reads grow too); "
-                  "past that every sequence adds compute. Here the KV cache holds at most {fit} sequences of this "
-                  "context.",
+    "db.caption": "While memory time dominates, a bigger batch costs little more per step, so tokens/s grow with "
+                  "the batch. {cross} Here the KV cache holds at most {fit} sequences of this context.",
+    "db.cross.at": "Here compute time reaches memory time at batch {x} (B* ≈ {bstar} is the ridge of the weights "
+                   "alone: the KV reads and the achievable rates move it); past that every sequence adds compute.",
+    "db.cross.none": "Here compute time never reaches memory time up to batch {last}: B* ≈ {bstar} counts the weights "
+                     "only, and each more sequence adds {mem} ms of reading (its KV cache) to a step but {comp} ms of "
+                     "compute.",
     "op.table_title": "Operators of one step",
     "op.col.phase": "Step",
     "op.col.operator": "Operator",
@@ -550,8 +553,10 @@ ZH: dict[str, str] = {
     "db.x": "Decode 批量<br>（序列数）",
     "db.y_left": "每步耗时（ms）",
     "db.y_right": "Decode 吞吐量（token/s）",
-    "db.caption": "访存时间占主导时，增大批量几乎不增加单步耗时，token/s 随批量增长。两条线在 B* ≈ {bstar} 附近相交"
-                  "（长上下文时更晚，因为 KV 读取也在增长）；之后每个序列都会增加计算量。此上下文下 KV Cache 最多容纳 {fit} 个序列。",
+    "db.caption": "访存时间占主导时，增大批量只略微增加单步耗时，token/s 随批量增长。{cross}此上下文下 KV Cache 最多容纳 {fit} 个序列。",
+    "db.cross.at": "此处计算时间在批量 {x} 时达到访存时间（B* ≈ {bstar} 只按权重计算：KV 读取和可达效率会使它移动）；之后每个序列都会增加计算量。",
+    "db.cross.none": "此处直到批量 {last}，计算时间都达不到访存时间：B* ≈ {bstar} 只计权重，而每多一个序列，"
+                     "单步增加 {mem} ms 的读取（它的 KV Cache），计算只增加 {comp} ms。",
     "op.table_title": "一个步骤中的各算子",
     "op.col.phase": "步骤",
     "op.col.operator": "算子",
