@@ -70,9 +70,11 @@ def test_planner_legend_of_every_gpu_fits_on_a_phone():
     small = phone.for_phone(wide)
     n = len(phone.legend_names(wide))
     assert n >= 10
-    # on a wide screen the legend (columns as wide as "NVIDIA H100 NVL 94GB (per GPU)") takes 6 rows
-    assert _legend_px(wide, phone.WIDE_PLOT_PX) <= 6 * phone.ROW_EM * 14
-    assert small["layout"]["height"] >= wide["layout"]["height"] + 200
+    # on a wide screen the legend (columns as wide as "NVIDIA H100 NVL 94GB (per GPU)") takes 9 rows:
+    # in columns, not grouped (the error band's legendgroup made plotly.js put the 17 GPUs in one column)
+    assert wide["layout"]["legend"]["traceorder"] == "normal" and not phone.grouped(wide)
+    assert _legend_px(wide, phone.WIDE_PLOT_PX) <= 9 * phone.ROW_EM * 14
+    assert small["layout"]["height"] >= wide["layout"]["height"] + 150
     assert small["layout"]["height"] - _legend_px(small, phone.PHONE_PLOT_PX) == pytest.approx(
         wide["layout"]["height"] - _legend_px(wide, phone.WIDE_PLOT_PX), abs=1)
 
@@ -115,3 +117,12 @@ def test_frontier_panels_stack_on_a_phone():
     assert small["xaxis"]["type"] == "log" and small["xaxis"]["title"] == wide["xaxis"]["title"]  # merged
     assert [a["y"] for a in small["annotations"]] == [1.0, 0.4]
     assert small["height"] >= 860
+
+
+def test_grouped_legend_rows_are_columns_per_group():
+    fig = {"data": [{"name": "a"}, {"name": "b"}, {"name": "c", "legendgroup": "g"}], "layout": {}}
+    assert phone.grouped(fig) and not phone.grouped({**fig, "layout": {"legend": {"traceorder": "normal"}}})
+    # 17 ungrouped entries and one grouped: one column of 17 at any width
+    entries = [(f"GPU {i}", "") for i in range(17)] + [("band", "band")]
+    assert phone.grouped_legend_rows(entries, 820, 14) == 17
+    assert phone.legend_rows([n for n, _ in entries], 820, 14) < 17

@@ -19,7 +19,7 @@ Chrome, absent from desktop and tablet browsers), which :func:`ui.layout.chart` 
   reaches the browser.
 
 Legend rows follow plotly.js: all entries on one row when they fit, else a grid of columns as
-wide as the widest entry (so one long entry, "vLLM budget: × 0.90 (71.24 GiB)", puts the memory
+wide as the widest entry; a grouped legend (a trace with a ``legendgroup``) a column per group (so one long entry, "vLLM budget: × 0.90 (71.24 GiB)", puts the memory
 stack's 8 entries one to a row on a phone). Text widths are estimated, not measured: a Latin character 0.55 em (DejaVu Sans / Noto Sans
 average on the UI's strings), a CJK or full-width character 1 em; a legend entry adds
 ``ENTRY_PAD_PX`` for its symbol and gaps (Plotly: 40 px item width + 8 px text gap, measured on
@@ -72,15 +72,30 @@ def text_width_px(text: str, font_px: float) -> float:
     return sum(font_px if unicodedata.east_asian_width(c) in "WF" else 0.55 * font_px for c in plain)
 
 
-def legend_names(fig: dict) -> list[str]:
-    """The names a figure's legend shows: traces with a name and ``showlegend`` not false (Plotly
-    draws no legend for a single trace unless the layout asks)."""
+def legend_entries(fig: dict) -> list[tuple[str, str]]:
+    """(name, legend group) of what a figure's legend shows: traces with a name and ``showlegend``
+    not false (Plotly draws no legend for a single trace unless the layout asks)."""
     layout = fig.get("layout") or {}
     if layout.get("showlegend") is False:
         return []
     data = fig.get("data") or []
-    names = [tr.get("name") for tr in data if tr.get("name") and tr.get("showlegend", True) is not False]
-    return names if len(data) > 1 or layout.get("showlegend") else []
+    out = [(tr["name"], tr.get("legendgroup") or "") for tr in data
+           if tr.get("name") and tr.get("showlegend", True) is not False]
+    return out if len(data) > 1 or layout.get("showlegend") else []
+
+
+def legend_names(fig: dict) -> list[str]:
+    """The names a figure's legend shows (:func:`legend_entries`)."""
+    return [name for name, _ in legend_entries(fig)]
+
+
+def grouped(fig: dict) -> bool:
+    """plotly.js lays the legend out by groups: ``traceorder`` says "grouped", or is unset and a
+    trace has a ``legendgroup`` (plotly.js's default then)."""
+    order = ((fig.get("layout") or {}).get("legend") or {}).get("traceorder")
+    if order is not None:
+        return "grouped" in order
+    return any(group for _, group in legend_entries(fig))
 
 
 def legend_rows(names: list[str], width_px: float, font_px: float) -> int:
@@ -100,6 +115,32 @@ def legend_rows(names: list[str], width_px: float, font_px: float) -> int:
     return -(-len(names) // per_row)
 
 
+def grouped_legend_rows(entries: list[tuple[str, str]], width_px: float, font_px: float) -> int:
+    """Rows of a grouped horizontal legend (plotly.js): each group a column of its entries (every
+    trace without a group in one), the groups side by side, wrapping; a line of groups is as tall
+    as its longest.
+
+    >>> grouped_legend_rows([("a", ""), ("b", ""), ("c", "g")], 400, 15)  # a, b stacked beside c
+    2
+    """
+    blocks: dict[str, list[float]] = {}
+    for name, group in entries:
+        blocks.setdefault(group, []).append(ENTRY_PAD_PX + text_width_px(name, font_px))
+    rows, line, used = 0, 0, 0.0
+    for widths in blocks.values():
+        w = max(widths)
+        if used and used + w > width_px:
+            rows, line, used = rows + line, 0, 0.0
+        line, used = max(line, len(widths)), used + w
+    return rows + line
+
+
+def _rows(fig: dict, width_px: float, font_px: float) -> int:
+    if grouped(fig):
+        return grouped_legend_rows(legend_entries(fig), width_px, font_px)
+    return legend_rows(legend_names(fig), width_px, font_px)
+
+
 def _legend_font_px(layout: dict) -> float:
     legend = layout.get("legend") or {}
     return float(((legend.get("font") or {}).get("size")) or ((layout.get("font") or {}).get("size")) or FONT_SIZE)
@@ -111,9 +152,8 @@ def extra_height_px(fig: dict) -> int:
     layout = fig.get("layout") or {}
     if (layout.get("legend") or {}).get("orientation") != "h":
         return 0
-    names = legend_names(fig)
     font = _legend_font_px(layout)
-    added = legend_rows(names, PHONE_PLOT_PX, font) - legend_rows(names, WIDE_PLOT_PX, font)
+    added = _rows(fig, PHONE_PLOT_PX, font) - _rows(fig, WIDE_PLOT_PX, font)
     return round(max(added, 0) * ROW_EM * font)
 
 
