@@ -79,7 +79,7 @@ def test_the_sweep_says_where_the_kv_pool_is_full():
     at = app(page=PAGE)
     assert not at.exception
     shown = metrics(at)["No longer pays from batch"]
-    if shown.startswith("not below"):
+    if shown.startswith("none up to"):
         n = int(shown.split()[-1].replace(",", ""))
         assert 1 <= n < 80
     # the dotted wall is a trace at x = n on both charts (ui.speculative.figures), inside the batch axis
