@@ -134,8 +134,8 @@ B.card(cards, t, t("lt.metric.tpot", q=q), ms(pp), B.limits(pp, lt_bases["tpot"]
        presenting=presenting, delta=t("lt.metric.vs_slo", delta=ms(pp - tpot_slo)) if np.isfinite(pp) else None,
        delta_color="inverse")
 good, xput = float(stats["goodput_requests_per_s"]), float(stats["output_tokens_per_s"])
-B.card(cards, t, t("lt.metric.goodput"), f"{F.number(good, 2)} req/s", B.limits(good, lt_bases["x"]), lt_bases["x"],
-       lambda v: F.number(v, 2), unit="req/s", presenting=presenting)
+B.card(cards, t, t("lt.metric.goodput"), f"{F.number(good, 2)} {t('lt.unit.req_s')}", B.limits(good, lt_bases["x"]),
+       lt_bases["x"], lambda v: F.number(v, 2), unit=t("lt.unit.req_s"), presenting=presenting)
 B.card(cards, t, t("lt.metric.throughput"), f"{F.number(xput, 0)} tok/s", B.limits(xput, lt_bases["x"]), lt_bases["x"],
        lambda v: F.number(v, 0), unit="tok/s", presenting=presenting)
 cards.metric(t("lt.metric.attainment"), F.percent(stats["slo_attainment"]), border=True)
