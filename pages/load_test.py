@@ -187,8 +187,8 @@ with sweep:
             else:
                 st.warning(t("lt.sweep_none", rate=F.number(float(search.rates_per_s.min()), 2), q=q))
             open_bases = [B.basis(sc.arch, sc.gpu, g, arrival="poisson") for g in ("throughput", "ttft")]
-            busy_bases = tuple(B.basis(sc.arch, sc.gpu, g, arrival="poisson", condition="api_server")
-                               for g in ("throughput", "ttft"))
+            busy_bases = {c: tuple(B.basis(sc.arch, sc.gpu, g, arrival="poisson", condition=c) for g in ("throughput", "ttft"))
+                          for c in ("api_shared", "api_server")}  # calc.timing.bands.CONDITIONS but the engine's
             layout.chart(LF.sweep_figure(search, t, ttft_slo_s=ttft_slo,
                                          bands=B.sweep_regions(*open_bases, t, presenting=presenting, busy=busy_bases,
                                                                api_server_s=sc.efficiency.api_server_request_s)),

@@ -25,7 +25,7 @@ from calc.sizing.scenario import check_token_budget, memory_for, resolve_serving
 from calc.timing.schedule import PHASE_NAMES, ScheduleResult, simulate
 from calc.spec.units import GB, MiB
 from calc.spec.vllm_command import serve_command
-from calc.timing.bands import API_SERVER_BUSY, BandBasis, BandKey, band, band_basis, gpu_family, load_regime
+from calc.timing.bands import BandBasis, BandKey, band, band_basis, gpu_family, load_regime
 from calc.traffic.queueing import OpenLoop, open_loop
 from ui import format as F
 from ui.perf.controls import Variant
@@ -550,18 +550,6 @@ def headline_bands(arch: ModelArch, gpu, *, concurrency: float, values: dict[str
         lo, hi = band(v, b)
         out[group] = (float(lo), float(hi), b)
     return out
-
-
-def band_help(b: BandBasis, t: T) -> str:
-    """Where a band comes from, in the reader's language: its measurements, their errors, and
-    whether the regime has measurements of its own."""
-    regime = t(f"band.regime.{b.key.regime}")
-    if b.key.condition == "api_server":  # the API server sets the pace (calc.timing.bands.load_condition)
-        regime = t("band.api_server", regime=regime, share=F.number(API_SERVER_BUSY * 100, 0))
-    where = t("band.where", regime=regime, family=b.key.family, kind=t("band.moe" if b.key.moe else "band.dense"))
-    own = (t("band.own", n=b.n, where=where) if b.n_exact >= b.n else
-           t("band.none", where=where, n=b.n) if b.n_exact == 0 else t("band.few", where=where, k=b.n_exact, n=b.n))
-    return t("band.help", own=own, median=F.number(b.median_abs_error * 100, 0), p90=F.number(b.p90_abs_error * 100, 0))
 
 
 @lru_cache(maxsize=ESTIMATE_CACHE_SIZE)
