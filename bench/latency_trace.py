@@ -179,7 +179,8 @@ def _watch_selector() -> None:
 def _stall_watch(stall_s: float, path: str) -> None:
     """Every 10 ms, arm faulthandler's watchdog (a C thread: it needs no GIL) for ``stall_s``: when
     this thread cannot get the GIL back that long, every thread's stack goes to ``path`` (the one
-    holding the GIL is there, in the call it does not leave)."""
+    holding the GIL is there, in the call it does not leave). Diagnosis only: the watchdog reads the
+    other threads' frames while they run, and one server of four died during a dump."""
     import faulthandler
 
     f = open(path, "w")
