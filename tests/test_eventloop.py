@@ -194,13 +194,14 @@ def test_rebind_does_nothing_without_a_server(monkeypatch):
     assert eventloop.rebind() == 0
 
 
-def test_a_script_thread_is_started_off_the_loop_in_order():
-    """On a running loop, ScriptRunner.start returns at once (the starter thread starts the thread),
+def test_a_script_thread_is_started_off_the_loop_in_order(monkeypatch):
+    """On the server's loop, ScriptRunner.start returns at once (the starter thread starts the thread),
     with Streamlit's thread (its target, name, daemon); threads start in the order asked; a second
     start raises as Streamlit's does."""
     from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
 
     assert eventloop.install()
+    monkeypatch.setattr(eventloop, "on_server_loop", lambda: True)
     ran: list[int] = []
     done = threading.Event()
 
@@ -228,10 +229,11 @@ def test_a_script_thread_is_started_off_the_loop_in_order():
         asyncio.run(start_all())
 
 
-def test_a_script_thread_started_outside_a_loop_runs_before_start_returns():
+def test_a_script_thread_started_off_the_servers_loop_runs_before_start_returns():
     from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
 
     assert eventloop.install()
+    assert not eventloop.on_server_loop()  # no server here
     ran = []
 
     class Runner:

@@ -29,7 +29,8 @@ runs on the loop: ``threading.Thread.start()`` waits until the new thread has ru
 which needs the GIL, which the other sessions' script threads hold in turns of
 ``sys.getswitchinterval()``; meanwhile the loop, which forwards every session's messages, stands
 still. In issue 18's room of 50 that was 818 starts taking 5.7 s of the loop's ~100 s, ~7 ms each
-(bench/latency_trace.py). Here, on the loop's thread, the thread object is made as Streamlit
+(bench/latency_trace.py). Here, on the server's loop (:func:`on_server_loop`; AppTest's runner joins its
+thread right after starting it, and keeps Streamlit's start), the thread object is made as Streamlit
 makes it and handed to one starter thread (a FIFO: the sessions' runs start in the order asked);
 the loop goes on at once. Nothing in Streamlit waits for the thread to be running: a rerun or
 stop request queued before it runs is read by it first thing, as before.
@@ -124,6 +125,19 @@ def _on_loop_thread(loop: asyncio.AbstractEventLoop) -> bool:
         return False
 
 
+def on_server_loop() -> bool:
+    """This thread runs the Streamlit server's event loop (not AppTest's runner, not another loop)."""
+    from streamlit.runtime.runtime import Runtime
+
+    if not Runtime.exists():
+        return False
+    try:
+        loop = Runtime.instance()._get_async_objs().eventloop
+    except Exception:  # noqa: BLE001 - no loop yet, or AppTest's mock runtime
+        return False
+    return isinstance(loop, asyncio.AbstractEventLoop) and _on_loop_thread(loop)
+
+
 def install() -> bool:
     """Patch Streamlit's two hand-offs (module doc), once; False where their shape is not the expected one."""
     global _INSTALLED, _ORIGINAL_ENQUEUED
@@ -166,9 +180,7 @@ def install() -> bool:
 
         def start_script_thread(self) -> None:
             """``ScriptRunner.start`` (Streamlit 1.67) with the thread started off the loop (module doc)."""
-            try:
-                asyncio.get_running_loop()
-            except RuntimeError:  # not on an event loop (AppTest, a test): Streamlit's own
+            if not on_server_loop():  # AppTest's runner (it joins the thread next), another thread: Streamlit's own
                 return start(self)
             if self._script_thread is not None:
                 raise RuntimeError("ScriptRunner was already started")
