@@ -267,7 +267,7 @@ def report(trace_path: str, client_path: str) -> None:
     if "cpu_s" in lp:
         gil = lp["wall_s"] - lp["cpu_s"] - lp["runq_s"] - lp["idle_s"]
         print(f"# event loop thread over {lp['wall_s']:.1f} s: CPU {lp['cpu_s']:.1f} s, runnable waiting for a core "
-              f"{lp['runq_s']:.1f} s, idle in select {lp['idle_s']:.1f} s, the rest (waiting for the GIL or a lock) "
+              f"{lp['runq_s']:.1f} s, idle in select {lp['idle_s']:.1f} s, the rest (waiting for the GIL or a lock; a lower bound) "
               f"{gil:.1f} s, of which starting {lp.get('thread_starts', 0)} script threads "
               f"{lp.get('thread_start_wall_s', float('nan')):.1f} s")
     print("| page | window | n | latency p50 / p95 | " + " | ".join(f"{p} p50 / p95" for p in PHASES) + " | restarts |")
