@@ -194,6 +194,24 @@ def test_rebind_does_nothing_without_a_server(monkeypatch):
     assert eventloop.rebind() == 0
 
 
+def run_on_a_fresh_loop(coro_fn) -> None:
+    """asyncio.run(coro_fn()) on a thread of its own, re-raising what it raised: the browser tests'
+    session-wide Playwright keeps an event loop running on the main thread, where asyncio.run refuses."""
+    raised: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            asyncio.run(coro_fn())
+        except BaseException as e:  # noqa: BLE001 - handed back to the test's thread
+            raised.append(e)
+
+    t = threading.Thread(target=target)
+    t.start()
+    t.join(30)
+    if raised:
+        raise raised[0]
+
+
 def test_a_script_thread_is_started_off_the_loop_in_order(monkeypatch):
     """On the server's loop, ScriptRunner.start returns at once (the starter thread starts the thread),
     with Streamlit's thread (its target, name, daemon); threads start in the order asked; a second
@@ -220,13 +238,13 @@ def test_a_script_thread_is_started_off_the_loop_in_order(monkeypatch):
         for r in runners:
             ScriptRunner.start(r)
 
-    asyncio.run(start_all())
+    run_on_a_fresh_loop(start_all)
     assert done.wait(10)
     assert ran == list(range(20))
     t = runners[0]._script_thread
     assert t.name == "ScriptRunner.scriptThread" and t.daemon
     with pytest.raises(RuntimeError, match="already started"):
-        asyncio.run(start_all())
+        run_on_a_fresh_loop(start_all)
 
 
 def test_a_script_thread_started_off_the_servers_loop_runs_before_start_returns():
