@@ -30,3 +30,20 @@ def test_first_paint_bench_runs(capsys):
     assert re.search(r"\| first chart shown \(its second draw\) \| \d+ ms \| \d+ ms \| \d+\.\d\d \|", out), out
     assert re.search(r"server: first chart sent .* \| \d+ ms \| \d+ ms \|", out), out
     assert re.search(r"first chart ratio app / minimal = \d+\.\d\d", out), out
+
+
+def test_paint_trace_bench_runs(capsys):
+    """bench/paint_trace.py, small: the app, the minimal app and one synthetic app, one session each."""
+    pytest.importorskip("playwright")
+    import paint_trace
+
+    if not Path(paint_trace.CHROMIUM).exists():
+        pytest.skip(f"{paint_trace.CHROMIUM} not installed")
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        assert pool.submit(paint_trace.main, ["--reps", "1", "--elements", "button", "--top", "3"]).result() == 0
+    out = capsys.readouterr().out
+    assert re.search(r"\| TOTAL \| \d+ \| \d+ \| \d+ \|", out), out
+    assert re.search(r"\| TOTAL / minimal \| \d+\.\d\d \| 1\.00 \| \d+\.\d\d \|", out), out
+    assert re.search(r"one button: -?\d+\.\d ms", out), out
