@@ -4,27 +4,15 @@ No speed is asserted (shared machines): the benchmark reports the ratio.
 """
 
 import re
-import sys
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from bench_runner import run_bench
 
 pytestmark = pytest.mark.e2e
 
 
 def test_first_paint_bench_runs(capsys):
-    pytest.importorskip("playwright")
-    import first_paint
-
-    if not Path(first_paint.CHROMIUM).exists():
-        pytest.skip(f"{first_paint.CHROMIUM} not installed")
-    from concurrent.futures import ThreadPoolExecutor
-
-    # In a thread of its own: Playwright's sync API refuses a thread where pytest-playwright's loop runs.
-    with ThreadPoolExecutor(1) as pool:
-        assert pool.submit(first_paint.main, ["--reps", "1"]).result() == 0
+    run_bench("first_paint", ["--reps", "1"])
     out = capsys.readouterr().out
     assert re.search(r"\| \*\*first chart\*\* \| \d+ ms \| \d+ ms \| \d+\.\d\d \|", out), out
     assert re.search(r"\| first chart shown \(its second draw\) \| \d+ ms \| \d+ ms \| \d+\.\d\d \|", out), out
@@ -34,15 +22,7 @@ def test_first_paint_bench_runs(capsys):
 
 def test_paint_trace_bench_runs(capsys):
     """bench/paint_trace.py, small: the app, the minimal app and one synthetic app, one session each."""
-    pytest.importorskip("playwright")
-    import paint_trace
-
-    if not Path(paint_trace.CHROMIUM).exists():
-        pytest.skip(f"{paint_trace.CHROMIUM} not installed")
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(1) as pool:
-        assert pool.submit(paint_trace.main, ["--reps", "1", "--elements", "button", "--top", "3"]).result() == 0
+    run_bench("paint_trace", ["--reps", "1", "--elements", "button", "--top", "3"])
     out = capsys.readouterr().out
     assert re.search(r"\| TOTAL \| \d+ \| \d+ \| \d+ \|", out), out
     assert re.search(r"\| TOTAL / minimal \| \d+\.\d\d \| 1\.00 \| \d+\.\d\d \|", out), out

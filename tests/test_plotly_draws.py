@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from bench_runner import run_bench  # noqa: E402
 
 
 def test_the_chunk_has_the_draw_call_it_logs():
@@ -22,16 +23,7 @@ def test_the_chunk_has_the_draw_call_it_logs():
 
 @pytest.mark.e2e
 def test_plotly_draws_bench_runs(capsys):
-    pytest.importorskip("playwright")
-    import plotly_draws
-
-    if not Path(plotly_draws.CHROMIUM).exists():
-        pytest.skip(f"{plotly_draws.CHROMIUM} not installed")
-    from concurrent.futures import ThreadPoolExecutor
-
-    # In a thread of its own: Playwright's sync API refuses a thread where pytest-playwright's loop runs.
-    with ThreadPoolExecutor(1) as pool:
-        assert pool.submit(plotly_draws.main, ["--pages", "memory", "--reps", "1", "--settle", "1"]).result() == 0
+    run_bench("plotly_draws", ["--pages", "memory", "--reps", "1", "--settle", "1"])
     out = capsys.readouterr().out
     # every chart is drawn at least once; the logged draws name their sizes and the page's chart keys
     assert re.search(r"## minimal: \d+ draws", out) and re.search(r"## memory: \d+ draws .* 2 charts", out), out
