@@ -253,7 +253,7 @@ def test_the_api_server_share_and_its_condition():
     assert bands.load_condition(bands.API_SERVER_BUSY) == "api_server"  # from the threshold on
     assert bands.load_condition(bands.API_SERVER_SHARED) == "api_shared"
     assert bands.load_condition(float("nan")) == "engine"  # no prediction (does not fit): no claim
-    assert bands.load_condition([0.0, 0.19, 0.2, 0.49, 0.5, 2.0]).tolist() == [
+    assert bands.load_condition([0.0, 0.18, 0.19, 0.49, 0.5, 2.0]).tolist() == [
         "engine", "engine", "api_shared", "api_shared", "api_server", "api_server"]
     assert bands.api_server_share(100.0, 0.0) == 0.0  # offline (no API server): the engine
 
@@ -261,7 +261,7 @@ def test_the_api_server_share_and_its_condition():
 def test_calibration_rows_where_the_api_server_binds_get_their_own_cell(measured):
     """The calibration row whose API server binds (gpustack, Qwen3-14B on H100, 1,000 requests of
     128 in / 4 out: predicted 45.3 requests/s x 22 ms = 0.996) is the api_server cell; gpustack's
-    ShareGPT bursts (0.19-0.39) and Qwen3-235B's medium burst on H100 (0.23) are the api_shared
+    ShareGPT bursts (0.196-0.375) and Qwen3-235B's medium burst on H100 (0.23) are the api_shared
     cells; every offline row is the engine's."""
     busy = sorted({m["id"].split(":")[0] for m in measured if m["condition"] == "api_server"})
     assert busy == ["t3-gs-q14h-short"]
@@ -270,7 +270,7 @@ def test_calibration_rows_where_the_api_server_binds_get_their_own_cell(measured
     share = {m["id"].split(":")[0]: m["api_server_share"] for m in measured if "api_server_share" in m}
     assert share["t3-gs-q14h-short"] == pytest.approx(0.996, abs=0.01)
     assert 0.3 < share["t3-gs-q14h-sharegpt"] < bands.API_SERVER_BUSY
-    assert 0.18 < share["t3-gs-q235a-sharegpt"] < bands.API_SERVER_SHARED  # 0.186: the engine's
+    assert 0.17 < share["t3-gs-q235a-sharegpt"] < bands.API_SERVER_SHARED  # 0.179: the engine's
     assert {m["condition"] for m in measured if m["group"] == "memory"} == {bands.MEMORY_REGIME}
     b = bands.band_basis(bands.BandKey("burst", "hopper", False, "tpot", "api_server"))
     assert b.n_exact == 1  # that row's TPOT: few measurements, the band leans on the TPOT group's
@@ -283,9 +283,10 @@ def test_calibration_rows_where_the_api_server_binds_get_their_own_cell(measured
 def test_the_condition_was_chosen_on_calibration_documents_left_out(measured):
     """Why the conditions (calc.timing.bands.API_SERVER_BUSY, API_SERVER_SHARED): with each document
     left out, the bands score better with them than without (mean interval score, lower is better:
-    calc.timing.bands.interval_score; bench/make_bands.py --validate, 2026-12-02): three conditions
-    1.200 (88.5 % inside, median half-width 26.6 %), the API server's busy loads alone 1.283 (87.2 %,
-    23.8 %: the two conditions before API_SERVER_SHARED), no condition 1.283 (87.2 %). The API
+    calc.timing.bands.interval_score; bench/make_bands.py --validate, 2026-12-03, since the chat rows are
+    asked with their template's tokens and ShareGPT's sampler bounds; 2026-12-02: 1.200, 1.283, 1.283): three
+    conditions 1.215 (88.5 % inside, median half-width 27.1 %), the API server's busy loads alone 1.269 (87.8 %,
+    28.2 %: the two conditions before API_SERVER_SHARED), no condition 1.309 (87.8 %). The API
     server's condition alone once scored 89.7 % against 87.8 % (when it was chosen); since the LMDeploy
     closed loops are asked with their harness's start (pm-069 -81 -> -36 %, pm-070 -93 -> -25 %) the
     TTFT bands are narrower and the two tie."""
@@ -298,10 +299,10 @@ def test_the_condition_was_chosen_on_calibration_documents_left_out(measured):
     plain = folded({"api_shared": "engine", "api_server": "engine"})
     plain_cv = bands.cross_validate(plain, "document", bands.widest_quantiles(plain))
     assert three["inside_fraction"] == pytest.approx(138 / 156)  # 88.5 %
-    assert two_cv["inside_fraction"] == pytest.approx(136 / 156)  # 87.2 %
-    assert plain_cv["inside_fraction"] == pytest.approx(136 / 156)
-    assert three["interval_score"] == pytest.approx(1.200, abs=0.002)
-    assert two_cv["interval_score"] == pytest.approx(1.283, abs=0.002)
+    assert two_cv["inside_fraction"] == pytest.approx(137 / 156)  # 87.8 %
+    assert plain_cv["inside_fraction"] == pytest.approx(137 / 156)
+    assert three["interval_score"] == pytest.approx(1.215, abs=0.002)
+    assert two_cv["interval_score"] == pytest.approx(1.269, abs=0.002)
     assert three["interval_score"] < min(two_cv["interval_score"], plain_cv["interval_score"])
     assert three["median_half_width"] <= bands.MAX_MEDIAN_HALF_WIDTH
 
@@ -309,14 +310,16 @@ def test_the_condition_was_chosen_on_calibration_documents_left_out(measured):
 def test_bands_on_the_runs_kept_back():
     """Issue #20's targets on this project's own kept-back runs (bench/data/vllm_found.jsonl,
     bench/data/moe_ampere_found.jsonl: 51 values; scored after the conditions were chosen on the
-    calibration documents, not used to choose them): 41 inside (80.4 %), median half-width 26.3 %
-    (``python -m calc validate``; 39, 76.5 % and 28.4 % before API_SERVER_SHARED). Held against
+    calibration documents, not used to choose them): 40 inside (78.4 %), median half-width 25.4 %
+    (``python -m calc validate``; 39, 76.5 % and 28.4 % before API_SERVER_SHARED; 41 before the chat rows
+    were asked with their template's tokens and ShareGPT's sampler bounds, 2026-12-03: gs-q32a-sharegpt's
+    TPOT, -19.6 -> -19.8 %, now falls 0.9 % beyond its narrower A100 burst band). Held against
     regressions of the band table; what misses is listed in README's #20 section."""
     from calc.cli.measured import score_rows
     rows = [json.loads(line) for name in ("vllm_found.jsonl", "moe_ampere_found.jsonl")
             for line in (ROOT / "bench" / "data" / name).read_text().splitlines() if line.strip()]
     scored = score_rows(rows)
     assert len(scored) == 51
-    assert sum(s.inside for s in scored) >= 41
+    assert sum(s.inside for s in scored) >= 40
     assert float(np.median([(s.high - s.low) / 2 / s.predicted for s in scored])) <= bands.MAX_MEDIAN_HALF_WIDTH
     assert all(s.low <= s.predicted <= s.high for s in scored)

@@ -91,8 +91,9 @@ def vllm_comparisons():
 
 
 BOTH_FILES_MEDIAN_TARGET = 0.10  # issue #17: TTFT, TPOT and throughput each
-BOTH_FILES_P90_CEILING = {"TTFT": 0.35, "TPOT/ITL": 0.43, "throughput": 0.23}  # the target is 0.35 (TTFT: 39.5 %
-# -> 34.9 % since the LMDeploy closed loops are asked with their harness's start)
+BOTH_FILES_P90_CEILING = {"TTFT": 0.35, "TPOT/ITL": 0.35, "throughput": 0.23}  # the target is 0.35 (TTFT: 39.5 %
+# -> 34.9 % since the LMDeploy closed loops are asked with their harness's start; TPOT: 37.6 % -> 30.2 % since the
+# ShareGPT bursts are asked within vllm bench's sampler bounds and with the chat template's tokens)
 
 
 @pytest.mark.parametrize("group", sorted(BOTH_FILES_P90_CEILING))
@@ -136,6 +137,36 @@ def test_the_vllm_mechanisms_move_the_rows_towards_the_measurements():
     assert a["throughput"] < b["throughput"] - 0.2
     assert cr.p90_errors(after)["throughput"] < cr.p90_errors(before)["throughput"] - 0.3
     assert a["TTFT"] < b["TTFT"] - 0.15 and a["TPOT/ITL"] < b["TPOT/ITL"] - 0.15 and a["E2E"] < b["E2E"]
+
+
+def test_chat_rows_are_asked_with_the_template_and_the_sampler_bounds():
+    """gpustack ran every row through the chat endpoint (``--backend openai-chat``): the engine prefills
+    ChatML's 8 tokens around each Qwen3 prompt, which ``vllm bench serve`` does not count; its ShareGPT
+    rows' lengths are what vllm bench's sampler kept (prompt 4-1024, output >= 4, total <= 2048 tokens).
+    The offline ROCm runs and the completions-endpoint run have neither."""
+    from calc.cli.measured import chat_template_tokens, length_bounds
+
+    rows = {r["id"]: r for r in cr.load_vllm_rows() + cr.load_vllm_rows(cr.FOUND_PATH)}
+    assert chat_template_tokens(rows["t3-gs-q14h-short"]) == 8 and chat_template_tokens(rows["t3-gs-q8-c1"]) == 8
+    assert chat_template_tokens(rows["t3-rocm-thr-70B-128-2048"]) == 0 and chat_template_tokens(rows["kv331-q06h-burst"]) == 0
+    assert length_bounds(rows["t3-gs-q14h-sharegpt"], 8) == {"min_prompt_len": 12, "max_prompt_len": 1032,
+                                                            "min_output_len": 4, "max_total_len": 2056}
+    assert length_bounds(rows["t3-gs-q14h-short"]) is None
+
+
+def test_sharegpt_burst_tpot_is_not_one_draw_s_luck():
+    """t3-gs-q14h-sharegpt (Qwen3-14B, H100, 1,000 ShareGPT prompts at once): its TPOT error was -32 to -39 %
+    over five seeds of the unbounded lognormal lengths (whose sample means missed the run's by up to 6 %);
+    asked as run it is -29 to -32 % (still short: the H100 hosts' bursts, README issue 17)."""
+    import calc.cli.measured as measured
+    from unittest import mock
+
+    row = {r["id"]: r for r in cr.load_vllm_rows()}["t3-gs-q14h-sharegpt"]
+    simulate = measured.simulate_record
+    for seed in (0, 1, 3):
+        with mock.patch.object(measured, "simulate_record", lambda o, e, s=seed: simulate({**o, "seed": s}, e)):
+            err = measured.ask_row(row)["tpot_s"] / row["measured"]["tpot_s"]["value"] - 1
+        assert -0.35 < err < -0.25, (seed, err)
 
 
 def test_closed_loops_of_a_chat_dataset_are_within_a_few_percent():

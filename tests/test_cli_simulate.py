@@ -143,3 +143,27 @@ def test_a_run_cut_at_the_step_cap_says_truncated(capsys, monkeypatch):
     captured = capsys.readouterr()
     d = json.loads(captured.out)
     assert d["truncated"] is False and d["finished_requests"] == 200 and captured.err == ""
+
+
+def test_length_bounds_keep_a_benchmark_sampler_s_lengths(capsys):
+    """--length-bounds vllm-sharegpt: lognormal lengths inside vllm bench's ShareGPT filter (prompt 4-1024,
+    output >= 4, total <= 2048), their sample means the asked means; fixed lengths are unchanged by it."""
+    from calc.traffic.workload import VLLM_SHAREGPT_BOUNDS, make_workload, LengthSpec
+
+    w = make_workload(arrival="burst", num_requests=500, input_len=LengthSpec("lognormal", 300, cv=1.5),
+                      output_len=LengthSpec("lognormal", 250, cv=1.5), bounds=VLLM_SHAREGPT_BOUNDS, seed=2)
+    assert w.input_len.min() >= 4 and w.input_len.max() <= 1024 and w.output_len.min() >= 4
+    assert (w.input_len + w.output_len).max() <= 2048
+    assert abs(w.input_len.mean() - 300) < 1.0 and abs(w.output_len.mean() - 250) < 1.0
+    d = _json(capsys, ["--arrival", "burst", "--num-requests", "200", "--input-len-cv", "1", "--output-len-cv", "1",
+                       "--length-bounds", "vllm-sharegpt"])
+    assert d["length_bounds"] == "vllm-sharegpt" and d["finished_requests"] == 200
+
+
+@pytest.mark.parametrize("bounds", ["sharegpt", {"max_prompt_len": "x"}, {"unknown": 3}])
+def test_bad_length_bounds_name_the_field(bounds):
+    from calc.cli.simulate import UsageError, simulate_record
+
+    with pytest.raises(UsageError, match="length_bounds"):
+        simulate_record({"model": "meta-llama/Llama-3.1-8B", "gpu": "h100-sxm", "input_len": 512, "output_len": 64,
+                         "arrival": "burst", "num_requests": 10, "length_bounds": bounds})

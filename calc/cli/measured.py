@@ -21,6 +21,7 @@ from calc.cli.simulate import simulate_record
 from calc.spec.catalog import get_gpu, get_model
 from calc.spec.inputs import Efficiency
 from calc.timing.engine_profile import is_llama_cpp, llama_cpp_efficiency
+from calc.traffic.workload import VLLM_SHAREGPT_BOUNDS
 from calc.timing.bands import (BandKey, api_server_share, band, band_basis, gpu_family, load_condition, load_regime,
                                metric_group)
 
@@ -42,6 +43,16 @@ CPP_FLOPS_FRACTION = 0.70
 # mean and coefficient of variation 1: a stated round assumption, not fitted. The random dataset's
 # rows are fixed lengths; a save-result file with per-request lengths gives its own spread.
 SHAREGPT_LENGTH_CV = 1.0
+# The tokens a ChatML chat template (Qwen2/Qwen3, Qwen3-*-Instruct-2507: ``chat_template`` in the model's
+# tokenizer_config.json) puts around ONE user message with the generation prompt and no system prompt:
+# ``<|im_start|>`` ``user`` ``\n`` ... ``<|im_end|>`` ``\n`` ``<|im_start|>`` ``assistant`` ``\n`` = 8 (Qwen's
+# pre-tokenizer splits the newlines off; the two special tokens are one token each). vLLM's chat endpoint
+# renders that template and prefills the whole; ``vllm bench serve`` counts only the dataset's prompt
+# (its "Total input tokens" is the sum of the sampled prompt_len, vllm/benchmarks/serve.py).
+CHATML_USER_TURN_TOKENS = 8
+# Sources whose every run went through the chat endpoint: gpustack's performance lab runs
+# ``vllm bench serve --backend openai-chat --endpoint /v1/chat/completions`` (the command on each page).
+CHAT_ENDPOINT_SOURCES = ("gpustack-performance-lab",)
 
 
 def efficiency_for_engine(engine: str, efficiency: Efficiency, *, api_server: bool = False) -> Efficiency:
@@ -78,10 +89,41 @@ def length_cv(row: dict) -> tuple[float, float]:
     return cv, cv
 
 
+def chat_template_tokens(row: dict) -> int:
+    """Prompt tokens the engine prefilled beyond the benchmark's own count: the row's
+    ``chat_template_tokens``, else :data:`CHATML_USER_TURN_TOKENS` for a Qwen model asked through the
+    chat endpoint (:data:`CHAT_ENDPOINT_SOURCES`, or ``openai-chat`` named in the row's dataset), else 0."""
+    if "chat_template_tokens" in row:
+        return int(row["chat_template_tokens"])
+    chat = row.get("source") in CHAT_ENDPOINT_SOURCES or "openai-chat" in str(row.get("dataset", ""))
+    return CHATML_USER_TURN_TOKENS if chat and str(row["options"].get("model", "")).startswith("Qwen/") else 0
+
+
+def length_bounds(row: dict, template_tokens: int = 0):
+    """The sampler bounds of the row's spread lengths: ``vllm bench``'s ShareGPT filter
+    (:data:`calc.traffic.workload.VLLM_SHAREGPT_BOUNDS`) for a ShareGPT row run by vLLM's own benchmark
+    client, on prompts ``template_tokens`` longer; else None (no bounds)."""
+    vllm_client = str(row.get("bench_mode", "")).startswith(("vllm bench serve", "benchmark_serving"))
+    if not (vllm_client and "sharegpt" in str(row.get("dataset", "")).lower()):
+        return None
+    b = VLLM_SHAREGPT_BOUNDS.shifted(template_tokens)
+    return {"min_prompt_len": b.min_prompt_len, "max_prompt_len": b.max_prompt_len,
+            "min_output_len": b.min_output_len, "max_total_len": b.max_total_len}
+
+
 def ask_row(row: dict, efficiency: Efficiency = Efficiency()) -> dict[str, float]:
     """The calculator's answer to a measured row, asked as the CLI would be (module docstring):
-    metric name (the row's ``measured`` keys) → predicted value."""
+    metric name (the row's ``measured`` keys) → predicted value. The engine's prompt is the row's
+    plus its chat template's tokens (:func:`chat_template_tokens`, T); the total tokens/s is counted
+    as the benchmark counts it, without them: X_total · (I + O) / (I + T + O). ShareGPT rows' spread
+    lengths stay inside ``vllm bench``'s sampler bounds (:func:`length_bounds`)."""
     options = {k: v for k, v in row["options"].items() if k != "concurrency"}
+    template = chat_template_tokens(row)
+    client_share = 1.0
+    if template:
+        i_client, o_len = float(options["input_len"]), float(options["output_len"])
+        options["input_len"] = int(options["input_len"]) + template
+        client_share = (i_client + o_len) / (i_client + template + o_len)
     load = row["load"]
     efficiency = efficiency_for_engine(row.get("engine", ""), efficiency,
                                        api_server=str(row.get("bench_mode", "")).startswith("vllm bench serve"))
@@ -90,13 +132,16 @@ def ask_row(row: dict, efficiency: Efficiency = Efficiency()) -> dict[str, float
         rec = estimate_record({**options, "concurrency": load["concurrency"]}, efficiency)
         return {"ttft_s": rec["ttft_s"], "tpot_s": rec["tpot_s"], "e2e_s": rec["e2e_latency_s"],
                 "output_tokens_per_s": rec["output_tokens_per_s"],
-                "total_tokens_per_s": rec["total_tokens_per_s"]}
+                "total_tokens_per_s": rec["total_tokens_per_s"] * client_share}
     sim = {"arrival": "burst"} if load["arrival"] in ("burst", "static") else {
         "arrival": load["arrival"], "rate": load.get("rate"), "cv": load.get("cv")}
+    bounds = length_bounds(row, template) if (in_cv or out_cv) else None
     rec = simulate_record({**options, **sim, "num_requests": load["num_requests"],
-                           "input_len_cv": in_cv, "output_len_cv": out_cv}, efficiency)
+                           "input_len_cv": in_cv, "output_len_cv": out_cv,
+                           **({"length_bounds": bounds} if bounds else {})}, efficiency)
     return {"ttft_s": rec["ttft_s_mean"], "tpot_s": rec["tpot_s_mean"], "e2e_s": rec["e2e_latency_s_mean"],
-            "output_tokens_per_s": rec["output_tokens_per_s"], "total_tokens_per_s": rec["total_tokens_per_s"],
+            "output_tokens_per_s": rec["output_tokens_per_s"],
+            "total_tokens_per_s": rec["total_tokens_per_s"] * client_share,
             "requests_per_s": rec["requests_per_s"]}
 
 

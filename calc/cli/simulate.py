@@ -22,7 +22,7 @@ from calc.timing.bands import api_server_share, gpu_family, load_condition, load
 from calc.timing.estimate import estimate
 from calc.traffic.simulator import EngineConfig, simulate
 from calc.traffic.slo import summarize
-from calc.traffic.workload import ARRIVALS, LengthSpec, WorkloadError, make_workload
+from calc.traffic.workload import ARRIVALS, LENGTH_BOUNDS, LengthSpec, SampleBounds, WorkloadError, make_workload
 from calc.cli.prefix import PREFIX_KEYS, add_prefix_args, prefix_record, reuse_from_options
 from calc.traffic.prefix_cache import (check_reuse, conversations_in_flight, estimate_with_prefix_cache,
                                       reuse_workload)
@@ -35,7 +35,7 @@ ENGINE_KEYS = ("model", "gpu", "gpu_spec", "disable_custom_all_reduce", "vllm_ve
                "gpu_memory_utilization", "block_size", "max_model_len",
                "pipeline_parallel_size", "data_parallel_size", "enable_expert_parallel", "nodes")
 LOAD_KEYS = ("rate", "concurrency", "arrival", "cv", "num_requests", "seed", "ttft_slo_ms", "tpot_slo_ms",
-             "think_time_s", "input_len_cv", "output_len_cv", "speculative_config", "acceptance_rate")
+             "think_time_s", "input_len_cv", "output_len_cv", "length_bounds", "speculative_config", "acceptance_rate")
 MAX_SIM_REQUESTS = 100_000
 # The headline fields that carry a band (<field>_low / <field>_high, calc.timing.bands).
 BANDED = tuple(f"{m}_{s}" for m in ("ttft_s", "tpot_s", "itl_s", "e2e_latency_s") for s in ("mean", "p50", "p90", "p95", "p99")) \
@@ -61,6 +61,10 @@ def add_simulate_parser(sub) -> None:
                         "variation (0 = every prompt --input-len; a chat dataset like ShareGPT: about 1)")
     s.add_argument("--output-len-cv", type=_number, default=0.0,
                    help="spread of output lengths, as --input-len-cv (0 = fixed, as with --ignore-eos)")
+    s.add_argument("--length-bounds", choices=sorted(LENGTH_BOUNDS), default=None,
+                   help="keep spread lengths inside a benchmark sampler's bounds, their sample means the asked "
+                        "means (vllm-sharegpt: vllm bench's ShareGPT filter, prompt 4-1024, output >= 4, "
+                        "total <= 2048 tokens)")
     s.add_argument("--num-requests", type=_positive_int, default=1000)
     s.add_argument("--seed", type=_positive_int, default=0)
     s.add_argument("--ttft-slo-ms", type=_number, default=None, help="TTFT target for goodput")
@@ -96,6 +100,20 @@ def _lengths(mean: int, cv: float) -> LengthSpec:
     return LengthSpec("fixed", mean) if cv == 0 else LengthSpec("lognormal", float(mean), cv=cv)
 
 
+def _length_bounds(value: Any) -> SampleBounds | None:
+    """``length_bounds``: a named sampler's bounds (:data:`calc.traffic.workload.LENGTH_BOUNDS`) or an
+    object of :class:`calc.traffic.workload.SampleBounds` fields (whole tokens)."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value in LENGTH_BOUNDS:
+        return LENGTH_BOUNDS[value]
+    if isinstance(value, dict) and set(value) <= set(SampleBounds.__dataclass_fields__) and all(
+            isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 10_000_000 for v in value.values()):
+        return SampleBounds(**value)
+    raise UsageError(f"length_bounds: got {quote(value)}, allowed {', '.join(sorted(LENGTH_BOUNDS))} or an object "
+                     f"of {', '.join(SampleBounds.__dataclass_fields__)} (whole tokens)")
+
+
 def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency()) -> dict[str, Any]:
     """Simulate one scenario given snake_case options (and the efficiency inputs); raises on bad
     input (message names the field)."""
@@ -129,6 +147,7 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     think = option_number(options, "think_time_s", 0.0, 0.0, 3600.0, "s")
     in_cv = option_number(options, "input_len_cv", 0.0, 0.0, 10.0, "(coefficient of variation)")
     out_cv = option_number(options, "output_len_cv", 0.0, 0.0, 10.0, "(coefficient of variation)")
+    bounds = _length_bounds(options.get("length_bounds"))
     n_req = _whole(options, "num_requests", 1000, 1, MAX_SIM_REQUESTS)
     seed = _whole(options, "seed", 0, 0, 2 ** 63 - 1)
     ttft_slo = option_number(options, "ttft_slo_ms", math.inf, 0.0, 1e9, "ms")
@@ -175,7 +194,7 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         w = make_workload(arrival=arrival, num_requests=max(int(n_req) // dp, 1), rate_per_s=(rate or 1.0) / dp, cv=cv,
                           concurrency=max(-(-(conc or 1) // dp), 1), think_s=think,
                           input_len=_lengths(serving.input_len, in_cv), output_len=_lengths(serving.output_len, out_cv),
-                          max_model_len=est.max_model_len, seed=int(seed))
+                          max_model_len=est.max_model_len, seed=int(seed), bounds=bounds)
         chains = None
         if reuse.any_reuse:  # conversations in flight: the clients, or at a rate one per request in flight
             convs = max(-(-(conc or 1) // dp), 1) if arrival == "closed" else int(conversations_in_flight(
@@ -196,6 +215,8 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
                            "input_len": serving.input_len, "output_len": serving.output_len, "arrival": arrival,
                            "rate_per_s": rate, "concurrency": conc, "seed": int(seed),
                            "input_len_cv": in_cv, "output_len_cv": out_cv}
+    if bounds is not None:
+        out["length_bounds"] = options["length_bounds"]
     out.update({k: s[k] for k in SUMMARY_KEYS})
     out.update({k: s[k] for k in ("output_tokens_per_s", "total_tokens_per_s", "requests_per_s",
                                   "goodput_requests_per_s", "preemptions", "num_requests", "duration_s",
@@ -260,7 +281,7 @@ def _args_to_options(args: argparse.Namespace) -> dict[str, Any]:
             "max_model_len": args.max_model_len, "rate": args.rate, "concurrency": args.concurrency,
             "arrival": args.arrival, "cv": args.cv, "think_time_s": args.think_time_s,
             "input_len_cv": args.input_len_cv, "output_len_cv": args.output_len_cv,
-            "num_requests": args.num_requests, "seed": args.seed, "ttft_slo_ms": args.ttft_slo_ms,
+            "length_bounds": args.length_bounds, "num_requests": args.num_requests, "seed": args.seed, "ttft_slo_ms": args.ttft_slo_ms,
             "tpot_slo_ms": args.tpot_slo_ms, "speculative_config": args.speculative_config,
             "acceptance_rate": args.acceptance_rate, **disaggregation.flag_options(args),
             **{k: getattr(args, k) for k in PREFIX_KEYS if getattr(args, k, None) is not None}}

@@ -10,6 +10,8 @@ Arrivals (seconds from t = 0, sorted):
   --max-concurrency C`` with think time 0).
 Lengths: ``fixed``, ``uniform`` on [lo, hi], or ``lognormal`` by mean and CV
 (σ² = ln(1 + CV²), μ = ln(mean) − σ²/2), rounded to whole tokens ≥ 1 and cut at a maximum.
+Lognormal pairs may be kept only inside a benchmark sampler's bounds (:class:`SampleBounds`,
+:func:`bounded_lognormal_pairs`: ``vllm bench``'s ShareGPT filter), with their sample means the asked means.
 A trace (CSV with a header, or JSON lines) gives arrival_s, input_len, output_len per request;
 lines may end in LF, CRLF or a lone CR (old Excel / Mac exports).
 """
@@ -92,6 +94,80 @@ class LengthSpec:
         return np.clip(np.rint(x), 1, max_tokens).astype(np.int64)
 
 
+@dataclass(frozen=True)
+class SampleBounds:
+    """Which (prompt, output) length pairs a benchmark's dataset sampler keeps: min ≤ prompt ≤ max,
+    output ≥ min_output_len, prompt + output ≤ max_total_len (tokens)."""
+
+    min_prompt_len: int = 4
+    max_prompt_len: int = 1024
+    min_output_len: int = 4
+    max_total_len: int = 2048
+
+    def shifted(self, prompt_tokens: int) -> "SampleBounds":
+        """The same bounds on prompts ``prompt_tokens`` longer (a chat template's tokens around each)."""
+        t = int(prompt_tokens)
+        return SampleBounds(self.min_prompt_len + t, self.max_prompt_len + t, self.min_output_len,
+                            self.max_total_len + t)
+
+
+# vLLM's benchmark datasets (``vllm bench serve --dataset-name sharegpt``, and benchmark_serving.py /
+# benchmark_throughput.py before it) keep a ShareGPT conversation only when
+# ``is_valid_sequence(prompt_len, output_len)`` holds: min_len = 4 (prompt and output), max_prompt_len = 1024,
+# max_total_len = 2048 (vllm/benchmarks/datasets.py, "Default pruning criteria are copied from the original
+# sample_sharegpt_requests"). The rows' mean lengths are means of that filtered sample.
+VLLM_SHAREGPT_BOUNDS = SampleBounds(4, 1024, 4, 2048)
+LENGTH_BOUNDS: dict[str, SampleBounds] = {"vllm-sharegpt": VLLM_SHAREGPT_BOUNDS}
+
+
+def bounded_lognormal_pairs(n: int, rng: np.random.Generator, *, input_mean: float, output_mean: float,
+                            input_cv: float, output_cv: float, bounds: SampleBounds,
+                            rounds: int = 4) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` (prompt, output) lengths drawn as a benchmark sampler draws them: independent lognormal
+    pairs (mean, CV each; CV 0 = the mean), a pair kept only inside ``bounds`` (the sampler skips the
+    others and takes the next), then each side scaled so that its SAMPLE mean is the asked mean and
+    put back inside the bounds, ``rounds`` times (the filter drops the long tail, so the kept pairs'
+    mean is below the distribution's; a run's stated mean is its kept sample's)::
+
+        keep (I, O) with  min_I ≤ I ≤ max_I,  O ≥ min_O,  I + O ≤ max_total
+        I ← clip(round(I · Ī / mean(I)), min_I, max_I),  O ← clip(round(O · Ō / mean(O)), min_O, max_total − I)
+
+    >>> i, o = bounded_lognormal_pairs(1000, np.random.default_rng(0), input_mean=217, output_mean=202,
+    ...                                input_cv=1.0, output_cv=1.0, bounds=VLLM_SHAREGPT_BOUNDS)
+    >>> round(float(i.mean())), round(float(o.mean())), int(i.max()) <= 1024, int((i + o).max()) <= 2048
+    (217, 202, True, True)
+    """
+    b = bounds
+    if not (1 <= b.min_prompt_len <= input_mean <= b.max_prompt_len and 1 <= b.min_output_len <= output_mean
+            and input_mean + output_mean <= b.max_total_len):
+        raise WorkloadError(f"length bounds: mean lengths {input_mean:g} + {output_mean:g} must lie inside prompt "
+                            f"{b.min_prompt_len}-{b.max_prompt_len}, output >= {b.min_output_len}, total <= "
+                            f"{b.max_total_len} tokens")
+
+    def draw(mean: float, cv: float, size: int) -> np.ndarray:
+        if cv == 0:
+            return np.full(size, float(mean))
+        s2 = math.log1p(cv ** 2)
+        return rng.lognormal(math.log(mean) - s2 / 2.0, math.sqrt(s2), size=size)
+
+    kept_i, kept_o, have = [], [], 0
+    for _ in range(1000):  # the bounds above keep a share of the pairs bounded away from 0
+        i, o = np.rint(draw(input_mean, input_cv, 2 * n)), np.rint(draw(output_mean, output_cv, 2 * n))
+        ok = (i >= b.min_prompt_len) & (i <= b.max_prompt_len) & (o >= b.min_output_len) & (i + o <= b.max_total_len)
+        kept_i.append(i[ok])
+        kept_o.append(o[ok])
+        have += int(ok.sum())
+        if have >= n:
+            break
+    i, o = np.concatenate(kept_i)[:n], np.concatenate(kept_o)[:n]
+    if i.size < n:
+        raise WorkloadError("length bounds: too few lengths fall inside them (a CV too large for the bounds)")
+    for _ in range(rounds):
+        i = np.clip(np.rint(i * input_mean / i.mean()), b.min_prompt_len, b.max_prompt_len)
+        o = np.clip(np.rint(o * output_mean / o.mean()), b.min_output_len, b.max_total_len - i)
+    return i.astype(np.int64), o.astype(np.int64)
+
+
 def _check_count(n) -> int:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_REQUESTS:
         raise WorkloadError(f"num_requests: must be a whole number between 1 and {MAX_REQUESTS:,} (got {n!r})")
@@ -170,16 +246,24 @@ def length_cv2(kind: str, spread: float) -> float:
 def make_workload(*, arrival: str = "poisson", num_requests: int = 1000, rate_per_s: float = 1.0,
                   cv: float = 1.0, concurrency: int = 1, think_s: float = 0.0,
                   input_len: LengthSpec = LengthSpec("fixed", 1024), output_len: LengthSpec = LengthSpec("fixed", 256),
-                  max_model_len: int | None = None, seed: int = 0) -> Workload:
+                  max_model_len: int | None = None, seed: int = 0, bounds: SampleBounds | None = None) -> Workload:
     """A seeded workload; lengths cut so that input + output ≤ ``max_model_len`` (the prompt keeps
-    at least one token, as vLLM rejects longer requests and benchmarks cut them)."""
+    at least one token, as vLLM rejects longer requests and benchmarks cut them). With ``bounds``,
+    lognormal or fixed lengths are drawn as a benchmark sampler keeps them
+    (:func:`bounded_lognormal_pairs`)."""
     n = _check_count(num_requests)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2 ** 63:
         raise WorkloadError(f"seed: must be a whole number >= 0 (got {seed!r})")
     rng = np.random.default_rng(int(seed))
     arr = arrivals(arrival, n=n, rate_per_s=rate_per_s, cv=cv, rng=rng)
-    i = input_len.sample(n, rng, field="input_len")
-    o = output_len.sample(n, rng, field="output_len")
+    if bounds is not None and {input_len.kind, output_len.kind} <= {"fixed", "lognormal"}:
+        cv = {"fixed": 0.0}
+        i, o = bounded_lognormal_pairs(n, rng, input_mean=input_len.mean, output_mean=output_len.mean,
+                                       input_cv=cv.get(input_len.kind, input_len.cv),
+                                       output_cv=cv.get(output_len.kind, output_len.cv), bounds=bounds)
+    else:
+        i = input_len.sample(n, rng, field="input_len")
+        o = output_len.sample(n, rng, field="output_len")
     if max_model_len is not None:
         o = np.minimum(o, max(int(max_model_len) - 1, 1))
         i = np.minimum(i, np.maximum(int(max_model_len) - o, 1))
