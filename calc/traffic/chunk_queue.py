@@ -34,11 +34,14 @@ arrival to an idle budget waits the step in flight, w_idle (the caller's: a deco
   TTFT (engine part) = (1 − ρ)·w_idle + W + (k − 1)·T_full + ρ·T_full + (1 − ρ)·T_last
 
 and a share π_p = α·((1 − ρ)·k + ρ·s) of the steps carries prompt tokens (k steps alone, s
-back to back). Checked against the simulator, long runs of 15 closed loops with lognormal output
-lengths (Llama-2-7B A100 2048 and 3000 in, Llama-3.1-8B A100 6000 in and H100 at budget 1024 with
-2500 in, Qwen2.5-7B L40S 4000 in; k = 2 and 3, C = 4 … 64): mean TTFT within 11 %, median 3.7 %;
-the share of steps with prompt tokens 0.203 against 0.198 simulated (Llama-2-7B, C = 16), 0.37
-against 0.35 (C = 32); prompt steps per prompt 1.71 / 1.67 and 1.59 / 1.55.
+back to back). The decodes beside the chunks, and so T_full, T_last and the room, are the
+caller's (:func:`calc.timing.serving._chunk_queue_ttft`: the clients waiting here do not decode).
+Checked against the simulator, long runs of 15 closed loops with lognormal output lengths
+(Llama-2-7B A100 2048 and 3000 in, Llama-3.1-8B A100 6000 in and H100 at budget 1024 with 2500 in,
+Qwen2.5-7B L40S 4000 in; k = 2 and 3, C = 4 … 64; 30·C requests, the first 10·C dropped): mean
+TTFT within 13 %, median 3.0 % (the older k chunk steps with no wait: median 18 %, max 47 %, all
+low); the share of steps with prompt tokens 0.202 against 0.198 simulated (Llama-2-7B, C = 16),
+0.37 against 0.35 (C = 32), prompt steps per prompt 1.72 / 1.67 and 1.60 / 1.55.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ MAX_LOAD = 0.95  # ρ is capped here: past it the budget's queue grows without b
 
 def chunk_queue_ttft_s(*, decode_step_s, full_step_s, last_step_s, chunks, service_steps, rate_rps, others,
                        delay_s, idle_wait_s):
-    """(engine TTFT, ρ, share of steps with prompt tokens) of a prompt of ``chunks`` k > 1 chunked
+    """(engine TTFT, ρ, share of steps with prompt tokens, mean step T̄) of a prompt of ``chunks`` k > 1 chunked
     steps in a closed loop (module docstring). ``decode_step_s`` T_0, ``full_step_s`` T_full,
     ``last_step_s`` T_last (the rest alone beside the decodes); ``service_steps`` s = I / room;
     ``rate_rps`` X (requests/s of the whole loop); ``others`` (R − 1)/R; ``delay_s`` δ = t_api + t_req;
@@ -61,7 +64,7 @@ def chunk_queue_ttft_s(*, decode_step_s, full_step_s, last_step_s, chunks, servi
     Rare prompts (X → 0): no queue, the k − 1 full steps and the short last one, after the idle
     wait: 5 + 150 + 20 = 175 ms.
 
-    >>> t, rho, share = chunk_queue_ttft_s(decode_step_s=0.02, full_step_s=0.15, last_step_s=0.02, chunks=2,
+    >>> t, rho, share, t_bar = chunk_queue_ttft_s(decode_step_s=0.02, full_step_s=0.15, last_step_s=0.02, chunks=2,
     ...                                    service_steps=1.01, rate_rps=1e-9, others=1.0, delay_s=0.05, idle_wait_s=0.005)
     >>> round(float(t), 4), float(rho) < 1e-6
     (0.175, True)
@@ -85,4 +88,4 @@ def chunk_queue_ttft_s(*, decode_step_s, full_step_s, last_step_s, chunks, servi
     service = s * Tf
     wait = rho * service / (2.0 * (1.0 - rho))
     ttft = (1.0 - rho) * np.asarray(idle_wait_s, dtype=float) + wait + (k - 1.0) * Tf + rho * Tf + (1.0 - rho) * Tl
-    return ttft, rho, np.clip(a * ((1.0 - rho) * k + rho * s), 0.0, 1.0)
+    return ttft, rho, np.clip(a * ((1.0 - rho) * k + rho * s), 0.0, 1.0), t_bar
