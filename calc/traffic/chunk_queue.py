@@ -36,11 +36,11 @@ arrival to an idle budget waits the step in flight, w_idle (the caller's: a deco
 and a share π_p = α·((1 − ρ)·k + ρ·s) of the steps carries prompt tokens (k steps alone, s
 back to back). The decodes beside the chunks, and so T_full, T_last and the room, are the
 caller's (:func:`calc.timing.serving._chunk_queue_ttft`: the clients waiting here do not decode).
-Checked against the simulator, long runs of 15 closed loops with lognormal output lengths
-(Llama-2-7B A100 2048 and 3000 in, Llama-3.1-8B A100 6000 in and H100 at budget 1024 with 2500 in,
-Qwen2.5-7B L40S 4000 in; k = 2 and 3, C = 4 … 64; 30·C requests, the first 10·C dropped): mean
-TTFT within 13 %, median 3.0 % (the older k chunk steps with no wait: median 18 %, max 47 %, all
-low); the share of steps with prompt tokens 0.202 against 0.198 simulated (Llama-2-7B, C = 16),
+Checked against the simulator (``bench/sim_vs_analytic.py --chunks``), long runs of 14 closed
+loops with lognormal output lengths and no preemption (Llama-2-7B A100 2048 and 3000 in,
+Llama-3.1-8B A100 6000 in and H100 at budget 1024 with 2500 in, Qwen2.5-7B L40S 4000 in; k = 2 and
+3, C = 4 … 64; 30·C requests, the first 10·C dropped): mean TTFT within 13 %, median 3.4 % (the
+older k chunk steps with no wait: median 21 %, max 47 %, all low); the share of steps with prompt tokens 0.202 against 0.198 simulated (Llama-2-7B, C = 16),
 0.37 against 0.35 (C = 32), prompt steps per prompt 1.72 / 1.67 and 1.60 / 1.55.
 """
 
