@@ -529,7 +529,7 @@ def _train_ttft(e: EngineNumbers, *, trains, ttft_service, e2e_service, R, step_
     return sub.put(full_ttft, ttft), sub.put(full_e2e, e2e)
 
 
-BISECTIONS = 40  # of the multi-chunk closed loop's X: to 2⁻⁴⁰ of its empty-queue value
+BISECTIONS = 30  # of the multi-chunk closed loop's X: to 2⁻³⁰ (1e-9) of its empty-queue value
 QUEUE_PASSES = 5  # of the multi-chunk closed loop's decode batch (the clients queued for the budget do not decode)
 
 
