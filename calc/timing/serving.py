@@ -530,13 +530,13 @@ def _train_ttft(e: EngineNumbers, *, trains, ttft_service, e2e_service, R, step_
 
 
 BISECTIONS = 30  # of the multi-chunk closed loop's X: to 2⁻³⁰ (1e-9) of its empty-queue value
-QUEUE_PASSES = 5  # of the multi-chunk closed loop's decode batch (the clients queued for the budget do not decode)
+QUEUE_PASSES = 3  # of the multi-chunk closed loop's decode batch (the clients queued for the budget do not decode)
 
 
 def _chunk_queue_ttft(e: EngineNumbers, *, multi, ttft_service, e2e_service, R, input_tokens, chunks, budget_tokens,
                       decode_steps, decode_budget_tokens, mean_context_tokens, cached_tokens, decode_step_s, idle_wait_s):
     """(TTFT, E2E) of service, t_api not yet added, where ``multi``: spread prompts of k > 1 chunks
-    queueing for the token budget (:func:`calc.traffic.chunk_queue.chunk_queue_ttft_s`): k − 1
+    queueing for the token budget (:func:`calc.traffic.chunk_queue.chunk_queue_ttft_s`, as a function of X): k − 1
     full steps (the room's tokens beside the decodes), a last step of the rest I − (k − 1)·room
     alone (T_last) or filled by the next prompt, the wait W behind the prompts ahead; fixed part
     t_req, delay δ = t_api + t_req. The decode part of E2E is kept.
@@ -559,7 +559,7 @@ def _chunk_queue_ttft(e: EngineNumbers, *, multi, ttft_service, e2e_service, R, 
     ride along): that read the loop as if no prompt ever waited for another's chunks, 15-35 %
     low on the long runs of bench/sim_vs_analytic.py --long (Llama-2-7B A100, 2048 in, C = 4-32)."""
     from calc.timing.subset import Subset, grid_shape  # noqa: PLC0415
-    from calc.traffic.chunk_queue import chunk_queue_ttft_s  # noqa: PLC0415
+    from calc.traffic.chunk_queue import chunk_queue  # noqa: PLC0415
 
     args = (ttft_service, e2e_service, R, input_tokens, chunks, budget_tokens, decode_steps, decode_budget_tokens,
             mean_context_tokens, cached_tokens, decode_step_s, idle_wait_s)
@@ -583,11 +583,11 @@ def _chunk_queue_ttft(e: EngineNumbers, *, multi, ttft_service, e2e_service, R, 
         t_last = prefill_step(e, prompts=1.0, prompt_tokens=last, decode_batch=r_d, decode_context_tokens=ctx,
                               cached_tokens=H + I - last).step_s
 
-        def cycle(x):  # E2E + t_api at X = x, and the wait for the budget
-            engine, _, _, _ = chunk_queue_ttft_s(decode_step_s=t0, full_step_s=t_full, last_step_s=t_last, chunks=k,
-                                                service_steps=I / room, rate_rps=x, others=others,
-                                                delay_s=t_req + t_api, idle_wait_s=idle)
-            return t_req + engine + decode_part + t_api
+        queue = chunk_queue(decode_step_s=t0, full_step_s=t_full, last_step_s=t_last, chunks=k,
+                            service_steps=I / room, others=others, delay_s=t_req + t_api, idle_wait_s=idle)
+
+        def cycle(x):  # E2E + t_api at X = x
+            return t_req + queue(x)[0] + decode_part + t_api
 
         lo = np.zeros(np.shape(cycle(0.0) * R))
         hi = np.minimum(R / cycle(0.0), 1.0 / np.maximum(t_api, 1e-300)) + lo
@@ -597,9 +597,7 @@ def _chunk_queue_ttft(e: EngineNumbers, *, multi, ttft_service, e2e_service, R, 
             lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
         e2e = cycle(hi) - t_api
         ttft = e2e - decode_part
-        t_bar = chunk_queue_ttft_s(decode_step_s=t0, full_step_s=t_full, last_step_s=t_last, chunks=k,
-                                   service_steps=I / room, rate_rps=hi, others=others, delay_s=t_req + t_api,
-                                   idle_wait_s=idle)[3]
+        t_bar = queue(hi)[3]
         r_d = np.minimum(others * hi * t_bar * m_s, R - 1.0)
     if sub.all:
         return np.where(multi, ttft, full_ttft), np.where(multi, e2e, full_e2e)

@@ -48,15 +48,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from calc.traffic.arrival_trains import clumps_caught
+from calc.traffic.arrival_trains import clumps_caught, uniform_below, uniform_min_mean
 
 MAX_LOAD = 0.95  # ρ is capped here: past it the budget's queue grows without bound (the caller's regime flag)
 
 
 def chunk_queue_ttft_s(*, decode_step_s, full_step_s, last_step_s, chunks, service_steps, rate_rps, others,
                        delay_s, idle_wait_s):
-    """(engine TTFT, ρ, share of steps with prompt tokens, mean step T̄) of a prompt of ``chunks`` k > 1 chunked
-    steps in a closed loop (module docstring). ``decode_step_s`` T_0, ``full_step_s`` T_full,
+    """(engine TTFT, ρ, share of steps with prompt tokens, mean step T̄) of a prompt of ``chunks`` k > 1
+    chunked steps in a closed loop (module docstring). ``decode_step_s`` T_0, ``full_step_s`` T_full,
     ``last_step_s`` T_last (the rest alone beside the decodes); ``service_steps`` s = I / room;
     ``rate_rps`` X (requests/s of the whole loop); ``others`` (R − 1)/R; ``delay_s`` δ = t_api + t_req;
     ``idle_wait_s`` the wait for the step in flight when no prompt is queued. Broadcasts.
@@ -65,27 +65,42 @@ def chunk_queue_ttft_s(*, decode_step_s, full_step_s, last_step_s, chunks, servi
     wait: 5 + 150 + 20 = 175 ms.
 
     >>> t, rho, share, t_bar = chunk_queue_ttft_s(decode_step_s=0.02, full_step_s=0.15, last_step_s=0.02, chunks=2,
-    ...                                    service_steps=1.01, rate_rps=1e-9, others=1.0, delay_s=0.05, idle_wait_s=0.005)
+    ...                                           service_steps=1.01, rate_rps=1e-9, others=1.0, delay_s=0.05,
+    ...                                           idle_wait_s=0.005)
     >>> round(float(t), 4), float(rho) < 1e-6
     (0.175, True)
     """
+    return chunk_queue(decode_step_s=decode_step_s, full_step_s=full_step_s, last_step_s=last_step_s, chunks=chunks,
+                       service_steps=service_steps, others=others, delay_s=delay_s, idle_wait_s=idle_wait_s)(rate_rps)
+
+
+def chunk_queue(*, decode_step_s, full_step_s, last_step_s, chunks, service_steps, others, delay_s, idle_wait_s):
+    """:func:`chunk_queue_ttft_s` as a function of the rate X alone, the parts that do not move
+    with X computed once (a caller that solves for X evaluates it many times)."""
     T0, Tf, Tl = (np.asarray(x, dtype=float) for x in (decode_step_s, full_step_s, last_step_s))
-    k, s, X = (np.asarray(x, dtype=float) for x in (chunks, service_steps, rate_rps))
+    k, s = (np.asarray(x, dtype=float) for x in (chunks, service_steps))
     d_hi = 2.0 * np.asarray(delay_s, dtype=float)
     # T̄ = T_0 / (1 − X·P_pf): a prompt's steps take P_pf more than the k decode steps they replace
     p_pf = (k - 1.0) * Tf + Tl - k * T0
-    t_bar = T0 / np.maximum(1.0 - X * p_pf, 1e-3)
-    a = X * t_bar  # completions (= prompts) per step
-    p_full, p_last = np.clip(a * (k - 1.0), 0.0, 1.0), np.clip(a, 0.0, 1.0)
-    c_first = clumps_caught(step_s=Tf, mean_step_s=t_bar, delay_lo_s=0.0, delay_hi_s=d_hi)
+    # clumps_caught(T, T̄) = P(D < T) + E[min(D, T)]/T̄ for the three kinds of step, split at T̄
+    below = [uniform_below(low=0.0, high=d_hi, level=T) for T in (Tf, Tl, T0)]
+    window = [uniform_min_mean(low=0.0, high=d_hi, level=T) for T in (Tf, Tl, T0)]
     c_next = clumps_caught(step_s=Tf, mean_step_s=Tf, delay_lo_s=0.0, delay_hi_s=d_hi)
-    c_full = (c_first + (k - 2.0) * c_next) / np.maximum(k - 1.0, 1.0)  # over a prompt's k − 1 full steps
-    c_bar = (p_full * c_full + p_last * clumps_caught(step_s=Tl, mean_step_s=t_bar, delay_lo_s=0.0, delay_hi_s=d_hi)
-             + np.maximum(1.0 - p_full - p_last, 0.0) * clumps_caught(step_s=T0, mean_step_s=t_bar, delay_lo_s=0.0,
-                                                                      delay_hi_s=d_hi))
-    rho = np.clip(a * np.asarray(others, dtype=float) * (c_first + (s - 1.0) * c_next) / np.maximum(c_bar, 1e-300),
-                  0.0, MAX_LOAD)
+    share = np.asarray(others, dtype=float)
     service = s * Tf
-    wait = rho * service / (2.0 * (1.0 - rho))
-    ttft = (1.0 - rho) * np.asarray(idle_wait_s, dtype=float) + wait + (k - 1.0) * Tf + rho * Tf + (1.0 - rho) * Tl
-    return ttft, rho, np.clip(a * ((1.0 - rho) * k + rho * s), 0.0, 1.0), t_bar
+    idle = np.asarray(idle_wait_s, dtype=float)
+
+    def at(rate_rps):
+        X = np.asarray(rate_rps, dtype=float)
+        t_bar = T0 / np.maximum(1.0 - X * p_pf, 1e-3)
+        a = X * t_bar  # completions (= prompts) per step
+        p_full, p_last = np.clip(a * (k - 1.0), 0.0, 1.0), np.clip(a, 0.0, 1.0)
+        c_first, c_last, c_dec = (b + w / t_bar for b, w in zip(below, window))
+        c_full = (c_first + (k - 2.0) * c_next) / np.maximum(k - 1.0, 1.0)  # over a prompt's k − 1 full steps
+        c_bar = p_full * c_full + p_last * c_last + np.maximum(1.0 - p_full - p_last, 0.0) * c_dec
+        rho = np.clip(a * share * (c_first + (s - 1.0) * c_next) / np.maximum(c_bar, 1e-300), 0.0, MAX_LOAD)
+        wait = rho * service / (2.0 * (1.0 - rho))
+        ttft = (1.0 - rho) * idle + wait + (k - 1.0) * Tf + rho * Tf + (1.0 - rho) * Tl
+        return ttft, rho, np.clip(a * ((1.0 - rho) * k + rho * s), 0.0, 1.0), t_bar
+
+    return at
