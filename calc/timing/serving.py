@@ -277,6 +277,10 @@ class ServingResult:
     prefill_fraction: np.ndarray  # share of engine time spent on prefill work
     wave_steps: np.ndarray = None  # W: steps the FCFS wave of prompts takes (uniform lengths; NaN when spread)
     closed_form: np.ndarray = None  # False where the mean TTFT needs the simulator (module docstring)
+    # Spread prompts of k > 1 chunks (closed loop): the mean wait W for the token budget and its load ρ
+    # (the share of arrivals that wait) of calc.traffic.chunk_queue at the loop's X; NaN elsewhere.
+    budget_queue_wait_s: np.ndarray = None
+    budget_queue_load: np.ndarray = None
 
 
 def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num_seqs, max_num_batched_tokens,
@@ -407,8 +411,9 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
             first_prompt_s=np.maximum(t_chunk - plain.step_s, 0.0), base_s=plain.step_s, chunk_tokens=c, decode_batch=r_d,
             mean_context_tokens=mean_ctx, cached_tokens=cached)
     multi = ~uniform & chunked & (k > 1) & (R > 1) & (m > 0)
+    budget_wait, budget_load = np.nan, np.nan
     if np.any(multi):
-        ttft_service, e2e_service = _chunk_queue_ttft(
+        ttft_service, e2e_service, budget_wait, budget_load = _chunk_queue_ttft(
             e, multi=multi, ttft_service=ttft_service, e2e_service=e2e_service, R=R, input_tokens=I, chunks=k,
             budget_tokens=budget, decode_steps=m_s, decode_budget_tokens=q_dec, mean_context_tokens=mean_ctx,
             cached_tokens=H, decode_step_s=t_dec * tau, idle_wait_s=wait_inflight)
@@ -462,7 +467,9 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
         prefill_step_bound=np.where(chunked, own_chunk.bound, pf_whole.bound),
         decode_step_s=t_dec, prefill_time_per_request_s=t_pf, prefill_chunks=k,
         prefill_fraction=np.clip(X * t_pf, 0.0, 1.0),
-        wave_steps=np.where(uniform, wave.wave_steps, np.nan), closed_form=np.broadcast_to(
+        wave_steps=np.where(uniform, wave.wave_steps, np.nan),
+        budget_queue_wait_s=budget_wait + np.zeros(np.shape(ttft * nan)),
+        budget_queue_load=budget_load + np.zeros(np.shape(ttft * nan)), closed_form=np.broadcast_to(
             closed_form, np.broadcast_shapes(np.shape(closed_form), np.shape(R))).copy())
 
 
@@ -535,7 +542,8 @@ QUEUE_PASSES = 3  # of the multi-chunk closed loop's decode batch (the clients q
 
 def _chunk_queue_ttft(e: EngineNumbers, *, multi, ttft_service, e2e_service, R, input_tokens, chunks, budget_tokens,
                       decode_steps, decode_budget_tokens, mean_context_tokens, cached_tokens, decode_step_s, idle_wait_s):
-    """(TTFT, E2E) of service, t_api not yet added, where ``multi``: spread prompts of k > 1 chunks
+    """(TTFT, E2E) of service, t_api not yet added, and the budget queue's mean wait W (s) and load ρ
+    (NaN outside ``multi``), where ``multi``: spread prompts of k > 1 chunks
     queueing for the token budget (:func:`calc.traffic.chunk_queue.chunk_queue_ttft_s`, as a function of X): k − 1
     full steps (the room's tokens beside the decodes), a last step of the rest I − (k − 1)·room
     alone (T_last) or filled by the next prompt, the wait W behind the prompts ahead; fixed part
@@ -599,9 +607,13 @@ def _chunk_queue_ttft(e: EngineNumbers, *, multi, ttft_service, e2e_service, R, 
         ttft = e2e - decode_part
         t_bar = queue(hi)[3]
         r_d = np.minimum(others * hi * t_bar * m_s, R - 1.0)
+    rho = queue(hi)[1]
+    wait = rho * I / room * t_full / (2.0 * (1.0 - rho))  # Pollaczek-Khinchine, as chunk_queue's TTFT holds it
+    nan = np.full(np.shape(full_ttft), np.nan)
     if sub.all:
-        return np.where(multi, ttft, full_ttft), np.where(multi, e2e, full_e2e)
-    return sub.put(full_ttft, ttft), sub.put(full_e2e, e2e)
+        return (np.where(multi, ttft, full_ttft), np.where(multi, e2e, full_e2e), np.where(multi, wait, nan),
+                np.where(multi, rho, nan))
+    return sub.put(full_ttft, ttft), sub.put(full_e2e, e2e), sub.put(nan, wait), sub.put(nan, rho)
 
 
 @dataclass(frozen=True)
