@@ -603,11 +603,10 @@ def _chunk_queue_ttft(e: EngineNumbers, *, multi, ttft_service, e2e_service, R, 
             mid = 0.5 * (lo + hi)
             below = mid * cycle(mid) < R
             lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
-        e2e = cycle(hi) - t_api
+        engine_ttft, rho, _, t_bar = queue(hi)  # one evaluation at the root: the cycle, ρ and T̄
+        e2e = t_req + engine_ttft + decode_part + t_api - t_api  # cycle(hi) − t_api
         ttft = e2e - decode_part
-        t_bar = queue(hi)[3]
         r_d = np.minimum(others * hi * t_bar * m_s, R - 1.0)
-    rho = queue(hi)[1]
     wait = rho * I / room * t_full / (2.0 * (1.0 - rho))  # Pollaczek-Khinchine, as chunk_queue's TTFT holds it
     nan = np.full(np.shape(full_ttft), np.nan)
     if sub.all:

@@ -89,18 +89,25 @@ def chunk_queue(*, decode_step_s, full_step_s, last_step_s, chunks, service_step
     share = np.asarray(others, dtype=float)
     service = s * Tf
     idle = np.asarray(idle_wait_s, dtype=float)
+    # the parts of ρ, c_full and the TTFT that do not move with X
+    next_full = (k - 2.0) * c_next
+    per_full = 1.0 / np.maximum(k - 1.0, 1.0)  # over a prompt's k − 1 full steps
+    rest = (s - 1.0) * c_next
+    full_steps, idle_last = (k - 1.0) * Tf, idle + Tl  # the k − 1 full steps; idle wait + short last step
+    (b_f, b_l, b_d), (w_f, w_l, w_d) = below, window
 
     def at(rate_rps):
         X = np.asarray(rate_rps, dtype=float)
         t_bar = T0 / np.maximum(1.0 - X * p_pf, 1e-3)
         a = X * t_bar  # completions (= prompts) per step
         p_full, p_last = np.clip(a * (k - 1.0), 0.0, 1.0), np.clip(a, 0.0, 1.0)
-        c_first, c_last, c_dec = (b + w / t_bar for b, w in zip(below, window))
-        c_full = (c_first + (k - 2.0) * c_next) / np.maximum(k - 1.0, 1.0)  # over a prompt's k − 1 full steps
-        c_bar = p_full * c_full + p_last * c_last + np.maximum(1.0 - p_full - p_last, 0.0) * c_dec
-        rho = np.clip(a * share * (c_first + (s - 1.0) * c_next) / np.maximum(c_bar, 1e-300), 0.0, MAX_LOAD)
+        inv = 1.0 / t_bar
+        c_first = b_f + w_f * inv  # clumps_caught(T, T̄) = P(D < T) + E[min(D, T)]/T̄, split at T̄
+        c_full = (c_first + next_full) * per_full
+        c_bar = p_full * c_full + p_last * (b_l + w_l * inv) + np.maximum(1.0 - p_full - p_last, 0.0) * (b_d + w_d * inv)
+        rho = np.clip(a * share * (c_first + rest) / np.maximum(c_bar, 1e-300), 0.0, MAX_LOAD)
         wait = rho * service / (2.0 * (1.0 - rho))
-        ttft = (1.0 - rho) * idle + wait + (k - 1.0) * Tf + rho * Tf + (1.0 - rho) * Tl
+        ttft = (1.0 - rho) * idle_last + wait + full_steps + rho * Tf
         return ttft, rho, np.clip(a * ((1.0 - rho) * k + rho * s), 0.0, 1.0), t_bar
 
     return at
