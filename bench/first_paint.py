@@ -12,11 +12,15 @@ and records in the page, with a MutationObserver installed before any script of 
 ``performance.now()`` (ms since navigation start) when:
   - the app shell is drawn (``[data-testid=stApp]``),
   - the first element of the script arrives (``[data-testid=stElementContainer]``),
-  - the first Plotly chart has drawn its SVG (``.js-plotly-plot .main-svg``): the figure we compare.
+  - the first Plotly chart has drawn its SVG (``.js-plotly-plot .main-svg``): the figure we compare;
+  - the first chart is shown (``visible_chart``): Streamlit 1.67 draws every chart twice, first hidden
+    (``visibility: hidden`` while its container's width is unmeasured, at Plotly's own autosize), then
+    shown at the measured width (bench/plotly_draws.py), and every chart of the page has had its
+    hidden draw before the first is shown. The reader sees the chart at this mark, the minimal app's too.
 Headless Debian Chromium (/usr/bin/chromium, or $CHROMIUM_PATH) through Playwright.
 
-Besides the time, the CPU time of the page's main thread until the first chart (Chromium's
-``Performance.getMetrics`` ThreadTime): on a machine shared with other work the milliseconds swing
+Besides the time, the CPU time of the page's main thread until the first chart, and until it is
+shown (Chromium's ``Performance.getMetrics`` ThreadTime): on a machine shared with other work the milliseconds swing
 with the load, the main thread's CPU much less, and on few CPUs it is what the chart waits for.
 
 Server side, the same first run is timed over Streamlit's protocol (bench/ws_session.py): rerun
@@ -37,6 +41,7 @@ benchmark, not a test); tests/test_first_paint.py runs it small.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -60,7 +65,10 @@ st.title("Minimal app")
 st.plotly_chart(go.Figure(go.Scatter(x=list(range(50)), y=[i * i for i in range(50)], mode="lines")))
 '''
 MARKS = {"shell": "[data-testid=stApp]", "first_element": "[data-testid=stElementContainer]",
-         "chart": ".js-plotly-plot .main-svg"}
+         "chart": ".js-plotly-plot .main-svg",
+         # Streamlit 1.67 draws every chart first hidden (``visibility: hidden`` on the plot's div while its
+         # container's width is unmeasured), then again at the measured width, shown (bench/plotly_draws.py)
+         "visible_chart": ".js-plotly-plot:not([style*='visibility: hidden']) .main-svg"}
 OBSERVER = """
 (() => {
   const marks = %s;
@@ -70,9 +78,28 @@ OBSERVER = """
       if (!(name in window.__marks) && document.querySelector(sel)) window.__marks[name] = performance.now();
     }
   };
-  new MutationObserver(check).observe(document, {subtree: true, childList: true});
+  new MutationObserver(check).observe(document, {subtree: true, childList: true, attributes: true, attributeFilter: ['style']});
 })();
-""" % (str(MARKS).replace("'", '"'))
+""" % json.dumps(MARKS)
+
+
+def open_to_first_chart(ctx, url: str, timeout_s: float, before=None):
+    """A new page of browser context ``ctx`` with the marks' observer, opened at ``url`` and waited on
+    until its first chart is drawn; ``before(cdp)`` runs just before navigation. Returns (page, cdp)."""
+    page = ctx.new_page()
+    page.add_init_script(OBSERVER)
+    cdp = ctx.new_cdp_session(page)
+    cdp.send("Performance.enable", {"timeDomain": "threadTicks"})
+    if before is not None:
+        before(cdp)
+    page.goto(url, wait_until="commit")
+    page.wait_for_function("window.__marks && 'chart' in window.__marks", timeout=timeout_s * 1000, polling=10)
+    return page, cdp
+
+
+def main_thread_ms(cdp) -> float:
+    """CPU ms the page's main thread has used so far (Chromium's ThreadTime): robust to other load."""
+    return {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}["ThreadTime"] * 1e3
 
 
 def browser_visit(browser, url: str, timeout_s: float, profile: bool = False) -> dict:
@@ -83,16 +110,12 @@ def browser_visit(browser, url: str, timeout_s: float, profile: bool = False) ->
     style sheets fetched before it (name, kB, start and end ms), and ``kinds``, the elements drawn."""
     ctx = browser.new_context(viewport={"width": 1400, "height": 900})
     try:
-        page = ctx.new_page()
-        page.add_init_script(OBSERVER)
-        cdp = ctx.new_cdp_session(page)
-        cdp.send("Performance.enable", {"timeDomain": "threadTicks"})
-        page.goto(url, wait_until="commit")
-        page.wait_for_function("window.__marks && 'chart' in window.__marks", timeout=timeout_s * 1000, polling=10)
-        metrics = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
+        page, cdp = open_to_first_chart(ctx, url, timeout_s)
         marks = page.evaluate("window.__marks")
-        if "ThreadTime" in metrics:  # CPU seconds of the page's main thread: robust to other load on the machine
-            marks["main_cpu"] = metrics["ThreadTime"] * 1e3
+        marks["main_cpu"] = main_thread_ms(cdp)
+        page.wait_for_function("'visible_chart' in window.__marks", timeout=timeout_s * 1000, polling=10)
+        marks["main_cpu_visible"] = main_thread_ms(cdp)
+        marks = {**page.evaluate("window.__marks"), **marks}
         if profile:
             marks["chunks"] = page.evaluate(PROFILE_CHUNKS, marks["chart"])
             marks["kinds"] = page.evaluate(PROFILE_KINDS)
@@ -210,7 +233,9 @@ def main(argv: list[str] | None = None) -> int:
               "\n| median over fresh sessions | app | baseline | minimal | app / minimal | baseline / minimal |")
         print("|---|---|---|---|" if a.baseline is None else "|---|---|---|---|---|---|")
         for key, label in (("shell", "app shell drawn"), ("first_element", "first element"),
-                           ("chart", "**first chart**"), ("main_cpu", "browser main-thread CPU to the first chart")):
+                           ("chart", "**first chart**"), ("main_cpu", "browser main-thread CPU to the first chart"),
+                           ("visible_chart", "first chart shown (its second draw)"),
+                           ("main_cpu_visible", "browser main-thread CPU to the chart shown")):
             x, y = _median(app, key), _median(mini, key)
             if a.baseline is None:
                 print(f"| {label} | {x:.0f} ms | {y:.0f} ms | {x / y:.2f} |")
@@ -232,11 +257,13 @@ def main(argv: list[str] | None = None) -> int:
         ratio = ratios[page]
         verdict = "within" if ratio <= 1.3 else "ABOVE"
         where = "" if len(page_list) == 1 else f" /{page or 'memory'}"
-        extra = f"; main-thread CPU {_median(rows[('app', page)], 'main_cpu') / _median(mini, 'main_cpu'):.2f}"
+        extra = (f"; main-thread CPU {_median(rows[('app', page)], 'main_cpu') / _median(mini, 'main_cpu'):.2f}"
+                 f"; to the chart shown {_median(rows[('app', page)], 'main_cpu_visible') / _median(mini, 'main_cpu_visible'):.2f}")
         if a.baseline is not None:
             base = rows[("baseline", page)]
             extra += (f"; baseline {_median(base, 'chart') / _median(mini, 'chart'):.2f}, "
-                      f"main-thread CPU {_median(base, 'main_cpu') / _median(mini, 'main_cpu'):.2f}")
+                      f"main-thread CPU {_median(base, 'main_cpu') / _median(mini, 'main_cpu'):.2f}, "
+                      f"to the chart shown {_median(base, 'main_cpu_visible') / _median(mini, 'main_cpu_visible'):.2f}")
         print(f"first chart ratio app / minimal{where} = {ratio:.2f} ({verdict} the 1.3x target){extra}")
     return 0
 

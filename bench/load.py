@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import random
 import signal
@@ -82,6 +83,7 @@ HEAVY_PLANNER = ("model=meta-llama%2FLlama-3.1-405B&sla_stat=p99&pl_top=50&conte
 HEAVY_LOAD_TEST = "lt_requests=5000&output_len=2000&rate=50&lt_sweep=false&lt_seed={seed}"
 CONTROL_VALUES = tuple(range(1, 257))
 MAX_SESSIONS = 100
+LAG_PROBE_S = 0.01  # the client's loop-lag probe (bench/load.py's own latency to notice a ready message)
 MAX_DURATION_S = 600
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
@@ -99,6 +101,7 @@ class SessionResult:
     refused: int = 0  # changes answered "the server is busy" or "stopped at the budget" (ui.background)
     first_load_at: float | None = None  # monotonic time the first load ended
     change_ends: list[float] = field(default_factory=list)  # monotonic time each change ended
+    session_id: str = ""  # the server's id of the session (bench/latency_trace.py joins on it)
 
 
 def _is_loopback(url: str) -> bool:
@@ -138,16 +141,19 @@ def _stop(proc: subprocess.Popen) -> None:
 
 @contextmanager
 def single_server(log_dir: Path, app: Path | None = None, cwd: Path | None = None, env: dict[str, str] | None = None,
-                  profile_dir: Path | None = None):
+                  profile_dir: Path | None = None, trace_dir: Path | None = None):
     """A fresh ``streamlit run app.py`` (or ``app``, run from ``cwd``, by default its own folder: the
     ``.streamlit/config.toml`` there applies) on a free loopback port, with ``env`` added to the
     environment; yields (url, [pid]). With ``profile_dir`` the server runs under bench/ui_profile.py's
-    sampler, which writes ``ui-profile-<pid>.json`` there."""
+    sampler, which writes ``ui-profile-<pid>.json`` there; with ``trace_dir`` under bench/latency_trace.py,
+    which writes ``trace-<pid>.json`` there."""
     app = Path(app) if app else ROOT / "app.py"
     port = _free_port()
     env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "STREAMLIT_SERVER_HEADLESS": "true",
-           **({"LLM_CALC_PROFILE_DIR": str(profile_dir)} if profile_dir else {}), **(env or {})}
-    launcher = [str(Path(__file__).resolve().parent / "ui_profile.py")] if profile_dir else ["-m", "streamlit"]
+           **({"LLM_CALC_PROFILE_DIR": str(profile_dir)} if profile_dir else {}),
+           **({"LLM_CALC_TRACE_DIR": str(trace_dir)} if trace_dir else {}), **(env or {})}
+    launcher = ([str(Path(__file__).resolve().parent / "ui_profile.py")] if profile_dir else
+                [str(Path(__file__).resolve().parent / "latency_trace.py")] if trace_dir else ["-m", "streamlit"])
     cmd = [sys.executable, *launcher, "run", str(app), "--server.headless", "true",
            "--server.address", "127.0.0.1", "--server.port", str(port), "--server.fileWatcherType", "none"]
     log = open(log_dir / f"streamlit-{port}.log", "w")
@@ -249,6 +255,7 @@ async def run_session(base_url: str, page: str, rng: random.Random, timeout_s: f
         collect(r)
         result.first_load_s = r.elapsed_s
         result.first_load_at = time.monotonic()
+        result.session_id = s.session_id
         if control not in s.widget_ids:
             result.errors.append(f"no {control} widget on {page}")
             return result
@@ -329,10 +336,20 @@ async def run_sessions(url: str, n: int, duration_s: float, *, seed: int = 0, ti
             ui_cpu_at.append((time.monotonic(), cpu_s(pids or [])))
             await asyncio.sleep(0.5)
 
+    lags: list[float] = []  # this client's own loop lag: how late a 10 ms sleep wakes up
+
+    async def sample_lag():
+        while True:
+            t = time.monotonic()
+            await asyncio.sleep(LAG_PROBE_S)
+            if t >= start_at:
+                lags.append(time.monotonic() - t - LAG_PROBE_S)
+
     ui_cpu0 = cpu_s(pids or [])
     client0 = os.times()
     kids0 = {p: cpu_s([p]) for p in with_children(pids)[len(pids):]} if pids else {}
     sampler = asyncio.create_task(sample_rss())
+    lagger = asyncio.create_task(sample_lag())
     sessions = [run_session(url, page, rngs[i], timeout_s, start_at, end_at, query)
                 for i, (page, query) in enumerate(session_plan(n, mix))]
     if heavy:
@@ -341,6 +358,7 @@ async def run_sessions(url: str, n: int, duration_s: float, *, seed: int = 0, ti
         results = await asyncio.gather(*sessions)
     finally:
         sampler.cancel()
+        lagger.cancel()
     wall = max(time.monotonic() - start_at, 1e-9)
     client1 = os.times()
     ui_cpu = cpu_s(pids or []) - ui_cpu0  # the server process itself (its worker processes apart)
@@ -351,6 +369,8 @@ async def run_sessions(url: str, n: int, duration_s: float, *, seed: int = 0, ti
                         worker_cpu_s=worker_cpu)
     summary["steady_ui_ms_per_change"] = steady
     summary["client_cpu_s"] = (client1.user - client0.user) + (client1.system - client0.system)
+    summary["client_lag_s"] = (_pct(lags, 0.5), _pct(lags, 0.95), max(lags, default=float("nan")))
+    summary["start_at"] = start_at
     return summary
 
 
@@ -407,6 +427,33 @@ def by_page(results: list[SessionResult]) -> dict[str, list[float]]:
     return out
 
 
+def last_first_load(results: list[SessionResult]) -> float:
+    """Monotonic time the last memory/frontier session got its first page (inf if one never did)."""
+    firsts = [r.first_load_at for r in results if r.page in PAGES]
+    return float("inf") if not firsts or None in firsts else max(firsts)
+
+
+def split_by_first_loads(results: list[SessionResult]) -> tuple[list[float], list[float]]:
+    """Memory/frontier change latencies that ended before / after the last of their sessions' first
+    loads (the first-load storm: 50 first pages, ~3x a change each, at once)."""
+    t1 = last_first_load(results)
+    before, after = [], []
+    for r in results:
+        if r.page in PAGES:
+            for lat, end in zip(r.latencies_s, r.change_ends):
+                (before if end < t1 else after).append(lat)
+    return before, after
+
+
+def client_changes(s: dict) -> dict:
+    """Each change's session id, page group, send time (monotonic) and latency, for
+    bench/latency_trace.py's report (it joins them with the server's trace)."""
+    changes = [{"session_id": r.session_id, "page": page_group(r.page), "t_send": end - lat, "latency_s": lat}
+               for r in s["results"] if r.session_id for lat, end in zip(r.latencies_s, r.change_ends)]
+    return {"changes": changes, "start_at": s["start_at"], "client_lag_s": s["client_lag_s"],
+            "last_first_load": last_first_load(s["results"]) - s["start_at"]}
+
+
 def refused_by_page(results: list[SessionResult]) -> dict[str, int]:
     out: dict[str, int] = {}
     for r in results:
@@ -446,6 +493,14 @@ def print_row(label: str, s: dict) -> None:
         print("    " + "; ".join(f"{g}: p50 {_ms(_pct(x, 0.5))}, p95 {_ms(_pct(x, 0.95))} ({len(x)}"
                                   + (f", {s['refused'][g]} refused" if s["refused"].get(g) else "") + ")"
                                   for g, x in s["pages"].items()), flush=True)
+    before, after = split_by_first_loads(s["results"])
+    if before and after:
+        print(f"    memory/frontier changes ending before the last first load: p50 {_ms(_pct(before, 0.5))}, p95 "
+              f"{_ms(_pct(before, 0.95))} ({len(before)}); after it: p50 {_ms(_pct(after, 0.5))}, p95 "
+              f"{_ms(_pct(after, 0.95))} ({len(after)})", flush=True)
+    if "client_lag_s" in s:
+        print("    this client's loop lag (a 10 ms sleep's overshoot) p50 / p95 / max "
+              + " / ".join(_ms(x) for x in s["client_lag_s"]), flush=True)
     if s.get("ui_cpu_s", float("nan")) == s.get("ui_cpu_s"):
         la = s["load_avg"]
         print(f"    UI process CPU {s['ui_cpu_s']:.1f} s ({s['ui_cpu_s'] / s['wall_s']:.2f} cores, "
@@ -513,6 +568,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--trees", default="",
                    help="comma-separated source trees (folders with app.py) to run each case on in turn, e.g. "
                         "/work/main,. (before/after side by side, alternating; default this tree)")
+    p.add_argument("--trace", type=Path, default=None,
+                   help="folder: run each server under bench/latency_trace.py (where a change's wall time goes: "
+                        "`bench/latency_trace.py report DIR/trace-<pid>.json DIR/client-<pid>.json`)")
     p.add_argument("--profile", type=Path, default=None,
                    help="folder: run each server under bench/ui_profile.py's sampler (its CPU by activity; "
                         "`bench/ui_profile.py report DIR/ui-profile-*.json`)")
@@ -520,8 +578,10 @@ def main(argv: list[str] | None = None) -> int:
     trees = [Path(x).resolve() for x in a.trees.split(",") if x.strip()] or [None]
     if any(t is not None and not (t / "app.py").is_file() for t in trees):
         p.error("--trees: each folder must hold an app.py")
-    if a.url and (a.trees or a.profile):
-        p.error("--url excludes --trees and --profile (it does not start servers)")
+    if a.url and (a.trees or a.profile or a.trace):
+        p.error("--url excludes --trees, --profile and --trace (it does not start servers)")
+    if a.profile and a.trace:
+        p.error("--profile and --trace each run the server under their own launcher: one at a time")
     if not 0 < a.duration <= MAX_DURATION_S:
         p.error(f"--duration must be in (0, {MAX_DURATION_S}]")
     if a.url and not _is_loopback(a.url):
@@ -554,19 +614,29 @@ def main(argv: list[str] | None = None) -> int:
                     else:
                         env = None if w is None else {"LLM_CALC_WORKERS": str(w)}
                         app = None if tree is None else tree / "app.py"
-                        if a.profile:
-                            a.profile.mkdir(parents=True, exist_ok=True)
+                        for d in (a.profile, a.trace):
+                            if d:
+                                d.mkdir(parents=True, exist_ok=True)
                         ctx = (replicas_behind_nginx(a.replicas, log_dir) if a.replicas else
-                               single_server(log_dir, app=app, env=env, profile_dir=a.profile))
+                               single_server(log_dir, app=app, env=env, profile_dir=a.profile, trace_dir=a.trace))
                         with ctx as (url, server_pids):
                             s = run_blocking(run_sessions(url, n, a.duration, pids=server_pids, **kw))
+                        if a.trace and not a.replicas:
+                            (a.trace / f"client-{server_pids[0]}.json").write_text(json.dumps(client_changes(s)))
                         label = f"nginx + {a.replicas}" if a.replicas else "1 process"
                         if tree is not None:
                             label += f" ({tree})"
                         if a.profile and not a.replicas:
                             label += f", profile {a.profile}/ui-profile-{server_pids[0]}.json"
+                        if a.trace and not a.replicas:
+                            label += f", trace {a.trace}/trace-{server_pids[0]}.json"
                     label += (" + heavy link" if heavy else "") + ("" if w is None else f", workers {w}")
                     print_row(label, s)
+                    if a.trace and not a.replicas and not a.url:
+                        import latency_trace  # bench/ is on sys.path
+
+                        latency_trace.report(str(a.trace / f"trace-{server_pids[0]}.json"),
+                                             str(a.trace / f"client-{server_pids[0]}.json"))
                     for g, x in s["pages"].items():
                         cases.setdefault((n, a.mix if tree is None else f"{a.mix} {tree.name}", heavy, w or 0), {}).setdefault(g, []).extend(x)
                     total_errors += len(s["errors"])

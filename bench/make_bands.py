@@ -13,7 +13,9 @@ measurements (inside fraction, median half-width), in sample. ``--check`` exits 
 out of date. ``--validate`` also scores the bands on measurements left out of the table
 (calc.timing.bands.cross_validate): each measurement, each benchmark (a table of a document, one
 log file), each document (a page or log file: one deployment) and each publisher in turn, overall,
-timing alone and per metric group, and lists the
+timing alone and per metric group (inside fraction, median half-width and mean interval score,
+calc.timing.bands.interval_score: lower is better, and a change that only trades width for coverage does
+not lower it), and lists the
 measurements outside their band when their benchmark is left out (what misses, and by how much).
 
     .venv/bin/python bench/make_bands.py --validate
@@ -112,7 +114,7 @@ def measurement_list(ms: list[dict]) -> dict:
 def _line(what: str, name: str, c: dict) -> str:
     groups = "  ".join(f"{g} {v['inside_fraction']:.0%}/{v['median_half_width']:.0%}" for g, v in c["by_group"].items())
     return (f"{what:<8} {name:<24} n={c['n']:<4} inside the band {c['inside_fraction']:6.1%}   median half-width "
-            f"{c['median_half_width']:6.1%}   timing {c['timing']['inside_fraction']:.1%}/"
+            f"{c['median_half_width']:6.1%}   interval score {c['interval_score']:.3f}   timing {c['timing']['inside_fraction']:.1%}/"
             f"{c['timing']['median_half_width']:.1%}   ({groups})")
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import load  # noqa: E402
-from first_paint import CHROMIUM, CHROMIUM_ARGS, OBSERVER  # noqa: E402
+from first_paint import CHROMIUM, CHROMIUM_ARGS, main_thread_ms, open_to_first_chart  # noqa: E402
 
 # (bucket, regex on "functionName url") checked from the innermost frame outwards; first hit wins.
 BUCKETS = [
@@ -118,16 +118,13 @@ def top_functions(profile: dict, until_us: float, n: int = 25) -> list[tuple[str
 def visit(browser, url: str, timeout_s: float) -> tuple[dict, dict]:
     ctx = browser.new_context(viewport={"width": 1400, "height": 900})
     try:
-        page = ctx.new_page()
-        page.add_init_script(OBSERVER)
-        cdp = ctx.new_cdp_session(page)
-        cdp.send("Performance.enable", {"timeDomain": "threadTicks"})
-        cdp.send("Profiler.enable")
-        cdp.send("Profiler.setSamplingInterval", {"interval": 200})
-        cdp.send("Profiler.start")
-        page.goto(url, wait_until="commit")
-        page.wait_for_function("window.__marks && 'chart' in window.__marks", timeout=timeout_s * 1000, polling=10)
-        cpu = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}["ThreadTime"] * 1e3
+        def start_profiler(cdp) -> None:
+            cdp.send("Profiler.enable")
+            cdp.send("Profiler.setSamplingInterval", {"interval": 200})
+            cdp.send("Profiler.start")
+
+        page, cdp = open_to_first_chart(ctx, url, timeout_s, before=start_profiler)
+        cpu = main_thread_ms(cdp)
         prof = cdp.send("Profiler.stop")["profile"]
         marks = page.evaluate("window.__marks")
         marks["main_cpu"] = cpu

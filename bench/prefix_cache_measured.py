@@ -12,7 +12,7 @@ policy, vLLM 0.2's ``Scheduler._schedule``), ``max_num_batched_tokens`` max(max_
 requests (vLLM 0.2 ``benchmark_serving.py``: ``np.random.exponential``, ``--num-prompts`` 1000, no
 warm-up), through an HTTP API server (``efficiency_for_engine(api_server=True)``).
 
-    .venv/bin/python bench/prefix_cache_measured.py
+    .venv/bin/python bench/prefix_cache_measured.py [--engine-checks]
 """
 
 from __future__ import annotations
@@ -67,17 +67,21 @@ def offline_repeat(row: dict, seed: int = 0) -> dict:
             "output_tokens_per_s": float(w.output_len.sum()) / span, "prefix_cache_hit_rate": r.prefix_cache_hit_rate}
 
 
-def open_loop(row: dict, seed: int = 0) -> dict:
-    """vLLM 0.2 ``benchmark_serving.py`` against the API server: ``num_requests`` Poisson arrivals
-    at ``rate_rps`` (module docstring), whole-prompt prefill."""
+def open_loop(row: dict, seed: int = 0, efficiency: Efficiency | None = None) -> dict:
+    """``benchmark_serving.py`` against the API server: ``num_requests`` Poisson arrivals at
+    ``rate_rps``. The engine as the row's load states it: whole-prompt prefill unless
+    ``enable_chunked_prefill`` (vLLM 0.2, module docstring; vLLM V1 chunks), float16 unless ``dtype``,
+    the row's ``quantization``."""
     ld = row["load"]
-    rec = simulate_record(dict(model=row["model_proxy"], gpu=row["gpu"], dtype="float16", input_len=ld["input_len"],
+    rec = simulate_record(dict(model=row["model_proxy"], gpu=row["gpu"], dtype=ld.get("dtype", "float16"),
+                               quantization=row.get("quantization", "auto"), input_len=ld["input_len"],
                                output_len=ld["output_len"], rate=ld["rate_rps"], arrival=ld.get("arrival", "poisson"),
                                num_requests=ld.get("num_requests", 1000), seed=seed,
-                               shared_prefix_len=ld["shared_prefix_len"], enable_chunked_prefill=False,
+                               shared_prefix_len=ld["shared_prefix_len"],
+                               enable_chunked_prefill=ld.get("enable_chunked_prefill", False),
                                enable_prefix_caching=ld["enable_prefix_caching"]),
-                          efficiency_for_engine("vllm", Efficiency(), api_server=True))
-    return {"ttft_s": rec["ttft_s_mean"], "e2e_latency_s": rec["e2e_latency_s_mean"],
+                          efficiency or efficiency_for_engine("vllm", Efficiency(), api_server=True))
+    return {"ttft_s": rec["ttft_s_mean"], "tpot_s": rec["tpot_s_mean"], "e2e_latency_s": rec["e2e_latency_s_mean"],
             "requests_per_s": rec["requests_per_s"], "prefix_cache_hit_rate": rec["prefix_cache_hit_rate"]}
 
 
@@ -108,6 +112,28 @@ def effect_ratios(scored: list[tuple[dict, str, float, float]]) -> list[tuple[fl
     return out
 
 
+def engine_checks(sequence_overheads_s=(35e-6, 300e-6, 450e-6), distserve_scale: float = 0.69) -> None:
+    """vLLM 0.2's capacity on PR #1983's load (1,000 requests at 1,000 req/s) under two candidate
+    engine-speed mechanisms, each also asked on rows it was not chosen on: a per-sequence engine CPU
+    cost per step (``sequence_overhead_s``), which the DistServe colocated rows (vLLM of 2023, 13B on
+    one A100, bench/data/disaggregation_measurements.jsonl) then check; and the step-rate scale
+    fitted on DistServe's colocated TPOT row (bench/disaggregation_report.py, 0.69), asked here."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import disaggregation_report as D
+
+    base = efficiency_for_engine("vllm", Efficiency(), api_server=True)
+    sat = [r for r in rows() if r["id"] in ("pr1983-qps25-base", "pr1983-qps25-cache")]
+    dist = [r for r in D.rows() if r["id"] in ("distserve-13b-colocated-ttft", "distserve-13b-colocated-tpot")]
+    print("\n| engine | PR #1983 capacity base / cached (measured 14.08 / 19.81) | DistServe colocated max rate, TTFT / TPOT target (measured 2.3 / 1.6) |")
+    print("|---|---|---|")
+    cases = [(f"sequence_overhead_s {s * 1e6:.0f} us", base.model_copy(update={"sequence_overhead_s": s}))
+             for s in sequence_overheads_s] + [(f"DistServe scale {distserve_scale}", D.engine_efficiency(distserve_scale, base))]
+    for label, eff in cases:
+        caps = [open_loop({**r, "load": {**r["load"], "rate_rps": 1000.0}}, efficiency=eff)["requests_per_s"] for r in sat]
+        rates = [D.predict(r, n=1500, efficiency=eff)[0] for r in dist]
+        print(f"| {label} | {caps[0]:.2f} / {caps[1]:.2f} | {rates[0]:.2f} / {rates[1]:.2f} |")
+
+
 def main() -> int:
     scored = score()
     print("| row | confidence | metric | predicted | measured | error |")
@@ -126,7 +152,7 @@ def main() -> int:
     print("\n| row | measured requests/s (overloaded: the engine's capacity) | simulated capacity (1,000 at 1,000 req/s) |")
     print("|---|---|---|")
     for row in rows():
-        if row["load"]["shape"] == "open loop" and row["measured"]["requests_per_s"] < 0.9 * row["load"]["rate_rps"]:
+        if row["load"]["shape"] == "open loop" and row["measured"].get("requests_per_s", np.inf) < 0.9 * row["load"]["rate_rps"]:
             cap = open_loop({**row, "load": {**row["load"], "rate_rps": 1000.0}})["requests_per_s"]
             print(f"| {row['id']} | {row['measured']['requests_per_s']:.2f} | {cap:.2f} |")
     print("\n| row | metric | predicted over arrival seeds 0-4 (min - max) | measured |")
@@ -138,6 +164,8 @@ def main() -> int:
         for metric, m in row["measured"].items():
             v = [p[metric] for p in preds]
             print(f"| {row['id']} | {metric} | {min(v):,.3f} - {max(v):,.3f} | {m:,.3f} |")
+    if "--engine-checks" in sys.argv[1:]:
+        engine_checks()
     return 0
 
 

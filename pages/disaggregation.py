@@ -40,9 +40,9 @@ with c5:
     n = render_control(DG_GPUS, t)
 with c6:
     link_id = labelled.render(DG_LINK, t, lambda o: t(f"opt.dg_link.{o}"))
-with c7:
-    bw_gb = render_control(DG_BW, t)
 link = kv_links()[link_id]
+with c7:  # empty: the preset's bandwidth, shown in the box (an empty box said nothing of what is used)
+    bw_gb = render_control(DG_BW, t, placeholder=t("dg.bw_preset", v=F.number(link.effective_bytes_per_s() / 1e9, 1)))
 bw = bw_gb * 1e9 if bw_gb else link.effective_bytes_per_s()
 tp = s.tensor_parallel_size
 n = max(tp * 2, n - n % tp)  # whole engines: a multiple of TP, at least one prefill and one decode instance

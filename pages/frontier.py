@@ -114,7 +114,7 @@ def _body() -> None:
             cards.metric(t("fr.metric.best"), F.integer(f.concurrency[i]), border=True, help=t("fr.metric.best.help"))
             x_shown = float(f.output_tokens_per_s_per_gpu[i] if per_gpu else f.output_tokens_per_s[i])  # as the charts
             # each number with the range real servers would likely show (ui.bands; presenter mode: one line per card)
-            busy = "api_server" if B.busy_along(f, sc.efficiency)[i] else "engine"  # who sets the pace (ui.bands)
+            busy = str(B.conditions_along(f, sc.efficiency)[i])  # who sets the pace (ui.bands)
             bx = B.basis(sc.arch, sc.gpu, "throughput", concurrency=float(f.concurrency[i]), condition=busy)
             B.card(cards, t, t("fr.metric.x_gpu" if per_gpu else "fr.metric.x"), f"{F.integer(x_shown)} tok/s",
                    B.limits(x_shown, bx), bx, F.integer, unit="tok/s", presenting=layout.presenting(),

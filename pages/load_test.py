@@ -134,8 +134,8 @@ B.card(cards, t, t("lt.metric.tpot", q=q), ms(pp), B.limits(pp, lt_bases["tpot"]
        presenting=presenting, delta=t("lt.metric.vs_slo", delta=ms(pp - tpot_slo)) if np.isfinite(pp) else None,
        delta_color="inverse")
 good, xput = float(stats["goodput_requests_per_s"]), float(stats["output_tokens_per_s"])
-B.card(cards, t, t("lt.metric.goodput"), f"{F.number(good, 2)} req/s", B.limits(good, lt_bases["x"]), lt_bases["x"],
-       lambda v: F.number(v, 2), unit="req/s", presenting=presenting)
+B.card(cards, t, t("lt.metric.goodput"), f"{F.number(good, 2)} {t('lt.unit.req_s')}", B.limits(good, lt_bases["x"]),
+       lt_bases["x"], lambda v: F.number(v, 2), unit=t("lt.unit.req_s"), presenting=presenting)
 B.card(cards, t, t("lt.metric.throughput"), f"{F.number(xput, 0)} tok/s", B.limits(xput, lt_bases["x"]), lt_bases["x"],
        lambda v: F.number(v, 0), unit="tok/s", presenting=presenting)
 cards.metric(t("lt.metric.attainment"), F.percent(stats["slo_attainment"]), border=True)
@@ -187,8 +187,8 @@ with sweep:
             else:
                 st.warning(t("lt.sweep_none", rate=F.number(float(search.rates_per_s.min()), 2), q=q))
             open_bases = [B.basis(sc.arch, sc.gpu, g, arrival="poisson") for g in ("throughput", "ttft")]
-            busy_bases = tuple(B.basis(sc.arch, sc.gpu, g, arrival="poisson", condition="api_server")
-                               for g in ("throughput", "ttft"))
+            busy_bases = {c: tuple(B.basis(sc.arch, sc.gpu, g, arrival="poisson", condition=c) for g in ("throughput", "ttft"))
+                          for c in ("api_shared", "api_server")}  # calc.timing.bands.CONDITIONS but the engine's
             layout.chart(LF.sweep_figure(search, t, ttft_slo_s=ttft_slo,
                                          bands=B.sweep_regions(*open_bases, t, presenting=presenting, busy=busy_bases,
                                                                api_server_s=sc.efficiency.api_server_request_s)),

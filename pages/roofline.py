@@ -60,7 +60,7 @@ def _body() -> None:
         sweep = decode_table(r.engine, batch=batches, context_tokens=sc.context_tokens)
         layout.chart(FP.decode_batch_figure(sweep, t, batch=batch, critical_batch=r.critical_batch, kv_limit_batch=kv_limit),
                      key="decode_batch_chart")
-        st.caption(t("db.caption", bstar=F.number(r.critical_batch, 0), fit=F.integer(kv_limit)))
+        st.caption(t("db.caption", cross=V.crossing_text(sweep, r.critical_batch, t), fit=F.integer(kv_limit)))
         st.download_button(t("csv.decode_batch"), key="decode_batch_csv", on_click="ignore", file_name="decode_batch_sweep.csv",
                            mime="text/csv", data=lambda sweep=sweep: V.decode_sweep_csv(sweep))  # built on click
 

@@ -8,7 +8,7 @@ from ui import format as F
 from ui import layout, shell
 from ui.speculative import figures as FS
 from ui.speculative.controls import SPEC_ACCEPTANCE, SPEC_K, SPEC_METHOD, SPECULATIVE
-from ui.speculative.explain import speculative_panels
+from ui.speculative.explain import outcome_text, speculative_panels
 from ui.speculative.view import published, speculative_config, speedup_sweep
 from ui.state import check_query_params, render_control
 from ui.why import render_panels
@@ -41,6 +41,7 @@ def _body() -> None:
                  else F.integer(cross), border=True,
                  help=None if fit is None or fit >= sw.batch[-1] else t("sd.metric.cross.fit", n=F.integer(fit)))
     cards.metric(t("sd.metric.memory"), f"{F.number(sw.drafter.weight_bytes / 2**30, 2)} GiB", border=True)
+    st.caption(outcome_text(sw, fit, t))  # what the chart shows, computed (the intro gives the mechanism)
     layout.chart(FS.speedup_figure(sw, t, kv_full_batch=fit), key="sd_speedup_chart")
     layout.chart(FS.tpot_figure(sw, t, kv_full_batch=fit), key="sd_tpot_chart")
     st.caption(t("sd.caption"))

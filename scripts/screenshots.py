@@ -31,6 +31,10 @@ VIEWS = [  # (file name, path and query, texts to click before the shot)
 
 
 SIZES = ((1440, 900), (390, 844), (1920, 1080))
+# The 390 x 844 shots are a phone's (an iPhone 12-15's viewport): its browser's User-Agent too, which
+# is how the server picks the phone layout of the charts (ui.phone).
+PHONE_UA = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+            "Version/17.5 Mobile/15E148 Safari/604.1")
 LANGS = ("en", "zh")
 THEMES = ("light", "dark")
 
@@ -61,7 +65,8 @@ def shoot_matrix(out: Path, only: str = "", widths: tuple[int, ...] = ()) -> Non
             if key != (theme, w, h):
                 if ctx:
                     ctx.close()
-                ctx, key = browser.new_context(viewport={"width": w, "height": h}, color_scheme=theme), (theme, w, h)
+                phone = dict(user_agent=PHONE_UA, is_mobile=True, has_touch=True) if w < 600 else {}
+                ctx, key = browser.new_context(viewport={"width": w, "height": h}, color_scheme=theme, **phone), (theme, w, h)
             page = ctx.new_page()
             page.goto(url + path)
             page.get_by_test_id("stSidebar").wait_for(state="attached", timeout=60_000)

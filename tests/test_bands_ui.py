@@ -50,10 +50,40 @@ def test_points_where_the_api_server_is_busy_get_its_band():
     busy = B.basis(arch, gpu, "tpot", concurrency=8, condition="api_server")
     assert busy.key.condition == "api_server" and closed.key.condition == "engine"
     assert float(hi[1]) == pytest.approx(math.exp(-closed.log_lo)) and float(hi[2]) == pytest.approx(math.exp(-busy.log_lo))
-    # 40 requests/s x 22 ms = 0.88 of the API server's time: busy; 10 requests/s: 0.22, the engine's
+    # 40 requests/s x 22 ms = 0.88 of the API server's time: busy; 10 requests/s: 0.22, shared; 5: 0.11, the engine's
     from calc.spec.inputs import Efficiency
-    assert B.condition(40.0, Efficiency()) == "api_server" and B.condition(10.0, Efficiency()) == "engine"
+    assert B.condition(40.0, Efficiency()) == "api_server" and B.condition(10.0, Efficiency()) == "api_shared"
+    assert B.condition(5.0, Efficiency()) == "engine"
     assert "API server busy" in B.where_text(busy, T_EN) and "API 服务器" in B.where_text(busy, T_ZH)
+
+
+def test_points_where_the_api_server_is_shared_get_that_band():
+    """The three conditions along one sweep, by name or by index (the frontier's cache key)."""
+    arch, gpu = get_model("Qwen/Qwen3-8B"), get_gpu("h100-sxm")
+    names = ["engine", "api_shared", "api_server"]
+    lo, hi = B.curve_limits(arch, gpu, "tpot", [1.0, 1.0, 1.0], [8, 8, 8], busy=names)
+    by_index = B.curve_limits(arch, gpu, "tpot", [1.0] * 3, [8] * 3, busy=[0.0, 1.0, 2.0])
+    np.testing.assert_allclose(np.array([lo, hi]), np.array(by_index))
+    for i, cond in enumerate(names):
+        b = B.basis(arch, gpu, "tpot", concurrency=8, condition=cond)
+        assert b.key.condition == cond
+        assert float(lo[i]) == pytest.approx(math.exp(-b.log_hi)) and float(hi[i]) == pytest.approx(math.exp(-b.log_lo))
+    shared = B.basis(arch, gpu, "tpot", concurrency=8, condition="api_shared")
+    assert "API server busy 20–50 % of the time" in B.where_text(shared, T_EN)
+    assert "API 服务器忙碌 20–50% 的时间" in B.where_text(shared, T_ZH)
+
+
+def test_the_rate_sweep_gives_each_rate_its_condition():
+    """The load test's sweep: 5, 10 and 40 requests/s at 22 ms each are the engine's, shared, busy."""
+    arch, gpu = get_model("Qwen/Qwen3-8B"), get_gpu("h100-sxm")
+    base = [B.basis(arch, gpu, g, arrival="poisson") for g in ("throughput", "ttft")]
+    busy = {c: tuple(B.basis(arch, gpu, g, arrival="poisson", condition=c) for g in ("throughput", "ttft"))
+            for c in ("api_shared", "api_server")}
+    rates, ones = np.array([5.0, 10.0, 40.0]), np.ones(3)
+    good, ttft = B.sweep_regions(*base, T_EN, presenting=False, busy=busy, api_server_s=0.022)(rates, ones, ones)
+    for i, (g, f) in enumerate([base, busy["api_shared"], busy["api_server"]]):
+        assert min(good["y"]) <= math.exp(-g.log_hi) * (1 + 1e-9) and max(good["y"]) >= math.exp(-g.log_lo) * (1 - 1e-9)
+        assert min(ttft["y"]) <= math.exp(-f.log_hi) * (1 + 1e-9)
 
 
 def test_region_is_one_closed_polygon_from_the_optimistic_to_the_pessimistic_curve():

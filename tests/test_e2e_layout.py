@@ -172,3 +172,31 @@ def test_laptop_load_test_arrivals_not_cut(browser: Browser, streamlit_url):
         assert not found, found
     finally:
         ctx.close()
+
+
+# A phone's browser (iOS Safari's User-Agent: what ui.layout.chart reads) at an iPhone's 390 × 844.
+PHONE_UA = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+            "Version/17.5 Mobile/15E148 Safari/604.1")
+PLOT_HEIGHTS_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(p => {
+  const r = p.querySelector('.nsewdrag');  // the first subplot's drag area: its plot area
+  return {plot: r ? Math.round(r.getBoundingClientRect().height) : 0,
+          modebar: !!p.querySelector('.modebar-container .modebar') &&
+                   getComputedStyle(p.querySelector('.modebar-container .modebar')).opacity !== '0'};
+})"""
+
+
+def test_phone_charts_keep_their_plot_under_the_legend(browser: Browser, streamlit_url):
+    """Issue #19: at 390 px the memory stack's plot was ~110 px under its 8 legend rows and a touch
+    screen kept Plotly's mode bar up over the subplot titles (ui.phone)."""
+    ctx = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
+                              user_agent=PHONE_UA)
+    try:
+        page = ctx.new_page()
+        for path, lang in (("/", "en"), ("/", "zh"), ("/scheduler", "en")):
+            _open(page, f"{streamlit_url}{path}?lang={lang}")
+            page.wait_for_timeout(1500)
+            charts = page.evaluate(PLOT_HEIGHTS_JS)
+            assert charts and charts[0]["plot"] >= 180, (path, lang, charts)  # ~200 at 1440 px; was ~110 here
+            assert not any(c["modebar"] for c in charts), (path, charts)
+    finally:
+        ctx.close()

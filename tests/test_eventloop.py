@@ -3,6 +3,7 @@
 import asyncio
 import threading
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -191,3 +192,75 @@ def test_rebind_does_nothing_without_a_server(monkeypatch):
     eventloop.install()
     monkeypatch.setattr(Runtime, "_instance", None)
     assert eventloop.rebind() == 0
+
+
+def run_on_a_fresh_loop(coro_fn) -> None:
+    """asyncio.run(coro_fn()) on a thread of its own, re-raising what it raised: the browser tests'
+    session-wide Playwright keeps an event loop running on the main thread, where asyncio.run refuses."""
+    raised: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            asyncio.run(coro_fn())
+        except BaseException as e:  # noqa: BLE001 - handed back to the test's thread
+            raised.append(e)
+
+    t = threading.Thread(target=target)
+    t.start()
+    t.join(30)
+    if raised:
+        raise raised[0]
+
+
+def test_a_script_thread_is_started_off_the_loop_in_order(monkeypatch):
+    """On the server's loop, ScriptRunner.start returns at once (the starter thread starts the thread),
+    with Streamlit's thread (its target, name, daemon); threads start in the order asked; a second
+    start raises as Streamlit's does."""
+    from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
+
+    assert eventloop.install()
+    monkeypatch.setattr(eventloop, "on_server_loop", lambda: True)
+    ran: list[int] = []
+    done = threading.Event()
+
+    class Runner:
+        def __init__(self, i: int) -> None:
+            self.i, self._script_thread = i, None
+
+        def _run_script_thread(self) -> None:
+            ran.append(self.i)
+            if len(ran) == 20:
+                done.set()
+
+    runners = [Runner(i) for i in range(20)]
+
+    async def start_all() -> None:
+        for r in runners:
+            ScriptRunner.start(r)
+
+    run_on_a_fresh_loop(start_all)
+    assert done.wait(10)
+    assert ran == list(range(20))
+    t = runners[0]._script_thread
+    assert t.name == "ScriptRunner.scriptThread" and t.daemon
+    with pytest.raises(RuntimeError, match="already started"):
+        run_on_a_fresh_loop(start_all)
+
+
+def test_a_script_thread_started_off_the_servers_loop_runs_before_start_returns():
+    from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
+
+    assert eventloop.install()
+    assert not eventloop.on_server_loop()  # no server here
+    ran = []
+
+    class Runner:
+        _script_thread = None
+
+        def _run_script_thread(self) -> None:
+            ran.append(1)
+
+    r = Runner()
+    ScriptRunner.start(r)  # Streamlit's own: Thread.start() waits for the thread to begin
+    r._script_thread.join(5)
+    assert ran == [1]

@@ -250,3 +250,26 @@ def test_docstring_examples(module):
 
     result = doctest.testmod(importlib.import_module(module))
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_decode_caption_says_where_the_lines_cross():
+    # issue 19 look check: the roofline caption said "the lines cross near B* ≈ 153" under a chart
+    # (Llama-2-7B, MHA, 2,048 tokens) where compute time never reaches memory time up to batch 1,024
+    from calc.timing.frontier import concurrency_points
+    from calc.timing.operators import decode_table
+
+    mha = roofline(ARCH, GPU, SERVING, decode_batch=1, context_tokens=2048, prompt_tokens=1792)
+    sweep = decode_table(mha.engine, batch=concurrency_points(top=1024, n=96), context_tokens=2048)
+    c = V.memory_compute_crossing(sweep)
+    assert c["cross"] != c["cross"] and c["last"] == 1024  # never
+    assert np.all(sweep.compute_s.sum(axis=0) < sweep.memory_s.sum(axis=0))
+    assert c["mem_ms_per_seq"] > 5 * c["compute_ms_per_seq"]  # the KV read of 1 GiB per sequence
+    text = V.crossing_text(sweep, mha.critical_batch, EN)
+    assert text.startswith("Here compute time never reaches memory time up to batch 1,024")
+    short = decode_table(mha.engine, batch=concurrency_points(top=1024, n=96), context_tokens=64)
+    c = V.memory_compute_crossing(short)
+    comp, mem = short.compute_s.sum(axis=0), short.memory_s.sum(axis=0)
+    k = int(np.flatnonzero(np.ravel(short.tokens) == c["cross"])[0])
+    assert comp[k] >= mem[k] and np.all(comp[:k] < mem[:k])  # the first batch where compute reaches memory
+    assert f"at batch {int(c['cross']):,}" in V.crossing_text(short, mha.critical_batch, EN)
+    assert "{" not in V.crossing_text(sweep, mha.critical_batch, Translator("zh"))

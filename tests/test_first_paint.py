@@ -27,5 +27,6 @@ def test_first_paint_bench_runs(capsys):
         assert pool.submit(first_paint.main, ["--reps", "1"]).result() == 0
     out = capsys.readouterr().out
     assert re.search(r"\| \*\*first chart\*\* \| \d+ ms \| \d+ ms \| \d+\.\d\d \|", out), out
+    assert re.search(r"\| first chart shown \(its second draw\) \| \d+ ms \| \d+ ms \| \d+\.\d\d \|", out), out
     assert re.search(r"server: first chart sent .* \| \d+ ms \| \d+ ms \|", out), out
     assert re.search(r"first chart ratio app / minimal = \d+\.\d\d", out), out

@@ -45,3 +45,15 @@ def test_hostile_url_values_are_named_and_escaped():
     warnings = texts(at.warning)
     assert any("dg_link" in w for w in warnings) and any("dg_bw_gb_s" in w for w in warnings)
     assert not any("<script>" in w for w in warnings)
+
+
+def test_empty_bandwidth_box_shows_the_presets():
+    # issue 19 look check: the optional bandwidth box was empty, not saying which bandwidth is used
+    from calc.traffic.disaggregation import kv_links
+
+    gb_s = kv_links()["ethernet-25g"].effective_bytes_per_s() / 1e9
+    for lang, word in (("en", "preset: "), ("zh", "预设：")):
+        at = app({"dg_link": "ethernet-25g", "lang": lang}, page=PAGE)
+        box = at.number_input(key="dg_bw_gb_s")
+        assert box.value is None and box.proto.placeholder.startswith(word)
+        assert float(box.proto.placeholder[len(word):]) == pytest.approx(gb_s, abs=0.05)

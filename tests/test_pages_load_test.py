@@ -176,6 +176,9 @@ def test_figure_builders():
         output_len=LengthSpec("fixed", 32)), cfg), ttft_slo_s=0.1, tpot_slo_s=1.0, rate_lo=1, rate_hi=400, iterations=4)
     sf = LF.sweep_figure(search, t, ttft_slo_s=0.1)
     assert sf.data[0].name.startswith("goodput") and len(sf.data[0].x) == len(search.rates_per_s)
+    assert "req/s" in sf.data[0].hovertemplate
+    zh = LF.sweep_figure(search, Translator("zh"), ttft_slo_s=0.1)
+    assert all("req/s" not in d.hovertemplate and "请求/秒" in d.hovertemplate for d in zh.data[:3] if d.hovertemplate)
     csv = LF.requests_csv(r).splitlines()
     assert csv[0].startswith("request,arrival_s") and len(csv) == 101
 
@@ -364,3 +367,13 @@ def test_the_closed_loops_clients_are_the_sidebars_concurrency():
     old = open_page(PAGE, {**SMALL, "lt_arrival": "closed", "lt_concurrency": "2000"})  # an old load-test link
     assert not old.exception and not any("URL parameter" in w.value for w in old.warning)  # read, not refused
     assert old.number_input(key="_mirror_concurrency").value == 2000 and "lt_concurrency" not in dict(old.query_params)
+
+
+def test_rates_in_chinese_units():
+    # issue 19 look check: the goodput card read "1.89 req/s" in the Chinese UI (请求/秒 everywhere else)
+    from apptest_helpers import metrics
+
+    at = app({**SMALL, "lang": "zh"}, page=PAGE)
+    assert not at.exception
+    good = next(v for k, v in metrics(at).items() if k.startswith("有效吞吐"))
+    assert good.endswith("请求/秒") and "req/s" not in good

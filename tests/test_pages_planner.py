@@ -141,7 +141,7 @@ def test_options_in_chinese_gpu_names_and_tokens_in_the_link():
     at = open_section(at, "sec_pl_search")
     pct, sort, gpus = at.selectbox(key="sla_stat"), at.selectbox(key="pl_sort"), at.multiselect(key="pl_gpus")
     assert list(pct.options) == ["均值", "P50（中位数）", "P90", "P95", "P99"] and pct.value == "p95"
-    assert list(sort.options) == ["成本（美元/小时）", "GPU 最少", "每 GPU 吞吐"] and sort.value == "gpus"
+    assert list(sort.options) == ["成本（美元/小时）", "GPU 最少", "每 GPU 吞吐量"] and sort.value == "gpus"
     assert gpus.value == ["h100-sxm", "a100-80gb"] and gpus.format_func("h100-sxm") == "NVIDIA H100 SXM5 80GB"
     assert gpus.proto.placeholder == "目录中的所有 GPU"
     sort.select("throughput").run()

@@ -56,3 +56,31 @@ def test_no_wall_when_every_batch_fits():
     fig = FS.speedup_figure(_sweep(), Translator("en"), kv_full_batch=None)
     assert not any((tr.name or "").startswith("KV cache full") for tr in fig.data)
     assert max(_xs(fig)) == 1024
+
+
+def test_outcome_follows_the_numbers():
+    # ui.speculative.view.outcome: the sentence under the cards picks its case from the sweep
+    from calc.spec.catalog import get_gpu, get_model
+    from calc.spec.inputs import Efficiency, ServingConfig
+    from ui.speculative.explain import outcome_text
+    from ui.speculative.view import outcome, speculative_config, speedup_sweep
+
+    cfg = speculative_config("eagle3", 3, 0.7)
+    eff, s = Efficiency(), ServingConfig(max_model_len=4096)
+    mha = speedup_sweep(get_model("meta-llama/Llama-2-7b-hf"), get_gpu("a100-80gb"), s, eff, cfg, context_tokens=2048)
+    key, n = outcome(mha, 58.0)
+    assert key == "sd.outcome.memory_bound" and n["top"] == 54 and n["mem_ms"] > n["compute_ms"]
+    assert np.all(np.asarray(mha.step.speedup) > 1.5)  # what the chart shows: no reversal up to 1,024
+    gqa = speedup_sweep(get_model("meta-llama/Llama-3.1-8B"), get_gpu("a100-80gb"), s, eff, cfg, context_tokens=128)
+    key, n = outcome(gqa, 3550.0)
+    assert key == "sd.outcome.reverses" and n["cross"] == gqa.crossover_batch < 3550
+    assert float(np.asarray(gqa.step.speedup)[np.asarray(gqa.batch) == n["cross"]][0]) < 1.0
+    key, n = outcome(gqa, 64.0)  # the reversal past what fits
+    assert key == "sd.outcome.beyond_fit"
+    h100 = speedup_sweep(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"), s, eff, cfg, context_tokens=512)
+    assert outcome(h100, None)[0] == "sd.outcome.shrinks"
+    for t in (Translator("en"), Translator("zh")):
+        for sw, fit in ((mha, 58.0), (gqa, 3550.0), (gqa, 64.0), (h100, None)):
+            text = outcome_text(sw, fit, t)
+            assert "{" not in text and ("×" in text)
+    assert "1.06×" in outcome_text(h100, None, Translator("en"))

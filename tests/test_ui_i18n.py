@@ -30,6 +30,7 @@ def test_chinese_strings_are_translated():
                     "kv.short.kv", "kv.short.kv_total",
                     # percentile names read the same in Chinese
                     "opt.sla_stat.p90", "opt.sla_stat.p95", "opt.sla_stat.p99",
+                    "sc.request.short",  # "#2 · 2,048" (the Gantt's labels on a phone): a number and a count
                     "lt.fig.pq",  # the statistic's own name ("P95", or the translated "mean")
                     # the price box's placeholder: the catalog price itself, or a dash
                     "fr.price.catalog", "fr.price.none", "band.moe",

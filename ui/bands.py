@@ -20,8 +20,8 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from calc.timing.bands import (API_SERVER_BUSY, N_MIN, BandBasis, BandKey, api_server_share, band_basis, gpu_family,
-                               load_condition, load_measurements, load_regime)
+from calc.timing.bands import (API_SERVER_BUSY, API_SERVER_SHARED, CONDITIONS, N_MIN, BandBasis, BandKey,
+                               api_server_share, band_basis, gpu_family, load_condition, load_measurements, load_regime)
 from ui import format as F
 from ui.charts import encode_arrays
 from ui.i18n import Translator
@@ -42,7 +42,8 @@ def _basis(regime: str, family: str, moe: bool, group: str, condition: str = "en
 def condition(requests_per_s, efficiency) -> str:
     """Which process sets the pace of a load of ``requests_per_s`` (one engine's, predicted) under
     these efficiency inputs: ``"api_server"`` where vLLM's API server is busy
-    :data:`calc.timing.bands.API_SERVER_BUSY` of its time or more, else ``"engine"``
+    :data:`calc.timing.bands.API_SERVER_BUSY` of its time or more, ``"api_shared"`` from
+    :data:`calc.timing.bands.API_SERVER_SHARED`, else ``"engine"``
     (:func:`calc.timing.bands.load_condition`)."""
     return load_condition(api_server_share(float(requests_per_s), efficiency.api_server_request_s))
 
@@ -73,11 +74,21 @@ def inverse_limits(value: Any, b: BandBasis) -> tuple[np.ndarray, np.ndarray]:
 FAMILY_NAMES = {"ampere": "Ampere", "hopper": "Hopper", "cdna3": "CDNA3", "ada": "Ada", "blackwell": "Blackwell"}
 
 
+def condition_text(regime: str, condition: str, t: T) -> str:
+    """The regime's name with how busy vLLM's API server is (:func:`calc.timing.bands.load_condition`)
+    where that is its condition; the engine's: the name alone."""
+    if condition == "api_server":  # the API server sets the pace
+        return t("band.api_server", regime=regime, share=F.number(API_SERVER_BUSY * 100, 0))
+    if condition == "api_shared":  # the engine sets it, the API server is busy part of the time
+        return t("band.api_shared", regime=regime, lo=F.number(API_SERVER_SHARED * 100, 0),
+                 hi=F.number(API_SERVER_BUSY * 100, 0))
+    return regime
+
+
 def where_text(b: BandBasis, t: T) -> str:
     regime = t(f"band.regime.{b.key.regime}") if b.key.regime in ("single", "closed", "open", "burst") \
         else t("band.regime.any")
-    if b.key.condition == "api_server":  # the API server sets the pace (calc.timing.bands.load_condition)
-        regime = t("band.api_server", regime=regime, share=F.number(API_SERVER_BUSY * 100, 0))
+    regime = condition_text(regime, b.key.condition, t)
     family = FAMILY_NAMES.get(b.key.family) or t("band.family.other")
     return t("band.where", regime=regime, family=family, kind=t("band.moe" if b.key.moe else "band.dense"))
 
@@ -118,18 +129,31 @@ def _texts(b: BandBasis, lang: str) -> tuple[str, str]:
 
 def curve_limits(arch, gpu, group: str, values, concurrency, busy=False) -> tuple[np.ndarray, np.ndarray]:
     """(low, high) along a closed-loop sweep: one client is the single-request regime, more a
-    closed loop, and where ``busy`` (:func:`busy_along`) the API server sets the pace (each point
-    gets its own regime's band)."""
+    closed loop, and each point under its condition ``busy`` (:func:`conditions_along`: the names of
+    :data:`calc.timing.bands.CONDITIONS`, or True where the API server sets the pace) gets its own
+    regime's band."""
     return _curve_limits(gpu_family(gpu.architecture), arch.moe is not None, group, values, concurrency, busy)
 
 
-def busy_along(f, efficiency) -> np.ndarray:
-    """Where along a frontier series ``f`` (:class:`ui.perf.view.FrontierSeries`) the API server
-    is busy (:func:`calc.timing.bands.load_condition`): one engine's requests/s, its output tokens/s
-    over the output length (per data-parallel rank), times the API server's time per request."""
+def conditions_along(f, efficiency) -> np.ndarray:
+    """How busy the API server is along a frontier series ``f`` (:class:`ui.perf.view.FrontierSeries`):
+    each point's condition (:func:`calc.timing.bands.load_condition`) from one engine's requests/s,
+    its output tokens/s over the output length (per data-parallel rank), times the API server's time
+    per request."""
     serving = f.variant.serving
     x = np.asarray(f.output_tokens_per_s, dtype=float) / (serving.output_len * serving.data_parallel_size)
-    return load_condition(api_server_share(x, efficiency.api_server_request_s)) == "api_server"
+    return np.asarray(load_condition(api_server_share(x, efficiency.api_server_request_s)))
+
+
+def _condition_names(busy, shape) -> np.ndarray:
+    """Condition names of :data:`calc.timing.bands.CONDITIONS` from names, from their indices (floats
+    of a cache key), or from True / False (the API server's / the engine's), broadcast to ``shape``."""
+    a = np.asarray(busy)
+    if a.dtype == bool:
+        a = np.where(a, "api_server", "engine")
+    elif a.dtype.kind in "fiu":
+        a = np.asarray(CONDITIONS)[a.astype(int)]
+    return np.broadcast_to(a, shape)
 
 
 # along a closed-loop sweep: one client is the single-request regime, more a closed loop
@@ -140,12 +164,14 @@ def _curve_limits(family: str, moe: bool, group: str, values, concurrency, busy=
     c = np.asarray(concurrency, dtype=float)
     (lo1, hi1), (lo2, hi2) = (limits(values, _basis(regime, family, moe, group)) for regime in REGIMES_ALONG)
     lo, hi = np.where(c <= 1, lo1, lo2), np.where(c <= 1, hi1, hi2)
-    busy = np.asarray(busy, dtype=bool)
-    if not busy.any():  # the usual case: one lookup per regime, as before
-        return lo, hi
-    (blo1, bhi1), (blo2, bhi2) = (limits(values, _basis(regime, family, moe, group, "api_server"))
-                                  for regime in REGIMES_ALONG)
-    return np.where(busy, np.where(c <= 1, blo1, blo2), lo), np.where(busy, np.where(c <= 1, bhi1, bhi2), hi)
+    names = _condition_names(busy, np.shape(lo))
+    for cond in CONDITIONS[1:]:
+        on = names == cond
+        if not on.any():  # the usual case: the engine's alone, one lookup per regime
+            continue
+        (blo1, bhi1), (blo2, bhi2) = (limits(values, _basis(regime, family, moe, group, cond)) for regime in REGIMES_ALONG)
+        lo, hi = np.where(on, np.where(c <= 1, blo1, blo2), lo), np.where(on, np.where(c <= 1, bhi1, bhi2), hi)
+    return lo, hi
 
 
 def cdf_region(values_s, b: BandBasis, t: T, *, presenting: bool) -> list[dict]:
@@ -163,20 +189,23 @@ def cdf_region(values_s, b: BandBasis, t: T, *, presenting: bool) -> list[dict]:
 
 
 def sweep_regions(goodput: BandBasis, ttft: BandBasis, t: T, *, presenting: bool,
-                  busy: tuple[BandBasis, BandBasis] | None = None, api_server_s: float = 0.0):
+                  busy: dict[str, tuple[BandBasis, BandBasis]] | None = None, api_server_s: float = 0.0):
     """The load test's rate sweep bands (a callable for :func:`ui.loadtest.figures.sweep_figure`):
     goodput (left axis) from the throughput band, P95 TTFT (right axis) from the TTFT band; at the
-    rates (one replica's) that keep the API server busy (``rate × api_server_s`` from
-    :data:`calc.timing.bands.API_SERVER_BUSY` on), ``busy``'s two bands instead."""
+    rates (one replica's) that keep the API server busy (``rate × api_server_s``:
+    :func:`calc.timing.bands.load_condition`), ``busy[condition]``'s two bands instead."""
     if not ENABLED:
         return None
 
     def traces(rates, good, ttft_ms) -> list[dict]:
         g_lo, g_hi = limits(good, goodput)
         f_lo, f_hi = limits(ttft_ms, ttft)
-        on = load_condition(api_server_share(rates, api_server_s)) == "api_server"
-        if busy is not None and on.any():
-            (bg_lo, bg_hi), (bf_lo, bf_hi) = limits(good, busy[0]), limits(ttft_ms, busy[1])
+        names = np.asarray(load_condition(api_server_share(rates, api_server_s)))
+        for cond, (bg, bf) in (busy or {}).items():
+            on = names == cond
+            if not on.any():
+                continue
+            (bg_lo, bg_hi), (bf_lo, bf_hi) = limits(good, bg), limits(ttft_ms, bf)
             g_lo, g_hi = np.where(on, bg_lo, g_lo), np.where(on, bg_hi, g_hi)
             f_lo, f_hi = np.where(on, bf_lo, f_lo), np.where(on, bf_hi, f_hi)
         return [region(rates, rates, g_lo, g_hi, name=t("band.trace"), presenting=presenting),
@@ -219,7 +248,7 @@ def frontier_regions(f, arch, gpu, t: T, *, per_gpu: bool, presenting: bool,
     """The base series' bands on the frontier: (SLA figure's two panels, concurrency figure).
     Latency from its band, throughput from its own: the region spans the optimistic curve
     (faster, more) to the pessimistic one. With ``efficiency``, the points where the API server
-    is busy (:func:`busy_along`) get that condition's bands.
+    is busy (:func:`conditions_along`) get their condition's bands.
 
     The SLA targets do not move a band: a rerun that only moves an SLA slider (or anything else
     that leaves the sweep as it was) gets the regions already built, arrays already encoded for
@@ -227,7 +256,8 @@ def frontier_regions(f, arch, gpu, t: T, *, per_gpu: bool, presenting: bool,
     if not ENABLED:
         return [], []
     y = f.output_tokens_per_s_per_gpu if per_gpu else f.output_tokens_per_s
-    busy = np.zeros(np.shape(f.concurrency)) if efficiency is None else busy_along(f, efficiency)
+    busy = (np.zeros(np.shape(f.concurrency)) if efficiency is None else  # each point's condition, by index
+            (conditions_along(f, efficiency)[..., None] == np.asarray(CONDITIONS)).argmax(-1).astype(float))
     sla, conc = _frontier_regions(arch.moe is not None, gpu_family(gpu.architecture), t("band.trace"), presenting,
                                   *(_Values(a) for a in (y, f.concurrency, f.tpot_s, f.ttft_s, busy)))
     return [dict(tr) for tr in sla], [dict(tr) for tr in conc]  # the caller's own dicts (ui.layout.chart copies the rest)
@@ -255,7 +285,7 @@ class _Values:
 
 
 # Frontier band sets kept per server process: one per (sweep, GPU family, dense/MoE, language, view).
-# Each holds its key's five sweep arrays (the fifth: where the API server is busy) (as bytes: 8 kB for the ~256-point sweep of ui.perf.view) and
+# Each holds its key's five sweep arrays (the fifth: each point's condition, calc.timing.bands.CONDITIONS' index) (as bytes: 8 kB for the ~256-point sweep of ui.perf.view) and
 # three encoded polygons of up to 2 x MAX_EDGE_POINTS points (~5 kB): ~13 kB, at most ~0.5 MB in all.
 REGION_CACHE_SIZE = 32
 
@@ -265,7 +295,7 @@ def _frontier_regions(moe: bool, family: str, name: str, presenting: bool, y: _V
                       tpot_s: _Values, ttft_s: _Values, busy: _Values) -> tuple[tuple[dict, ...], tuple[dict, ...]]:
     """:func:`frontier_regions` from the values it depends on; the traces' arrays as plotly.js
     typed arrays (what :func:`ui.charts.encoded` would send), so a rerun encodes nothing again."""
-    c, b = concurrency.array, busy.array > 0
+    c, b = concurrency.array, busy.array
     y_lo, y_hi = _curve_limits(family, moe, "throughput", y.array, c, b)
     sla = []
     for k, (values, group, xa, ya) in enumerate(((tpot_s, "tpot", "x", "y"), (ttft_s, "ttft", "x2", "y2"))):

@@ -22,18 +22,55 @@ one is also re-bound where the running server already holds it: the ``Runtime`` 
 so the class patch alone never reached a session. Unbound there, each message of a run still cost
 the loop one ``call_soon_threadsafe`` (a self-pipe write and a loop turn) from its own thread:
 14,317 in 192 runs of the memory and frontier pages, ~75 a run (bench/ui_profile.py, cProfile of the loop's thread).
+
+Third, a rerun's script thread is started off the loop. Streamlit makes a new ``ScriptRunner``, and
+so a new thread, for every rerun of a session whose last run has ended, and ``ScriptRunner.start``
+runs on the loop: ``threading.Thread.start()`` waits until the new thread has run its first lines,
+which needs the GIL, which the other sessions' script threads hold in turns of
+``sys.getswitchinterval()``; meanwhile the loop, which forwards every session's messages, stands
+still. In issue 18's room of 50 that was 818 starts taking 5.7 s of the loop's ~100 s, ~7 ms each
+(bench/latency_trace.py). Here, on the server's loop (:func:`on_server_loop`; AppTest's runner joins its
+thread right after starting it, and keeps Streamlit's start), the thread object is made as Streamlit
+makes it and handed to one starter thread (a FIFO: the sessions' runs start in the order asked);
+the loop goes on at once. Nothing in Streamlit waits for the thread to be running: a rerun or
+stop request queued before it runs is read by it first thing, as before.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import logging
+import queue
 import threading
 from typing import Any, Callable
 
 _INSTALLED = False
 _LOCK = threading.Lock()
 _ORIGINAL_ENQUEUED: Callable[..., None] | None = None  # Streamlit's Runtime._enqueued_some_message, once patched
+_LOG = logging.getLogger(__name__)
+_STARTS: queue.SimpleQueue[threading.Thread] = queue.SimpleQueue()  # script threads to start, in order
+_STARTER: list[threading.Thread] = []  # the one starter thread, once running
+
+
+def _start_all() -> None:
+    """The starter thread: start each script thread handed to it, in order (module doc)."""
+    while True:
+        thread = _STARTS.get()
+        try:
+            thread.start()
+        except Exception:  # noqa: BLE001 - as Streamlit, where start() raised on the loop: logged, the rest go on
+            _LOG.exception("a script thread did not start")
+
+
+def start_off_loop(thread: threading.Thread) -> None:
+    """Have ``thread`` started by the starter thread (made on first use); returns at once."""
+    with _LOCK:
+        if not _STARTER:
+            starter = threading.Thread(target=_start_all, name="llm-calc-script-starter", daemon=True)
+            starter.start()
+            _STARTER.append(starter)
+    _STARTS.put(thread)
 
 
 class Batch:
@@ -88,6 +125,19 @@ def _on_loop_thread(loop: asyncio.AbstractEventLoop) -> bool:
         return False
 
 
+def on_server_loop() -> bool:
+    """This thread runs the Streamlit server's event loop (not AppTest's runner, not another loop)."""
+    from streamlit.runtime.runtime import Runtime
+
+    if not Runtime.exists():
+        return False
+    try:
+        loop = Runtime.instance()._get_async_objs().eventloop
+    except Exception:  # noqa: BLE001 - no loop yet, or AppTest's mock runtime
+        return False
+    return isinstance(loop, asyncio.AbstractEventLoop) and _on_loop_thread(loop)
+
+
 def install() -> bool:
     """Patch Streamlit's two hand-offs (module doc), once; False where their shape is not the expected one."""
     global _INSTALLED, _ORIGINAL_ENQUEUED
@@ -97,9 +147,13 @@ def install() -> bool:
         from streamlit.runtime.app_session import AppSession
         from streamlit.runtime.runtime import Runtime
 
+        from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
+
         call_soon = getattr(AppSession, "_call_soon_on_event_loop", None)
         enqueued = getattr(Runtime, "_enqueued_some_message", None)
-        if call_soon is None or enqueued is None or not hasattr(Runtime, "_get_async_objs"):
+        start = getattr(ScriptRunner, "start", None)
+        if (call_soon is None or enqueued is None or not hasattr(Runtime, "_get_async_objs") or start is None
+                or not hasattr(ScriptRunner, "_run_script_thread")):
             return False
 
         def call_soon_batched(self, callback: Callable[[], None]) -> None:
@@ -124,7 +178,18 @@ def install() -> bool:
             else:
                 enqueued(self)
 
+        def start_script_thread(self) -> None:
+            """``ScriptRunner.start`` (Streamlit 1.67) with the thread started off the loop (module doc)."""
+            if not on_server_loop():  # AppTest's runner (it joins the thread next), another thread: Streamlit's own
+                return start(self)
+            if self._script_thread is not None:
+                raise RuntimeError("ScriptRunner was already started")
+            self._script_thread = threading.Thread(target=self._run_script_thread, name="ScriptRunner.scriptThread",
+                                                   daemon=True)
+            start_off_loop(self._script_thread)
+
         AppSession._call_soon_on_event_loop = call_soon_batched
+        ScriptRunner.start = start_script_thread
         Runtime._enqueued_some_message = enqueued_some_message
         _ORIGINAL_ENQUEUED = enqueued
         _INSTALLED = True

@@ -7,6 +7,7 @@ EN: dict[str, str] = {
     "band.regime.any": "any load",
     "band.family.other": "other GPUs",
     "band.api_server": "{regime}, API server busy ≥ {share} % of the time",
+    "band.api_shared": "{regime}, API server busy {lo}–{hi} % of the time",
     "band.open_loop": "Likely on real servers: TTFT {ttft} ms, {q} {ttft_q} ms, TPOT {tpot} ms (TTFT band {note}).",
     "band.pareto_note": "Grey: where the Pareto front likely lies on real servers (end-to-end latency and throughput "
                         "errors measured in the open-loop regime of each point's GPU).",
@@ -17,8 +18,8 @@ EN: dict[str, str] = {
     "band.pct_note": "Percentiles get the band of their metric (the measurements are mostly means).",
     "band.why.title": "Why these bands: the measurements behind them",
     "band.why.caption": "Each band is the range of measured values that the calculator's errors (predicted ÷ "
-                        "measured − 1) on real measurements in the same regime imply (load shape, whether vLLM's API "
-                        "server is busy, GPU family, dense or MoE): their median and spread, weighed against a wider group's by the number of "
+                        "measured − 1) on real measurements in the same regime imply (load shape, how busy vLLM's API "
+                        "server is, GPU family, dense or MoE): their median and spread, weighed against a wider group's by the number of "
                         "documents (pages or log files) behind them, one deployment counting once however many "
                         "numbers it holds, times the errors' spread on measurements left out one at a time (central "
                         "90 %). A regime without measurements of its own borrows a wider group's, widened 1.25× per "
@@ -77,6 +78,7 @@ ZH: dict[str, str] = {
     "band.regime.any": "任意负载",
     "band.family.other": "其他 GPU",
     "band.api_server": "{regime}，API 服务器忙碌 ≥ {share}% 的时间",
+    "band.api_shared": "{regime}，API 服务器忙碌 {lo}–{hi}% 的时间",
     "band.open_loop": "真实服务器上可能为：TTFT {ttft} 毫秒，{q} {ttft_q} 毫秒，TPOT {tpot} 毫秒（TTFT 范围{note}）。",
     "band.pareto_note": "灰色：帕累托前沿在真实服务器上可能所在的范围（依据各点 GPU 在开环场景下测得的端到端延迟与吞吐误差）。",
     "band.borrowed": "（此处无数据，加宽）",
@@ -85,7 +87,7 @@ ZH: dict[str, str] = {
     "band.trace": "可能范围（依据测量）",
     "band.pct_note": "百分位数沿用其指标的范围（测量大多是均值）。",
     "band.why.title": "这些范围从何而来：背后的测量",
-    "band.why.caption": "每个范围是计算器在同一场景（负载形态、vLLM 的 API 服务器是否繁忙、GPU 系列、稠密或 MoE）的真实测量上的误差"
+    "band.why.caption": "每个范围是计算器在同一场景（负载形态、vLLM 的 API 服务器繁忙程度、GPU 系列、稠密或 MoE）的真实测量上的误差"
                         "（预测 ÷ 实测 − 1）所对应的实测值范围：误差的中位数和离散度按来源文档数（页面或日志文件；同一部署无论有多少个数值只计一次）"
                         "与更宽一组的加权，再乘以逐一留出测量时的误差分布（中间 90%）。本场景没有测量时，借用更宽一组的测量，"
                         "每缺一个维度加宽 1.25 倍，并注明。",

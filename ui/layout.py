@@ -21,7 +21,7 @@ from typing import Any, Iterable
 import plotly.graph_objects as go
 import streamlit as st
 
-from ui import charts
+from ui import charts, phone
 from ui.theme import DARK_INKS, FONT_SIZE, TEXT_INK
 
 
@@ -307,6 +307,14 @@ def dark_theme() -> bool:
         return False
 
 
+def on_phone() -> bool:
+    """The viewer's browser is a phone's (its User-Agent says "Mobile": :func:`ui.phone.is_phone`)."""
+    try:
+        return phone.is_phone(st.context.headers.get("User-Agent"))
+    except Exception:  # noqa: BLE001 - no script context (bare calls in tests)
+        return False
+
+
 def title_text(plotly_title: str | None) -> str:
     """A Plotly title as plain text (``<br>`` → space, other tags dropped) for an HTML heading.
 
@@ -344,10 +352,12 @@ def chart(fig: go.Figure, key: str, where: Any = None) -> None:
         d["layout"].setdefault("legend", {}).setdefault("font", {}).setdefault("size", FONT_SIZE - 1)
         scale_fonts(d, PRESENT_FONT_SCALE, PRESENT_HEIGHT_SCALE)
         d["layout"]["margin"]["t"] = round(d["layout"]["margin"]["t"] * PRESENT_FONT_SCALE)  # room for larger subplot titles
+    small = on_phone()
+    d = phone.for_phone(d) if small else phone.without_phone_meta(d)  # copies the layout it changes
     d = text_inks(d)  # copies the dicts it sets a colour in
     if dark_theme():
         d = for_dark_theme(charts.encoded(d))  # own copies of every container (the template too)
     where = where or st
     if text:
         where.html(f'<div class="chart-title">{html.escape(text)}</div>')
-    where.plotly_chart(charts.Figure(d["data"], d["layout"], sendable=True), key=key, config={"displaylogo": False})
+    where.plotly_chart(charts.Figure(d["data"], d["layout"], sendable=True), key=key, config=phone.chart_config(small))

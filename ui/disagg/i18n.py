@@ -17,6 +17,7 @@ EN: dict[str, str] = {
     "ctl.dg_bw_gb_s": "Link bandwidth (GB/s, as achieved)",
     "ctl.dg_bw_gb_s.help": "Your own measured KV transfer bandwidth per GPU, one direction, GB = 10⁹ B. "
                            "Empty: the preset's.",
+    "dg.bw_preset": "preset: {v}",
     "opt.dg_link.nvlink4": "NVLink 4 (same node)",
     "opt.dg_link.nvlink3": "NVLink 3 (same node)",
     "opt.dg_link.ib-ndr": "InfiniBand NDR 400 Gb/s",
@@ -82,6 +83,7 @@ ZH: dict[str, str] = {
                         "（calc/data/kv_links.json），按线速的 80% 计。",
     "ctl.dg_bw_gb_s": "链路带宽（GB/s，实测）",
     "ctl.dg_bw_gb_s.help": "你自己实测的每 GPU 单向 KV 传输带宽，GB = 10⁹ 字节。留空：用预设值。",
+    "dg.bw_preset": "预设：{v}",
     "opt.dg_link.nvlink4": "NVLink 4（同一节点）",
     "opt.dg_link.nvlink3": "NVLink 3（同一节点）",
     "opt.dg_link.ib-ndr": "InfiniBand NDR 网络（400 Gb/s）",

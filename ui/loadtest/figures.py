@@ -105,6 +105,7 @@ def sweep_figure(search: RateSearch, t: T, *, ttft_slo_s: float,
     traces below the curves (error bands, :mod:`ui.bands`)."""
     order = np.argsort(search.rates_per_s)
     x = search.rates_per_s[order]
+    rps = t("lt.unit.req_s")
     # two y axes by layout (plotly.subplots is not imported: ui/preload keeps page runs import-free)
     fig = go.Figure()
     if bands is not None and x.size:
@@ -112,13 +113,13 @@ def sweep_figure(search: RateSearch, t: T, *, ttft_slo_s: float,
             fig.add_trace(_scatter(tr))
     fig.add_trace(go.Scatter(x=x, y=search.goodput_requests_per_s[order], mode="lines+markers", name=t("lt.fig.goodput"),
                              line=dict(color=COLORS["feasible"], width=3),
-                             hovertemplate="%{x:,.2f} req/s → %{y:,.2f} req/s<extra></extra>"))
+                             hovertemplate=f"%{{x:,.2f}} {rps} → %{{y:,.2f}} {rps}<extra></extra>"))
     fig.add_trace(go.Scatter(x=x, y=x, mode="lines", name=t("lt.fig.offered"), line=dict(color=COLORS["roof"], dash="dot"),
                              hoverinfo="skip"))
     for name, arr, dash in (("P95", search.ttft_p95_s, "solid"), ("P99", search.ttft_p99_s, "dash")):
         fig.add_trace(go.Scatter(x=x, y=np.asarray(arr)[order] * 1e3, mode="lines+markers", name=t("lt.fig.ttft_p", p=name),
                                  line=dict(color=COLORS["prefill"], dash=dash), yaxis="y2",
-                                 hovertemplate=f"%{{x:,.2f}} req/s → {name} %{{y:,.0f}} ms<extra></extra>"))
+                                 hovertemplate=f"%{{x:,.2f}} {rps} → {name} %{{y:,.0f}} ms<extra></extra>"))
     if x.size:
         fig.add_trace(go.Scatter(x=[x.min(), x.max()], y=[ttft_slo_s * 1e3] * 2, mode="lines", yaxis="y2",
                                  name=t("lt.fig.slo", ms=f"{ttft_slo_s * 1e3:,.0f}"),

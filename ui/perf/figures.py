@@ -422,6 +422,14 @@ def frontier_sla_figure(series: Sequence, t: T, *, ttft_slo_s: float, tpot_slo_s
                      height=580, annotations=[_subtitle(t("fr.sub.tpot"), 0.0, xanchor="left"),
                                               _subtitle(t("fr.sub.ttft"), 1.0, xanchor="right")],
                      **axes)
+    # On a phone (ui.phone) the two panels are stacked, each the full width: side by side the TTFT
+    # panel was ~90 px wide at 390 px, its tick labels turned on end. The lower panel gets its own
+    # tick labels and y title (the shared ones sit on the upper one).
+    layout["meta"] = dict(phone=dict(
+        height=860, xaxis=dict(domain=[0.0, 1.0]), xaxis2=dict(domain=[0.0, 1.0]),
+        yaxis=dict(domain=[0.6, 1.0]), yaxis2=dict(domain=[0.0, 0.4], showticklabels=True, title=axes["yaxis"]["title"]),
+        annotations=[_subtitle(t("fr.sub.tpot"), 0.0, 1.0, xanchor="left"),
+                     _subtitle(t("fr.sub.ttft"), 0.0, 0.4, xanchor="left")]))
     return _fig(traces, layout)
 
 
@@ -477,4 +485,8 @@ def schedule_figure(r: ScheduleResult, seg: Segments, t: T, *, title: str, x_max
                                 type="category", anchor="x"),
                      yaxis2=_axis(t("sc.y.tokens"), domain=[0.76, 1.0], rangemode="tozero", anchor="x"),
                      annotations=[_subtitle(t("sc.sub.tokens"), 0.5, 1.0), _subtitle(t("sc.sub.gantt"), 0.5, 0.65)])
+    # On a phone (ui.phone): "#2 · 2,048" for "Request 2 (2,048 tok)", whose labels took half a
+    # 390-px plot; the hover still names the request in full.
+    short = [t("sc.request.short", i=i + 1, p=F.integer(p)) for i, p in enumerate(r.prompt_tokens)]
+    layout["meta"] = dict(phone=dict(yaxis=dict(tickmode="array", tickvals=labels, ticktext=short)))
     return _fig(traces, layout)

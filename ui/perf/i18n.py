@@ -105,10 +105,13 @@ EN: dict[str, str] = {
     "db.x": "Decode batch<br>(sequences)",
     "db.y_left": "Time per step (ms)",
     "db.y_right": "Decode throughput (tokens/s)",
-    "db.caption": "While memory time dominates, a bigger batch costs almost nothing per step, so tokens/s grow with "
-                  "the batch. The lines cross near B* ≈ {bstar} (later with long contexts, because KV reads grow too); "
-                  "past that every sequence adds compute. Here the KV cache holds at most {fit} sequences of this "
-                  "context.",
+    "db.caption": "While memory time dominates, a bigger batch costs little more per step, so tokens/s grow with "
+                  "the batch. {cross} Here the KV cache holds at most {fit} sequences of this context.",
+    "db.cross.at": "Here compute time reaches memory time at batch {x} (B* ≈ {bstar} is the ridge of the weights "
+                   "alone: the KV reads and the achievable rates move it); past that every sequence adds compute.",
+    "db.cross.none": "Here compute time never reaches memory time up to batch {last}: B* ≈ {bstar} counts the weights "
+                     "only, and each more sequence adds {mem} ms of reading (its KV cache) to a step but {comp} ms of "
+                     "compute.",
     "op.table_title": "Operators of one step",
     "op.col.phase": "Step",
     "op.col.operator": "Operator",
@@ -431,6 +434,7 @@ EN: dict[str, str] = {
     "sc.col.decode": "decodes",
     "sc.col.prefill": "prompt tokens",
     "sc.request": "Request {i} ({p} tok)",
+    "sc.request.short": "#{i} · {p}",  # on a phone: the Gantt's labels took half its width
     "sc.sub.tokens": "Tokens in each step<br>(bar width = step duration)",
     "sc.sub.gantt": "What each request is doing",
     "sc.hover.step": "step {j}: starts {s} ms, lasts {d} ms<br>{dec} decodes + {pf} prompt tokens",
@@ -481,7 +485,7 @@ ZH: dict[str, str] = {
     "ctl.chunked_prefill": "分块预填充",
     "ctl.chunked_prefill.help": "vLLM --enable-chunked-prefill（V1 默认开启）：提示词被切成小块，在 max_num_batched_tokens "
                                 "预算内与 Decode 同步执行。",
-    "ctl.per_gpu": "按每卡计吞吐",
+    "ctl.per_gpu": "按每卡计吞吐量",
     "ctl.per_gpu.help": "吞吐除以张量并行数：比较 TP 1 与 TP 2 时更公平。",
     "ctl.overlays": "对比（最多 4 个变体）",
     "ctl.overlays.help": "每个变体只改侧栏场景中的一项：KV Cache 精度、张量并行（TP）、权重量化、分块预填充、"
@@ -548,9 +552,11 @@ ZH: dict[str, str] = {
     "db.trace.yours": "你的批量 {b}",
     "db.x": "Decode 批量<br>（序列数）",
     "db.y_left": "每步耗时（ms）",
-    "db.y_right": "Decode 吞吐（token/s）",
-    "db.caption": "访存时间占主导时，增大批量几乎不增加单步耗时，token/s 随批量增长。两条线在 B* ≈ {bstar} 附近相交"
-                  "（长上下文时更晚，因为 KV 读取也在增长）；之后每个序列都会增加计算量。此上下文下 KV Cache 最多容纳 {fit} 个序列。",
+    "db.y_right": "Decode 吞吐量（token/s）",
+    "db.caption": "访存时间占主导时，增大批量只略微增加单步耗时，token/s 随批量增长。{cross}此上下文下 KV Cache 最多容纳 {fit} 个序列。",
+    "db.cross.at": "此处计算时间在批量 {x} 时达到访存时间（B* ≈ {bstar} 只按权重计算：KV 读取和可达效率会使它移动）；之后每个序列都会增加计算量。",
+    "db.cross.none": "此处直到批量 {last}，计算时间都达不到访存时间：B* ≈ {bstar} 只计权重，而每多一个序列，"
+                     "单步增加 {mem} ms 的读取（它的 KV Cache），计算只增加 {comp} ms。",
     "op.table_title": "一个步骤中的各算子",
     "op.col.phase": "步骤",
     "op.col.operator": "算子",
@@ -637,8 +643,8 @@ ZH: dict[str, str] = {
     "fr.value.quant_none": "不量化",
     "fr.metric.best": "满足 SLA 的最佳并发",
     "fr.metric.best.help": "在同时满足两个目标的客户端数中，吞吐最高的那个。",
-    "fr.metric.x": "此时吞吐",
-    "fr.metric.x_gpu": "此时每卡吞吐",
+    "fr.metric.x": "此时吞吐量",
+    "fr.metric.x_gpu": "此时每卡吞吐量",
     "fr.metric.x.help": "整个张量并行组的输出 token/s；每卡 {per_gpu}（TP {tp}）；含提示词 token 共 {total} token/s。",
     "fr.metric.ttft": "此时 TTFT",
     "fr.metric.tpot": "此时 TPOT",
@@ -694,8 +700,8 @@ ZH: dict[str, str] = {
     "fr.trace.yours": "你的并发 {c}",
     "fr.title.concurrency": "吞吐随并发变化：客户端再多也不再有帮助的位置",
     "fr.x.concurrency": "并发（客户端数）",
-    "fr.y.total": "输出吞吐（token/s）",
-    "fr.y.per_gpu": "每卡输出吞吐（token/s）",
+    "fr.y.total": "输出吞吐量（token/s）",
+    "fr.y.per_gpu": "每卡输出吞吐量（token/s）",
     "fr.sub.tpot": "对 TPOT",  # short, as "vs TPOT": the two subplot titles ran into each other at 390 px
     "fr.sub.ttft": "对 TTFT",
     "fr.hover.region_tpot": "满足 TPOT ≤ {v} ms",
@@ -705,7 +711,7 @@ ZH: dict[str, str] = {
     "fr.trace.traffic_gpu": "你的流量：{rate} 请求/秒 ÷ {replicas}<br>= 每 GPU {x} 输出 tok/s",
     "fr.trace.sla_tpot": "SLA：TPOT {v} ms",
     "fr.trace.sla_ttft": "SLA：TTFT {v} ms",
-    "fr.x.tpot": "TPOT（每 token 毫秒）",
+    "fr.x.tpot": "TPOT（毫秒/Token）",
     "fr.x.ttft": "TTFT（毫秒）",
     "fr.title.sla": "吞吐与延迟，SLA：TTFT ≤ {ttft} ms、TPOT ≤ {tpot} ms",
     "why.fr.best": "满足 SLA 的最佳并发 = {value}",
@@ -713,7 +719,7 @@ ZH: dict[str, str] = {
     "why.fr.best.next_ttft": "它的 TTFT 超出目标",
     "why.fr.best.next_flat": "吞吐不再增长（到达引擎上限）",
     "why.fr.best.take": "下一个点（{cn} 个客户端）并不更好：{next}（TTFT {ttft} ms，TPOT {tpot} ms）。拖动 SLA 滑块，这个点会随之移动。",
-    "why.fr.x": "最佳点的吞吐 = {value}",
+    "why.fr.x": "最佳点的吞吐量 = {value}",
     "why.fr.x.take": "Little 定律：客户端数 ÷ 每个请求的耗时。每卡 {per_gpu} token/s（TP {tp}）。",
     "why.fr.tpot": "最佳点的 TPOT = {value}",
     "why.fr.tpot.take": "TPOT 至少是 R 个序列的一个 Decode 步，而这至少是把权重及其 KV 读一遍的时间；"
@@ -824,6 +830,7 @@ ZH: dict[str, str] = {
     "sc.col.decode": "Decode 数",
     "sc.col.prefill": "提示词 token",
     "sc.request": "请求 {i}（{p} token）",
+    "sc.request.short": "#{i} · {p}",
     "sc.sub.tokens": "每一步的 token 数<br>（条宽 = 步时长）",
     "sc.sub.gantt": "每个请求在做什么",
     "sc.hover.step": "第 {j} 步：开始于 {s} ms，持续 {d} ms<br>{dec} 个 Decode + {pf} 个提示词 token",

@@ -25,7 +25,7 @@ from calc.sizing.scenario import check_token_budget, memory_for, resolve_serving
 from calc.timing.schedule import PHASE_NAMES, ScheduleResult, simulate
 from calc.spec.units import GB, MiB
 from calc.spec.vllm_command import serve_command
-from calc.timing.bands import API_SERVER_BUSY, BandBasis, BandKey, band, band_basis, gpu_family, load_regime
+from calc.timing.bands import BandBasis, BandKey, band, band_basis, gpu_family, load_regime
 from calc.traffic.queueing import OpenLoop, open_loop
 from ui import format as F
 from ui.perf.controls import Variant
@@ -552,18 +552,6 @@ def headline_bands(arch: ModelArch, gpu, *, concurrency: float, values: dict[str
     return out
 
 
-def band_help(b: BandBasis, t: T) -> str:
-    """Where a band comes from, in the reader's language: its measurements, their errors, and
-    whether the regime has measurements of its own."""
-    regime = t(f"band.regime.{b.key.regime}")
-    if b.key.condition == "api_server":  # the API server sets the pace (calc.timing.bands.load_condition)
-        regime = t("band.api_server", regime=regime, share=F.number(API_SERVER_BUSY * 100, 0))
-    where = t("band.where", regime=regime, family=b.key.family, kind=t("band.moe" if b.key.moe else "band.dense"))
-    own = (t("band.own", n=b.n, where=where) if b.n_exact >= b.n else
-           t("band.none", where=where, n=b.n) if b.n_exact == 0 else t("band.few", where=where, k=b.n_exact, n=b.n))
-    return t("band.help", own=own, median=F.number(b.median_abs_error * 100, 0), p90=F.number(b.p90_abs_error * 100, 0))
-
-
 @lru_cache(maxsize=ESTIMATE_CACHE_SIZE)
 def _open_loop_cached(arch: ModelArch, gpu: _ByJson, serving: ServingConfig, eff: Efficiency, chunked: bool,
                       rate_rps: float, percentile: float, speculative=None) -> OpenLoop:
@@ -583,3 +571,33 @@ def open_loop_at_rate(v: Variant, arch: ModelArch, eff: Efficiency, *, rate_rps:
     :func:`cached_estimate` (about 44 ms of CPU a call: the batch bisection); shared, do not modify."""
     return _open_loop_cached(arch, _ByJson(v.gpu), v.serving.model_copy(update={"concurrency": None}), eff,
                              bool(v.chunked), float(rate_rps), float(percentile), v.speculative)
+
+
+def memory_compute_crossing(sweep: OperatorTable) -> dict[str, float]:
+    """Where a decode step's compute time (every operator's FLOPs at the achievable peak) first
+    reaches its memory time (bytes at the achievable bandwidth) over a batch sweep, so the roofline
+    page's caption says what its chart shows. B* (the ridge in batch terms) counts the weights
+    only; each sequence's own KV read moves the crossing later, at a long MHA context past any
+    batch (Llama-2-7B at 2,048 tokens on an A100: never up to 1,024).
+
+    ``cross``: the first batch with compute ≥ memory (NaN: none in the sweep); ``last``: the
+    sweep's largest batch; ``mem_ms_per_seq`` and ``compute_ms_per_seq``: what one more sequence
+    adds to each at the sweep's end (the slope between its last two points)."""
+    b = np.ravel(sweep.tokens).astype(float)
+    mem = np.asarray(sweep.memory_s, dtype=float).sum(axis=0).ravel()
+    comp = np.asarray(sweep.compute_s, dtype=float).sum(axis=0).ravel()
+    at = np.flatnonzero(comp >= mem)
+    db = b[-1] - b[-2] if b.size > 1 else 1.0
+    return dict(cross=float(b[at[0]]) if at.size else float("nan"), last=float(b[-1]),
+                mem_ms_per_seq=float(mem[-1] - mem[-2]) / db * 1e3 if b.size > 1 else float("nan"),
+                compute_ms_per_seq=float(comp[-1] - comp[-2]) / db * 1e3 if b.size > 1 else float("nan"))
+
+
+def crossing_text(sweep: OperatorTable, critical_batch: float, t) -> str:
+    """The roofline caption's sentence on :func:`memory_compute_crossing`, numbers formatted."""
+    c = memory_compute_crossing(sweep)
+    bstar = F.number(critical_batch, 0)
+    if c["cross"] == c["cross"]:
+        return t("db.cross.at", x=F.integer(c["cross"]), bstar=bstar)
+    return t("db.cross.none", last=F.integer(c["last"]), bstar=bstar, mem=F.number(c["mem_ms_per_seq"], 2),
+             comp=F.number(c["compute_ms_per_seq"], 3))

@@ -84,7 +84,7 @@ def pareto_figure(grid: PlanGrid, t: T, *, rate_rps: float, input_len: int, outp
                        hovertemplate=hover, line=dict(color=COLORS["feasible"], width=3, shape="hv"),
                        marker=dict(size=11, color=COLORS["feasible"], symbol="diamond")))
     layout = dict(title=dict(text=t("pl.pareto.title"), font=dict(size=TITLE_SIZE)), font=dict(size=FONT_SIZE),
-                  height=CHART_HEIGHT + 200, margin=dict(l=80, r=30, t=90, b=40),  # room for 17 GPUs on a phone
+                  height=CHART_HEIGHT + 200, margin=dict(l=80, r=30, t=90, b=40),  # 17 GPUs: ~6 legend rows at 1440 px; a phone adds its own (ui.phone)
                   xaxis=dict(title=dict(text=t("pl.pareto.x")), type="log", automargin=True,
                              **full_log_ticks(p["e2e_s"])),  # every point: the front is drawn in full
                   yaxis=dict(title=dict(text=t("pl.pareto.y")), type="log", automargin=True,
@@ -92,7 +92,11 @@ def pareto_figure(grid: PlanGrid, t: T, *, rate_rps: float, input_len: int, outp
                   # below the axis title at any width; maxheight 1: the whole list of GPUs, never a
                   # scrolled box (Plotly's default for a legend below is half the figure's height)
                   legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0,
-                              font=dict(size=FONT_SIZE - 2), maxheight=1))
+                              font=dict(size=FONT_SIZE - 2), maxheight=1,
+                              # "normal": the GPUs in columns side by side; the error band's legendgroup
+                              # made plotly.js group the legend, the 17 ungrouped GPUs one column of
+                              # 17 rows under a ~180-px plot at 1440 px (issue 19 look check)
+                              traceorder="normal"))
     # ui.charts.Figure: the same figure without building Plotly's trace objects, and its ~2,000 hover
     # texts copied as lists, not visited one call each (ui.charts.encode_arrays on a go.Figure)
     return charts.Figure(traces, layout)

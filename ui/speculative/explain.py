@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ui import format as F
 from ui.memory.explain import Panel
+from ui.speculative.view import outcome
 
 
 def speculative_panels(sw, t) -> list[Panel]:
@@ -24,3 +25,14 @@ def speculative_panels(sw, t) -> list[Panel]:
               rf"\ \ (\mathrm{{plain}}: {F.number(d1, 2)}\ \mathrm{{ms}})",
               t("sd.why.step.takeaway", x=F.number(d1 / tp1, 2)), [t("sd.why.step.note")]),
     ]
+
+
+def outcome_text(sw, fit: float | None, t) -> str:
+    """The sentence under the cards: what the speed-up does over the batches shown
+    (:func:`ui.speculative.view.outcome`), its numbers formatted."""
+    key, n = outcome(sw, fit)
+    lo, hi = F.number(n["lo"], 2), F.number(n["hi"], 2)
+    return t(key, range=f"{hi}×" if lo == hi else f"{lo}×–{hi}×", top=F.integer(n["top"]), pool=F.integer(n["pool"]), last=F.integer(n["last"]),
+             cross=F.integer(n["cross"]) if n["cross"] == n["cross"] else "",
+             **{k: F.number(n[k], 2) for k in ("s1", "s_top")},
+             **{k: F.number(n[k], 1) for k in ("kv_ms", "mem_ms", "compute_ms")})

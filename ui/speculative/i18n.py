@@ -7,8 +7,20 @@ EN: dict[str, str] = {
     "sd.page_title": "Speculative decoding: speed-up vs batch size",
     "sd.intro": "{model} on {gpu}, context {ctx} tokens. Each step the drafter proposes k tokens, the target verifies "
                 "them in one forward and keeps the accepted ones plus one. At batch 1 the verify costs about a decode "
-                "step; as the batch grows the (k + 1)·B verified tokens turn the step compute-bound and the gain "
-                "shrinks, then reverses.",
+                "step; as the batch grows the (k + 1)·B verified tokens add compute that a plain decode step does not "
+                "have, while reading the weights and the KV cache costs both the same: the gain shrinks where that "
+                "compute dominates (what it does here: under the cards).",
+    "sd.outcome.reverses": "Here the speed-up goes from {s1}× at batch 1 to below 1 from batch {cross}: the verify's "
+                           "extra compute outweighs what the accepted drafts save.",
+    "sd.outcome.beyond_fit": "Here the speed-up stays at {range} up to the {pool} requests the KV pool "
+                             "holds; it falls below 1 only from batch {cross}, which does not fit.",
+    "sd.outcome.memory_bound": "Here the speed-up stays at {range} up to batch {top} and never falls "
+                               "below 1 (up to {last}): at batch {top} the verify still spends longer reading the "
+                               "weights and the KV cache ({mem_ms} ms a step, the KV cache {kv_ms} ms) than computing "
+                               "({compute_ms} ms), and a plain decode step reads the same.",
+    "sd.outcome.shrinks": "Here the speed-up goes from {s1}× at batch 1 to {s_top}× at batch {top} and never falls "
+                          "below 1 (up to {last}): at batch {top} the verify's compute ({compute_ms} ms a step) "
+                          "outweighs reading the weights and the KV cache ({mem_ms} ms).",
     "ctl.spec_on": "Speculative decoding",
     "ctl.spec_on.help": "vLLM's --speculative-config: each step drafts k tokens and verifies them in one forward. "
                         "The drafter's method, k and acceptance appear when on (see the speculative decoding page).",
@@ -27,7 +39,7 @@ EN: dict[str, str] = {
     "sd.metric.tau": "Tokens per step τ",
     "sd.metric.speedup1": "Speed-up at batch 1",
     "sd.metric.cross": "No longer pays from batch",
-    "sd.metric.cross.none": "not below {n}",
+    "sd.metric.cross.none": "none up to {n}",
     "sd.metric.cross.fit": "The KV pool holds {n} requests of this context: larger batches do not fit, so the "
                            "sweep beyond them is the roofline only.",
     "sd.kv_full": "KV cache full ({n})",
@@ -53,15 +65,24 @@ EN: dict[str, str] = {
     "sd.why.step.title": "Time per output token at batch 1",
     "sd.why.step.takeaway": "At batch 1 speculation cuts TPOT {x}-fold: the verify reads the weights once for k + 1 "
                             "tokens.",
-    "sd.why.step.note": "At large batches the verify's FLOPs grow (k + 1)-fold while a decode step's do not: the "
-                        "speed-up falls below 1.",
+    "sd.why.step.note": "At large batches the verify's FLOPs grow (k + 1)-fold while a decode step's do not; where "
+                        "they outweigh reading the weights and the KV cache, the speed-up falls below 1.",
 }
 
 ZH: dict[str, str] = {
     "nav.speculative": "投机解码",
     "sd.page_title": "投机解码：加速比与批大小",
     "sd.intro": "{model}，{gpu}，上下文 {ctx} 个 token。每一步由草稿器提出 k 个 token，目标模型一次前向验证，保留被接受的 token 再加一个。"
-                "批大小为 1 时验证的代价约等于一次解码步；批越大，(k + 1)·B 个验证 token 使这一步变为计算受限，收益缩小，继而变为负收益。",
+                "批大小为 1 时验证的代价约等于一次解码步；批越大，(k + 1)·B 个验证 token 带来不使用投机解码时没有的计算量，"
+                "而读取权重和 KV Cache 的代价两者相同：这部分计算占主导时收益缩小（此处的情况见指标卡下方）。",
+    "sd.outcome.reverses": "此处加速比从批大小 1 的 {s1}× 下降，批大小 {cross} 起低于 1：验证多出的计算超过了被接受的草稿带来的收益。",
+    "sd.outcome.beyond_fit": "此处在 KV Cache 池能容纳的 {pool} 个请求以内，加速比保持在 {range}；"
+                             "要到批大小 {cross} 才低于 1，而那样的批放不下。",
+    "sd.outcome.memory_bound": "此处加速比在批大小 {top} 以内保持在 {range}，直到 {last} 都不低于 1："
+                               "批大小 {top} 时验证读取权重和 KV Cache 的时间（每步 {mem_ms} ms，其中 KV Cache {kv_ms} ms）"
+                               "仍长于计算时间（{compute_ms} ms），而不使用投机解码时每步读取的数据相同。",
+    "sd.outcome.shrinks": "此处加速比从批大小 1 的 {s1}× 变为批大小 {top} 的 {s_top}×，直到 {last} 都不低于 1："
+                          "批大小 {top} 时验证的计算（每步 {compute_ms} ms）超过读取权重和 KV Cache 的时间（{mem_ms} ms）。",
     "ctl.spec_on": "投机解码",
     "ctl.spec_on.help": "vLLM 的 --speculative-config：每一步起草 k 个 token 并在一次前向中验证。打开后显示草稿方法、k 与接受率"
                         "（详见投机解码页面）。",
@@ -92,14 +113,14 @@ ZH: dict[str, str] = {
     "sd.fig.title": "投机解码的 TPOT 加速比与批大小",
     "sd.fig.x": "运行中的批（序列数）",
     "sd.fig.y": "加速比（不用 / 使用投机解码的 TPOT）",
-    "sd.fig2.title": "每个输出 token 的时间",
+    "sd.fig2.title": "单 Token 延迟（TPOT）",
     "sd.fig2.y": "TPOT（毫秒）",
     "sd.caption": "在上述上下文长度下的稳态解码；与闭环估计使用同一套步长物理模型（calc.timing.speculative）。"
                   "草稿代价：屋顶线时间加上按 vLLM 批大小 1 实测拟合的启动与簿记时间。",
     "sd.why.tau.title": "每步 token 数",
     "sd.why.tau.takeaway": "每一步平均得到 {tau} 个 token，最多 {k} + 1 个。",
     "sd.why.tau.note": "假设接受独立同分布；实际草稿器在靠前的位置接受率更高（命令行的 position_acceptance 可逐位置给出）。",
-    "sd.why.step.title": "批大小 1 时每个输出 token 的时间",
+    "sd.why.step.title": "批大小 1 时的单 Token 延迟",
     "sd.why.step.takeaway": "批大小 1 时投机解码把 TPOT 缩短为原来的 1/{x}：验证一次读权重即处理 k + 1 个 token。",
-    "sd.why.step.note": "批很大时验证的计算量增加到 (k + 1) 倍，而解码步不变：加速比降到 1 以下。",
+    "sd.why.step.note": "批很大时验证的计算量增加到 (k + 1) 倍，而解码步不变；当它超过读取权重和 KV Cache 的时间时，加速比降到 1 以下。",
 }
