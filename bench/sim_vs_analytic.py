@@ -141,14 +141,22 @@ def chunks_main() -> None:
     import calc.traffic.chunk_queue as cq  # noqa: PLC0415
 
     seen = {}
-    model_fn = cq.chunk_queue_ttft_s
+    model_fn = cq.chunk_queue
 
-    def spy(**kw):  # the last evaluation is at the solved X (serving._chunk_queue_ttft)
-        out = model_fn(**kw)
-        seen["share"] = float(np.ravel(out[2])[0])
-        return out
+    def spy(**kw):  # the last evaluation of all elements is at the solved X (serving._chunk_queue_ttft)
+        at = model_fn(**kw)
+        per_step = at.per_step
 
-    cq.chunk_queue_ttft_s = spy
+        def spy_per_step(a, index=None, shape=None):
+            out = per_step(a, index, shape)
+            if index is None:
+                seen["share"] = float(np.ravel(out[2])[0])
+            return out
+
+        at.per_step = spy_per_step
+        return at
+
+    cq.chunk_queue = spy
     print("| model | GPU | budget | I / O | C | k | sim TTFT mean | P95 | analytic | error | steps with prompts, "
           "sim / analytic | per request (sim) | preempt |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")

@@ -76,7 +76,9 @@ def chunk_queue_ttft_s(*, decode_step_s, full_step_s, last_step_s, chunks, servi
 
 def chunk_queue(*, decode_step_s, full_step_s, last_step_s, chunks, service_steps, others, delay_s, idle_wait_s):
     """:func:`chunk_queue_ttft_s` as a function of the rate X alone, the parts that do not move
-    with X computed once (a caller that solves for X evaluates it many times)."""
+    with X computed once (a caller that solves for X evaluates it many times). Its ``per_step``
+    takes instead the prompts per step α = X·T̄, with T̄ = T_0 + α·P_pf (the same loop, X = α / T̄:
+    smooth in α where T̄ = T_0 / (1 − X·P_pf) is steep in X near the budget's capacity)."""
     T0, Tf, Tl = (np.asarray(x, dtype=float) for x in (decode_step_s, full_step_s, last_step_s))
     k, s = (np.asarray(x, dtype=float) for x in (chunks, service_steps))
     d_hi = 2.0 * np.asarray(delay_s, dtype=float)
@@ -96,10 +98,11 @@ def chunk_queue(*, decode_step_s, full_step_s, last_step_s, chunks, service_step
     full_steps, idle_last = (k - 1.0) * Tf, idle + Tl  # the k − 1 full steps; idle wait + short last step
     (b_f, b_l, b_d), (w_f, w_l, w_d) = below, window
 
-    def at(rate_rps):
-        X = np.asarray(rate_rps, dtype=float)
-        t_bar = T0 / np.maximum(1.0 - X * p_pf, 1e-3)
-        a = X * t_bar  # completions (= prompts) per step
+    consts = (k, s, share, service, idle_last, full_steps, Tf, T0, p_pf, b_f, w_f, b_l, w_l, b_d, w_d, next_full,
+              per_full, rest)
+
+    def core(a, t_bar, k, s, share, service, idle_last, full_steps, Tf, T0, p_pf, b_f, w_f, b_l, w_l, b_d, w_d,
+             next_full, per_full, rest):  # at α = X·T̄ prompts per step and the mean step T̄
         p_full, p_last = np.clip(a * (k - 1.0), 0.0, 1.0), np.clip(a, 0.0, 1.0)
         inv = 1.0 / t_bar
         c_first = b_f + w_f * inv  # clumps_caught(T, T̄) = P(D < T) + E[min(D, T)]/T̄, split at T̄
@@ -110,4 +113,23 @@ def chunk_queue(*, decode_step_s, full_step_s, last_step_s, chunks, service_step
         ttft = (1.0 - rho) * idle_last + wait + full_steps + rho * Tf
         return ttft, rho, np.clip(a * ((1.0 - rho) * k + rho * s), 0.0, 1.0), t_bar
 
+    def at(rate_rps):
+        X = np.asarray(rate_rps, dtype=float)
+        t_bar = T0 / np.maximum(1.0 - X * p_pf, 1e-3)
+        return core(X * t_bar, t_bar, *consts)
+
+    def per_step(prompts_per_step, index=None, shape=None):
+        """At α prompts per step (T̄ = T_0 + α·P_pf). With ``index`` (into the flattened ``shape``;
+        ``...`` all of them) instead the function of α of those elements alone, their constants taken once."""
+        if index is None:
+            a = np.asarray(prompts_per_step, dtype=float)
+            return core(a, T0 + a * p_pf, *consts)
+        if index is ...:  # all of them, flattened
+            c = [np.broadcast_to(x, shape).ravel() for x in consts]
+        else:
+            c = [np.broadcast_to(x, shape).ravel()[index] for x in consts]
+        return lambda a: core(a, c[7] + a * c[8], *c)
+
+    at.per_step = per_step
+    at.extra_step_s = p_pf  # P_pf
     return at
