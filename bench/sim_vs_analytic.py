@@ -6,6 +6,7 @@ correction (calc.timing.serving.fcfs_wave).
     .venv/bin/python bench/sim_vs_analytic.py --quick    # the bounded grid tests/test_serving_wave.py holds
     .venv/bin/python bench/sim_vs_analytic.py --long     # steady state: long runs, output lengths spread
     .venv/bin/python bench/sim_vs_analytic.py --shapes   # every traffic shape against calc.traffic.queueing
+    .venv/bin/python bench/sim_vs_analytic.py --chunks   # --long's runs where prompts span k > 1 chunked steps
 
 --long (the issue-17 check): 30·C requests with lognormal output lengths (CV 0.5, as a dataset or
 EOS gives), the first 10·C dropped, mean and P95 TTFT and mean E2E against `estimate` with that
@@ -76,11 +77,13 @@ def compare(model: str, gpu: str, I: int, O: int, C: int, chunked: bool) -> dict
 
 
 def compare_long(model: str, gpu: str, I: int, O: int, C: int, *, output_cv: float = 0.5, tp: int = 1,
-                 quantization: str = "auto") -> dict:
-    """Long-run steady state against the analytic spread model at the same length spread."""
+                 quantization: str = "auto", budget: int | None = None) -> dict:
+    """Long-run steady state against the analytic spread model at the same length spread
+    (``budget``: max_num_batched_tokens, None the GPU's default); also the simulated share of steps
+    after the warm-up that carry prompt tokens and those steps per request."""
     arch, g = get_model(model), get_gpu(gpu)
     sc = ServingConfig(input_len=I, output_len=O, concurrency=C, tensor_parallel_size=tp, quantization=quantization,
-                       max_model_len=I + 4 * O)
+                       max_model_len=I + 4 * O, max_num_batched_tokens=budget)
     est = estimate(arch, g, sc, uniform_lengths=False)
     cfg = EngineConfig(max_num_seqs=int(est.max_num_seqs), max_num_batched_tokens=int(est.max_num_batched_tokens),
                        enable_chunked_prefill=True, num_blocks=int(est.memory.num_blocks), block_size=sc.block_size)
@@ -89,7 +92,13 @@ def compare_long(model: str, gpu: str, I: int, O: int, C: int, *, output_cv: flo
     r = simulate(est.engine, w, cfg)
     k = 10 * C
     a = est.serving
-    return dict(model=arch.name, gpu=gpu, I=I, O=O, C=C, sim_ttft_s=float(np.mean(r.ttft_s[k:])),
+    after = r.step_start_s >= r.arrival_s[k]
+    prompt_steps = r.step_prefill_tokens[after] > 0
+    return dict(model=arch.name, gpu=gpu, I=I, O=O, C=C, budget=int(est.max_num_batched_tokens),
+                chunks=float(a.prefill_chunks), preemptions=int(r.total_preemptions),
+                sim_prompt_step_share=float(np.mean(prompt_steps)),
+                sim_prompt_steps_per_request=float(prompt_steps.sum() / max(int((r.arrival_s >= r.arrival_s[k]).sum()), 1)),
+                sim_ttft_s=float(np.mean(r.ttft_s[k:])),
                 sim_ttft_p95_s=float(np.percentile(r.ttft_s[k:], 95)), sim_e2e_s=float(np.mean(r.e2e_latency_s[k:])),
                 ttft_s=float(a.ttft_s), e2e_s=float(a.e2e_latency_s), kv_wall=float(a.kv_sequences_at_mean_context))
 
@@ -116,6 +125,56 @@ def long_main() -> None:
     print(f"\nTTFT |error| median {100 * np.median(et):.1f} %, max {100 * np.max(et):.1f} %, within 15 %: "
           f"{np.mean(np.array(et) <= 0.15) * 100:.0f} %; E2E |error| median {100 * np.median(ee):.1f} %, "
           f"max {100 * np.max(ee):.1f} %")
+
+
+# --chunks: prompts of k > 1 chunked steps (calc/traffic/chunk_queue.py); (model, GPU, budget, I, O, concurrencies)
+CHUNKS = (("meta-llama/Llama-2-7b-hf", "a100-80gb", None, 2048, 128, (4, 16, 32, 64)),
+          ("meta-llama/Llama-2-7b-hf", "a100-80gb", None, 3000, 128, (4, 16, 32)),
+          ("meta-llama/Llama-3.1-8B", "a100-80gb", None, 6000, 256, (4, 16, 32)),
+          ("meta-llama/Llama-3.1-8B", "h100-sxm", 1024, 2500, 256, (8, 32, 64)),
+          ("Qwen/Qwen2.5-7B", "l40s", None, 4000, 200, (4, 16)))
+
+
+def chunks_main() -> None:
+    """--chunks: the long runs of compare_long over CHUNKS, with the simulated step statistics
+    and the analytic share of steps with prompt tokens (calc.traffic.chunk_queue)."""
+    import calc.traffic.chunk_queue as cq  # noqa: PLC0415
+
+    seen = {}
+    model_fn = cq.chunk_queue
+
+    def spy(**kw):  # the last evaluation of all elements is at the solved X (serving._chunk_queue_ttft)
+        at = model_fn(**kw)
+        per_step = at.per_step
+
+        def spy_per_step(a, index=None, shape=None):
+            out = per_step(a, index, shape)
+            if index is None:
+                seen["share"] = float(np.ravel(out[2])[0])
+            return out
+
+        at.per_step = spy_per_step
+        return at
+
+    cq.chunk_queue = spy
+    print("| model | GPU | budget | I / O | C | k | sim TTFT mean | P95 | analytic | error | steps with prompts, "
+          "sim / analytic | per request (sim) | preempt |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    errs = []
+    for model, gpu, budget, I, O, cs in CHUNKS:
+        for C in cs:
+            seen.clear()
+            d = compare_long(model, gpu, I, O, C, budget=budget)
+            err = d["ttft_s"] / d["sim_ttft_s"] - 1
+            if not d["preemptions"]:
+                errs.append(abs(err))
+            print(f"| {d['model']} | {gpu} | {d['budget']} | {I} / {O} | {C} | {d['chunks']:.0f} | "
+                  f"{d['sim_ttft_s'] * 1e3:.0f} ms | {d['sim_ttft_p95_s'] * 1e3:.0f} ms | {d['ttft_s'] * 1e3:.0f} ms | "
+                  f"{100 * err:+.1f} % | {d['sim_prompt_step_share']:.3f} / {seen.get('share', float('nan')):.3f} | "
+                  f"{d['sim_prompt_steps_per_request']:.2f} | {d['preemptions']} |", flush=True)
+    e = np.array(errs)
+    print(f"\nrows without preemption: {e.size}; TTFT |error| median {100 * np.median(e):.1f} %, max {100 * e.max():.1f} %, "
+          f"within 15 %: {np.mean(e <= 0.15) * 100:.0f} %")
 
 
 # (model, GPU, TP, weights, I, O) and per shape what varies: load (share of capacity), clients, requests
@@ -265,7 +324,11 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--long", action="store_true", help="steady state of long runs with spread output lengths")
     ap.add_argument("--shapes", action="store_true", help="open loop, closed loop and burst against calc.traffic.queueing")
+    ap.add_argument("--chunks", action="store_true", help="long runs whose prompts span several chunked steps")
     args = ap.parse_args()
+    if args.chunks:
+        chunks_main()
+        return
     if args.shapes:
         shapes_main()
         return

@@ -277,6 +277,10 @@ class ServingResult:
     prefill_fraction: np.ndarray  # share of engine time spent on prefill work
     wave_steps: np.ndarray = None  # W: steps the FCFS wave of prompts takes (uniform lengths; NaN when spread)
     closed_form: np.ndarray = None  # False where the mean TTFT needs the simulator (module docstring)
+    # Spread prompts of k > 1 chunks (closed loop): the mean wait W for the token budget and its load ρ
+    # (the share of arrivals that wait) of calc.traffic.chunk_queue at the loop's X; NaN elsewhere.
+    budget_queue_wait_s: np.ndarray = None
+    budget_queue_load: np.ndarray = None
 
 
 def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num_seqs, max_num_batched_tokens,
@@ -406,8 +410,16 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
             e, trains=trains, ttft_service=ttft_service, e2e_service=e2e_service, R=R, step_s=t_dec * tau,
             first_prompt_s=np.maximum(t_chunk - plain.step_s, 0.0), base_s=plain.step_s, chunk_tokens=c, decode_batch=r_d,
             mean_context_tokens=mean_ctx, cached_tokens=cached)
+    multi = ~uniform & chunked & (k > 1) & (R > 1) & (m > 0)
+    budget_wait, budget_load = np.nan, np.nan
+    if np.any(multi):
+        ttft_service, e2e_service, budget_wait, budget_load = _chunk_queue_ttft(
+            e, multi=multi, ttft_service=ttft_service, e2e_service=e2e_service, R=R, input_tokens=I, chunks=k,
+            budget_tokens=budget, decode_steps=m_s, decode_budget_tokens=q_dec, mean_context_tokens=mean_ctx,
+            cached_tokens=H, decode_step_s=t_dec * tau, idle_wait_s=wait_inflight)
     e2e_service = np.where(uniform, wave.e2e_latency_s, e2e_service)
-    tpot = np.where(uniform & (m > 0), (e2e_service - ttft_service) / np.maximum(m, 1.0), tpot)
+    # the wave's, and the chunk queue's m_s steps of the loop's mean step T̄
+    tpot = np.where((uniform | multi) & (m > 0), (e2e_service - ttft_service) / np.maximum(m, 1.0), tpot)
     # (one output token: the wave is the whole cycle, which matches the simulator at every W)
     closed_form = (~(uniform & chunked & (m > 0) & (((wave.wave_steps > 1.0) & (wave.wave_steps < 6.0) & (R > 1))
                                                     | (wave.wave_steps > 60.0)))
@@ -456,7 +468,9 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
         prefill_step_bound=np.where(chunked, own_chunk.bound, pf_whole.bound),
         decode_step_s=t_dec, prefill_time_per_request_s=t_pf, prefill_chunks=k,
         prefill_fraction=np.clip(X * t_pf, 0.0, 1.0),
-        wave_steps=np.where(uniform, wave.wave_steps, np.nan), closed_form=np.broadcast_to(
+        wave_steps=np.where(uniform, wave.wave_steps, np.nan),
+        budget_queue_wait_s=budget_wait + np.zeros(np.shape(ttft * nan)),
+        budget_queue_load=budget_load + np.zeros(np.shape(ttft * nan)), closed_form=np.broadcast_to(
             closed_form, np.broadcast_shapes(np.shape(closed_form), np.shape(R))).copy())
 
 
@@ -521,6 +535,194 @@ def _train_ttft(e: EngineNumbers, *, trains, ttft_service, e2e_service, R, step_
     if sub.all:
         return np.where(trains, ttft, full_ttft), np.where(trains, e2e, full_e2e)
     return sub.put(full_ttft, ttft), sub.put(full_e2e, e2e)
+
+
+ROOT_TOLERANCE = 2.0 ** -30  # the multi-chunk closed loop's X: to 2⁻³⁰ (1e-9) of its empty-queue value
+ROOT_GUESS = 0.01  # the later passes' bracket: the last pass's α ± 1 %
+ROOT_ITERATIONS = 60  # at most (false position and bisection: 30 bisections reach ROOT_TOLERANCE alone)
+QUEUE_PASSES = 3  # of the multi-chunk closed loop's decode batch (the clients queued for the budget do not decode)
+
+
+def rising_root(restrict, lo, hi, f_lo, f_hi, *, tol):
+    """The root of a function f rising on the bracket [``lo``, ``hi``] (f there ``f_lo`` < 0 and
+    ``f_hi``), to within ``tol``: the upper end of a bracket within ``tol``, or a point whose
+    distance to the root at the bracket's slope, |f(x)|·(hi − lo)/(f_hi − f_lo), is within ``tol``
+    (a function nearly linear there); ``hi`` itself where f_hi < 0.
+    ``restrict(index)`` gives f of the elements ``index`` of the flattened arrays alone, as a
+    function of their points. Converged elements are set aside (the work shrinks with them), and
+    each element follows its own iterations alone: its result does not depend on the others.
+
+    Illinois false position (the kept end's f halved when the same end is kept twice), each point
+    at least ``tol`` inside the bracket, and a bisection where the bracket did not halve over the
+    last three iterations: the multi-chunk closed loop (:func:`_chunk_queue_ttft`, nearly linear
+    in α) converges in ~5-8 evaluations from [0, R / m_s] where bisection took 30, in ~3 from a
+    bracket of ±1 %.
+
+    >>> f = lambda i: lambda x: x * x - 2.0
+    >>> float(rising_root(f, np.array(0.0), np.array(2.0), np.array(-2.0), np.array(2.0), tol=1e-12)) - 2 ** 0.5 < 1e-12
+    True
+    """
+    shape = np.broadcast_shapes(*(np.shape(v) for v in (lo, hi, f_lo, f_hi, tol)))
+    lo, hi, f_lo, f_hi, tol = (np.array(np.broadcast_to(v, shape), dtype=float).ravel() for v in (lo, hi, f_lo, f_hi, tol))
+    out = hi.copy()
+    idx = np.flatnonzero(f_hi >= 0.0)  # the others: no root below hi, hi
+    f = None
+    side = np.zeros(out.size)  # +1: hi was replaced last, −1: lo
+    widths = [4.0 * (hi - lo)] * 3  # the bracket three, two and one iterations ago
+    state = [v[idx] for v in [lo, hi, f_lo, f_hi, tol, side, hi, np.full(out.size, np.inf)] + widths]
+    for _ in range(ROOT_ITERATIONS):
+        lo, hi, f_lo, f_hi, tol, side, result, step, *widths = state
+        width = hi - lo
+        going = (width > tol) & (step > tol)
+        if f is None or np.count_nonzero(going) <= 0.75 * going.size:  # set the converged aside
+            out[idx[~going]] = np.where(width <= tol, hi, result)[~going]
+            idx, state = idx[going], [v[going] for v in state]
+            lo, hi, f_lo, f_hi, tol, side, result, step, *widths = state
+            width = width[going]
+            going = np.ones(idx.size, dtype=bool)
+            if idx.size == 0:
+                break
+            f = restrict(idx)
+        x = (lo * f_hi - hi * f_lo) / np.where(going, f_hi - f_lo, 1.0)  # f_lo < 0 ≤ f_hi
+        secant = (x > lo) & (x < hi) & (width <= 0.5 * widths[0])
+        x = np.where(secant, np.minimum(np.maximum(x, lo + tol), hi - tol), 0.5 * (lo + hi))
+        fx = f(x)
+        below = fx < 0.0
+        lower, upper = going & below, going & ~below
+        near = np.abs(fx) * width / np.where(going, f_hi - f_lo, 1.0)  # |x − root| at the bracket's slope
+        # Illinois: an end kept twice in a row has its f halved (pulls the next point towards it)
+        f_hi = np.where(lower & (side < 0.0) & secant, 0.5 * f_hi, f_hi)
+        f_lo = np.where(upper & (side > 0.0) & secant, 0.5 * f_lo, f_lo)
+        state = [np.where(lower, x, lo), np.where(upper, x, hi), np.where(lower, fx, f_lo), np.where(upper, fx, f_hi),
+                 tol, np.where(going, np.where(below, -1.0, 1.0), side), np.where(going, x, result),
+                 np.where(going, near, step)] + widths[1:] + [width]
+    lo, hi, f_lo, f_hi, tol, side, result, step, *widths = state
+    out[idx] = np.where(hi - lo <= tol, hi, result)
+    return out.reshape(shape)
+
+
+def _chunk_queue_ttft(e: EngineNumbers, *, multi, ttft_service, e2e_service, R, input_tokens, chunks, budget_tokens,
+                      decode_steps, decode_budget_tokens, mean_context_tokens, cached_tokens, decode_step_s, idle_wait_s):
+    """(TTFT, E2E) of service, t_api not yet added, and the budget queue's mean wait W (s) and load ρ
+    (NaN outside ``multi``), where ``multi``: spread prompts of k > 1 chunks
+    queueing for the token budget (:func:`calc.traffic.chunk_queue.chunk_queue_ttft_s`, as a function of X): k − 1
+    full steps (the room's tokens beside the decodes), a last step of the rest I − (k − 1)·room
+    alone (T_last) or filled by the next prompt, the wait W behind the prompts ahead; fixed part
+    t_req, delay δ = t_api + t_req.
+
+    The decodes beside the chunks: the others' completions per step times the decode steps of a
+    request, r_d = (R − 1)/R · X·T̄ · m_s (``decode_steps`` m_s; T̄ the mean step, X·T̄ requests
+    per step; at most R − 1), room = budget − r_d·q (``decode_budget_tokens`` q per decode): the
+    clients prefilling, waiting for the budget or outside the engine do not decode. A client added
+    to a loop at the budget's capacity joins the queue, not the decodes, so the room does not
+    shrink with it: with (R − 1)·m_s / (m_s + k) decodes (the queue left out) the room fell and the
+    throughput with it as C rose (Llama-3.1-8B H100, budget 1024, 2500 in / 256 out, C = 90 → 95:
+    5.653 → 5.633 requests/s; simulated 5.73 → 5.78). ``QUEUE_PASSES`` passes from r_d = (R − 1)·m_s / (m_s + k) (no wait), as closed_loop.
+
+    The decode part of E2E is m_s steps of the mean step a decoding client sees, T̄_d = T_0 +
+    (R − 1)/R·α·P_pf (the queue's T̄ = T_0 + α·P_pf less its own prompt's share: a client decodes in
+    the steps of the loop but its own prompt's), not closed_loop's m·TPOT of riding chunks: so the loop counted in
+    steps, X·T̄ prompts per step, is what the step times do not move, as in the simulator, whose
+    schedule, when δ is short beside every step, is the same step for step at any step time (R1-Distill-
+    32B AWQ A100, 2064 in / 232 out, C = 94, 2× HBM bandwidth: simulated TTFT 1.80 → 1.76 s, 5 seeds of
+    5,640 requests; with m·TPOT X·T̄ rose 5.7 % and the TTFT 1.387 → 1.400 s; now 1.435 → 1.403 s).
+
+    X solves X·(E2E(X) + t_api) = R (at most 1/t_api), solved for α = X·T̄ (prompts per step; X = α / T̄,
+    T̄ = T_0 + α·P_pf, smooth in α where it is steep in X): X·(E2E + t_api) − R = X·(δ + engine TTFT + m_s·T̄_d) − R
+    rises with α (X does, T̄_d too, and the queue only grows), and :func:`rising_root` finds its root
+    below R² / ((R − 1)·m_s) (and the API server's cap).
+    Computed on the ``multi`` elements only (:class:`calc.timing.subset.Subset`).
+
+    This replaces own + D_ttft (k chunk steps of I/k tokens, and the others' chunks that do not
+    ride along): that read the loop as if no prompt ever waited for another's chunks, 15-35 %
+    low on the long runs of bench/sim_vs_analytic.py --long (Llama-2-7B A100, 2048 in, C = 4-32)."""
+    from calc.timing.subset import Subset, grid_shape  # noqa: PLC0415
+    from calc.traffic.chunk_queue import chunk_queue  # noqa: PLC0415
+
+    args = (ttft_service, e2e_service, R, input_tokens, chunks, budget_tokens, decode_steps, decode_budget_tokens,
+            mean_context_tokens, cached_tokens, decode_step_s, idle_wait_s)
+    sub = Subset(multi, grid_shape(multi, *args, obj=e))
+    full_ttft, full_e2e = ttft_service, e2e_service
+    if not sub.all:  # compress; everything below is elementwise
+        e = sub.take_fields(e)
+        args = tuple(sub.take(x) for x in args)
+    ttft_service, e2e_service, R, I, k, budget, m_s, q_dec, ctx, H, t0, idle = args
+    t_api = np.asarray(e.api_server_request_s, dtype=float)
+    t_req = np.asarray(e.request_overhead_s, dtype=float)
+    others = np.maximum(R - 1.0, 0.0) / np.maximum(R, 1.0)
+    c = I / k  # tokens of a chunk, as closed_loop prices its steps
+    r_d = (R - 1.0) * m_s / (m_s + k)
+    alpha = None
+    for _ in range(QUEUE_PASSES):
+        room = np.maximum(budget - r_d * q_dec, 1.0)
+        t_full = prefill_step(e, prompts=room / c, prompt_tokens=c, decode_batch=r_d, decode_context_tokens=ctx,
+                              cached_tokens=H + (k - 1.0) / 2.0 * c).step_s
+        last = np.clip(I - (k - 1.0) * room, 1.0, room)
+        t_last = prefill_step(e, prompts=1.0, prompt_tokens=last, decode_batch=r_d, decode_context_tokens=ctx,
+                              cached_tokens=H + I - last).step_s
+
+        queue = chunk_queue(decode_step_s=t0, full_step_s=t_full, last_step_s=t_last, chunks=k,
+                            service_steps=I / room, others=others, delay_s=t_req + t_api, idle_wait_s=idle)
+
+        def excess(index):  # X·(E2E + t_api) − R at α = X·T̄ prompts per step: X·(δ + engine TTFT + m_s·T̄_d) − R
+            at = queue.per_step(None, index, shape)
+            m, r, delay, own = (np.broadcast_to(v, shape).ravel()[index] for v in (m_s, R, t_req + t_api, own_pf))
+
+            def f(a):
+                engine_ttft, _, _, t_bar = at(a)
+                return a / t_bar * (delay + engine_ttft + m * (t_bar - a * own)) - r
+            return f
+
+        # α below R² / ((R − 1)·m_s) (the decodes alone fill the cycle), the API server's X = 1 / t_api
+        # (X = α / (T_0 + α·P_pf)) and, were P_pf < 0, T̄ > 0
+        p_pf = queue.extra_step_s
+        own_pf = p_pf / np.maximum(R, 1.0)  # T̄ − T̄_d per prompt per step: a decoding client's own prompt is not in its steps
+        a_max = R / (m_s * others)  # there X·m_s·T̄_d ≥ α·m_s·(R − 1)/R = R
+        a_hi = np.where(t_api > p_pf, np.minimum(a_max, t0 / np.maximum(t_api - p_pf, 1e-300)), a_max)
+        a_hi = np.where(p_pf < 0.0, np.minimum(a_hi, 0.999 * t0 / np.maximum(-p_pf, 1e-300)), a_hi)
+        shape = np.broadcast_shapes(np.shape(a_hi), np.shape(idle), np.shape(others), np.shape(t_req + t_api))
+        a_hi = np.broadcast_to(a_hi, shape)
+        everything = excess(...)
+        flat = lambda v: np.broadcast_to(v, shape).ravel()  # noqa: E731
+        tol = flat(a_hi * ROOT_TOLERANCE)
+        if alpha is None:
+            # α·(c + m_s·T̄_d) = R·T̄ at a fixed δ + engine TTFT = c, o = (R − 1)/R:
+            # (m_s·o·P_pf)·α² + (c + m_s·T_0 − R·P_pf)·α − R·T_0 = 0, its positive root (α_max at most)
+            def fixed_ttft_root(c):
+                b = c + m_s * t0 - R * p_pf
+                den = b + np.sqrt(np.maximum(b * b + 4.0 * (m_s * others * p_pf) * R * t0, 0.0))
+                return flat(np.where(den > 0.0, np.minimum(2.0 * R * t0 / np.maximum(den, 1e-300), a_hi), a_hi))
+
+            # the TTFT of no wait (X → 0) gives an α above the root; the TTFT there, one below it
+            hi = fixed_ttft_root(t_req + t_api + idle + t_last + (k - 1.0) * t_full)
+            f_hi = everything(hi)
+            x_hi = hi / flat(t0 + hi.reshape(shape) * p_pf)
+            c_hi = (f_hi + flat(R)) / x_hi - flat(m_s) * flat(t0 + others * hi.reshape(shape) * p_pf)
+            lo = np.minimum(fixed_ttft_root(c_hi.reshape(shape)), hi)
+            f_lo = everything(lo)
+        else:  # the last pass's root ± ROOT_GUESS
+            lo = np.minimum(flat(alpha * (1.0 - ROOT_GUESS)), flat(a_hi))
+            hi = np.minimum(flat(alpha * (1.0 + ROOT_GUESS)), flat(a_hi))
+            f_lo, f_hi = everything(lo), everything(hi)
+        # that bracket where it holds the root; else [0, its low end] or [its high end, α_max]
+        past, short = f_lo >= 0.0, (f_hi < 0.0) & (hi < flat(a_hi))
+        lo, f_lo, hi, f_hi = (np.where(past, 0.0, lo), np.where(past, -flat(R), f_lo), np.where(past, lo, hi),
+                              np.where(past, f_lo, f_hi))
+        if np.any(short):
+            i = np.flatnonzero(short)
+            lo[i], f_lo[i], hi[i] = hi[i], f_hi[i], flat(a_hi)[i]
+            f_hi[i] = excess(i)(hi[i])
+        alpha = rising_root(excess, lo, hi, f_lo, f_hi, tol=tol).reshape(shape)
+        engine_ttft, rho, _, t_bar = queue.per_step(alpha)  # one evaluation at the root: the cycle, ρ and T̄
+        ttft = t_req + engine_ttft
+        e2e = ttft + m_s * (t_bar - alpha * own_pf)  # the cycle less t_api: m_s steps of T̄_d
+        r_d = np.minimum(others * alpha * m_s, R - 1.0)
+    wait = rho * I / room * t_full / (2.0 * (1.0 - rho))  # Pollaczek-Khinchine, as chunk_queue's TTFT holds it
+    nan = np.full(np.shape(full_ttft), np.nan)
+    if sub.all:
+        return (np.where(multi, ttft, full_ttft), np.where(multi, e2e, full_e2e), np.where(multi, wait, nan),
+                np.where(multi, rho, nan))
+    return sub.put(full_ttft, ttft), sub.put(full_e2e, e2e), sub.put(nan, wait), sub.put(nan, rho)
 
 
 @dataclass(frozen=True)

@@ -94,12 +94,31 @@ def step_chain_pmf(*, step_s, mean, delay_lo_s=None, delay_hi_s=None, iterations
         if delay_lo_s is None:
             c = T / t_bar
         else:
-            lo, hi = np.asarray(delay_lo_s, dtype=float), np.asarray(delay_hi_s, dtype=float)
-            before = uniform_min_mean(low=lo, high=hi, level=T)  # E[min(D, T_m)]
-            c = uniform_below(low=lo, high=hi, level=T) + before / t_bar
+            c = clumps_caught(step_s=T, mean_step_s=t_bar, delay_lo_s=delay_lo_s, delay_hi_s=delay_hi_s)
         c = c / np.maximum((pi * c).sum(axis=0), 1e-300)
         pi = sum(pi[m] * poisson_pmf(mean=a * c[m], count=k) for m in range(k))
     return pi
+
+
+def clumps_caught(*, step_s, mean_step_s, delay_lo_s, delay_hi_s):
+    """Clumps of completions whose requests land in a step of length T (``step_s``) that follows
+    steps of mean length T_b (``mean_step_s``), each request D after its step end, D uniform on
+    [``delay_lo_s``, ``delay_hi_s``]: the end at the step's own start when D < T, and the ends in
+    the window min(D, T) before it, one per T_b: c = P(D < T) + E[min(D, T)]/T_b
+    (:func:`uniform_below`, :func:`uniform_min_mean`; :func:`step_chain_pmf` and
+    :mod:`calc.traffic.chunk_queue` scale it so that every clump lands in one step).
+
+    D uniform on [0, 100 ms], a 150 ms step after 20 ms steps: 1 + 50/20 = 3.5; a 20 ms step:
+    0.2 + (20 − 2)/20 = 1.1.
+
+    >>> round(float(clumps_caught(step_s=0.15, mean_step_s=0.02, delay_lo_s=0.0, delay_hi_s=0.1)), 3)
+    3.5
+    >>> round(float(clumps_caught(step_s=0.02, mean_step_s=0.02, delay_lo_s=0.0, delay_hi_s=0.1)), 3)
+    1.1
+    """
+    lo, hi = np.asarray(delay_lo_s, dtype=float), np.asarray(delay_hi_s, dtype=float)
+    before = uniform_min_mean(low=lo, high=hi, level=step_s)  # E[min(D, T)]
+    return uniform_below(low=lo, high=hi, level=step_s) + before / mean_step_s
 
 
 def _pick(T, n):

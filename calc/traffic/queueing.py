@@ -705,7 +705,14 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
     :func:`calc.traffic.arrival_trains.train_ttft_s` (clumps of α = X·T̄ completions per step, their
     API-server trains, the step in flight and the own step, speculative steps with the prompts in
     them priced by :func:`calc.timing.speculative.mixed_step_s`) + the slot wait, the own prompt's
-    length spread beside it.
+    length spread beside it. Where the prompt spans k > 1 chunks (spread lengths, chunked, C > 1) the
+    mean is closed_loop's (the prompts queue for the token budget: :mod:`calc.traffic.chunk_queue`,
+    its wait W̄ and load ρ in ``budget_queue_wait_s`` / ``budget_queue_load``) plus the API
+    server's wait, and the q-quantile is mean + √(Σ excess²) over the budget wait (W̄, waiting with
+    probability ρ: :func:`wait_quantile_s`), the own prompt's length (own(I_q) − own(I)), the slot
+    and the API waits. Qwen2.5-7B A100, 2048 / 128 lognormal CV 0.7, C = 32: P95 0.858 s against
+    0.906 s simulated (the finite-source budget wait, 0.039 s at P 0.24 against the chunk
+    queue's 0.108 s at ρ = 0.57: 0.745 s), mean 0.424 / 0.405 s.
 
     One client never queues: TTFT = t_api + t_req + its own prefill step (+ half a decode step
     only when others decode; none here).
@@ -809,7 +816,25 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
         # independent parts (the mixture, the slot wait, the own length) combine as in _ttft
         ttft_q = np.where(fits, t_mean + w + np.sqrt(np.maximum(t_q - t_mean, 0.0) ** 2 + np.maximum(w_q - w, 0.0) ** 2
                                                      + np.maximum(ex_len, 0.0) ** 2), ttft_q)
+    # prompts of k > 1 chunks (spread lengths, chunked, R > 1): they queue for the token budget, one
+    # prompt's chunks after another's (calc.traffic.chunk_queue), and closed_loop's TTFT is that
+    # queue's at its X (t_api, t_req and the slot wait in it): the mean is it plus the API server's
+    # wait, and the quantile combines, as _ttft, the budget wait's (W̄ with probability ρ of waiting,
+    # exponential tail: wait_quantile_s), the own prompt's length (the extra chunk steps of an
+    # I_q-token prompt), the slot wait's and the API wait's excesses over their means.
     spread = (np.asarray(input_cv, dtype=float) > 0) | (np.asarray(output_cv, dtype=float) > 0)
+    multi = np.isfinite(s.budget_queue_wait_s) & spread  # fixed lengths: the FCFS train, flagged below
+    if np.any(multi):
+        w_b, rho = np.nan_to_num(s.budget_queue_wait_s), np.nan_to_num(s.budget_queue_load)
+        ex_b = wait_quantile_s(mean_s=w_b, p_wait=rho, q=q) - w_b
+        ex_len = own(lognormal_quantile(mean=I, cv=input_cv, q=q), 0.0) - own(I, 0.0)
+        ex_slot = wait_quantile_s(mean_s=w_slot, p_wait=np.where(C > R, 1.0, 0.0), q=q) - w_slot
+        ex_api = wait_quantile_s(mean_s=w_api, p_wait=p_api, q=q) - w_api
+        m_b = np.asarray(s.ttft_s, dtype=float) + w_api
+        mean = np.where(multi, m_b, mean)
+        ttft_q = np.where(multi, m_b + np.sqrt(sum(np.maximum(x, 0.0) ** 2 for x in (ex_b, ex_len, ex_slot, ex_api))),
+                          ttft_q)
+        w_pf = np.where(multi, w_b, w_pf)
     return ClosedLoopTTFT(ttft_s=mean, ttft_percentile_s=ttft_q, percentile=q * 100.0, requests_per_s=X,
                           budget_wait_s=w_pf, api_wait_s=w_api, slot_wait_s=w_slot, own_prefill_s=own_mean,
                           closed_form=s.closed_form & (spread | (C <= 1)))
