@@ -7,9 +7,11 @@ Two files (copies of ``../shared/calibration``, see bench/data/README.md):
 * ``calibration_measurements.csv``: 49 rows of 2023-24 engines (TensorRT-LLM, LMDeploy,
   Databricks, llama.cpp), each one closed-loop ``estimate`` configuration; compared metrics are
   the row's ``comparable_metrics``.
-* ``vllm_benchmarks.jsonl``: 27 vLLM 0.10-0.11 runs, each asked as a user would ask the CLI:
-  ``closed`` loops (``vllm bench serve --max-concurrency C``) with ``estimate --concurrency C`` (its
-  steady state);
+* ``vllm_benchmarks.jsonl``: 27 vLLM 0.10-0.11 runs, each asked as its benchmark ran it:
+  ``closed`` loops (``vllm bench serve --max-concurrency C --num-prompts N``) with ``estimate
+  --concurrency C`` (its steady state), a short one (N ≤ 10·C) with ``simulate --arrival closed
+  --concurrency C --num-requests N`` (the clients start together, every request counted;
+  calc.cli.measured);
   ``burst`` rows (``--request-rate inf``, ``benchmark_latency`` static batches and offline
   ``benchmark_throughput`` runs: every prompt at t = 0) with ``simulate --arrival burst
   --num-requests N``. Scored metrics are the row's ``scored`` ones; a static batch's E2E

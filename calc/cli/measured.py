@@ -2,8 +2,12 @@
 would ask the CLI, scored per metric with its error band. Shared by ``python -m calc validate`` /
 ``calibrate`` and ``bench/calibration_report.py`` (so that validate reproduces the report).
 
-How a row is asked: ``closed`` loops (``vllm bench serve --max-concurrency C``) with ``estimate
---concurrency C`` (its steady state); ``burst`` and ``static`` rows (``--request-rate inf``,
+How a row is asked: as its benchmark ran it. ``closed`` loops (``vllm bench serve --max-concurrency C
+--num-prompts N``) with ``estimate --concurrency C`` (its steady state) when the run is long, and a
+short run (N/C ≤ :data:`CLOSED_RUN_CYCLES` cycles) with ``simulate --arrival closed --concurrency C
+--num-requests N``: the C clients start together and every one of the N requests is counted, so
+the synchronized wave of the start, which the steady state leaves out and which takes 10-20 cycles
+to dissolve (issue 17), is in the answer; ``burst`` and ``static`` rows (``--request-rate inf``,
 ``benchmark_latency`` static batches, offline ``benchmark_throughput``: every prompt at t = 0) with
 ``simulate --arrival burst --num-requests N``; ``poisson``/``gamma`` rows (a finite
 ``--request-rate``) with ``simulate --arrival poisson|gamma --rate R``. Error = predicted / measured − 1.
@@ -99,6 +103,19 @@ def chat_template_tokens(row: dict) -> int:
     return CHATML_USER_TURN_TOKENS if chat and str(row["options"].get("model", "")).startswith("Qwen/") else 0
 
 
+# A closed run of at most this many cycles (N ≤ 10·C requests) is simulated as it ran, from its synchronized
+# start; a longer one is asked for its steady state. Issue 17's long-run simulations: with ±1-5 % spread
+# of output lengths the start's wave dissolves within 10-20 cycles, so a run of ≤ 10 ends inside it. Measured
+# (vLLM, gpt-oss-120b, random 1,058 in / 1,038 out, 300 clients, 3,000 prompts, H200 TP 4; vLLM issue
+# #40838, bench/data/gptoss_found.jsonl): mean TTFT 0.474 s; the steady state says 0.047 s (-90 %), the run
+# simulated as it ran 0.355 s (-25 %).
+CLOSED_RUN_CYCLES = 10
+# A short closed run of spread lengths is one draw of N lengths: it is asked as the mean over this many
+# draws (seeds 0..k-1). One draw of a 100-request ShareGPT run at 8 clients moves output tokens/s by
+# -17 … +2 % between seeds (t3-gs-q8-c8, Qwen3-8B H100; seeds 0-9).
+CLOSED_RUN_SEEDS = 5
+
+
 def length_bounds(row: dict, template_tokens: int = 0):
     """The sampler bounds of the row's spread lengths: ``vllm bench``'s ShareGPT filter
     (:data:`calc.traffic.workload.VLLM_SHAREGPT_BOUNDS`) for a ShareGPT row run by vLLM's own benchmark
@@ -128,21 +145,33 @@ def ask_row(row: dict, efficiency: Efficiency = Efficiency()) -> dict[str, float
     efficiency = efficiency_for_engine(row.get("engine", ""), efficiency,
                                        api_server=str(row.get("bench_mode", "")).startswith("vllm bench serve"))
     in_cv, out_cv = length_cv(row)
-    if load["arrival"] == "closed":  # estimate's steady state: the clients' requests spread out
+    n_req, conc = load.get("num_requests"), load.get("concurrency")
+    if load["arrival"] == "closed" and not (n_req and conc and n_req <= CLOSED_RUN_CYCLES * conc):  # steady state
         rec = estimate_record({**options, "concurrency": load["concurrency"]}, efficiency)
         return {"ttft_s": rec["ttft_s"], "tpot_s": rec["tpot_s"], "e2e_s": rec["e2e_latency_s"],
                 "output_tokens_per_s": rec["output_tokens_per_s"],
                 "total_tokens_per_s": rec["total_tokens_per_s"] * client_share}
-    sim = {"arrival": "burst"} if load["arrival"] in ("burst", "static") else {
-        "arrival": load["arrival"], "rate": load.get("rate"), "cv": load.get("cv")}
+    if load["arrival"] == "closed":  # a short run: C clients from a synchronized start, all N counted
+        sim = {"arrival": "closed", "concurrency": load["concurrency"]}
+    elif load["arrival"] in ("burst", "static"):
+        sim = {"arrival": "burst"}
+    else:
+        sim = {"arrival": load["arrival"], "rate": load.get("rate"), "cv": load.get("cv")}
     bounds = length_bounds(row, template) if (in_cv or out_cv) else None
-    rec = simulate_record({**options, **sim, "num_requests": load["num_requests"],
-                           "input_len_cv": in_cv, "output_len_cv": out_cv,
-                           **({"length_bounds": bounds} if bounds else {})}, efficiency)
-    return {"ttft_s": rec["ttft_s_mean"], "tpot_s": rec["tpot_s_mean"], "e2e_s": rec["e2e_latency_s_mean"],
-            "output_tokens_per_s": rec["output_tokens_per_s"],
-            "total_tokens_per_s": rec["total_tokens_per_s"] * client_share,
-            "requests_per_s": rec["requests_per_s"]}
+    # a short closed run of spread lengths is one draw of N lengths: its expected value is asked for
+    seeds = range(CLOSED_RUN_SEEDS) if load["arrival"] == "closed" and (in_cv or out_cv) else (0,)
+    recs = [simulate_record({**options, **sim, "num_requests": load["num_requests"], "seed": seed,
+                             "input_len_cv": in_cv, "output_len_cv": out_cv,
+                             **({"length_bounds": bounds} if bounds else {})}, efficiency) for seed in seeds]
+
+    def mean(key: str) -> float | None:  # None where the simulation has none (e.g. TPOT of 1-token outputs)
+        values = [r[key] for r in recs]
+        return None if any(v is None for v in values) else statistics.fmean(float(v) for v in values)
+    total = mean("total_tokens_per_s")
+    return {"ttft_s": mean("ttft_s_mean"), "tpot_s": mean("tpot_s_mean"), "e2e_s": mean("e2e_latency_s_mean"),
+            "output_tokens_per_s": mean("output_tokens_per_s"),
+            "total_tokens_per_s": None if total is None else total * client_share,
+            "requests_per_s": mean("requests_per_s")}
 
 
 @dataclass(frozen=True)
