@@ -38,7 +38,8 @@ EN: dict[str, str] = {
     "ms.title": "Your measurements: upload a vllm bench serve result, see it on the charts, calibrate",
     "ms.caption": "A `vllm bench serve --save-result` JSON file, the summary block it prints, or rows of "
                   "vllm_benchmarks.jsonl. What a file does not say (GPU, tensor parallel size; the model for a printed "
-                  "summary) comes from the sidebar. Each row is asked with its own settings (lengths, clients, rate).",
+                  "summary) comes from the sidebar. Each row is asked as its benchmark ran: its lengths, clients or rate, "
+                  "and a short closed loop (up to 10 prompts per client) from the clients' common start, every request counted.",
     "ms.upload": "Upload a result file",
     "ms.upload.help": "Read once when uploaded; the rows are kept in this session (at most 40), the file is not.",
     "ms.paste": "…or paste a result (JSON, summary block, jsonl rows)",
@@ -104,7 +105,8 @@ ZH: dict[str, str] = {
                     "——范围依据测量（原因见下）。",
     "ms.title": "你的测量：上传 vllm bench serve 结果，在图上对比预测，并校准",
     "ms.caption": "`vllm bench serve --save-result` 的 JSON 文件、它打印的汇总块，或 vllm_benchmarks.jsonl 的行。"
-                  "文件未写明的（GPU、张量并行数；打印汇总的模型）取自侧边栏。每行按其自身设置（长度、客户端数、速率）计算。",
+                  "文件未写明的（GPU、张量并行数；打印汇总的模型）取自侧边栏。每行按其基准测试的运行方式计算：长度、客户端数或速率；"
+                  "较短的闭环（每个客户端最多 10 个请求）从所有客户端同时开始算起，计入每个请求。",
     "ms.upload": "上传结果文件",
     "ms.upload.help": "上传时读取一次；各行保存在本会话中（最多 40 行），文件本身不保存。",
     "ms.paste": "……或粘贴结果（JSON、汇总块、jsonl 行）",
