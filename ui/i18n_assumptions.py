@@ -116,7 +116,7 @@ _HELP_ZH = {
                                              "vLLM issue #18152：A100 上 8,192 token 的 Prefill 用它需 1,500 ms，用旧 kernel 为 "
                                              "600 ms（600 ms 即 8B 稠密模型的 Prefill：2 × 7e9 × 8,192 次运算、312 TFLOP/s 的 0.6；"
                                              "Llama-3.1-8B 的注意力 1.76e13 次因果运算在此需 94 ms）。94 + 900 ms 处理了 2 × 1.76e13 "
-                                             "次运算（v0.9 的 kernel 对每个查询块都算到序列末尾；PR #20308 加入了 v0.11.0 已有的因果"
+                                             "次运算（v0.9 的 kernel 对每个查询块都算完整条序列；PR #20308 加入了 v0.11.0 已有的因果"
                                              " tile 跳过），即 35 TFLOP/s，峰值的 0.113：0.113 / 0.6 = 0.19"
                                              "（calc.timing.attention_backend）。",
     "eff_triton_attention_decode_fraction": "vLLM 的 TRITON_ATTN 后端在 Decode 读取 KV 时能达到的 FlashAttention 带宽比例（何时"
