@@ -19,6 +19,8 @@ _LABELS_EN = {
     "eff_decode_flops_fraction": "Achievable FLOP/s, decode (fraction)",
     "eff_hopper_flops_scale": "vLLM on Hopper: share of those FLOP/s",
     "eff_ampere_moe_flops_scale": "vLLM MoE experts on Ampere: share of those FLOP/s",
+    "eff_triton_attention_prefill_fraction": "vLLM Triton attention (sinks / FP8 KV on Ampere, Ada): share of prefill attention FLOP/s",
+    "eff_triton_attention_decode_fraction": "vLLM Triton attention (sinks / FP8 KV on Ampere, Ada): share of decode KV bandwidth",
     "eff_fp16_accumulate_share": "GEMM work with FP16 accumulation (share)",
 
     "eff_mxfp4_moe_half_saturation_rows": "MXFP4 MoE experts (no FP4 cores): half-saturation (rows per expert)",
@@ -50,6 +52,8 @@ _LABELS_ZH = {
     "eff_decode_flops_fraction": "可达到的算力，Decode（比例）",
     "eff_hopper_flops_scale": "vLLM 在 Hopper 上：上述算力的比例",
     "eff_ampere_moe_flops_scale": "vLLM 在 Ampere 上的 MoE 专家：上述算力的比例",
+    "eff_triton_attention_prefill_fraction": "vLLM Triton 注意力（Ampere、Ada 上的 sink / FP8 KV）：Prefill 注意力算力的比例",
+    "eff_triton_attention_decode_fraction": "vLLM Triton 注意力（Ampere、Ada 上的 sink / FP8 KV）：Decode KV 读取带宽的比例",
     "eff_fp16_accumulate_share": "以 FP16 累加的 GEMM 工作量（比例）",
 
     "eff_mxfp4_moe_half_saturation_rows": "MXFP4 MoE 专家（无 FP4 核心）：半饱和行数（每个专家）",
@@ -103,6 +107,23 @@ _HELP_ZH = {
                                   "performance lab）；0.4–0.45 符合，取 0.4。已用 A100 上 TP 4 的 GLM-4.5-Air 检验"
                                   "（bench/data/moe_ampere_found.jsonl）。并非缺少调优文件：vLLM 自 PR #17328（2025-04）"
                                   "起已带有该形状的 A100 调优配置。",
+    "eff_triton_attention_prefill_fraction": "vLLM 的 TRITON_ATTN 后端在 Prefill 注意力上能达到的 FlashAttention 算力比例。"
+                                             "对带 attention sink 的模型（gpt-oss）或 FP8 KV Cache，vLLM 0.11 在 Ampere、Ada 上"
+                                             "选用它，因为 FlashAttention 2 两者都不支持（vllm/platforms/cuda.py；vLLM recipes "
+                                             "GPT-OSS.md 的 A100 一节）；Hopper 用 FlashAttention 3，Blackwell 用 FlashInfer。"
+                                             "它的统一 kernel 每个程序只算 16 行查询，并为这 16 行重新读取每个 key tile（每 "
+                                             "131,072 次 MMA 运算读 8 KiB K/V，v0.11.0 中的 gpt-oss 与 v0.9.0 中 8B Llama 相同）。"
+                                             "vLLM issue #18152：A100 上 8,192 token 的 Prefill 用它需 1,500 ms，用旧 kernel 为 "
+                                             "600 ms（600 ms 即 8B 稠密模型的 Prefill：2 × 7e9 × 8,192 次运算、312 TFLOP/s 的 0.6；"
+                                             "Llama-3.1-8B 的注意力 1.76e13 次因果运算在此需 94 ms）。94 + 900 ms 处理了 2 × 1.76e13 "
+                                             "次运算（v0.9 的 kernel 对每个查询块都算完整条序列；PR #20308 加入了 v0.11.0 已有的因果"
+                                             " tile 跳过），即 35 TFLOP/s，峰值的 0.113：0.113 / 0.6 = 0.19"
+                                             "（calc.timing.attention_backend）。",
+    "eff_triton_attention_decode_fraction": "vLLM 的 TRITON_ATTN 后端在 Decode 读取 KV 时能达到的 FlashAttention 带宽比例（何时"
+                                            "选用它见上面的 Prefill 比例）。它的 kernel 对每个 KV 头只读一次每条序列缓存的 key，"
+                                            "每次 16–32 个 key，与 FlashAttention 的分页 Decode 相同；没有找到 vLLM 0.11 的 kernel "
+                                            "在 Ampere 上 Decode 时与 FlashAttention 对比的公开测量（vLLM PR #30191 的 Decode 计时"
+                                            "没有 FlashAttention 一栏，且都在约 0.2 ms 的启动下限上），所以保持 1。",
     "eff_fp16_accumulate_share": "引擎以 FP16 累加运行的 16 位 GEMM 工作量所占比例。GeForce 张量核心（RTX 3090/4090/5090）"
                                  "FP16 累加的速率是目录中 fp16/bf16 峰值（FP32 累加）的两倍（GA102/AD102 白皮书）；数据中心和"
                                  "专业卡两者速率相同，因此这里不改变任何结果。vLLM 和 TensorRT-LLM 以 FP32 累加：0。llama.cpp "

@@ -77,6 +77,8 @@ def efficiency_for_engine(engine: str, efficiency: Efficiency, *, api_server: bo
         update["ampere_moe_flops_scale"] = 1.0  # vLLM's MoE kernels on Ampere, not theirs
         update["mxfp4_moe_half_saturation_rows"] = efficiency.gemm_half_saturation_tokens  # nor its MXFP4 MoE
         update["moe_layer_fixed_s"] = 0.0  # nor the floor of its fused-MoE kernel sequence
+        update["triton_attention_prefill_fraction"] = 1.0  # nor vLLM's attention backend choice
+        update["triton_attention_decode_fraction"] = 1.0
         update["prefill_flops_fraction"] = CPP_FLOPS_FRACTION  # their fused GEMMs, not vLLM's
         update["decode_flops_fraction"] = CPP_FLOPS_FRACTION
     efficiency = efficiency.model_copy(update=update) if update else efficiency

@@ -51,6 +51,7 @@ from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
 from calc.spec.parallelism import tensor_parallel_sizes
 from calc.spec.quality import PRECISION_SOURCES, PrecisionChoice, precision_choice
 from calc.spec.vllm_command import serve_command
+from calc.timing.attention_backend import engine_attention_scales
 from calc.timing.estimate import engine_numbers
 from calc.timing.serving import EngineNumbers, closed_loop
 from calc.traffic.prefix_cache import PrefixReuse, check_reuse, prefix_cache
@@ -386,6 +387,11 @@ def _grid_engines(arch: ModelArch, gpus: tuple[GPUSpec, ...], layouts: tuple[Lay
                            for q in quantizations], dtype=float).reshape(1, 1, Q, K, 1)
     stacked = {f.name: getattr(eng, f.name) for f in fields(EngineNumbers)}
     stacked["kv_bytes_per_token"] = np.broadcast_to(per_head * kvh, (G, T, Q, K, 1))
+    # the attention backend follows the KV dtype too (FP8 KV on Ampere/Ada: Triton; calc.timing.attention_backend)
+    scales = np.asarray([[engine_attention_scales(arch, g, kv_cache_dtype=k, efficiency=efficiency) for k in kv_cache_dtypes]
+                         for g in gpus], dtype=float)  # (G, K, 2)
+    stacked["attention_prefill_scale"] = scales[..., 0].reshape(G, 1, 1, K, 1)
+    stacked["attention_decode_scale"] = scales[..., 1].reshape(G, 1, 1, K, 1)
     eng = EngineNumbers(**{name: (v if name == "kv_bytes_per_token" else np.broadcast_to(v, (G, T, Q, K, 1)))
                            for name, v in stacked.items()})
     if len(_ENGINE_CACHE) >= _ENGINE_CACHE_SIZE:

@@ -356,6 +356,26 @@ class Efficiency(_Frozen):
         "sequences, H100): TPOT 9.2 ms, predicted 20 ms with the dense 64, 12 ms with 16 (14 ms with "
         "moe_layer_fixed_s below); gpustack "
         "bursts on H100 and A100 (bench/data/gptoss_found.jsonl, bench/gptoss_check.py)."))] = 16.0
+    triton_attention_prefill_fraction: Annotated[float, Field(gt=0.0, le=1.0, description=(
+        "Share of FlashAttention's prompt-attention FLOP rate that vLLM's TRITON_ATTN backend reaches. "
+        "vLLM 0.11 picks it on Ampere and Ada for models with attention sinks (gpt-oss) or an FP8 KV "
+        "cache, where FlashAttention 2 has neither (vllm/platforms/cuda.py; vLLM recipes GPT-OSS.md, "
+        "A100); Hopper runs FlashAttention 3, Blackwell FlashInfer. Its unified kernel gives each "
+        "program 16 query rows and re-reads every key tile for them (8 KiB of K/V per 131,072 MMA "
+        "FLOPs, the same for gpt-oss in v0.11.0 as for an 8B Llama in v0.9.0). vLLM issue #18152: an "
+        "8,192-token prefill on A100 took 1,500 ms with it against 600 ms with the older kernel (600 ms is "
+        "an 8B dense model's prefill: 2 x 7e9 x 8,192 FLOPs at 0.6 of 312 TFLOP/s; Llama-3.1-8B's "
+        "attention, 1.76e13 causal FLOPs, takes 94 ms there). 94 + 900 ms for 2 x 1.76e13 FLOPs "
+        "processed (v0.9's kernel ran every query block to the sequence's end; PR #20308 added the "
+        "causal tile skip v0.11.0 has) is 35 TFLOP/s, 0.113 of peak: 0.113 / 0.6 = 0.19 "
+        "(calc.timing.attention_backend)."))] = 0.19
+    triton_attention_decode_fraction: Annotated[float, Field(gt=0.0, le=1.0, description=(
+        "Share of FlashAttention's decode KV-read rate that vLLM's TRITON_ATTN backend reaches (where "
+        "vLLM picks it: see the prefill fraction above). Its kernel reads each sequence's cached keys "
+        "once per KV head, in 16-32-key tiles, as FlashAttention's paged decode does; no published "
+        "measurement of vLLM 0.11's kernel against FlashAttention at decode on Ampere was found (vLLM "
+        "PR #30191's decode timings have no FlashAttention column and sit on ~0.2 ms launch floors), "
+        "so 1 is kept."))] = 1.0
     moe_layer_fixed_s: Annotated[float, Field(ge=0.0, le=0.01, description=(
         "Fixed GPU time of one MoE layer per engine step, beyond its weight bytes / (HBM bandwidth x "
         "the fraction above): the fused-MoE kernel sequence (top-k, expert alignment, two grouped GEMMs "

@@ -17,6 +17,7 @@ from calc.sizing.memory import kv_heads_per_rank
 from calc.spec.precision import compute_precision, dequant_bytes_per_param
 from calc.sizing.scenario import (MemoryResult, ModelNumbers, check_gpu_formats, check_token_budget,
                                   effective_quantization, memory_for, model_numbers, mxfp4_backend, resolve_serving)
+from calc.timing.attention_backend import engine_attention_scales
 from calc.timing.engine_profile import engine_peak_flops_per_s
 from calc.timing.interconnect import allreduce_link
 from calc.timing.layout import across_data_parallel, layout_fields
@@ -91,6 +92,9 @@ def engine_numbers(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = Servi
             mxfp4_moe_half_saturation_rows=efficiency.mxfp4_moe_half_saturation_rows)),
         moe_fixed_s=float(moe_fixed_time_s(num_moe_layers=moe.num_moe_layers(L) if moe is not None else 0,
                                            moe_layer_fixed_s=efficiency.moe_layer_fixed_s)))
+    # vLLM's attention backend (calc.timing.attention_backend): Triton where FlashAttention lacks sinks / FP8 KV
+    s_p, s_d = engine_attention_scales(arch, gpu, kv_cache_dtype=serving.kv_cache_dtype, efficiency=efficiency)
+    e = dataclasses.replace(e, attention_prefill_scale=s_p, attention_decode_scale=s_d)
     # PP, DP + EP, TP across nodes (calc.timing.layout; nothing changes for TP inside a node).
     extra = layout_fields(arch, gpu, serving, efficiency, quantization=n.quantization,
                           activation_bytes=n.activation_bytes, experts_params=p.experts,

@@ -76,7 +76,8 @@ def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, atten
               sequences=0.0, sequence_overhead_s=0.0,
               custom_allreduce=False, custom_allreduce_latency_s=0.0, custom_allreduce_bw_bytes_per_s=np.inf,
               custom_allreduce_max_bytes=CUSTOM_ALLREDUCE_MAX_BYTES, extra_comm_s=0.0,
-              expert_flops_scale=1.0, expert_half_saturation_tokens=None, moe_fixed_s=0.0) -> StepTime:
+              expert_flops_scale=1.0, expert_half_saturation_tokens=None, moe_fixed_s=0.0,
+              attention_prefill_scale=1.0, attention_decode_scale=1.0) -> StepTime:
     """Step time from operator costs: each operator at its roofline, then TP communication
     (two all-reduces per layer of tokens·h·b_act bytes each, :func:`calc.timing.interconnect.allreduce_time_s`:
     NCCL or vLLM's custom all-reduce by message size and link) and the engine's CPU time per step,
@@ -88,7 +89,11 @@ def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, atten
     their own half-saturation rows where given (``expert_half_saturation_tokens``, None: the dense
     M_½; :func:`calc.timing.moe_kernels.expert_half_saturation_rows`). The MoE layers' fixed time
     ``moe_fixed_s`` (L_moe · t_0, :func:`calc.timing.moe_kernels.moe_fixed_time_s`) adds to the MLP
-    operator's time of every step that has tokens."""
+    operator's time of every step that has tokens. The attention backend's kernel
+    (:mod:`calc.timing.attention_backend`) runs the prompt chunks' attention FLOPs at s_p · η of the
+    attention peak and the decodes' KV reads at s_d of the achievable bandwidth
+    (``attention_prefill_scale`` s_p, ``attention_decode_scale`` s_d; 1 for FlashAttention):
+    t_attn = max(F_dec / (P_a·η) + F_pf / (P_a·η·s_p), B_dec / (BW·η_m·s_d) + B_rest / (BW·η_m))."""
     n = np.asarray(tokens, dtype=float)
     # Token-weighted blend of the prefill and decode fractions: a few prefill tokens riding
     # along many decodes barely change the kernels' efficiency (and never make a step faster).
@@ -107,6 +112,13 @@ def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, atten
         else:
             rate = np.asarray(peak_flops_per_s, dtype=float) * gemm_eta
         comp[op] = costs.flops[op] / rate
+        if op == "attention":  # the backend's kernel: prompt FLOPs at s_p, decode KV reads at s_d
+            f_pf = np.asarray(costs.attention_prefill_flops, dtype=float)
+            comp[op] = comp[op] + f_pf / rate * (1.0 / np.asarray(attention_prefill_scale, dtype=float) - 1.0)
+            b_dec = np.asarray(costs.attention_decode_kv_bytes, dtype=float)
+            memt[op] = (costs.bytes(op) + b_dec * (1.0 / np.asarray(attention_decode_scale, dtype=float) - 1.0)) / bw
+            opt[op] = np.maximum(comp[op], memt[op])
+            continue
         if op == "mlp":  # routed experts: their GEMMs have N·k/touched rows each
             ef = np.asarray(costs.expert_flops, dtype=float)
             comp[op] = (costs.flops[op] - ef) / rate + safe_ratio(ef, np.asarray(peak_flops_per_s, dtype=float) * expert_eta)

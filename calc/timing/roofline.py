@@ -132,6 +132,11 @@ class OpCosts:
     # touched expert's GEMM gets (n·k / touched; the GEMM efficiency depends on it, not on n).
     expert_flops: object = 0.0
     expert_rows: object = 1.0
+    # Attention: the part of flops["attention"] from prompt chunks (query-key pairs of prefill
+    # tokens) and the part of kv_bytes["attention"] that decode tokens read (their cached keys);
+    # the attention backend's kernel times them (calc.timing.attention_backend).
+    attention_prefill_flops: object = 0.0
+    attention_decode_kv_bytes: object = 0.0
 
     def bytes(self, op: str) -> np.ndarray:
         return self.weight_bytes[op] + self.activation_bytes[op] + self.kv_bytes[op]
@@ -186,7 +191,8 @@ def step_op_costs(*, decode_tokens, decode_context_tokens_sum, prefill_tokens, p
     abytes["qkv_proj"] = n * L * (hidden_size + q_o_width * 3.0) * activation_bytes
 
     pairs_decode = np.asarray(decode_context_tokens_sum, dtype=float)
-    flops["attention"] = pairs_decode * attn_flops_per_pair_decode + np.asarray(prefill_attention_pairs) * attn_flops_per_pair_prefill
+    attention_prefill_flops = np.asarray(prefill_attention_pairs, dtype=float) * attn_flops_per_pair_prefill + zero
+    flops["attention"] = pairs_decode * attn_flops_per_pair_decode + attention_prefill_flops
     kv_read_tokens = pairs_decode + np.asarray(prefill_cached_tokens, dtype=float)
     kvbytes["attention"] = (kv_read_tokens + n) * kv_bytes_per_token
     wbytes["attention"] = zero
@@ -223,4 +229,6 @@ def step_op_costs(*, decode_tokens, decode_context_tokens_sum, prefill_tokens, p
     abytes["elementwise"] = n * L * (10.0 * hidden_size + 3.0 * mlp_width) * activation_bytes
     kvbytes.update({o: zero for o in OPERATORS if o != "attention"})
     return OpCosts(flops=flops, weight_bytes=wbytes, activation_bytes=abytes, kv_bytes=kvbytes,
-                   expert_flops=expert_flops, expert_rows=expert_rows)
+                   expert_flops=expert_flops, expert_rows=expert_rows,
+                   attention_prefill_flops=attention_prefill_flops,
+                   attention_decode_kv_bytes=pairs_decode * kv_bytes_per_token + zero)

@@ -139,6 +139,10 @@ class EngineNumbers:
     expert_half_saturation_tokens: object = None
     # The MoE layers' fixed time per step, L_moe · t_0 (calc.timing.moe_kernels.moe_fixed_time_s); 0: dense.
     moe_fixed_s: object = 0.0
+    # The attention backend's kernel (calc.timing.attention_backend): share of FlashAttention's rate
+    # its prompt-chunk attention FLOPs and its decodes' KV reads reach; 1: FlashAttention.
+    attention_prefill_scale: object = 1.0
+    attention_decode_scale: object = 1.0
 
     def index(self, i) -> "EngineNumbers":
         """The same numbers at index ``i`` of every array field (scalars stay)."""
@@ -197,7 +201,8 @@ def _stage_step(e: EngineNumbers, *, decode_tokens, decode_context_tokens_sum, p
         custom_allreduce_bw_bytes_per_s=e.custom_allreduce_bw_bytes_per_s,
         extra_comm_s=_all_to_all_s(e, np.asarray(decode_tokens, dtype=float) + prefill_tokens, prefill_tokens),
         expert_flops_scale=e.expert_flops_scale, expert_half_saturation_tokens=e.expert_half_saturation_tokens,
-        moe_fixed_s=e.moe_fixed_s)
+        moe_fixed_s=e.moe_fixed_s, attention_prefill_scale=e.attention_prefill_scale,
+        attention_decode_scale=e.attention_decode_scale)
 
 
 def _all_to_all_s(e: EngineNumbers, tokens, prefill_tokens):

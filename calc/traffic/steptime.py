@@ -110,6 +110,8 @@ class StepTimer:
         self._n_half_x = self._n_half if e.expert_half_saturation_tokens is None else float(e.expert_half_saturation_tokens)
         self._seq_cpu = float(e.sequence_overhead_s)  # engine CPU per sequence (= per logits row)
         self._moe_fixed = float(e.moe_fixed_s)  # MoE layers' kernel floor, inside the MLP's time (perf.step_time)
+        self._pf_slow = 1.0 / float(e.attention_prefill_scale)  # attention backend (calc.timing.attention_backend)
+        self._dec_slow = 1.0 / float(e.attention_decode_scale)
         self._dense = tuple(o for o in LINEAR_OPS if o not in ("lm_head", "mlp"))
         self.fast = True
         self.fast = self._self_check()
@@ -165,8 +167,9 @@ class StepTimer:
         mm = self._bytes["mlp"][n] / bw
         t += (c if c > mm else mm) + (self._moe_fixed if n_f > 0 else 0.0)
         fa, ba = self._fa, self._ba
-        c = (self._flops["attention"][n] + ctx * fa[0] + pairs * fa[1] + cached * fa[2]) / (self._attn_peak * eta)
-        mm = (self._bytes["attention"][n] + ctx * ba[0] + pairs * ba[1] + cached * ba[2]) / bw
+        # attention backend (perf.step_time): prompt pairs' FLOPs at s_p, the decodes' KV reads at s_d
+        c = (self._flops["attention"][n] + ctx * fa[0] + pairs * fa[1] * self._pf_slow + cached * fa[2]) / (self._attn_peak * eta)
+        mm = (self._bytes["attention"][n] + ctx * ba[0] * self._dec_slow + pairs * ba[1] + cached * ba[2]) / bw
         t += c if c > mm else mm
         c = (self._flops["lm_head"][n] + logits * self._lg[0]) / rate
         mm = (self._bytes["lm_head"][n] + logits * self._lg[1]) / bw
