@@ -11,7 +11,6 @@ function broadcasts.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 
@@ -33,6 +32,19 @@ def gemm_efficiency(*, tokens, max_fraction, half_saturation_tokens):
     return max_fraction * m / (m + half_saturation_tokens + 1e-30)
 
 
+def _once(f):
+    """A property computed on its first read and kept in the instance (frozen dataclasses too);
+    unlike functools.cached_property on Python 3.11, no lock shared by every instance."""
+    key = "_" + f.__name__
+
+    def get(self):
+        d = self.__dict__
+        if key not in d:
+            d[key] = f(self)
+        return d[key]
+    return property(get, doc=f.__doc__)
+
+
 @dataclass(frozen=True)
 class StepTime:
     """Time of one step (seconds) and its parts; arrays broadcast over the inputs."""
@@ -46,7 +58,7 @@ class StepTime:
     bytes: np.ndarray
     fixed_s: object = 0.0  # kernel floors already inside op_time_s (the MoE layers' fixed time)
 
-    @cached_property  # read several times per step (closed_loop); the dicts are never changed
+    @_once  # read several times per step (closed_loop); the dicts are never changed
     def step_s(self) -> np.ndarray:
         return sum(self.op_time_s[o] for o in OPERATORS) + self.comm_s + self.overhead_s
 
@@ -56,11 +68,11 @@ class StepTime:
         return (sum(self.op_compute_s[o] + self.op_memory_s[o] for o in OPERATORS) + self.fixed_s
                 + self.comm_s + self.overhead_s)
 
-    @cached_property
+    @_once
     def compute_s(self) -> np.ndarray:
         return sum(self.op_compute_s[o] for o in OPERATORS)
 
-    @cached_property
+    @_once
     def memory_s(self) -> np.ndarray:
         return sum(self.op_memory_s[o] for o in OPERATORS)
 
