@@ -734,11 +734,11 @@ def _chunk_queue_ttft(e: EngineNumbers, *, multi, ttft_service, e2e_service, R, 
         e2e = ttft + m_s * (t_bar - alpha * own_pf)  # the cycle less t_api: m_s steps of T̄_d
         r_d = np.minimum(others * alpha * m_s, R - 1.0)
     wait = rho * I / room * t_full / (2.0 * (1.0 - rho))  # Pollaczek-Khinchine, as chunk_queue's TTFT holds it
+    nan = np.full(np.shape(full_ttft), np.nan)
     if sub.all:
-        nan = np.full(np.shape(full_ttft), np.nan)
         return (np.where(multi, ttft, full_ttft), np.where(multi, e2e, full_e2e), np.where(multi, wait, nan),
                 np.where(multi, rho, nan))
-    return sub.put(full_ttft, ttft), sub.put(full_e2e, e2e), sub.put(np.nan, wait), sub.put(np.nan, rho)
+    return sub.put(full_ttft, ttft), sub.put(full_e2e, e2e), sub.put(nan, wait), sub.put(nan, rho)
 
 
 @dataclass(frozen=True)
