@@ -138,6 +138,10 @@ def allreduce_time_s(*, tensor_parallel_size, bytes_per_allreduce, link_bw_bytes
     """
     n = np.asarray(tensor_parallel_size, dtype=float)
     s = np.asarray(bytes_per_allreduce, dtype=float)
+    if np.all(n <= 1.0):  # no all-reduce anywhere: the zeros of the last line, its terms not computed
+        return np.zeros(np.broadcast_shapes(*(np.shape(v) for v in (
+            n, s, link_bw_bytes_per_s, latency_s, custom_allreduce, custom_latency_s, custom_bw_bytes_per_s,
+            custom_max_bytes))))
     bus = 2.0 * (n - 1.0) / np.maximum(n, 1.0) * s
     link = np.asarray(link_bw_bytes_per_s, dtype=float)
     nccl = np.asarray(latency_s, dtype=float) + bus / link

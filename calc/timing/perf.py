@@ -32,6 +32,19 @@ def gemm_efficiency(*, tokens, max_fraction, half_saturation_tokens):
     return max_fraction * m / (m + half_saturation_tokens + 1e-30)
 
 
+def _once(f):
+    """A property computed on its first read and kept in the instance (frozen dataclasses too);
+    unlike functools.cached_property on Python 3.11, no lock shared by every instance."""
+    key = "_" + f.__name__
+
+    def get(self):
+        d = self.__dict__
+        if key not in d:
+            d[key] = f(self)
+        return d[key]
+    return property(get, doc=f.__doc__)
+
+
 @dataclass(frozen=True)
 class StepTime:
     """Time of one step (seconds) and its parts; arrays broadcast over the inputs."""
@@ -45,7 +58,7 @@ class StepTime:
     bytes: np.ndarray
     fixed_s: object = 0.0  # kernel floors already inside op_time_s (the MoE layers' fixed time)
 
-    @property
+    @_once  # read several times per step (closed_loop); the dicts are never changed
     def step_s(self) -> np.ndarray:
         return sum(self.op_time_s[o] for o in OPERATORS) + self.comm_s + self.overhead_s
 
@@ -55,11 +68,11 @@ class StepTime:
         return (sum(self.op_compute_s[o] + self.op_memory_s[o] for o in OPERATORS) + self.fixed_s
                 + self.comm_s + self.overhead_s)
 
-    @property
+    @_once
     def compute_s(self) -> np.ndarray:
         return sum(self.op_compute_s[o] for o in OPERATORS)
 
-    @property
+    @_once
     def memory_s(self) -> np.ndarray:
         return sum(self.op_memory_s[o] for o in OPERATORS)
 
@@ -101,7 +114,7 @@ def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, atten
     eta = p_share * prefill_flops_fraction + (1.0 - p_share) * decode_flops_fraction
     gemm_eta = gemm_efficiency(tokens=np.maximum(n, 1.0), max_fraction=eta, half_saturation_tokens=gemm_half_saturation_tokens)
     bw = np.asarray(hbm_bw_bytes_per_s, dtype=float) * hbm_bw_fraction
-    comp, memt, opt = {}, {}, {}
+    comp, memt, opt, op_bytes = {}, {}, {}, {}
     expert_eta = gemm_efficiency(tokens=np.maximum(np.asarray(costs.expert_rows, dtype=float), 1e-9),
                                  max_fraction=eta * np.asarray(expert_flops_scale, dtype=float),
                                  half_saturation_tokens=(gemm_half_saturation_tokens if expert_half_saturation_tokens is None
@@ -122,7 +135,8 @@ def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, atten
         if op == "mlp":  # routed experts: their GEMMs have N·k/touched rows each
             ef = np.asarray(costs.expert_flops, dtype=float)
             comp[op] = (costs.flops[op] - ef) / rate + safe_ratio(ef, np.asarray(peak_flops_per_s, dtype=float) * expert_eta)
-        memt[op] = costs.bytes(op) / bw
+        op_bytes[op] = costs.bytes(op)
+        memt[op] = op_bytes[op] / bw
         opt[op] = np.maximum(comp[op], memt[op])
     # MoE kernel floor (calc.timing.moe_kernels): inside the MLP's time, not in its compute or memory term
     moe_fixed = np.where(n > 0, np.asarray(moe_fixed_s, dtype=float), 0.0)
@@ -137,4 +151,5 @@ def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, atten
     return StepTime(op_time_s=opt, op_compute_s=comp, op_memory_s=memt, comm_s=comm,
                     overhead_s=np.asarray(step_overhead_s, dtype=float)
                     + np.asarray(sequence_overhead_s, dtype=float) * np.asarray(sequences, dtype=float) + np.zeros_like(comm),
-                    flops=costs.total_flops, bytes=costs.total_bytes, fixed_s=moe_fixed)
+                    flops=costs.total_flops, fixed_s=moe_fixed,
+                    bytes=sum(op_bytes[o] for o in OPERATORS))  # costs.total_bytes, each operator's bytes summed once

@@ -117,7 +117,10 @@ def expected_experts_touched(*, num_experts, experts_per_token, tokens):
     2.0
     """
     e = np.asarray(num_experts, dtype=float)
-    return e * (1.0 - (1.0 - np.asarray(experts_per_token) / e) ** np.asarray(tokens, dtype=float))
+    base, n = 1.0 - np.asarray(experts_per_token) / e, np.asarray(tokens, dtype=float)
+    if np.all(base == 1.0):  # dense (k = 0): 1^N = 1 for every N, NaN included; the same zeros without the power
+        return e * (1.0 - np.ones(np.broadcast_shapes(base.shape, n.shape)))
+    return e * (1.0 - base ** n)
 
 
 @dataclass(frozen=True)

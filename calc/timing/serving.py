@@ -288,6 +288,10 @@ class ServingResult:
     budget_queue_load: np.ndarray = None
 
 
+# ServingResult.limited_by, by index (closed_loop)
+LIMITED_BY = np.array(["none", "max_num_seqs", "kv_cache", "max_num_batched_tokens", "api_server"])
+
+
 def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num_seqs, max_num_batched_tokens,
                 enable_chunked_prefill, kv_capacity_tokens, fits, uniform_lengths=True, speculative=None,
                 cached_prompt_tokens=0.0) -> ServingResult:
@@ -330,9 +334,8 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
     c_in = np.asarray(concurrency, dtype=float)
     C = np.where(np.isnan(c_in) | (c_in <= 0), cap, c_in)
     R = np.minimum(C, cap)
-    limited = np.where(C < cap, "none", np.where(
-        seq_cap <= np.minimum(kv_cap, tok_cap), "max_num_seqs",
-        np.where(kv_cap <= tok_cap, "kv_cache", "max_num_batched_tokens")))
+    # an index into LIMITED_BY (its names once at the end: string arrays of a million elements are slow)
+    limited = np.where(C < cap, 0, np.where(seq_cap <= np.minimum(kv_cap, tok_cap), 1, np.where(kv_cap <= tok_cap, 2, 3)))
 
     dec = plain = decode_step(e, batch=R, context_tokens=mean_ctx)
     if speculative is not None:  # calc.timing.speculative: verify + draft per step, over τ tokens
@@ -436,8 +439,10 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
     ttft_service = ttft_service + t_api
     e2e_service = e2e_service + t_api
     api_cap = 1.0 / np.maximum(t_api, 1e-300)
-    X = np.minimum(R / e2e_service, api_cap)
-    limited = np.where(R / e2e_service > api_cap, "api_server", limited)
+    x_engine = R / e2e_service
+    X = np.minimum(x_engine, api_cap)
+    limited = np.where(x_engine > api_cap, 4, limited)
+    limited = LIMITED_BY[limited.reshape(-1)].reshape(limited.shape)
     e2e = C / X
     ttft = ttft_service + (e2e - e2e_service)
 
@@ -462,21 +467,32 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
     # Bound of the prefill's own work: chunked, what the chunk adds to the decode step it rides on.
     d_comp = np.maximum(own_chunk.compute_s - np.where(r_d > 0, base_step.compute_s, 0.0), 0.0)
     d_mem = np.maximum(own_chunk.memory_s - np.where(r_d > 0, base_step.memory_s, 0.0), 0.0)
-    chunk_bound = np.where(d_comp > d_mem, "compute", "memory")
+    # "compute" | "memory" of the chunk's own work (chunked) or of the whole-prompt step, one string array each
+    prefill_compute = np.where(chunked, d_comp > d_mem, pf_whole.compute_s > pf_whole.memory_s)
+    step_compute = np.where(chunked, own_chunk.compute_s > own_chunk.memory_s, pf_whole.compute_s > pf_whole.memory_s)
+    grid = np.broadcast_shapes(np.shape(ttft), np.shape(nan))  # the shape of ttft * nan
     return ServingResult(
         ttft_s=ttft * nan, tpot_s=tpot * tpot_nan, itl_s=tpot * tpot_nan, e2e_latency_s=e2e * nan,
         output_tokens_per_s=X * O * nan, total_tokens_per_s=X * (I_ctx + O) * nan, requests_per_s=X * nan,
         concurrency=C, running=R, waiting=C - R, limited_by=limited, kv_sequences_at_mean_context=kv_cap,
         token_budget_cap=np.broadcast_to(tok_cap, np.shape(R)).astype(float), fits=fit,
         mfu=mfu * nan, mbu=mbu * nan, decode_bound=dec.bound,
-        prefill_bound=np.where(chunked, chunk_bound, pf_whole.bound),
-        prefill_step_bound=np.where(chunked, own_chunk.bound, pf_whole.bound),
+        prefill_bound=np.where(prefill_compute, "compute", "memory"),
+        prefill_step_bound=np.where(step_compute, "compute", "memory"),
         decode_step_s=t_dec, prefill_time_per_request_s=t_pf, prefill_chunks=k,
         prefill_fraction=np.clip(X * t_pf, 0.0, 1.0),
         wave_steps=np.where(uniform, wave.wave_steps, np.nan),
-        budget_queue_wait_s=budget_wait + np.zeros(np.shape(ttft * nan)),
-        budget_queue_load=budget_load + np.zeros(np.shape(ttft * nan)), closed_form=np.broadcast_to(
+        budget_queue_wait_s=_grid_field(budget_wait, grid), budget_queue_load=_grid_field(budget_load, grid),
+        closed_form=np.broadcast_to(
             closed_form, np.broadcast_shapes(np.shape(closed_form), np.shape(R))).copy())
+
+
+def _grid_field(x, shape):
+    """x + zeros(shape): in place where x is already an array of that shape (a full-grid
+    temporary fewer; the same values, −0 included)."""
+    if isinstance(x, np.ndarray) and x.shape == tuple(shape) and x.dtype == float:
+        return np.add(x, 0.0, out=x)
+    return x + np.zeros(shape)
 
 
 def _train_ttft(e: EngineNumbers, *, trains, ttft_service, e2e_service, R, step_s, first_prompt_s, base_s,
