@@ -77,6 +77,7 @@ def efficiency_for_engine(engine: str, efficiency: Efficiency, *, api_server: bo
         update["ampere_moe_flops_scale"] = 1.0  # vLLM's MoE kernels on Ampere, not theirs
         update["mxfp4_moe_half_saturation_rows"] = efficiency.gemm_half_saturation_tokens  # nor its MXFP4 MoE
         update["moe_layer_fixed_s"] = 0.0  # nor the floor of its fused-MoE kernel sequence
+        update["mla_layer_fixed_s"] = 0.0  # nor its MLA layers' kernel chain
         update["prefill_flops_fraction"] = CPP_FLOPS_FRACTION  # their fused GEMMs, not vLLM's
         update["decode_flops_fraction"] = CPP_FLOPS_FRACTION
     efficiency = efficiency.model_copy(update=update) if update else efficiency

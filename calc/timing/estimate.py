@@ -20,6 +20,7 @@ from calc.sizing.scenario import (MemoryResult, ModelNumbers, check_gpu_formats,
 from calc.timing.engine_profile import engine_peak_flops_per_s
 from calc.timing.interconnect import allreduce_link
 from calc.timing.layout import across_data_parallel, layout_fields
+from calc.timing.mla_layers import mla_fixed_time_s
 from calc.timing.moe_kernels import expert_flops_scale, expert_half_saturation_rows, moe_fixed_time_s
 from calc.timing.serving import EngineNumbers, ServingResult, closed_loop
 
@@ -90,7 +91,9 @@ def engine_numbers(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = Servi
             gemm_half_saturation_tokens=efficiency.gemm_half_saturation_tokens,
             mxfp4_moe_half_saturation_rows=efficiency.mxfp4_moe_half_saturation_rows)),
         moe_fixed_s=float(moe_fixed_time_s(num_moe_layers=moe.num_moe_layers(L) if moe is not None else 0,
-                                           moe_layer_fixed_s=efficiency.moe_layer_fixed_s)))
+                                           moe_layer_fixed_s=efficiency.moe_layer_fixed_s)),
+        attention_fixed_s=float(mla_fixed_time_s(num_mla_layers=L if arch.mla is not None else 0,
+                                                 mla_layer_fixed_s=efficiency.mla_layer_fixed_s)))
     # PP, DP + EP, TP across nodes (calc.timing.layout; nothing changes for TP inside a node).
     extra = layout_fields(arch, gpu, serving, efficiency, quantization=n.quantization,
                           activation_bytes=n.activation_bytes, experts_params=p.experts,

@@ -43,7 +43,7 @@ class StepTime:
     overhead_s: np.ndarray
     flops: np.ndarray  # all operators, per GPU
     bytes: np.ndarray
-    fixed_s: object = 0.0  # kernel floors already inside op_time_s (the MoE layers' fixed time)
+    fixed_s: object = 0.0  # kernel floors already inside op_time_s (the MoE and MLA layers' fixed times)
 
     @property
     def step_s(self) -> np.ndarray:
@@ -76,7 +76,8 @@ def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, atten
               sequences=0.0, sequence_overhead_s=0.0,
               custom_allreduce=False, custom_allreduce_latency_s=0.0, custom_allreduce_bw_bytes_per_s=np.inf,
               custom_allreduce_max_bytes=CUSTOM_ALLREDUCE_MAX_BYTES, extra_comm_s=0.0,
-              expert_flops_scale=1.0, expert_half_saturation_tokens=None, moe_fixed_s=0.0) -> StepTime:
+              expert_flops_scale=1.0, expert_half_saturation_tokens=None, moe_fixed_s=0.0,
+              attention_fixed_s=0.0) -> StepTime:
     """Step time from operator costs: each operator at its roofline, then TP communication
     (two all-reduces per layer of tokens·h·b_act bytes each, :func:`calc.timing.interconnect.allreduce_time_s`:
     NCCL or vLLM's custom all-reduce by message size and link) and the engine's CPU time per step,
@@ -88,7 +89,8 @@ def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, atten
     their own half-saturation rows where given (``expert_half_saturation_tokens``, None: the dense
     M_½; :func:`calc.timing.moe_kernels.expert_half_saturation_rows`). The MoE layers' fixed time
     ``moe_fixed_s`` (L_moe · t_0, :func:`calc.timing.moe_kernels.moe_fixed_time_s`) adds to the MLP
-    operator's time of every step that has tokens."""
+    operator's time of every step that has tokens; the MLA layers' fixed time ``attention_fixed_s``
+    (L_mla · t_mla, :func:`calc.timing.mla_layers.mla_fixed_time_s`) to the attention operator's."""
     n = np.asarray(tokens, dtype=float)
     # Token-weighted blend of the prefill and decode fractions: a few prefill tokens riding
     # along many decodes barely change the kernels' efficiency (and never make a step faster).
@@ -115,6 +117,8 @@ def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, atten
     # MoE kernel floor (calc.timing.moe_kernels): inside the MLP's time, not in its compute or memory term
     moe_fixed = np.where(n > 0, np.asarray(moe_fixed_s, dtype=float), 0.0)
     opt["mlp"] = opt["mlp"] + moe_fixed
+    attention_fixed = np.where(n > 0, np.asarray(attention_fixed_s, dtype=float), 0.0)
+    opt["attention"] = opt["attention"] + attention_fixed
     per_ar = allreduce_time_s(tensor_parallel_size=tensor_parallel_size,
                               bytes_per_allreduce=n * hidden_size * activation_bytes,
                               link_bw_bytes_per_s=link_bw_bytes_per_s, latency_s=allreduce_latency_s,
@@ -125,4 +129,4 @@ def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, atten
     return StepTime(op_time_s=opt, op_compute_s=comp, op_memory_s=memt, comm_s=comm,
                     overhead_s=np.asarray(step_overhead_s, dtype=float)
                     + np.asarray(sequence_overhead_s, dtype=float) * np.asarray(sequences, dtype=float) + np.zeros_like(comm),
-                    flops=costs.total_flops, bytes=costs.total_bytes, fixed_s=moe_fixed)
+                    flops=costs.total_flops, bytes=costs.total_bytes, fixed_s=moe_fixed + attention_fixed)

@@ -139,6 +139,8 @@ class EngineNumbers:
     expert_half_saturation_tokens: object = None
     # The MoE layers' fixed time per step, L_moe · t_0 (calc.timing.moe_kernels.moe_fixed_time_s); 0: dense.
     moe_fixed_s: object = 0.0
+    # The MLA layers' fixed time per step, L_mla · t_mla (calc.timing.mla_layers.mla_fixed_time_s); 0 without MLA.
+    attention_fixed_s: object = 0.0
 
     def index(self, i) -> "EngineNumbers":
         """The same numbers at index ``i`` of every array field (scalars stay)."""
@@ -197,7 +199,7 @@ def _stage_step(e: EngineNumbers, *, decode_tokens, decode_context_tokens_sum, p
         custom_allreduce_bw_bytes_per_s=e.custom_allreduce_bw_bytes_per_s,
         extra_comm_s=_all_to_all_s(e, np.asarray(decode_tokens, dtype=float) + prefill_tokens, prefill_tokens),
         expert_flops_scale=e.expert_flops_scale, expert_half_saturation_tokens=e.expert_half_saturation_tokens,
-        moe_fixed_s=e.moe_fixed_s)
+        moe_fixed_s=e.moe_fixed_s, attention_fixed_s=e.attention_fixed_s)
 
 
 def _all_to_all_s(e: EngineNumbers, tokens, prefill_tokens):

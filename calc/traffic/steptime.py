@@ -110,6 +110,7 @@ class StepTimer:
         self._n_half_x = self._n_half if e.expert_half_saturation_tokens is None else float(e.expert_half_saturation_tokens)
         self._seq_cpu = float(e.sequence_overhead_s)  # engine CPU per sequence (= per logits row)
         self._moe_fixed = float(e.moe_fixed_s)  # MoE layers' kernel floor, inside the MLP's time (perf.step_time)
+        self._attn_fixed = float(e.attention_fixed_s)  # MLA layers' fixed time, inside the attention's time
         self._dense = tuple(o for o in LINEAR_OPS if o not in ("lm_head", "mlp"))
         self.fast = True
         self.fast = self._self_check()
@@ -163,7 +164,7 @@ class StepTimer:
             rows = rows if rows > 1e-9 else 1e-9
             c += ef / (self._peak * eta * self._xs * rows / (rows + self._n_half_x + 1e-30))
         mm = self._bytes["mlp"][n] / bw
-        t += (c if c > mm else mm) + (self._moe_fixed if n_f > 0 else 0.0)
+        t += (c if c > mm else mm) + ((self._moe_fixed + self._attn_fixed) if n_f > 0 else 0.0)
         fa, ba = self._fa, self._ba
         c = (self._flops["attention"][n] + ctx * fa[0] + pairs * fa[1] + cached * fa[2]) / (self._attn_peak * eta)
         mm = (self._bytes["attention"][n] + ctx * ba[0] + pairs * ba[1] + cached * ba[2]) / bw
