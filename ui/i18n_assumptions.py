@@ -127,7 +127,7 @@ _HELP_ZH = {
                               "Qwen3-235B FP8 31.7 − 4.9 = 27 µs（SGLang PR #11730）；H100 上 TP 2 的 Mixtral-8x7B BF16 "
                               "144.0 − 131.4 = 13 µs（vLLM PR #24700）。取 25 µs（calc.timing.moe_kernels.moe_fixed_time_s）。",
     "eff_mla_layer_fixed_us": "vLLM 每个引擎步中一个 MLA 解码层（DeepSeek-V2/V3/R1、Kimi-K2）的固定时间，在其字节、上面的 "
-                              "MoE 下限和它的 all-reduce 之外：吸收式 MLA 的 Decode 路径约有 12 个 kernel（GQA 约 5 个），"
+                              "MoE 下限和它的 all-reduce 之外：MLA 的 Decode 路径约有 12 个 kernel（GQA 约 5 个），"
                               "每个块 FP8 线性层前还有一个激活量化 kernel，DeepSeek 的分组 top-k 路由和共享专家也各有自己的 "
                               "kernel；每个都有 CUDA Graph 和更快的 HBM 去不掉的下限。8 × H200、TP 8 上的 vLLM："
                               "DeepSeek-R1-0528 单个请求 TPOT 15.85 ms，而步的其余部分为 5.5 ms（vLLM recipes，每层 170 µs）；"
