@@ -37,7 +37,9 @@ def _gpu(gid: str):
 def _efficiency(row) -> Efficiency:
     # SGLang and DeepSeek run DeepGEMM's FP8 GEMMs: like the C++ engines they reach the same share
     # of Hopper's peak as of Ampere's (calc.cli.measured.efficiency_for_engine); vLLM rows keep 0.6.
-    return Efficiency() if row["engine"].startswith("vLLM") else Efficiency(hopper_flops_scale=1.0)
+    # vLLM's MLA layer floor (calc.timing.mla_layers) is its kernel chain, not theirs.
+    return Efficiency() if row["engine"].startswith("vLLM") else Efficiency(hopper_flops_scale=1.0,
+                                                                            mla_layer_fixed_s=0.0)
 
 
 def _serving(row) -> ServingConfig:

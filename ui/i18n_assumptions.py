@@ -25,6 +25,7 @@ _LABELS_EN = {
 
     "eff_mxfp4_moe_half_saturation_rows": "MXFP4 MoE experts (no FP4 cores): half-saturation (rows per expert)",
     "eff_moe_layer_fixed_us": "MoE layer fixed time per step (µs)",
+    "eff_mla_layer_fixed_us": "MLA layer fixed time per step (µs)",
     "eff_gemm_half_saturation_tokens": "GEMM half-saturation (tokens)",
     "eff_step_overhead_ms": "Per-step overhead (ms)",
     "eff_sequence_overhead_us": "Per-sequence CPU per step (µs)",
@@ -58,6 +59,7 @@ _LABELS_ZH = {
 
     "eff_mxfp4_moe_half_saturation_rows": "MXFP4 MoE 专家（无 FP4 核心）：半饱和行数（每个专家）",
     "eff_moe_layer_fixed_us": "每步每个 MoE 层的固定时间（µs）",
+    "eff_mla_layer_fixed_us": "每步每个 MLA 层的固定时间（µs）",
     "eff_gemm_half_saturation_tokens": "GEMM 半饱和行数（token）",
     "eff_step_overhead_ms": "每步固定开销（ms）",
     "eff_sequence_overhead_us": "每步每序列 CPU 开销（µs）",
@@ -145,6 +147,14 @@ _HELP_ZH = {
                               "H100 上 TP 4 的 Qwen3-Next-80B FP8 29.5 − 2.9 = 27 µs（vLLM PR #44830）；H200 上 TP 8 的 "
                               "Qwen3-235B FP8 31.7 − 4.9 = 27 µs（SGLang PR #11730）；H100 上 TP 2 的 Mixtral-8x7B BF16 "
                               "144.0 − 131.4 = 13 µs（vLLM PR #24700）。取 25 µs（calc.timing.moe_kernels.moe_fixed_time_s）。",
+    "eff_mla_layer_fixed_us": "vLLM 每个引擎步中一个 MLA 解码层（DeepSeek-V2/V3/R1、Kimi-K2）的固定时间，在其字节、上面的 "
+                              "MoE 下限和它的 all-reduce 之外：MLA 的 Decode 路径约有 12 个 kernel（GQA 约 5 个），"
+                              "每个块 FP8 线性层前还有一个激活量化 kernel，DeepSeek 的分组 top-k 路由和共享专家也各有自己的 "
+                              "kernel；每个都有 CUDA Graph 和更快的 HBM 去不掉的下限。8 × H200、TP 8 上的 vLLM："
+                              "DeepSeek-R1-0528 单个请求 TPOT 15.85 ms，而步的其余部分为 5.5 ms（vLLM recipes，每层 170 µs）；"
+                              "DeepSeek-V3.1 16 个客户端 Decode：每秒 684 个输出 token，预测为 1,058（vLLM PR #28992，每层 "
+                              "132 µs）；与 batch 无关（bench/data/mla_moe_lowbatch_found.jsonl，bench/mla_layer_check.py；"
+                              "取 150 µs，calc.timing.mla_layers）。不用于其他引擎。",
     "eff_gemm_half_saturation_tokens": "单卡 GEMM 行数（token 数）达到该值时效率为上限的一半（tile / wave 量化）。"
                                        "Sarathi-Serve：Prefill 吞吐约在 512 token 处饱和。",
     "eff_step_overhead_ms": "每个引擎步的固定时间：调度、采样、kernel 启动（CPU 侧）。",

@@ -79,6 +79,7 @@ def efficiency_for_engine(engine: str, efficiency: Efficiency, *, api_server: bo
         update["moe_layer_fixed_s"] = 0.0  # nor the floor of its fused-MoE kernel sequence
         update["triton_attention_prefill_fraction"] = 1.0  # nor vLLM's attention backend choice
         update["triton_attention_decode_fraction"] = 1.0
+        update["mla_layer_fixed_s"] = 0.0  # nor its MLA layers' kernel chain
         update["prefill_flops_fraction"] = CPP_FLOPS_FRACTION  # their fused GEMMs, not vLLM's
         update["decode_flops_fraction"] = CPP_FLOPS_FRACTION
     efficiency = efficiency.model_copy(update=update) if update else efficiency

@@ -385,6 +385,16 @@ class Efficiency(_Frozen):
         "#24700); Qwen3-Next-80B FP8 TP 4 H100 29.5 - 2.9 = 27 us (vLLM PR #44830); Qwen3-235B FP8 TP 8 "
         "H200 31.7 - 4.9 = 27 us (SGLang PR #11730); Mixtral-8x7B BF16 TP 2 H100 144.0 - 131.4 = 13 us "
         "(vLLM PR #24700). 25 us is taken (calc.timing.moe_kernels.moe_fixed_time_s)."))] = 25.0e-6
+    mla_layer_fixed_s: Annotated[float, Field(ge=0.0, le=0.01, description=(
+        "Fixed time of one MLA decoder layer (DeepSeek-V2/V3/R1, Kimi-K2) per vLLM engine step, beyond "
+        "its bytes, the MoE floor above and its all-reduces: the absorbed-MLA decode path runs ~12 "
+        "kernels where GQA runs ~5, every block-FP8 linear adds an activation-quantization kernel, and "
+        "DeepSeek's grouped top-k router and shared expert add their own; each has a floor that CUDA "
+        "graphs and a faster HBM do not remove. vLLM on 8 x H200 at TP 8: DeepSeek-R1-0528, one "
+        "request, TPOT 15.85 ms where the rest of the step is 5.5 ms (vLLM recipes, 170 us per layer); "
+        "DeepSeek-V3.1, 16 clients decoding: 684 output tokens/s where 1,058 were predicted (vLLM PR "
+        "#28992, 132 us per layer); flat in the batch (bench/data/mla_moe_lowbatch_found.jsonl, "
+        "bench/mla_layer_check.py; 150 us taken, calc.timing.mla_layers). Not for other engines."))] = 150.0e-6
     gemm_half_saturation_tokens: Annotated[float, Field(ge=0.0, le=100_000.0, description=(
         "Rows per GPU (tokens / TP) at which a GEMM reaches half its achievable rate "
         "(tile/wave quantization). Sarathi-Serve: prefill throughput saturates near 512 "

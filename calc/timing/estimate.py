@@ -21,6 +21,7 @@ from calc.timing.attention_backend import engine_attention_scales
 from calc.timing.engine_profile import engine_peak_flops_per_s
 from calc.timing.interconnect import allreduce_link
 from calc.timing.layout import across_data_parallel, layout_fields
+from calc.timing.mla_layers import mla_fixed_time_s
 from calc.timing.moe_kernels import expert_flops_scale, expert_half_saturation_rows, moe_fixed_time_s
 from calc.timing.serving import EngineNumbers, ServingResult, closed_loop
 
@@ -91,7 +92,9 @@ def engine_numbers(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = Servi
             gemm_half_saturation_tokens=efficiency.gemm_half_saturation_tokens,
             mxfp4_moe_half_saturation_rows=efficiency.mxfp4_moe_half_saturation_rows)),
         moe_fixed_s=float(moe_fixed_time_s(num_moe_layers=moe.num_moe_layers(L) if moe is not None else 0,
-                                           moe_layer_fixed_s=efficiency.moe_layer_fixed_s)))
+                                           moe_layer_fixed_s=efficiency.moe_layer_fixed_s)),
+        attention_fixed_s=float(mla_fixed_time_s(num_mla_layers=L if arch.mla is not None else 0,
+                                                 mla_layer_fixed_s=efficiency.mla_layer_fixed_s)))
     # vLLM's attention backend (calc.timing.attention_backend): Triton where FlashAttention lacks sinks / FP8 KV
     s_p, s_d = engine_attention_scales(arch, gpu, kv_cache_dtype=serving.kv_cache_dtype, efficiency=efficiency)
     e = dataclasses.replace(e, attention_prefill_scale=s_p, attention_decode_scale=s_d)

@@ -28,8 +28,12 @@ def layout_fields(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, efficie
     """EngineNumbers fields that PP, DP, EP and multi-node TP set (empty for TP in one node).
 
     EP: ``expert_params`` = the GPU's whole experts (all experts / EP), the experts' token
-    multiplier DP, the load imbalance, the all-to-all's links (NVLink domain, scale-out NIC of
-    ``calc/data/nodes.json``) and dispatch precision (FP8 for FP8 weights, as DeepEP).
+    multiplier DP, the load imbalance, and with DP > 1 the all-to-all's links (NVLink domain,
+    scale-out NIC of ``calc/data/nodes.json``) and dispatch precision (FP8 for FP8 weights, as
+    DeepEP). With DP = 1 (``--enable-expert-parallel`` at TP alone) vLLM runs no all-to-all
+    (``FusedMoEParallelConfig.use_all2all_kernels`` is ``dp_size > 1 and use_ep``): every rank
+    holds the replicated tokens, runs its whole experts on them and the TP all-reduce sums the
+    outputs, so the EngineNumbers defaults (no all-to-all time) stay.
     PP: stage links (NVLink inside a domain, else the NIC). TP wider than an NVLink domain: its
     all-reduce crosses the NIC (and vLLM's custom all-reduce is off).
     """
@@ -52,11 +56,12 @@ def layout_fields(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, efficie
             * efficiency.interconnect_bw_fraction
         out.update(expert_params=experts_params / ep, expert_token_multiplier=float(dp),
                    expert_load_imbalance=efficiency.expert_load_imbalance, expert_parallel_size=ep,
-                   num_moe_layers=arch.num_hidden_layers - arch.moe.first_dense_layers,
-                   ep_domain_gpus=local,
-                   ep_nvlink_bw_bytes_per_s=domain_bw, ep_scale_out_bw_bytes_per_s=scale_out,
-                   ep_dispatch_bytes_per_element=FP8_DISPATCH_BYTES if quantization == "fp8" else activation_bytes,
-                   all_to_all_latency_s=efficiency.all_to_all_latency_s)
+                   num_moe_layers=arch.num_hidden_layers - arch.moe.first_dense_layers)
+        if dp > 1:  # vLLM: FusedMoEParallelConfig.use_all2all_kernels = dp_size > 1 and use_ep
+            out.update(ep_domain_gpus=local,
+                       ep_nvlink_bw_bytes_per_s=domain_bw, ep_scale_out_bw_bytes_per_s=scale_out,
+                       ep_dispatch_bytes_per_element=FP8_DISPATCH_BYTES if quantization == "fp8" else activation_bytes,
+                       all_to_all_latency_s=efficiency.all_to_all_latency_s)
     if pp > 1:
         stage_gpus = tp  # consecutive stages sit in the same NVLink domain while TP·PP fits it
         out.update(pipeline_parallel_size=pp,

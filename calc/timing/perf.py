@@ -56,7 +56,7 @@ class StepTime:
     overhead_s: np.ndarray
     flops: np.ndarray  # all operators, per GPU
     bytes: np.ndarray
-    fixed_s: object = 0.0  # kernel floors already inside op_time_s (the MoE layers' fixed time)
+    fixed_s: object = 0.0  # kernel floors already inside op_time_s (the MoE and MLA layers' fixed times)
 
     @_once  # read several times per step (closed_loop); the dicts are never changed
     def step_s(self) -> np.ndarray:
@@ -90,7 +90,7 @@ def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, atten
               custom_allreduce=False, custom_allreduce_latency_s=0.0, custom_allreduce_bw_bytes_per_s=np.inf,
               custom_allreduce_max_bytes=CUSTOM_ALLREDUCE_MAX_BYTES, extra_comm_s=0.0,
               expert_flops_scale=1.0, expert_half_saturation_tokens=None, moe_fixed_s=0.0,
-              attention_prefill_scale=1.0, attention_decode_scale=1.0) -> StepTime:
+              attention_prefill_scale=1.0, attention_decode_scale=1.0, attention_fixed_s=0.0) -> StepTime:
     """Step time from operator costs: each operator at its roofline, then TP communication
     (two all-reduces per layer of tokens·h·b_act bytes each, :func:`calc.timing.interconnect.allreduce_time_s`:
     NCCL or vLLM's custom all-reduce by message size and link) and the engine's CPU time per step,
@@ -106,7 +106,9 @@ def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, atten
     (:mod:`calc.timing.attention_backend`) runs the prompt chunks' attention FLOPs at s_p · η of the
     attention peak and the decodes' KV reads at s_d of the achievable bandwidth
     (``attention_prefill_scale`` s_p, ``attention_decode_scale`` s_d; 1 for FlashAttention):
-    t_attn = max(F_dec / (P_a·η) + F_pf / (P_a·η·s_p), B_dec / (BW·η_m·s_d) + B_rest / (BW·η_m))."""
+    t_attn = max(F_dec / (P_a·η) + F_pf / (P_a·η·s_p), B_dec / (BW·η_m·s_d) + B_rest / (BW·η_m)).
+    The MLA layers' fixed time ``attention_fixed_s`` (L_mla · t_mla,
+    :func:`calc.timing.mla_layers.mla_fixed_time_s`) is added to the attention operator's."""
     n = np.asarray(tokens, dtype=float)
     # Token-weighted blend of the prefill and decode fractions: a few prefill tokens riding
     # along many decodes barely change the kernels' efficiency (and never make a step faster).
@@ -129,7 +131,8 @@ def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, atten
             f_pf = np.asarray(costs.attention_prefill_flops, dtype=float)
             comp[op] = comp[op] + f_pf / rate * (1.0 / np.asarray(attention_prefill_scale, dtype=float) - 1.0)
             b_dec = np.asarray(costs.attention_decode_kv_bytes, dtype=float)
-            memt[op] = (costs.bytes(op) + b_dec * (1.0 / np.asarray(attention_decode_scale, dtype=float) - 1.0)) / bw
+            op_bytes[op] = costs.bytes(op)  # the bytes moved; the backend's slower reads are time, not bytes
+            memt[op] = (op_bytes[op] + b_dec * (1.0 / np.asarray(attention_decode_scale, dtype=float) - 1.0)) / bw
             opt[op] = np.maximum(comp[op], memt[op])
             continue
         if op == "mlp":  # routed experts: their GEMMs have N·k/touched rows each
@@ -141,6 +144,8 @@ def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, atten
     # MoE kernel floor (calc.timing.moe_kernels): inside the MLP's time, not in its compute or memory term
     moe_fixed = np.where(n > 0, np.asarray(moe_fixed_s, dtype=float), 0.0)
     opt["mlp"] = opt["mlp"] + moe_fixed
+    attention_fixed = np.where(n > 0, np.asarray(attention_fixed_s, dtype=float), 0.0)
+    opt["attention"] = opt["attention"] + attention_fixed
     per_ar = allreduce_time_s(tensor_parallel_size=tensor_parallel_size,
                               bytes_per_allreduce=n * hidden_size * activation_bytes,
                               link_bw_bytes_per_s=link_bw_bytes_per_s, latency_s=allreduce_latency_s,
@@ -151,5 +156,5 @@ def step_time(*, costs: OpCosts, tokens, prefill_tokens, peak_flops_per_s, atten
     return StepTime(op_time_s=opt, op_compute_s=comp, op_memory_s=memt, comm_s=comm,
                     overhead_s=np.asarray(step_overhead_s, dtype=float)
                     + np.asarray(sequence_overhead_s, dtype=float) * np.asarray(sequences, dtype=float) + np.zeros_like(comm),
-                    flops=costs.total_flops, fixed_s=moe_fixed,
+                    flops=costs.total_flops, fixed_s=moe_fixed + attention_fixed,
                     bytes=sum(op_bytes[o] for o in OPERATORS))  # costs.total_bytes, each operator's bytes summed once

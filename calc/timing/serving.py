@@ -143,6 +143,8 @@ class EngineNumbers:
     # its prompt-chunk attention FLOPs and its decodes' KV reads reach; 1: FlashAttention.
     attention_prefill_scale: object = 1.0
     attention_decode_scale: object = 1.0
+    # The MLA layers' fixed time per step, L_mla · t_mla (calc.timing.mla_layers.mla_fixed_time_s); 0 without MLA.
+    attention_fixed_s: object = 0.0
 
     def index(self, i) -> "EngineNumbers":
         """The same numbers at index ``i`` of every array field (scalars stay)."""
@@ -202,7 +204,7 @@ def _stage_step(e: EngineNumbers, *, decode_tokens, decode_context_tokens_sum, p
         extra_comm_s=_all_to_all_s(e, np.asarray(decode_tokens, dtype=float) + prefill_tokens, prefill_tokens),
         expert_flops_scale=e.expert_flops_scale, expert_half_saturation_tokens=e.expert_half_saturation_tokens,
         moe_fixed_s=e.moe_fixed_s, attention_prefill_scale=e.attention_prefill_scale,
-        attention_decode_scale=e.attention_decode_scale)
+        attention_decode_scale=e.attention_decode_scale, attention_fixed_s=e.attention_fixed_s)
 
 
 def _all_to_all_s(e: EngineNumbers, tokens, prefill_tokens):

@@ -112,6 +112,7 @@ class StepTimer:
         self._moe_fixed = float(e.moe_fixed_s)  # MoE layers' kernel floor, inside the MLP's time (perf.step_time)
         self._pf_slow = 1.0 / float(e.attention_prefill_scale)  # attention backend (calc.timing.attention_backend)
         self._dec_slow = 1.0 / float(e.attention_decode_scale)
+        self._attn_fixed = float(e.attention_fixed_s)  # MLA layers' fixed time, inside the attention's time
         self._dense = tuple(o for o in LINEAR_OPS if o not in ("lm_head", "mlp"))
         self.fast = True
         self.fast = self._self_check()
@@ -165,7 +166,7 @@ class StepTimer:
             rows = rows if rows > 1e-9 else 1e-9
             c += ef / (self._peak * eta * self._xs * rows / (rows + self._n_half_x + 1e-30))
         mm = self._bytes["mlp"][n] / bw
-        t += (c if c > mm else mm) + (self._moe_fixed if n_f > 0 else 0.0)
+        t += (c if c > mm else mm) + ((self._moe_fixed + self._attn_fixed) if n_f > 0 else 0.0)
         fa, ba = self._fa, self._ba
         # attention backend (perf.step_time): prompt pairs' FLOPs at s_p, the decodes' KV reads at s_d
         c = (self._flops["attention"][n] + ctx * fa[0] + pairs * fa[1] * self._pf_slow + cached * fa[2]) / (self._attn_peak * eta)
