@@ -653,7 +653,7 @@ def _chunk_queue_ttft(e: EngineNumbers, *, multi, ttft_service, e2e_service, R, 
     c = I / k  # tokens of a chunk, as closed_loop prices its steps
     r_d = (R - 1.0) * m_s / (m_s + k)
     alpha, g = None, 1.0
-    for _ in range(QUEUE_PASSES):
+    for p in range(QUEUE_PASSES):
         room = np.maximum(budget - r_d * q_dec, 1.0)
         t_full = prefill_step(e, prompts=room / c, prompt_tokens=c, decode_batch=r_d, decode_context_tokens=ctx,
                               cached_tokens=H + (k - 1.0) / 2.0 * c).step_s
@@ -718,11 +718,11 @@ def _chunk_queue_ttft(e: EngineNumbers, *, multi, ttft_service, e2e_service, R, 
         ttft = t_req + engine_ttft
         e2e = ttft + m_s * (t_bar - alpha * own_pf)  # the cycle less t_api: m_s steps of T̄_d
         r_d = np.minimum(others * alpha * m_s, R - 1.0)
-        g_used = g
-        # the R clients' finite source for the next pass, at this one's load: a client is away m_s
-        # decode steps and δ/T̄ (chunk_queue.finite_source_factor, service I/room steps)
-        g = finite_source_factor(load=rho, think_steps=m_s + (t_req + t_api) / t_bar, service_steps=I / room)
-    wait = g_used * rho * I / room * t_full / (2.0 * (1.0 - rho))  # Pollaczek-Khinchine × g, as chunk_queue's TTFT
+        if p < QUEUE_PASSES - 1:
+            # the R clients' finite source for the next pass, at this one's load: a client is away m_s
+            # decode steps and δ/T̄ (chunk_queue.finite_source_factor, service I/room steps)
+            g = finite_source_factor(load=rho, think_steps=m_s + (t_req + t_api) / t_bar, service_steps=I / room)
+    wait = g * rho * I / room * t_full / (2.0 * (1.0 - rho))  # Pollaczek-Khinchine × g, as chunk_queue's TTFT
     nan = np.full(np.shape(full_ttft), np.nan)
     if sub.all:
         return (np.where(multi, ttft, full_ttft), np.where(multi, e2e, full_e2e), np.where(multi, wait, nan),
