@@ -42,7 +42,7 @@ caller's (:func:`calc.timing.serving._chunk_queue_ttft`: the clients waiting her
 Checked against the simulator (``bench/sim_vs_analytic.py --chunks``), long runs of 14 closed
 loops with lognormal output lengths and no preemption (Llama-2-7B A100 2048 and 3000 in,
 Llama-3.1-8B A100 6000 in and H100 at budget 1024 with 2500 in, Qwen2.5-7B L40S 4000 in; k = 2 and
-3, C = 4 … 64; 30·C requests, the first 10·C dropped): mean TTFT within 13 %, median 3.4 % (the
+3, C = 4 … 64; 30·C requests, the first 10·C dropped): mean TTFT within 10.1 %, median 5.1 % with the finite source; C = 90 (95 % of the token cap) +18 % (the
 older k chunk steps with no wait: median 21 %, max 47 %, all low); the share of steps with prompt tokens 0.202 against 0.198 simulated (Llama-2-7B, C = 16),
 0.37 against 0.35 (C = 32), prompt steps per prompt 1.72 / 1.67 and 1.60 / 1.55.
 """
