@@ -28,7 +28,8 @@ M8, QWEN, M70 = sim_vs_analytic.SHAPES_CASES
 # (case, lengths CV, shape, load / clients / requests): a spread of the --shapes grid, about 30 s
 SUBSET = [(M8, 0.7, "open", 0.5), (M8, 0.0, "open", 0.9), (QWEN, 0.0, "open", 0.7), (QWEN, 0.7, "open", 0.9),
           (M70, 0.7, "open", 0.5), (M8, 0.7, "closed", 8), (QWEN, 0.7, "closed", 32), (M70, 0.7, "closed", 8),
-          (M8, 0.0, "burst", 64), (QWEN, 0.0, "burst", 512), (M70, 0.7, "burst", 512)]
+          (M8, 0.0, "burst", 64), (QWEN, 0.0, "burst", 512), (M70, 0.7, "burst", 512),
+          (M8, 0.7, "burst", 512)]  # just past the slots: +25 / +23 % until the fill's slots and chunked full steps
 
 
 @pytest.mark.parametrize("case,cv,shape,x", SUBSET, ids=[f"{c[0].split('/')[1]}-cv{cv}-{s}-{x}" for c, cv, s, x in SUBSET])

@@ -660,7 +660,7 @@ def _chunk_queue_ttft(e: EngineNumbers, *, multi, ttft_service, e2e_service, R, 
     ride along): that read the loop as if no prompt ever waited for another's chunks, 15-35 %
     low on the long runs of bench/sim_vs_analytic.py --long (Llama-2-7B A100, 2048 in, C = 4-32)."""
     from calc.timing.subset import Subset, grid_shape  # noqa: PLC0415
-    from calc.traffic.chunk_queue import chunk_queue  # noqa: PLC0415
+    from calc.traffic.chunk_queue import chunk_queue, finite_source_factor  # noqa: PLC0415
 
     args = (ttft_service, e2e_service, R, input_tokens, chunks, budget_tokens, decode_steps, decode_budget_tokens,
             mean_context_tokens, cached_tokens, decode_step_s, idle_wait_s)
@@ -675,8 +675,8 @@ def _chunk_queue_ttft(e: EngineNumbers, *, multi, ttft_service, e2e_service, R, 
     others = np.maximum(R - 1.0, 0.0) / np.maximum(R, 1.0)
     c = I / k  # tokens of a chunk, as closed_loop prices its steps
     r_d = (R - 1.0) * m_s / (m_s + k)
-    alpha = None
-    for _ in range(QUEUE_PASSES):
+    alpha, g = None, 1.0
+    for p in range(QUEUE_PASSES):
         room = np.maximum(budget - r_d * q_dec, 1.0)
         t_full = prefill_step(e, prompts=room / c, prompt_tokens=c, decode_batch=r_d, decode_context_tokens=ctx,
                               cached_tokens=H + (k - 1.0) / 2.0 * c).step_s
@@ -685,7 +685,8 @@ def _chunk_queue_ttft(e: EngineNumbers, *, multi, ttft_service, e2e_service, R, 
                               cached_tokens=H + I - last).step_s
 
         queue = chunk_queue(decode_step_s=t0, full_step_s=t_full, last_step_s=t_last, chunks=k,
-                            service_steps=I / room, others=others, delay_s=t_req + t_api, idle_wait_s=idle)
+                            service_steps=I / room, others=others, delay_s=t_req + t_api, idle_wait_s=idle,
+                            wait_factor=g)
 
         def excess(index):  # X·(E2E + t_api) − R at α = X·T̄ prompts per step: X·(δ + engine TTFT + m_s·T̄_d) − R
             at = queue.per_step(None, index, shape)
@@ -740,7 +741,11 @@ def _chunk_queue_ttft(e: EngineNumbers, *, multi, ttft_service, e2e_service, R, 
         ttft = t_req + engine_ttft
         e2e = ttft + m_s * (t_bar - alpha * own_pf)  # the cycle less t_api: m_s steps of T̄_d
         r_d = np.minimum(others * alpha * m_s, R - 1.0)
-    wait = rho * I / room * t_full / (2.0 * (1.0 - rho))  # Pollaczek-Khinchine, as chunk_queue's TTFT holds it
+        if p < QUEUE_PASSES - 1:
+            # the R clients' finite source for the next pass, at this one's load: a client is away m_s
+            # decode steps and δ/T̄ (chunk_queue.finite_source_factor, service I/room steps)
+            g = finite_source_factor(load=rho, think_steps=m_s + (t_req + t_api) / t_bar, service_steps=I / room)
+    wait = g * rho * I / room * t_full / (2.0 * (1.0 - rho))  # Pollaczek-Khinchine × g, as chunk_queue's TTFT
     nan = np.full(np.shape(full_ttft), np.nan)
     if sub.all:
         return (np.where(multi, ttft, full_ttft), np.where(multi, e2e, full_e2e), np.where(multi, wait, nan),

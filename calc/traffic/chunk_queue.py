@@ -28,10 +28,13 @@ it). So a long prefill step does not collect arrivals in proportion to its lengt
 
 ρ is then both the share of arrivals that find the budget busy and the share of prompts whose
 last step another's first chunk fills (an M/G/1 departure leaves the queue empty with probability
-1 − ρ). The wait is Pollaczek-Khinchine's for a deterministic service, W = ρ·S / (2·(1 − ρ)); an
-arrival to an idle budget waits the step in flight, w_idle (the caller's: a decode step's rest).
+1 − ρ). The wait is Pollaczek-Khinchine's for a deterministic service, W = ρ·S / (2·(1 − ρ)), times
+the finite-source factor g ≤ 1 of :func:`finite_source_factor` (only R clients can queue, and a
+queued one does not decode, so does not come back: near the budget's capacity the queue is held
+short; the caller's, 1 for an unbounded queue); an arrival to an idle budget waits the step in
+flight, w_idle (the caller's: a decode step's rest).
 
-  TTFT (engine part) = (1 − ρ)·w_idle + W + (k − 1)·T_full + ρ·T_full + (1 − ρ)·T_last
+  TTFT (engine part) = (1 − ρ)·w_idle + g·W + (k − 1)·T_full + ρ·T_full + (1 − ρ)·T_last
 
 and a share π_p = α·((1 − ρ)·k + ρ·s) of the steps carries prompt tokens (k steps alone, s
 back to back). The decodes beside the chunks, and so T_full, T_last and the room, are the
@@ -39,12 +42,14 @@ caller's (:func:`calc.timing.serving._chunk_queue_ttft`: the clients waiting her
 Checked against the simulator (``bench/sim_vs_analytic.py --chunks``), long runs of 14 closed
 loops with lognormal output lengths and no preemption (Llama-2-7B A100 2048 and 3000 in,
 Llama-3.1-8B A100 6000 in and H100 at budget 1024 with 2500 in, Qwen2.5-7B L40S 4000 in; k = 2 and
-3, C = 4 … 64; 30·C requests, the first 10·C dropped): mean TTFT within 13 %, median 3.4 % (the
+3, C = 4 … 64; 30·C requests, the first 10·C dropped): mean TTFT within 10.1 %, median 5.1 % with the finite source; C = 90 (95 % of the token cap) +18 % (the
 older k chunk steps with no wait: median 21 %, max 47 %, all low); the share of steps with prompt tokens 0.202 against 0.198 simulated (Llama-2-7B, C = 16),
 0.37 against 0.35 (C = 32), prompt steps per prompt 1.72 / 1.67 and 1.60 / 1.55.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -53,13 +58,100 @@ from calc.traffic.arrival_trains import clumps_caught, uniform_below, uniform_mi
 MAX_LOAD = 0.95  # ρ is capped here: past it the budget's queue grows without bound (the caller's regime flag)
 
 
+def _inverse_mills_table(lo=-8.0, hi=30.0, n=3801):
+    """(a, M(a), h(a) = M(a) − a, 1 − Φ(a)) over a ∈ [lo, hi]: M(a) = φ(a) / (1 − Φ(a)), the standard
+    normal's inverse Mills ratio, rising from φ(a) (a → −∞) to a + 1/a (a → ∞); h(a) the mean of a
+    standard normal cut below at a, less a (exact, math.erfc; for :func:`finite_source_factor`)."""
+    a = np.linspace(lo, hi, n)
+    upper = np.array([0.5 * math.erfc(x / math.sqrt(2.0)) for x in a])
+    m = np.exp(-0.5 * a * a) / math.sqrt(2.0 * math.pi) / upper
+    return a, m, m - a, upper
+
+
+_MILLS_A, _MILLS_M, _MILLS_H, _MILLS_UPPER = _inverse_mills_table()
+
+
+def finite_source_factor(*, load, think_steps, service_steps):
+    """g = W(R clients) / W(unbounded): the mean wait of a single server fed by a finite population
+    over Pollaczek-Khinchine's at the same load ρ (deterministic service S, Poisson-like arrivals
+    of variance rate λ; ``think_steps`` Z: the time a client spends away from the queue between two
+    services, ``service_steps`` S, any one unit). Diffusion (heavy traffic): with n queued the
+    arrival rate is λ₀ − n/Z (a queued client does not decode, so does not come back), so n is a
+    reflected Ornstein-Uhlenbeck process, a normal of variance σ² = λ·Z/2 = ρ·r/2 (r = Z/S) cut at
+    0, where an unbounded queue is a reflected Brownian motion (exponential, mean ρ / (2(1 − ρ)):
+    P-K's W/S). At the same mean arrival rate ρ/S the cut normal's mean is σ·h(a), its cut a (in σ)
+    given by M(a) = y = (1 − ρ)·√(2r/ρ), so
+
+      g = h(a)·M(a) = (M(a) − a)·y,   W = g·ρ·S / (2(1 − ρ)) = S·σ·h(a)
+
+    (:func:`_inverse_mills_table`, interpolated; past its end g = 1 − 1/y²). Few clients away
+    for long (y → ∞, r ≫ R): g → 1, P-K's queue; near the population's capacity (ρ → 1 at
+    finite r) g → 0 and W → S·σ·|a| ≈ S·(R − r), the clients beyond what the server serves.
+    Broadcasts.
+
+    At a = 0, y = M(0) = √(2/π) (ρ = 1/2, r = 2/π): g = M(0)² = 2/π; far below capacity (ρ = 0.1,
+    r = 10, y = 12.7) g = 0.9940, 1 − 1/y² = 0.9938 (the next term is of 1/y⁴).
+
+    >>> round(float(finite_source_factor(load=0.5, think_steps=2.0 / math.pi, service_steps=1.0)), 4), round(2 / math.pi, 4)
+    (0.6366, 0.6366)
+    >>> round(float(finite_source_factor(load=0.1, think_steps=10.0, service_steps=1.0)), 4)
+    0.994
+    """
+    rho = np.asarray(load, dtype=float)
+    r = np.asarray(think_steps, dtype=float) / np.asarray(service_steps, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y = (1.0 - rho) * np.sqrt(2.0 * r / rho)
+        far = 1.0 - 1.0 / (y * y)
+    g = np.interp(y, _MILLS_M, _MILLS_H) * y
+    return np.clip(np.where(y > _MILLS_M[-1], far, np.where(np.isnan(y), 1.0, g)), 0.0, 1.0)
+
+
+def finite_source_wait_quantile_s(*, mean_s, load, think_steps, service_steps, q):
+    """The q-quantile of the wait of :func:`finite_source_factor`'s queue, mean ``mean_s`` W̄: a share ρ
+    waits, the work ahead of them that of a normal cut at a (the queue's reflected Ornstein-Uhlenbeck
+    law, M(a) = y), scaled to the mean: P(W > t) = ρ·(1 − Φ(a + t·ρ·h(a)/W̄)) / (1 − Φ(a)), so
+
+      w_q = W̄·(v − a) / (ρ·h(a)),   1 − Φ(v) = (1 − q)·(1 − Φ(a)) / ρ   (0 where ρ ≤ 1 − q).
+
+    Far from the population's capacity (a → ∞) the cut normal's tail is exponential of rate a and
+    w_q → (W̄/ρ)·ln(ρ / (1 − q)), :func:`calc.traffic.queueing.wait_quantile_s`'s (used past the
+    table's end); near it the tail is a normal's, far thinner. Broadcasts.
+
+    Far from capacity (ρ = 0.1, r = 10⁴, y = 402: past the table) a mean wait of 10 ms that 10 % see:
+    P95 = 0.1 · ln(2) = 69 ms; at the cut a = 0 (ρ = 1/2, r = 2/π) the tail is a half normal's:
+    1 − Φ(v) = 0.05, v = 1.645, w_95 = W̄·1.645/(0.5·√(2/π)) = 4.12·W̄.
+
+    >>> round(float(finite_source_wait_quantile_s(mean_s=0.01, load=0.1, think_steps=1e4, service_steps=1.0, q=0.95)), 4)
+    0.0693
+    >>> round(float(finite_source_wait_quantile_s(mean_s=1.0, load=0.5, think_steps=2 / math.pi, service_steps=1.0, q=0.95)), 2)
+    4.12
+    """
+    w = np.asarray(mean_s, dtype=float)
+    rho = np.asarray(load, dtype=float)
+    tail = 1.0 - np.asarray(q, dtype=float)
+    r = np.asarray(think_steps, dtype=float) / np.asarray(service_steps, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y = (1.0 - rho) * np.sqrt(2.0 * r / rho)
+        a = np.interp(y, _MILLS_M, _MILLS_A)
+        h = np.interp(y, _MILLS_M, _MILLS_H)
+        upper_a = np.interp(y, _MILLS_M, _MILLS_UPPER)
+        # v from 1 − Φ(v) = target, on the same table (ln(1 − Φ) falls with a)
+        target = np.log(np.clip(tail * upper_a / rho, 1e-300, 1.0))
+        v = np.interp(-target, -np.log(_MILLS_UPPER), _MILLS_A)
+        cut = w * np.maximum(v - a, 0.0) / (rho * h)
+        expo = w / rho * np.log(rho / tail)
+    ok = (rho > tail) & (w > 0)
+    return np.where(ok, np.where(y > _MILLS_M[-1], expo, cut), 0.0)
+
+
 def chunk_queue_ttft_s(*, decode_step_s, full_step_s, last_step_s, chunks, service_steps, rate_rps, others,
-                       delay_s, idle_wait_s):
+                       delay_s, idle_wait_s, wait_factor=1.0):
     """(engine TTFT, ρ, share of steps with prompt tokens, mean step T̄) of a prompt of ``chunks`` k > 1
     chunked steps in a closed loop (module docstring). ``decode_step_s`` T_0, ``full_step_s`` T_full,
     ``last_step_s`` T_last (the rest alone beside the decodes); ``service_steps`` s = I / room;
     ``rate_rps`` X (requests/s of the whole loop); ``others`` (R − 1)/R; ``delay_s`` δ = t_api + t_req;
-    ``idle_wait_s`` the wait for the step in flight when no prompt is queued. Broadcasts.
+    ``idle_wait_s`` the wait for the step in flight when no prompt is queued; ``wait_factor`` g, the
+    finite-source factor on P-K's wait (:func:`finite_source_factor`; 1: an unbounded queue). Broadcasts.
 
     Rare prompts (X → 0): no queue, the k − 1 full steps and the short last one, after the idle
     wait: 5 + 150 + 20 = 175 ms.
@@ -71,10 +163,12 @@ def chunk_queue_ttft_s(*, decode_step_s, full_step_s, last_step_s, chunks, servi
     (0.175, True)
     """
     return chunk_queue(decode_step_s=decode_step_s, full_step_s=full_step_s, last_step_s=last_step_s, chunks=chunks,
-                       service_steps=service_steps, others=others, delay_s=delay_s, idle_wait_s=idle_wait_s)(rate_rps)
+                       service_steps=service_steps, others=others, delay_s=delay_s, idle_wait_s=idle_wait_s,
+                       wait_factor=wait_factor)(rate_rps)
 
 
-def chunk_queue(*, decode_step_s, full_step_s, last_step_s, chunks, service_steps, others, delay_s, idle_wait_s):
+def chunk_queue(*, decode_step_s, full_step_s, last_step_s, chunks, service_steps, others, delay_s, idle_wait_s,
+                wait_factor=1.0):
     """:func:`chunk_queue_ttft_s` as a function of the rate X alone, the parts that do not move
     with X computed once (a caller that solves for X evaluates it many times). Its ``per_step``
     takes instead the prompts per step α = X·T̄, with T̄ = T_0 + α·P_pf (the same loop, X = α / T̄:
@@ -89,7 +183,7 @@ def chunk_queue(*, decode_step_s, full_step_s, last_step_s, chunks, service_step
     window = [uniform_min_mean(low=0.0, high=d_hi, level=T) for T in (Tf, Tl, T0)]
     c_next = clumps_caught(step_s=Tf, mean_step_s=Tf, delay_lo_s=0.0, delay_hi_s=d_hi)
     share = np.asarray(others, dtype=float)
-    service = s * Tf
+    service = s * Tf / 2.0 * np.asarray(wait_factor, dtype=float)  # P-K's S/2, times g
     idle = np.asarray(idle_wait_s, dtype=float)
     # the parts of ρ, c_full and the TTFT that do not move with X
     next_full = (k - 2.0) * c_next
@@ -109,7 +203,7 @@ def chunk_queue(*, decode_step_s, full_step_s, last_step_s, chunks, service_step
         c_full = (c_first + next_full) * per_full
         c_bar = p_full * c_full + p_last * (b_l + w_l * inv) + np.maximum(1.0 - p_full - p_last, 0.0) * (b_d + w_d * inv)
         rho = np.clip(a * share * (c_first + rest) / np.maximum(c_bar, 1e-300), 0.0, MAX_LOAD)
-        wait = rho * service / (2.0 * (1.0 - rho))
+        wait = rho * service / (1.0 - rho)
         ttft = (1.0 - rho) * idle_last + wait + full_steps + rho * Tf
         return ttft, rho, np.clip(a * ((1.0 - rho) * k + rho * s), 0.0, 1.0), t_bar
 

@@ -34,8 +34,9 @@ budget, slots) per request, reduced over the N requests.
 Where it is known to miss (``closed_form`` False, the simulator's regime): the batch reaching the
 KV pool (vLLM preempts and recomputes), fixed-length closed loops of several clients (a
 deterministic engine keeps them in an FCFS train, :func:`calc.timing.serving.fcfs_wave`), clients
-queueing for the token budget. Also outside 15 % without a flag (bench/sim_vs_analytic.py --shapes):
-a burst of varied lengths just past the slots (+25 %). An open loop's TPOT near capacity with long
+queueing for the token budget. A burst of varied lengths just past the slots was +25 % without a flag
+(bench/sim_vs_analytic.py --shapes; its full step priced as one prompt of `room` tokens and its
+slots at the steady state's context): +8 % now. An open loop's TPOT near capacity with long
 prompts was -14 % (Llama-3.1-70B TP 4 at 85 %; with EAGLE-3 -21 %) until the prompt clusters
 (:mod:`calc.traffic.prompt_clusters`; in the simulator 60 against 53 sequences in the steps that
 carry prompts, lag-1 autocorrelation of the step time 0.67 = ρ_p): -6 and -4 % now. With speculation the
@@ -826,7 +827,14 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
     multi = np.isfinite(s.budget_queue_wait_s) & spread  # fixed lengths: the FCFS train, flagged below
     if np.any(multi):
         w_b, rho = np.nan_to_num(s.budget_queue_wait_s), np.nan_to_num(s.budget_queue_load)
-        ex_b = wait_quantile_s(mean_s=w_b, p_wait=rho, q=q) - w_b
+        from calc.traffic.chunk_queue import finite_source_wait_quantile_s  # noqa: PLC0415
+
+        # the budget's queue of R clients: a normal tail near its capacity, not an exponential one
+        # (chunk_queue.finite_source_factor: a client is away its decode steps and δ; service I/room steps)
+        m_steps = m / (1.0 if speculative is None else speculative.tokens_per_step)
+        delay = t_api + np.asarray(e.request_overhead_s, dtype=float)
+        ex_b = finite_source_wait_quantile_s(mean_s=w_b, load=rho, think_steps=m_steps + delay / load.mean_step_s,
+                                             service_steps=I / room, q=q) - w_b
         ex_len = own(lognormal_quantile(mean=I, cv=input_cv, q=q), 0.0) - own(I, 0.0)
         ex_slot = wait_quantile_s(mean_s=w_slot, p_wait=np.where(C > R, 1.0, 0.0), q=q) - w_slot
         ex_api = wait_quantile_s(mean_s=w_api, p_wait=p_api, q=q) - w_api
@@ -857,15 +865,18 @@ def burst(e: EngineNumbers, *, input_len, output_len, num_requests: int, max_num
           kv_capacity_tokens, input_cv=0.0, output_cv=0.0, percentile=95.0) -> Burst:
     """N requests at t = 0 through the API server and a chunked-prefill engine with c slots; the
     first token of request i (0-based, first come first served) is the latest of three clocks
-    plus its own prefill step T_own (:func:`own_prefill_s`, alone, beside n/2 decodes, n = min(N, c)):
+    plus its own prefill step T_own (:func:`own_prefill_s`, alone, beside n/2 decodes, n = min(N, c_f)):
       API server:    t_api·(i + 1) + t_req (one request at a time);
-      token budget:  (i + 1)·τ·I + t_req, τ = T_full / room (the budget clears a prompt per τ·I);
-      slots (i ≥ c): t_a + (i − c + 1)/X, the engine's completions at its full-batch throughput X
+      token budget:  (i + 1)·τ·I + t_req, τ = T_full / room (the budget clears a prompt per τ·I; a
+                     full step holds room·k/I chunks of I/k tokens, k = ⌈I / room⌉);
+      slots (i ≥ c_f): t_a + (i − c_f + 1)/X, the engine's completions at its full-batch throughput X
                      (:func:`calc.timing.serving.closed_loop` at C = n; the FCFS wave for fixed
                      lengths, the spread state otherwise), from t_a = t_0 − min(cv_O·(O − 1)·T_dec, c/X)/2:
                      the first batch finishes at t_0 = (n·I/room)·T_full + (O − 1 − n·I/room)·T_dec
                      (its prompts, then its decodes), all at once for fixed lengths, spread around
-                     t_0 for varied ones.
+                     t_0 for varied ones. c_f ≥ c: while the first batch fills (n·I/room steps) a
+                     sequence holds its prompt and half those steps' tokens, not I + O·(1 + cv²)/2, so
+                     more fit (:func:`_slots` at that context); the ones past c are preempted later.
     Mean and percentile over the N first tokens; makespan = the last first token + (O − 1) decode
     steps of the draining batch (n/2 on average).
     ``num_requests`` is one whole number (the request axis is added and reduced here); every other
@@ -892,8 +903,16 @@ def burst(e: EngineNumbers, *, input_len, output_len, num_requests: int, max_num
     m = np.maximum(O - 1.0, 0.0)
     c = _slots(e, input_len=I, output_len=O, output_cv=cv_o, max_num_seqs=np.asarray(max_num_seqs)[..., None],
                max_num_batched_tokens=B, kv_capacity_tokens=np.asarray(kv_capacity_tokens)[..., None])
-    n = np.minimum(float(N), c)
-    s = closed_loop(e, input_len=I, output_len=O, concurrency=n, max_num_seqs=np.asarray(max_num_seqs)[..., None],
+    # while the first batch fills, a sequence holds its prompt and the tokens decoded since its
+    # admission, one a step, half the fill's n·I/room steps on average: more of them fit than in the
+    # steady state (I + O·(1 + cv²)/2 each); the sequences past c are preempted as they grow
+    n_steady = np.minimum(float(N), c)
+    fill_steps = n_steady * I / np.maximum(B - n_steady / 2.0, 1.0)
+    c_fill = np.maximum(c, _slots(e, input_len=I, output_len=fill_steps, output_cv=0.0,
+                                  max_num_seqs=np.asarray(max_num_seqs)[..., None], max_num_batched_tokens=B,
+                                  kv_capacity_tokens=np.asarray(kv_capacity_tokens)[..., None]))
+    n = np.minimum(float(N), c_fill)
+    s = closed_loop(e, input_len=I, output_len=O, concurrency=n_steady, max_num_seqs=np.asarray(max_num_seqs)[..., None],
                     max_num_batched_tokens=B, enable_chunked_prefill=True,
                     kv_capacity_tokens=np.asarray(kv_capacity_tokens)[..., None], fits=True,
                     uniform_lengths=(np.asarray(input_cv)[..., None] == 0) & (cv_o == 0))
@@ -901,7 +920,13 @@ def burst(e: EngineNumbers, *, input_len, output_len, num_requests: int, max_num
     ctx = I + O * (1.0 + cv_o ** 2) / 2.0
     half = n / 2.0  # decodes beside a prompt, on average, while the first batch fills
     room = np.maximum(B - half, 1.0)
-    t_full = prefill_step(e, prompts=1.0, prompt_tokens=room, decode_batch=half, decode_context_tokens=ctx).step_s
+    # a full step holds room / c chunks of c = I / k tokens (k = ⌈I / room⌉), as engine_load prices it:
+    # not one prompt of `room` tokens, whose attention grows with room² (Llama-3.1-8B H100, budget
+    # 8192, 1024-token prompts: 18 % slower steps than the simulator's)
+    k = np.ceil(I / room)
+    chunk = I / k
+    t_full = prefill_step(e, prompts=room / chunk, prompt_tokens=chunk, decode_batch=half, decode_context_tokens=ctx,
+                          cached_tokens=(k - 1.0) / 2.0 * chunk).step_s
     t_own = own_prefill_s(e, input_len=I, mean_input_len=I, running=half, context_tokens=ctx, rate_rps=0.0,
                           wait_s=0.0, max_num_batched_tokens=B)
     t_dec = decode_step(e, batch=n, context_tokens=ctx).step_s
@@ -913,7 +938,7 @@ def burst(e: EngineNumbers, *, input_len, output_len, num_requests: int, max_num
     wave = n * I / room
     t0 = wave * t_full + np.maximum(m - wave, 0.0) * t_dec
     t_a = t0 - np.minimum(cv_o * m * t_dec, c / X) / 2.0
-    slot = np.where(i >= c, t_a + (i - c + 1.0) / X, 0.0)
+    slot = np.where(i >= c_fill, t_a + (i - c_fill + 1.0) / X, 0.0)
     start = np.maximum(np.maximum(api, budget), slot)
     ttft = start + t_own
     last = np.stack([api[..., -1], budget[..., -1], slot[..., -1]])
