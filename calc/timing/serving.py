@@ -444,7 +444,7 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
     x_engine = R / e2e_service
     X = np.minimum(x_engine, api_cap)
     limited = np.where(x_engine > api_cap, 4, limited)
-    limited = LIMITED_BY[limited.reshape(-1)].reshape(limited.shape)
+    limited = LIMITED_BY[limited]
     e2e = C / X
     ttft = ttft_service + (e2e - e2e_service)
 

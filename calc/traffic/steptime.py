@@ -166,12 +166,12 @@ class StepTimer:
             rows = rows if rows > 1e-9 else 1e-9
             c += ef / (self._peak * eta * self._xs * rows / (rows + self._n_half_x + 1e-30))
         mm = self._bytes["mlp"][n] / bw
-        t += (c if c > mm else mm) + ((self._moe_fixed + self._attn_fixed) if n_f > 0 else 0.0)
+        t += (c if c > mm else mm) + (self._moe_fixed if n_f > 0 else 0.0)
         fa, ba = self._fa, self._ba
         # attention backend (perf.step_time): prompt pairs' FLOPs at s_p, the decodes' KV reads at s_d
         c = (self._flops["attention"][n] + ctx * fa[0] + pairs * fa[1] * self._pf_slow + cached * fa[2]) / (self._attn_peak * eta)
         mm = (self._bytes["attention"][n] + ctx * ba[0] * self._dec_slow + pairs * ba[1] + cached * ba[2]) / bw
-        t += c if c > mm else mm
+        t += (c if c > mm else mm) + (self._attn_fixed if n_f > 0 else 0.0)
         c = (self._flops["lm_head"][n] + logits * self._lg[0]) / rate
         mm = (self._bytes["lm_head"][n] + logits * self._lg[1]) / bw
         t += c if c > mm else mm

@@ -120,11 +120,10 @@ VLLM_SHAREGPT_BOUNDS = SampleBounds(4, 1024, 4, 2048)
 LENGTH_BOUNDS: dict[str, SampleBounds] = {"vllm-sharegpt": VLLM_SHAREGPT_BOUNDS}
 
 
-def bounded_lognormal_pairs(n: int, rng: np.random.Generator, *, input_mean: float, output_mean: float,
-                            input_cv: float, output_cv: float, bounds: SampleBounds,
-                            rounds: int = 4) -> tuple[np.ndarray, np.ndarray]:
-    """``n`` (prompt, output) lengths drawn as a benchmark sampler draws them: independent lognormal
-    pairs (mean, CV each; CV 0 = the mean), a pair kept only inside ``bounds`` (the sampler skips the
+def bounded_lognormal_pairs(n: int, rng: np.random.Generator, *, input_len: LengthSpec, output_len: LengthSpec,
+                            bounds: SampleBounds, rounds: int = 4) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` (prompt, output) lengths drawn as a benchmark sampler draws them: independent pairs of
+    ``input_len`` and ``output_len`` (:meth:`LengthSpec.sample`: lognormal or fixed), a pair kept only inside ``bounds`` (the sampler skips the
     others and takes the next), then each side scaled so that its SAMPLE mean is the asked mean and
     put back inside the bounds, ``rounds`` times (the filter drops the long tail, so the kept pairs'
     mean is below the distribution's; a run's stated mean is its kept sample's)::
@@ -132,27 +131,22 @@ def bounded_lognormal_pairs(n: int, rng: np.random.Generator, *, input_mean: flo
         keep (I, O) with  min_I ≤ I ≤ max_I,  O ≥ min_O,  I + O ≤ max_total
         I ← clip(round(I · Ī / mean(I)), min_I, max_I),  O ← clip(round(O · Ō / mean(O)), min_O, max_total − I)
 
-    >>> i, o = bounded_lognormal_pairs(1000, np.random.default_rng(0), input_mean=217, output_mean=202,
-    ...                                input_cv=1.0, output_cv=1.0, bounds=VLLM_SHAREGPT_BOUNDS)
+    >>> i, o = bounded_lognormal_pairs(1000, np.random.default_rng(0), input_len=LengthSpec("lognormal", 217, cv=1.0),
+    ...                                output_len=LengthSpec("lognormal", 202, cv=1.0), bounds=VLLM_SHAREGPT_BOUNDS)
     >>> round(float(i.mean())), round(float(o.mean())), int(i.max()) <= 1024, int((i + o).max()) <= 2048
     (217, 202, True, True)
     """
-    b = bounds
+    b, input_mean, output_mean = bounds, float(input_len.mean), float(output_len.mean)
     if not (1 <= b.min_prompt_len <= input_mean <= b.max_prompt_len and 1 <= b.min_output_len <= output_mean
             and input_mean + output_mean <= b.max_total_len):
         raise WorkloadError(f"length bounds: mean lengths {input_mean:g} + {output_mean:g} must lie inside prompt "
                             f"{b.min_prompt_len}-{b.max_prompt_len}, output >= {b.min_output_len}, total <= "
                             f"{b.max_total_len} tokens")
 
-    def draw(mean: float, cv: float, size: int) -> np.ndarray:
-        if cv == 0:
-            return np.full(size, float(mean))
-        s2 = math.log1p(cv ** 2)
-        return rng.lognormal(math.log(mean) - s2 / 2.0, math.sqrt(s2), size=size)
-
     kept_i, kept_o, have = [], [], 0
     for _ in range(1000):  # the bounds above keep a share of the pairs bounded away from 0
-        i, o = np.rint(draw(input_mean, input_cv, 2 * n)), np.rint(draw(output_mean, output_cv, 2 * n))
+        i = input_len.sample(2 * n, rng, field="input_len")
+        o = output_len.sample(2 * n, rng, field="output_len")
         ok = (i >= b.min_prompt_len) & (i <= b.max_prompt_len) & (o >= b.min_output_len) & (i + o <= b.max_total_len)
         kept_i.append(i[ok])
         kept_o.append(o[ok])
@@ -257,10 +251,7 @@ def make_workload(*, arrival: str = "poisson", num_requests: int = 1000, rate_pe
     rng = np.random.default_rng(int(seed))
     arr = arrivals(arrival, n=n, rate_per_s=rate_per_s, cv=cv, rng=rng)
     if bounds is not None and {input_len.kind, output_len.kind} <= {"fixed", "lognormal"}:
-        cv = {"fixed": 0.0}
-        i, o = bounded_lognormal_pairs(n, rng, input_mean=input_len.mean, output_mean=output_len.mean,
-                                       input_cv=cv.get(input_len.kind, input_len.cv),
-                                       output_cv=cv.get(output_len.kind, output_len.cv), bounds=bounds)
+        i, o = bounded_lognormal_pairs(n, rng, input_len=input_len, output_len=output_len, bounds=bounds)
     else:
         i = input_len.sample(n, rng, field="input_len")
         o = output_len.sample(n, rng, field="output_len")
