@@ -48,3 +48,16 @@ def test_reads_from_many_threads_at_once():
     for t in threads:
         t.join()
     assert not errors
+
+
+def test_not_installed_over_apptests_stand_in(monkeypatch):
+    """AppTest's run swaps ``get_option`` for a stand-in with overrides (``global.appTest`` True, which
+    makes widgets save their format functions for the test). Wrapping that stand-in read past its
+    overrides: a page test run alone, the first to install, failed with a KeyError on the language
+    radio's format function (it passed in the full suite only because an earlier test installed first)."""
+    from streamlit.testing.v1.util import patch_config_options
+
+    monkeypatch.setattr(config_read, "_INSTALLED", False)
+    with patch_config_options({"global.appTest": True}):
+        assert not config_read.install()
+        assert config.get_option("global.appTest") is True

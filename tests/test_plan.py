@@ -511,6 +511,29 @@ class TestBoundedPercentileSearch:
         assert spent < 1.0 + 0.5  # the last run's passes are capped at the dearest pass; 0.5 s for the rest
         assert "within 1 s of CPU" in r.percentile_note
 
+    def test_cpu_limit_holds_on_a_machine_slower_than_the_pass_costs_say(self, monkeypatch):
+        """The caps trust calc.traffic.budget's pass costs, measured on one box; CI's machine ran the
+        15 s page link's check 1.4 s over (stop 32). Pass costs claimed 100× too cheap (a machine 100×
+        slower than measured): the simulator's own CPU deadline still ends the call near its limit."""
+        import time
+
+        from calc.plan import percentiles as P
+        from calc.traffic import budget as B
+
+        if not P.AVAILABLE:
+            pytest.skip("calc.traffic (the request simulator) is not installed")
+        monkeypatch.setattr(B, "SLOWEST_PASS_S", 3e-6)
+        monkeypatch.setattr(B, "SECONDS_PER_STEP", 1.25e-8)
+        req = PlanRequest(rate_rps=7777, input_len=65536, output_len=65536, ttft_slo_s=600, tpot_slo_s=10,
+                          percentile="p99", max_model_len=131072, top=50)
+        gpus = [get_gpu("h100-sxm")]
+        arch = get_model("meta-llama/Llama-3.1-405B")
+        base = plan(arch, gpus, req)
+        t0 = time.thread_time()
+        r = P.check_top(base, arch, gpus, cpu_limit_s=1.0)
+        assert time.thread_time() - t0 < 1.0 + 0.3  # the deadline is read every 32 passes
+        assert "within 1 s of CPU" in r.percentile_note
+
 
     def test_cli_huge_rate_ends_with_a_result(self, capsys, monkeypatch):
         """The command of the issue (405B, 100,000 req/s, 64k in / 64k out, p99): it did not end in

@@ -89,7 +89,8 @@ class Verdict:
 
 def _tpot_ok_batch(e, *, I, O, slots, tpot_slo_s, q):
     """Largest batch R ≤ slots whose step at the batch's q-quantile stays within the TPOT target,
-    and the requests/s it carries. Batches 1 … slots are tried at once (a vector of step times)."""
+    the requests/s it carries, and the batches 1 … slots tried at once with their rates and step
+    times (vectors)."""
     c = int(max(1, min(int(slots), 4096)))
     r = np.arange(1, c + 1, dtype=float)
     rq = np.minimum(r + (normal_quantile(q) * np.sqrt(r) if q is not None else 0.0), c)
@@ -98,9 +99,9 @@ def _tpot_ok_batch(e, *, I, O, slots, tpot_slo_s, q):
     t = np.asarray(decode_step(e, batch=r, context_tokens=I + O / 2.0).step_s, dtype=float)
     lam = r / (O * t)  # Little: the rate at which the batch is r (increasing in r)
     if not ok.any():
-        return 0.0, 0.0, r, lam
+        return 0.0, 0.0, r, lam, t
     k = int(np.flatnonzero(ok)[-1])
-    return float(r[k]), float(lam[k]), r, lam
+    return float(r[k]), float(lam[k]), r, lam, t
 
 
 def _prefill_curves(ests: Sequence[Estimate], *, I, cv, q, chunked):
@@ -160,10 +161,11 @@ def plan_disaggregated(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanReques
     for _, _, est, _ in found:
         ed = decode_engine_numbers(est.engine)
         c = float(decode_slots(est, input_len=I, output_len=O))
-        rb, lam_d, r_all, lam_all = _tpot_ok_batch(ed, I=I, O=O, slots=c, tpot_slo_s=req.tpot_slo_s, q=q)
-        t = float(decode_step(ed, batch=max(rb, 1.0), context_tokens=I + O / 2.0).step_s)
+        rb, lam_d, r_all, lam_all, t_all = _tpot_ok_batch(ed, I=I, O=O, slots=c, tpot_slo_s=req.tpot_slo_s, q=q)
+        t = float(t_all[max(int(rb), 1) - 1])  # the step at batch max(R, 1), of the vector above
         first = float(ed.request_overhead_s) + float(ed.api_server_request_s) + (1.5 if q is None else 1.0 + q) * t
         dec.append((lam_d, first, rb, (ed, r_all, lam_all)))
+    picks = []  # (sort key, the row's arguments): its TPOT and command are built for the listed rows only
     for i, (gpu, tp_p, est_p, quant) in enumerate(found):
         price = prices.get(gpu.id, gpu.price_usd_per_hour)
         for j, (gpu_d, tp_d, est_d, quant_d) in enumerate(found):
@@ -185,21 +187,26 @@ def plan_disaggregated(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanReques
             lam_p = float(rates[i, k])
             P = max(1, math.ceil(req.rate_rps / lam_p - 1e-9))
             D = max(1, math.ceil(req.rate_rps / lam_d - 1e-9))
+            gpus_total = P * int(est_p.engine.tensor_parallel_size) + D * int(est_d.engine.tensor_parallel_size)
+            usd = None if price is None or not math.isfinite(price) else float(price) * gpus_total
+            if req.max_gpus is not None and gpus_total > req.max_gpus:
+                continue
+            if req.budget_usd_per_hour is not None and (usd is None or usd > req.budget_usd_per_hour):
+                continue
             # the row's numbers at λ: the prefill curve at λ/P, the decode batch at λ/D
             ttft_row = float(np.interp(req.rate_rps / P, rates[i], ttft[i])) + x + first
-            r_d = float(np.interp(req.rate_rps / D, lam_all, r_all))  # R = λ_d·O·T(R), read off the curve
-            r_q = r_d + (normal_quantile(q) * math.sqrt(max(r_d, 0.0)) if q is not None else 0.0)
-            tpot_row = float(decode_step(ed, batch=max(min(r_q, rb), 1.0), context_tokens=I + O / 2.0).step_s)
-            row = _row(arch, gpu, est_p, est_d, P, D, req, x, ttft_row, tpot_row, lam_p, lam_d, price, quant,
-                       float(rates[i, -1]) / 1.5)
-            if req.max_gpus is not None and row.gpus_total > req.max_gpus:
-                continue
-            if req.budget_usd_per_hour is not None and (row.usd_per_hour is None
-                                                        or row.usd_per_hour > req.budget_usd_per_hour):
-                continue
-            out.append(row)
-    out.sort(key=lambda r: (r.usd_per_hour if r.usd_per_hour is not None else math.inf, r.gpus_total, r.ttft_s))
-    return out[:req.top]
+            picks.append(((usd if usd is not None else math.inf, gpus_total, ttft_row),
+                          (i, j, P, D, x, ttft_row, lam_p, price, quant)))
+    picks.sort(key=lambda p: p[0])
+    for _, (i, j, P, D, x, ttft_row, lam_p, price, quant) in picks[:req.top]:
+        gpu, _, est_p, _ = found[i]
+        lam_d, _, rb, (ed, r_all, lam_all) = dec[j]
+        r_d = float(np.interp(req.rate_rps / D, lam_all, r_all))  # R = λ_d·O·T(R), read off the curve
+        r_q = r_d + (normal_quantile(q) * math.sqrt(max(r_d, 0.0)) if q is not None else 0.0)
+        tpot_row = float(decode_step(ed, batch=max(min(r_q, rb), 1.0), context_tokens=I + O / 2.0).step_s)
+        out.append(_row(arch, gpu, est_p, found[j][2], P, D, req, x, ttft_row, tpot_row, lam_p, lam_d, price, quant,
+                        float(rates[i, -1]) / 1.5))
+    return out
 
 
 def _row(arch, gpu, est_p, est_d, P, D, req, x, ttft, tpot, lam_p, lam_d, price, quant, cap_p) -> DisaggOption:
@@ -317,7 +324,7 @@ def same_gpus(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, efficiency:
     # disaggregated: the decode instance's capacity, then the prefill instance's within what is left
     ed = decode_engine_numbers(e)
     c = float(decode_slots(est, input_len=I, output_len=O))
-    rb, lam_d, _, _ = _tpot_ok_batch(ed, I=I, O=O, slots=c, tpot_slo_s=tpot_slo_s, q=None)
+    rb, lam_d, _, _, _ = _tpot_ok_batch(ed, I=I, O=O, slots=c, tpot_slo_s=tpot_slo_s, q=None)
     t = float(decode_step(ed, batch=max(rb, 1.0), context_tokens=I + O / 2.0).step_s)
     first = float(ed.request_overhead_s) + float(ed.api_server_request_s) + (1.5 if q is None else 1.0 + q) * t
     x = float(kv_transfer_s(prompt_tokens=I, kv_bytes_per_token_per_rank=float(e.kv_bytes_per_token),

@@ -22,7 +22,9 @@ dearest a pipeline round or an expert-parallel all-to-all: ``bench/planner_unit_
 caller with a CPU budget (a page) also gives ``cpu_limit_s``: each simulation is then capped at
 the passes and steps the CPU left to the call allows at the dearest pass
 (:data:`calc.traffic.budget.SLOWEST_PASS_S`), so the call stays within it whatever the engine
-(units alone let the 405B pipeline-parallel link spend 22 s of a 15 s budget). An option whose
+(units alone let the 405B pipeline-parallel link spend 22 s of a 15 s budget), and the simulator
+stops at the call's CPU deadline (``simulate(deadline_thread_s=…)``: the pass costs were measured
+on one machine; on a slower one the caps alone overran a 14 s check by 1.4 s). An option whose
 simulation would pass the budget keeps the queueing model's numbers and says so.
 """
 
@@ -165,7 +167,7 @@ def simulated_percentiles(arch: ModelArch, gpu: GPUSpec, d: Deployment, *, rate_
     else:  # the run costs at most what is left of the budget (_Budget.caps)
         passes, steps = budget.caps(speculative=spec is not None)
         r = simulate(e, w, cfg, max_passes=passes, max_steps=steps if max_steps is None else min(steps, max_steps),
-                     chains=chains, speculative=spec)
+                     chains=chains, speculative=spec, deadline_thread_s=budget.deadline)
         budget.spend(r, speculative=spec is not None)
     if r.truncated:
         return None

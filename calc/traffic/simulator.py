@@ -37,6 +37,7 @@ object exists per request. 2,000 requests of an 8B model in well under a second
 from __future__ import annotations
 
 import heapq
+import time
 from array import array
 from collections import deque
 from dataclasses import dataclass
@@ -409,14 +410,20 @@ class _Gaps:
         return v[np.minimum(idx, v.size - 1)], True, mean
 
 
+DEADLINE_EVERY_PASSES = 32  # a pass costs 80-300 µs (calc.traffic.budget): the deadline holds to ~10 ms
+
+
 def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_steps: int | None = None,
              max_passes: int | None = None, timer: StepTimer | None = None, speculative=None,
-             remote_kv_tokens: np.ndarray | None = None, chains=None) -> SimResult:
+             remote_kv_tokens: np.ndarray | None = None, chains=None,
+             deadline_thread_s: float | None = None) -> SimResult:
     """Run ``workload`` through the scheduler (module docstring) until every request finishes, or
     for at most ``max_steps`` engine steps (default :data:`MAX_STEPS`, read at call time) or
     ``max_passes`` passes of the scheduler loop (default: no limit; the CPU time is about
     proportional to the passes, not to the steps, as runs of pure decode steps are fast-forwarded
-    in one pass); a run cut there has ``truncated`` set and NaN times for the requests that did
+    in one pass), or until this thread's CPU clock (``time.thread_time()``) passes
+    ``deadline_thread_s`` (read every :data:`DEADLINE_EVERY_PASSES` passes: a budget that holds on
+    a slower machine than the one the pass costs were measured on); a run cut there has ``truncated`` set and NaN times for the requests that did
     not finish. ``remote_kv_tokens`` (per request): prompt tokens whose KV arrives from another
     engine (a decode instance of prefill/decode disaggregation, :mod:`calc.traffic.disaggregation`):
     at its first admission they count as computed (their blocks are allocated, not computed), the
@@ -529,6 +536,8 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
     passes = 0
     while done < n and len(s_dt) < max_steps and passes != max_passes:
         passes += 1
+        if deadline_thread_s is not None and not passes % DEADLINE_EVERY_PASSES and time.thread_time() > deadline_thread_s:
+            break
         while pending and pending[0][0] <= now + 1e-12:
             t_in, i_in = heapq.heappop(pending)
             entered[i_in] = t_in

@@ -1,13 +1,14 @@
 """The planner's results, cached by their inputs in the byte-bounded :data:`ui.budget.RESULTS`
 (shared by every session: the same link costs its simulations once), and held to the budget: the
 percentile check (:func:`calc.plan.percentiles.check_top`) gets the CLI's work units, the CPU
-seconds of ``LLM_CALC_MAX_CPU_S`` (less :data:`PLAN_RESERVE_S` for the grid search) as its CPU
+seconds of ``LLM_CALC_MAX_CPU_S`` less :data:`PLAN_RESERVE_S` and less the grid search's own as its CPU
 limit and the memory of ``LLM_CALC_MAX_RUN_MIB`` as its step cap; options it cannot simulate
 within them keep the queueing model's numbers and say so. No arithmetic here."""
 
 from __future__ import annotations
 
 import shlex
+import time
 from typing import Sequence
 
 from calc.plan.percentiles import WORK_BUDGET, check_top
@@ -19,7 +20,7 @@ from ui.budget import limits
 from ui.workers import Job
 
 
-PLAN_RESERVE_S = 1.0  # of the CPU budget, left to the grid search and the worker's start (0.15 s for 16,000 options)
+PLAN_RESERVE_S = 1.0  # of the CPU budget, left to the worker's start, the result's pickling and the check's last rows
 
 
 def work_units() -> int:
@@ -28,15 +29,19 @@ def work_units() -> int:
 
 
 def check_cpu_s() -> float:
-    """CPU seconds the percentile check may take: the budget less :data:`PLAN_RESERVE_S`."""
+    """CPU seconds the grid search and its percentile check may take together: the budget less
+    :data:`PLAN_RESERVE_S` (the check gets what the search leaves, :func:`_check`)."""
     return max(0.5, limits().cpu_s - PLAN_RESERVE_S)
 
 
 def _check(arch: ModelArch, gpus: tuple[GPUSpec, ...], req: PlanRequest, efficiency: Efficiency,
            prices: dict[str, float | None], units: int, max_steps: int, cpu_s: float,
            speculative: SpeculativeConfig | None = None) -> PlanResult:
+    t0 = time.thread_time()
     result = plan(arch, list(gpus), req, efficiency, prices=prices, speculative=speculative)
-    return check_top(result, arch, list(gpus), efficiency, work_budget=units, max_steps=max_steps, cpu_limit_s=cpu_s,
+    # the check gets what the grid search left of the run's CPU (a slower machine searches longer too)
+    left_s = max(0.5, cpu_s - (time.thread_time() - t0))
+    return check_top(result, arch, list(gpus), efficiency, work_budget=units, max_steps=max_steps, cpu_limit_s=left_s,
                      speculative=speculative)
 
 
