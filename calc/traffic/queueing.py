@@ -258,9 +258,9 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
 
     t_dec, t_bar, t_pf, rho_p, extra_chunk = steps(R)
     dR = np.maximum(0.01 * R, 0.5)
-    with np.errstate(invalid="ignore"):  # inf − inf past the budget's capacity
+    with np.errstate(invalid="ignore"):  # inf − inf past the budget's capacity; 0 · inf where nothing decodes
         slope = (steps(R + dR)[1] - t_bar) / dR  # dT̄/dR
-    eps = lam * m * slope
+        eps = lam * m * slope
     # prompts come in clusters of steps (calc.traffic.prompt_clusters): the batch is more peaked,
     # and the steps that carry prompts carry larger batches (a size-biased mean)
     peak0 = np.where(chunked, clustered_peakedness(prefill_utilization=rho_p, output_cv=output_cv), 1.0)
@@ -473,7 +473,8 @@ def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs
     own = _own(e, load=load, running=d, rate_rps=lam, **kw)
     # a free sequence slot: M/G/c, service E2E, offered a = λ·E2E, peaked batch (Hayward)
     z = load.batch_peakedness
-    e2e0 = load.residual_s + load.budget_wait_s + own(I, load.budget_wait_s) + m * load.tpot_s
+    with np.errstate(invalid="ignore"):  # 0 · inf where nothing decodes and the step is infinite: NaN, unstable
+        e2e0 = load.residual_s + load.budget_wait_s + own(I, load.budget_wait_s) + m * load.tpot_s
     a = lam * e2e0
     with np.errstate(divide="ignore", invalid="ignore"):
         pw = erlang_c(servers=c / z, offered_load=a / z)
@@ -531,8 +532,10 @@ def _decode_batch(e: EngineNumbers, *, rate_rps, slots, output_len, **kw):
     m = np.maximum(np.asarray(output_len, dtype=float) - 1.0, 0.0)
     c = np.asarray(slots, dtype=float)
 
-    def excess(d):
-        return lam * m * engine_load(e, running=d, rate_rps=lam, output_len=output_len, **kw).mean_step_s - d
+    def excess(d):  # NaN where nothing decodes (m = 0) and the step is infinite (prompts past capacity): over
+        step_s = engine_load(e, running=d, rate_rps=lam, output_len=output_len, **kw).mean_step_s
+        with np.errstate(invalid="ignore"):
+            return lam * m * step_s - d
 
     at_c = excess(c)
     over = ~(at_c <= 0)
