@@ -40,7 +40,7 @@ def _body() -> None:
         reqs = mixed_workload(n_requests=n_req, long_prompt_tokens=long_p, short_prompt_tokens=short_p,
                               output_tokens=out, arrival_gap_s=gap_ms / 1000)
         runs = V.schedule_runs(sc.arch, sc.gpu, s, sc.efficiency, reqs, max_num_seqs=max_seqs, max_num_batched_tokens=budget,
-                               kv_capacity_tokens=float(mem.kv_pool_tokens))
+                               kv_capacity_tokens=float(mem.kv_sequence_tokens))
         if any(r.truncated for r in runs.values()):
             st.warning(t("sc.truncated"))
         ms = lambda x: f"{F.number(float(x) * 1e3, 0)} ms"  # noqa: E731

@@ -406,6 +406,29 @@ class TestMemoryFor:
     # are calibrated elsewhere and may move): 1 GiB non-torch overhead, 4 live hidden buffers.
     EFF = Efficiency(non_torch_overhead_bytes=GiB, activation_live_hidden_buffers=4.0)
 
+    def test_running_sequences_of_a_windowed_model_hold_only_their_window(self):
+        """gpt-oss-120b (18 full + 18 windowed layers, 8 KV heads x 64 x 2 B x 2 = 2,048 B a layer a token,
+        window 128): a running 32,100-token sequence holds 2,007 blocks (32,112 tokens) in the full
+        layers and 144 tokens in the windowed ones, 36,864 + 36,864 x 144 / 32,112 = 37,029.3 B a token
+        against 73,728 for all layers: the pool holds 1.99x the tokens vLLM's "GPU KV cache size"
+        counts. Sequences within the window (128 tokens) hold every layer: no change."""
+        arch = get_model("openai/gpt-oss-120b")
+        long = memory_for(arch, self.H100, ServingConfig(max_model_len=32768, input_len=32000, output_len=100))
+        assert float(long.kv_bytes_per_token) == 73_728
+        assert float(long.kv_bytes_per_sequence_token) == pytest.approx(36_864 + 36_864 * 144 / 32_112)
+        pool_used = float(long.num_blocks) * 16 * 73_728
+        assert float(long.kv_sequence_tokens) == (pool_used / float(long.kv_bytes_per_sequence_token)) // 16 * 16
+        assert float(long.kv_sequence_blocks) * 16 == float(long.kv_sequence_tokens)
+        assert 1.98 < float(long.kv_sequence_tokens) / float(long.kv_pool_tokens) < 2.0
+        short = memory_for(arch, self.H100, ServingConfig(max_model_len=32768, input_len=100, output_len=28))
+        assert float(short.kv_sequence_tokens) == float(short.kv_pool_tokens)
+
+    def test_running_sequences_without_windowed_layers_are_the_pool(self):
+        r = memory_for(get_model(LLAMA31_8B), self.H100, ServingConfig(max_model_len=32768, input_len=30000))
+        assert float(r.kv_sequence_tokens) == float(r.kv_pool_tokens)
+        assert float(r.kv_sequence_blocks) == float(r.num_blocks)
+        assert float(r.kv_bytes_per_sequence_token) == float(r.kv_bytes_per_token)
+
     def test_llama3_8b_weights_match_vllm_log(self):
         # 16,060,522,496 B / 2^30 = 14.957 GiB: "model weights take 14.96GiB"
         r = memory_for(get_model(LLAMA31_8B), self.H100, ServingConfig(max_model_len=8192))

@@ -182,7 +182,7 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         ol_in = round(float(pc.input_len)) if reuse.turns > 1 else serving.input_len
         if reuse.turns > 1:  # the conversations the arrivals interleave (not the closed loop's clients)
             pc = prefix_cache(reuse=reuse, input_len=serving.input_len, output_len=serving.output_len,
-                              block_size=serving.block_size, num_blocks=m.num_blocks, running=s.running,
+                              block_size=serving.block_size, num_blocks=m.kv_sequence_blocks, running=s.running,
                               conversations=conversations_in_flight(rate_rps=rank_rate,
                                                                     e2e_latency_s=s.e2e_latency_s))
         ol = open_loop(est.engine, input_len=ol_in, output_len=serving.output_len, rate_rps=rank_rate,

@@ -112,7 +112,7 @@ def _prefill_curves(ests: Sequence[Estimate], *, I, cv, q, chunked):
     e = _stack_engines([x.engine for x in ests], (len(ests),))
     col = lambda f: np.asarray([float(f(x)) for x in ests], dtype=float).reshape(-1, 1)  # noqa: E731
     kw = dict(max_num_seqs=col(lambda x: x.max_num_seqs), max_num_batched_tokens=col(lambda x: x.max_num_batched_tokens),
-              kv_capacity_tokens=col(lambda x: x.memory.kv_pool_tokens), input_cv=cv, enable_chunked_prefill=chunked)
+              kv_capacity_tokens=col(lambda x: x.memory.kv_sequence_tokens), input_cv=cv, enable_chunked_prefill=chunked)
     # the capacity scale: one prompt's own prefill on an idle instance
     own = np.asarray(decode_step(e, batch=1.0, context_tokens=1.0).step_s, dtype=float) * np.maximum(
         I / np.minimum(kw["max_num_batched_tokens"], I), 1.0)
@@ -152,7 +152,7 @@ def plan_disaggregated(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanReques
                     est = pool_engine(arch, gpu, s, efficiency)
                 except ValueError:
                     continue
-                if bool(est.memory.fits) and float(est.memory.kv_pool_tokens) >= I + O:
+                if bool(est.memory.fits) and float(est.memory.kv_sequence_tokens) >= I + O:
                     found.append((gpu, tp, est, quant))
     if not found:
         return out
@@ -307,7 +307,7 @@ def same_gpus(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, efficiency:
                     best_prefill=np.zeros(n.shape, int), best_decode=np.zeros(n.shape, int), colocated_rps_per_replica=0.0,
                     prefill_rps_per_instance=0.0, decode_rps_per_instance=0.0, kv_transfer_s=0.0, decode_first_s=0.0,
                     tensor_parallel_size=tp)
-    if not bool(est.memory.fits) or float(est.memory.kv_pool_tokens) < I + O:
+    if not bool(est.memory.fits) or float(est.memory.kv_sequence_tokens) < I + O:
         return zero
     e = est.engine
     # colocated: one engine over a rate grid
@@ -315,7 +315,7 @@ def same_gpus(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, efficiency:
     top = float(rates_p[0, -1])
     grid = np.geomspace(top * 1e-3, top, RATE_GRID)
     ol = open_loop(e, input_len=I, output_len=O, rate_rps=grid, max_num_seqs=est.max_num_seqs,
-                   max_num_batched_tokens=est.max_num_batched_tokens, kv_capacity_tokens=est.memory.kv_pool_tokens,
+                   max_num_batched_tokens=est.max_num_batched_tokens, kv_capacity_tokens=est.memory.kv_sequence_tokens,
                    input_cv=input_cv, enable_chunked_prefill=serving.enable_chunked_prefill,
                    percentile=95.0 if q is None else q * 100.0)
     t_co = np.asarray(ol.ttft_s if q is None else ol.ttft_percentile_s, dtype=float)

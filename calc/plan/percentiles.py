@@ -119,11 +119,11 @@ def replica_engine(arch: ModelArch, gpu: GPUSpec, d: Deployment, *, efficiency: 
                             max_num_batched_tokens=d.max_num_batched_tokens)
     e = engine_numbers(arch, gpu, serving, efficiency)
     m = memory_for(arch, gpu, serving, efficiency, concurrency=1, context_tokens=d.max_model_len)
-    num_blocks, spec = int(m.num_blocks), None
+    num_blocks, spec = int(m.kv_sequence_blocks), None
     if speculative is not None:
         from calc.timing.speculative import drafter_from_config, kv_capacity_tokens_with_drafter  # noqa: PLC0415
         drafter = drafter_from_config(e, speculative, gpu=gpu, serving=serving, efficiency=efficiency)
-        tokens = kv_capacity_tokens_with_drafter(kv_pool_bytes=m.kv_pool_bytes, kv_bytes_per_token=m.kv_bytes_per_token,
+        tokens = kv_capacity_tokens_with_drafter(kv_pool_bytes=m.kv_pool_bytes, kv_bytes_per_token=m.kv_bytes_per_sequence_token,
                                                  drafter=drafter)
         num_blocks = max(int(float(tokens) // serving.block_size), 1)
         spec = (drafter, speculative.accepted_at_position)

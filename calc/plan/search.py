@@ -476,6 +476,7 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
         non_torch_overhead_bytes=efficiency.non_torch_overhead_bytes + layout_buffer,
         nccl_overhead_bytes=efficiency.nccl_overhead_bytes,
         live_hidden_buffers=efficiency.activation_live_hidden_buffers, concurrency=1, context_tokens=L,
+        sequence_tokens=req.input_len + req.output_len,
         activation_num_kv_heads=arch.num_key_value_heads if arch.mla is None else arch.num_attention_heads,
         cuda_context_and_graphs_bytes=efficiency.cuda_context_bytes + efficiency.cuda_graph_bytes,
         experts_per_token=qk("experts_per_token"), expert_intermediate_size=qk("expert_intermediate_size"),
@@ -491,7 +492,7 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
     # A rate of independent users (not C clients started together): their requests arrive spread
     # out, so the steady state is the spread-arrival one, not the FCFS wave of synchronized clients
     # (calc.timing.serving; bench/sim_vs_analytic.py --long: E2E within 8 % of long simulations).
-    kv_tokens, drafter = mem.kv_pool_tokens, None
+    kv_tokens, drafter = mem.kv_sequence_tokens, None
     if speculative is not None:  # calc.timing.speculative, over the grid's engines
         from calc.timing.speculative import drafter_for, kv_capacity_tokens_with_drafter  # noqa: PLC0415
 
@@ -499,7 +500,7 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
             raise ValueError("speculative_config: the planner takes ngram, eagle, eagle3 or mtp (not a draft model)")
         drafter = drafter_for(eng, speculative)
         kv_tokens = np.floor(kv_capacity_tokens_with_drafter(kv_pool_bytes=mem.kv_pool_bytes,
-                                                             kv_bytes_per_token=mem.kv_bytes_per_token, drafter=drafter))
+                                                             kv_bytes_per_token=mem.kv_bytes_per_sequence_token, drafter=drafter))
     s = closed_loop(eng, input_len=I, output_len=O, concurrency=seqs, max_num_seqs=seqs,
                     max_num_batched_tokens=budget, enable_chunked_prefill=chunked,
                     kv_capacity_tokens=kv_tokens, fits=mem.fits, uniform_lengths=False, speculative=drafter)
@@ -569,12 +570,12 @@ def _with_prefix_cache(eng, req: PlanRequest, s, mem, *, seqs, budget):
     batch leaves of each option's pool (:func:`calc.traffic.prefix_cache.prefix_cache`); a replica
     keeps its conversations (session-sticky routing), about 2·R + 1 in flight at a batch of R."""
     pc = prefix_cache(reuse=req.reuse, input_len=req.input_len, output_len=req.output_len, block_size=16,
-                      num_blocks=np.floor(mem.kv_pool_tokens / 16.0), running=s.running,
+                      num_blocks=np.floor(mem.kv_sequence_tokens / 16.0), running=s.running,
                       conversations=2.0 * s.running + 1.0)
     I = pc.input_len
     s = closed_loop(eng, input_len=I, output_len=req.output_len, concurrency=seqs, max_num_seqs=seqs,
                     max_num_batched_tokens=budget, enable_chunked_prefill=req.enable_chunked_prefill,
-                    kv_capacity_tokens=mem.kv_pool_tokens, fits=mem.fits, uniform_lengths=False,
+                    kv_capacity_tokens=mem.kv_sequence_tokens, fits=mem.fits, uniform_lengths=False,
                     cached_prompt_tokens=pc.cached_tokens)
     return I, s
 

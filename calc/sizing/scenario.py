@@ -327,6 +327,13 @@ class MemoryResult:
     topk_scratch_rows: np.ndarray = 0
     comm_buffer_bytes: np.ndarray = 0.0  # the non-torch part for TP > 1 (NCCL, custom all-reduce)
     kv_bytes_per_request_startup: np.ndarray = 0.0  # vLLM's start-up worst case (sliding window + budget)
+    # What running sequences of context_tokens hold per token and how many of their tokens the pool holds
+    # (windowed layers keep only their window: vLLM's hybrid allocator frees the blocks that slide out);
+    # without windowed layers kv_bytes_per_token and kv_pool_tokens. The simulator's blocks and the
+    # analytic model's KV wall count these (memory_model's docstring).
+    kv_bytes_per_sequence_token: np.ndarray = 0.0
+    kv_sequence_tokens: np.ndarray = 0.0
+    kv_sequence_blocks: np.ndarray = 0  # kv_sequence_tokens / block_size
 
 
 def memory_model(*, usable_memory_bytes, gpu_memory_utilization, tensor_parallel_size,
@@ -338,7 +345,8 @@ def memory_model(*, usable_memory_bytes, gpu_memory_utilization, tensor_parallel
                  concurrency, context_tokens, activation_num_kv_heads=None,
                  cuda_context_and_graphs_bytes=0.0, experts_per_token=0, expert_intermediate_size=0,
                  sampler_bytes_per_logit=14.0, topk_scratch_rows=DEFAULT_SM_COUNT, allocator_workspace_bytes=0.0,
-                 nccl_per_peer_bytes=0.0, all_to_all_link=True, chunked_local=False) -> MemoryResult:
+                 nccl_per_peer_bytes=0.0, all_to_all_link=True, chunked_local=False,
+                 sequence_tokens=None) -> MemoryResult:
     """The whole per-GPU memory stack; every argument broadcasts (one config or millions).
 
     The activation peak is vLLM's profile run (:func:`calc.sizing.memory.activation_peak_bytes`):
@@ -351,6 +359,21 @@ def memory_model(*, usable_memory_bytes, gpu_memory_utilization, tensor_parallel
 
     ``chunked_local``: the windowed layers are chunked local attention (Llama 4,
     :func:`calc.sizing.memory.chunked_local_kv_tokens`), not sliding windows.
+
+    Running sequences (``kv_sequence_tokens``, what the simulator's blocks and the analytic KV wall
+    count): vLLM's hybrid allocator gives each group of layers its own blocks from one pool and
+    frees a windowed layer's blocks as they slide out, so a running sequence of ``sequence_tokens``
+    (default ``context_tokens``; whole blocks, C_r) holds B_r (``kv_bytes_per_request`` at that
+    length), and the pool holds
+
+        kv_sequence_tokens = ⌊pool_used / (B_r / C_r) / block_size⌋ · block_size
+
+    of such sequences' tokens (kv_pool_tokens, all layers' bytes per token, is vLLM's logged "GPU KV
+    cache size"). gpt-oss-120b on H100 (18 full + 18 windowed layers of 2,048 B/token, window 128),
+    32,100-token requests: B_r / C_r = 36,864 + 36,864 · 144 / 32,112 = 37,029 B/token against
+    73,728, so 1.99 × the tokens. vLLM's own block count says the same: gemma-2-9b (21 + 21 layers)
+    logged 21,110 GPU blocks for 168,880 tokens (``vllm_memory_logs.jsonl`` r13), blocks of one
+    group's 21 layers, 2 × 168,880 / 16.
 
     ``num_kv_heads`` is the number of *cached* KV heads (1 for MLA: one latent, replicated);
     ``activation_num_kv_heads`` the K/V heads the profiling forward pass materializes (for MLA
@@ -404,6 +427,21 @@ def memory_model(*, usable_memory_bytes, gpu_memory_utilization, tensor_parallel
                                         chunked_local=chunked_local)
     block_bytes = np.asarray(block_size) * kv_tok
     pool_used = blocks * block_bytes
+    # a running sequence of context_tokens holds per_request: per token of it, per_request / its whole
+    # blocks' tokens (full layers every token, windowed layers their window); the pool holds
+    # pool_used / that of such sequences' tokens. Without windowed layers: kv_tok and blocks × block_size.
+    seq_len = np.maximum(context_tokens if sequence_tokens is None else sequence_tokens, 1)
+    ctx_tokens = mem.blocks_for_tokens(tokens=seq_len, block_size=block_size) * np.asarray(block_size)
+    windowed = np.asarray(kv_sw) > 0
+    per_seq = per_request if sequence_tokens is None else mem.kv_bytes_per_sequence(
+        context_tokens=seq_len, kv_bytes_per_token_full=kv_full, kv_bytes_per_token_sliding=kv_sw,
+        sliding_window=sliding_window, max_num_batched_tokens=max_num_batched_tokens, block_size=block_size,
+        running=True, chunked_local=chunked_local)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_seq_token = np.where(windowed, np.asarray(per_seq, dtype=float) / ctx_tokens, kv_tok)
+        seq_tokens = np.where(windowed & (per_seq_token > 0),
+                              np.floor(np.maximum(pool_used, 0.0) / per_seq_token / np.asarray(block_size))
+                              * np.asarray(block_size), np.asarray(blocks) * np.asarray(block_size))
     max_conc = pool_used / per_max
     conc_at_ctx = np.asarray(mem.floor_count(pool_used / per_request))
     c = np.asarray(concurrency)
@@ -421,6 +459,9 @@ def memory_model(*, usable_memory_bytes, gpu_memory_utilization, tensor_parallel
         kv_bytes_per_request=np.asarray(per_request, dtype=float),
         num_blocks=np.asarray(blocks),
         kv_pool_tokens=np.asarray(blocks) * np.asarray(block_size),
+        kv_bytes_per_sequence_token=np.asarray(per_seq_token, dtype=float),
+        kv_sequence_tokens=np.asarray(seq_tokens),
+        kv_sequence_blocks=np.asarray(np.where(windowed, seq_tokens // np.asarray(block_size), blocks)),
         max_concurrency=np.asarray(max_conc, dtype=float),
         max_concurrency_at_context=conc_at_ctx,
         concurrency=c,
@@ -449,9 +490,12 @@ def memory_model(*, usable_memory_bytes, gpu_memory_utilization, tensor_parallel
 
 
 def memory_for(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingConfig(),
-               efficiency: Efficiency = Efficiency(), *, concurrency=None, context_tokens=None) -> MemoryResult:
+               efficiency: Efficiency = Efficiency(), *, concurrency=None, context_tokens=None,
+               sequence_tokens=None) -> MemoryResult:
     """Memory stack of a scenario. ``concurrency`` / ``context_tokens`` may be arrays (a sweep);
-    they default to ``serving.concurrency`` (1 when None) and ``max_model_len``.
+    they default to ``serving.concurrency`` (1 when None) and ``max_model_len``; ``sequence_tokens``
+    (the running sequences' length of ``kv_sequence_tokens``, :func:`memory_model`) to the request's
+    ``input_len + output_len``.
 
     >>> from calc.spec.catalog import get_gpu, get_model
     >>> r = memory_for(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"), ServingConfig(max_model_len=8192))
@@ -493,6 +537,7 @@ def memory_for(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingCo
         topk_scratch_rows=scratch, allocator_workspace_bytes=efficiency.allocator_workspace_bytes,
         nccl_per_peer_bytes=efficiency.nccl_per_peer_bytes, all_to_all_link=all_to_all_nvlink(gpu),
         chunked_local=n.chunked_local,
+        sequence_tokens=serving.input_len + serving.output_len if sequence_tokens is None else sequence_tokens,
     )
 
 

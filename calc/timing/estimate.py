@@ -144,23 +144,24 @@ def estimate(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingConf
     if max_num_batched_tokens is None and np.ndim(chunked) == 0:  # the serving config's own budget: vLLM's rule
         check_token_budget(serving, rs.max_model_len, enable_chunked_prefill=bool(chunked))
     eng = engine_numbers(arch, gpu, serving, efficiency)
-    mem = memory_for(arch, gpu, serving, efficiency, concurrency=1, context_tokens=rs.max_model_len)
+    inp = serving.input_len if input_len is None else input_len
+    out = serving.output_len if output_len is None else output_len
+    mem = memory_for(arch, gpu, serving, efficiency, concurrency=1, context_tokens=rs.max_model_len,
+                     sequence_tokens=np.asarray(inp) + np.asarray(out))
     conc = concurrency if concurrency is not None else (serving.concurrency if serving.concurrency else np.nan)
     dp = serving.data_parallel_size  # each DP rank runs C / DP of the clients (calc.timing.layout)
     conc = np.asarray(conc, dtype=float) / dp if dp > 1 else conc
     seqs = np.asarray(max_num_seqs if max_num_seqs is not None else rs.max_num_seqs)
     mnbt = np.asarray(max_num_batched_tokens if max_num_batched_tokens is not None else rs.max_num_batched_tokens)
-    inp = serving.input_len if input_len is None else input_len
-    out = serving.output_len if output_len is None else output_len
     # Without chunked prefill a whole prompt must fit one step (vLLM requires budget ≥ max_model_len).
     mnbt = np.where(np.asarray(chunked), mnbt, np.maximum(mnbt, np.asarray(inp)))
-    kv_tokens, drafter = mem.kv_pool_tokens, None
+    kv_tokens, drafter = mem.kv_sequence_tokens, None
     if speculative is not None:  # ``speculative``: a calc.spec.speculative.SpeculativeConfig
         from calc.timing.speculative import drafter_from_config, kv_capacity_tokens_with_drafter  # noqa: PLC0415
 
         drafter = drafter_from_config(eng, speculative, gpu=gpu, serving=serving, efficiency=efficiency)
         kv_tokens = np.floor(kv_capacity_tokens_with_drafter(kv_pool_bytes=mem.kv_pool_bytes,
-                                                             kv_bytes_per_token=mem.kv_bytes_per_token,
+                                                             kv_bytes_per_token=mem.kv_bytes_per_sequence_token,
                                                              drafter=drafter))
     res = closed_loop(eng, input_len=inp, output_len=out, concurrency=conc, max_num_seqs=seqs,
                       max_num_batched_tokens=mnbt, enable_chunked_prefill=chunked,

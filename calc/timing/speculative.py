@@ -302,7 +302,7 @@ def drafter_and_kv_capacity(est, config: SpeculativeConfig | None, *, gpu, servi
     """(drafter, KV pool in tokens) of an :class:`calc.timing.estimate.Estimate`: (None, its pool)
     without speculation; else the drafter and the pool less its weights, every token with its KV."""
     if config is None:
-        return None, est.memory.kv_pool_tokens
+        return None, est.memory.kv_sequence_tokens
     d = drafter_from_config(est.engine, config, gpu=gpu, serving=serving, efficiency=efficiency)
     return d, np.floor(kv_capacity_tokens_with_drafter(kv_pool_bytes=est.memory.kv_pool_bytes,
-                                                       kv_bytes_per_token=est.memory.kv_bytes_per_token, drafter=d))
+                                                       kv_bytes_per_token=est.memory.kv_bytes_per_sequence_token, drafter=d))

@@ -323,7 +323,7 @@ def simulate_disaggregated(pools: Pools, workload: Workload, *, block_size: int 
 
 def _cfg(est: Estimate, block_size: int, chunked: bool) -> EngineConfig:
     return EngineConfig(max_num_seqs=int(est.max_num_seqs), max_num_batched_tokens=int(est.max_num_batched_tokens),
-                        enable_chunked_prefill=bool(chunked), num_blocks=int(est.memory.num_blocks),
+                        enable_chunked_prefill=bool(chunked), num_blocks=int(est.memory.kv_sequence_blocks),
                         block_size=int(block_size))
 
 
@@ -355,7 +355,7 @@ def decode_slots(est: Estimate, *, input_len, output_len):
     """Sequences one decode instance can hold: min(max_num_seqs, KV pool tokens / (I + O))."""
     ctx = np.asarray(input_len, dtype=float) + np.asarray(output_len, dtype=float)
     return np.maximum(np.minimum(np.asarray(est.max_num_seqs, dtype=float),
-                                 np.floor(np.asarray(est.memory.kv_pool_tokens, dtype=float) / ctx)), 1.0)
+                                 np.floor(np.asarray(est.memory.kv_sequence_tokens, dtype=float) / ctx)), 1.0)
 
 
 def decode_batch(e: EngineNumbers, *, rate_rps, input_len, output_len, slots, iterations: int = 48):
@@ -404,7 +404,7 @@ def disaggregated_open_loop(pools: Pools, *, input_len, output_len, rate_rps, in
     ep, ed = pools.prefill.engine, decode_engine_numbers(pools.decode.engine)
     pf = open_loop(ep, input_len=I, output_len=1, rate_rps=lam / pools.prefill_instances,
                    max_num_seqs=pools.prefill.max_num_seqs, max_num_batched_tokens=pools.prefill.max_num_batched_tokens,
-                   kv_capacity_tokens=pools.prefill.memory.kv_pool_tokens, input_cv=input_cv,
+                   kv_capacity_tokens=pools.prefill.memory.kv_sequence_tokens, input_cv=input_cv,
                    enable_chunked_prefill=enable_chunked_prefill, percentile=percentile)
     # Round robin over P instances: each sees every P-th arrival (Erlang-P gaps, c_a² = 1/P), not a
     # Poisson stream; a queue's waits scale with (c_a² + c_s²)/2 (Kingman / Allen-Cunneen), so the
@@ -412,7 +412,7 @@ def disaggregated_open_loop(pools: Pools, *, input_len, output_len, rate_rps, in
     # (a prompt's prefill time ∝ its length).
     idle = open_loop(ep, input_len=I, output_len=1, rate_rps=lam * 0.0 + 1e-9,
                      max_num_seqs=pools.prefill.max_num_seqs, max_num_batched_tokens=pools.prefill.max_num_batched_tokens,
-                     kv_capacity_tokens=pools.prefill.memory.kv_pool_tokens, input_cv=input_cv,
+                     kv_capacity_tokens=pools.prefill.memory.kv_sequence_tokens, input_cv=input_cv,
                      enable_chunked_prefill=enable_chunked_prefill, percentile=percentile)
     cs2 = np.asarray(input_cv, dtype=float) ** 2
     k = (1.0 / pools.prefill_instances + cs2) / (1.0 + cs2)

@@ -332,17 +332,17 @@ def estimate_with_prefix_cache(arch, gpu, serving, efficiency, reuse: PrefixReus
         z = np.zeros(np.shape(first.serving.running))
         pc = PrefixCacheResult(input_len=z + serving.input_len, cached_tokens=z, uncached_prefill_tokens=z + serving.input_len,
                                prefix_cache_hit_rate=z, request_hit_probability=z, items=z, cached_items=z,
-                               item_blocks=z, cache_blocks=z + first.memory.num_blocks)
+                               item_blocks=z, cache_blocks=z + first.memory.kv_sequence_blocks)
         return first, pc
     conv = first.serving.concurrency
     pc = prefix_cache(reuse=reuse, input_len=serving.input_len, output_len=serving.output_len,
-                      block_size=serving.block_size, num_blocks=first.memory.num_blocks, running=first.serving.running,
+                      block_size=serving.block_size, num_blocks=first.memory.kv_sequence_blocks, running=first.serving.running,
                       conversations=conv, num_requests=num_requests)
     if reuse.turns > 1:  # the mean prompt is the conversation so far: solve again at that length
         first = estimate(arch, gpu, serving, efficiency, concurrency=concurrency, uniform_lengths=uniform_lengths,
                          input_len=np.rint(pc.input_len))
         pc = prefix_cache(reuse=reuse, input_len=serving.input_len, output_len=serving.output_len,
-                          block_size=serving.block_size, num_blocks=first.memory.num_blocks,
+                          block_size=serving.block_size, num_blocks=first.memory.kv_sequence_blocks,
                           running=first.serving.running, conversations=conv, num_requests=num_requests)
     est = estimate(arch, gpu, serving, efficiency, concurrency=concurrency, uniform_lengths=uniform_lengths,
                    input_len=np.rint(pc.input_len) if reuse.turns > 1 else None, cached_prompt_tokens=pc.cached_tokens)

@@ -74,7 +74,7 @@ def _engine(arch_json: str, gpu_json: str, serving_json: str, eff_json: str):
     serving, eff = ServingConfig.model_validate_json(serving_json), Efficiency.model_validate_json(eff_json)
     est = estimate(arch, gpu, serving, eff)
     cfg = EngineConfig(max_num_seqs=int(est.max_num_seqs), max_num_batched_tokens=int(est.max_num_batched_tokens),
-                       enable_chunked_prefill=serving.enable_chunked_prefill, num_blocks=int(est.memory.num_blocks),
+                       enable_chunked_prefill=serving.enable_chunked_prefill, num_blocks=int(est.memory.kv_sequence_blocks),
                        block_size=serving.block_size)
     return est, cfg
 

@@ -46,15 +46,15 @@ def open_loop_with_cache(arch, gpu, serving, efficiency, reuse: PrefixReuse, rat
     est = estimate(arch, gpu, serving, efficiency, concurrency=1)
     m = est.memory
     kw = dict(max_num_seqs=est.max_num_seqs, max_num_batched_tokens=est.max_num_batched_tokens,
-              kv_capacity_tokens=m.kv_pool_tokens, enable_chunked_prefill=serving.enable_chunked_prefill)
+              kv_capacity_tokens=m.kv_sequence_tokens, enable_chunked_prefill=serving.enable_chunked_prefill)
     I, O = serving.input_len, serving.output_len
     if reuse.turns > 1:  # the mean prompt: the conversation so far
         I = float(prefix_cache(reuse=reuse, input_len=I, output_len=O, block_size=serving.block_size,
-                               num_blocks=m.num_blocks, running=1.0).input_len)
+                               num_blocks=m.kv_sequence_blocks, running=1.0).input_len)
     off = open_loop(est.engine, input_len=I, output_len=O, rate_rps=rates, **kw)
     e2e_off = np.where(np.isfinite(off.e2e_latency_s), off.e2e_latency_s, est.serving.e2e_latency_s)
     pc = prefix_cache(reuse=reuse, input_len=serving.input_len, output_len=O, block_size=serving.block_size,
-                      num_blocks=m.num_blocks, running=np.where(off.stable, off.running, off.slots),
+                      num_blocks=m.kv_sequence_blocks, running=np.where(off.stable, off.running, off.slots),
                       conversations=conversations_in_flight(rate_rps=rates, e2e_latency_s=e2e_off))
     on = open_loop(est.engine, input_len=I, output_len=O, rate_rps=rates, cached_prompt_tokens=pc.cached_tokens, **kw)
     p = pc.request_hit_probability
@@ -68,7 +68,7 @@ def open_loop_with_cache(arch, gpu, serving, efficiency, reuse: PrefixReuse, rat
                  e2e_off_s=off.e2e_latency_s, running=on.running, stable=on.stable, stable_off=off.stable,
                  cached_items=pc.cached_items, items=pc.items, item_blocks=pc.item_blocks,
                  cache_blocks=pc.cache_blocks, cached_tokens=pc.cached_tokens, input_len=pc.input_len,
-                 request_hit_probability=p, num_blocks=float(m.num_blocks))
+                 request_hit_probability=p, num_blocks=float(m.kv_sequence_blocks))
 
 
 def hit_rate_curves(*, reuse: PrefixReuse, input_len, output_len, block_size, num_blocks, running_by_load,
