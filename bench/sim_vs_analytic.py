@@ -84,7 +84,7 @@ def compare_long(model: str, gpu: str, I: int, O: int, C: int, *, output_cv: flo
     arch, g = get_model(model), get_gpu(gpu)
     sc = ServingConfig(input_len=I, output_len=O, concurrency=C, tensor_parallel_size=tp, quantization=quantization,
                        max_model_len=I + 4 * O, max_num_batched_tokens=budget)
-    est = estimate(arch, g, sc, uniform_lengths=False)
+    est = estimate(arch, g, sc, uniform_lengths=False, output_cv=output_cv)
     cfg = EngineConfig(max_num_seqs=int(est.max_num_seqs), max_num_batched_tokens=int(est.max_num_batched_tokens),
                        enable_chunked_prefill=True, num_blocks=int(est.memory.num_blocks), block_size=sc.block_size)
     w = make_workload(arrival="closed", num_requests=30 * C, concurrency=C, input_len=LengthSpec("fixed", I),

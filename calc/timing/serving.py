@@ -296,7 +296,7 @@ LIMITED_BY = np.array(["none", "max_num_seqs", "kv_cache", "max_num_batched_toke
 
 def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num_seqs, max_num_batched_tokens,
                 enable_chunked_prefill, kv_capacity_tokens, fits, uniform_lengths=True, speculative=None,
-                cached_prompt_tokens=0.0) -> ServingResult:
+                cached_prompt_tokens=0.0, output_cv=None) -> ServingResult:
     """Steady state of the closed loop (module docstring). ``concurrency`` ≤ 0 or NaN means
     "as many as fit" (offline batch); ``kv_capacity_tokens`` is the KV pool in tokens;
     ``uniform_lengths`` adds the FCFS wave of identical requests (module docstring).
@@ -305,7 +305,9 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
     prefill chunks riding along are costed beside plain decodes (an approximation).
     ``cached_prompt_tokens`` H: tokens of each prompt found in the prefix cache
     (:mod:`calc.traffic.prefix_cache`): only I − H are prefilled, after H cached keys, while the
-    KV a sequence holds is still its whole context."""
+    KV a sequence holds is still its whole context. ``output_cv``: the output lengths' coefficient of
+    variation (lognormal), where known (> 0): the clients' think times in the budget's queue
+    (:func:`calc.traffic.chunk_queue.think_time_variance`); None, 0 or NaN: exponential ones."""
     I_ctx = np.asarray(input_len, dtype=float)
     H = np.asarray(cached_prompt_tokens, dtype=float)
     I = I_ctx - H  # prompt tokens computed (all of them without a cache hit)
@@ -426,7 +428,7 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
         ttft_service, e2e_service, budget_wait, budget_load = _chunk_queue_ttft(
             e, multi=multi, ttft_service=ttft_service, e2e_service=e2e_service, R=R, input_tokens=I, chunks=k,
             budget_tokens=budget, decode_steps=m_s, decode_budget_tokens=q_dec, mean_context_tokens=mean_ctx,
-            cached_tokens=H, decode_step_s=t_dec * tau, idle_wait_s=wait_inflight)
+            cached_tokens=H, decode_step_s=t_dec * tau, idle_wait_s=wait_inflight, output_cv=output_cv)
     e2e_service = np.where(uniform, wave.e2e_latency_s, e2e_service)
     # the wave's, and the chunk queue's m_s steps of the loop's mean step T̄
     tpot = np.where((uniform | multi) & (m > 0), (e2e_service - ttft_service) / np.maximum(m, 1.0), tpot)
@@ -625,7 +627,8 @@ def rising_root(restrict, lo, hi, f_lo, f_hi, *, tol):
 
 
 def _chunk_queue_ttft(e: EngineNumbers, *, multi, ttft_service, e2e_service, R, input_tokens, chunks, budget_tokens,
-                      decode_steps, decode_budget_tokens, mean_context_tokens, cached_tokens, decode_step_s, idle_wait_s):
+                      decode_steps, decode_budget_tokens, mean_context_tokens, cached_tokens, decode_step_s, idle_wait_s,
+                      output_cv=None):
     """(TTFT, E2E) of service, t_api not yet added, and the budget queue's mean wait W (s) and load ρ
     (NaN outside ``multi``), where ``multi``: spread prompts of k > 1 chunks
     queueing for the token budget (:func:`calc.traffic.chunk_queue.chunk_queue_ttft_s`, as a function of X): k − 1
@@ -660,16 +663,19 @@ def _chunk_queue_ttft(e: EngineNumbers, *, multi, ttft_service, e2e_service, R, 
     ride along): that read the loop as if no prompt ever waited for another's chunks, 15-35 %
     low on the long runs of bench/sim_vs_analytic.py --long (Llama-2-7B A100, 2048 in, C = 4-32)."""
     from calc.timing.subset import Subset, grid_shape  # noqa: PLC0415
-    from calc.traffic.chunk_queue import chunk_queue, finite_source_factor  # noqa: PLC0415
+    from calc.traffic.chunk_queue import chunk_queue, finite_source_factor, think_time_variance  # noqa: PLC0415
 
+    cv = None if output_cv is None else np.asarray(output_cv, dtype=float)
+    cv = None if cv is None or not np.any(cv > 0.0) else np.where(cv > 0.0, cv, np.nan)  # 0: unknown, exponential
     args = (ttft_service, e2e_service, R, input_tokens, chunks, budget_tokens, decode_steps, decode_budget_tokens,
-            mean_context_tokens, cached_tokens, decode_step_s, idle_wait_s)
+            mean_context_tokens, cached_tokens, decode_step_s, idle_wait_s) + (() if cv is None else (cv,))
     sub = Subset(multi, grid_shape(multi, *args, obj=e))
     full_ttft, full_e2e = ttft_service, e2e_service
     if not sub.all:  # compress; everything below is elementwise
         e = sub.take_fields(e)
         args = tuple(sub.take(x) for x in args)
-    ttft_service, e2e_service, R, I, k, budget, m_s, q_dec, ctx, H, t0, idle = args
+    ttft_service, e2e_service, R, I, k, budget, m_s, q_dec, ctx, H, t0, idle = args[:12]
+    cv = None if cv is None else args[12]
     t_api = np.asarray(e.api_server_request_s, dtype=float)
     t_req = np.asarray(e.request_overhead_s, dtype=float)
     others = np.maximum(R - 1.0, 0.0) / np.maximum(R, 1.0)
@@ -743,8 +749,11 @@ def _chunk_queue_ttft(e: EngineNumbers, *, multi, ttft_service, e2e_service, R, 
         r_d = np.minimum(others * alpha * m_s, R - 1.0)
         if p < QUEUE_PASSES - 1:
             # the R clients' finite source for the next pass, at this one's load: a client is away m_s
-            # decode steps and δ/T̄ (chunk_queue.finite_source_factor, service I/room steps)
-            g = finite_source_factor(load=rho, think_steps=m_s + (t_req + t_api) / t_bar, service_steps=I / room)
+            # decode steps and δ/T̄ (chunk_queue.finite_source_factor, service I/room steps), the m_s
+            # steps spread as the output lengths (chunk_queue.think_time_variance)
+            z = m_s + (t_req + t_api) / t_bar
+            kappa = think_time_variance(load=rho, think_steps=z, service_steps=I / room, varying_steps=m_s, cv=cv)
+            g = finite_source_factor(load=rho, think_steps=z, service_steps=I / room, think_variance=kappa)
     wait = g * rho * I / room * t_full / (2.0 * (1.0 - rho))  # Pollaczek-Khinchine × g, as chunk_queue's TTFT
     nan = np.full(np.shape(full_ttft), np.nan)
     if sub.all:
@@ -828,7 +837,11 @@ def fcfs_wave(e: EngineNumbers, *, input_len, output_len, running, max_num_batch
     n = np.minimum(R, np.maximum(np.floor(B / I), 1.0))
     heavy_w = prefill_step(e, prompts=n, prompt_tokens=I, cached_tokens=H).step_s
     w_w = R / n
-    ttft_w = t_req + (w_w + 1.0) / 2.0 * heavy_w
+    # the mean prompt waits (W + 1)/2 steps; with one output token the whole cycle, W, as the chunked
+    # wave's above: a request is done at its prefill, its client comes back behind the W − 1 other
+    # steps of the wave (Llama-2-7B A100 unchunked, I = 2048, O = 1, C = 4 / 16: 0.472 / 1.411 s
+    # with (W + 1)/2, now 0.628 / 2.508 s, simulated 0.626 / 2.506 s: bench/sim_vs_analytic.py)
+    ttft_w = t_req + np.where(m > 0, (w_w + 1.0) / 2.0, w_w) * heavy_w
     e2e_w = t_req + w_w * heavy_w + m * t_dec
     return Wave(ttft_s=np.where(chunked, ttft_c, ttft_w), e2e_latency_s=np.where(chunked, e2e_c, e2e_w),
                 wave_steps=np.where(chunked, w_c, w_w), heavy_step_s=np.where(chunked, heavy_c, heavy_w))

@@ -42,13 +42,15 @@ caller's (:func:`calc.timing.serving._chunk_queue_ttft`: the clients waiting her
 Checked against the simulator (``bench/sim_vs_analytic.py --chunks``), long runs of 14 closed
 loops with lognormal output lengths and no preemption (Llama-2-7B A100 2048 and 3000 in,
 Llama-3.1-8B A100 6000 in and H100 at budget 1024 with 2500 in, Qwen2.5-7B L40S 4000 in; k = 2 and
-3, C = 4 … 64; 30·C requests, the first 10·C dropped): mean TTFT within 10.1 %, median 5.1 % with the finite source; C = 90 (95 % of the token cap) +18 % (the
+3, C = 4 … 64; 30·C requests, the first 10·C dropped): mean TTFT within 10.2 %, median 5.1 % with the finite source; C = 90 (95 % of the token cap) +9 % told the
+output spread (:func:`think_time_variance`; +18 % with exponential think times) (the
 older k chunk steps with no wait: median 21 %, max 47 %, all low); the share of steps with prompt tokens 0.202 against 0.198 simulated (Llama-2-7B, C = 16),
 0.37 against 0.35 (C = 32), prompt steps per prompt 1.72 / 1.67 and 1.60 / 1.55.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -71,45 +73,143 @@ def _inverse_mills_table(lo=-8.0, hi=30.0, n=3801):
 _MILLS_A, _MILLS_M, _MILLS_H, _MILLS_UPPER = _inverse_mills_table()
 
 
-def finite_source_factor(*, load, think_steps, service_steps):
+THINK_WINDOW_POWER = 1.5  # τ = S / (1 − ρ)^1.5: the window over which the queue sees its arrivals' count (below)
+
+
+def _norm_cdf(x):
+    """Φ(x), elementwise (math.erfc; only the lazily built table below calls it)."""
+    return 0.5 * np.vectorize(math.erfc, otypes=[float])(-np.asarray(x, dtype=float) / math.sqrt(2.0))
+
+
+@functools.cache
+def _lognormal_difference_table():
+    """(ln t grid, cv grid, ψ(t, cv)): ψ = E[min(|M₁ − M₂|, t)] / t for M₁, M₂ independent unit-mean
+    lognormals of coefficient of variation cv (σ² = ln(1 + cv²)). With U, V = (X₁ ∓ X₂)/√2 the
+    standard normals of the two logs, |M₁ − M₂| = A·sinh(b|U|), A = 2·exp(σV/√2 − σ²/2), b = σ/√2,
+    and for each V the mean over U is exact: A·e^{b²/2}·([Φ(u*−b) − Φ(−b)] − [Φ(u*+b) − Φ(b)])
+    + 2t·(1 − Φ(u*)), u* = asinh(t/A)/b; V by 40-node Gauss–Hermite. Built on first use (≈ 0.1 s)."""
+    log_t = np.linspace(math.log(1e-3), math.log(1e3), 121)
+    cvs = np.linspace(0.0, 3.0, 61)
+    v, wv = np.polynomial.hermite_e.hermegauss(40)
+    wv = wv / wv.sum()
+    t = np.exp(log_t)[:, None, None]
+    sig = np.sqrt(np.log1p(cvs * cvs))[None, :, None]
+    sig = np.maximum(sig, 1e-9)
+    b = sig / math.sqrt(2.0)
+    A = 2.0 * np.exp(b * v[None, None, :] - sig * sig / 2.0)
+    u = np.arcsinh(t / A) / b
+    eb = np.exp(b * b / 2.0)
+    inside = A * eb * ((_norm_cdf(u - b) - _norm_cdf(-b)) - (_norm_cdf(u + b) - _norm_cdf(b)))
+    mean_min = np.sum(wv * (inside + 2.0 * t * (1.0 - _norm_cdf(u))), axis=-1)
+    psi = mean_min / t[..., 0]
+    psi[:, 0] = 0.0  # cv = 0: the same length every time
+    return log_t, cvs, psi
+
+
+def think_time_variance(*, load, think_steps, service_steps, varying_steps, cv):
+    """κ: the variance of the arrivals a finite-source queue (:func:`finite_source_factor`) sees over its
+    own time scale when the clients' think times are m·(lognormal of CV ``cv``) + a fixed part, over
+    that with exponential think times of the same mean Z (``think_steps``), the diffusion's (κ = 1).
+
+    Mechanism: a busy server releases its clients at regular intervals (deterministic service), and
+    each comes back its think time later, so the count of returns in a window τ has variance
+    λ·E[min(D, τ)], D = |Z₁ − Z₂| the difference of two think times (Σ over the releases of p(1 − p),
+    p the chance a release returns inside the window; Σ p² = E[(τ − D)⁺]): Poisson (λτ) for τ ≪ D,
+    bounded at λ·E[D] for τ ≫ D, where only the think time's spread is left (E[D] / 2Z̄ is its Gini
+    coefficient: ½ for an exponential, 0 for fixed times). So
+
+      κ = ψ(τ / m, cv) / φ_exp(τ / Z),   φ_exp(x) = (1 − e^{−x}) / x,   τ = S / (1 − ρ)^1.5
+
+    (ψ from :func:`_lognormal_difference_table`; only the ``varying_steps`` m part varies, the
+    fixed part, δ/T̄, cancels in D). The window: between a busy period's S/(1 − ρ) and the heavy-traffic
+    relaxation time S/(1 − ρ)², the exponent 1.5 chosen on the repairman event simulation of
+    tests/test_finite_source.py (27 cells, N = 8-120, ρ 0.57-0.99, lognormal CV 0.3 / 0.5 / 0.8:
+    the simulated wait over the exponential think times' against κ's, rms 21 → 7 %, max 67 → 15 %;
+    with the window S/(1 − ρ)² rms 15 %, max 43 %). Near the population's capacity (τ ≫ Z)
+    κ → 2·Gini (N = 30, ρ 0.99, CV 0.5: 0.52; simulated 1.78 s, κ = 1 +50 %, here −1 %); far
+    from it (τ ≪ Z) κ → 1: a few returns per window look Poisson whatever the think times.
+    ``cv`` None or NaN: κ = 1. Broadcasts.
+
+    Repairman N = 90, r = Z/S = 93, ρ = 0.927, think times lognormal CV 0.5 (all varying):
+    τ = S / 0.073^1.5 = 50.7·S, τ/Z = 0.544: φ_exp = 0.771, ψ = 0.653, κ = 0.85 (2 seeds of 60,000
+    services: simulated wait 0.550 s; κ = 1 0.712 s, +30 %; here 0.624 s, +14 %).
+
+    >>> round(float(think_time_variance(load=0.927, think_steps=93.2, service_steps=1.0, varying_steps=93.2, cv=0.5)), 2)
+    0.85
+    >>> float(think_time_variance(load=0.9, think_steps=50.0, service_steps=1.0, varying_steps=50.0, cv=None))
+    1.0
+    """
+    rho = np.clip(np.asarray(load, dtype=float), 0.0, 0.999)
+    z = np.asarray(think_steps, dtype=float)
+    tau = np.asarray(service_steps, dtype=float) / (1.0 - rho) ** THINK_WINDOW_POWER
+    if cv is None:
+        return np.ones(np.broadcast_shapes(np.shape(rho), np.shape(z), np.shape(tau)))
+    c = np.asarray(cv, dtype=float)
+    log_t, cvs, psi_table = _lognormal_difference_table()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x_t = np.log(tau / np.asarray(varying_steps, dtype=float))
+        x = np.clip(x_t, log_t[0], log_t[-1])  # past the end E[min(D, t)] = E[D]: ψ ∝ 1/t (× t_end / t below)
+        # bilinear in (ln t, cv)
+        i = np.clip(np.nan_to_num((x - log_t[0]) / (log_t[1] - log_t[0])), 0.0, len(log_t) - 1.000001)
+        j = np.clip(np.nan_to_num(c, nan=0.0) / (cvs[1] - cvs[0]), 0.0, len(cvs) - 1.000001)
+        i0, j0 = np.floor(i).astype(int), np.floor(j).astype(int)
+        fi, fj = i - i0, j - j0
+        psi = ((1 - fi) * (1 - fj) * psi_table[i0, j0] + fi * (1 - fj) * psi_table[i0 + 1, j0]
+               + (1 - fi) * fj * psi_table[i0, j0 + 1] + fi * fj * psi_table[i0 + 1, j0 + 1])
+        psi = psi * np.exp(np.minimum(x - x_t, 0.0))
+        u = tau / z
+        phi_exp = np.where(u > 1e-6, -np.expm1(-u) / u, 1.0)
+        kappa = psi / phi_exp
+    return np.where(np.isfinite(c) & np.isfinite(kappa), kappa, 1.0)
+
+
+def finite_source_factor(*, load, think_steps, service_steps, think_variance=1.0):
     """g = W(R clients) / W(unbounded): the mean wait of a single server fed by a finite population
     over Pollaczek-Khinchine's at the same load ρ (deterministic service S, Poisson-like arrivals
     of variance rate λ; ``think_steps`` Z: the time a client spends away from the queue between two
     services, ``service_steps`` S, any one unit). Diffusion (heavy traffic): with n queued the
     arrival rate is λ₀ − n/Z (a queued client does not decode, so does not come back), so n is a
-    reflected Ornstein-Uhlenbeck process, a normal of variance σ² = λ·Z/2 = ρ·r/2 (r = Z/S) cut at
+    reflected Ornstein-Uhlenbeck process, a normal of variance σ² = κ·λ·Z/2 = κ·ρ·r/2 (r = Z/S) cut at
     0, where an unbounded queue is a reflected Brownian motion (exponential, mean ρ / (2(1 − ρ)):
-    P-K's W/S). At the same mean arrival rate ρ/S the cut normal's mean is σ·h(a), its cut a (in σ)
-    given by M(a) = y = (1 − ρ)·√(2r/ρ), so
+    P-K's W/S). κ (``think_variance``, :func:`think_time_variance`) scales the arrivals' variance,
+    as the squared CVs do in the heavy-traffic G/G/1 (Kingman: W = (c_a² + c_s²)/2 · ρS/(1 − ρ)); 1 for
+    exponential think times. The pushing rate at 0 is the idle share: (1 − ρ)/S = (v/2)·f(0), v = κρ/S,
+    f(0) = M(a)/σ. At the same mean arrival rate ρ/S the cut normal's mean is σ·h(a), its cut a (in σ)
+    given by M(a) = y = (1 − ρ)·√(2r/(κρ)), so
 
-      g = h(a)·M(a) = (M(a) − a)·y,   W = g·ρ·S / (2(1 − ρ)) = S·σ·h(a)
+      g = κ·h(a)·M(a) = κ·(M(a) − a)·y,   W = g·ρ·S / (2(1 − ρ)) = S·σ·h(a)
 
-    (:func:`_inverse_mills_table`, interpolated; past its end g = 1 − 1/y²). Few clients away
-    for long (y → ∞, r ≫ R): g → 1, P-K's queue; near the population's capacity (ρ → 1 at
+    (:func:`_inverse_mills_table`, interpolated; past its end g = κ·(1 − 1/y²)). Few clients away
+    for long (y → ∞, r ≫ R): g → κ, Kingman's queue; near the population's capacity (ρ → 1 at
     finite r) g → 0 and W → S·σ·|a| ≈ S·(R − r), the clients beyond what the server serves.
     Broadcasts.
 
-    At a = 0, y = M(0) = √(2/π) (ρ = 1/2, r = 2/π): g = M(0)² = 2/π; far below capacity (ρ = 0.1,
-    r = 10, y = 12.7) g = 0.9940, 1 − 1/y² = 0.9938 (the next term is of 1/y⁴).
+    At a = 0, y = M(0) = √(2/π) (ρ = 1/2, r = 2/π, κ = 1): g = M(0)² = 2/π; far below capacity (ρ = 0.1,
+    r = 10, y = 12.7) g = 0.9940, 1 − 1/y² = 0.9938 (the next term is of 1/y⁴). With κ = 0.85
+    (:func:`think_time_variance`'s example, ρ = 0.927, r = 93.2): y = 0.073·√(2·93.2/(0.85·0.927)) = 1.12,
+    g = 0.62 (κ = 1: y = 1.04, g = 0.71); P-K's 1.022·S, so W = 0.632·S (κ = 1: 0.722·S).
 
     >>> round(float(finite_source_factor(load=0.5, think_steps=2.0 / math.pi, service_steps=1.0)), 4), round(2 / math.pi, 4)
     (0.6366, 0.6366)
     >>> round(float(finite_source_factor(load=0.1, think_steps=10.0, service_steps=1.0)), 4)
     0.994
+    >>> round(float(finite_source_factor(load=0.927, think_steps=93.2, service_steps=1.0, think_variance=0.85)), 2)
+    0.62
     """
     rho = np.asarray(load, dtype=float)
+    kappa = np.asarray(think_variance, dtype=float)
     r = np.asarray(think_steps, dtype=float) / np.asarray(service_steps, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        y = (1.0 - rho) * np.sqrt(2.0 * r / rho)
+        y = (1.0 - rho) * np.sqrt(2.0 * r / (rho * kappa))
         far = 1.0 - 1.0 / (y * y)
     g = np.interp(y, _MILLS_M, _MILLS_H) * y
-    return np.clip(np.where(y > _MILLS_M[-1], far, np.where(np.isnan(y), 1.0, g)), 0.0, 1.0)
+    return kappa * np.clip(np.where(y > _MILLS_M[-1], far, np.where(np.isnan(y), 1.0, g)), 0.0, 1.0)
 
 
-def finite_source_wait_quantile_s(*, mean_s, load, think_steps, service_steps, q):
+def finite_source_wait_quantile_s(*, mean_s, load, think_steps, service_steps, q, think_variance=1.0):
     """The q-quantile of the wait of :func:`finite_source_factor`'s queue, mean ``mean_s`` W̄: a share ρ
     waits, the work ahead of them that of a normal cut at a (the queue's reflected Ornstein-Uhlenbeck
-    law, M(a) = y), scaled to the mean: P(W > t) = ρ·(1 − Φ(a + t·ρ·h(a)/W̄)) / (1 − Φ(a)), so
+    law, M(a) = y; its variance κ·ρ·r/2, ``think_variance`` κ), scaled to the mean: P(W > t) = ρ·(1 − Φ(a + t·ρ·h(a)/W̄)) / (1 − Φ(a)), so
 
       w_q = W̄·(v − a) / (ρ·h(a)),   1 − Φ(v) = (1 − q)·(1 − Φ(a)) / ρ   (0 where ρ ≤ 1 − q).
 
@@ -131,7 +231,7 @@ def finite_source_wait_quantile_s(*, mean_s, load, think_steps, service_steps, q
     tail = 1.0 - np.asarray(q, dtype=float)
     r = np.asarray(think_steps, dtype=float) / np.asarray(service_steps, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        y = (1.0 - rho) * np.sqrt(2.0 * r / rho)
+        y = (1.0 - rho) * np.sqrt(2.0 * r / (rho * np.asarray(think_variance, dtype=float)))
         a = np.interp(y, _MILLS_M, _MILLS_A)
         h = np.interp(y, _MILLS_M, _MILLS_H)
         upper_a = np.interp(y, _MILLS_M, _MILLS_UPPER)

@@ -738,7 +738,8 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
                                   enable_chunked_prefill=enable_chunked_prefill, speculative=speculative)
     s = closed_loop(e, input_len=I, output_len=O, concurrency=C, max_num_seqs=max_num_seqs,
                     max_num_batched_tokens=max_num_batched_tokens, enable_chunked_prefill=enable_chunked_prefill,
-                    kv_capacity_tokens=kv_capacity_tokens, fits=True, uniform_lengths=False, speculative=speculative)
+                    kv_capacity_tokens=kv_capacity_tokens, fits=True, uniform_lengths=False, speculative=speculative,
+                    output_cv=output_cv)
     X = s.requests_per_s
     d = _steady_decode_batch(e, loop=s, slots=np.minimum(c, C), **kw)
     load = engine_load(e, running=d, rate_rps=X, **kw)
@@ -830,14 +831,18 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
     multi = np.isfinite(s.budget_queue_wait_s) & spread  # fixed lengths: the FCFS train, flagged below
     if np.any(multi):
         w_b, rho = np.nan_to_num(s.budget_queue_wait_s), np.nan_to_num(s.budget_queue_load)
-        from calc.traffic.chunk_queue import finite_source_wait_quantile_s  # noqa: PLC0415
+        from calc.traffic.chunk_queue import finite_source_wait_quantile_s, think_time_variance  # noqa: PLC0415
 
         # the budget's queue of R clients: a normal tail near its capacity, not an exponential one
         # (chunk_queue.finite_source_factor: a client is away its decode steps and δ; service I/room steps)
         m_steps = m / (1.0 if speculative is None else speculative.tokens_per_step)
         delay = t_api + np.asarray(e.request_overhead_s, dtype=float)
-        ex_b = finite_source_wait_quantile_s(mean_s=w_b, load=rho, think_steps=m_steps + delay / load.mean_step_s,
-                                             service_steps=I / room, q=q) - w_b
+        z = m_steps + delay / load.mean_step_s
+        cv_o = np.asarray(output_cv, dtype=float)
+        kappa = think_time_variance(load=rho, think_steps=z, service_steps=I / room, varying_steps=m_steps,
+                                    cv=np.where(cv_o > 0.0, cv_o, np.nan))  # as closed_loop's (0: exponential)
+        ex_b = finite_source_wait_quantile_s(mean_s=w_b, load=rho, think_steps=z, service_steps=I / room, q=q,
+                                             think_variance=kappa) - w_b
         ex_len = own(lognormal_quantile(mean=I, cv=input_cv, q=q), 0.0) - own(I, 0.0)
         ex_slot = wait_quantile_s(mean_s=w_slot, p_wait=np.where(C > R, 1.0, 0.0), q=q) - w_slot
         ex_api = wait_quantile_s(mean_s=w_api, p_wait=p_api, q=q) - w_api
