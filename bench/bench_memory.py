@@ -143,7 +143,8 @@ def check_against_memory_for(args, idx, labels, gpus, sample, vectorized) -> int
                                 block_size=int(args["block_size"][i]), max_model_len=int(args["max_model_len"][i]),
                                 input_len=1, output_len=1)
         r = memory_for(arch, gpus[idx["gpu"][i]], serving, Efficiency(),
-                       concurrency=int(args["concurrency"][i]), context_tokens=int(args["context_tokens"][i]))
+                       concurrency=int(args["concurrency"][i]), context_tokens=int(args["context_tokens"][i]),
+                       sequence_tokens=int(args["context_tokens"][i]))  # memory_model's default: the context
         mismatches += bool(compare(vectorized, i, r))
     return mismatches
 

@@ -239,8 +239,9 @@ def test_a_short_closed_run_is_asked_as_it_ran_and_a_long_one_for_its_steady_sta
     """calc.cli.measured.ask_row: a closed loop of N ≤ 10·C requests (CLOSED_RUN_CYCLES) is simulated from
     its synchronized start with every request counted; a longer one is estimate's steady state.
     vLLM issue #40838 (gpt-oss-120b, H200 TP 4, 300 clients, 3,000 random 1,058 / 1,038 prompts: 10 cycles):
-    mean TTFT 0.474 s measured; the steady state says 0.047 s (-90 %): 300 prompts prefilled at once at the
-    start are what the benchmark's mean holds. Asked as it ran: within 35 % (-25 % today). The gpustack
+    mean TTFT 0.474 s measured; the steady state says 0.095 s (-80 %): 300 prompts prefilled at once at the
+    start are what the benchmark's mean holds. Asked as it ran: within 35 % (-8 % today; its client,
+    benchmark_serving / vllm bench serve, goes through the API server, measured.through_api_server). The gpustack
     closed loops (100 prompts, 1-8 clients: ≥ 12.5 cycles) stay the steady state, equal to `estimate`."""
     import json
     from calc.cli import measured
@@ -256,6 +257,6 @@ def test_a_short_closed_run_is_asked_as_it_ran_and_a_long_one_for_its_steady_sta
     options = {k: v for k, v in row["options"].items() if k != "concurrency"}
     from calc.spec.inputs import Efficiency
     eff = measured.efficiency_for_engine(row.get("engine", ""), Efficiency(),
-                                         api_server=row["bench_mode"].startswith("vllm bench serve"))
+                                         api_server=measured.through_api_server(row))
     assert steady == pytest.approx(estimate_record({**options, "concurrency": 300}, eff)["ttft_s"], rel=1e-9)
-    assert got > 5 * steady  # the start's wave: 300 prompts queued for the token budget together
+    assert got > 4 * steady  # the start's wave: 300 prompts queued for the token budget together

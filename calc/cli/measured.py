@@ -59,12 +59,22 @@ CHATML_USER_TURN_TOKENS = 8
 CHAT_ENDPOINT_SOURCES = ("gpustack-performance-lab",)
 
 
+# vLLM's benchmark clients that send every request over HTTP to its OpenAI API server: the CLI and the
+# script it replaced (benchmarks/benchmark_serving.py, the same client code before vLLM 0.9)
+SERVING_CLIENTS = ("vllm bench serve", "benchmark_serving")
+
+
+def through_api_server(row: dict) -> bool:
+    """The row's benchmark sent its requests through vLLM's OpenAI API server (:data:`SERVING_CLIENTS`)."""
+    return str(row.get("bench_mode", "")).startswith(SERVING_CLIENTS)
+
+
 def efficiency_for_engine(engine: str, efficiency: Efficiency, *, api_server: bool = False) -> Efficiency:
     """The efficiency inputs for a measured engine and benchmark path. Engine properties, the same
     for every row of that engine: the C++ engines (TensorRT-LLM, LMDeploy's TurboMind,
     FasterTransformer, llama.cpp) schedule and sample without a Python loop per sequence
     (``sequence_overhead_s`` 0), their fused GEMMs reach 0.7 of peak (:data:`CPP_FLOPS_FRACTION`; vLLM's
-    0.6) and the same share of Hopper's peak as of Ampere's (``hopper_flops_scale`` 1). Benchmark path: only ``vllm bench serve`` goes through vLLM's
+    0.6) and the same share of Hopper's peak as of Ampere's (``hopper_flops_scale`` 1). Benchmark path: only ``vllm bench serve`` and ``benchmark_serving.py`` go through vLLM's
     OpenAI API server (``api_server``); offline runs (``benchmark_latency``/``benchmark_throughput``,
     the LLM class) and the older engines' own harnesses have none (``api_server_request_s`` 0, and
     ``request_overhead_s`` only the engine's own few ms). llama.cpp rows then take the llama.cpp
@@ -123,7 +133,7 @@ def length_bounds(row: dict, template_tokens: int = 0):
     """The sampler bounds of the row's spread lengths: ``vllm bench``'s ShareGPT filter
     (:data:`calc.traffic.workload.VLLM_SHAREGPT_BOUNDS`) for a ShareGPT row run by vLLM's own benchmark
     client, on prompts ``template_tokens`` longer; else None (no bounds)."""
-    vllm_client = str(row.get("bench_mode", "")).startswith(("vllm bench serve", "benchmark_serving"))
+    vllm_client = through_api_server(row)
     if not (vllm_client and "sharegpt" in str(row.get("dataset", "")).lower()):
         return None
     b = VLLM_SHAREGPT_BOUNDS.shifted(template_tokens)
@@ -146,7 +156,7 @@ def ask_row(row: dict, efficiency: Efficiency = Efficiency()) -> dict[str, float
         client_share = (i_client + o_len) / (i_client + template + o_len)
     load = row["load"]
     efficiency = efficiency_for_engine(row.get("engine", ""), efficiency,
-                                       api_server=str(row.get("bench_mode", "")).startswith("vllm bench serve"))
+                                       api_server=through_api_server(row))
     in_cv, out_cv = length_cv(row)
     n_req, conc = load.get("num_requests"), load.get("concurrency")
     if load["arrival"] == "closed" and not (n_req and conc and n_req <= CLOSED_RUN_CYCLES * conc):  # steady state
@@ -213,8 +223,7 @@ def row_api_server_share(row: dict, predicted: dict[str, float], efficiency: Eff
     if x is None:
         x = predicted["output_tokens_per_s"] / float(row["options"]["output_len"])
     t_api = efficiency_for_engine(row.get("engine", ""), efficiency,
-                                  api_server=str(row.get("bench_mode", "")).startswith("vllm bench serve")
-                                  ).api_server_request_s
+                                  api_server=through_api_server(row)).api_server_request_s
     return float(api_server_share(x, t_api))
 
 
