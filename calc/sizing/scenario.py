@@ -461,7 +461,7 @@ def memory_model(*, usable_memory_bytes, gpu_memory_utilization, tensor_parallel
         kv_pool_tokens=np.asarray(blocks) * np.asarray(block_size),
         kv_bytes_per_sequence_token=np.asarray(per_seq_token, dtype=float),
         kv_sequence_tokens=np.asarray(seq_tokens),
-        kv_sequence_blocks=np.asarray(np.where(windowed, seq_tokens // np.asarray(block_size), blocks)),
+        kv_sequence_blocks=np.asarray(seq_tokens // np.asarray(block_size)),
         max_concurrency=np.asarray(max_conc, dtype=float),
         max_concurrency_at_context=conc_at_ctx,
         concurrency=c,

@@ -666,7 +666,7 @@ def _chunk_queue_ttft(e: EngineNumbers, *, multi, ttft_service, e2e_service, R, 
     from calc.traffic.chunk_queue import chunk_queue, finite_source_factor, think_time_variance  # noqa: PLC0415
 
     cv = None if output_cv is None else np.asarray(output_cv, dtype=float)
-    cv = None if cv is None or not np.any(cv > 0.0) else np.where(cv > 0.0, cv, np.nan)  # 0: unknown, exponential
+    cv = None if cv is None or not np.any(cv > 0.0) else cv  # none known: exponential think times everywhere
     args = (ttft_service, e2e_service, R, input_tokens, chunks, budget_tokens, decode_steps, decode_budget_tokens,
             mean_context_tokens, cached_tokens, decode_step_s, idle_wait_s) + (() if cv is None else (cv,))
     sub = Subset(multi, grid_shape(multi, *args, obj=e))

@@ -60,12 +60,17 @@ from calc.traffic.arrival_trains import clumps_caught, uniform_below, uniform_mi
 MAX_LOAD = 0.95  # ρ is capped here: past it the budget's queue grows without bound (the caller's regime flag)
 
 
+def _norm_cdf(x):
+    """Φ(x), elementwise (math.erfc; only the tables below call it, once each)."""
+    return 0.5 * np.vectorize(math.erfc, otypes=[float])(-np.asarray(x, dtype=float) / math.sqrt(2.0))
+
+
 def _inverse_mills_table(lo=-8.0, hi=30.0, n=3801):
     """(a, M(a), h(a) = M(a) − a, 1 − Φ(a)) over a ∈ [lo, hi]: M(a) = φ(a) / (1 − Φ(a)), the standard
     normal's inverse Mills ratio, rising from φ(a) (a → −∞) to a + 1/a (a → ∞); h(a) the mean of a
     standard normal cut below at a, less a (exact, math.erfc; for :func:`finite_source_factor`)."""
     a = np.linspace(lo, hi, n)
-    upper = np.array([0.5 * math.erfc(x / math.sqrt(2.0)) for x in a])
+    upper = _norm_cdf(-a)  # 1 − Φ(a) without the cancellation in the tail
     m = np.exp(-0.5 * a * a) / math.sqrt(2.0 * math.pi) / upper
     return a, m, m - a, upper
 
@@ -74,11 +79,6 @@ _MILLS_A, _MILLS_M, _MILLS_H, _MILLS_UPPER = _inverse_mills_table()
 
 
 THINK_WINDOW_POWER = 1.5  # τ = S / (1 − ρ)^1.5: the window over which the queue sees its arrivals' count (below)
-
-
-def _norm_cdf(x):
-    """Φ(x), elementwise (math.erfc; only the lazily built table below calls it)."""
-    return 0.5 * np.vectorize(math.erfc, otypes=[float])(-np.asarray(x, dtype=float) / math.sqrt(2.0))
 
 
 @functools.cache
@@ -128,7 +128,7 @@ def think_time_variance(*, load, think_steps, service_steps, varying_steps, cv):
     with the window S/(1 − ρ)² rms 15 %, max 43 %). Near the population's capacity (τ ≫ Z)
     κ → 2·Gini (N = 30, ρ 0.99, CV 0.5: 0.52; simulated 1.78 s, κ = 1 +50 %, here −1 %); far
     from it (τ ≪ Z) κ → 1: a few returns per window look Poisson whatever the think times.
-    ``cv`` None or NaN: κ = 1. Broadcasts.
+    ``cv`` None, NaN or ≤ 0 (the spread unknown): κ = 1, exponential think times. Broadcasts.
 
     Repairman N = 90, r = Z/S = 93, ρ = 0.927, think times lognormal CV 0.5 (all varying):
     τ = S / 0.073^1.5 = 50.7·S, τ/Z = 0.544: φ_exp = 0.771, ψ = 0.653, κ = 0.85 (2 seeds of 60,000
@@ -160,7 +160,7 @@ def think_time_variance(*, load, think_steps, service_steps, varying_steps, cv):
         u = tau / z
         phi_exp = np.where(u > 1e-6, -np.expm1(-u) / u, 1.0)
         kappa = psi / phi_exp
-    return np.where(np.isfinite(c) & np.isfinite(kappa), kappa, 1.0)
+    return np.where(np.isfinite(c) & (c > 0.0) & np.isfinite(kappa), kappa, 1.0)
 
 
 def finite_source_factor(*, load, think_steps, service_steps, think_variance=1.0):

@@ -838,9 +838,8 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
         m_steps = m / (1.0 if speculative is None else speculative.tokens_per_step)
         delay = t_api + np.asarray(e.request_overhead_s, dtype=float)
         z = m_steps + delay / load.mean_step_s
-        cv_o = np.asarray(output_cv, dtype=float)
         kappa = think_time_variance(load=rho, think_steps=z, service_steps=I / room, varying_steps=m_steps,
-                                    cv=np.where(cv_o > 0.0, cv_o, np.nan))  # as closed_loop's (0: exponential)
+                                    cv=output_cv)  # as closed_loop's (0: exponential)
         ex_b = finite_source_wait_quantile_s(mean_s=w_b, load=rho, think_steps=z, service_steps=I / room, q=q,
                                              think_variance=kappa) - w_b
         ex_len = own(lognormal_quantile(mean=I, cv=input_cv, q=q), 0.0) - own(I, 0.0)
