@@ -35,3 +35,19 @@ def test_nothing_fits_says_so(lang, none):
     # 405B in BF16 ≈ 810 GB; 8 × L4 = 176 GiB cannot hold even 4-bit weights (≈ 210 GB)
     msg = _message(LLAMA31_405B, L4, ServingConfig(max_model_len=8192), lang)
     assert none in msg and "\n- " not in msg
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_windowed_model_refusal_quotes_what_one_request_needs(lang):
+    # gpt-oss-120b on one H100 at 131,072 tokens: 18 full layers hold every token, 18 sliding-window layers
+    # (window 128) only their window + a step's tokens, so one request needs far less than 131,072 tokens at
+    # every layer's bytes; the message quotes vLLM's figure (the start-up worst case), not the pool's
+    # all-layer token count.
+    arch, gpu = get_model("openai/gpt-oss-120b"), get_gpu("h100-sxm")
+    serving = ServingConfig(max_model_len=131072)
+    mem, advice = memory_for(arch, gpu, serving), what_would_fit(arch, gpu, serving)
+    assert advice is not None and advice.kv_needed_bytes < 0.6 * float(mem.kv_bytes_per_token) * 131072
+    msg = _message(arch, gpu, serving, lang)
+    from ui import format as F
+    assert F.both(advice.kv_needed_bytes) in msg and F.both(mem.kv_pool_bytes) in msg
+    assert f"{int(mem.kv_pool_tokens):,}" not in msg

@@ -20,13 +20,21 @@ from ui import format as F
 
 def not_fit_message(*, model: str, gpu: str, tp: int, max_model_len: int, mem: MemoryResult,
                     t: Callable[..., str], advice: DoesNotFit | None = None) -> str:
-    """Why vLLM refuses to start; with ``advice``, the computed alternatives (a Markdown list)."""
+    """Why vLLM refuses to start; with ``advice``, the computed alternatives (a Markdown list).
+
+    A KV pool too small is said as vLLM says it: the KV one request of max_model_len needs against
+    the pool (``advice.kv_needed_bytes``, its start-up worst case: windowed layers hold their window
+    plus a step's tokens), not as the pool's token count at every layer's bytes per token, which
+    undercounts what fits for models with windowed layers (gpt-oss: half its layers).
+    """
     budget = float(mem.kv_pool_bytes) <= 0
     key = "fit.budget" if budget else "fit.max_model_len"
+    # without advice: every layer holds every token (exact without windowed layers)
+    need = advice.kv_needed_bytes if advice is not None else float(mem.kv_bytes_per_token) * max_model_len
     text = t(key, model=model, gpu=gpu, tp=tp,
              weights=F.both(mem.weights_bytes), act=F.both(mem.activation_bytes),
              overhead=F.both(mem.overhead_bytes), budget=F.both(mem.budget_bytes), mml=F.integer(max_model_len),
-             pool=F.both(mem.kv_pool_bytes), tokens=F.integer(mem.kv_pool_tokens))
+             pool=F.both(mem.kv_pool_bytes), need=F.both(need))
     if advice is None:
         return text
     if not advice.alternatives:

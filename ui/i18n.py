@@ -173,8 +173,8 @@ EN: dict[str, str] = {
     "mem.metric.in_use.help": "{used} of a KV pool of {pool}.",
     "fit.budget": "{model} does not fit on {tp} × {gpu}: per GPU, weights {weights} + activation peak {act} "
                        "+ runtime overhead {overhead} exceed vLLM's budget {budget} (usable × gpu_memory_utilization).",
-    "fit.max_model_len": "{model} does not fit on {tp} × {gpu}: the KV pool ({pool} per GPU) holds {tokens} "
-                              "tokens, fewer than one request of max_model_len = {mml} tokens, so vLLM refuses to "
+    "fit.max_model_len": "{model} does not fit on {tp} × {gpu}: one request of max_model_len = {mml} tokens needs "
+                              "{need} of KV cache per GPU, more than the KV pool's {pool}, so vLLM refuses to "
                               "start (\"To serve at least one request with the model's max seq len…\").",
     "fit.alt.title": "What would fit instead (each checked with the same memory model):",
     "fit.alt.line": "{what} (`{flags}`): {conc} requests of {mml} tokens at once; {goal}",
@@ -467,8 +467,8 @@ ZH: dict[str, str] = {
     "mem.metric.in_use.help": "KV 池共 {pool}，已用 {used}。",
     "fit.budget": "{model} 放不进 {tp} × {gpu}：每卡权重 {weights} + 激活峰值 {act} + 运行时开销 {overhead} "
                        "超过 vLLM 的显存预算 {budget}（可用显存 × gpu_memory_utilization）。",
-    "fit.max_model_len": "{model} 放不进 {tp} × {gpu}：KV 池（每卡 {pool}）只能容纳 {tokens} 个 token，"
-                              "不够一条 max_model_len = {mml} token 的请求，vLLM 会拒绝启动（“To serve at least one "
+    "fit.max_model_len": "{model} 放不进 {tp} × {gpu}：一条 max_model_len = {mml} token 的请求每卡需要 {need} 的 "
+                              "KV 缓存，超过 KV 池的 {pool}，vLLM 会拒绝启动（“To serve at least one "
                               "request with the model's max seq len…”）。",
     "fit.alt.title": "改成下面任一项即可放下（均用同一显存模型核算）：",
     "fit.alt.line": "{what}（`{flags}`）：可同时容纳 {conc} 个 {mml} token 的请求；{goal}",
