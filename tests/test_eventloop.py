@@ -264,3 +264,44 @@ def test_a_script_thread_started_off_the_servers_loop_runs_before_start_returns(
     ScriptRunner.start(r)  # Streamlit's own: Thread.start() waits for the thread to begin
     r._script_thread.join(5)
     assert ran == [1]
+
+
+def test_sender_yields_once_per_slice_not_per_message():
+    # Streamlit's sender awaits asyncio.sleep(0) after each message; the view yields only when the slice's
+    # time or message count has passed, and passes every other delay and name through.
+    now = [0.0]
+    view = eventloop.SlicedAsyncio(clock=lambda: now[0], slice_s=0.005, slice_messages=4)
+    went_back = []
+
+    async def sender(n: int) -> None:
+        loop_turns = 0
+
+        async def other() -> None:
+            nonlocal loop_turns
+            while True:
+                loop_turns += 1
+                await asyncio.sleep(0)
+
+        task = asyncio.get_running_loop().create_task(other())
+        await asyncio.sleep(0)  # let it start
+        for _ in range(n):
+            before = loop_turns
+            await view.sleep(0)
+            went_back.append(loop_turns > before)
+        task.cancel()
+
+    asyncio.run(sender(8))  # the clock stands still: every 4th message goes back to the loop
+    assert went_back == [False, False, False, True, False, False, False, True]
+    went_back.clear()
+    now[0] = 1.0  # a slice's time has passed: the next one goes back at once
+    asyncio.run(sender(2))
+    assert went_back == [True, False]
+    assert view.Event is asyncio.Event and view.wait is asyncio.wait
+    assert asyncio.run(view.sleep(0.001, "x")) == "x"
+
+
+def test_install_gives_streamlits_sender_the_sliced_view():
+    from streamlit.runtime import runtime as runtime_module
+
+    eventloop.install()
+    assert isinstance(runtime_module.asyncio, eventloop.SlicedAsyncio)

@@ -34,6 +34,19 @@ thread right after starting it, and keeps Streamlit's start), the thread object 
 makes it and handed to one starter thread (a FIFO: the sessions' runs start in the order asked);
 the loop goes on at once. Nothing in Streamlit waits for the thread to be running: a rerun or
 stop request queued before it runs is read by it first thing, as before.
+
+Fourth, the sender yields to the loop once per time slice, not once per message. Streamlit's
+sender (``Runtime._loop_coroutine``) hands each queued message to its session's socket writer and
+then ``await asyncio.sleep(0)``: a loop turn, whose ``select`` releases the GIL. With the sessions'
+script threads running, getting the GIL back takes the loop up to ``sys.getswitchinterval()``
+(5 ms): the convoy effect, up to ~0.5 s for a page run's ~100 messages, and every other session's
+messages wait behind it (issue 18's room: script end -> ``script_finished`` handed to the socket
+writer, p95 240-630 ms). Here that module's ``asyncio`` is a view of asyncio whose ``sleep(0)`` goes
+back to the loop only when :data:`SEND_SLICE_S` has passed since the sender last did, or
+:data:`SEND_SLICE_MESSAGES` messages have gone (other delays,
+and every other name, are asyncio's own): a page run's messages go out in one or two turns, and
+no task waits more than a slice longer than before. Messages, their order and their content are
+unchanged.
 """
 
 from __future__ import annotations
@@ -43,6 +56,7 @@ import collections
 import logging
 import queue
 import threading
+import time
 from typing import Any, Callable
 
 _INSTALLED = False
@@ -51,6 +65,38 @@ _ORIGINAL_ENQUEUED: Callable[..., None] | None = None  # Streamlit's Runtime._en
 _LOG = logging.getLogger(__name__)
 _STARTS: queue.SimpleQueue[threading.Thread] = queue.SimpleQueue()  # script threads to start, in order
 _STARTER: list[threading.Thread] = []  # the one starter thread, once running
+SEND_SLICE_S = 0.005  # the sender's longest run between two loop turns (module doc, fourth)
+# and the most messages it hands over between two (a session's send queue holds 500: Streamlit drops a
+# client whose queue is full, and its writer empties the queue only when the loop turns)
+SEND_SLICE_MESSAGES = 64
+
+
+class SlicedAsyncio:
+    """``asyncio`` for Streamlit's sender loop: ``sleep(0)`` yields once per :data:`SEND_SLICE_S`
+    (module doc, fourth); everything else is asyncio's. One per module it replaces ``asyncio`` in."""
+
+    def __init__(self, clock: Callable[[], float] = time.perf_counter, slice_s: float = SEND_SLICE_S,
+                 slice_messages: int = SEND_SLICE_MESSAGES) -> None:
+        self._clock, self._slice_s, self._slice_messages = clock, slice_s, slice_messages
+        self._last_yield, self._skipped = clock(), 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(asyncio, name)
+
+    def sleep(self, delay: float, result: Any = None) -> Any:
+        if delay != 0:
+            return asyncio.sleep(delay, result)
+        now = self._clock()
+        if now - self._last_yield < self._slice_s and self._skipped + 1 < self._slice_messages:
+            self._skipped += 1
+            return _ready(result)
+        self._last_yield, self._skipped = now, 0
+        return asyncio.sleep(0, result)
+
+
+async def _ready(result: Any = None) -> Any:
+    """An awaitable that completes without going back to the loop."""
+    return result
 
 
 def _start_all() -> None:
@@ -188,6 +234,10 @@ def install() -> bool:
                                                    daemon=True)
             start_off_loop(self._script_thread)
 
+        from streamlit.runtime import runtime as runtime_module
+
+        if getattr(runtime_module, "asyncio", None) is asyncio:  # read at each call: the running sender sees it
+            runtime_module.asyncio = SlicedAsyncio()
         AppSession._call_soon_on_event_loop = call_soon_batched
         ScriptRunner.start = start_script_thread
         Runtime._enqueued_some_message = enqueued_some_message
