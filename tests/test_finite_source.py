@@ -144,3 +144,45 @@ def test_budget_queue_near_capacity_against_the_simulator():
     assert 0.0 < err < 0.15
     assert float(estimate(arch, gpu, sc, uniform_lengths=False).serving.ttft_s) / float(np.mean(sims)) - 1.0 > 0.15
     assert 0.85 < float(est.serving.budget_queue_load) < 0.95
+
+
+def test_budget_wait_quantile_at_the_busy_load():
+    """chunk_queue.budget_wait_quantile_s: the old cut normal at ρ_b = ρ (and for an unknown ρ_b), a thinner
+    tail as ρ_b falls below ρ at the same mean wait, none where at most 1 − q wait; it broadcasts."""
+    from calc.traffic.chunk_queue import budget_wait_quantile_s
+
+    kw = dict(mean_s=0.12, load=0.642, think_steps=257.4, service_steps=2.556, varying_steps=255.0, cv=0.5, q=0.95)
+    old = finite_source_wait_quantile_s(mean_s=0.12, load=0.642, think_steps=257.4, service_steps=2.556, q=0.95,
+                                        think_variance=think_time_variance(load=0.642, think_steps=257.4,
+                                                                           service_steps=2.556, varying_steps=255.0,
+                                                                           cv=0.5))
+    assert np.isclose(budget_wait_quantile_s(busy_load=0.642, **kw), old)
+    assert np.isclose(budget_wait_quantile_s(busy_load=np.nan, **kw), old)
+    assert np.isclose(budget_wait_quantile_s(busy_load=0.9, **kw), old)  # ρ_b is taken at most ρ
+    w = budget_wait_quantile_s(busy_load=np.array([0.6, 0.5, 0.4, 0.2]), **kw)
+    assert w.shape == (4,) and np.all(np.diff(w) < 0) and np.all(w < old) and np.all(w > 0.12)
+    assert float(budget_wait_quantile_s(**{**kw, "load": 0.04}, busy_load=0.03)) == 0.0
+
+
+def test_budget_queue_percentile_against_the_simulator():
+    """The closed loop's P95 TTFT where prompts queue for the token budget at moderate load (Llama-3.1-8B
+    H100, budget 1024, 2500 in / 256 out lognormal CV 0.5, C = 48, ρ = 0.64, ρ_b = 0.46): 3 seeds of 30·C
+    requests, the first 10·C dropped, mean of their P95s 580 ms; with the exponential tail of mean W̄/ρ 687 ms
+    (+18 %), with the tail at the busy load 595 ms (+3 %)."""
+    from calc.traffic.queueing import closed_loop_ttft
+
+    arch, gpu = get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm")
+    C, I, O = 48, 2500, 256
+    sc = ServingConfig(input_len=I, output_len=O, concurrency=C, max_model_len=I + 4 * O, max_num_batched_tokens=1024)
+    est = estimate(arch, gpu, sc, uniform_lengths=False, output_cv=0.5)
+    p = closed_loop_ttft(est.engine, input_len=I, output_len=O, concurrency=C, max_num_seqs=int(est.max_num_seqs),
+                         max_num_batched_tokens=1024, kv_capacity_tokens=est.memory.kv_pool_tokens, output_cv=0.5)
+    cfg = EngineConfig(max_num_seqs=int(est.max_num_seqs), max_num_batched_tokens=int(est.max_num_batched_tokens),
+                       enable_chunked_prefill=True, num_blocks=int(est.memory.num_blocks), block_size=sc.block_size)
+    p95 = []
+    for seed in (1, 2, 3):
+        w = make_workload(arrival="closed", num_requests=30 * C, concurrency=C, input_len=LengthSpec("fixed", I),
+                          output_len=LengthSpec("lognormal", O, cv=0.5), max_model_len=sc.max_model_len, seed=seed)
+        p95.append(float(np.percentile(simulate(est.engine, w, cfg).ttft_s[10 * C:], 95)))
+    assert abs(float(p.ttft_percentile_s) / float(np.mean(p95)) - 1.0) < 0.10
+    assert 0.40 < float(est.serving.budget_queue_busy_load) < float(est.serving.budget_queue_load) < 0.70

@@ -288,6 +288,9 @@ class ServingResult:
     # (the share of arrivals that wait) of calc.traffic.chunk_queue at the loop's X; NaN elsewhere.
     budget_queue_wait_s: np.ndarray = None
     budget_queue_load: np.ndarray = None
+    # ... and its load while busy, ρ_b = α·(R − 1)/R · I/room: a run of full steps catches one clump of
+    # completions each (the tail of the wait, calc.traffic.chunk_queue.budget_wait_quantile_s)
+    budget_queue_busy_load: np.ndarray = None
 
 
 # ServingResult.limited_by, by index (closed_loop)
@@ -423,9 +426,9 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
             first_prompt_s=np.maximum(t_chunk - plain.step_s, 0.0), base_s=plain.step_s, chunk_tokens=c, decode_batch=r_d,
             mean_context_tokens=mean_ctx, cached_tokens=cached)
     multi = ~uniform & chunked & (k > 1) & (R > 1) & (m > 0)
-    budget_wait, budget_load = np.nan, np.nan
+    budget_wait, budget_load, busy_load = np.nan, np.nan, np.nan
     if np.any(multi):
-        ttft_service, e2e_service, budget_wait, budget_load = _chunk_queue_ttft(
+        ttft_service, e2e_service, budget_wait, budget_load, busy_load = _chunk_queue_ttft(
             e, multi=multi, ttft_service=ttft_service, e2e_service=e2e_service, R=R, input_tokens=I, chunks=k,
             budget_tokens=budget, decode_steps=m_s, decode_budget_tokens=q_dec, mean_context_tokens=mean_ctx,
             cached_tokens=H, decode_step_s=t_dec * tau, idle_wait_s=wait_inflight, output_cv=output_cv)
@@ -487,6 +490,7 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
         prefill_fraction=np.clip(X * t_pf, 0.0, 1.0),
         wave_steps=np.where(uniform, wave.wave_steps, np.nan),
         budget_queue_wait_s=_grid_field(budget_wait, grid), budget_queue_load=_grid_field(budget_load, grid),
+        budget_queue_busy_load=_grid_field(busy_load, grid),
         closed_form=np.broadcast_to(
             closed_form, np.broadcast_shapes(np.shape(closed_form), np.shape(R))).copy())
 
@@ -629,8 +633,10 @@ def rising_root(restrict, lo, hi, f_lo, f_hi, *, tol):
 def _chunk_queue_ttft(e: EngineNumbers, *, multi, ttft_service, e2e_service, R, input_tokens, chunks, budget_tokens,
                       decode_steps, decode_budget_tokens, mean_context_tokens, cached_tokens, decode_step_s, idle_wait_s,
                       output_cv=None):
-    """(TTFT, E2E) of service, t_api not yet added, and the budget queue's mean wait W (s) and load ρ
-    (NaN outside ``multi``), where ``multi``: spread prompts of k > 1 chunks
+    """(TTFT, E2E) of service, t_api not yet added, and the budget queue's mean wait W (s), load ρ
+    and load while busy ρ_b = α·(R − 1)/R · I/room (NaN outside ``multi``; in a run of full steps
+    each catches one clump of the others' completions, whatever their delays: every clump lands in
+    one step), where ``multi``: spread prompts of k > 1 chunks
     queueing for the token budget (:func:`calc.traffic.chunk_queue.chunk_queue_ttft_s`, as a function of X): k − 1
     full steps (the room's tokens beside the decodes), a last step of the rest I − (k − 1)·room
     alone (T_last) or filled by the next prompt, the wait W behind the prompts ahead; fixed part
@@ -663,7 +669,7 @@ def _chunk_queue_ttft(e: EngineNumbers, *, multi, ttft_service, e2e_service, R, 
     ride along): that read the loop as if no prompt ever waited for another's chunks, 15-35 %
     low on the long runs of bench/sim_vs_analytic.py --long (Llama-2-7B A100, 2048 in, C = 4-32)."""
     from calc.timing.subset import Subset, grid_shape  # noqa: PLC0415
-    from calc.traffic.chunk_queue import chunk_queue, finite_source_factor, think_time_variance  # noqa: PLC0415
+    from calc.traffic.chunk_queue import MAX_LOAD, chunk_queue, finite_source_factor, think_time_variance  # noqa: PLC0415
 
     cv = None if output_cv is None else np.asarray(output_cv, dtype=float)
     cv = None if cv is None or not np.any(cv > 0.0) else cv  # none known: exponential think times everywhere
@@ -755,11 +761,13 @@ def _chunk_queue_ttft(e: EngineNumbers, *, multi, ttft_service, e2e_service, R, 
             kappa = think_time_variance(load=rho, think_steps=z, service_steps=I / room, varying_steps=m_s, cv=cv)
             g = finite_source_factor(load=rho, think_steps=z, service_steps=I / room, think_variance=kappa)
     wait = g * rho * I / room * t_full / (2.0 * (1.0 - rho))  # Pollaczek-Khinchine × g, as chunk_queue's TTFT
+    busy = np.clip(alpha * others * I / room, 0.0, MAX_LOAD)
     nan = np.full(np.shape(full_ttft), np.nan)
     if sub.all:
         return (np.where(multi, ttft, full_ttft), np.where(multi, e2e, full_e2e), np.where(multi, wait, nan),
-                np.where(multi, rho, nan))
-    return sub.put(full_ttft, ttft), sub.put(full_e2e, e2e), sub.put(nan, wait), sub.put(nan, rho)
+                np.where(multi, rho, nan), np.where(multi, busy, nan))
+    return (sub.put(full_ttft, ttft), sub.put(full_e2e, e2e), sub.put(nan, wait), sub.put(nan, rho),
+            sub.put(nan, busy))
 
 
 @dataclass(frozen=True)

@@ -713,10 +713,10 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
     mean is closed_loop's (the prompts queue for the token budget: :mod:`calc.traffic.chunk_queue`,
     its wait W̄ and load ρ in ``budget_queue_wait_s`` / ``budget_queue_load``) plus the API
     server's wait, and the q-quantile is mean + √(Σ excess²) over the budget wait (W̄, waiting with
-    probability ρ: :func:`wait_quantile_s`), the own prompt's length (own(I_q) − own(I)), the slot
-    and the API waits. Qwen2.5-7B A100, 2048 / 128 lognormal CV 0.7, C = 32: P95 0.858 s against
-    0.906 s simulated (the finite-source budget wait, 0.039 s at P 0.24 against the chunk
-    queue's 0.108 s at ρ = 0.57: 0.745 s), mean 0.424 / 0.405 s.
+    probability ρ, its tail that of the queue while busy at ρ_b, ``budget_queue_busy_load``:
+    :func:`calc.traffic.chunk_queue.budget_wait_quantile_s`), the own prompt's length (own(I_q) − own(I)),
+    the slot and the API waits. Qwen2.5-7B A100, 2048 / 128 lognormal CV 0.7, C = 32: P95 0.783 s
+    against 0.906 s simulated (the exponential tail of mean W̄/ρ: 0.893 s), mean 0.440 / 0.405 s.
 
     One client never queues: TTFT = t_api + t_req + its own prefill step (+ half a decode step
     only when others decode; none here).
@@ -825,23 +825,23 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
     # prompt's chunks after another's (calc.traffic.chunk_queue), and closed_loop's TTFT is that
     # queue's at its X (t_api, t_req and the slot wait in it): the mean is it plus the API server's
     # wait, and the quantile combines, as _ttft, the budget wait's (W̄ with probability ρ of waiting,
-    # exponential tail: wait_quantile_s), the own prompt's length (the extra chunk steps of an
-    # I_q-token prompt), the slot wait's and the API wait's excesses over their means.
+    # its tail at the busy load ρ_b: chunk_queue.budget_wait_quantile_s), the own prompt's length
+    # (the extra chunk steps of an I_q-token prompt), the slot wait's and the API wait's excesses.
     spread = (np.asarray(input_cv, dtype=float) > 0) | (np.asarray(output_cv, dtype=float) > 0)
     multi = np.isfinite(s.budget_queue_wait_s) & spread  # fixed lengths: the FCFS train, flagged below
     if np.any(multi):
         w_b, rho = np.nan_to_num(s.budget_queue_wait_s), np.nan_to_num(s.budget_queue_load)
-        from calc.traffic.chunk_queue import finite_source_wait_quantile_s, think_time_variance  # noqa: PLC0415
+        from calc.traffic.chunk_queue import budget_wait_quantile_s  # noqa: PLC0415
 
         # the budget's queue of R clients: a normal tail near its capacity, not an exponential one
-        # (chunk_queue.finite_source_factor: a client is away its decode steps and δ; service I/room steps)
+        # (chunk_queue.finite_source_factor: a client is away its decode steps and δ; service I/room steps),
+        # its tail that of the queue while busy, one clump a full step (ρ_b), past a shift for the clumps
+        # a busy period's first step catches (chunk_queue.budget_wait_quantile_s)
         m_steps = m / (1.0 if speculative is None else speculative.tokens_per_step)
         delay = t_api + np.asarray(e.request_overhead_s, dtype=float)
         z = m_steps + delay / load.mean_step_s
-        kappa = think_time_variance(load=rho, think_steps=z, service_steps=I / room, varying_steps=m_steps,
-                                    cv=output_cv)  # as closed_loop's (0: exponential)
-        ex_b = finite_source_wait_quantile_s(mean_s=w_b, load=rho, think_steps=z, service_steps=I / room, q=q,
-                                             think_variance=kappa) - w_b
+        ex_b = budget_wait_quantile_s(mean_s=w_b, load=rho, busy_load=s.budget_queue_busy_load, think_steps=z,
+                                      service_steps=I / room, varying_steps=m_steps, cv=output_cv, q=q) - w_b
         ex_len = own(lognormal_quantile(mean=I, cv=input_cv, q=q), 0.0) - own(I, 0.0)
         ex_slot = wait_quantile_s(mean_s=w_slot, p_wait=np.where(C > R, 1.0, 0.0), q=q) - w_slot
         ex_api = wait_quantile_s(mean_s=w_api, p_wait=p_api, q=q) - w_api
