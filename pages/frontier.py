@@ -14,7 +14,7 @@ from ui.planner.explain import quality_short
 from ui.safe import describe
 from ui.speculative.inputs import speculative_inputs
 from ui.state import check_query_params, render_control
-from ui.traffic import RATE, SLA_STAT, SLA_TPOT_MS, SLA_TTFT_MS, stat_label
+from ui.traffic import LENGTH_SPREAD, LENGTHS, RATE, SLA_STAT, SLA_TPOT_MS, SLA_TTFT_MS, stat_label
 from ui.theme import SERIES_COLORS
 from ui.why import render_panels
 from ui.fit import scenario_not_fit_message
@@ -64,13 +64,21 @@ def _body() -> None:
                        if sc.gpu.price_usd_per_hour else t("fr.price.none"))
         render_control(REPLICAS, t, b, bound=False)
         render_control(RATE, t, c, bound=False)  # the traffic the load test and the planner carry, drawn as a line
+        a, b = st.columns(2)  # the shared traffic's length distribution (ui.traffic), as on the load test and planner
+        kind = lazy_inputs.selectbox(LENGTHS, t, lambda o: t(f"opt.lengths.{o}"), a)
+        render_control(LENGTH_SPREAD, t, b, bound=False, disabled=kind == "fixed")
 
-    # price, replicas and rate: drawn only while their section is open (ui.lazy_inputs; the first view draws less)
-    cost = lazy_inputs.section(t, t("fr.cost_section"), "sec_fr_cost", (PRICE, REPLICAS, RATE), cost_inputs,
-                               where=controls)
+    # price, replicas, rate and lengths: drawn only while their section is open (ui.lazy_inputs; the first
+    # view draws less)
+    cost = lazy_inputs.section(t, t("fr.cost_section"), "sec_fr_cost", (PRICE, REPLICAS, RATE, LENGTHS, LENGTH_SPREAD),
+                               cost_inputs, where=controls)
     price, replicas, rate = cost[PRICE.key], cost[REPLICAS.key], cost[RATE.key]
+    lengths = cost[LENGTHS.key] if cost[LENGTHS.key] in LENGTHS.choices() else LENGTHS.default
+    spread = 0.0 if lengths == "fixed" else float(cost[LENGTH_SPREAD.key])
 
-    base = Variant("", s, sc.gpu, chunked, speculative_inputs(t))  # speculative decoding (ui.speculative.inputs)
+    # speculative decoding (ui.speculative.inputs); the lengths spread as the shared traffic says: the model's
+    # input_cv / output_cv (calc.traffic.workload.length_cvs), the simulated closed loop's draws
+    base = Variant("", s, sc.gpu, chunked, speculative_inputs(t), lengths, spread)
     if base.speculative is not None and reuse is not None and reuse.any_reuse:
         st.caption(t("pc.with_spec", what=t("pc.what.frontier")))
         reuse = None

@@ -239,3 +239,58 @@ def test_batch_huge_integer_is_worded_not_pydantics_parse_error(tmp_path, capsys
     error = json.loads(capsys.readouterr().out)["error"]
     assert error == ("max_num_seqs: Input should be a whole number in the allowed range (got 99999999999999999999… "
                      "(5,000 digits)); allowed: 1 <= max_num_seqs <= 1000000"), error
+
+
+class TestLengthSpread:
+    """``--input-len-cv`` / ``--output-len-cv``: the names, ranges and messages of ``simulate``'s; the
+    closed loop takes the output spread (its think times at the token budget), the open loop
+    (``--rate``) both; the JSON echoes them."""
+
+    # prompts of 3 chunks (budget 1024): the closed loop's budget queue is where the output spread acts
+    CHUNKED = ["--input-len", "2500", "--output-len", "256", "--max-num-batched-tokens", "1024",
+               "--max-model-len", "4096", "--concurrency", "64", "--rate", "5"]
+
+    def _run(self, capsys, *extra):
+        args = [a for a in BASE if a not in ("1024", "256", "--input-len", "--output-len")]
+        assert main([*args, *self.CHUNKED, *extra, "--format", "json"]) == 0
+        return json.loads(capsys.readouterr().out)
+
+    def test_the_spread_reaches_both_loops_and_is_echoed(self, capsys):
+        fixed = self._run(capsys)
+        spread = self._run(capsys, "--input-len-cv", "0.5", "--output-len-cv", "0.5")
+        assert (fixed["input_len_cv"], fixed["output_len_cv"]) == (0.0, 0.0)
+        assert (spread["input_len_cv"], spread["output_len_cv"]) == (0.5, 0.5)
+        lib = estimate(get_model(MODEL), get_gpu(GPU), ServingConfig(
+            input_len=2500, output_len=256, max_num_batched_tokens=1024, max_model_len=4096, concurrency=64),
+            output_cv=0.5).serving
+        assert spread["ttft_s"] == pytest.approx(float(lib.ttft_s), rel=1e-12) and spread["ttft_s"] != fixed["ttft_s"]
+        assert spread["open_loop_ttft_p95_s"] > fixed["open_loop_ttft_p95_s"]  # a spread of prompts: a longer tail
+
+    def test_zero_is_fixed_lengths(self):
+        assert estimate_record({**GOOD, "input_len_cv": 0, "output_len_cv": 0}) == estimate_record(GOOD)
+
+    @pytest.mark.parametrize("flag,value", [("--input-len-cv", "-1"), ("--output-len-cv", "11"),
+                                            ("--output-len-cv", "nan"), ("--input-len-cv", "inf")])
+    def test_bad_values_name_the_field_and_the_range(self, capsys, flag, value):
+        assert main([*BASE, flag, value]) == 2
+        err = capsys.readouterr().err
+        field = flag.removeprefix("--").replace("-", "_")
+        assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
+        assert (field in err and "0 – 10 (coefficient of variation)" in err) or flag in err, err
+
+    def test_the_same_message_as_simulate(self, capsys):
+        """The same field, range and words (estimate quotes the flag's text as typed, as its --rate)."""
+        assert main([*BASE, "--output-len-cv", "-1"]) == 2
+        est = capsys.readouterr().err
+        assert main(["simulate", *BASE[1:], "--rate", "2", "--output-len-cv", "-1"]) == 2
+        sim = capsys.readouterr().err
+        for err in (est, sim):
+            assert err.startswith("error: output_len_cv: got ") and err.endswith(
+                ", allowed 0 – 10 (coefficient of variation)\n"), err
+
+    def test_batch_lines_take_them_too(self, tmp_path, capsys):
+        f = tmp_path / "runs.jsonl"
+        f.write_text(json.dumps({**GOOD, "output_len_cv": 0.7}) + "\n" + json.dumps({**GOOD, "input_len_cv": "x"}) + "\n")
+        assert main(["estimate", "--batch", str(f)]) == 2
+        out = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+        assert out[0]["output_len_cv"] == 0.7 and "input_len_cv" in out[1]["error"]

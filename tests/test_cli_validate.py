@@ -23,10 +23,10 @@ Q8 = ["--model", "Qwen/Qwen3-8B", "--gpu", "h100-sxm", "--input-len", "1000", "-
 # The JSON fields before issue #20 (main at 53c7728), written out: they stay, unchanged.
 ESTIMATE_KEYS = {
     "concurrency", "decode_bound", "decode_step_s", "e2e_latency_s", "enable_chunked_prefill", "fits", "gpu",
-    "input_len", "itl_s", "kv_bytes_per_token", "kv_pool_bytes", "kv_sequences_at_mean_context", "limited_by",
+    "input_len", "input_len_cv", "itl_s", "kv_bytes_per_token", "kv_pool_bytes", "kv_sequences_at_mean_context", "limited_by",
     "max_concurrency", "max_model_len", "max_num_batched_tokens", "max_num_seqs", "mbu", "mfu", "model",
     "open_loop_closed_form", "open_loop_e2e_latency_s", "open_loop_running", "open_loop_stable", "open_loop_tpot_s",
-    "open_loop_ttft_p95_s", "open_loop_ttft_s", "output_len", "output_tokens_per_s", "prefill_bound",
+    "open_loop_ttft_p95_s", "open_loop_ttft_s", "output_len", "output_len_cv", "output_tokens_per_s", "prefill_bound",
     "prefill_step_bound", "rate_rps", "replicas", "requests_per_s", "running", "tensor_parallel_size",
     "total_tokens_per_s", "tpot_s", "ttft_s", "waiting", "wave_e2e_latency_s", "wave_ttft_s", "weights_bytes",
     # the multi-GPU layout (calc.cli.args.layout_record)

@@ -242,3 +242,36 @@ def test_a_point_whose_api_server_is_busy_carries_that_band():
     for label in ("Throughput there", "TTFT there", "TPOT there"):
         (card,) = [m for m in at.metric if m.label == label]
         assert "API server busy ≥ 50 % of the time" in card.proto.help
+
+
+def _scenario_row(at, concurrency: int) -> tuple[float, float]:
+    """(TTFT ms, TPOT ms) of "Your scenario" at ``concurrency`` from the SLA chart's hover data."""
+    import base64  # noqa: PLC0415
+
+    spec = plotly_specs(at)[0]
+    tr = next(t for t in spec["data"] if t.get("name") == "Your scenario" and t.get("customdata"))
+    cd = tr["customdata"]
+    rows = np.frombuffer(base64.b64decode(cd["bdata"]), dtype=cd["dtype"]).reshape(
+        [int(n) for n in cd["shape"].split(",")])
+    (row,) = rows[rows[:, 0] == concurrency]
+    return float(row[1]), float(row[2])
+
+
+def test_the_shared_lengths_are_drawn_and_reach_the_model():
+    """Issue 19, one traffic description: the frontier draws the shared length distribution (ui.traffic,
+    in its price / replicas / rate section) and its model takes the spread (calc.traffic.workload.length_cvs
+    -> estimate's output_cv: the think times of clients queueing for the token budget, here prompts of 4
+    chunks). Fixed lengths grey the spread out."""
+    q = {"max_num_batched_tokens": "512", "concurrency": "32", "overlays": ""}
+    at = open_section(app({**q, "lengths": "lognormal", "length_spread": "0.8"}, page=PAGE), "sec_fr_cost")
+    assert not at.exception and not at.error
+    assert at.selectbox(key="lengths").value == "lognormal" and at.slider(key="length_spread").value == 0.8
+    assert not at.slider(key="length_spread").disabled
+    arch, gpu = get_model("meta-llama/Llama-2-7b-hf"), get_gpu("a100-80gb")
+    s = ServingConfig(dtype="float16", input_len=1792, output_len=256, max_num_batched_tokens=512)
+    want = {cv: float(estimate(arch, gpu, s, concurrency=32, output_cv=cv).serving.ttft_s) * 1e3 for cv in (0.0, 0.8)}
+    ttft, _ = _scenario_row(at, 32)
+    assert ttft == pytest.approx(want[0.8], rel=1e-5) and ttft != pytest.approx(want[0.0], rel=1e-5)
+    fixed = open_section(app({**q, "lengths": "fixed", "length_spread": "0.8"}, page=PAGE), "sec_fr_cost")
+    assert fixed.slider(key="length_spread").disabled
+    assert _scenario_row(fixed, 32)[0] == pytest.approx(want[0.0], rel=1e-5)

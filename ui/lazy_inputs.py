@@ -109,6 +109,7 @@ def selectbox(ctl: Any, t, label_of: Callable[[Any], str], where=st, **widget: A
             common["default"] = list(ctl.default)
         return where.multiselect(t(f"ctl.{ctl.key}"), ctl.choices(), **common)
     opts = ctl.choices()
-    if ctl.key not in st.session_state:
-        common["index"] = opts.index(ctl.default) if ctl.default in opts else 0
+    # the default always (as ui.state's widgets): where the session's value belongs to another page's widget of
+    # the same key (a control several pages draw, the shared lengths) Streamlit falls back to it, not to the first
+    common["index"] = opts.index(ctl.default) if ctl.default in opts else 0
     return where.selectbox(t(f"ctl.{ctl.key}"), opts, **common)

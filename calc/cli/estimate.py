@@ -21,7 +21,7 @@ from calc.cli.speculative import add_speculative_args, speculative_drafter, spec
 from calc.spec.untrusted import InputError, json_type, load_json, quote
 from calc.cli.args import (UsageError, _add_engine_args, _concurrency, _dtype, _number, _positive_int,
                            add_efficiency_arg, check_layout, check_tensor_parallel, layout_record, load_efficiency,
-                           resolve_gpu, spelling_notes)
+                           option_number, resolve_gpu, spelling_notes)
 from calc.cli.report import add_bands, does_not_fit_record, print_table
 from calc.timing.bands import api_server_share, gpu_family, load_condition
 from calc.traffic.queueing import open_loop
@@ -55,6 +55,13 @@ def add_estimate_parser(sub) -> None:
                         "TTFT, TPOT and E2E (open_loop_* fields) beside the closed loop")
     e.add_argument("--replicas", type=_positive_int, default=None,
                    help="independent copies sharing the clients (default 1; at most the concurrency)")
+    e.add_argument("--input-len-cv", type=_number, default=None,
+                   help="spread of prompt lengths: lognormal of mean --input-len and this coefficient of "
+                        "variation (0 = every prompt --input-len; a chat dataset like ShareGPT: about 1); "
+                        "the open loop's (--rate) prompt queue and percentiles")
+    e.add_argument("--output-len-cv", type=_number, default=None,
+                   help="spread of output lengths, as --input-len-cv (0 = fixed, as with --ignore-eos): the "
+                        "closed loop's think times at the token budget, the open loop's batch and percentiles")
     add_speculative_args(e)
     add_prefix_args(e)
     e.add_argument("--num-requests", type=_positive_int, default=None,
@@ -91,6 +98,10 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     options = {k: v for k, v in options.items() if k in BATCH_KEYS or k in LOAD_KEYS}
     options = {k: (None if isinstance(v, str) and not v.strip() else v) for k, v in options.items()}
     rate = _rate(options.pop("rate", None))
+    # the lengths' spread (as `simulate --input-len-cv/--output-len-cv`; calc.traffic.workload.length_cvs)
+    in_cv = option_number(options, "input_len_cv", 0.0, 0.0, 10.0, "(coefficient of variation)")
+    out_cv = option_number(options, "output_len_cv", 0.0, 0.0, 10.0, "(coefficient of variation)")
+    options.pop("input_len_cv", None), options.pop("output_len_cv", None)
     spec = speculative_option(options.pop("speculative_config", None), options.pop("acceptance_rate", None))
     replicas = options.pop("replicas", None)
     replicas = 1 if replicas is None else replicas
@@ -139,18 +150,18 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         est, pc = estimate_with_prefix_cache(arch, gpu, serving, efficiency, reuse, concurrency=per_replica,
-                                             num_requests=num_requests)
+                                             num_requests=num_requests, output_cv=out_cv)
         wave = estimate_with_prefix_cache(arch, gpu, serving, efficiency, reuse, concurrency=per_replica,
                                           uniform_lengths=True, num_requests=num_requests)[0].serving
     else:
-        est = estimate(arch, gpu, serving, efficiency, concurrency=per_replica, speculative=spec)
+        est = estimate(arch, gpu, serving, efficiency, concurrency=per_replica, speculative=spec, output_cv=out_cv)
         wave = estimate(arch, gpu, serving, efficiency, concurrency=per_replica, uniform_lengths=True,
                         speculative=spec).serving
     s, m = est.serving, est.memory
     out = {
         "model": arch.id, "gpu": gpu.id, "tensor_parallel_size": serving.tensor_parallel_size,
-        "input_len": serving.input_len, "output_len": serving.output_len,
-        "ttft_s": s.ttft_s, "tpot_s": s.tpot_s, "itl_s": s.itl_s, "e2e_latency_s": s.e2e_latency_s,
+        "input_len": serving.input_len, "output_len": serving.output_len, "input_len_cv": in_cv,
+        "output_len_cv": out_cv, "ttft_s": s.ttft_s, "tpot_s": s.tpot_s, "itl_s": s.itl_s, "e2e_latency_s": s.e2e_latency_s,
         "output_tokens_per_s": s.output_tokens_per_s * replicas, "total_tokens_per_s": s.total_tokens_per_s * replicas,
         "requests_per_s": s.requests_per_s * replicas, "concurrency": s.concurrency * replicas,
         "replicas": replicas, "running": s.running * replicas, "waiting": s.waiting * replicas,
@@ -174,7 +185,8 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     if reuse.any_reuse:
         out.update(prefix_record(pc, reuse))
     if spec is not None:  # calc.timing.speculative: the same load without speculation beside it
-        out.update(speculative_fields(spec, estimate(arch, gpu, serving, efficiency, concurrency=per_replica).serving,
+        out.update(speculative_fields(spec, estimate(arch, gpu, serving, efficiency, concurrency=per_replica,
+                                                     output_cv=out_cv).serving,
                                       speculative_drafter(est, spec, gpu=gpu, serving=serving, efficiency=efficiency)[0]))
     if rate is not None:  # the open loop at that rate, split evenly over the replicas
         drafter, kv_tokens = speculative_drafter(est, spec, gpu=gpu, serving=serving, efficiency=efficiency)
@@ -189,7 +201,7 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
                        cached_prompt_tokens=float(pc.cached_tokens) if reuse.any_reuse else 0.0,
                        max_num_seqs=est.max_num_seqs, max_num_batched_tokens=est.max_num_batched_tokens,
                        kv_capacity_tokens=kv_tokens, enable_chunked_prefill=serving.enable_chunked_prefill,
-                       speculative=drafter)
+                       input_cv=in_cv, output_cv=out_cv, speculative=drafter)
         out.update({
             "rate_rps": rate, "open_loop_ttft_s": ol.ttft_s, "open_loop_ttft_p95_s": ol.ttft_percentile_s,
             "open_loop_tpot_s": ol.tpot_s, "open_loop_e2e_latency_s": ol.e2e_latency_s,
@@ -259,7 +271,8 @@ def _num_requests(value: Any) -> float:
     return n
 
 
-LOAD_KEYS = ("replicas", "rate", "num_requests", "speculative_config", "acceptance_rate")
+LOAD_KEYS = ("replicas", "rate", "num_requests", "speculative_config", "acceptance_rate", "input_len_cv",
+             "output_len_cv")
 # The headline fields that carry a band (<field>_low / <field>_high, calc.timing.bands).
 BANDED = ("ttft_s", "tpot_s", "itl_s", "e2e_latency_s", "output_tokens_per_s", "total_tokens_per_s", "requests_per_s",
           "max_concurrency", "kv_pool_bytes")

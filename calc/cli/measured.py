@@ -160,7 +160,8 @@ def ask_row(row: dict, efficiency: Efficiency = Efficiency()) -> dict[str, float
     in_cv, out_cv = length_cv(row)
     n_req, conc = load.get("num_requests"), load.get("concurrency")
     if load["arrival"] == "closed" and not (n_req and conc and n_req <= CLOSED_RUN_CYCLES * conc):  # steady state
-        rec = estimate_record({**options, "concurrency": load["concurrency"]}, efficiency)
+        rec = estimate_record({**options, "concurrency": load["concurrency"], "input_len_cv": in_cv,
+                               "output_len_cv": out_cv}, efficiency)
         return {"ttft_s": rec["ttft_s"], "tpot_s": rec["tpot_s"], "e2e_s": rec["e2e_latency_s"],
                 "output_tokens_per_s": rec["output_tokens_per_s"],
                 "total_tokens_per_s": rec["total_tokens_per_s"] * client_share}

@@ -172,7 +172,7 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         raise UsageError("--speculative-config with --shared-prefix-len or --turns: the two are not modelled "
                          "together yet (ask each apart)")
     est = estimate(arch, gpu, serving, efficiency, concurrency=conc or 1, uniform_lengths=not (in_cv or out_cv),
-                   speculative=spec)
+                   speculative=spec, output_cv=out_cv)
     pc = None
     if reuse.any_reuse:  # prefix caching: the analytic answer beside the block-by-block one
         try:

@@ -36,6 +36,7 @@ from calc.plan.search import DTYPE, PlanRequest, _stack_engines, valid_tensor_pa
 from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
 from calc.spec.vllm_command import serve_command
 from calc.timing.estimate import Estimate
+from calc.traffic.workload import length_cvs
 from calc.timing.serving import decode_step
 from calc.traffic.disaggregation import (decode_engine_numbers, decode_slots, kv_descriptor_s, kv_descriptors,
                                          kv_regions_per_layer,
@@ -126,13 +127,17 @@ def _prefill_curves(ests: Sequence[Estimate], *, I, cv, q, chunked):
 
 def plan_disaggregated(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, efficiency: Efficiency = Efficiency(),
                        *, link_bw_bytes_per_s: float, link_latency_s: float = 0.0,
-                       prices: dict[str, float | None] | None = None, input_cv: float = 0.0,
+                       prices: dict[str, float | None] | None = None, input_cv: float | None = None,
                        tensor_parallel_sizes: Sequence[int] | None = None,
                        quantizations: Sequence[str] = ("auto", "fp8"),
                        descriptor_s: float | None = None) -> list[DisaggOption]:
     """Every (GPU, TP_p, TP_d) that serves ``req`` disaggregated, cheapest first (module docstring).
-    ``descriptor_s``: the KV connector's time per descriptor (None: the sourced default)."""
+    ``descriptor_s``: the KV connector's time per descriptor (None: the sourced default). ``input_cv``:
+    the prompt lengths' coefficient of variation; None: the request's own spread (``req.lengths`` /
+    ``req.length_spread``, :func:`calc.traffic.workload.length_cvs`)."""
     t_desc = kv_descriptor_s() if descriptor_s is None else float(descriptor_s)
+    if input_cv is None:
+        input_cv = length_cvs(req.lengths, req.length_spread)[0]
     prices = prices or {}
     q = req.quantile
     I, O = float(req.input_len), float(req.output_len)

@@ -55,7 +55,7 @@ from calc.timing.attention_backend import engine_attention_scales
 from calc.timing.estimate import engine_numbers
 from calc.timing.serving import EngineNumbers, closed_loop
 from calc.traffic.prefix_cache import PrefixReuse, check_reuse, prefix_cache
-from calc.traffic.workload import length_cv2
+from calc.traffic.workload import length_cv2, length_cvs
 
 WEIGHT_PRECISIONS: tuple[str, ...] = ("none", "fp8", "int8", "awq")  # vLLM --quantization; none = 16-bit
 KV_PRECISIONS: tuple[str, ...] = ("auto", "fp8")  # vLLM --kv-cache-dtype
@@ -503,7 +503,8 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
                                                              kv_bytes_per_token=mem.kv_bytes_per_sequence_token, drafter=drafter))
     s = closed_loop(eng, input_len=I, output_len=O, concurrency=seqs, max_num_seqs=seqs,
                     max_num_batched_tokens=budget, enable_chunked_prefill=chunked,
-                    kv_capacity_tokens=kv_tokens, fits=mem.fits, uniform_lengths=False, speculative=drafter)
+                    kv_capacity_tokens=kv_tokens, fits=mem.fits, uniform_lengths=False, speculative=drafter,
+                    output_cv=length_cvs(req.lengths, req.length_spread)[1])
     if req.reuse.any_reuse:  # prefix caching: the hit rate at each option's KV pool and batch, then again
         if drafter is not None:
             raise ValueError("speculative_config with a shared prefix or turns: not modelled together yet")
@@ -576,7 +577,7 @@ def _with_prefix_cache(eng, req: PlanRequest, s, mem, *, seqs, budget):
     s = closed_loop(eng, input_len=I, output_len=req.output_len, concurrency=seqs, max_num_seqs=seqs,
                     max_num_batched_tokens=budget, enable_chunked_prefill=req.enable_chunked_prefill,
                     kv_capacity_tokens=mem.kv_sequence_tokens, fits=mem.fits, uniform_lengths=False,
-                    cached_prompt_tokens=pc.cached_tokens)
+                    cached_prompt_tokens=pc.cached_tokens, output_cv=length_cvs(req.lengths, req.length_spread)[1])
     return I, s
 
 

@@ -320,14 +320,16 @@ def check_reuse(reuse: PrefixReuse, *, input_len: int, output_len: int, max_mode
 
 
 def estimate_with_prefix_cache(arch, gpu, serving, efficiency, reuse: PrefixReuse, *, concurrency=None,
-                               uniform_lengths=False, num_requests=np.inf):
+                               uniform_lengths=False, num_requests=np.inf, output_cv=None):
     """(:class:`calc.timing.estimate.Estimate`, :class:`PrefixCacheResult`) of the closed loop
     with the workload's reuse: a first estimate gives the running batch and the KV pool, the
     cache model the cached tokens H (multi-turn: the mean prompt, the conversation so far), and
-    the closed loop is solved again prefilling only I − H. Without reuse the plain estimate."""
+    the closed loop is solved again prefilling only I − H. Without reuse the plain estimate.
+    ``output_cv``: the output lengths' coefficient of variation, as :func:`calc.timing.estimate.estimate`'s."""
     from calc.timing.estimate import estimate  # noqa: PLC0415 (calc.timing imports nothing of this module)
 
-    first = estimate(arch, gpu, serving, efficiency, concurrency=concurrency, uniform_lengths=uniform_lengths)
+    first = estimate(arch, gpu, serving, efficiency, concurrency=concurrency, uniform_lengths=uniform_lengths,
+                     output_cv=output_cv)
     if not reuse.any_reuse:
         z = np.zeros(np.shape(first.serving.running))
         pc = PrefixCacheResult(input_len=z + serving.input_len, cached_tokens=z, uncached_prefill_tokens=z + serving.input_len,
@@ -340,12 +342,13 @@ def estimate_with_prefix_cache(arch, gpu, serving, efficiency, reuse: PrefixReus
                       conversations=conv, num_requests=num_requests)
     if reuse.turns > 1:  # the mean prompt is the conversation so far: solve again at that length
         first = estimate(arch, gpu, serving, efficiency, concurrency=concurrency, uniform_lengths=uniform_lengths,
-                         input_len=np.rint(pc.input_len))
+                         input_len=np.rint(pc.input_len), output_cv=output_cv)
         pc = prefix_cache(reuse=reuse, input_len=serving.input_len, output_len=serving.output_len,
                           block_size=serving.block_size, num_blocks=first.memory.kv_sequence_blocks,
                           running=first.serving.running, conversations=conv, num_requests=num_requests)
     est = estimate(arch, gpu, serving, efficiency, concurrency=concurrency, uniform_lengths=uniform_lengths,
-                   input_len=np.rint(pc.input_len) if reuse.turns > 1 else None, cached_prompt_tokens=pc.cached_tokens)
+                   input_len=np.rint(pc.input_len) if reuse.turns > 1 else None, cached_prompt_tokens=pc.cached_tokens,
+                   output_cv=output_cv)
     return est, pc
 
 

@@ -237,6 +237,22 @@ def length_cv2(kind: str, spread: float) -> float:
     return 0.0
 
 
+def length_cvs(kind: str, spread: float) -> tuple[float, float]:
+    """(input_cv, output_cv): the coefficients of variation of the prompt and output lengths that
+    :func:`length_spec` draws from one traffic description (its kind and spread), C = √C² of
+    :func:`length_cv2`. Both sides are drawn with the same kind and spread (the load test,
+    calc.plan.percentiles), so both get the same C: what the analytic models take as ``input_cv``
+    / ``output_cv`` (:func:`calc.timing.estimate.estimate`, :mod:`calc.traffic.queueing`).
+
+    >>> length_cvs("lognormal", 0.5), length_cvs("fixed", 0.5)
+    ((0.5, 0.5), (0.0, 0.0))
+    >>> round(length_cvs("uniform", 0.6)[1], 4)      # 0.6 / √3
+    0.3464
+    """
+    c = math.sqrt(length_cv2(kind, spread))
+    return c, c
+
+
 def make_workload(*, arrival: str = "poisson", num_requests: int = 1000, rate_per_s: float = 1.0,
                   cv: float = 1.0, concurrency: int = 1, think_s: float = 0.0,
                   input_len: LengthSpec = LengthSpec("fixed", 1024), output_len: LengthSpec = LengthSpec("fixed", 256),

@@ -265,13 +265,16 @@ def finite(x: float) -> bool:
 def closed_loop_job(arch: ModelArch, v, eff: Efficiency, concurrency: int) -> Job:
     """The simulated closed loop of ``concurrency`` clients sending the variant's requests, as a
     :class:`ui.workers.Job` (the frontier page runs it in a worker, like the load test's runs).
-    Lengths spread (lognormal, CV 0.5, the variant's means) as the steady state the page draws
-    assumes: identical requests would stay in the FCFS wave of clients started together
-    (calc.timing.estimate). max(4 C, 400) requests, at most 4,000."""
+    Lengths spread around the variant's means as the shared traffic says (its ``lengths`` and
+    ``length_spread``, the model's ``output_cv`` too); fixed lengths are drawn lognormal, CV 0.5,
+    as the steady state the page draws assumes: identical requests would stay in the FCFS wave of
+    clients started together (calc.timing.estimate). max(4 C, 400) requests, at most 4,000."""
     serving = v.serving.model_copy(update={"enable_chunked_prefill": bool(v.chunked), "concurrency": concurrency})
     n = int(min(max(4 * concurrency, 400), 4000))
-    load = Load(arrival="closed", rate_per_s=1.0, cv=1.0, concurrency=concurrency, num_requests=n, lengths="lognormal",
-                input_len=serving.input_len, output_len=serving.output_len, spread=0.5, seed=0,
+    spread = any(cv > 0 for cv in v.length_cvs)
+    lengths, s = (v.lengths, float(v.length_spread)) if spread else ("lognormal", 0.5)
+    load = Load(arrival="closed", rate_per_s=1.0, cv=1.0, concurrency=concurrency, num_requests=n, lengths=lengths,
+                input_len=serving.input_len, output_len=serving.output_len, spread=s, seed=0,
                 speculative=getattr(v, "speculative", None))  # the frontier's speculative decoding, if on
     return run_job(arch.model_dump_json(), v.gpu.model_dump_json(), serving.model_dump_json(), eff.model_dump_json(), load, None)
 

@@ -8,12 +8,14 @@ Every key is page-local and bound to the query string; none clashes with the sha
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from pydantic import ValidationError
 
 from calc.spec.catalog import get_gpu, gpu_ids
 from calc.spec.inputs import GPUSpec, ServingConfig, describe_validation_error
+from calc.traffic.workload import length_cvs
 from ui.controls import Control
 from ui.traffic import REPLICAS, SLA
 
@@ -63,6 +65,16 @@ class Variant:
     gpu: GPUSpec
     chunked: bool
     speculative: object = None  # a calc.spec.speculative.SpeculativeConfig, or None (ui.speculative.inputs)
+    # The shared traffic's length distribution (ui.traffic LENGTHS / LENGTH_SPREAD) around the serving
+    # config's input and output lengths: the models take its coefficients of variation
+    # (calc.traffic.workload.length_cvs), the simulated closed loop draws its requests so.
+    lengths: str = "fixed"
+    length_spread: float = 0.0
+
+    @property
+    def length_cvs(self) -> tuple[float, float]:
+        """(input_cv, output_cv) of :attr:`lengths` / :attr:`length_spread`."""
+        return length_cvs(self.lengths, self.length_spread)
 
 
 def apply_variant(base: Variant, token: str) -> Variant:
@@ -96,9 +108,10 @@ def apply_variant(base: Variant, token: str) -> Variant:
         serving = ServingConfig(**{**base.serving.model_dump(), **update})
     except ValidationError as exc:
         raise ValueError(describe_validation_error(exc)) from None
-    return Variant(token=token, serving=serving, gpu=gpu, chunked=chunked, speculative=base.speculative)
+    return dataclasses.replace(base, token=token, serving=serving, gpu=gpu, chunked=chunked)
 
 
 def same_as(a: Variant, b: Variant) -> bool:
     """True when two variants compute the same thing (an overlay equal to your scenario)."""
-    return a.serving == b.serving and a.gpu.id == b.gpu.id and a.chunked == b.chunked
+    return (a.serving == b.serving and a.gpu.id == b.gpu.id and a.chunked == b.chunked
+            and a.length_cvs == b.length_cvs)

@@ -119,10 +119,10 @@ ESTIMATE_CACHE_SIZE = 64  # ~80 kB each (a 257-point sweep): a few MB, shared by
 
 @lru_cache(maxsize=ESTIMATE_CACHE_SIZE)
 def _estimate_cached(arch: ModelArch, gpu: _ByJson, serving: ServingConfig, eff: Efficiency, chunked: bool,
-                     conc_key: tuple, speculative=None) -> Estimate:
+                     conc_key: tuple, speculative=None, output_cv: float = 0.0) -> Estimate:
     conc = np.frombuffer(conc_key[2], dtype=conc_key[0]).reshape(conc_key[1]) if conc_key[1] else np.nan
     return estimate(arch, gpu.model, serving, eff, concurrency=conc, enable_chunked_prefill=chunked,
-                    speculative=speculative)
+                    speculative=speculative, output_cv=output_cv)
 
 
 def cached_estimate(v: Variant, arch: ModelArch, eff: Efficiency, concurrency) -> Estimate:
@@ -130,15 +130,18 @@ def cached_estimate(v: Variant, arch: ModelArch, eff: Efficiency, concurrency) -
     fit), memoized by every input: what the frontier page computes is the same for everyone who
     shows the same scenario, and a slider that does not change the sweep (the SLA targets, the
     per-GPU toggle) recomputes nothing. ``serving.concurrency`` is not an input here (the sweep
-    is), so moving the concurrency slider reuses the probes. Results are shared: do not modify them.
+    is), so moving the concurrency slider reuses the probes. The variant's length spread (the shared
+    traffic, :attr:`ui.perf.controls.Variant.length_cvs`) is the model's ``output_cv``. Results are
+    shared: do not modify them.
     """
     c = np.asarray(concurrency)
     conc_key = (c.dtype.str, c.shape, c.tobytes()) if c.ndim else ("<f8", (), b"")
+    output_cv = float(v.length_cvs[1])
     if not c.ndim and not np.isnan(c):
         return estimate(arch, v.gpu, v.serving, eff, concurrency=concurrency, enable_chunked_prefill=v.chunked,
-                        speculative=v.speculative)
+                        speculative=v.speculative, output_cv=output_cv)
     return _estimate_cached(arch, _ByJson(v.gpu), v.serving.model_copy(update={"concurrency": None}), eff,
-                            bool(v.chunked), conc_key, v.speculative)
+                            bool(v.chunked), conc_key, v.speculative, output_cv)
 
 
 @lru_cache(maxsize=32)
@@ -209,7 +212,8 @@ class _VariantKey:
     __slots__ = ("variant", "key")
 
     def __init__(self, v: Variant):
-        self.variant, self.key = v, (v.token, v.serving, v.gpu.model_dump_json(), bool(v.chunked), v.speculative)
+        self.variant, self.key = v, (v.token, v.serving, v.gpu.model_dump_json(), bool(v.chunked), v.speculative,
+                                     v.length_cvs)
 
     def __hash__(self) -> int:
         return hash(self.key)
@@ -554,23 +558,28 @@ def headline_bands(arch: ModelArch, gpu, *, concurrency: float, values: dict[str
 
 @lru_cache(maxsize=ESTIMATE_CACHE_SIZE)
 def _open_loop_cached(arch: ModelArch, gpu: _ByJson, serving: ServingConfig, eff: Efficiency, chunked: bool,
-                      rate_rps: float, percentile: float, speculative=None) -> OpenLoop:
-    est = probe(Variant("", serving, gpu.model, chunked, speculative), arch, eff)
+                      rate_rps: float, percentile: float, speculative=None, lengths: tuple = ("fixed", 0.0)) -> OpenLoop:
+    v = Variant("", serving, gpu.model, chunked, speculative, *lengths)
+    est = probe(v, arch, eff)
     drafter, kv_tokens = speculative_drafter(est, speculative, gpu=gpu.model, serving=serving, efficiency=eff)
+    input_cv, output_cv = v.length_cvs
     return open_loop(est.engine, input_len=serving.input_len, output_len=serving.output_len, rate_rps=rate_rps,
                      max_num_seqs=est.max_num_seqs, max_num_batched_tokens=est.max_num_batched_tokens,
-                     kv_capacity_tokens=kv_tokens, enable_chunked_prefill=chunked,
-                     percentile=percentile, speculative=drafter)
+                     kv_capacity_tokens=kv_tokens, enable_chunked_prefill=chunked, input_cv=input_cv,
+                     output_cv=output_cv, percentile=percentile, speculative=drafter)
 
 
 def open_loop_at_rate(v: Variant, arch: ModelArch, eff: Efficiency, *, rate_rps: float, percentile: float) -> OpenLoop:
     """The frontier's answer to a rate (issue 17: the frontier gets the traffic choice): one replica
     receiving ``rate_rps`` Poisson requests, the analytic open loop of :func:`calc.traffic.queueing.open_loop`
     (mean and percentile TTFT, TPOT) on the engine, token budget, sequence limit and KV pool this
-    variant has; the same model ``python -m calc estimate --rate`` reports. Memoized like
-    :func:`cached_estimate` (about 44 ms of CPU a call: the batch bisection); shared, do not modify."""
+    variant has, its lengths spread as the shared traffic says (``input_cv`` / ``output_cv``:
+    :attr:`ui.perf.controls.Variant.length_cvs`); the same model ``python -m calc estimate --rate
+    --input-len-cv --output-len-cv`` reports. Memoized like :func:`cached_estimate` (about 44 ms of
+    CPU a call: the batch bisection); shared, do not modify."""
     return _open_loop_cached(arch, _ByJson(v.gpu), v.serving.model_copy(update={"concurrency": None}), eff,
-                             bool(v.chunked), float(rate_rps), float(percentile), v.speculative)
+                             bool(v.chunked), float(rate_rps), float(percentile), v.speculative,
+                             (v.lengths, float(v.length_spread)))
 
 
 def memory_compute_crossing(sweep: OperatorTable) -> dict[str, float]:

@@ -101,12 +101,12 @@ def item_points(chosen: int, limit: int = 1_000_000) -> np.ndarray:
 
 
 @lru_cache(maxsize=16)
-def _frontier_cached(arch, gpu_json: str, serving, eff, conc_key: tuple, reuse: PrefixReuse):
+def _frontier_cached(arch, gpu_json: str, serving, eff, conc_key: tuple, reuse: PrefixReuse, output_cv: float = 0.0):
     from calc.spec.inputs import GPUSpec  # noqa: PLC0415
 
     conc = np.frombuffer(conc_key[2], dtype=conc_key[0]).reshape(conc_key[1])
     return estimate_with_prefix_cache(arch, GPUSpec.model_validate_json(gpu_json), serving, eff, reuse,
-                                      concurrency=conc)[0]
+                                      concurrency=conc, output_cv=output_cv)[0]
 
 
 def frontier_estimate(v, arch, eff, concurrency, reuse: PrefixReuse):
@@ -114,4 +114,5 @@ def frontier_estimate(v, arch, eff, concurrency, reuse: PrefixReuse):
     shared, do not modify)."""
     c = np.asarray(concurrency, dtype=float)
     serving = v.serving.model_copy(update={"concurrency": None, "enable_chunked_prefill": bool(v.chunked)})
-    return _frontier_cached(arch, v.gpu.model_dump_json(), serving, eff, (c.dtype.str, c.shape, c.tobytes()), reuse)
+    return _frontier_cached(arch, v.gpu.model_dump_json(), serving, eff, (c.dtype.str, c.shape, c.tobytes()), reuse,
+                            float(v.length_cvs[1]))
