@@ -113,7 +113,7 @@ def test_sla_and_rate_follow_from_the_planner_to_the_load_test_and_the_frontier(
         expect(ttft).to_have_value("800", timeout=LOAD)
         expect(tpot).to_have_value("40")
         if name == NAV_OF["pages/frontier.py"]:  # the frontier's rate is in a lazy section: drawn when opened
-            page.get_by_test_id("stExpander").filter(has_text="Price, replicas and rate").locator("summary").click()
+            page.get_by_test_id("stExpander").filter(has_text="Price, replicas, rate and lengths").locator("summary").click()
         expect(rate).to_have_value("1.00", timeout=LOAD)
         expect(page).to_have_url(re.compile(r"[?&]sla_ttft_ms=800"), timeout=LOAD)
         expect(page).to_have_url(re.compile(r"[?&]sla_tpot_ms=40"))

@@ -68,7 +68,7 @@ def test_a_link_made_on_the_planner_opens_every_page_as_it_was(browser: Browser,
         choose(page, "lt_arrival", "Gamma (bursty)")
         set_number(page, "rate", "3.5", "3.50")
         go_to(page, "pages/frontier.py")
-        open_section(page, "Price, replicas and rate")
+        open_section(page, "Price, replicas, rate and lengths")
         set_number(page, "replicas", "3")
         # the user's own model (the sidebar's upload): the link carries it too
         sidebar = page.get_by_test_id("stSidebar")
@@ -105,7 +105,7 @@ def test_a_link_made_on_the_planner_opens_every_page_as_it_was(browser: Browser,
         expect(page.locator(".st-key-lt_arrival input")).to_have_value("Gamma (bursty)", timeout=LOAD)
         expect(page.locator(".st-key-rate input")).to_have_value("3.50")
         go_to(page, "pages/frontier.py")
-        open_section(page, "Price, replicas and rate")
+        open_section(page, "Price, replicas, rate and lengths")
         expect(page.locator(".st-key-replicas input")).to_have_value("3", timeout=LOAD)
         expect(page.get_by_test_id("stException")).to_have_count(0)
         page.reload()  # a reload keeps the user's own model

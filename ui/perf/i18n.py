@@ -180,7 +180,7 @@ EN: dict[str, str] = {
                           "compute-bound. This is why TTFT scales with FLOPs and TPOT with bytes.",
     # frontier page
     "fr.page_title": "Latency vs throughput: the frontier and your SLA",
-    "fr.cost_section": "Price, replicas and rate",
+    "fr.cost_section": "Price, replicas, rate and lengths",
     "fr.intro": "{model} on {tp} × {gpu}; each client sends a {i}-token prompt and reads {o} tokens, then sends the "
                 "next (closed loop). Each curve sweeps the number of clients from 1 past the engine's limit. Bold "
                 "where both SLA targets are met.",
@@ -617,7 +617,7 @@ ZH: dict[str, str] = {
     "why.rf.pf_mfu.take": "{prompt} token 的提示词让每个权重被复用 {prompt} 次：远在屋脊点右侧，计算受限。"
                           "这就是 TTFT 随 FLOPs、TPOT 随字节数变化的原因。",
     "fr.page_title": "延迟与吞吐：性能前沿与你的 SLA",
-    "fr.cost_section": "价格、副本数与请求率",
+    "fr.cost_section": "价格、副本数、请求率与长度",
     "fr.intro": "{model} 运行在 {tp} × {gpu} 上；每个客户端发送 {i} token 的提示词、读取 {o} 个输出 token，然后立刻发送下一个"
                 "（闭环）。每条曲线把客户端数从 1 扫到超过引擎上限。加粗部分同时满足两个 SLA 目标。",
     "fr.preset.low_latency": "低延迟（8 / 2048）",
