@@ -290,14 +290,20 @@ def test_sender_yields_once_per_slice_not_per_message():
             went_back.append(loop_turns > before)
         task.cancel()
 
-    asyncio.run(sender(8))  # the clock stands still: every 4th message goes back to the loop
+    run_on_a_fresh_loop(lambda: sender(8))  # the clock stands still: every 4th message goes back to the loop
     assert went_back == [False, False, False, True, False, False, False, True]
     went_back.clear()
     now[0] = 1.0  # a slice's time has passed: the next one goes back at once
-    asyncio.run(sender(2))
+    run_on_a_fresh_loop(lambda: sender(2))
     assert went_back == [True, False]
     assert view.Event is asyncio.Event and view.wait is asyncio.wait
-    assert asyncio.run(view.sleep(0.001, "x")) == "x"
+    got = []
+
+    async def delayed() -> None:
+        got.append(await view.sleep(0.001, "x"))
+
+    run_on_a_fresh_loop(delayed)
+    assert got == ["x"]
 
 
 def test_install_gives_streamlits_sender_the_sliced_view():
