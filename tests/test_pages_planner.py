@@ -19,7 +19,11 @@ def ranked_grid(at):
     return at.dataframe[0].value
 
 
-def test_defaults_render_and_match_calc():
+def test_defaults_render_and_match_calc(monkeypatch):
+    # The default question's P95 check simulates 6 options (~13 s of CPU here, at the edge of the shared server's
+    # 15 s budget): this test is about what the page shows and computes, so it gets room on a slower or busier
+    # machine; the budget's own behaviour (the warning, the command) is held by the heavy-link tests.
+    monkeypatch.setenv("LLM_CALC_MAX_CPU_S", "60")
     at = app(page=PAGE)
     assert not at.exception and not at.error and not at.warning
     m = metrics(at)
@@ -28,7 +32,7 @@ def test_defaults_render_and_match_calc():
     # SLA: 500 ms / 50 ms at P95), through the cached call the page makes (grid, then the P95 re-check)
     r = planned(get_model("meta-llama/Llama-2-7b-hf"), list_gpus(),
                 PlanRequest(rate_rps=2, input_len=1792, output_len=256, ttft_slo_s=0.5, tpot_slo_s=0.05,
-                            percentile="p95"), Efficiency(), {})
+                            percentile="p95", lengths="lognormal", length_spread=0.5), Efficiency(), {})
     best = r.ranked[0]
     assert m["Best option"] == f"{best.gpus_total} × {best.gpu_name.removeprefix('NVIDIA ').removeprefix('AMD ')}"
     assert m["Meet the SLA and limits"] == f"{int(r.grid.meets_slo.sum()):,}"
