@@ -43,6 +43,12 @@ class DirectTimer:
                                  prefill_attention_pairs=pairs, prefill_cached_tokens=cached,
                                  logits_tokens=float(logits)).step_s)
 
+    def decode_run(self, batch, ctx0, steps):
+        ctx = ctx0 + batch * np.arange(steps, dtype=float)
+        return np.broadcast_to(engine_step(self.e, decode_tokens=float(batch), decode_context_tokens_sum=ctx,
+                                           prefill_tokens=0.0, prefill_attention_pairs=0.0, prefill_cached_tokens=0.0,
+                                           logits_tokens=float(batch)).step_s, ctx.shape)
+
 
 def setup(requests: int, rate: float):
     est = estimate(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"), ServingConfig())

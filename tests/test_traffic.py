@@ -55,6 +55,14 @@ class TestStepTimer:
                                     prefill_attention_pairs=pairs, prefill_cached_tokens=cached,
                                     logits_tokens=lg).step_s)
             assert t(d, ctx, p, pairs, cached, lg) == pytest.approx(ref, rel=1e-9)
+        # a run of pure decode steps (the simulator's fast-forward): one vector, the same times
+        assert t.fast_runs
+        for batch in (1, 37, 256):
+            ctx = batch * 1234.0 + batch * np.arange(200.0)
+            ref = np.broadcast_to(engine_step(e, decode_tokens=float(batch), decode_context_tokens_sum=ctx,
+                                              prefill_tokens=0.0, prefill_attention_pairs=0.0, prefill_cached_tokens=0.0,
+                                              logits_tokens=float(batch)).step_s, ctx.shape)
+            np.testing.assert_allclose(t.decode_run(batch, batch * 1234.0, 200), ref, rtol=1e-9)
 
     def test_refuses_array_engine_numbers(self, h100):
         with pytest.raises(ValueError, match="scalar"):
@@ -356,3 +364,7 @@ def test_step_timer_falls_back_to_engine_step_when_out_of_date(h100, monkeypatch
     ref = float(engine_step(h100.engine, decode_tokens=8.0, decode_context_tokens_sum=8000.0, prefill_tokens=100.0,
                             prefill_attention_pairs=5050.0, prefill_cached_tokens=0.0, logits_tokens=9.0).step_s)
     assert slow(8, 8000.0, 100, 5050.0, 0.0, 9) == ref
+    assert not slow.fast_runs  # runs of decode steps go to engine_step too
+    run = engine_step(h100.engine, decode_tokens=8.0, decode_context_tokens_sum=8000.0 + 8.0 * np.arange(5.0),
+                      prefill_tokens=0.0, prefill_attention_pairs=0.0, prefill_cached_tokens=0.0, logits_tokens=8.0).step_s
+    np.testing.assert_array_equal(slow.decode_run(8, 8000.0, 5), run)
