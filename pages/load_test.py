@@ -10,7 +10,7 @@ import streamlit as st
 
 from calc.timing.estimate import estimate
 from calc.traffic.slo import steady_means, summarize
-from calc.traffic.workload import MAX_TRACE_BYTES, WorkloadError, length_cvs
+from calc.traffic.workload import MAX_TRACE_BYTES, WorkloadError, length_cvs, sample_cv
 from ui import format as F
 from ui import background, budget, command_block, labelled, layout, mirror, shell, tables, uploader
 from ui.loadtest import controls as LC
@@ -219,8 +219,7 @@ in_system = stats["requests_per_s"] * stats["e2e_latency_s_mean"]  # NaN when a 
 c_eq = load.concurrency if closed else max(1, int(round(in_system)) if np.isfinite(in_system) else 1)
 uniform = closed and load.lengths == "fixed"
 # the lengths' spread as the frontier takes it from the same traffic (calc.traffic.workload.length_cvs); a trace's own
-out_cv = (float(np.std(r.output_len) / np.mean(r.output_len)) if trace is not None and len(r.output_len)
-          else length_cvs(load.lengths, load.spread)[1])
+out_cv = sample_cv(r.output_len) if trace is not None else length_cvs(load.lengths, load.spread)[1]
 a = estimate(sc.arch, sc.gpu, s, sc.efficiency, concurrency=c_eq, input_len=int(np.mean(r.input_len)),
              output_len=int(np.mean(r.output_len)), uniform_lengths=uniform, output_cv=out_cv).serving
 st.subheader(t("lt.analytic.title"))

@@ -253,6 +253,19 @@ def length_cvs(kind: str, spread: float) -> tuple[float, float]:
     return c, c
 
 
+def sample_cv(lengths: np.ndarray) -> float:
+    """The coefficient of variation of a trace's lengths, C = σ / μ (population σ), what the
+    analytic models take as ``input_cv`` / ``output_cv`` where the lengths come from a trace
+    rather than a named distribution (:func:`length_cvs`); 0 for an empty or all-zero trace.
+
+    >>> sample_cv(np.array([100, 300])), sample_cv(np.array([256, 256])), sample_cv(np.array([]))
+    (0.5, 0.0, 0.0)
+    """
+    v = np.asarray(lengths, dtype=float)
+    mean = float(v.mean()) if v.size else 0.0
+    return float(v.std() / mean) if mean > 0 else 0.0
+
+
 def make_workload(*, arrival: str = "poisson", num_requests: int = 1000, rate_per_s: float = 1.0,
                   cv: float = 1.0, concurrency: int = 1, think_s: float = 0.0,
                   input_len: LengthSpec = LengthSpec("fixed", 1024), output_len: LengthSpec = LengthSpec("fixed", 256),

@@ -181,8 +181,8 @@ EN: dict[str, str] = {
     # frontier page
     "fr.page_title": "Latency vs throughput: the frontier and your SLA",
     "fr.cost_section": "Price, replicas, rate and lengths",
-    "fr.intro": "{model} on {tp} × {gpu}; each client sends a {i}-token prompt and reads {o} tokens, then sends the "
-                "next (closed loop). Each curve sweeps the number of clients from 1 past the engine's limit. Bold "
+    "fr.intro": "{model} on {tp} × {gpu}; each client sends a prompt ({i} tokens on average) and reads its answer "
+                "({o} tokens on average), then sends the next (closed loop). Each curve sweeps the number of clients from 1 past the engine's limit. Bold "
                 "where both SLA targets are met.",
     "fr.preset.low_latency": "Low latency (8 / 2048)",
     "fr.preset.high_throughput": "High throughput (256 / 8192)",
@@ -618,7 +618,7 @@ ZH: dict[str, str] = {
                           "这就是 TTFT 随 FLOPs、TPOT 随字节数变化的原因。",
     "fr.page_title": "延迟与吞吐：性能前沿与你的 SLA",
     "fr.cost_section": "价格、副本数、请求率与长度",
-    "fr.intro": "{model} 运行在 {tp} × {gpu} 上；每个客户端发送 {i} token 的提示词、读取 {o} 个输出 token，然后立刻发送下一个"
+    "fr.intro": "{model} 运行在 {tp} × {gpu} 上；每个客户端发送一个提示词（平均 {i} token）、读取回答（平均 {o} token），然后立刻发送下一个"
                 "（闭环）。每条曲线把客户端数从 1 扫到超过引擎上限。加粗部分同时满足两个 SLA 目标。",
     "fr.preset.low_latency": "低延迟（8 / 2048）",
     "fr.preset.high_throughput": "高吞吐（256 / 8192）",
