@@ -70,7 +70,7 @@ sys.path.insert(0, str(ROOT))
 from calc.spec.catalog import get_gpu, get_model  # noqa: E402
 from calc.spec.inputs import Efficiency, ServingConfig  # noqa: E402
 from calc.timing.estimate import engine_numbers  # noqa: E402
-from calc.traffic.simulator import engine_step  # noqa: E402
+from calc.timing.serving import engine_step  # noqa: E402
 
 DATA = ROOT / "bench" / "data" / "api_server_stream_rates.json"
 # (model, gpu, TP) of each short burst's host, as its row in vllm_benchmarks.jsonl / vllm_found.jsonl asks it
@@ -106,7 +106,7 @@ def output_cost_bounds_s(*, output_tok_s, peak_output_tok_s):
 
 def prefill_tokens_for_step(step_s, *, model: str, gpu: str, tp: int, budget_tokens: int = 8192) -> float:
     """Prompt tokens of a pure chunked-prefill step of ``PROMPT_TOKENS``-token prompts whose time
-    (:func:`calc.traffic.simulator.engine_step`, default efficiency) is ``step_s``; ``budget_tokens``
+    (:func:`calc.timing.serving.engine_step`, default efficiency) is ``step_s``; ``budget_tokens``
     when even a full budget is faster (the step then held more than prefill)."""
     e = engine_numbers(get_model(model), get_gpu(gpu), ServingConfig(tensor_parallel_size=tp), Efficiency())
     p = np.arange(PROMPT_TOKENS, budget_tokens + 1, PROMPT_TOKENS, dtype=float)

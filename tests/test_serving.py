@@ -260,3 +260,18 @@ def test_train_table_counts_the_clumps_of_the_other_clients(monkeypatch):
     x = R / 2.2
     alpha = x * 0.02 / (1.0 - x * np.asarray(seen["prompt_s"]))
     assert np.asarray(seen["clump"]) == pytest.approx(alpha * np.array([0.5, 0.875]), rel=1e-12)
+
+
+def test_spread_outputs_hold_length_biased_contexts():
+    # A request is in the batch for its O decode steps, so over the steps the batch holds long outputs more often:
+    # mean keys per sequence I + E[O²]/(2·E[O]) = I + O·(1 + C_O²)/2. I = 1,000, O = 500, C_O = 1: 1,500 keys
+    # (not 1,250). KV pool of 1,500,000 tokens: 1,000 such sequences, 1,200 at the mean 1,250 of fixed outputs.
+    e = _engine(dtype="float16")
+    kw = dict(input_len=1000, output_len=500, concurrency=8, max_num_seqs=256, max_num_batched_tokens=8192,
+              enable_chunked_prefill=False, kv_capacity_tokens=1.5e6, fits=True, uniform_lengths=False)
+    fixed, spread = closed_loop(e, **kw), closed_loop(e, **kw, output_cv=1.0)
+    assert float(fixed.kv_sequences_at_mean_context) == 1200 and float(spread.kv_sequences_at_mean_context) == 1000
+    # one client (no other prompts stall its decodes): TPOT is one decode step at that mean context
+    one, one_spread = closed_loop(e, **{**kw, "concurrency": 1}), closed_loop(e, **{**kw, "concurrency": 1}, output_cv=1.0)
+    assert float(one_spread.tpot_s) == pytest.approx(float(decode_step(e, batch=1, context_tokens=1500).step_s), rel=1e-12)
+    assert float(one.tpot_s) == pytest.approx(float(decode_step(e, batch=1, context_tokens=1250).step_s), rel=1e-12)

@@ -317,7 +317,12 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
     O = np.asarray(output_len, dtype=float)
     budget = np.asarray(max_num_batched_tokens, dtype=float)
     chunked = np.asarray(enable_chunked_prefill, dtype=bool)
-    mean_ctx = I_ctx + O / 2.0
+    # Keys a running sequence reads at a decode step, averaged over the steps: a request is in the
+    # batch for its O decode steps, so the batch holds long outputs more often than they are asked
+    # (length-biased): E[Σ_j (I + j)] / E[O] = I + E[O²] / (2·E[O]) = I + O·(1 + C_O²) / 2 for
+    # outputs of coefficient of variation C_O (independent of the prompts); C_O = 0: I + O / 2.
+    cv_o = 0.0 if output_cv is None else np.nan_to_num(np.asarray(output_cv, dtype=float), nan=0.0)
+    mean_ctx = I_ctx + O / 2.0 * (1.0 + cv_o ** 2)
     m = np.maximum(O - 1.0, 0.0)  # decode steps per request after the first token
     # Speculation (calc.timing.speculative): τ tokens per decode step, so m_s = m / τ decode steps,
     # each taking q = k + 1 tokens of the budget per sequence (its token and its k drafts).
