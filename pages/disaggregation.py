@@ -6,19 +6,26 @@ import streamlit as st
 from calc.plan.disaggregation import same_gpus
 from calc.traffic.disaggregation import kv_descriptor_s, kv_descriptors, kv_links, kv_regions_per_layer
 from ui import format as F
-from ui import command_block, labelled, layout, shell
+from calc.traffic.workload import length_cvs
+from ui import command_block, labelled, layout, lazy_inputs, shell
 from ui.disagg import explain as X
 from ui.disagg import figures as FD
 from ui.disagg.controls import DG_BW, DG_GPUS, DG_LINK, DISAGG
 from ui.safe import md_escape
 from ui.state import check_query_params, render_control
-from ui.traffic import RATE, SLA_STAT, SLA_TPOT_MS, SLA_TTFT_MS
+from ui.traffic import LENGTH_SPREAD, LENGTHS, RATE, SLA_STAT, SLA_TPOT_MS, SLA_TTFT_MS
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _same_gpus(arch, gpu, serving, efficiency, top, ttft_s, tpot_s, stat, bw, lat):
+def _same_gpus(arch, gpu, serving, efficiency, top, ttft_s, tpot_s, stat, bw, lat, cvs):
     return same_gpus(arch, gpu, serving, efficiency, gpu_counts=range(1, top + 1), ttft_slo_s=ttft_s, tpot_slo_s=tpot_s,
-                     percentile=stat, link_bw_bytes_per_s=bw, link_latency_s=lat)
+                     percentile=stat, link_bw_bytes_per_s=bw, link_latency_s=lat, input_cv=cvs[0], output_cv=cvs[1])
+
+
+def _length_inputs() -> None:
+    a, b = st.columns(2)  # the shared traffic's length distribution (ui.traffic), as on the frontier, load test, planner
+    kind = lazy_inputs.selectbox(LENGTHS, t, lambda o: t(f"opt.lengths.{o}"), a)
+    render_control(LENGTH_SPREAD, t, b, bound=False, disabled=kind == "fixed")
 
 
 sc, t = shell.page()
@@ -44,12 +51,16 @@ link = kv_links()[link_id]
 with c7:  # empty: the preset's bandwidth, shown in the box (an empty box said nothing of what is used)
     bw_gb = render_control(DG_BW, t, placeholder=t("dg.bw_preset", v=F.number(link.effective_bytes_per_s() / 1e9, 1)))
 bw = bw_gb * 1e9 if bw_gb else link.effective_bytes_per_s()
+# the lengths' spread the other pages judge with: the models take their coefficients of variation
+lens = lazy_inputs.section(t, t("dg.lengths_section"), "sec_dg_lengths", (LENGTHS, LENGTH_SPREAD), _length_inputs)
+lengths = lens[LENGTHS.key] if lens[LENGTHS.key] in LENGTHS.choices() else LENGTHS.default
+cvs = length_cvs(lengths, 0.0 if lengths == "fixed" else float(lens[LENGTH_SPREAD.key]))
 tp = s.tensor_parallel_size
 n = max(tp * 2, n - n % tp)  # whole engines: a multiple of TP, at least one prefill and one decode instance
 st.caption(t("dg.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=tp, i=F.integer(s.input_len),
              o=F.integer(s.output_len), stat=t(f"opt.sla_stat.{stat}")))  # "P95", as the select box writes it
 top = min(DG_GPUS.hi, max(16, 2 * n))  # the chart's GPU counts: twice the chosen one, at least 16
-r = _same_gpus(sc.arch, sc.gpu, s, sc.efficiency, top, ttft_ms / 1e3, tpot_ms / 1e3, stat, bw, link.latency_s)
+r = _same_gpus(sc.arch, sc.gpu, s, sc.efficiency, top, ttft_ms / 1e3, tpot_ms / 1e3, stat, bw, link.latency_s, cvs)
 if r.kv_bytes_per_token_per_rank == 0:  # the model does not fit this GPU at this TP and context
     st.warning(t("dg.unfit", model=md_escape(sc.arch.name), gpu=sc.gpu.name, tp=tp))
     st.stop()
@@ -76,5 +87,6 @@ p = max(int(label.split("P")[0]), 1) if label != "—" else 1
 d = max(int(label.split("P")[1].rstrip("D")), 1) if label != "—" else 1
 command_block.render(f"python -m calc simulate --model {sc.arch.id} --gpu {sc.gpu.id} -tp {tp} --input-len {s.input_len} "
                      f"--output-len {s.output_len} --rate {rate:g} --prefill-instances {p} --decode-instances {d} "
-                     f"--kv-transfer-gb-per-s {bw / 1e9:g} --ttft-slo-ms {ttft_ms:g} --tpot-slo-ms {tpot_ms:g} --format json",
+                     f"--kv-transfer-gb-per-s {bw / 1e9:g} --ttft-slo-ms {ttft_ms:g} --tpot-slo-ms {tpot_ms:g} "
+                     + (f"--input-len-cv {cvs[0]:.3g} --output-len-cv {cvs[1]:.3g} " if any(cvs) else "") + "--format json",
                      t)

@@ -57,3 +57,33 @@ def test_empty_bandwidth_box_shows_the_presets():
         box = at.number_input(key="dg_bw_gb_s")
         assert box.value is None and box.proto.placeholder.startswith(word)
         assert float(box.proto.placeholder[len(word):]) == pytest.approx(gb_s, abs=0.05)
+
+
+def test_the_shared_lengths_spread_reaches_the_answer_and_the_command():
+    """The page judges the traffic the other pages judge (ui.traffic: lengths, default lognormal 0.5): its
+    numbers are calc's same_gpus at those coefficients of variation, and the command asks them."""
+    from calc.plan.disaggregation import same_gpus
+    from calc.spec.catalog import get_gpu, get_model
+    from calc.spec.inputs import Efficiency, ServingConfig
+    from calc.traffic.disaggregation import kv_links
+
+    def shown(at):
+        m = metrics(at)
+        return next(v for k, v in m.items() if k.startswith("Colocated at")), next(v for k, v in m.items()
+                                                                                  if k.startswith("Best xPyD"))
+
+    def calc(cv):  # the default scenario: Llama-2-7B, A100 80 GB, 1,792 + 256 tokens, P95, 8 GPUs, IB NDR
+        return same_gpus(get_model("meta-llama/Llama-2-7b-hf"), get_gpu("a100-80gb"),
+                         ServingConfig(input_len=1792, output_len=256, max_model_len=2048), Efficiency(),
+                         gpu_counts=range(1, 17), ttft_slo_s=0.5, tpot_slo_s=0.05, percentile="p95",
+                         link_bw_bytes_per_s=kv_links()["ib-ndr"].effective_bytes_per_s(), input_cv=cv, output_cv=cv)
+
+    fixed, spread = app({"lengths": "fixed"}, page=PAGE), app(page=PAGE)
+    assert not fixed.exception and not spread.exception
+    assert "--input-len-cv" not in commands(fixed)[0]
+    assert "--input-len-cv 0.5 --output-len-cv 0.5" in commands(spread)[0]
+    for at, cv in ((fixed, 0.0), (spread, 0.5)):
+        r = calc(cv)
+        assert shown(at)[0] == f"{r.colocated_rps[7]:,.1f} req/s"
+    # 18.5 -> 14.9 req/s colocated: the P95 prompt of lognormal 0.5 lengths is 1.9x the mean, its prefill 0.34 s
+    assert shown(fixed)[0] != shown(spread)[0]

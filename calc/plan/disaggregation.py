@@ -37,7 +37,7 @@ from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
 from calc.spec.vllm_command import serve_command
 from calc.timing.estimate import Estimate
 from calc.traffic.workload import length_cvs
-from calc.timing.serving import decode_step
+from calc.timing.serving import decode_step, mean_decode_context_tokens
 from calc.traffic.disaggregation import (decode_engine_numbers, decode_slots, kv_descriptor_s, kv_descriptors,
                                          kv_regions_per_layer,
                                          kv_transfer_s, pool_engine)
@@ -88,16 +88,18 @@ class Verdict:
     gpu_ratio: float | None  # disaggregated / colocated GPUs
 
 
-def _tpot_ok_batch(e, *, I, O, slots, tpot_slo_s, q):
+def _tpot_ok_batch(e, *, I, O, slots, tpot_slo_s, q, output_cv=0.0):
     """Largest batch R ≤ slots whose step at the batch's q-quantile stays within the TPOT target,
     the requests/s it carries, and the batches 1 … slots tried at once with their rates and step
-    times (vectors)."""
+    times (vectors); decodes read the length-biased mean context of outputs of CV ``output_cv``
+    (:func:`calc.timing.serving.mean_decode_context_tokens`)."""
+    ctx = mean_decode_context_tokens(input_len=I, output_len=O, output_cv=output_cv)
     c = int(max(1, min(int(slots), 4096)))
     r = np.arange(1, c + 1, dtype=float)
     rq = np.minimum(r + (normal_quantile(q) * np.sqrt(r) if q is not None else 0.0), c)
-    tq = np.asarray(decode_step(e, batch=np.maximum(rq, 1.0), context_tokens=I + O / 2.0).step_s, dtype=float)
+    tq = np.asarray(decode_step(e, batch=np.maximum(rq, 1.0), context_tokens=ctx).step_s, dtype=float)
     ok = tq <= tpot_slo_s
-    t = np.asarray(decode_step(e, batch=r, context_tokens=I + O / 2.0).step_s, dtype=float)
+    t = np.asarray(decode_step(e, batch=r, context_tokens=ctx).step_s, dtype=float)
     lam = r / (O * t)  # Little: the rate at which the batch is r (increasing in r)
     if not ok.any():
         return 0.0, 0.0, r, lam, t
@@ -128,16 +130,20 @@ def _prefill_curves(ests: Sequence[Estimate], *, I, cv, q, chunked):
 def plan_disaggregated(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, efficiency: Efficiency = Efficiency(),
                        *, link_bw_bytes_per_s: float, link_latency_s: float = 0.0,
                        prices: dict[str, float | None] | None = None, input_cv: float | None = None,
-                       tensor_parallel_sizes: Sequence[int] | None = None,
+                       output_cv: float | None = None, tensor_parallel_sizes: Sequence[int] | None = None,
                        quantizations: Sequence[str] = ("auto", "fp8"),
                        descriptor_s: float | None = None) -> list[DisaggOption]:
     """Every (GPU, TP_p, TP_d) that serves ``req`` disaggregated, cheapest first (module docstring).
-    ``descriptor_s``: the KV connector's time per descriptor (None: the sourced default). ``input_cv``:
-    the prompt lengths' coefficient of variation; None: the request's own spread (``req.lengths`` /
-    ``req.length_spread``, :func:`calc.traffic.workload.length_cvs`)."""
+    ``descriptor_s``: the KV connector's time per descriptor (None: the sourced default). ``input_cv``,
+    ``output_cv``: the prompt and output lengths' coefficients of variation; None: the request's own
+    spread (``req.lengths`` / ``req.length_spread``, :func:`calc.traffic.workload.length_cvs`)."""
     t_desc = kv_descriptor_s() if descriptor_s is None else float(descriptor_s)
     if input_cv is None:
         input_cv = length_cvs(req.lengths, req.length_spread)[0]
+    if output_cv is None:
+        output_cv = length_cvs(req.lengths, req.length_spread)[1]
+    ctx = mean_decode_context_tokens(input_len=float(req.input_len), output_len=float(req.output_len),
+                                     output_cv=output_cv)
     prices = prices or {}
     q = req.quantile
     I, O = float(req.input_len), float(req.output_len)
@@ -166,7 +172,8 @@ def plan_disaggregated(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanReques
     for _, _, est, _ in found:
         ed = decode_engine_numbers(est.engine)
         c = float(decode_slots(est, input_len=I, output_len=O))
-        rb, lam_d, r_all, lam_all, t_all = _tpot_ok_batch(ed, I=I, O=O, slots=c, tpot_slo_s=req.tpot_slo_s, q=q)
+        rb, lam_d, r_all, lam_all, t_all = _tpot_ok_batch(ed, I=I, O=O, slots=c, tpot_slo_s=req.tpot_slo_s, q=q,
+                                                          output_cv=output_cv)
         t = float(t_all[max(int(rb), 1) - 1])  # the step at batch max(R, 1), of the vector above
         first = float(ed.request_overhead_s) + float(ed.api_server_request_s) + (1.5 if q is None else 1.0 + q) * t
         dec.append((lam_d, first, rb, (ed, r_all, lam_all)))
@@ -208,7 +215,7 @@ def plan_disaggregated(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanReques
         lam_d, _, rb, (ed, r_all, lam_all) = dec[j]
         r_d = float(np.interp(req.rate_rps / D, lam_all, r_all))  # R = λ_d·O·T(R), read off the curve
         r_q = r_d + (normal_quantile(q) * math.sqrt(max(r_d, 0.0)) if q is not None else 0.0)
-        tpot_row = float(decode_step(ed, batch=max(min(r_q, rb), 1.0), context_tokens=I + O / 2.0).step_s)
+        tpot_row = float(decode_step(ed, batch=max(min(r_q, rb), 1.0), context_tokens=ctx).step_s)
         out.append(_row(arch, gpu, est_p, found[j][2], P, D, req, x, ttft_row, tpot_row, lam_p, lam_d, price, quant,
                         float(rates[i, -1]) / 1.5))
     return out
@@ -296,12 +303,13 @@ class SameGPUs:
 def same_gpus(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, efficiency: Efficiency = Efficiency(), *,
               gpu_counts, ttft_slo_s: float, tpot_slo_s: float, percentile: str = "mean",
               link_bw_bytes_per_s: float, link_latency_s: float = 0.0, input_cv: float = 0.0,
-              descriptor_s: float | None = None) -> SameGPUs:
+              output_cv: float = 0.0, descriptor_s: float | None = None) -> SameGPUs:
     """:class:`SameGPUs` for the sidebar's model, GPU, TP and precisions.
 
     Colocated: the largest rate λ_c* one engine serves within the targets (:func:`open_loop`, TTFT at
     the statistic, TPOT mean), times ⌊N/TP⌋ replicas. Disaggregated: λ_p* and λ_d* as the planner
-    finds them (module docstring), the best split of the same N GPUs.
+    finds them (module docstring), the best split of the same N GPUs. ``input_cv``, ``output_cv``: the
+    lengths' coefficients of variation (the shared traffic's, :func:`calc.traffic.workload.length_cvs`).
     """
     q = None if percentile == "mean" else float(percentile.removeprefix("p")) / 100.0
     I, O = float(serving.input_len), float(serving.output_len)
@@ -321,7 +329,7 @@ def same_gpus(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, efficiency:
     grid = np.geomspace(top * 1e-3, top, RATE_GRID)
     ol = open_loop(e, input_len=I, output_len=O, rate_rps=grid, max_num_seqs=est.max_num_seqs,
                    max_num_batched_tokens=est.max_num_batched_tokens, kv_capacity_tokens=est.memory.kv_sequence_tokens,
-                   input_cv=input_cv, enable_chunked_prefill=serving.enable_chunked_prefill,
+                   input_cv=input_cv, output_cv=output_cv, enable_chunked_prefill=serving.enable_chunked_prefill,
                    percentile=95.0 if q is None else q * 100.0)
     t_co = np.asarray(ol.ttft_s if q is None else ol.ttft_percentile_s, dtype=float)
     ok_c = np.asarray(ol.stable) & (t_co <= ttft_slo_s) & ((np.asarray(ol.tpot_s) <= tpot_slo_s) | (O <= 1))
@@ -329,8 +337,9 @@ def same_gpus(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, efficiency:
     # disaggregated: the decode instance's capacity, then the prefill instance's within what is left
     ed = decode_engine_numbers(e)
     c = float(decode_slots(est, input_len=I, output_len=O))
-    rb, lam_d, _, _, _ = _tpot_ok_batch(ed, I=I, O=O, slots=c, tpot_slo_s=tpot_slo_s, q=None)
-    t = float(decode_step(ed, batch=max(rb, 1.0), context_tokens=I + O / 2.0).step_s)
+    rb, lam_d, _, _, _ = _tpot_ok_batch(ed, I=I, O=O, slots=c, tpot_slo_s=tpot_slo_s, q=None, output_cv=output_cv)
+    t = float(decode_step(ed, batch=max(rb, 1.0), context_tokens=mean_decode_context_tokens(
+        input_len=I, output_len=O, output_cv=output_cv)).step_s)
     first = float(ed.request_overhead_s) + float(ed.api_server_request_s) + (1.5 if q is None else 1.0 + q) * t
     x = float(kv_transfer_s(prompt_tokens=I, kv_bytes_per_token_per_rank=float(e.kv_bytes_per_token),
                             link_bw_bytes_per_s=link_bw_bytes_per_s, link_latency_s=link_latency_s,

@@ -221,6 +221,24 @@ def _all_to_all_s(e: EngineNumbers, tokens, prefill_tokens):
         latency_s=e.all_to_all_latency_s, high_throughput=np.asarray(prefill_tokens) > 0)
 
 
+def mean_decode_context_tokens(*, input_len, output_len, output_cv=0.0):
+    """Keys a running sequence reads at a decode step, averaged over the steps of many requests:
+    a request is in the batch for its O decode steps, so the batch holds long outputs more often
+    than they are asked (length-biased), E[Σ_j (I + j)] / E[O] = I + E[O²] / (2·E[O]):
+
+        I + O·(1 + C_O²) / 2
+
+    for outputs of mean O and coefficient of variation C_O (independent of the prompts); fixed
+    outputs (C_O = 0, NaN read as 0): I + O / 2. The same count sizes the KV a running sequence holds.
+
+    >>> float(mean_decode_context_tokens(input_len=1000, output_len=500)), float(mean_decode_context_tokens(
+    ...     input_len=1000, output_len=500, output_cv=1.0))
+    (1250.0, 1500.0)
+    """
+    cv = np.nan_to_num(np.asarray(output_cv, dtype=float), nan=0.0)
+    return np.asarray(input_len, dtype=float) + np.asarray(output_len, dtype=float) / 2.0 * (1.0 + cv ** 2)
+
+
 def decode_step(e: EngineNumbers, *, batch, context_tokens) -> StepTime:
     """A pure decode step: ``batch`` sequences each attending ``context_tokens`` keys (fewer in
     sliding-window layers, see :func:`calc.timing.roofline.windowed_context_tokens`)."""
@@ -317,12 +335,8 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
     O = np.asarray(output_len, dtype=float)
     budget = np.asarray(max_num_batched_tokens, dtype=float)
     chunked = np.asarray(enable_chunked_prefill, dtype=bool)
-    # Keys a running sequence reads at a decode step, averaged over the steps: a request is in the
-    # batch for its O decode steps, so the batch holds long outputs more often than they are asked
-    # (length-biased): E[Σ_j (I + j)] / E[O] = I + E[O²] / (2·E[O]) = I + O·(1 + C_O²) / 2 for
-    # outputs of coefficient of variation C_O (independent of the prompts); C_O = 0: I + O / 2.
-    cv_o = 0.0 if output_cv is None else np.nan_to_num(np.asarray(output_cv, dtype=float), nan=0.0)
-    mean_ctx = I_ctx + O / 2.0 * (1.0 + cv_o ** 2)
+    # keys a decode reads, length-biased where the outputs spread (mean_decode_context_tokens)
+    mean_ctx = mean_decode_context_tokens(input_len=I_ctx, output_len=O, output_cv=0.0 if output_cv is None else output_cv)
     m = np.maximum(O - 1.0, 0.0)  # decode steps per request after the first token
     # Speculation (calc.timing.speculative): τ tokens per decode step, so m_s = m / τ decode steps,
     # each taking q = k + 1 tokens of the budget per sequence (its token and its k drafts).

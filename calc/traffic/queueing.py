@@ -60,7 +60,7 @@ from statistics import NormalDist
 import numpy as np
 
 from calc.timing.roofline import windowed_context_tokens
-from calc.timing.serving import EngineNumbers, closed_loop, decode_step, prefill_step
+from calc.timing.serving import EngineNumbers, closed_loop, decode_step, mean_decode_context_tokens, prefill_step
 from calc.traffic.prompt_clusters import clustered_peakedness, prompt_cluster_tpot_s
 
 
@@ -405,8 +405,8 @@ SLOTS_FULL_LIMIT = 1e-3
 def _slots(e: EngineNumbers, *, input_len, output_len, output_cv, max_num_seqs, max_num_batched_tokens,
            kv_capacity_tokens, cached_prompt_tokens=0.0):
     """c = min(max_num_seqs, KV pool / tokens a running sequence holds), as closed_loop counts them."""
-    ctx = np.asarray(input_len, dtype=float) + cached_prompt_tokens + np.asarray(output_len, dtype=float) * (
-        1.0 + np.asarray(output_cv, dtype=float) ** 2) / 2.0
+    ctx = mean_decode_context_tokens(input_len=np.asarray(input_len, dtype=float) + cached_prompt_tokens,
+                                     output_len=output_len, output_cv=output_cv)
     kv_per_seq = windowed_context_tokens(context_tokens=np.maximum(ctx, 1.0),
                                          sliding_window=np.asarray(e.sliding_window, dtype=float) - 1.0
                                          + np.asarray(max_num_batched_tokens, dtype=float),
@@ -924,7 +924,7 @@ def burst(e: EngineNumbers, *, input_len, output_len, num_requests: int, max_num
                     kv_capacity_tokens=np.asarray(kv_capacity_tokens)[..., None], fits=True,
                     uniform_lengths=(np.asarray(input_cv)[..., None] == 0) & (cv_o == 0))
     X = s.requests_per_s
-    ctx = I + O * (1.0 + cv_o ** 2) / 2.0
+    ctx = mean_decode_context_tokens(input_len=I, output_len=O, output_cv=cv_o)
     half = n / 2.0  # decodes beside a prompt, on average, while the first batch fills
     room = np.maximum(B - half, 1.0)
     # a full step holds room / c chunks of c = I / k tokens (k = ⌈I / room⌉), as engine_load prices it:
