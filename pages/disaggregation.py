@@ -6,7 +6,7 @@ import streamlit as st
 from calc.plan.disaggregation import same_gpus
 from calc.traffic.disaggregation import kv_descriptor_s, kv_descriptors, kv_links, kv_regions_per_layer
 from ui import format as F
-from calc.traffic.workload import length_cvs
+from calc.traffic.workload import cut_lengths, length_cvs
 from ui import command_block, labelled, layout, lazy_inputs, shell
 from ui.disagg import explain as X
 from ui.disagg import figures as FD
@@ -54,13 +54,19 @@ bw = bw_gb * 1e9 if bw_gb else link.effective_bytes_per_s()
 # the lengths' spread the other pages judge with: the models take their coefficients of variation
 lens = lazy_inputs.section(t, t("dg.lengths_section"), "sec_dg_lengths", (LENGTHS, LENGTH_SPREAD), _length_inputs)
 lengths = lens[LENGTHS.key] if lens[LENGTHS.key] in LENGTHS.choices() else LENGTHS.default
-cvs = length_cvs(lengths, 0.0 if lengths == "fixed" else float(lens[LENGTH_SPREAD.key]))
+# the lengths once cut to max_model_len, as the load test draws them (calc.traffic.workload.cut_lengths)
+spread = 0.0 if lengths == "fixed" else float(lens[LENGTH_SPREAD.key])
+cut = cut_lengths(lengths, s.input_len, s.output_len, spread, s.max_model_len or sc.arch.max_position_embeddings)
+cvs = (cut.input_cv, cut.output_cv)
+asked = length_cvs(lengths, spread)  # what the simulate command draws (and cuts itself)
+analytic = s if cut.cut_fraction == 0.0 else s.model_copy(update={"input_len": max(1, round(cut.input_mean)),
+                                                                  "output_len": max(1, round(cut.output_mean))})
 tp = s.tensor_parallel_size
 n = max(tp * 2, n - n % tp)  # whole engines: a multiple of TP, at least one prefill and one decode instance
 st.caption(t("dg.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=tp, i=F.integer(s.input_len),
              o=F.integer(s.output_len), stat=t(f"opt.sla_stat.{stat}")))  # "P95", as the select box writes it
 top = min(DG_GPUS.hi, max(16, 2 * n))  # the chart's GPU counts: twice the chosen one, at least 16
-r = _same_gpus(sc.arch, sc.gpu, s, sc.efficiency, top, ttft_ms / 1e3, tpot_ms / 1e3, stat, bw, link.latency_s, cvs)
+r = _same_gpus(sc.arch, sc.gpu, analytic, sc.efficiency, top, ttft_ms / 1e3, tpot_ms / 1e3, stat, bw, link.latency_s, cvs)
 if r.kv_bytes_per_token_per_rank == 0:  # the model does not fit this GPU at this TP and context
     st.warning(t("dg.unfit", model=md_escape(sc.arch.name), gpu=sc.gpu.name, tp=tp))
     st.stop()
@@ -88,5 +94,5 @@ d = max(int(label.split("P")[1].rstrip("D")), 1) if label != "—" else 1
 command_block.render(f"python -m calc simulate --model {sc.arch.id} --gpu {sc.gpu.id} -tp {tp} --input-len {s.input_len} "
                      f"--output-len {s.output_len} --rate {rate:g} --prefill-instances {p} --decode-instances {d} "
                      f"--kv-transfer-gb-per-s {bw / 1e9:g} --ttft-slo-ms {ttft_ms:g} --tpot-slo-ms {tpot_ms:g} "
-                     + (f"--input-len-cv {cvs[0]:.3g} --output-len-cv {cvs[1]:.3g} " if any(cvs) else "") + "--format json",
+                     + (f"--input-len-cv {asked[0]:.3g} --output-len-cv {asked[1]:.3g} " if any(asked) else "") + "--format json",
                      t)

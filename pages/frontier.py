@@ -78,7 +78,7 @@ def _body() -> None:
 
     # speculative decoding (ui.speculative.inputs); the lengths spread as the shared traffic says: the model's
     # input_cv / output_cv (calc.traffic.workload.length_cvs), the simulated closed loop's draws
-    base = Variant("", s, sc.gpu, chunked, speculative_inputs(t), lengths, spread)
+    base = Variant("", s, sc.gpu, chunked, speculative_inputs(t), lengths, spread, sc.arch.max_position_embeddings)
     if base.speculative is not None and reuse is not None and reuse.any_reuse:
         st.caption(t("pc.with_spec", what=t("pc.what.frontier")))
         reuse = None

@@ -10,7 +10,7 @@ import streamlit as st
 
 from calc.timing.estimate import estimate
 from calc.traffic.slo import steady_means, summarize
-from calc.traffic.workload import MAX_TRACE_BYTES, WorkloadError, length_cvs, sample_cv
+from calc.traffic.workload import MAX_TRACE_BYTES, WorkloadError, cut_lengths, sample_cv
 from ui import format as F
 from ui import background, budget, command_block, labelled, layout, mirror, shell, tables, uploader
 from ui.loadtest import controls as LC
@@ -218,8 +218,9 @@ closed = trace is None and load.arrival == "closed"
 in_system = stats["requests_per_s"] * stats["e2e_latency_s_mean"]  # NaN when a cut run finished no request
 c_eq = load.concurrency if closed else max(1, int(round(in_system)) if np.isfinite(in_system) else 1)
 uniform = closed and load.lengths == "fixed"
-# the lengths' spread as the frontier takes it from the same traffic (calc.traffic.workload.length_cvs); a trace's own
-out_cv = sample_cv(r.output_len) if trace is not None else length_cvs(load.lengths, load.spread)[1]
+# the lengths' spread as the frontier takes it from the same traffic (calc.traffic.workload.cut_lengths); a trace's own
+out_cv = (sample_cv(r.output_len) if trace is not None  # the named lengths after the cut to max_model_len, as drawn
+          else cut_lengths(load.lengths, load.input_len, load.output_len, load.spread, est.max_model_len).output_cv)
 a = estimate(sc.arch, sc.gpu, s, sc.efficiency, concurrency=c_eq, input_len=int(np.mean(r.input_len)),
              output_len=int(np.mean(r.output_len)), uniform_lengths=uniform, output_cv=out_cv).serving
 st.subheader(t("lt.analytic.title"))

@@ -66,17 +66,21 @@ def test_the_shared_lengths_spread_reaches_the_answer_and_the_command():
     from calc.spec.catalog import get_gpu, get_model
     from calc.spec.inputs import Efficiency, ServingConfig
     from calc.traffic.disaggregation import kv_links
+    from calc.traffic.workload import cut_lengths
 
     def shown(at):
         m = metrics(at)
         return next(v for k, v in m.items() if k.startswith("Colocated at")), next(v for k, v in m.items()
                                                                                   if k.startswith("Best xPyD"))
 
-    def calc(cv):  # the default scenario: Llama-2-7B, A100 80 GB, 1,792 + 256 tokens, P95, 8 GPUs, IB NDR
+    def calc(spread):  # the default scenario: Llama-2-7B, A100 80 GB, 1,792 + 256 tokens, P95, 8 GPUs, IB NDR,
+        # the lengths cut to the model's 4,096-token window as the load test draws them (cut_lengths)
+        cut = cut_lengths("lognormal" if spread else "fixed", 1792, 256, spread, 4096)
         return same_gpus(get_model("meta-llama/Llama-2-7b-hf"), get_gpu("a100-80gb"),
-                         ServingConfig(input_len=1792, output_len=256, max_model_len=2048), Efficiency(),
+                         ServingConfig(input_len=round(cut.input_mean), output_len=round(cut.output_mean)), Efficiency(),
                          gpu_counts=range(1, 17), ttft_slo_s=0.5, tpot_slo_s=0.05, percentile="p95",
-                         link_bw_bytes_per_s=kv_links()["ib-ndr"].effective_bytes_per_s(), input_cv=cv, output_cv=cv)
+                         link_bw_bytes_per_s=kv_links()["ib-ndr"].effective_bytes_per_s(), input_cv=cut.input_cv,
+                         output_cv=cut.output_cv)
 
     fixed, spread = app({"lengths": "fixed"}, page=PAGE), app(page=PAGE)
     assert not fixed.exception and not spread.exception
@@ -85,5 +89,5 @@ def test_the_shared_lengths_spread_reaches_the_answer_and_the_command():
     for at, cv in ((fixed, 0.0), (spread, 0.5)):
         r = calc(cv)
         assert shown(at)[0] == f"{r.colocated_rps[7]:,.1f} req/s"
-    # 18.5 -> 14.9 req/s colocated: the P95 prompt of lognormal 0.5 lengths is 1.9x the mean, its prefill 0.34 s
+    # 18.5 -> 16.8 req/s colocated: the P95 prompt of lognormal lengths is longer than the mean
     assert shown(fixed)[0] != shown(spread)[0]

@@ -27,11 +27,15 @@ def _sla_trace(spec: dict, name_start: str) -> dict:
 
 def _expected_best(ttft_s: float, tpot_s: float, chunked: bool = True) -> int:
     """The page's best point, straight from calc (sidebar defaults: Llama-2-7B FP16, A100 80GB,
-    context 2,048 = 1,792 prompt + 256 output)."""
+    context 2,048 = 1,792 prompt + 256 output; the shared traffic's lengths, lognormal 0.5, cut to the
+    model's 4,096-token window as the load test draws them: calc.traffic.workload.cut_lengths)."""
+    from calc.traffic.workload import cut_lengths
+
+    cut = cut_lengths("lognormal", 1792, 256, 0.5, 4096)
     c = np.arange(1, 300)
     s = estimate(get_model("meta-llama/Llama-2-7b-hf"), get_gpu("a100-80gb"),
-                 ServingConfig(dtype="float16", input_len=1792, output_len=256), concurrency=c,
-                 enable_chunked_prefill=chunked).serving
+                 ServingConfig(dtype="float16", input_len=round(cut.input_mean), output_len=round(cut.output_mean)),
+                 concurrency=c, enable_chunked_prefill=chunked, output_cv=cut.output_cv).serving
     i, _ = best_feasible(throughput=s.output_tokens_per_s,
                          feasible=sla_feasible(ttft_s=s.ttft_s, tpot_s=s.tpot_s, ttft_slo_s=ttft_s, tpot_slo_s=tpot_s))
     return int(c[i])
@@ -261,7 +265,10 @@ def test_the_shared_lengths_are_drawn_and_reach_the_model():
     """Issue 19, one traffic description: the frontier draws the shared length distribution (ui.traffic,
     in its price / replicas / rate section) and its model takes the spread (calc.traffic.workload.length_cvs
     -> estimate's output_cv: the think times of clients queueing for the token budget, here prompts of 4
-    chunks). Fixed lengths grey the spread out."""
+    chunks), cut to the model's 4,096-token window as the load test draws them (calc.traffic.workload.cut_lengths:
+    1,792 + 256 at lognormal 0.8 run as 1,665 + 256 on average). Fixed lengths grey the spread out."""
+    from calc.traffic.workload import cut_lengths
+
     q = {"max_num_batched_tokens": "512", "concurrency": "32", "overlays": ""}
     at = open_section(app({**q, "lengths": "lognormal", "length_spread": "0.8"}, page=PAGE), "sec_fr_cost")
     assert not at.exception and not at.error
@@ -269,7 +276,10 @@ def test_the_shared_lengths_are_drawn_and_reach_the_model():
     assert not at.slider(key="length_spread").disabled
     arch, gpu = get_model("meta-llama/Llama-2-7b-hf"), get_gpu("a100-80gb")
     s = ServingConfig(dtype="float16", input_len=1792, output_len=256, max_num_batched_tokens=512)
-    want = {cv: float(estimate(arch, gpu, s, concurrency=32, output_cv=cv).serving.ttft_s) * 1e3 for cv in (0.0, 0.8)}
+    cut = cut_lengths("lognormal", 1792, 256, 0.8, 4096)
+    cut_s = s.model_copy(update={"input_len": round(cut.input_mean), "output_len": round(cut.output_mean)})
+    want = {0.0: float(estimate(arch, gpu, s, concurrency=32, output_cv=0.0).serving.ttft_s) * 1e3,
+            0.8: float(estimate(arch, gpu, cut_s, concurrency=32, output_cv=cut.output_cv).serving.ttft_s) * 1e3}
     ttft, _ = _scenario_row(at, 32)
     assert ttft == pytest.approx(want[0.8], rel=1e-5) and ttft != pytest.approx(want[0.0], rel=1e-5)
     fixed = open_section(app({**q, "lengths": "fixed", "length_spread": "0.8"}, page=PAGE), "sec_fr_cost")

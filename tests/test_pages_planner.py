@@ -86,7 +86,10 @@ def test_url_state_and_limits():
     assert not at.exception and not at.warning
     table = ranked_grid(at)
     assert set(table["GPU"]) <= {"NVIDIA H100 SXM5 80GB", "NVIDIA A100 SXM4 80GB"}
-    assert all(table["GPUs"] <= 4) and list(table["GPUs"]) == sorted(table["GPUs"])
+    assert all(table["GPUs"] <= 4)
+    # by GPUs; rows whose precision has no published checkpoint (INT8 here) after the rest (calc.plan.search.rank_key)
+    for _, group in table.groupby("Weights", sort=False):
+        assert list(group["GPUs"]) == sorted(group["GPUs"])
 
 
 def test_bad_parameters_are_named_and_fall_back():

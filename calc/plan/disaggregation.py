@@ -36,7 +36,7 @@ from calc.plan.search import DTYPE, PlanRequest, _stack_engines, valid_tensor_pa
 from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
 from calc.spec.vllm_command import serve_command
 from calc.timing.estimate import Estimate
-from calc.traffic.workload import length_cvs
+from calc.traffic.workload import cut_lengths
 from calc.timing.serving import decode_step, mean_decode_context_tokens
 from calc.traffic.disaggregation import (decode_engine_numbers, decode_slots, kv_descriptor_s, kv_descriptors,
                                          kv_regions_per_layer,
@@ -136,14 +136,16 @@ def plan_disaggregated(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanReques
     """Every (GPU, TP_p, TP_d) that serves ``req`` disaggregated, cheapest first (module docstring).
     ``descriptor_s``: the KV connector's time per descriptor (None: the sourced default). ``input_cv``,
     ``output_cv``: the prompt and output lengths' coefficients of variation; None: the request's own
-    spread (``req.lengths`` / ``req.length_spread``, :func:`calc.traffic.workload.length_cvs`)."""
+    spread after the cut to the window (``req.lengths`` / ``req.length_spread``,
+    :func:`calc.traffic.workload.cut_lengths`), whose mean lengths the rates take."""
     t_desc = kv_descriptor_s() if descriptor_s is None else float(descriptor_s)
+    # the lengths once cut to the window, as the simulator runs them (calc.traffic.workload.cut_lengths)
+    cut = cut_lengths(req.lengths, req.input_len, req.output_len, req.length_spread, req.model_len)
     if input_cv is None:
-        input_cv = length_cvs(req.lengths, req.length_spread)[0]
+        input_cv = cut.input_cv
     if output_cv is None:
-        output_cv = length_cvs(req.lengths, req.length_spread)[1]
-    ctx = mean_decode_context_tokens(input_len=float(req.input_len), output_len=float(req.output_len),
-                                     output_cv=output_cv)
+        output_cv = cut.output_cv
+    ctx = mean_decode_context_tokens(input_len=cut.input_mean, output_len=cut.output_mean, output_cv=output_cv)
     prices = prices or {}
     q = req.quantile
     I, O = float(req.input_len), float(req.output_len)
@@ -167,6 +169,7 @@ def plan_disaggregated(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanReques
                     found.append((gpu, tp, est, quant))
     if not found:
         return out
+    I, O = cut.input_mean, cut.output_mean  # the rates: the mean request after the cut (fitting: the asked one)
     rates, ttft = _prefill_curves([f[2] for f in found], I=I, cv=input_cv, q=q, chunked=req.enable_chunked_prefill)
     dec = []
     for _, _, est, _ in found:

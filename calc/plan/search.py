@@ -55,7 +55,7 @@ from calc.timing.attention_backend import engine_attention_scales
 from calc.timing.estimate import engine_numbers
 from calc.timing.serving import EngineNumbers, closed_loop
 from calc.traffic.prefix_cache import PrefixReuse, check_reuse, prefix_cache
-from calc.traffic.workload import length_cv2, length_cvs
+from calc.traffic.workload import cut_lengths, length_cvs
 
 WEIGHT_PRECISIONS: tuple[str, ...] = ("none", "fp8", "int8", "awq")  # vLLM --quantization; none = 16-bit
 KV_PRECISIONS: tuple[str, ...] = ("auto", "fp8")  # vLLM --kv-cache-dtype
@@ -431,7 +431,11 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
     if min(G, T, Q, K, S) == 0:
         raise ValueError("gpus: the search needs at least one GPU, TP size, precision and max_num_seqs")
     L = req.model_len
-    I, O = req.input_len, req.output_len
+    # the lengths the requests have once cut to the window (calc.traffic.workload.cut_lengths: the percentile
+    # check's simulations cut them so); with prefix reuse the cache model takes the asked ones
+    cut = None if req.reuse.any_reuse else cut_lengths(req.lengths, req.input_len, req.output_len, req.length_spread, L)
+    I, O = (cut.input_mean, cut.output_mean) if cut is not None else (req.input_len, req.output_len)
+    output_cv = cut.output_cv if cut is not None else length_cvs(req.lengths, req.length_spread)[1]
     numbers = {(q, k): model_numbers(arch, dtype=DTYPE, quantization=q, kv_cache_dtype=k)
                for q in quantizations for k in kv_cache_dtypes}
     eng = _grid_engines(arch, tuple(gpus), layouts, tuple(quantizations), tuple(kv_cache_dtypes), efficiency, numbers)
@@ -504,7 +508,7 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
     s = closed_loop(eng, input_len=I, output_len=O, concurrency=seqs, max_num_seqs=seqs,
                     max_num_batched_tokens=budget, enable_chunked_prefill=chunked,
                     kv_capacity_tokens=kv_tokens, fits=mem.fits, uniform_lengths=False, speculative=drafter,
-                    output_cv=length_cvs(req.lengths, req.length_spread)[1])
+                    output_cv=output_cv)
     if req.reuse.any_reuse:  # prefix caching: the hit rate at each option's KV pool and batch, then again
         if drafter is not None:
             raise ValueError("speculative_config with a shared prefix or turns: not modelled together yet")
@@ -521,7 +525,7 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
     replicas, wait = replicas_for_ttft(rate_rps=req.rate_rps, capacity_rps_per_replica=x_req, slots=b(s.running * dp_ax),
                                        ttft_s=ttft, ttft_slo_s=req.ttft_slo_s, quantile=req.quantile,
                                        prefill_s=b(s.prefill_time_per_request_s),
-                                       service_cv2=length_cv2(req.lengths, req.length_spread))
+                                       service_cv2=output_cv ** 2)
     ttft = ttft + wait  # the TTFT a request sees: its service at full batch + its waits
     with np.errstate(invalid="ignore", divide="ignore"):  # no capacity (does not fit): NaN
         utilization = np.where(np.isfinite(replicas) & (x_req > 0), req.rate_rps / (replicas * x_req), np.nan)

@@ -19,6 +19,7 @@ lines may end in LF, CRLF or a lone CR (old Excel / Mac exports).
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import math
 import re
@@ -251,6 +252,115 @@ def length_cvs(kind: str, spread: float) -> tuple[float, float]:
     """
     c = math.sqrt(length_cv2(kind, spread))
     return c, c
+
+
+@dataclass(frozen=True)
+class CutLengths:
+    """Means and coefficients of variation of the lengths a workload runs after :func:`make_workload`
+    cuts them to the model's window, and the share of requests cut (:func:`cut_lengths`)."""
+
+    input_mean: float
+    input_cv: float
+    output_mean: float
+    output_cv: float
+    cut_fraction: float
+
+
+CUT_GRID = 256  # quantile points of the output distribution (midpoints): the prompt's room m − O' at each
+
+
+def _normal_cdf(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.vectorize(math.erf, otypes=[float])(np.asarray(x, dtype=float) / math.sqrt(2.0)))
+
+
+def _over(spec: LengthSpec, cv: float, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(P(X > c), E[(X − c)⁺], E[(X² − c²)⁺]) of ``spec`` at each cap ``c``, in closed form: lognormal
+    by its partial moments (E[X^k; X > c] = E[X^k]·(1 − Φ(d_k)), d_k = (ln c − μ − kσ²)/σ), uniform on
+    [lo, hi] as a continuous one, fixed as its point."""
+    c = np.maximum(np.asarray(c, dtype=float), 1e-300)
+    mean = float(spec.mean)
+    if spec.kind == "lognormal" and cv > 0:
+        s2 = math.log1p(cv ** 2)
+        s, mu = math.sqrt(s2), math.log(mean) - s2 / 2.0
+        tail = [1.0 - _normal_cdf((np.log(c) - mu - k * s2) / s) for k in (0, 1, 2)]
+        p = tail[0]
+        return p, np.maximum(mean * tail[1] - c * p, 0.0), np.maximum(mean * mean * (1.0 + cv * cv) * tail[2] - c * c * p, 0.0)
+    if spec.kind == "uniform" and spec.hi > spec.lo:
+        lo, hi = float(spec.lo), float(spec.hi)
+        x = np.clip(c, lo, hi)  # above the cap: (x, hi]; below lo everything is over
+        w = hi - lo
+        p = (hi - x) / w
+        e1 = (hi - x) ** 2 / (2.0 * w) + (x - c) * p
+        e2 = ((hi ** 3 - x ** 3) / 3.0 - c * c * (hi - x)) / w
+        return p, e1, e2
+    x = float(spec.mean if spec.kind != "uniform" else spec.lo)
+    over = x > c
+    return over.astype(float), np.where(over, x - c, 0.0), np.where(over, x * x - c * c, 0.0)
+
+
+def _moments(spec: LengthSpec, mean: float, cv: float) -> tuple[float, float]:
+    """(E[X], E[X²]) of ``spec`` before the cut: the asked mean and CV, but a uniform's own [lo, hi]
+    (:func:`length_spec` keeps it inside the window, which moves its mean: 1,792 ± 50 % in 2,048 tokens
+    is [896, 2,048], mean 1,472)."""
+    if spec.kind == "uniform":
+        lo, hi = float(spec.lo), float(spec.hi)
+        m = (lo + hi) / 2.0
+        return m, m * m + (hi - lo) ** 2 / 12.0
+    return mean, mean * mean * (1.0 + cv * cv)
+
+
+@functools.lru_cache(maxsize=1024)
+def cut_lengths(kind: str, input_mean: float, output_mean: float, spread: float, max_model_len: int) -> CutLengths:
+    """The lengths the simulator runs for one traffic description, as the analytic models should take
+    them: :func:`length_spec` draws of prompt I and output O (independent), cut as
+    :func:`make_workload` cuts them, O' = min(O, m − 1), I' = min(I, m − O') for a window of
+    m = ``max_model_len`` tokens. Their moments are the asked ones (means, :func:`length_cvs`) less
+    what the cut removes,
+
+        E[O'] = E[O] − E[(O − (m − 1))⁺],   E[O'²] = E[O²] − E[(O² − (m − 1)²)⁺],
+        E[I'] = E[I] − E[(I − c)⁺],         E[I'²] = E[I²] − E[(I² − c²)⁺],   c = m − O',
+
+    each (·)⁺ in closed form (:func:`_over`), the prompt's over :data:`CUT_GRID` quantiles of O' (so
+    nothing changes where no draw can reach the window). Mean 1,792 + 256, lognormal 0.5, m = 2,048
+    (the default scenario): prompts 1,454 on average, CV 0.26, 41 % of the requests cut (200,000 drawn
+    by make_workload: 1,454.4, 0.264, 41.2 %).
+
+    >>> c = cut_lengths("lognormal", 1792, 256, 0.5, 2048)
+    >>> round(c.input_mean), round(c.input_cv, 2), round(c.output_mean), round(c.output_cv, 2), round(c.cut_fraction, 2)
+    (1454, 0.26, 256, 0.5, 0.41)
+    >>> cut_lengths("lognormal", 1792, 256, 0.5, 131072) == CutLengths(1792.0, 0.5, 256.0, 0.5, 0.0)
+    True
+    """
+    m = int(max_model_len)
+    cv_i, cv_o = length_cvs(kind, spread)
+    si, so = length_spec(kind, int(input_mean), spread, m), length_spec(kind, int(output_mean), spread, m)
+    mi, mo = float(input_mean), float(output_mean)
+    top_o = float(max(m - 1, 1))
+    p_o, x1_o, x2_o = (float(v[0]) for v in _over(so, cv_o, np.array([top_o])))
+    # O' at CUT_GRID midpoint quantiles: the lognormal's inverse CDF, the uniform's line, or the point
+    u = (np.arange(CUT_GRID) + 0.5) / CUT_GRID
+    if so.kind == "lognormal" and cv_o > 0:
+        from statistics import NormalDist  # noqa: PLC0415
+
+        s2 = math.log1p(cv_o ** 2)
+        qo = mo * np.exp(math.sqrt(s2) * np.array([NormalDist().inv_cdf(float(x)) for x in u]) - s2 / 2.0)
+    elif so.kind == "uniform":
+        qo = float(so.lo) + u * float(so.hi - so.lo)
+    else:
+        qo = np.full(CUT_GRID, mo)
+    c = np.maximum(m - np.minimum(qo, top_o), 1.0)
+    p_i, x1_i, x2_i = _over(si, cv_i, c)
+    cut = 1.0 - (1.0 - p_o) * (1.0 - float(p_i.mean()))  # about: the two cuts treated as independent
+    if cut < 1e-12:
+        return CutLengths(mi, cv_i, mo, cv_o, 0.0)
+    (mo, mo2), (mi, mi2) = _moments(so, mo, cv_o), _moments(si, mi, cv_i)
+    e_o, e_o2 = mo - x1_o, mo2 - x2_o
+    e_i, e_i2 = mi - float(x1_i.mean()), mi2 - float(x2_i.mean())
+
+    def cv(mean: float, second: float) -> float:
+        return math.sqrt(max(second / (mean * mean) - 1.0, 0.0)) if mean > 0 else 0.0
+
+    return CutLengths(e_i, cv(e_i, e_i2), e_o, cv(e_o, e_o2), cut)
 
 
 def sample_cv(lengths: np.ndarray) -> float:

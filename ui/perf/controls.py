@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from calc.spec.catalog import get_gpu, gpu_ids
 from calc.spec.inputs import GPUSpec, ServingConfig, describe_validation_error
-from calc.traffic.workload import length_cvs
+from calc.traffic.workload import MAX_TOKENS, CutLengths, cut_lengths
 from ui.controls import Control
 from ui.traffic import REPLICAS, SLA
 
@@ -70,11 +70,33 @@ class Variant:
     # (calc.traffic.workload.length_cvs), the simulated closed loop draws its requests so.
     lengths: str = "fixed"
     length_spread: float = 0.0
+    # The window the requests are cut to where serving.max_model_len is None: the model's own
+    # (max_position_embeddings); None: not cut there
+    model_window: int | None = None
+
+    @property
+    def cut(self) -> CutLengths:
+        """The lengths the requests have once cut to max_model_len, as the simulator runs them
+        (:func:`calc.traffic.workload.cut_lengths`; max_model_len None: :attr:`model_window`)."""
+        s = self.serving
+        return cut_lengths(self.lengths, s.input_len, s.output_len, self.length_spread,
+                           s.max_model_len or self.model_window or MAX_TOKENS)
 
     @property
     def length_cvs(self) -> tuple[float, float]:
-        """(input_cv, output_cv) of :attr:`lengths` / :attr:`length_spread`."""
-        return length_cvs(self.lengths, self.length_spread)
+        """(input_cv, output_cv) of :attr:`lengths` / :attr:`length_spread`, after the cut (:attr:`cut`)."""
+        c = self.cut
+        return c.input_cv, c.output_cv
+
+    @property
+    def analytic_serving(self) -> ServingConfig:
+        """:attr:`serving` with the mean prompt and output the requests have after the cut (:attr:`cut`):
+        what the analytic models take; the serving config itself where nothing is cut."""
+        c = self.cut
+        if c.cut_fraction == 0.0:
+            return self.serving
+        return self.serving.model_copy(update={"input_len": max(1, round(c.input_mean)),
+                                               "output_len": max(1, round(c.output_mean))})
 
 
 def apply_variant(base: Variant, token: str) -> Variant:

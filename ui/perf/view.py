@@ -137,10 +137,11 @@ def cached_estimate(v: Variant, arch: ModelArch, eff: Efficiency, concurrency) -
     c = np.asarray(concurrency)
     conc_key = (c.dtype.str, c.shape, c.tobytes()) if c.ndim else ("<f8", (), b"")
     output_cv = float(v.length_cvs[1])
+    serving = v.analytic_serving  # the mean lengths after the cut to max_model_len (Variant.cut)
     if not c.ndim and not np.isnan(c):
-        return estimate(arch, v.gpu, v.serving, eff, concurrency=concurrency, enable_chunked_prefill=v.chunked,
+        return estimate(arch, v.gpu, serving, eff, concurrency=concurrency, enable_chunked_prefill=v.chunked,
                         speculative=v.speculative, output_cv=output_cv)
-    return _estimate_cached(arch, _ByJson(v.gpu), v.serving.model_copy(update={"concurrency": None}), eff,
+    return _estimate_cached(arch, _ByJson(v.gpu), serving.model_copy(update={"concurrency": None}), eff,
                             bool(v.chunked), conc_key, v.speculative, output_cv)
 
 
@@ -213,7 +214,7 @@ class _VariantKey:
 
     def __init__(self, v: Variant):
         self.variant, self.key = v, (v.token, v.serving, v.gpu.model_dump_json(), bool(v.chunked), v.speculative,
-                                     v.length_cvs)
+                                     v.lengths, v.length_spread, v.model_window)
 
     def __hash__(self) -> int:
         return hash(self.key)
@@ -558,15 +559,15 @@ def headline_bands(arch: ModelArch, gpu, *, concurrency: float, values: dict[str
 
 @lru_cache(maxsize=ESTIMATE_CACHE_SIZE)
 def _open_loop_cached(arch: ModelArch, gpu: _ByJson, serving: ServingConfig, eff: Efficiency, chunked: bool,
-                      rate_rps: float, percentile: float, speculative=None, lengths: tuple = ("fixed", 0.0)) -> OpenLoop:
+                      rate_rps: float, percentile: float, speculative=None, lengths: tuple = ("fixed", 0.0, None)) -> OpenLoop:
     v = Variant("", serving, gpu.model, chunked, speculative, *lengths)
     est = probe(v, arch, eff)
     drafter, kv_tokens = speculative_drafter(est, speculative, gpu=gpu.model, serving=serving, efficiency=eff)
-    input_cv, output_cv = v.length_cvs
-    return open_loop(est.engine, input_len=serving.input_len, output_len=serving.output_len, rate_rps=rate_rps,
+    cut = v.cut  # the lengths after the cut to max_model_len, as the load test draws them
+    return open_loop(est.engine, input_len=cut.input_mean, output_len=cut.output_mean, rate_rps=rate_rps,
                      max_num_seqs=est.max_num_seqs, max_num_batched_tokens=est.max_num_batched_tokens,
-                     kv_capacity_tokens=kv_tokens, enable_chunked_prefill=chunked, input_cv=input_cv,
-                     output_cv=output_cv, percentile=percentile, speculative=drafter)
+                     kv_capacity_tokens=kv_tokens, enable_chunked_prefill=chunked, input_cv=cut.input_cv,
+                     output_cv=cut.output_cv, percentile=percentile, speculative=drafter)
 
 
 def open_loop_at_rate(v: Variant, arch: ModelArch, eff: Efficiency, *, rate_rps: float, percentile: float) -> OpenLoop:
@@ -579,7 +580,7 @@ def open_loop_at_rate(v: Variant, arch: ModelArch, eff: Efficiency, *, rate_rps:
     CPU a call: the batch bisection); shared, do not modify."""
     return _open_loop_cached(arch, _ByJson(v.gpu), v.serving.model_copy(update={"concurrency": None}), eff,
                              bool(v.chunked), float(rate_rps), float(percentile), v.speculative,
-                             (v.lengths, float(v.length_spread)))
+                             (v.lengths, float(v.length_spread), v.model_window))
 
 
 def memory_compute_crossing(sweep: OperatorTable) -> dict[str, float]:

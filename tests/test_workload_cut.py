@@ -1,0 +1,33 @@
+"""calc.traffic.workload.cut_lengths: the moments of the lengths make_workload runs once it cuts them to
+the window, against large draws of make_workload itself (the one source of the cut)."""
+
+import numpy as np
+import pytest
+
+from calc.traffic.workload import CutLengths, cut_lengths, length_spec, make_workload
+
+
+@pytest.mark.parametrize("kind, i, o, spread, window", [
+    ("lognormal", 1792, 256, 0.5, 2048),   # the default scenario at max_model_len 2,048: 41 % cut
+    ("lognormal", 1000, 1000, 1.0, 2048),  # both sides cut
+    ("lognormal", 1792, 256, 2.0, 2048),
+    ("lognormal", 3000, 500, 0.5, 4096),
+    ("uniform", 1792, 256, 0.5, 2048),     # the uniform's [lo, hi] already inside the window: [896, 2,048]
+    ("uniform", 1000, 1000, 0.9, 2048),
+])
+def test_moments_match_the_workloads_draws(kind, i, o, spread, window):
+    w = make_workload(arrival="poisson", num_requests=200_000, rate_per_s=1.0, input_len=length_spec(kind, i, spread, window),
+                      output_len=length_spec(kind, o, spread, window), max_model_len=window, seed=3)
+    x, y = w.input_len.astype(float), w.output_len.astype(float)
+    c = cut_lengths(kind, i, o, spread, window)
+    assert c.input_mean == pytest.approx(x.mean(), rel=0.005) and c.output_mean == pytest.approx(y.mean(), rel=0.005)
+    assert c.input_cv == pytest.approx(x.std() / x.mean(), abs=0.01)
+    assert c.output_cv == pytest.approx(y.std() / y.mean(), abs=0.01)
+    assert 0.0 < c.cut_fraction < 1.0
+
+
+def test_nothing_cut_is_the_asked_traffic():
+    # a window no draw reaches, and fixed lengths inside it: the asked means and CVs, exactly
+    assert cut_lengths("lognormal", 1792, 256, 0.5, 131072) == CutLengths(1792.0, 0.5, 256.0, 0.5, 0.0)
+    assert cut_lengths("fixed", 1792, 256, 0.5, 2048) == CutLengths(1792.0, 0.0, 256.0, 0.0, 0.0)
+    assert cut_lengths("uniform", 1000, 200, 0.5, 8192).input_mean == 1000.0
