@@ -75,7 +75,7 @@ ZH: dict[str, str] = {
     "nav.disagg": "预填充/解码分离",
     "dg.title": "预填充/解码分离什么时候划算？",
     "dg.lengths_section": "长度",
-    "dg.intro": "{model}，{gpu}（TP {tp}），平均 {i} 个提示词 token + {o} 个输出 token（侧栏设定值；其分布见上方“长度”；模型按负载测试的抽样取用，即截断到 max_model_len 之后的长度）。同样的 GPU 可以跑共置引擎"
+    "dg.intro": "{model}，{gpu}（TP {tp}），平均 {i} 个提示词 token + {o} 个输出 token（侧栏设定值；其分布见上方“长度”；模型采用负载测试实际运行的长度，即截断到 max_model_len 之后的长度）。同样的 GPU 可以跑共置引擎"
                 "（预填充和解码共用每一步），也可以拆成 P 个预填充实例和 D 个解码实例（vLLM --kv-transfer-config，xPyD）："
                 "每个提示词的 KV 经链路传过去，解码步里没有预填充。比较的是各自在 SLA 内能承载的最高请求速率"
                 "（TTFT 取 {stat}，TPOT 取均值）。",
