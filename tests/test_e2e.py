@@ -27,7 +27,11 @@ def _label(text: str) -> str:
 
 
 def sidebar_nav(page: Page) -> list[str]:
-    return [_label(t) for t in page.get_by_test_id("stSidebar").locator(".st-key-app_nav a").all_inner_texts()]
+    links = page.get_by_test_id("stSidebar").locator(".st-key-app_nav a")
+    # drawn by the app's script after the page's first elements: on a loaded box a second after the heading it
+    # was still empty (fresh-clone CI of c11829e, another browser test running beside it)
+    expect(links.first).to_be_visible(timeout=LOAD)
+    return [_label(t) for t in links.all_inner_texts()]
 
 
 def test_slider_updates_metric_chart_and_url(page: Page, streamlit_url):
