@@ -6,7 +6,7 @@ import streamlit as st
 from calc.plan.disaggregation import same_gpus
 from calc.traffic.disaggregation import kv_descriptor_s, kv_descriptors, kv_links, kv_regions_per_layer
 from ui import format as F
-from calc.traffic.workload import cut_lengths, length_cvs
+from calc.traffic.workload import cut_serving, length_cvs
 from ui import command_block, labelled, layout, lazy_inputs, shell
 from ui.disagg import explain as X
 from ui.disagg import figures as FD
@@ -54,13 +54,10 @@ bw = bw_gb * 1e9 if bw_gb else link.effective_bytes_per_s()
 # the lengths' spread the other pages judge with: the models take their coefficients of variation
 lens = lazy_inputs.section(t, t("dg.lengths_section"), "sec_dg_lengths", (LENGTHS, LENGTH_SPREAD), _length_inputs)
 lengths = lens[LENGTHS.key] if lens[LENGTHS.key] in LENGTHS.choices() else LENGTHS.default
-# the lengths once cut to max_model_len, as the load test draws them (calc.traffic.workload.cut_lengths)
-spread = 0.0 if lengths == "fixed" else float(lens[LENGTH_SPREAD.key])
-cut = cut_lengths(lengths, s.input_len, s.output_len, spread, s.max_model_len or sc.arch.max_position_embeddings)
+# the lengths once cut to max_model_len, as the load test draws them (calc.traffic.workload.cut_serving)
+analytic, cut = cut_serving(s, lengths, lens[LENGTH_SPREAD.key], sc.arch.max_position_embeddings)
 cvs = (cut.input_cv, cut.output_cv)
-asked = length_cvs(lengths, spread)  # what the simulate command draws (and cuts itself)
-analytic = s if cut.cut_fraction == 0.0 else s.model_copy(update={"input_len": max(1, round(cut.input_mean)),
-                                                                  "output_len": max(1, round(cut.output_mean))})
+asked = length_cvs(lengths, lens[LENGTH_SPREAD.key])  # what the simulate command draws (and cuts itself)
 tp = s.tensor_parallel_size
 n = max(tp * 2, n - n % tp)  # whole engines: a multiple of TP, at least one prefill and one decode instance
 st.caption(t("dg.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=tp, i=F.integer(s.input_len),

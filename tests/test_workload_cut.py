@@ -31,3 +31,16 @@ def test_nothing_cut_is_the_asked_traffic():
     assert cut_lengths("lognormal", 1792, 256, 0.5, 131072) == CutLengths(1792.0, 0.5, 256.0, 0.5, 0.0)
     assert cut_lengths("fixed", 1792, 256, 0.5, 2048) == CutLengths(1792.0, 0.0, 256.0, 0.0, 0.0)
     assert cut_lengths("uniform", 1000, 200, 0.5, 8192).input_mean == 1000.0
+
+
+def test_the_serving_config_carries_the_cut_means():
+    from calc.spec.inputs import ServingConfig
+    from calc.traffic.workload import cut_serving
+
+    s = ServingConfig(input_len=1792, output_len=256, max_model_len=2048)
+    cut_s, c = cut_serving(s, "lognormal", 0.5, None)
+    assert (cut_s.input_len, cut_s.output_len) == (round(c.input_mean), round(c.output_mean)) == (1454, 256)
+    assert cut_serving(s, "fixed", 0.5, None)[0] is s  # nothing cut: the same config
+    # max_model_len unset: the model's window (4,096 for Llama-2-7B) cuts, None does not
+    free = ServingConfig(input_len=1792, output_len=256)
+    assert cut_serving(free, "lognormal", 0.5, 4096)[1].cut_fraction > 0 and cut_serving(free, "lognormal", 0.5, None)[0] is free

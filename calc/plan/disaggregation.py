@@ -312,7 +312,8 @@ def same_gpus(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, efficiency:
     Colocated: the largest rate λ_c* one engine serves within the targets (:func:`open_loop`, TTFT at
     the statistic, TPOT mean), times ⌊N/TP⌋ replicas. Disaggregated: λ_p* and λ_d* as the planner
     finds them (module docstring), the best split of the same N GPUs. ``input_cv``, ``output_cv``: the
-    lengths' coefficients of variation (the shared traffic's, :func:`calc.traffic.workload.length_cvs`).
+    lengths' coefficients of variation (the shared traffic's once cut to the window, as ``serving``'s
+    lengths: :func:`calc.traffic.workload.cut_serving`).
     """
     q = None if percentile == "mean" else float(percentile.removeprefix("p")) / 100.0
     I, O = float(serving.input_len), float(serving.output_len)

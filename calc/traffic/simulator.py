@@ -413,7 +413,7 @@ class _Gaps:
 # Pure decode runs longer than this many steps are timed as one vector (StepTimer.decode_run, ~15 µs)
 # rather than step by step (~9 µs a step): the default planner check spent 5.8 of its 18 s in
 # engine_step's vectorized calls (0.75 ms each) and 2.2 s in 215,000 scalar steps.
-DECODE_RUN_VECTOR_MIN = 3
+DECODE_RUN_VECTOR_MIN_STEPS = 3
 DEADLINE_EVERY_PASSES = 32  # a pass costs 80-300 µs (calc.traffic.budget): the deadline holds to ~10 ms
 
 
@@ -579,7 +579,7 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
                     base_keys = rc + 1
                 else:
                     ctx0 = float((rc + 1).sum())
-                if k > DECODE_RUN_VECTOR_MIN and not sliding:
+                if k > DECODE_RUN_VECTOR_MIN_STEPS and not sliding:
                     # a run: one vector expression of the same step time (StepTimer.decode_run)
                     dts_a = timer.decode_run(R, ctx0, k)
                     starts = now + np.concatenate([[0.0], np.cumsum(dts_a)[:-1]])

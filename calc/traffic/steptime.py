@@ -116,7 +116,6 @@ class StepTimer:
         self._dense = tuple(o for o in LINEAR_OPS if o not in ("lm_head", "mlp"))
         self.fast = True
         self.fast = self._self_check()
-        self.fast_runs = self.fast
         self.fast_runs = self.fast and self._check_runs()
 
     def _self_check(self) -> bool:
@@ -139,42 +138,42 @@ class StepTimer:
         return True
 
     def _check_runs(self) -> bool:
-        """:meth:`decode_run` equals ``engine_step`` over a whole run (relative 1e-9)."""
+        """:meth:`_fast_run` equals ``engine_step`` over a whole run (relative 1e-9)."""
         for batch in sorted({1, max(self.max_tokens // 3, 1), self.max_tokens}):
             ctx = batch * 700.0 + batch * np.arange(300, dtype=float)
-            ref = np.broadcast_to(np.asarray(engine_step(
-                self._e, decode_tokens=float(batch), decode_context_tokens_sum=ctx, prefill_tokens=0.0,
-                prefill_attention_pairs=0.0, prefill_cached_tokens=0.0, logits_tokens=float(batch)).step_s, dtype=float),
-                ctx.shape)
-            if not np.all(np.abs(self.decode_run(batch, 700.0 * batch, 300) - ref) <= 1e-9 * np.abs(ref)):
+            ref = self._engine_run(batch, ctx)
+            if not np.all(np.abs(self._fast_run(batch, ctx) - ref) <= 1e-9 * np.abs(ref)):
                 return False
         return True
 
     def decode_run(self, batch: int, ctx0: float, steps: int) -> np.ndarray:
         """Step seconds of ``steps`` pure decode steps of ``batch`` sequences whose keys read start at
         ``ctx0`` and grow by ``batch`` a step: ``engine_step(decode_tokens=B, decode_context_tokens_sum
-        = ctx0 + j·B, logits_tokens=B).step_s`` for j = 0 … steps − 1, in one vector expression. With
-        p = 0 only the attention term depends on j, linearly in its FLOPs and its bytes:
+        = ctx0 + j·B, logits_tokens=B).step_s`` for j = 0 … steps − 1, in one vector expression
+        (:meth:`_fast_run`; ``engine_step`` itself where the mirror is out of date: ``fast_runs`` False)."""
+        ctx = float(ctx0) + float(batch) * np.arange(int(steps), dtype=float)
+        return self._fast_run(batch, ctx) if self.fast_runs else self._engine_run(batch, ctx)
+
+    def _engine_run(self, batch: int, ctx: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(np.asarray(engine_step(
+            self._e, decode_tokens=float(batch), decode_context_tokens_sum=ctx, prefill_tokens=0.0,
+            prefill_attention_pairs=0.0, prefill_cached_tokens=0.0, logits_tokens=float(batch)).step_s, dtype=float),
+            ctx.shape).copy()
+
+    def _fast_run(self, batch: int, ctx: np.ndarray) -> np.ndarray:
+        """With p = 0 only the attention term depends on the keys read, linearly in its FLOPs and bytes:
 
             t_j = T_B + max(F_B + f·ctx_j, M_B + m·ctx_j)
 
-        T_B = everything of :meth:`_fast` but the attention's max, at batch B; F_B, M_B its
-        N-only compute and memory seconds, f, m their slopes per key (``engine_step`` itself where
-        the mirror is out of date: ``fast_runs`` False)."""
-        ctx = float(ctx0) + float(batch) * np.arange(int(steps), dtype=float)
-        if not self.fast_runs:
-            return np.broadcast_to(np.asarray(engine_step(
-                self._e, decode_tokens=float(batch), decode_context_tokens_sum=ctx, prefill_tokens=0.0,
-                prefill_attention_pairs=0.0, prefill_cached_tokens=0.0, logits_tokens=float(batch)).step_s, dtype=float),
-                ctx.shape).copy()
+        T_B = everything of :meth:`_fast` but the attention's max, at batch B; F_B, M_B its N-only
+        compute and memory seconds, f, m their slopes per key."""
         n = int(batch)
         if n > self.max_tokens:
             raise ValueError(f"step of {n} tokens exceeds the table ({self.max_tokens})")
         eta = self._eta_d
         c0 = self._flops["attention"][n] / (self._attn_peak * eta)
         m0 = self._bytes["attention"][n] / self._bw
-        c_total0 = c0 if c0 > m0 else m0
-        rest = self._fast(n, 0.0, 0, 0.0, 0.0, n) - c_total0  # T_B (+ the attention's fixed time)
+        rest = self._fast(n, 0.0, 0, 0.0, 0.0, n) - max(c0, m0)  # T_B (the attention's fixed time included)
         c1 = self._fa[0] / (self._attn_peak * eta)
         m1 = self._ba[0] * self._dec_slow / self._bw
         return rest + np.maximum(c0 + c1 * ctx, m0 + m1 * ctx)

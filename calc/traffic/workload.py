@@ -363,6 +363,19 @@ def cut_lengths(kind: str, input_mean: float, output_mean: float, spread: float,
     return CutLengths(e_i, cv(e_i, e_i2), e_o, cv(e_o, e_o2), cut)
 
 
+def cut_serving(serving, kind: str, spread: float, model_window: int | None):
+    """(serving config, :class:`CutLengths`): ``serving`` (a :class:`calc.spec.inputs.ServingConfig`)
+    with the mean prompt and output its requests have once cut to its max_model_len (else
+    ``model_window``, the model's own; None: not cut), whole tokens, as the analytic models should
+    take them; ``serving`` itself where nothing is cut (:func:`cut_lengths`)."""
+    window = serving.max_model_len or model_window or MAX_TOKENS
+    c = cut_lengths(kind, serving.input_len, serving.output_len, 0.0 if kind == "fixed" else float(spread), window)
+    if c.cut_fraction == 0.0:
+        return serving, c
+    return serving.model_copy(update={"input_len": max(1, round(c.input_mean)),
+                                      "output_len": max(1, round(c.output_mean))}), c
+
+
 def sample_cv(lengths: np.ndarray) -> float:
     """The coefficient of variation of a trace's lengths, C = σ / μ (population σ), what the
     analytic models take as ``input_cv`` / ``output_cv`` where the lengths come from a trace

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from calc.spec.catalog import get_gpu, gpu_ids
 from calc.spec.inputs import GPUSpec, ServingConfig, describe_validation_error
-from calc.traffic.workload import MAX_TOKENS, CutLengths, cut_lengths
+from calc.traffic.workload import CutLengths, cut_serving
 from ui.controls import Control
 from ui.traffic import REPLICAS, SLA
 
@@ -77,10 +77,8 @@ class Variant:
     @property
     def cut(self) -> CutLengths:
         """The lengths the requests have once cut to max_model_len, as the simulator runs them
-        (:func:`calc.traffic.workload.cut_lengths`; max_model_len None: :attr:`model_window`)."""
-        s = self.serving
-        return cut_lengths(self.lengths, s.input_len, s.output_len, self.length_spread,
-                           s.max_model_len or self.model_window or MAX_TOKENS)
+        (:func:`calc.traffic.workload.cut_serving`; max_model_len None: :attr:`model_window`)."""
+        return cut_serving(self.serving, self.lengths, self.length_spread, self.model_window)[1]
 
     @property
     def length_cvs(self) -> tuple[float, float]:
@@ -91,12 +89,8 @@ class Variant:
     @property
     def analytic_serving(self) -> ServingConfig:
         """:attr:`serving` with the mean prompt and output the requests have after the cut (:attr:`cut`):
-        what the analytic models take; the serving config itself where nothing is cut."""
-        c = self.cut
-        if c.cut_fraction == 0.0:
-            return self.serving
-        return self.serving.model_copy(update={"input_len": max(1, round(c.input_mean)),
-                                               "output_len": max(1, round(c.output_mean))})
+        what the analytic models take."""
+        return cut_serving(self.serving, self.lengths, self.length_spread, self.model_window)[0]
 
 
 def apply_variant(base: Variant, token: str) -> Variant:
