@@ -18,7 +18,7 @@ from calc.traffic.budget import (BYTES_PER_STEP, SECONDS_PER_PASS, SECONDS_PER_S
 from calc.traffic.simulator import EngineConfig, _Gaps, simulate
 from calc.traffic.slo import summarize
 from calc.traffic.workload import LengthSpec, make_workload
-from ui.budget import MIB, ByteCache, limits, nbytes
+from ui.budget import MIB, ByteCache, limits, nbytes, shared_memo
 
 
 class TestEstimateWork:
@@ -193,6 +193,71 @@ class TestByteCache:
         for th in threads:
             th.join()
         assert c.total_bytes == sum(nbytes(np.zeros(500)) for _ in c.keys()) <= 50_000
+
+
+class TestSharedMemo:
+    """ui.budget.shared_memo: lru_cache's behaviour, but a key is computed once while threads wait."""
+
+    def test_threads_asking_one_key_at_once_compute_it_once(self):
+        calls = []
+
+        @shared_memo(4)
+        def slow(x, *, scale=1):
+            calls.append(x)
+            time.sleep(0.2)
+            return np.arange(x) * scale
+
+        got = []
+        threads = [threading.Thread(target=lambda: got.append(slow(10, scale=2))) for _ in range(8)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        assert calls == [10] and len(got) == 8 and all(g is got[0] for g in got)
+        assert slow.cache_info() == (7, 1, 4, 1)  # hits, misses, maxsize, currsize
+        assert slow(10, scale=3) is not got[0] and calls == [10, 10]  # keyword values are part of the key
+
+    def test_distinct_keys_do_not_wait_for_each_other(self):
+        @shared_memo(8)
+        def slow(x):
+            time.sleep(0.3)
+            return x
+
+        t0 = time.monotonic()
+        threads = [threading.Thread(target=slow, args=(i,)) for i in range(4)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        assert time.monotonic() - t0 < 1.0  # 4 × 0.3 s one after another would be 1.2 s
+
+    def test_an_exception_is_not_cached_and_waiters_try_again(self):
+        calls = []
+
+        @shared_memo(2)
+        def flaky(x):
+            calls.append(x)
+            if len(calls) == 1:
+                time.sleep(0.1)
+                raise ValueError("first call fails")
+            return x
+
+        out, errors = [], []
+
+        def call():
+            try:
+                out.append(flaky(1))
+            except ValueError as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=call) for _ in range(3)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        assert len(errors) == 1 and out == [1, 1] and calls == [1, 1]  # one failure, then one computation shared
+        flaky.cache_clear()
+        assert flaky.cache_info() == (0, 0, 2, 0)
 
 
 def test_settings_from_the_environment(monkeypatch):

@@ -23,6 +23,7 @@ import numpy as np
 from calc.timing.bands import (API_SERVER_BUSY, API_SERVER_SHARED, CONDITIONS, N_MIN, BandBasis, BandKey,
                                api_server_share, band_basis, gpu_family, load_condition, load_measurements, load_regime)
 from ui import format as F
+from ui.budget import shared_memo
 from ui.charts import encode_arrays
 from ui.i18n import Translator
 
@@ -290,7 +291,7 @@ class _Values:
 REGION_CACHE_SIZE = 32
 
 
-@lru_cache(maxsize=REGION_CACHE_SIZE)
+@shared_memo(REGION_CACHE_SIZE)
 def _frontier_regions(moe: bool, family: str, name: str, presenting: bool, y: _Values, concurrency: _Values,
                       tpot_s: _Values, ttft_s: _Values, busy: _Values) -> tuple[tuple[dict, ...], tuple[dict, ...]]:
     """:func:`frontier_regions` from the values it depends on; the traces' arrays as plotly.js

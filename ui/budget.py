@@ -171,3 +171,81 @@ class ByteCache:
 
 
 RESULTS = ByteCache()  # every page's results, shared by the sessions of this process
+
+
+_MISSING = object()
+
+
+def shared_memo(maxsize: int):
+    """``functools.lru_cache(maxsize)`` for results every session shares, computed once at a time:
+    a thread that asks for a key another thread is computing waits for that result instead of
+    computing it again (as :meth:`ByteCache.get`). In a room that opens one link at once, every
+    session's first run asks the same inputs; with ``lru_cache`` each of them missed and computed
+    them side by side (issue 18's room of 50: the frontier's open loop, ~44 ms, once per session
+    that opened before the first had finished). Keys are the positional and keyword arguments
+    (hashable, as for lru_cache); ``cache_info()`` and ``cache_clear()`` as lru_cache's; an
+    exception is not cached (the next caller computes again).
+
+    >>> calls = []
+    >>> @shared_memo(2)
+    ... def square(x):
+    ...     calls.append(x)
+    ...     return x * x
+    >>> [square(3), square(3), square(4), square(5), square(3)], calls   # 3 evicted by 5, computed again
+    ([9, 9, 16, 25, 9], [3, 4, 5, 3])
+    >>> square.cache_info()
+    CacheInfo(hits=1, misses=4, maxsize=2, currsize=2)
+    """
+    import functools  # noqa: PLC0415
+
+    def decorate(fn):
+        items: OrderedDict = OrderedDict()
+        lock = threading.Lock()
+        computing: dict[Hashable, threading.Lock] = {}
+        stats = [0, 0]  # hits, misses
+
+        def lookup(key):
+            with lock:
+                value = items.get(key, _MISSING)
+                if value is not _MISSING:
+                    items.move_to_end(key)
+                return value
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            key = (args, tuple(sorted(kwargs.items()))) if kwargs else args
+            value = lookup(key)
+            if value is _MISSING:
+                with lock:
+                    gate = computing.setdefault(key, threading.Lock())
+                with gate:  # another thread computing this key: wait for it
+                    value = lookup(key)
+                    if value is _MISSING:
+                        try:
+                            value = fn(*args, **kwargs)
+                            with lock:
+                                stats[1] += 1
+                                items[key] = value
+                                while len(items) > maxsize:
+                                    items.popitem(last=False)
+                        finally:
+                            with lock:
+                                computing.pop(key, None)
+                        return value
+            with lock:
+                stats[0] += 1
+            return value
+
+        def cache_info():
+            with lock:
+                return functools._CacheInfo(stats[0], stats[1], maxsize, len(items))
+
+        def cache_clear():
+            with lock:
+                items.clear()
+                stats[:] = [0, 0]
+
+        wrapper.cache_info, wrapper.cache_clear = cache_info, cache_clear
+        return wrapper
+
+    return decorate

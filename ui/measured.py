@@ -17,7 +17,6 @@ import html
 import json
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Callable
 
 import numpy as np
@@ -32,6 +31,7 @@ from calc.spec.results import ResultsError, parse_results
 from calc.spec.untrusted import InputError
 from ui import controls as C
 from ui import format as F
+from ui.budget import shared_memo
 from ui.layout import lazy_expander
 from ui import uploader
 from calc.spec.untrusted import shorten
@@ -171,7 +171,7 @@ def _on_forget() -> None:
 
 # ----------------------------------------------------------------------------- scoring
 
-@lru_cache(maxsize=32)
+@shared_memo(32)
 def _scored_cached(rows_json: str, eff_json: str) -> tuple[tuple[Scored, ...], tuple[str, ...]]:
     eff = Efficiency.model_validate_json(eff_json)
     out, problems = [], []

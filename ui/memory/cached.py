@@ -13,12 +13,12 @@ of changing another session's numbers.
 from __future__ import annotations
 
 import dataclasses
-from functools import lru_cache
 
 import numpy as np
 
 from calc.sizing.scenario import MemoryResult, memory_for as _memory_for
 from calc.spec.inputs import Efficiency, ModelArch, ServingConfig
+from ui.budget import shared_memo
 from ui.perf.view import _ByJson, array_key, array_of_key
 
 CACHE_SIZE = 512  # scalar results ~5 kB, sweeps (≤ ~60 points) ~20 kB: a few MB shared by every session
@@ -32,7 +32,7 @@ def _read_only(r: MemoryResult) -> MemoryResult:
     return r
 
 
-@lru_cache(maxsize=CACHE_SIZE)
+@shared_memo(CACHE_SIZE)
 def _cached(arch: ModelArch, gpu: _ByJson, serving: ServingConfig, efficiency: Efficiency, conc: tuple,
             ctx: tuple) -> MemoryResult:
     return _read_only(_memory_for(arch, gpu.model, serving, efficiency, concurrency=array_of_key(conc),
@@ -54,7 +54,7 @@ def memory_for(arch: ModelArch, gpu, serving: ServingConfig, efficiency: Efficie
     return _cached(arch, _ByJson(gpu), serving, efficiency, array_key(concurrency), array_key(context_tokens))
 
 
-@lru_cache(maxsize=CACHE_SIZE)
+@shared_memo(CACHE_SIZE)
 def _panels(arch: ModelArch, gpu: _ByJson, serving: ServingConfig, efficiency: Efficiency, resolved, concurrency: int,
             context_tokens: int, lang: str) -> tuple:
     from calc.sizing.layout import rank_numbers  # noqa: PLC0415

@@ -8,7 +8,6 @@ and formats. No streamlit either (unit-testable).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -28,6 +27,7 @@ from calc.spec.vllm_command import serve_command
 from calc.timing.bands import BandBasis, BandKey, band, band_basis, gpu_family, load_regime
 from calc.traffic.queueing import OpenLoop, open_loop
 from ui import format as F
+from ui.budget import shared_memo
 from ui.perf.controls import Variant
 from ui.tables import to_csv
 
@@ -117,7 +117,7 @@ def array_of_key(key: tuple):
 ESTIMATE_CACHE_SIZE = 64  # ~80 kB each (a 257-point sweep): a few MB, shared by every session
 
 
-@lru_cache(maxsize=ESTIMATE_CACHE_SIZE)
+@shared_memo(ESTIMATE_CACHE_SIZE)
 def _estimate_cached(arch: ModelArch, gpu: _ByJson, serving: ServingConfig, eff: Efficiency, chunked: bool,
                      conc_key: tuple, speculative=None, output_cv: float = 0.0) -> Estimate:
     conc = np.frombuffer(conc_key[2], dtype=conc_key[0]).reshape(conc_key[1]) if conc_key[1] else np.nan
@@ -145,7 +145,7 @@ def cached_estimate(v: Variant, arch: ModelArch, eff: Efficiency, concurrency) -
                             bool(v.chunked), conc_key, v.speculative, output_cv)
 
 
-@lru_cache(maxsize=32)
+@shared_memo(32)
 def _schedule_cached(arch: ModelArch, gpu: _ByJson, serving: ServingConfig, eff: Efficiency, requests: tuple,
                      chunked: bool, kw: tuple) -> ScheduleResult:
     return simulate(engine_numbers(arch, gpu.model, serving, eff), requests, enable_chunked_prefill=chunked,
@@ -164,7 +164,7 @@ def schedule_runs(arch: ModelArch, gpu, serving: ServingConfig, eff: Efficiency,
     return {"chunked": _schedule_cached(*key, True, kw), "whole": _schedule_cached(*key, False, kw)}
 
 
-@lru_cache(maxsize=32)
+@shared_memo(32)
 def _roofline_cached(arch: ModelArch, gpu: _ByJson, serving: ServingConfig, eff: Efficiency, decode_batch: int,
                      context_tokens: int, prompt_tokens: int) -> RooflineResult:
     return roofline(arch, gpu.model, serving, eff, decode_batch=decode_batch, context_tokens=context_tokens,
@@ -200,7 +200,7 @@ def sweep_concurrency(probes: Sequence[Estimate], chosen: int) -> np.ndarray:
     return pts.copy() if i < pts.size and pts[i] == c else np.insert(pts, i, c)
 
 
-@lru_cache(maxsize=64)  # a few tops in use (one per engine limit); ~0.3 ms of geomspace/unique each rerun
+@shared_memo(64)  # a few tops in use (one per engine limit); ~0.3 ms of geomspace/unique each rerun
 def _sweep_points(top: int) -> np.ndarray:
     pts = concurrency_points(top=top, n=SWEEP_POINTS)
     pts.setflags(write=False)  # shared between reruns and sessions
@@ -243,7 +243,7 @@ def frontier_series(v: Variant, arch: ModelArch, eff: Efficiency, *, concurrency
                           float(ttft_slo_s), float(tpot_slo_s), int(chosen), None if price is None else float(price))
 
 
-@lru_cache(maxsize=SERIES_CACHE_SIZE)
+@shared_memo(SERIES_CACHE_SIZE)
 def _series_cached(vk: _VariantKey, arch: ModelArch, eff: Efficiency, conc_key: tuple, label: str, color: str,
                    ttft_slo_s: float, tpot_slo_s: float, chosen: int, price: float | None) -> FrontierSeries:
     return _frontier_series(vk.variant, arch, eff, concurrency=array_of_key(conc_key), label=label, color=color, ttft_slo_s=ttft_slo_s,
@@ -358,7 +358,7 @@ class CaseStudy:
     bound_tpot_before_s: float  # weights + KV of 16 requests at full bandwidth
 
 
-@lru_cache(maxsize=8)  # fixed inputs: the same for every rerun with the same efficiencies
+@shared_memo(8)  # fixed inputs: the same for every rerun with the same efficiencies
 def case_study(eff: Efficiency = Efficiency()) -> CaseStudy:
     arch, gpu = get_model(CASE_MODEL), get_gpu(CASE_GPU)
     out = []
@@ -557,7 +557,7 @@ def headline_bands(arch: ModelArch, gpu, *, concurrency: float, values: dict[str
     return out
 
 
-@lru_cache(maxsize=ESTIMATE_CACHE_SIZE)
+@shared_memo(ESTIMATE_CACHE_SIZE)
 def _open_loop_cached(arch: ModelArch, gpu: _ByJson, serving: ServingConfig, eff: Efficiency, chunked: bool,
                       rate_rps: float, percentile: float, speculative=None, lengths: tuple = ("fixed", 0.0, None)) -> OpenLoop:
     v = Variant("", serving, gpu.model, chunked, speculative, *lengths)

@@ -4,7 +4,6 @@ its own; pure, no ``st.*``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
@@ -12,6 +11,7 @@ from calc.timing.estimate import estimate
 from calc.traffic.prefix_cache import (PrefixReuse, conversations_in_flight, estimate_with_prefix_cache, miss_penalty_s,
                                        mixture_quantile_s, prefix_cache)
 from calc.traffic.queueing import open_loop
+from ui.budget import shared_memo
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ def item_points(chosen: int, limit: int = 1_000_000) -> np.ndarray:
     return np.array(sorted(pts), dtype=np.int64)
 
 
-@lru_cache(maxsize=16)
+@shared_memo(16)
 def _frontier_cached(arch, gpu_json: str, serving, eff, conc_key: tuple, reuse: PrefixReuse, output_cv: float = 0.0):
     from calc.spec.inputs import GPUSpec  # noqa: PLC0415
 
