@@ -143,6 +143,15 @@ class TestGaps:
         assert np.array_equal(full.step_s, small.step_s)
 
 
+def _run_threads(threads) -> None:
+    """Start every thread, then wait for all of them."""
+    threads = list(threads)
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+
+
 class TestByteCache:
     def test_evicts_by_bytes_least_recently_used_first(self):
         c = ByteCache(max_bytes=10_000)
@@ -173,11 +182,7 @@ class TestByteCache:
             return np.arange(10)
 
         got = []
-        threads = [threading.Thread(target=lambda: got.append(c.get("k", slow))) for _ in range(8)]
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join()
+        _run_threads(threading.Thread(target=lambda: got.append(c.get("k", slow))) for _ in range(8))
         assert len(calls) == 1 and len(got) == 8 and all(g is got[0] for g in got)
 
     def test_many_threads_keep_the_byte_count_right(self):
@@ -187,11 +192,7 @@ class TestByteCache:
             for j in range(200):
                 c.get((i + j) % 40, lambda: np.zeros(500))
 
-        threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join()
+        _run_threads(threading.Thread(target=work, args=(i,)) for i in range(6))
         assert c.total_bytes == sum(nbytes(np.zeros(500)) for _ in c.keys()) <= 50_000
 
 
@@ -208,11 +209,7 @@ class TestSharedMemo:
             return np.arange(x) * scale
 
         got = []
-        threads = [threading.Thread(target=lambda: got.append(slow(10, scale=2))) for _ in range(8)]
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join()
+        _run_threads(threading.Thread(target=lambda: got.append(slow(10, scale=2))) for _ in range(8))
         assert calls == [10] and len(got) == 8 and all(g is got[0] for g in got)
         assert slow.cache_info() == (7, 1, 4, 1)  # hits, misses, maxsize, currsize
         assert slow(10, scale=3) is not got[0] and calls == [10, 10]  # keyword values are part of the key
@@ -224,11 +221,7 @@ class TestSharedMemo:
             return x
 
         t0 = time.monotonic()
-        threads = [threading.Thread(target=slow, args=(i,)) for i in range(4)]
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join()
+        _run_threads(threading.Thread(target=slow, args=(i,)) for i in range(4))
         assert time.monotonic() - t0 < 1.0  # 4 × 0.3 s one after another would be 1.2 s
 
     def test_an_exception_is_not_cached_and_waiters_try_again(self):
@@ -250,11 +243,7 @@ class TestSharedMemo:
             except ValueError as exc:
                 errors.append(exc)
 
-        threads = [threading.Thread(target=call) for _ in range(3)]
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join()
+        _run_threads(threading.Thread(target=call) for _ in range(3))
         assert len(errors) == 1 and out == [1, 1] and calls == [1, 1]  # one failure, then one computation shared
         flaky.cache_clear()
         assert flaky.cache_info() == (0, 0, 2, 0)
