@@ -4,7 +4,7 @@ the window, against large draws of make_workload itself (the one source of the c
 import numpy as np
 import pytest
 
-from calc.traffic.workload import CutLengths, cut_lengths, length_spec, make_workload
+from calc.traffic.workload import CutLengths, cut_input_quantile, cut_lengths, length_spec, make_workload
 
 
 @pytest.mark.parametrize("kind, i, o, spread, window", [
@@ -44,3 +44,36 @@ def test_the_serving_config_carries_the_cut_means():
     # max_model_len unset: the model's window (4,096 for Llama-2-7B) cuts, None does not
     free = ServingConfig(input_len=1792, output_len=256)
     assert cut_serving(free, "lognormal", 0.5, 4096)[1].cut_fraction > 0 and cut_serving(free, "lognormal", 0.5, None)[0] is free
+
+
+@pytest.mark.parametrize("kind, i, o, spread, window", [
+    ("lognormal", 1792, 256, 0.5, 2048),
+    ("lognormal", 1792, 256, 1.0, 2048),
+    ("lognormal", 3000, 500, 0.5, 4096),
+    ("uniform", 1792, 256, 0.6, 2048),
+    ("lognormal", 1792, 256, 0.5, 131072),  # nothing cut: the lognormal's own quantiles
+])
+def test_prompt_quantiles_match_the_workloads_draws(kind, i, o, spread, window):
+    w = make_workload(arrival="poisson", num_requests=200_000, rate_per_s=1.0, input_len=length_spec(kind, i, spread, window),
+                      output_len=length_spec(kind, o, spread, window), max_model_len=window, seed=5)
+    for q in (0.5, 0.9, 0.95, 0.99):
+        assert cut_input_quantile(kind, i, o, spread, window, q) == pytest.approx(np.quantile(w.input_len, q), rel=0.01)
+
+
+def test_the_models_percentile_takes_the_cut_prompts_own_quantile():
+    """open_loop's own-prompt term at the percentile: the cut lengths' quantile (1,910 tokens at the default
+    scenario's window of 2,048) instead of a lognormal of their mean and CV (2,154): a lower P95, the same mean."""
+    from calc.spec.catalog import get_gpu, get_model
+    from calc.timing.estimate import engine_numbers
+    from calc.traffic.queueing import lognormal_quantile, open_loop
+
+    e = engine_numbers(get_model("meta-llama/Llama-2-7b-hf"), get_gpu("a100-80gb"))
+    c = cut_lengths("lognormal", 1792, 256, 0.5, 2048)
+    kw = dict(input_len=c.input_mean, output_len=c.output_mean, rate_rps=2.0, max_num_seqs=256, max_num_batched_tokens=2048,
+              kv_capacity_tokens=200_000, input_cv=c.input_cv, output_cv=c.output_cv, percentile=95.0)
+    plain = open_loop(e, **kw)
+    same = open_loop(e, input_quantile_tokens=lognormal_quantile(mean=c.input_mean, cv=c.input_cv, q=0.95), **kw)
+    cut = open_loop(e, input_quantile_tokens=cut_input_quantile("lognormal", 1792, 256, 0.5, 2048, 0.95), **kw)
+    assert float(same.ttft_percentile_s) == pytest.approx(float(plain.ttft_percentile_s), rel=1e-12)
+    assert float(cut.ttft_s) == float(plain.ttft_s) and float(cut.ttft_percentile_s) < float(plain.ttft_percentile_s)
+

@@ -429,7 +429,7 @@ def lognormal_quantile(*, mean, cv, q):
 
 def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs, max_num_batched_tokens,
               kv_capacity_tokens, input_cv=0.0, output_cv=0.0, enable_chunked_prefill=True,
-              percentile=95.0, speculative=None, cached_prompt_tokens=0.0) -> OpenLoop:
+              percentile=95.0, speculative=None, cached_prompt_tokens=0.0, input_quantile_tokens=None) -> OpenLoop:
     """Open loop at ``rate_rps`` (Poisson) with lognormal lengths of mean I, O and CVs (0: fixed).
 
     The decoding batch solves R = λ·(O − 1)·T̄(R) (decode tokens per second in = out; bisection
@@ -460,6 +460,9 @@ def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs
 
     ``cached_prompt_tokens`` H (prefix caching, :mod:`calc.traffic.prefix_cache`): of each prompt of
     ``input_len`` tokens, H are found in the cache; only I − H are prefilled (after H cached keys).
+    ``input_quantile_tokens``: the percentile's own prompt length where the lengths are not a plain
+    lognormal of mean I and CV ``input_cv`` (lengths cut to the window:
+    :func:`calc.traffic.workload.cut_input_quantile`); None: that lognormal's quantile.
     """
     lam = np.asarray(rate_rps, dtype=float)
     H = np.asarray(cached_prompt_tokens, dtype=float)
@@ -486,9 +489,10 @@ def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs
     ctx = I + H + O * (1.0 + np.asarray(output_cv, dtype=float) ** 2) / 2.0
     floor = _batch_floor_s(e, load=load, input_len=I, others=lam * load.step_in_flight_s, running=d,
                            context_tokens=ctx, enable_chunked_prefill=enable_chunked_prefill, q=q, cached_tokens=H)
+    i_q = None if input_quantile_tokens is None else np.asarray(input_quantile_tokens, dtype=float) - H
     mean, ttft_q, own_mean = _ttft(e, own=own, input_len=I, input_cv=input_cv, residual_s=load.residual_s,
                                    waits=((load.budget_wait_s, load.budget_utilization), (w_slot, pw)),
-                                   api_wait=(w_api, lam * t_api), q=q, floor_s=floor)
+                                   api_wait=(w_api, lam * t_api), q=q, floor_s=floor, input_q=i_q)
     stable = ~over & np.isfinite(mean) & (a < c) & (lam * t_api < 1.0)
     # How often the peaked batch reaches the slots (normal, Var(R) = z·R): where the slots are the
     # KV pool, vLLM preempts and recomputes there instead of queueing, which this model does not follow
@@ -587,13 +591,22 @@ def _own(e: EngineNumbers, *, load: EngineLoad, running, rate_rps, input_len, ou
     return own
 
 
-def _ttft(e: EngineNumbers, *, own, input_len, input_cv, residual_s, waits, api_wait, q, floor_s=(0.0, 0.0)):
+def _own_quantile_len(*, input_len, input_cv, q, input_q=None):
+    """The percentile's own prompt length: ``input_q`` where given (the cut lengths' own quantile,
+    :func:`calc.traffic.workload.cut_input_quantile`), else the q-quantile of a lognormal of mean I and
+    CV ``input_cv`` (:func:`lognormal_quantile`)."""
+    return lognormal_quantile(mean=input_len, cv=input_cv, q=q) if input_q is None else input_q
+
+
+def _ttft(e: EngineNumbers, *, own, input_len, input_cv, residual_s, waits, api_wait, q, floor_s=(0.0, 0.0),
+          input_q=None):
     """(mean, q-quantile, mean own prefill) of TTFT = t_api + W_api + t_req + residual + ΣW + own(ΣW)
     (``waits``: (mean, probability of waiting) pairs, ``api_wait`` the API server's). The quantile:
     the waits together with own(W) that grows with them, the prompts behind (Poisson), the own
     prompt's length (lognormal) and the API wait, each at its q-quantile, combined as
     mean + √(Σ (q_i − mean_i)²) (:func:`open_loop`). ``floor_s``: (mean, quantile) that the engine
-    part is at least (the prompts that share one step, :func:`_batch_floor_s`), a part of its own."""
+    part is at least (the prompts that share one step, :func:`_batch_floor_s`), a part of its own.
+    ``input_q``: the own prompt's length at the quantile (:func:`_own_quantile_len`)."""
     I = np.asarray(input_len, dtype=float)
     w = sum(x for x, _ in waits)
     p_wait = 1.0 - np.prod([1.0 - np.clip(p, 0.0, 1.0) for _, p in waits], axis=0)
@@ -608,7 +621,7 @@ def _ttft(e: EngineNumbers, *, own, input_len, input_cv, residual_s, waits, api_
     with np.errstate(invalid="ignore"):  # past capacity: inf − inf, masked by the caller
         ex_wait = w_q + own(I, w_q) - (w + own_mean)
         ex_fill = own(I, w, quantile=q) - own_mean
-        ex_len = own(lognormal_quantile(mean=I, cv=input_cv, q=q), w) - own_mean
+        ex_len = own(_own_quantile_len(input_len=I, input_cv=input_cv, q=q, input_q=input_q), w) - own_mean
         ex_api = wait_quantile_s(mean_s=w_api, p_wait=p_api, q=q) - w_api
         ex_floor = np.where(lift > 0, floor_q - floor_mean, 0.0)
         spread = np.sqrt(sum(np.maximum(x, 0.0) ** 2 for x in (ex_wait, ex_fill, ex_len, ex_api, ex_floor)))
@@ -697,7 +710,7 @@ class ClosedLoopTTFT:
 
 def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, max_num_seqs, max_num_batched_tokens,
                      kv_capacity_tokens, input_cv=0.0, output_cv=0.0, enable_chunked_prefill=True,
-                     percentile=95.0, speculative=None) -> ClosedLoopTTFT:
+                     percentile=95.0, speculative=None, input_quantile_tokens=None) -> ClosedLoopTTFT:
     """Closed loop of C clients whose requests spread out (lengths that vary; the steady state of
     :func:`calc.timing.serving.closed_loop`, whose throughput X and running batch R it takes, and its
     decoding batch d = X·(O − 1)·TPOT, :func:`_steady_decode_batch`):
@@ -717,6 +730,8 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
     :func:`calc.traffic.chunk_queue.budget_wait_quantile_s`), the own prompt's length (own(I_q) − own(I)),
     the slot and the API waits. Qwen2.5-7B A100, 2048 / 128 lognormal CV 0.7, C = 32: P95 0.783 s
     against 0.906 s simulated (the exponential tail of mean W̄/ρ: 0.893 s), mean 0.440 / 0.405 s.
+
+    ``input_quantile_tokens``: the own prompt's length at the percentile, as :func:`open_loop`'s.
 
     One client never queues: TTFT = t_api + t_req + its own prefill step (+ half a decode step
     only when others decode; none here).
@@ -782,7 +797,7 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
     mean, ttft_q, own_mean = _ttft(e, own=own, input_len=I, input_cv=input_cv,
                                    residual_s=residual,
                                    waits=((w_pf, p_pf), (w_slot, np.where(C > R, 1.0, 0.0))),
-                                   api_wait=(w_api, p_api), q=q, floor_s=floor)
+                                   api_wait=(w_api, p_api), q=q, floor_s=floor, input_q=input_quantile_tokens)
     # prompts that fit one step: completions come in clumps at step ends and reach the engine as
     # trains t_api apart; TTFT as one mixture (calc.traffic.arrival_trains), plus the wait for a
     # slot and the own prompt's length spread beside it
@@ -816,7 +831,7 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
         # room in the next step): only the clients beyond the batch wait besides
         w = w_slot
         w_q = wait_quantile_s(mean_s=w, p_wait=np.where(C > R, 1.0, 0.0), q=q)
-        ex_len = own(lognormal_quantile(mean=I, cv=input_cv, q=q), 0.0) - own(I, 0.0)
+        ex_len = own(_own_quantile_len(input_len=I, input_cv=input_cv, q=q, input_q=input_quantile_tokens), 0.0) - own(I, 0.0)
         mean = np.where(fits, t_mean + w, mean)
         # independent parts (the mixture, the slot wait, the own length) combine as in _ttft
         ttft_q = np.where(fits, t_mean + w + np.sqrt(np.maximum(t_q - t_mean, 0.0) ** 2 + np.maximum(w_q - w, 0.0) ** 2
@@ -842,7 +857,7 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
         z = m_steps + delay / load.mean_step_s
         ex_b = budget_wait_quantile_s(mean_s=w_b, load=rho, busy_load=s.budget_queue_busy_load, think_steps=z,
                                       service_steps=I / room, varying_steps=m_steps, cv=output_cv, q=q) - w_b
-        ex_len = own(lognormal_quantile(mean=I, cv=input_cv, q=q), 0.0) - own(I, 0.0)
+        ex_len = own(_own_quantile_len(input_len=I, input_cv=input_cv, q=q, input_q=input_quantile_tokens), 0.0) - own(I, 0.0)
         ex_slot = wait_quantile_s(mean_s=w_slot, p_wait=np.where(C > R, 1.0, 0.0), q=q) - w_slot
         ex_api = wait_quantile_s(mean_s=w_api, p_wait=p_api, q=q) - w_api
         m_b = np.asarray(s.ttft_s, dtype=float) + w_api

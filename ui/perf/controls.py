@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from calc.spec.catalog import get_gpu, gpu_ids
 from calc.spec.inputs import GPUSpec, ServingConfig, describe_validation_error
-from calc.traffic.workload import CutLengths, cut_serving
+from calc.traffic.workload import CutLengths, cut_serving, cut_serving_input_quantile
 from ui.controls import Control
 from ui.traffic import REPLICAS, SLA
 
@@ -85,6 +85,12 @@ class Variant:
         """(input_cv, output_cv) of :attr:`lengths` / :attr:`length_spread`, after the cut (:attr:`cut`)."""
         c = self.cut
         return c.input_cv, c.output_cv
+
+    def input_quantile_tokens(self, percentile: float) -> float:
+        """The prompt length at ``percentile`` (0-100) of the requests once cut, as the simulator runs
+        them (:func:`calc.traffic.workload.cut_input_quantile`): the models' own prompt at that percentile."""
+        return cut_serving_input_quantile(self.serving, self.lengths, self.length_spread, self.model_window,
+                                          percentile / 100.0)
 
     @property
     def analytic_serving(self) -> ServingConfig:
