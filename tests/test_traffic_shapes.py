@@ -18,7 +18,8 @@ from calc.spec.catalog import get_gpu, get_model
 from calc.spec.inputs import Efficiency, ServingConfig
 from calc.timing.estimate import engine_numbers, estimate
 from calc.traffic.queueing import (burst, closed_loop_ttft, erlang_c, finite_source_wait_s, lognormal_moment,
-                                   lognormal_quantile, mg1_wait_s, open_loop, poisson_quantile, wait_quantile_s)
+                                   lognormal_quantile, mg1_wait_s, open_loop, poisson_quantile, sum_wait_quantile_s,
+                                   wait_quantile_s)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import sim_vs_analytic  # noqa: E402
@@ -100,6 +101,16 @@ class TestQueueingByHand:
         # P(W > t) = π·exp(−π t / W̄): W̄ = 0.1, π = 0.5 → P95 = 0.2·ln(10); π below 5 %: 0
         assert wait_quantile_s(mean_s=[0.1, 0.1], p_wait=[0.5, 0.04], q=0.95).tolist() == pytest.approx(
             [0.2 * math.log(10), 0.0])
+
+    @pytest.mark.parametrize("waits", [((0.0565, 0.467), (0.0557, 0.029)), ((0.05, 0.3), (0.05, 0.3)),
+                                       ((0.2, 1.0), (0.01, 0.2)), ((0.1, 0.5), (0.0, 0.0))])
+    def test_two_waits_quantile_matches_their_sum_drawn(self, waits):
+        # W1 + W2, each 0 with probability 1 − π and else exponential of mean W̄/π: 2 million draws
+        rng = np.random.default_rng(0)
+        n = 2_000_000
+        total = sum(np.where(rng.random(n) < p, rng.exponential(w / p, n), 0.0) if p > 0 else np.zeros(n) for w, p in waits)
+        got = sum_wait_quantile_s(list(waits), [0.5, 0.9, 0.95])
+        assert got.tolist() == pytest.approx(np.quantile(total, [0.5, 0.9, 0.95]).tolist(), rel=0.01, abs=1e-4)
 
     def test_poisson_quantile(self):
         # mean 2: P(N ≤ 4) = 0.947, P(N = 5) = 0.0361 → 4 + (0.95 − 0.947)/0.0361

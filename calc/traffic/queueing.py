@@ -148,6 +148,54 @@ def wait_quantile_s(*, mean_s, p_wait, q):
     return np.where((pi > tail) & (w > 0), x, 0.0)
 
 
+def sum_wait_quantile_s(waits, q):
+    """The q-quantile of W₁ + W₂, two independent queueing waits each 0 with probability 1 − πᵢ and
+    else exponential of mean mᵢ = W̄ᵢ/πᵢ (:func:`wait_quantile_s`'s shape; ``waits``: one or two
+    (W̄ᵢ, πᵢ) pairs). Its tail, with eᵢ = exp(−t/mᵢ),
+
+        P(W₁ + W₂ > t) = π₁(1 − π₂)·e₁ + (1 − π₁)π₂·e₂ + π₁π₂·(m₁e₁ − m₂e₂)/(m₁ − m₂)
+
+    (the last the sum of two exponentials; (1 + t/m)·e at m₁ = m₂), crosses 1 − q by bisection; 0
+    where fewer than 1 − q wait at all. Unlike one mixture of mean W̄₁ + W̄₂ and probability
+    1 − (1 − π₁)(1 − π₂), a rare long wait (a sequence slot near the KV pool's edge: 3 % of the requests,
+    1.9 s each) is not spread over the frequent short ones (the token budget's: 47 %, 121 ms).
+
+    Half wait 0.2 s on average beside nothing: :func:`wait_quantile_s`'s 0.461 s; and those two waits:
+
+    >>> round(float(sum_wait_quantile_s([(0.1, 0.5), (0.0, 0.0)], 0.95)), 3)
+    0.461
+    >>> [round(float(x), 3) for x in (sum_wait_quantile_s([(0.0565, 0.467), (0.0557, 0.029)], 0.95),
+    ...                              wait_quantile_s(mean_s=0.1122, p_wait=0.482, q=0.95))]
+    [0.35, 0.527]
+    """
+    qq = np.asarray(q, dtype=float)
+    parts = [(np.asarray(w, dtype=float), np.clip(np.asarray(p, dtype=float), 0.0, 1.0)) for w, p in waits]
+    if len(parts) == 1:
+        return wait_quantile_s(mean_s=parts[0][0], p_wait=parts[0][1], q=qq)
+    (w1, p1), (w2, p2) = parts
+    p1, p2 = np.where(w1 > 0, p1, 0.0), np.where(w2 > 0, p2, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        m1, m2 = np.where(p1 > 0, w1 / p1, 0.0), np.where(p2 > 0, w2 / p2, 0.0)
+    tail = 1.0 - qq
+    lo = np.zeros(np.broadcast(m1, m2, tail).shape)
+    hi = 2.0 * np.maximum(m1, m2) * np.log(2.0 / np.maximum(tail, 1e-300)) + 1e-12  # S(hi) ≤ e^(−hi/2m₁) + e^(−hi/2m₂) ≤ 1 − q
+
+    def over(t):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            e1 = np.where(m1 > 0, np.exp(-t / np.where(m1 > 0, m1, 1.0)), 0.0)
+            e2 = np.where(m2 > 0, np.exp(-t / np.where(m2 > 0, m2, 1.0)), 0.0)
+            near = np.abs(m1 - m2) <= 1e-9 * np.maximum(m1, m2)
+            both = np.where(near, (1.0 + t / np.where(m1 > 0, m1, 1.0)) * e1, (m1 * e1 - m2 * e2) / np.where(near, 1.0, m1 - m2))
+        return p1 * (1.0 - p2) * e1 + (1.0 - p1) * p2 * e2 + p1 * p2 * np.where((m1 > 0) & (m2 > 0), both, 0.0)
+
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        up = over(mid) > tail
+        lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
+    waits_at_all = 1.0 - (1.0 - p1) * (1.0 - p2)
+    return np.where(np.isfinite(hi) & (waits_at_all > tail), 0.5 * (lo + hi), np.where(np.isfinite(hi), 0.0, np.inf))
+
+
 @dataclass(frozen=True)
 class EngineLoad:
     """What the engine's steps look like at a decoding batch R and a prompt rate λ (seconds)."""
@@ -617,7 +665,7 @@ def _ttft(e: EngineNumbers, *, own, input_len, input_cv, residual_s, waits, api_
     floor_mean, floor_q = floor_s
     lift = np.maximum(floor_mean - engine, 0.0)
     mean = fixed + w_api + engine + lift
-    w_q = wait_quantile_s(mean_s=w, p_wait=p_wait, q=q)
+    w_q = sum_wait_quantile_s(waits, q)
     with np.errstate(invalid="ignore"):  # past capacity: inf − inf, masked by the caller
         ex_wait = w_q + own(I, w_q) - (w + own_mean)
         ex_fill = own(I, w, quantile=q) - own_mean
