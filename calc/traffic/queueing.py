@@ -188,7 +188,7 @@ def sum_wait_quantile_s(waits, q):
             both = np.where(near, (1.0 + t / np.where(m1 > 0, m1, 1.0)) * e1, (m1 * e1 - m2 * e2) / np.where(near, 1.0, m1 - m2))
         return p1 * (1.0 - p2) * e1 + (1.0 - p1) * p2 * e2 + p1 * p2 * np.where((m1 > 0) & (m2 > 0), both, 0.0)
 
-    for _ in range(60):
+    for _ in range(44):  # [0, hi] to hi·2⁻⁴⁴
         mid = 0.5 * (lo + hi)
         up = over(mid) > tail
         lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
