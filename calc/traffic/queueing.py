@@ -486,8 +486,8 @@ def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs
     W_api M/D/1, W_pf M/G/1 (:func:`engine_load`), own(W) :func:`own_prefill_s`, and
     W_slot = (1 + cv_O²)/2 · ErlangC(c/z, a/z) · z·E2E/(c − a), a = λ·E2E (Hayward's correction of
     Erlang C for a peaked batch, Var(R) = z·R). TPOT = T̄ + z·dT̄/dR; E2E = TTFT + (O − 1)·TPOT.
-    Percentile: three independent parts, each at its own quantile — the waits W (0 with
-    probability 1 − π, else exponential, :func:`wait_quantile_s`) together with own(W) that grows
+    Percentile: three independent parts, each at its own quantile — the waits W (each 0 with
+    probability 1 − π, else exponential; their sum's quantile, :func:`sum_wait_quantile_s`) together with own(W) that grows
     with them, the own prompt's length (lognormal), the API server's wait — combined as
     mean + √(Σ (q_i − mean_i)²).
 
