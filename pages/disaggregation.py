@@ -6,7 +6,7 @@ import streamlit as st
 from calc.plan.disaggregation import same_gpus
 from calc.traffic.disaggregation import kv_descriptor_s, kv_descriptors, kv_links, kv_regions_per_layer
 from ui import format as F
-from calc.traffic.workload import cut_serving, length_cvs
+from calc.traffic.workload import cut_serving, cut_serving_input_quantile, length_cvs
 from ui import command_block, labelled, layout, lazy_inputs, shell
 from ui.disagg import explain as X
 from ui.disagg import figures as FD
@@ -17,9 +17,10 @@ from ui.traffic import LENGTH_SPREAD, LENGTHS, RATE, SLA_STAT, SLA_TPOT_MS, SLA_
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _same_gpus(arch, gpu, serving, efficiency, top, ttft_s, tpot_s, stat, bw, lat, cvs):
+def _same_gpus(arch, gpu, serving, efficiency, top, ttft_s, tpot_s, stat, bw, lat, cvs, input_q=None):
     return same_gpus(arch, gpu, serving, efficiency, gpu_counts=range(1, top + 1), ttft_slo_s=ttft_s, tpot_slo_s=tpot_s,
-                     percentile=stat, link_bw_bytes_per_s=bw, link_latency_s=lat, input_cv=cvs[0], output_cv=cvs[1])
+                     percentile=stat, link_bw_bytes_per_s=bw, link_latency_s=lat, input_cv=cvs[0], output_cv=cvs[1],
+                     input_quantile_tokens=input_q)
 
 
 def _length_inputs() -> None:
@@ -57,13 +58,18 @@ lengths = lens[LENGTHS.key] if lens[LENGTHS.key] in LENGTHS.choices() else LENGT
 # the lengths once cut to max_model_len, as the load test draws them (calc.traffic.workload.cut_serving)
 analytic, cut = cut_serving(s, lengths, lens[LENGTH_SPREAD.key], sc.arch.max_position_embeddings)
 cvs = (cut.input_cv, cut.output_cv)
+# the prompt at the statistic: the cut lengths' own quantile (as the frontier's; None: no cut, or the mean)
+input_q = (cut_serving_input_quantile(s, lengths, lens[LENGTH_SPREAD.key], sc.arch.max_position_embeddings,
+                                      float(stat.removeprefix("p")) / 100.0)
+           if stat != "mean" and cut.cut_fraction > 0 else None)
 asked = length_cvs(lengths, lens[LENGTH_SPREAD.key])  # what the simulate command draws (and cuts itself)
 tp = s.tensor_parallel_size
 n = max(tp * 2, n - n % tp)  # whole engines: a multiple of TP, at least one prefill and one decode instance
 st.caption(t("dg.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=tp, i=F.integer(s.input_len),
              o=F.integer(s.output_len), stat=t(f"opt.sla_stat.{stat}")))  # "P95", as the select box writes it
 top = min(DG_GPUS.hi, max(16, 2 * n))  # the chart's GPU counts: twice the chosen one, at least 16
-r = _same_gpus(sc.arch, sc.gpu, analytic, sc.efficiency, top, ttft_ms / 1e3, tpot_ms / 1e3, stat, bw, link.latency_s, cvs)
+r = _same_gpus(sc.arch, sc.gpu, analytic, sc.efficiency, top, ttft_ms / 1e3, tpot_ms / 1e3, stat, bw, link.latency_s, cvs,
+               input_q)
 if r.kv_bytes_per_token_per_rank == 0:  # the model does not fit this GPU at this TP and context
     st.warning(t("dg.unfit", model=md_escape(sc.arch.name), gpu=sc.gpu.name, tp=tp))
     st.stop()

@@ -66,7 +66,7 @@ def test_the_shared_lengths_spread_reaches_the_answer_and_the_command():
     from calc.spec.catalog import get_gpu, get_model
     from calc.spec.inputs import Efficiency, ServingConfig
     from calc.traffic.disaggregation import kv_links
-    from calc.traffic.workload import cut_lengths
+    from calc.traffic.workload import cut_input_quantile, cut_lengths
 
     def shown(at):
         m = metrics(at)
@@ -74,13 +74,17 @@ def test_the_shared_lengths_spread_reaches_the_answer_and_the_command():
                                                                                   if k.startswith("Best xPyD"))
 
     def calc(spread):  # the default scenario: Llama-2-7B, A100 80 GB, 1,792 + 256 tokens, P95, 8 GPUs, IB NDR,
-        # the lengths cut to the model's 4,096-token window as the load test draws them (cut_lengths)
-        cut = cut_lengths("lognormal" if spread else "fixed", 1792, 256, spread, 4096)
+        # the lengths cut to the model's 4,096-token window as the load test draws them (cut_lengths), the
+        # P95 prompt their own quantile (cut_input_quantile: 3,472 tokens, where a lognormal of the cut
+        # mean and CV has 3,273)
+        kind = "lognormal" if spread else "fixed"
+        cut = cut_lengths(kind, 1792, 256, spread, 4096)
+        input_q = cut_input_quantile(kind, 1792, 256, spread, 4096, 0.95) if cut.cut_fraction > 0 else None
         return same_gpus(get_model("meta-llama/Llama-2-7b-hf"), get_gpu("a100-80gb"),
                          ServingConfig(input_len=round(cut.input_mean), output_len=round(cut.output_mean)), Efficiency(),
                          gpu_counts=range(1, 17), ttft_slo_s=0.5, tpot_slo_s=0.05, percentile="p95",
                          link_bw_bytes_per_s=kv_links()["ib-ndr"].effective_bytes_per_s(), input_cv=cut.input_cv,
-                         output_cv=cut.output_cv)
+                         output_cv=cut.output_cv, input_quantile_tokens=input_q)
 
     fixed, spread = app({"lengths": "fixed"}, page=PAGE), app(page=PAGE)
     assert not fixed.exception and not spread.exception
@@ -89,5 +93,5 @@ def test_the_shared_lengths_spread_reaches_the_answer_and_the_command():
     for at, cv in ((fixed, 0.0), (spread, 0.5)):
         r = calc(cv)
         assert shown(at)[0] == f"{r.colocated_rps[7]:,.1f} req/s"
-    # 18.5 -> 16.8 req/s colocated: the P95 prompt of lognormal lengths is longer than the mean
+    # 18.5 -> 15.1 req/s colocated: the P95 prompt of lognormal lengths is longer than the mean
     assert shown(fixed)[0] != shown(spread)[0]

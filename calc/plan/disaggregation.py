@@ -36,7 +36,7 @@ from calc.plan.search import DTYPE, PlanRequest, _stack_engines, valid_tensor_pa
 from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
 from calc.spec.vllm_command import serve_command
 from calc.timing.estimate import Estimate
-from calc.traffic.workload import cut_lengths
+from calc.traffic.workload import cut_input_quantile, cut_lengths
 from calc.timing.serving import decode_step, mean_decode_context_tokens
 from calc.traffic.disaggregation import (decode_engine_numbers, decode_slots, kv_descriptor_s, kv_descriptors,
                                          kv_regions_per_layer,
@@ -107,11 +107,12 @@ def _tpot_ok_batch(e, *, I, O, slots, tpot_slo_s, q, output_cv=0.0):
     return float(r[k]), float(lam[k]), r, lam, t
 
 
-def _prefill_curves(ests: Sequence[Estimate], *, I, cv, q, chunked):
+def _prefill_curves(ests: Sequence[Estimate], *, I, cv, q, chunked, input_q=None):
     """(rates, TTFT at the statistic), each (N, RATE_GRID), of one prefill instance of each engine
     over a geometric rate grid up to about its capacity, in ONE vectorized
     :func:`calc.traffic.queueing.open_loop` call (Poisson arrivals: the conservative side of
-    round robin)."""
+    round robin). ``input_q``: the prompt length at the statistic where the lengths are cut to the
+    window (:func:`calc.traffic.workload.cut_input_quantile`; None: open_loop's lognormal)."""
     e = _stack_engines([x.engine for x in ests], (len(ests),))
     col = lambda f: np.asarray([float(f(x)) for x in ests], dtype=float).reshape(-1, 1)  # noqa: E731
     kw = dict(max_num_seqs=col(lambda x: x.max_num_seqs), max_num_batched_tokens=col(lambda x: x.max_num_batched_tokens),
@@ -122,7 +123,8 @@ def _prefill_curves(ests: Sequence[Estimate], *, I, cv, q, chunked):
     idle = open_loop(e, input_len=I, output_len=1, rate_rps=1e-9 * np.ones_like(own), **kw)
     pf_s = np.maximum(own, np.asarray(idle.own_prefill_s, dtype=float))
     rates = (1.5 / pf_s) * np.geomspace(1e-3, 1.0, RATE_GRID).reshape(1, -1)
-    ol = open_loop(e, input_len=I, output_len=1, rate_rps=rates, percentile=95.0 if q is None else q * 100.0, **kw)
+    ol = open_loop(e, input_len=I, output_len=1, rate_rps=rates, percentile=95.0 if q is None else q * 100.0,
+                   input_quantile_tokens=input_q, **kw)
     ttft = np.asarray(ol.ttft_s if q is None else ol.ttft_percentile_s, dtype=float)
     return rates, np.where(np.asarray(ol.stable), ttft, np.inf)
 
@@ -141,6 +143,9 @@ def plan_disaggregated(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanReques
     t_desc = kv_descriptor_s() if descriptor_s is None else float(descriptor_s)
     # the lengths once cut to the window, as the simulator runs them (calc.traffic.workload.cut_lengths)
     cut = cut_lengths(req.lengths, req.input_len, req.output_len, req.length_spread, req.model_len)
+    # the percentile's own prompt: the cut lengths' own quantile where they are the ones judged
+    input_q = (cut_input_quantile(req.lengths, req.input_len, req.output_len, req.length_spread, req.model_len, req.quantile)
+               if input_cv is None and req.quantile is not None and cut.cut_fraction > 0 else None)
     if input_cv is None:
         input_cv = cut.input_cv
     if output_cv is None:
@@ -170,7 +175,8 @@ def plan_disaggregated(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanReques
     if not found:
         return out
     I, O = cut.input_mean, cut.output_mean  # the rates: the mean request after the cut (fitting: the asked one)
-    rates, ttft = _prefill_curves([f[2] for f in found], I=I, cv=input_cv, q=q, chunked=req.enable_chunked_prefill)
+    rates, ttft = _prefill_curves([f[2] for f in found], I=I, cv=input_cv, q=q, chunked=req.enable_chunked_prefill,
+                                  input_q=input_q)
     dec = []
     for _, _, est, _ in found:
         ed = decode_engine_numbers(est.engine)
@@ -306,14 +312,16 @@ class SameGPUs:
 def same_gpus(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, efficiency: Efficiency = Efficiency(), *,
               gpu_counts, ttft_slo_s: float, tpot_slo_s: float, percentile: str = "mean",
               link_bw_bytes_per_s: float, link_latency_s: float = 0.0, input_cv: float = 0.0,
-              output_cv: float = 0.0, descriptor_s: float | None = None) -> SameGPUs:
+              output_cv: float = 0.0, descriptor_s: float | None = None,
+              input_quantile_tokens: float | None = None) -> SameGPUs:
     """:class:`SameGPUs` for the sidebar's model, GPU, TP and precisions.
 
     Colocated: the largest rate λ_c* one engine serves within the targets (:func:`open_loop`, TTFT at
     the statistic, TPOT mean), times ⌊N/TP⌋ replicas. Disaggregated: λ_p* and λ_d* as the planner
     finds them (module docstring), the best split of the same N GPUs. ``input_cv``, ``output_cv``: the
     lengths' coefficients of variation (the shared traffic's once cut to the window, as ``serving``'s
-    lengths: :func:`calc.traffic.workload.cut_serving`).
+    lengths: :func:`calc.traffic.workload.cut_serving`); ``input_quantile_tokens``: their prompt at the
+    statistic (:func:`calc.traffic.workload.cut_serving_input_quantile`; None: open_loop's lognormal).
     """
     q = None if percentile == "mean" else float(percentile.removeprefix("p")) / 100.0
     I, O = float(serving.input_len), float(serving.output_len)
@@ -328,13 +336,14 @@ def same_gpus(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, efficiency:
         return zero
     e = est.engine
     # colocated: one engine over a rate grid
-    rates_p, ttft_p = _prefill_curves([est], I=I, cv=input_cv, q=q, chunked=serving.enable_chunked_prefill)
+    rates_p, ttft_p = _prefill_curves([est], I=I, cv=input_cv, q=q, chunked=serving.enable_chunked_prefill,
+                                      input_q=input_quantile_tokens)
     top = float(rates_p[0, -1])
     grid = np.geomspace(top * 1e-3, top, RATE_GRID)
     ol = open_loop(e, input_len=I, output_len=O, rate_rps=grid, max_num_seqs=est.max_num_seqs,
                    max_num_batched_tokens=est.max_num_batched_tokens, kv_capacity_tokens=est.memory.kv_sequence_tokens,
                    input_cv=input_cv, output_cv=output_cv, enable_chunked_prefill=serving.enable_chunked_prefill,
-                   percentile=95.0 if q is None else q * 100.0)
+                   percentile=95.0 if q is None else q * 100.0, input_quantile_tokens=input_quantile_tokens)
     t_co = np.asarray(ol.ttft_s if q is None else ol.ttft_percentile_s, dtype=float)
     ok_c = np.asarray(ol.stable) & (t_co <= ttft_slo_s) & ((np.asarray(ol.tpot_s) <= tpot_slo_s) | (O <= 1))
     lam_c = float(grid[np.flatnonzero(ok_c)[-1]]) if ok_c.any() else 0.0
