@@ -58,10 +58,9 @@ lengths = lens[LENGTHS.key] if lens[LENGTHS.key] in LENGTHS.choices() else LENGT
 # the lengths once cut to max_model_len, as the load test draws them (calc.traffic.workload.cut_serving)
 analytic, cut = cut_serving(s, lengths, lens[LENGTH_SPREAD.key], sc.arch.max_position_embeddings)
 cvs = (cut.input_cv, cut.output_cv)
-# the prompt at the statistic: the cut lengths' own quantile (as the frontier's; None: no cut, or the mean)
-input_q = (cut_serving_input_quantile(s, lengths, lens[LENGTH_SPREAD.key], sc.arch.max_position_embeddings,
-                                      float(stat.removeprefix("p")) / 100.0)
-           if stat != "mean" and cut.cut_fraction > 0 else None)
+# the prompt at the statistic: the cut lengths' own quantile (as the frontier's; None: nothing cut, or the mean)
+input_q = None if stat == "mean" else cut_serving_input_quantile(
+    s, lengths, lens[LENGTH_SPREAD.key], sc.arch.max_position_embeddings, float(stat.removeprefix("p")) / 100.0)
 asked = length_cvs(lengths, lens[LENGTH_SPREAD.key])  # what the simulate command draws (and cuts itself)
 tp = s.tensor_parallel_size
 n = max(tp * 2, n - n % tp)  # whole engines: a multiple of TP, at least one prefill and one decode instance

@@ -19,10 +19,11 @@ Nothing here imports streamlit.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import sys
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, namedtuple
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable
 
@@ -174,6 +175,7 @@ RESULTS = ByteCache()  # every page's results, shared by the sessions of this pr
 
 
 _MISSING = object()
+CacheInfo = namedtuple("CacheInfo", ["hits", "misses", "maxsize", "currsize"])  # as functools'
 
 
 def shared_memo(maxsize: int):
@@ -196,8 +198,6 @@ def shared_memo(maxsize: int):
     >>> square.cache_info()
     CacheInfo(hits=1, misses=4, maxsize=2, currsize=2)
     """
-    import functools  # noqa: PLC0415
-
     def decorate(fn):
         items: OrderedDict = OrderedDict()
         lock = threading.Lock()
@@ -238,7 +238,7 @@ def shared_memo(maxsize: int):
 
         def cache_info():
             with lock:
-                return functools._CacheInfo(stats[0], stats[1], maxsize, len(items))
+                return CacheInfo(stats[0], stats[1], maxsize, len(items))
 
         def cache_clear():
             with lock:

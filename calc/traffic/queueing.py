@@ -657,7 +657,6 @@ def _ttft(e: EngineNumbers, *, own, input_len, input_cv, residual_s, waits, api_
     ``input_q``: the own prompt's length at the quantile (:func:`_own_quantile_len`)."""
     I = np.asarray(input_len, dtype=float)
     w = sum(x for x, _ in waits)
-    p_wait = 1.0 - np.prod([1.0 - np.clip(p, 0.0, 1.0) for _, p in waits], axis=0)
     w_api, p_api = api_wait
     fixed = np.asarray(e.api_server_request_s, dtype=float) + np.asarray(e.request_overhead_s, dtype=float)
     own_mean = own(I, w)

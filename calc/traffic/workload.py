@@ -408,10 +408,13 @@ def serving_window(serving, model_window: int | None) -> int:
     return serving.max_model_len or model_window or MAX_TOKENS
 
 
-def cut_serving_input_quantile(serving, kind: str, spread: float, model_window: int | None, q: float) -> float:
-    """:func:`cut_input_quantile` for a serving config's lengths and window (:func:`cut_serving`'s)."""
-    return cut_input_quantile(kind, serving.input_len, serving.output_len, 0.0 if kind == "fixed" else float(spread),
-                              serving_window(serving, model_window), float(q))
+def cut_serving_input_quantile(serving, kind: str, spread: float, model_window: int | None, q: float) -> float | None:
+    """:func:`cut_input_quantile` for a serving config's lengths and window (:func:`cut_serving`'s);
+    None where no request is cut (the models then take their lognormal of the asked mean and CV, as before)."""
+    spread, window = 0.0 if kind == "fixed" else float(spread), serving_window(serving, model_window)
+    if cut_lengths(kind, serving.input_len, serving.output_len, spread, window).cut_fraction == 0.0:
+        return None
+    return cut_input_quantile(kind, serving.input_len, serving.output_len, spread, window, float(q))
 
 
 def cut_serving(serving, kind: str, spread: float, model_window: int | None):

@@ -86,9 +86,10 @@ class Variant:
         c = self.cut
         return c.input_cv, c.output_cv
 
-    def input_quantile_tokens(self, percentile: float) -> float:
+    def input_quantile_tokens(self, percentile: float) -> float | None:
         """The prompt length at ``percentile`` (0-100) of the requests once cut, as the simulator runs
-        them (:func:`calc.traffic.workload.cut_input_quantile`): the models' own prompt at that percentile."""
+        them (:func:`calc.traffic.workload.cut_input_quantile`): the models' own prompt at that percentile;
+        None where nothing is cut."""
         return cut_serving_input_quantile(self.serving, self.lengths, self.length_spread, self.model_window,
                                           percentile / 100.0)
 

@@ -568,7 +568,7 @@ def _open_loop_cached(arch: ModelArch, gpu: _ByJson, serving: ServingConfig, eff
                      max_num_seqs=est.max_num_seqs, max_num_batched_tokens=est.max_num_batched_tokens,
                      kv_capacity_tokens=kv_tokens, enable_chunked_prefill=chunked, input_cv=cut.input_cv,
                      output_cv=cut.output_cv, percentile=percentile, speculative=drafter,
-                     input_quantile_tokens=v.input_quantile_tokens(percentile) if cut.cut_fraction > 0 else None)
+                     input_quantile_tokens=v.input_quantile_tokens(percentile))
 
 
 def open_loop_at_rate(v: Variant, arch: ModelArch, eff: Efficiency, *, rate_rps: float, percentile: float) -> OpenLoop:
