@@ -235,3 +235,19 @@ def test_open_loop_prompt_cost_with_speculation_is_the_mixed_step():
     want = mixed_step_s(e, d, batch=40.0, context_tokens=ctx, prompts=1.0, prompt_tokens=1024) \
         - speculative_step(e, d, batch=40.0, context_tokens=ctx).step_s
     assert float(load.prefill_s) == pytest.approx(float(want), rel=1e-9)
+
+
+def test_open_loop_prompt_cost_counts_the_spread_prompts_quadratic_attention():
+    # Token j of a prompt reads the j keys before it: Σ j ≈ I²/2 over the prompt, so prompts of mean I
+    # and CV c read E[I²]/2 = (1 + c²)·I²/2 keys, as if each token had c²·I/2 = 1,000 more keys before
+    # it (I = 2,000, c = 1). One prompt per step, nothing decoding: the marginal cost is that step.
+    from calc.timing.serving import prefill_step
+    from calc.traffic.queueing import engine_load
+
+    kw = dict(input_len=2000, output_len=1, running=0.0, rate_rps=0.01, max_num_batched_tokens=8192)
+    spread = engine_load(ENGINE, input_cv=1.0, **kw).prefill_s
+    fixed = engine_load(ENGINE, input_cv=0.0, **kw).prefill_s
+    assert float(fixed) == pytest.approx(float(prefill_step(ENGINE, prompts=1, prompt_tokens=2000).step_s), rel=1e-9)
+    assert float(spread) == pytest.approx(
+        float(prefill_step(ENGINE, prompts=1, prompt_tokens=2000, cached_tokens=1000).step_s), rel=1e-9)
+    assert float(spread) > float(fixed)
