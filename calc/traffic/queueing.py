@@ -452,6 +452,8 @@ class OpenLoop:
     stable: np.ndarray
     slots_full_probability: np.ndarray  # P(R ≥ c) for the peaked batch
     closed_form: np.ndarray  # False where the batch reaches the slots often (KV wall: preemption) or past capacity
+    batch_peakedness: np.ndarray = 1.0  # z = Var(R)/E[R] of the batch (engine_load)
+    slot_wait_probability: np.ndarray = 0.0  # π: the share of arrivals that wait for a slot (W_slot's)
 
 
 # Above this share of time at the slots the batch meets the KV wall (bench/sim_vs_analytic.py --shapes:
@@ -568,7 +570,8 @@ def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs
                     api_wait_s=w_api, budget_wait_s=load.budget_wait_s, slot_wait_s=inf(w_slot),
                     step_residual_s=load.residual_s, own_prefill_s=own_mean, decode_step_s=load.decode_step_s,
                     prefill_utilization=load.prefill_utilization, api_utilization=lam * t_api, stable=stable,
-                    slots_full_probability=p_full, closed_form=stable & (p_full < SLOTS_FULL_LIMIT))
+                    slots_full_probability=p_full, closed_form=stable & (p_full < SLOTS_FULL_LIMIT),
+                    batch_peakedness=z, slot_wait_probability=pw)
 
 
 def _load_inputs(e: EngineNumbers, *, input_len, output_len, input_cv, output_cv, max_num_seqs, kv_capacity_tokens,
