@@ -18,8 +18,10 @@ Where a request's time to first token goes (every term a mechanism of the simula
   3. its own prefill: k − 1 full chunks and the rest, in a last step that the prompts arriving
      behind it fill (:func:`own_prefill_s`); while prompts fit one step, at least the rest of the
      step in flight (T*/2, length-biased) and one step with the prompts that arrived during it;
-  4. a free sequence slot, c = min(max_num_seqs, sequences the KV pool holds): Erlang C with the
-     engine E2E as the service, corrected for the batch's peakedness (Hayward); in a closed loop
+  4. a free sequence slot, c = min(max_num_seqs, sequences the KV pool holds): the engine E2E as
+     the service, waiting probability the diffusion's for the batch's peakedness z
+     (:func:`peaked_wait_probability`; Hayward's Erlang C(c/z, a/z) was 2-5x the simulator's near
+     the KV pool, bench/kv_edge_open_loop.py); in a closed loop
      the C − R clients beyond the batch wait (C − R)/X.
 The decoding batch R solves R = λ·(O − 1)·T̄(R) with T̄ = T_dec(R)/(1 − ρ_p), ρ_p = λ·T_pf the share
 of engine time the prompts' marginal cost takes; TPOT = T̄ + z·dT̄/dR + ΔT_cl, z = z₀/(1 − ε),
@@ -54,6 +56,7 @@ read the P95 16-28 % low at C ≥ 32, bench/speculative_sim_vs_analytic.py).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -119,6 +122,39 @@ def erlang_c(*, servers, offered_load):
     with np.errstate(divide="ignore", invalid="ignore"):
         out = b / (1.0 - a / c * (1.0 - b))
     return np.where(np.isfinite(c) & (a < c), np.clip(out, 0.0, 1.0), np.where(np.isfinite(c), 1.0, 0.0))
+
+
+def peaked_wait_probability(*, servers, offered_load, peakedness):
+    """Share of arrivals that wait for one of c servers offered a = λ·E[S] by a batch of
+    peakedness z = Var(N)/E[N] (N: busy servers were there infinitely many): the diffusion
+    (Halfin–Whitt) limit with the peakedness in the square-root staffing (Whitt 1992,
+    "Understanding the efficiency of multi-server service systems"),
+
+        π = 1 / (1 + β·Φ(β)/φ(β)),   β = (c − a)/√(z·a);   a ≥ c: 1.
+
+    Unlike Hayward's ErlangC(c/z, a/z), a Poisson stream of z-sized groups into ⌊c/z⌋ servers
+    (bench/kv_edge_open_loop.py: 2-5x the simulator's share of arrivals that meet a full KV pool, as
+    the batch's fluctuation is many sequences' common drift, not groups), it keeps c and the
+    normal spread of the batch; an exact M/M/c (z = 1) needs a large c for it.
+
+    c = 20, a = 10, z = 2.5: β = 10/5 = 2, Φ(2) = 0.97725, φ(2) = 0.05399, π = 1/(1 + 36.2) = 2.69 %
+    (Hayward: ErlangC(8, 4) = 5.9 %).
+
+    >>> round(float(peaked_wait_probability(servers=20, offered_load=10.0, peakedness=2.5)), 4)
+    0.0269
+    >>> round(float(erlang_c(servers=8, offered_load=4.0)), 3)
+    0.059
+    """
+    c = np.asarray(servers, dtype=float)
+    a = np.asarray(offered_load, dtype=float)
+    z = np.asarray(peakedness, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        beta = (c - a) / np.sqrt(z * np.maximum(a, 1e-300))
+        b = np.where(np.isfinite(beta) & (beta > 0), beta, 0.0)
+        cdf = 0.5 * np.vectorize(math.erfc, otypes=[float])(-b / math.sqrt(2.0))
+        ratio = b * cdf * math.sqrt(2.0 * math.pi) * np.exp(np.minimum(b * b / 2.0, 700.0))  # β·Φ(β)/φ(β)
+        pi = 1.0 / (1.0 + ratio)
+    return np.where(a >= c, 1.0, np.where(np.isfinite(beta), np.clip(pi, 0.0, 1.0), 0.0))
 
 
 def normal_quantile(q):
@@ -495,8 +531,9 @@ def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs
     on [0, c]; none there: past capacity). Then, in seconds,
       TTFT = t_api + W_api + t_req + (1 − ρ_q)·T_dec/2 + W + own(W),  W = W_pf + W_slot,
     W_api M/D/1, W_pf M/G/1 (:func:`engine_load`), own(W) :func:`own_prefill_s`, and
-    W_slot = (1 + cv_O²)/2 · ErlangC(c/z, a/z) · z·E2E/(c − a), a = λ·E2E (Hayward's correction of
-    Erlang C for a peaked batch, Var(R) = z·R). TPOT = T̄ + z·dT̄/dR; E2E = TTFT + (O − 1)·TPOT.
+    W_slot = (1 + cv_O²)/2 · π · z·E2E/(c − a), a = λ·E2E, π = 1/(1 + β·Φ(β)/φ(β)),
+    β = (c − a)/√(z·a) (:func:`peaked_wait_probability`: the diffusion limit of c servers fed by a
+    peaked batch, Var(R) = z·R; the wait of those who wait z·E2E/(c − a), the same limit's). TPOT = T̄ + z·dT̄/dR; E2E = TTFT + (O − 1)·TPOT.
     Percentile: three independent parts, each at its own quantile — the waits W (each 0 with
     probability 1 − π, else exponential; their sum's quantile, :func:`sum_wait_quantile_s`) together with own(W) that grows
     with them, the own prompt's length (lognormal), the API server's wait — combined as
@@ -533,14 +570,15 @@ def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs
     d, over = _decode_batch(e, rate_rps=lam, slots=c, **kw)
     load = engine_load(e, running=d, rate_rps=lam, **kw)
     own = _own(e, load=load, running=d, rate_rps=lam, **kw)
-    # a free sequence slot: M/G/c, service E2E, offered a = λ·E2E, peaked batch (Hayward)
+    # a free sequence slot: M/G/c, service E2E, offered a = λ·E2E, peaked batch (the diffusion's
+    # waiting probability with the peakedness, peaked_wait_probability)
     z = load.batch_peakedness
     with np.errstate(invalid="ignore"):  # 0 · inf where nothing decodes and the step is infinite: NaN, unstable
         e2e0 = load.residual_s + load.budget_wait_s + m * load.tpot_s + mean_over_prompts(
             lambda i: own(i, load.budget_wait_s), input_len=I, input_cv=input_cv)
     a = lam * e2e0
     with np.errstate(divide="ignore", invalid="ignore"):
-        pw = erlang_c(servers=c / z, offered_load=a / z)
+        pw = np.where(np.isfinite(a), peaked_wait_probability(servers=c, offered_load=a, peakedness=z), 1.0)
         w_slot = np.where(pw > 0, (1.0 + np.asarray(output_cv, dtype=float) ** 2) / 2.0 * pw * z * e2e0
                           / np.maximum(c - a, 1e-12), 0.0)
     t_api = np.asarray(e.api_server_request_s, dtype=float)
