@@ -10,7 +10,8 @@ drawn, as the load test does):
   ``output_cv`` 0 before, the spread after), steady state after the first quarter of the requests;
 * open loop at a share of capacity (the frontier's answer to the shared rate,
   calc.traffic.queueing.open_loop, ``input_cv`` / ``output_cv`` 0 before, the spread after):
-  mean and P95 TTFT, mean TPOT, the first quarter of each of three seeds' runs dropped.
+  mean and P95 TTFT, mean TPOT, the first quarter of each of three seeds' runs dropped, the models
+  asked at each run's arrival rate over the requests measured.
 
 "before" and "spread" take the runs' own mean lengths; "pages" asks as the frontier does: the lengths
 the traffic description has once cut to max_model_len (calc.traffic.workload.cut_lengths: their means
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from types import SimpleNamespace
 from pathlib import Path
 
 import numpy as np
@@ -42,9 +44,11 @@ CASES = (("meta-llama/Llama-3.1-8B", "h100-sxm", 1024, 256, None, (8, 64, 128), 
          ("meta-llama/Llama-2-7b-hf", "a100-80gb", 2048, 128, None, (4, 16, 32), (0.3, 0.6, 0.9)),
          ("Qwen/Qwen2.5-7B", "a100-80gb", 2048, 128, None, (8, 32), (0.3, 0.6, 0.9)))
 WARMUP = 0.25
-# Open loops pool three seeds: near capacity one run's own draws move the load it puts on the engine
-# (Qwen2.5-7B A100 at 90 %, CV 1: 4,000 requests' mean prompt 1,999-2,102 over seeds 0-3, mean TTFT
-# 1.24-1.81 s), more than the models differ
+# Open loops pool three seeds, and the models are asked at each run's own arrival rate over the requests
+# measured (then averaged): near capacity one run's own draws move the load it puts on the engine more
+# than the models differ (Qwen2.5-7B A100 at 90 %, CV 1: 4,000 requests' mean prompt 1,999-2,102 over
+# seeds 0-3, mean TTFT 1.24-1.81 s; seeds 1-3 arrive 1.7 / 0.9 / 2.4 % faster than asked over their last
+# 3,000 requests, 40 seeds +0.03 ± 0.25 %)
 OPEN_SEEDS = (1, 2, 3)
 
 
@@ -61,7 +65,7 @@ def _setup(model, gpu, I, O, budget, spread):
 def _sim(est, cfg, mml, I, O, spread, n, seeds=(1,), **arrival):
     """Steady-state TTFTs and TPOTs of ``seeds`` runs pooled (first WARMUP of each dropped), preemptions,
     and the runs' mean lengths after the cut at max_model_len."""
-    ttft, tpot, pre, i_len, o_len = [], [], 0, [], []
+    ttft, tpot, pre, i_len, o_len, rates = [], [], 0, [], [], []
     for seed in seeds:
         w = make_workload(input_len=length_spec("lognormal", I, spread), output_len=length_spec("lognormal", O, spread),
                           max_model_len=mml, seed=seed, num_requests=n, **arrival)
@@ -72,9 +76,17 @@ def _sim(est, cfg, mml, I, O, spread, n, seeds=(1,), **arrival):
         pre += int(r.total_preemptions)
         i_len.append(np.asarray(r.input_len))
         o_len.append(np.asarray(r.output_len))
+        a = np.asarray(r.arrival_s)
+        rates.append((len(a) - k - 1) / (a[-1] - a[k]) if np.all(np.isfinite(a)) else np.nan)
     ttft, tpot = np.concatenate(ttft), np.concatenate(tpot)
     lengths = round(float(np.mean(np.concatenate(i_len)))), round(float(np.mean(np.concatenate(o_len))))
-    return ttft[np.isfinite(ttft)], tpot[np.isfinite(tpot)], pre, lengths
+    return ttft[np.isfinite(ttft)], tpot[np.isfinite(tpot)], pre, lengths, np.asarray(rates)
+
+
+def _over_seeds(r):
+    """An open_loop answer at each seed's own arrival rate, averaged over the seeds."""
+    return SimpleNamespace(ttft_s=np.mean(r.ttft_s), ttft_percentile_s=np.mean(r.ttft_percentile_s),
+                           tpot_s=np.mean(r.tpot_s), closed_form=bool(np.all(r.closed_form)), stable=bool(np.all(r.stable)))
 
 
 def main() -> None:
@@ -99,7 +111,7 @@ def main() -> None:
         cut, q95 = cut_lengths("lognormal", I, O, s, mml), cut_input_quantile("lognormal", I, O, s, mml, 0.95)
         paged = cut.cut_fraction > 0.0
         for C in cs:
-            ttft, tpot, pre, (i_m, o_m) = _sim(est, cfg, mml, I, O, s, max(n, 30 * C), arrival="closed", concurrency=C)
+            ttft, tpot, pre, (i_m, o_m), _ = _sim(est, cfg, mml, I, O, s, max(n, 30 * C), arrival="closed", concurrency=C)
             x = [estimate(arch, g, sc, concurrency=C, input_len=i_m, output_len=o_m, output_cv=cv).serving
                  for cv in (0.0, out_cv)]
             x.append(estimate(arch, g, sc, concurrency=C, input_len=round(cut.input_mean), output_len=round(cut.output_mean),
@@ -114,14 +126,14 @@ def main() -> None:
                   + " | ".join(f"{pct(float(a.tpot_s), t):+.1f} %" for a in x) + " |", flush=True)
         cap = float(est.serving.requests_per_s)
         for share in loads:
-            ttft, tpot, pre, (i_m, o_m) = _sim(est, cfg, mml, I, O, s, n, seeds=OPEN_SEEDS, arrival="poisson",
-                                               rate_per_s=share * cap)
-            kw = dict(input_len=i_m, output_len=o_m, rate_rps=share * cap, max_num_seqs=est.max_num_seqs,
+            ttft, tpot, pre, (i_m, o_m), rates = _sim(est, cfg, mml, I, O, s, n, seeds=OPEN_SEEDS, arrival="poisson",
+                                                      rate_per_s=share * cap)
+            kw = dict(input_len=i_m, output_len=o_m, rate_rps=rates, max_num_seqs=est.max_num_seqs,
                       max_num_batched_tokens=est.max_num_batched_tokens, kv_capacity_tokens=est.memory.kv_sequence_tokens)
-            x = [open_loop(est.engine, input_cv=ci, output_cv=co, **kw) for ci, co in ((0.0, 0.0), (in_cv, out_cv))]
-            x.append(open_loop(est.engine, **{**kw, "input_len": cut.input_mean, "output_len": cut.output_mean},
-                               input_cv=cut.input_cv, output_cv=cut.output_cv,
-                               input_quantile_tokens=q95 if paged else None))
+            x = [_over_seeds(open_loop(est.engine, input_cv=ci, output_cv=co, **kw)) for ci, co in ((0.0, 0.0), (in_cv, out_cv))]
+            x.append(_over_seeds(open_loop(est.engine, **{**kw, "input_len": cut.input_mean, "output_len": cut.output_mean},
+                                           input_cv=cut.input_cv, output_cv=cut.output_cv,
+                                           input_quantile_tokens=q95 if paged else None)))
             m, q, t = ttft.mean(), np.percentile(ttft, 95), tpot.mean()
             ok = all(bool(a.closed_form) and bool(a.stable) for a in x) and not pre
             if ok:
