@@ -293,7 +293,7 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
     average, c_I²·I/2 more per token than a prompt of the mean length; each chunk is priced with
     those keys before it (H cached + the earlier chunks' (k − 1)·c/2 + c_I²·I/2). Qwen2.5-7B on A100,
     2,048 + 128 tokens lognormal CV 1, 90 % of capacity: a prompt's prefill 2.8 % dearer, and the
-    open loop's mean TTFT −15 → +1 %, P95 −22 → −5 %, TPOT −18 → −3 % against 4 × 4,000 simulated
+    open loop's mean TTFT −15 → −4 %, P95 −22 → −7 %, TPOT −18 → −3 % against 4 × 4,000 simulated
     requests (bench/traffic_spread.py).
     ``speculative`` (a :class:`calc.timing.speculative.Drafter`): decode steps seen per output token
     (:func:`calc.timing.speculative.per_token_step`), so R = λ·(O − 1)·T̄ counts a step's τ tokens.
