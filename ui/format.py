@@ -72,6 +72,18 @@ def integer(n: float) -> str:
     return f"{float(n):,.0f}"
 
 
+def number_against(x: float, target: float, digits: int = 0) -> str:
+    """:func:`number` of ``x`` with one more decimal where it rounds to ``target`` at ``digits``, so a
+    value judged against that target shows the digit the verdict turns on (a P95 of 500.4 ms misses
+    a 500 ms SLA; "500 ms" would not say why).
+
+    >>> number_against(500.4, 500), number_against(488.2, 500), number_against(26.04, 50, 1)
+    ('500.4', '488', '26.0')
+    """
+    return number(x, digits + 1 if _finite(x) and _finite(target) and round(float(x), digits) == round(float(target), digits)
+                  else digits)
+
+
 def number(x: float, digits: int = 2) -> str:
     """``28.09``; integers without decimals, also an integer that floating-point arithmetic left a
     hair off (3 × 0.05 s × 1000 = 150.00000000000003 ms printed "150.0" among "100" and "200").
