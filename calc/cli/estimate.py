@@ -25,6 +25,7 @@ from calc.cli.args import (UsageError, _add_engine_args, _concurrency, _dtype, _
 from calc.cli.report import add_bands, does_not_fit_record, print_table
 from calc.timing.bands import api_server_share, gpu_family, load_condition
 from calc.traffic.queueing import open_loop
+from calc.traffic.workload import cut_input_quantile, cut_lengths
 from calc.cli import disaggregation
 from calc.cli.disaggregation import add_disaggregation_args
 from calc.cli.prefix import PREFIX_KEYS, add_prefix_args, prefix_record, reuse_from_options
@@ -58,7 +59,8 @@ def add_estimate_parser(sub) -> None:
     e.add_argument("--input-len-cv", type=_number, default=None,
                    help="spread of prompt lengths: lognormal of mean --input-len and this coefficient of "
                         "variation (0 = every prompt --input-len; a chat dataset like ShareGPT: about 1); "
-                        "the open loop's (--rate) prompt queue and percentiles")
+                        "the open loop's (--rate) prompt queue and percentiles; draws past --max-model-len are "
+                        "cut as simulate cuts them and the open loop takes the cut lengths")
     e.add_argument("--output-len-cv", type=_number, default=None,
                    help="spread of output lengths, as --input-len-cv (0 = fixed, as with --ignore-eos): the "
                         "closed loop's think times at the token budget, the open loop's batch and percentiles")
@@ -197,11 +199,22 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
                               block_size=serving.block_size, num_blocks=m.kv_sequence_blocks, running=s.running,
                               conversations=conversations_in_flight(rate_rps=rank_rate,
                                                                     e2e_latency_s=s.e2e_latency_s))
-        ol = open_loop(est.engine, input_len=ol_in, output_len=serving.output_len, rate_rps=rank_rate,
+        lengths = dict(input_len=ol_in, output_len=serving.output_len, input_cv=in_cv, output_cv=out_cv)
+        if (in_cv > 0 or out_cv > 0) and not reuse.any_reuse:
+            # spread lengths are cut to max_model_len as `simulate` draws them (make_workload): the
+            # open loop takes the cut lengths' means, CVs and own P95 prompt, as the pages do
+            cut = cut_lengths("lognormal", serving.input_len, serving.output_len, in_cv, int(est.max_model_len),
+                              output_spread=out_cv)
+            if cut.cut_fraction > 0.0:
+                lengths = dict(input_len=cut.input_mean, output_len=cut.output_mean, input_cv=cut.input_cv,
+                               output_cv=cut.output_cv, input_quantile_tokens=cut_input_quantile(
+                                   "lognormal", serving.input_len, serving.output_len, in_cv, int(est.max_model_len),
+                                   0.95, output_spread=out_cv))
+        ol = open_loop(est.engine, **lengths, rate_rps=rank_rate,
                        cached_prompt_tokens=float(pc.cached_tokens) if reuse.any_reuse else 0.0,
                        max_num_seqs=est.max_num_seqs, max_num_batched_tokens=est.max_num_batched_tokens,
                        kv_capacity_tokens=kv_tokens, enable_chunked_prefill=serving.enable_chunked_prefill,
-                       input_cv=in_cv, output_cv=out_cv, speculative=drafter)
+                       speculative=drafter)
         out.update({
             "rate_rps": rate, "open_loop_ttft_s": ol.ttft_s, "open_loop_ttft_p95_s": ol.ttft_percentile_s,
             "open_loop_tpot_s": ol.tpot_s, "open_loop_e2e_latency_s": ol.e2e_latency_s,

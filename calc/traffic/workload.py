@@ -310,7 +310,8 @@ def _moments(spec: LengthSpec, mean: float, cv: float) -> tuple[float, float]:
 
 
 @functools.lru_cache(maxsize=1024)
-def cut_lengths(kind: str, input_mean: float, output_mean: float, spread: float, max_model_len: int) -> CutLengths:
+def cut_lengths(kind: str, input_mean: float, output_mean: float, spread: float, max_model_len: int,
+                output_spread: float | None = None) -> CutLengths:
     """The lengths the simulator runs for one traffic description, as the analytic models should take
     them: :func:`length_spec` draws of prompt I and output O (independent), cut as
     :func:`make_workload` cuts them, O' = min(O, m − 1), I' = min(I, m − O') for a window of
@@ -330,10 +331,14 @@ def cut_lengths(kind: str, input_mean: float, output_mean: float, spread: float,
     (1454, 0.26, 256, 0.5, 0.41)
     >>> cut_lengths("lognormal", 1792, 256, 0.5, 131072) == CutLengths(1792.0, 0.5, 256.0, 0.5, 0.0)
     True
+
+    ``output_spread``: the outputs' own spread where it is not the prompts' (the CLI's
+    ``--input-len-cv`` / ``--output-len-cv``); None: ``spread`` for both.
     """
     m = int(max_model_len)
-    cv_i, cv_o = length_cvs(kind, spread)
-    si, so = length_spec(kind, int(input_mean), spread, m), length_spec(kind, int(output_mean), spread, m)
+    spread_o = spread if output_spread is None else output_spread
+    cv_i, cv_o = length_cvs(kind, spread)[0], length_cvs(kind, spread_o)[1]
+    si, so = length_spec(kind, int(input_mean), spread, m), length_spec(kind, int(output_mean), spread_o, m)
     mi, mo = float(input_mean), float(output_mean)
     top_o = float(max(m - 1, 1))
     p_o, x1_o, x2_o = (float(v[0]) for v in _over(so, cv_o, np.array([top_o])))
@@ -365,7 +370,7 @@ def cut_lengths(kind: str, input_mean: float, output_mean: float, spread: float,
 
 @functools.lru_cache(maxsize=1024)
 def cut_input_quantile(kind: str, input_mean: float, output_mean: float, spread: float, max_model_len: int,
-                       q: float) -> float:
+                       q: float, output_spread: float | None = None) -> float:
     """The q-quantile of the prompt lengths a workload runs after :func:`make_workload`'s cut (as
     :func:`cut_lengths`: O' = min(O, m − 1), I' = min(I, m − O'), I and O independent), which the
     models' percentile takes for its own prompt's length. I' > x needs I > x and room for x, so
@@ -386,8 +391,9 @@ def cut_input_quantile(kind: str, input_mean: float, output_mean: float, spread:
     (1000.0, 1400)
     """
     m = int(max_model_len)
-    cv_i, cv_o = length_cvs(kind, spread)
-    si, so = length_spec(kind, int(input_mean), spread, m), length_spec(kind, int(output_mean), spread, m)
+    spread_o = spread if output_spread is None else output_spread
+    cv_i, cv_o = length_cvs(kind, spread)[0], length_cvs(kind, spread_o)[1]
+    si, so = length_spec(kind, int(input_mean), spread, m), length_spec(kind, int(output_mean), spread_o, m)
     if si.kind == "fixed" and so.kind == "fixed":
         return float(min(float(si.mean), m - min(float(so.mean), m - 1.0)))
 
