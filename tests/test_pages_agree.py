@@ -13,19 +13,16 @@ One scenario: Llama-3.1-8B on the H100 SXM (the planner limited to it), 1,024-to
    requests, seed 0). Same engine config, same workload, same statistic: its P95 TTFT and TPOT
    cards are the planner's numbers, to the last digit shown, and exactly through the shared calls
    the two pages make (ui.planner.runs.planned, ui.loadtest.runs.run / judged).
-3. The frontier has no rate and no percentiles: its closed-loop model gives means at a
-   concurrency. The load test names the concurrency of this load (Little's law: mean requests in
-   the system per replica) and draws the frontier's model there beside its simulated means; the
-   frontier opened with the same link at that concurrency shows the same model numbers, and they
-   agree with the simulated means within the tolerances below. Its P95 is the load test's
-   (the frontier says so); the test checks that caption.
+3. The frontier's answer to the shared rate (the open-loop queueing model, calc.traffic.queueing.open_loop,
+   at the rate per replica) is the load test's analytic row for Poisson arrivals: the same call
+   (ui.perf.view.open_loop_at_rate), so the same numbers, beside the simulated ones and within the
+   tolerances below. (Until 2026-12-04 the load test drew the frontier's closed-loop model at the load's
+   Little's-law concurrency: TTFT -15 % against the simulated mean here; the open loop: +5.6 %.)
 """
 
-import base64
 import re
 from urllib.parse import parse_qsl, urlsplit
 
-import numpy as np
 import pytest
 
 from apptest_helpers import app, md_tables, open_section, plotly_specs, texts
@@ -48,9 +45,9 @@ SCENARIO = {"model": MODEL, "gpu": GPU, "context": "1280", "output_len": "256", 
 # The planner's simulation settings, on the load test's controls.
 AS_THE_PLANNER = {"lt_arrival": "poisson", "lt_requests": str(NUM_REQUESTS),
                   "lt_seed": str(SEED), "lt_sweep": "false"}
-# Frontier (closed-loop model at the load's Little's-law concurrency) against the simulated means
-# of the open loop: TPOT within 10 %; TTFT within 25 % (measured: TPOT -2.5 %, TTFT -15 %; issue
-# #17 asks 15 % of a long-run simulation for TTFT, this run has 400 requests).
+# The open-loop model against the simulated means of this run: TPOT within 10 %; TTFT within 25 % (measured:
+# fixed lengths TTFT +5.6 %, P95 +18 %, TPOT +1.1 %; lognormal 0.5 +1.4 %, +3.4 %, 0.0 %; issue #17 asks 15 % of a
+# long-run simulation, this run has 2,000 requests, the first quarter an idle engine's warm-up).
 TPOT_TOLERANCE, TTFT_TOLERANCE = 0.10, 0.25
 
 
@@ -121,41 +118,42 @@ def test_the_same_numbers_through_the_shared_calls(link, load_test):
     assert steady and (ttft, tpot) == (d.ttft_s, d.tpot_s)
 
 
-def _frontier_point(at, concurrency: int) -> tuple[float, float]:
-    """(TTFT ms, TPOT ms) of the frontier's own scenario at ``concurrency``, from the chart's hover data."""
-    spec = plotly_specs(at)[0]
-    trace = next(tr for tr in spec["data"] if tr.get("name") == "Your scenario" and tr.get("customdata"))  # TPOT panel
-    cd = trace["customdata"]
-    rows = np.frombuffer(base64.b64decode(cd["bdata"]), dtype=cd["dtype"]).reshape(
-        [int(n) for n in cd["shape"].split(",")])
-    (row,) = rows[rows[:, 0] == concurrency]  # concurrency, TTFT ms, TPOT ms, … (the hover's order)
-    return float(row[1]), float(row[2])
-
-
 def _analytic_vs_simulated(load_test) -> dict[str, dict[str, str]]:
     """The load test's "analytic beside simulated" table (Markdown): {metric: {column: cell}}."""
     (table,) = md_tables(load_test)
     return {row["Metric"]: row for row in table}
 
 
-def test_the_frontier_at_the_loads_concurrency_agrees_with_the_simulated_means(link, load_test):
-    (caption,) = [c for c in texts(load_test.caption) if c.startswith("The closed-form model (other pages) at C = ")]
-    c_eq = int(re.search(r"C = ([\d,]+) clients \(Little's law", caption).group(1).replace(",", ""))
+def _frontier_rate_answer(at) -> dict[str, float]:
+    """The frontier's answer to the shared rate (its "At your rate" box): mean and P95 TTFT, TPOT (ms)."""
+    (info,) = [i.value for i in at.info if i.value.startswith("At your rate")]
+    mean, p95 = (float(x.replace(",", "")) for x in re.search(r"TTFT ([\d,.]+) ms mean, ([\d,.]+) ms P95", info).groups())
+    return {"ttft": mean, "ttft_q": p95, "tpot": float(re.search(r"TPOT ([\d,.]+) ms", info).group(1).replace(",", ""))}
+
+
+def _open_loop_rows(load_test) -> tuple[dict[str, float], dict[str, float]]:
+    """(model, simulated) of the load test's open-loop table (Poisson arrivals): ms."""
     table = _analytic_vs_simulated(load_test)
-    model = {k: _ms(table[row]["Analytic (closed form)"]) for k, row in (("ttft", "TTFT (time to first token)"),
-                                                           ("tpot", "TPOT (time per output token)"))}
-    simulated = {k: _ms(table[row]["Simulated"]) for k, row in (("ttft", "TTFT (time to first token)"),
-                                                               ("tpot", "TPOT (time per output token)"))}
-    fr = app({**link, "concurrency": str(c_eq), "overlays": ""}, page="pages/frontier.py")
+    rows = (("ttft", "TTFT (time to first token)"), ("ttft_q", "P95 TTFT"), ("tpot", "TPOT (time per output token)"))
+    return ({k: _ms(table[row]["Analytic (queueing model)"]) for k, row in rows},
+            {k: _ms(table[row]["Simulated"]) for k, row in rows})
+
+
+def test_the_load_tests_model_is_the_frontiers_answer_to_the_rate(link, load_test):
+    """Poisson arrivals: the load test draws beside its simulation the open-loop queueing model at its rate per
+    replica, the very numbers the frontier opened with the same link gives (to the frontier's whole ms), and they
+    agree with the simulated ones within the stated tolerances."""
+    (caption,) = [c for c in texts(load_test.caption) if c.startswith("The open-loop queueing model at ")]
+    assert "P95" in caption
+    model, simulated = _open_loop_rows(load_test)
+    fr = app(link, page="pages/frontier.py")
     assert not fr.exception and not fr.error
-    ttft, tpot = _frontier_point(fr, c_eq)
-    # the load test draws the frontier's model: the same numbers (to the load test's 0.1 ms)
-    assert ttft == pytest.approx(model["ttft"], abs=0.051) and tpot == pytest.approx(model["tpot"], abs=0.051)
-    # and the model agrees with the simulated open loop within the stated tolerances
-    assert tpot == pytest.approx(simulated["tpot"], rel=TPOT_TOLERANCE)
-    assert ttft == pytest.approx(simulated["ttft"], rel=TTFT_TOLERANCE)
-    # the frontier judges its SLA on these means and says that P95 is the load test's and the planner's
-    assert any(c.startswith("SLA judged on the mean here") and "P95" in c for c in texts(fr.caption))
+    answer = _frontier_rate_answer(fr)
+    for k in ("ttft", "ttft_q"):
+        assert answer[k] == pytest.approx(model[k], abs=0.51), k
+    assert answer["tpot"] == pytest.approx(model["tpot"], abs=0.051)
+    assert model["tpot"] == pytest.approx(simulated["tpot"], rel=TPOT_TOLERANCE)
+    assert model["ttft"] == pytest.approx(simulated["ttft"], rel=TTFT_TOLERANCE)
 
 
 def test_the_frontier_answers_the_rate_with_the_open_loop_model(link, load_test):
@@ -188,25 +186,18 @@ def load_test_lognormal(link):
     return at
 
 
-def test_with_lognormal_lengths_the_frontier_at_the_loads_concurrency_agrees_with_the_simulated_means(
-        link, load_test_lognormal):
-    """The frontier opened with the shared lognormal lengths, at the load's Little's-law concurrency, against
-    the load test's simulated means of the same lognormal requests: the file's tolerances. The load test's
-    analytic row is the same model at the drawn requests' mean lengths (a draw's means are within a few
-    tokens of the asked ones), so the two pages' model numbers agree within 2 %."""
-    lt = load_test_lognormal
-    (caption,) = [c for c in texts(lt.caption) if c.startswith("The closed-form model (other pages) at C = ")]
-    c_eq = int(re.search(r"C = ([\d,]+) clients \(Little's law", caption).group(1).replace(",", ""))
-    table = _analytic_vs_simulated(lt)
-    rows = (("ttft", "TTFT (time to first token)"), ("tpot", "TPOT (time per output token)"))
-    model = {k: _ms(table[row]["Analytic (closed form)"]) for k, row in rows}
-    simulated = {k: _ms(table[row]["Simulated"]) for k, row in rows}
-    fr = app({**link, **LOGNORMAL, "concurrency": str(c_eq), "overlays": ""}, page="pages/frontier.py")
+def test_with_lognormal_lengths_the_load_tests_model_is_the_frontiers_answer(link, load_test_lognormal):
+    """The same with the shared lognormal lengths: both pages ask the open loop with the lengths cut to
+    max_model_len as the simulation draws them (calc.traffic.workload.cut_lengths / cut_input_quantile)."""
+    model, simulated = _open_loop_rows(load_test_lognormal)
+    fr = app({**link, **LOGNORMAL}, page="pages/frontier.py")
     assert not fr.exception and not fr.error
-    ttft, tpot = _frontier_point(fr, c_eq)
-    assert ttft == pytest.approx(model["ttft"], rel=0.02) and tpot == pytest.approx(model["tpot"], rel=0.02)
-    assert tpot == pytest.approx(simulated["tpot"], rel=TPOT_TOLERANCE)
-    assert ttft == pytest.approx(simulated["ttft"], rel=TTFT_TOLERANCE)
+    answer = _frontier_rate_answer(fr)
+    for k in ("ttft", "ttft_q"):
+        assert answer[k] == pytest.approx(model[k], abs=0.51), k
+    assert answer["tpot"] == pytest.approx(model["tpot"], abs=0.051)
+    assert model["tpot"] == pytest.approx(simulated["tpot"], rel=TPOT_TOLERANCE)
+    assert model["ttft"] == pytest.approx(simulated["ttft"], rel=TTFT_TOLERANCE)
 
 
 def test_with_lognormal_lengths_the_frontiers_open_loop_takes_their_spread(link, load_test_lognormal):

@@ -65,7 +65,17 @@ def loadtest_panels(r: SimResult, s: dict, t: T, *, ttft_slo_s: float, tpot_slo_
                 rf" = {_n(s['requests_per_s'] * s['e2e_latency_s_mean'], 2)}",
         takeaway=t("lt.why.little.takeaway", L=F.number(L, 1), running=F.number(float(np.mean(r.step_running)), 1)),
         notes=[t("lt.why.little.note", area=F.number(area, 1), total=F.number(total, 1))]))
-    if analytic is not None:
+    if analytic is not None and analytic.get("open"):  # Poisson arrivals: the open-loop queueing model at the rate
+        panels.append(Panel(
+            key="analytic", title=t("lt.why.analytic.title"),
+            formula=(r"\text{TTFT} = t_{\text{api}} + W_{\text{api}} + t_{\text{request}} + T_{\text{in flight}}/2"
+                     r" + W_{\text{budget}} + W_{\text{slot}} + \text{own}(W)"),
+            plugged=(rf"\lambda = {_n(analytic['rate_rps'], 3)}\,\text{{req/s}}:\ "
+                     rf"\text{{TTFT}}_{{\text{{analytic}}}} = {_ms(analytic['ttft_s'])}\ \text{{vs simulated}}\ {_ms(analytic['sim_ttft_s'])}"),
+            takeaway=t("lt.why.analytic.takeaway" if analytic["closed_form"] else "lt.why.analytic.sim",
+                       an=F.duration(analytic["ttft_s"]), sim=F.duration(analytic["sim_ttft_s"])),
+            notes=[t("lt.why.analytic.open_note")]))
+    elif analytic is not None:
         panels.append(Panel(
             key="analytic", title=t("lt.why.analytic.title"),
             formula=(r"\text{TTFT} = T_{\text{arrive}} + k\,T_H,\quad W = \frac{R\,I}{h}" if analytic["wave"]

@@ -151,6 +151,13 @@ EN: dict[str, str] = {
     "lt.analytic.steady": "Simulated means over the requests after the first {n}: the loop starts with every client's "
                           "prompt at once, a transient the steady-state formula does not describe.",
     "lt.col.simulated": "Simulated",
+    "lt.analytic.open_title": "Analytic open loop beside the simulation",
+    "lt.analytic.open_caption": "The open-loop queueing model at {rate} requests/s per replica (Poisson arrivals; the "
+                                "frontier's answer to your rate, the planner's model, `estimate --rate`): its mean and {q} "
+                                "TTFT, TPOT and E2E next to the simulated ones.",
+    "lt.col.analytic_open": "Analytic (queueing model)",
+    "lt.analytic.open_over": "This rate is past what the queueing model says one replica can serve: its queue grows "
+                             "without bound (the simulation shows how far it got).",
     "csv.lt_requests": "Download per-request results (CSV)",
     "csv.lt_steps": "Download the engine timeline (CSV)",
     "lt.why.goodput.title": "Goodput: requests per second that meet both targets",
@@ -169,6 +176,10 @@ EN: dict[str, str] = {
     "lt.why.little.note": "∫N(t)dt counted from arrivals and finishes = {area} request·s; the sum of the E2E latencies = "
                           "{total} request·s: the simulator's bookkeeping is consistent.",
     "lt.why.analytic.title": "Analytic mean vs simulated mean",
+    "lt.why.analytic.open_note": "Poisson arrivals: the API server's M/D/1 wait, the rest of the step in flight, the "
+                                 "token budget's M/G/1 queue of prompts, the wait for a free sequence slot (peaked "
+                                 "batch) and the prompt's own chunks (calc.traffic.queueing.open_loop), the frontier's "
+                                 "and the planner's model.",
     "lt.why.analytic.takeaway": "The closed form gives {an} mean TTFT, the simulation {sim}.",
     "lt.why.analytic.sim": "The closed form gives {an}, the simulation {sim}: in this regime the simulation is the "
                            "number to use.",
@@ -306,6 +317,11 @@ ZH: dict[str, str] = {
     "lt.row.queue_wait_s": "排队等待（首个步骤之前）",
     "lt.analytic.steady": "模拟均值取前 {n} 个请求之后的请求：闭环开始时所有客户端的提示同时到达，这一暂态不在稳态公式之内。",
     "lt.col.simulated": "模拟",
+    "lt.analytic.open_title": "解析开环模型与模拟结果对照",
+    "lt.analytic.open_caption": "开环排队模型在每个副本 {rate} 请求/秒（泊松到达；即前沿页对你的请求速率的回答、部署规划的模型、"
+                                "`estimate --rate`）下的平均与 {q} TTFT、TPOT、端到端延迟，与模拟值并列。",
+    "lt.col.analytic_open": "解析（排队模型）",
+    "lt.analytic.open_over": "按排队模型，这一速率已超出一个副本的服务能力：队列会无限增长（模拟显示它走到了哪一步）。",
     "csv.lt_requests": "下载逐请求结果（CSV）",
     "csv.lt_steps": "下载引擎时间线（CSV）",
     "lt.why.goodput.title": "有效吞吐：每秒满足两个目标的请求数",
@@ -320,6 +336,9 @@ ZH: dict[str, str] = {
     "lt.why.little.takeaway": "平均有 {L} 个请求在系统中（等待或运行）；引擎每步平均运行 {running} 个。",
     "lt.why.little.note": "由到达与完成事件计算的 ∫N(t)dt = {area} 请求·秒；端到端延迟之和 = {total} 请求·秒：模拟器的记账一致。",
     "lt.why.analytic.title": "解析均值与模拟均值",
+    "lt.why.analytic.open_note": "泊松到达：API 服务器的 M/D/1 等待、在途步骤的剩余时间、Token 预算上提示的 M/G/1 排队、"
+                                 "等待空闲序列槽（峰化批次）以及提示自身的分块（calc.traffic.queueing.open_loop），"
+                                 "与前沿页和部署规划用的是同一模型。",
     "lt.why.analytic.takeaway": "闭式模型给出平均 TTFT {an}，模拟为 {sim}。",
     "lt.why.analytic.sim": "闭式模型给出 {an}，模拟为 {sim}：在此区间请使用模拟结果。",
     "lt.why.analytic.note": "闭环中相同的请求每个周期成波返回，并按先来先服务在满步中预填充（calc.timing.serving.fcfs_wave）；长度各异时提示会分散开。",
