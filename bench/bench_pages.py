@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import statistics
 import sys
@@ -100,35 +101,56 @@ BAND_CASES = [("load_test", "sla_ttft_ms", (400, 450, 500, 550))]
 
 
 def run(runs: int, pages: set[str] | None, rounds: int, batch: int = 5,
-        baseline: Path | None = None, compare_bands: bool = False) -> list[tuple[str, str, float, float, float, float | None]]:
-    """Rows (page, slider, median ms, p90 ms, ratio to the minimal app, baseline median ms or None).
+        baseline: Path | None = None, compare_bands: bool = False,
+        pairs: int = 1) -> list[tuple[str, str, float, float, float, float | None, list[float]]]:
+    """Rows (page, slider, median ms, p90 ms, ratio to the minimal app, baseline median ms or None,
+    the app's mean CPU per rerun over the baseline's in each server pair).
     ``compare_bands``: the baseline is this app with its error bands off. The app and its baseline are
-    measured in lockstep, one batch each in turn (:func:`measure_side_by_side`)."""
+    measured in lockstep, one batch each in turn (:func:`measure_side_by_side`). ``pairs``: that many
+    fresh pairs of servers, one after the other, the one started first alternating: two processes of
+    the very same tree differ by a few per cent (0.96x, 4 of 4 runs of one pair, 2 cores), which one
+    pair cannot tell from the change measured."""
     tmp = Path(tempfile.mkdtemp(prefix="bench_pages_"))
     cases = [c for c in CASES + (BAND_CASES if compare_bands else []) if pages is None or c[0] in pages]
     apps = {"app": (ROOT / "app.py", None)} | ({"baseline": (baseline / "app.py", None)} if baseline else {}) \
         | ({"baseline": (ROOT / "app.py", {"CALC_BANDS": "0"})} if compare_bands else {})
     baseline = baseline or (ROOT if compare_bands else None)
     samples: dict[tuple[str, str, str], list[float]] = {}
+    per_pair: dict[tuple[str, str], list[float]] = {}
     minimal: list[float] = []
-    with ExitStack() as stack:
-        murl, (mpid,) = stack.enter_context(single_server(tmp, app=ROOT / "bench" / "minimal_app.py", cwd=ROOT))
-        servers = {name: stack.enter_context(single_server(tmp, app=path, env=env)) for name, (path, env) in apps.items()}
-        for _ in range(rounds):  # interleaved rounds: every app sees the same machine load
-            minimal += asyncio.run(measure(murl, mpid, *MINIMAL, runs=runs, batch=batch))
-            for page, key, values in cases:  # the app and its baseline in lockstep, batch by batch
-                names = list(servers)
-                got = asyncio.run(measure_side_by_side([(url, pid) for url, (pid,) in servers.values()], page, key,
-                                                       values, runs, batch))
-                for name, xs in zip(names, got):
-                    samples.setdefault((name, page, key), []).extend(xs)
+    for pair in range(max(1, pairs)):
+        order = list(apps.items()) if pair % 2 == 0 else list(reversed(apps.items()))
+        got_pair: dict[tuple[str, str, str], list[float]] = {}
+        with ExitStack() as stack:
+            murl, (mpid,) = stack.enter_context(single_server(tmp, app=ROOT / "bench" / "minimal_app.py", cwd=ROOT))
+            servers = {name: stack.enter_context(single_server(tmp, app=path, env=env)) for name, (path, env) in order}
+            for _ in range(rounds):  # interleaved rounds: every app sees the same machine load
+                minimal += asyncio.run(measure(murl, mpid, *MINIMAL, runs=runs, batch=batch))
+                for page, key, values in cases:  # the app and its baseline in lockstep, batch by batch
+                    names = list(servers)
+                    got = asyncio.run(measure_side_by_side([(url, pid) for url, (pid,) in servers.values()], page, key,
+                                                           values, runs, batch))
+                    for name, xs in zip(names, got):
+                        got_pair.setdefault((name, page, key), []).extend(xs)
+        for k, xs in got_pair.items():
+            samples.setdefault(k, []).extend(xs)
+        if baseline:
+            for page, key, _ in cases:
+                # means, not medians: a mean over all the pair's reruns resolves far below the 10 ms tick
+                before = statistics.mean(got_pair[("baseline", page, key)])
+                per_pair.setdefault((page, key), []).append(
+                    statistics.mean(got_pair[("app", page, key)]) / before if before > 0 else float("nan"))
     base = statistics.median(minimal)
-    rows = [("minimal app", "concurrency", *_stats(minimal), 1.0, None)]
+    rows = [("minimal app", "concurrency", *_stats(minimal), 1.0, None, [])]
     for page, key, _ in cases:
         med, p90 = _stats(samples[("app", page, key)])
         before = statistics.median(samples[("baseline", page, key)]) if baseline else None
-        rows.append((page, key, med, p90, med / base if base > 0 else float("nan"), before))
+        rows.append((page, key, med, p90, med / base if base > 0 else float("nan"), before, per_pair.get((page, key), [])))
     return rows
+
+
+def _geomean(xs: list[float]) -> float:
+    return math.exp(statistics.mean(math.log(x) for x in xs)) if xs and all(x > 0 for x in xs) else float("nan")
 
 
 def main() -> None:
@@ -139,24 +161,30 @@ def main() -> None:
     ap.add_argument("--pages", default="", help="comma-separated page names (default: all)")
     ap.add_argument("--baseline", type=Path, default=None,
                     help="another checkout of this app (e.g. a git worktree of an older commit), measured side by side")
+    ap.add_argument("--pairs", type=int, default=1,
+                    help="with --baseline or --compare-bands: fresh server pairs, one after the other (the one started "
+                         "first alternating); prints the ratio of mean CPU per rerun in each pair and their geometric mean")
     ap.add_argument("--compare-bands", action="store_true",
                     help="measure the app with and without its error bands (CALC_BANDS=0) side by side")
     args = ap.parse_args()
     pages = set(args.pages.split(",")) if args.pages else None
-    rows = run(args.runs, pages, args.rounds, args.batch, args.baseline, args.compare_bands)
+    rows = run(args.runs, pages, args.rounds, args.batch, args.baseline, args.compare_bands, args.pairs)
     if args.compare_bands:
         args.baseline = "this app without bands (CALC_BANDS=0)"
     print(f"Server CPU per rerun (user+system, ms; median over samples of {args.batch} reruns), "
           f"{args.rounds}x{args.runs} reruns per row; target "
           f"{TARGET_MS:.0f} ms on memory and frontier. Shared machine: compare ratios, not absolutes.")
     print(f"{'page':<14}{'slider':<15}{'median':>8}{'p90':>8}{'x minimal':>11}"
-          + (f"{'baseline':>10}{'x baseline':>12}" if args.baseline else ""))
-    for page, key, med, p90, ratio, before in rows:
+          + (f"{'baseline':>10}{'x baseline':>12}" if args.baseline else "")
+          + ("   per pair (geometric mean)" if args.baseline and args.pairs > 1 else ""))
+    for page, key, med, p90, ratio, before, pair_ratios in rows:
         flag = "" if page not in ("memory", "frontier") else ("  ok" if med <= TARGET_MS else "  OVER")
         extra = f"{before:10.1f}{med / before:11.2f}x" if before else (" " * 22 if args.baseline else "")
+        if len(pair_ratios) > 1:
+            extra += "   " + " ".join(f"{r:.3f}" for r in pair_ratios) + f" ({_geomean(pair_ratios):.3f})"
         print(f"{page:<14}{key:<15}{med:8.1f}{p90:8.1f}{ratio:10.2f}x{extra}{flag}")
     if args.baseline:
-        print(f"baseline: {args.baseline}")
+        print(f"baseline: {args.baseline}" + (f"; {args.pairs} server pairs" if args.pairs > 1 else ""))
     print(f"cores {len(os.sched_getaffinity(0))}; load average {os.getloadavg()[0]:.1f}")
 
 
