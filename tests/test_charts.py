@@ -144,3 +144,59 @@ def test_typed_array_matches_plotly(array):
     theirs = {"x": array.copy(), "range": np.array([1.0, 2.0])}
     convert_to_base64(theirs)
     assert pio.to_json(ours, validate=False) == pio.to_json(copy.deepcopy(theirs), validate=False)
+
+
+def _plotly_encode(o, **kw) -> str:
+    """What Plotly's own PlotlyJSONEncoder.encode writes (whether or not ui.charts patched it)."""
+    import json
+
+    from _plotly_utils import utils as pu
+
+    enc = pu.PlotlyJSONEncoder(**kw)
+    encoded_o = json.JSONEncoder.encode(enc, o)
+    if not ("NaN" in encoded_o or "Infinity" in encoded_o):
+        return encoded_o
+    return json.dumps(json.loads(encoded_o, parse_constant=enc.coerce_to_strict), sort_keys=enc.sort_keys,
+                      indent=enc.indent, separators=(enc.item_separator, enc.key_separator))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_json_check_writes_what_plotly_writes(seed):
+    """ui.charts.install_json_check: the same JSON as Plotly's encoder for NaN and infinities as values
+    (in lists, as dict values, negative), for strings that hold "NaN" / "Infinity" (base64 texts, a
+    hover text "x,NaN"), NumPy scalars and arrays, compact and indented."""
+    import json
+
+    from _plotly_utils import utils as pu
+
+    assert charts.install_json_check()
+    rng = np.random.default_rng(seed)
+    leaves = [float("nan"), float("inf"), -float("inf"), 1.5, -2, "NaN", "xNaNy", "a,NaN", "[Infinity", ":-Infinity",
+              "ends in NaN", base64_text := "QNaN/+Infinity==", np.float32(0.25), np.int64(7), True, None, "é ✓"]
+
+    def build(depth):
+        if depth == 0 or rng.random() < 0.3:
+            return leaves[rng.integers(len(leaves))]
+        if rng.random() < 0.5:
+            return [build(depth - 1) for _ in range(rng.integers(0, 4))]
+        return {f"k{i}": build(depth - 1) for i in range(rng.integers(0, 4))}
+
+    obj = {"data": [build(4) for _ in range(3)], "layout": build(3), "bdata": base64_text,
+           "arr": np.array([1.0, np.nan, np.inf])}
+    for kw in ({"separators": (",", ":")}, {}, {"indent": 2}):
+        assert json.dumps(obj, cls=pu.PlotlyJSONEncoder, **kw) == _plotly_encode(obj, **kw)
+
+
+def test_json_check_leaves_base64_nan_to_one_pass(monkeypatch):
+    """A base64 text that holds the letters "NaN" is not decoded and encoded again."""
+    import json
+
+    assert charts.install_json_check()
+    loads, real_loads = [], json.loads
+    monkeypatch.setattr(json, "loads", lambda *a, **k: loads.append(a) or real_loads(*a, **k))
+    text = pio.to_json({"data": [{"type": "scatter", "x": {"dtype": "f8", "bdata": "AAANaN8/"}}], "layout": {}},
+                       validate=False)
+    assert "NaN" in text and loads == []
+    assert pio.to_json({"data": [{"type": "scatter", "y": [1.0, float("nan")]}], "layout": {}},
+                       validate=False).endswith('"y":[1.0,null]}],"layout":{}}')
+    assert len(loads) == 1

@@ -26,12 +26,13 @@ import streamlit as st
 
 from ui import preload  # noqa: F401  (first: libraries fully imported before any page runs)
 from ui import eventloop
-from ui import compare, config_read, i18n, layout, preload_chart, state, vllm_paste, widget_state
+from ui import charts, compare, config_read, i18n, layout, preload_chart, state, vllm_paste, widget_state
 from ui.i18n import Translator
 
 eventloop.install()  # a page run's messages reach the event loop in batches (ui.eventloop)
 widget_state.install()  # a keyed widget reads its own session-state entry, not all of them (ui.widget_state)
 config_read.install()  # Streamlit's options read without its process-wide lock (ui.config_read)
+charts.install_json_check()  # a chart's JSON encoded once, not twice when its base64 holds "NaN" (ui.charts)
 
 _IN_SHELL = "_shell_running"  # True only while app.py runs the page
 _SCENARIO = "_scenario"
