@@ -145,8 +145,14 @@ def test_the_load_tests_model_is_the_frontiers_answer_to_the_rate(link, load_tes
     agree with the simulated ones within the stated tolerances."""
     (caption,) = [c for c in texts(load_test.caption) if c.startswith("The open-loop queueing model at ")]
     assert "P95" in caption
+    _same_as_the_frontier(load_test, link)
+
+
+def _same_as_the_frontier(load_test, query: dict[str, str]) -> None:
+    """The load test's open-loop rows equal the frontier's answer to the rate (opened with ``query``; to
+    the frontier's whole ms) and agree with the simulated ones within the tolerances."""
     model, simulated = _open_loop_rows(load_test)
-    fr = app(link, page="pages/frontier.py")
+    fr = app(query, page="pages/frontier.py")
     assert not fr.exception and not fr.error
     answer = _frontier_rate_answer(fr)
     for k in ("ttft", "ttft_q"):
@@ -189,15 +195,7 @@ def load_test_lognormal(link):
 def test_with_lognormal_lengths_the_load_tests_model_is_the_frontiers_answer(link, load_test_lognormal):
     """The same with the shared lognormal lengths: both pages ask the open loop with the lengths cut to
     max_model_len as the simulation draws them (calc.traffic.workload.cut_lengths / cut_input_quantile)."""
-    model, simulated = _open_loop_rows(load_test_lognormal)
-    fr = app({**link, **LOGNORMAL}, page="pages/frontier.py")
-    assert not fr.exception and not fr.error
-    answer = _frontier_rate_answer(fr)
-    for k in ("ttft", "ttft_q"):
-        assert answer[k] == pytest.approx(model[k], abs=0.51), k
-    assert answer["tpot"] == pytest.approx(model["tpot"], abs=0.051)
-    assert model["tpot"] == pytest.approx(simulated["tpot"], rel=TPOT_TOLERANCE)
-    assert model["ttft"] == pytest.approx(simulated["ttft"], rel=TTFT_TOLERANCE)
+    _same_as_the_frontier(load_test_lognormal, {**link, **LOGNORMAL})
 
 
 def test_with_lognormal_lengths_the_frontiers_open_loop_takes_their_spread(link, load_test_lognormal):
