@@ -213,10 +213,13 @@ c1.download_button(t("csv.lt_requests"), lambda: LF.requests_csv(r), file_name="
 c2.download_button(t("csv.lt_steps"), lambda: LF.steps_csv(r), file_name="load_test_timeline.csv", mime="text/csv",
                    key="lt_csv_steps", on_click="ignore")
 
-# The analytic closed loop beside: at the clients of a closed loop, else at the mean requests in
-# the system (Little's law), same mean lengths; identical requests of clients started together get
-# the FCFS wave, requests that arrive spread out (open arrivals) the steady state the frontier draws.
+# The analytic model beside: Poisson arrivals the open loop at the rate (below); else the closed loop at the
+# clients of a closed loop or at the mean requests in the system (Little's law), same mean lengths; identical
+# requests of clients started together get the FCFS wave, spread-out arrivals the steady state the frontier draws.
 closed = trace is None and load.arrival == "closed"
+# a closed loop starts with all C prompts at once: the steady state is after the first C requests
+steady = slice(load.concurrency, None) if closed and r.num_requests > 2 * load.concurrency else slice(None)
+sim_mean = steady_means(r, skip=steady.start or 0)
 # Poisson arrivals of the named traffic: the open-loop queueing model at the run's rate, the frontier's answer to
 # the same rate (ui.perf.view.open_loop_at_rate; the planner's and `estimate --rate`'s), mean and percentile
 open_arrivals = trace is None and load.arrival == "poisson" and not (load.reuse is not None and load.reuse.any_reuse)
@@ -225,33 +228,32 @@ if open_arrivals:
     ol = V.open_loop_at_rate(Variant("", s, sc.gpu, bool(s.enable_chunked_prefill), load.speculative, load.lengths,
                                      0.0 if load.lengths == "fixed" else load.spread, sc.arch.max_position_embeddings),
                              sc.arch, sc.efficiency, rate_rps=load.rate_per_s, percentile=pct)
-    sim = steady_means(r)
     st.subheader(t("lt.analytic.open_title"))
     st.caption(t("lt.analytic.open_caption", rate=F.number(load.rate_per_s, 2), q=f"P{int(pct)}"))
-    rows = [("ttft_s", t("lt.row.ttft_s"), float(ol.ttft_s), sim["ttft_s"]),
-            ("ttft_q", t("lt.metric.ttft", q=f"P{int(pct)}"), float(ol.ttft_percentile_s), stats[f"ttft_s_p{int(pct)}"]),
-            ("tpot_s", t("lt.row.tpot_s"), float(ol.tpot_s), sim["tpot_s"]),
-            ("e2e_latency_s", t("lt.row.e2e_latency_s"), float(ol.e2e_latency_s), sim["e2e_latency_s"])]
-    st.markdown(tables.markdown([{t("lt.col.metric"): label, t("lt.col.analytic_open"): ms(a) if bool(ol.stable) else "—",
-                                  t("lt.col.simulated"): ms(x)} for _, label, a, x in rows]))
+    rows = [(t("lt.row.ttft_s"), ol.ttft_s, sim_mean["ttft_s"]),
+            (t("lt.metric.ttft", q=f"P{int(pct)}"), ol.ttft_percentile_s, stats[f"ttft_s_p{int(pct)}"]),
+            (t("lt.row.tpot_s"), ol.tpot_s, sim_mean["tpot_s"]),
+            (t("lt.row.e2e_latency_s"), ol.e2e_latency_s, sim_mean["e2e_latency_s"])]
+    st.markdown(tables.markdown([{t("lt.col.metric"): label, t("lt.col.analytic_open"): ms(float(a)) if bool(ol.stable) else "—",
+                                  t("lt.col.simulated"): ms(x)} for label, a, x in rows]))
     if r.truncated:
         st.caption(t("lt.truncated.short", **partial))
     if not bool(ol.stable):
         st.info(t("lt.analytic.open_over"))
     elif not bool(ol.closed_form):
         st.info(t("lt.analytic.sim_needed"))
-in_system = stats["requests_per_s"] * stats["e2e_latency_s_mean"]  # NaN when a cut run finished no request
-c_eq = load.concurrency if closed else max(1, int(round(in_system)) if np.isfinite(in_system) else 1)
-uniform = closed and load.lengths == "fixed"
-# the lengths' spread as the frontier takes it from the same traffic (calc.traffic.workload.cut_lengths); a trace's own
-out_cv = (sample_cv(r.output_len) if trace is not None  # the named lengths after the cut to max_model_len, as drawn
-          else cut_lengths(load.lengths, load.input_len, load.output_len, load.spread, est.max_model_len).output_cv)
-a = estimate(sc.arch, sc.gpu, s, sc.efficiency, concurrency=c_eq, input_len=int(np.mean(r.input_len)),
-             output_len=int(np.mean(r.output_len)), uniform_lengths=uniform, output_cv=out_cv).serving
-# a closed loop starts with all C prompts at once: the steady state is after the first C requests
-steady = slice(load.concurrency, None) if closed and r.num_requests > 2 * load.concurrency else slice(None)
-sim_mean = steady_means(r, skip=steady.start or 0)
-if not open_arrivals:  # the closed-loop model at the clients (or at Little's law's concurrency of other arrivals)
+    analytic = {"open": True, "rate_rps": load.rate_per_s, "ttft_s": float(ol.ttft_s), "sim_ttft_s": sim_mean["ttft_s"],
+                "closed_form": bool(ol.closed_form) and bool(ol.stable)}
+else:  # the closed-loop model at the clients (or at Little's law's concurrency of other arrivals)
+    in_system = stats["requests_per_s"] * stats["e2e_latency_s_mean"]  # NaN when a cut run finished no request
+    c_eq = load.concurrency if closed else max(1, int(round(in_system)) if np.isfinite(in_system) else 1)
+    uniform = closed and load.lengths == "fixed"
+    # the lengths' spread as the frontier takes it from the same traffic (calc.traffic.workload.cut_lengths);
+    # a trace's own
+    out_cv = (sample_cv(r.output_len) if trace is not None  # the named lengths after the cut to max_model_len, as drawn
+              else cut_lengths(load.lengths, load.input_len, load.output_len, load.spread, est.max_model_len).output_cv)
+    a = estimate(sc.arch, sc.gpu, s, sc.efficiency, concurrency=c_eq, input_len=int(np.mean(r.input_len)),
+                 output_len=int(np.mean(r.output_len)), uniform_lengths=uniform, output_cv=out_cv).serving
     st.subheader(t("lt.analytic.title"))
     st.caption(t("lt.analytic.caption", c=F.integer(c_eq), how=t("lt.analytic.closed" if closed else "lt.analytic.little")))
     if closed:
@@ -264,13 +266,11 @@ if not open_arrivals:  # the closed-loop model at the clients (or at Little's la
         st.caption(t("lt.truncated.short", **partial))
     if not bool(a.closed_form):
         st.info(t("lt.analytic.sim_needed"))
+    analytic = {"concurrency": F.integer(c_eq), "wave": uniform, "wave_steps": float(a.wave_steps) if uniform else 0.0,
+                "ttft_s": float(a.ttft_s), "closed_form": bool(a.closed_form), "sim_ttft_s": sim_mean["ttft_s"]}
 st.subheader(t("why.title"))
 B.render_why({t("lt.metric.ttft", q=q): lt_bases["ttft"], t("lt.metric.tpot", q=q): lt_bases["tpot"],
               t("lt.metric.throughput"): lt_bases["x"]}, t, "lt")
 if stat != "mean":
     st.caption(t("band.pct_note"))
-analytic = ({"open": True, "rate_rps": load.rate_per_s, "ttft_s": float(ol.ttft_s), "sim_ttft_s": sim_mean["ttft_s"],
-             "closed_form": bool(ol.closed_form) and bool(ol.stable)} if open_arrivals else
-            {"concurrency": F.integer(c_eq), "wave": uniform, "wave_steps": float(a.wave_steps) if uniform else 0.0,
-             "ttft_s": float(a.ttft_s), "closed_form": bool(a.closed_form), "sim_ttft_s": sim_mean["ttft_s"]})
 render_panels(loadtest_panels(r, {**stats, f"ttft_s_{stat}": pt, f"tpot_s_{stat}": pp}, t, ttft_slo_s=ttft_slo, tpot_slo_s=tpot_slo, stat=stat, analytic=analytic), t)

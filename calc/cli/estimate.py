@@ -203,13 +203,12 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         if (in_cv > 0 or out_cv > 0) and not reuse.any_reuse:
             # spread lengths are cut to max_model_len as `simulate` draws them (make_workload): the
             # open loop takes the cut lengths' means, CVs and own P95 prompt, as the pages do
-            cut = cut_lengths("lognormal", serving.input_len, serving.output_len, in_cv, int(est.max_model_len),
-                              output_spread=out_cv)
+            traffic = ("lognormal", serving.input_len, serving.output_len, in_cv, int(est.max_model_len))
+            cut = cut_lengths(*traffic, output_spread=out_cv)
             if cut.cut_fraction > 0.0:
                 lengths = dict(input_len=cut.input_mean, output_len=cut.output_mean, input_cv=cut.input_cv,
-                               output_cv=cut.output_cv, input_quantile_tokens=cut_input_quantile(
-                                   "lognormal", serving.input_len, serving.output_len, in_cv, int(est.max_model_len),
-                                   0.95, output_spread=out_cv))
+                               output_cv=cut.output_cv,
+                               input_quantile_tokens=cut_input_quantile(*traffic, 0.95, output_spread=out_cv))
         ol = open_loop(est.engine, **lengths, rate_rps=rank_rate,
                        cached_prompt_tokens=float(pc.cached_tokens) if reuse.any_reuse else 0.0,
                        max_num_seqs=est.max_num_seqs, max_num_batched_tokens=est.max_num_batched_tokens,
