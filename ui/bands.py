@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from calc.timing.bands import (API_SERVER_BUSY, API_SERVER_SHARED, CONDITIONS, N_MIN, BandBasis, BandKey,
+from calc.timing.bands import (API_SERVER_BUSY, API_SERVER_SHARED, CONDITIONS, N_MIN, WIDEN, BandBasis, BandKey,
                                api_server_share, band_basis, gpu_family, load_condition, load_measurements, load_regime)
 from ui import format as F
 from ui.budget import shared_memo
@@ -381,7 +381,7 @@ def render_why(bases: dict[str, BandBasis], t: T, key: str, where=None) -> None:
     if not exp.open:
         return
     with exp:
-        st.caption(t("band.why.caption"))
+        st.caption(t("band.why.caption", widen=f"{WIDEN:g}"))
         st.table(tables.arrow(why_rows(bases, t)), hide_index=True)
         st.caption(t("band.why.sources_note"))
 
