@@ -80,7 +80,8 @@ def open_loop(row: dict, seed: int = 0, efficiency: Efficiency | None = None) ->
                                num_requests=ld.get("num_requests", 1000), seed=seed,
                                shared_prefix_len=ld["shared_prefix_len"],
                                enable_chunked_prefill=ld.get("enable_chunked_prefill", False),
-                               enable_prefix_caching=ld["enable_prefix_caching"]),
+                               enable_prefix_caching=ld["enable_prefix_caching"],
+                               **({"max_model_len": ld["max_model_len"]} if "max_model_len" in ld else {})),
                           efficiency or efficiency_for_engine("vllm", Efficiency(), api_server=True))
     return {"ttft_s": rec["ttft_s_mean"], "tpot_s": rec["tpot_s_mean"], "e2e_latency_s": rec["e2e_latency_s_mean"],
             "requests_per_s": rec["requests_per_s"], "output_tokens_per_s": rec["output_tokens_per_s"],
