@@ -85,7 +85,7 @@ def open_loop(row: dict, seed: int = 0, efficiency: Efficiency | None = None) ->
                           efficiency or efficiency_for_engine("vllm", Efficiency(), api_server=True))
     return {"ttft_s": rec["ttft_s_mean"], "tpot_s": rec["tpot_s_mean"], "e2e_latency_s": rec["e2e_latency_s_mean"],
             "requests_per_s": rec["requests_per_s"], "output_tokens_per_s": rec["output_tokens_per_s"],
-            "prefix_cache_hit_rate": rec["prefix_cache_hit_rate"]}
+            "prefix_cache_hit_rate": rec.get("prefix_cache_hit_rate", float("nan"))}  # absent without reuse
 
 
 def predict(row: dict) -> dict:
