@@ -69,20 +69,23 @@ def offline_repeat(row: dict, seed: int = 0) -> dict:
 
 def open_loop(row: dict, seed: int = 0, efficiency: Efficiency | None = None) -> dict:
     """``benchmark_serving.py`` against the API server: ``num_requests`` Poisson arrivals at
-    ``rate_rps``. The engine as the row's load states it: whole-prompt prefill unless
+    ``rate_rps``, or all at once (``arrival`` ``burst``: ``vllm bench serve``'s default request rate
+    inf, no ``rate_rps``). The engine as the row's load states it: whole-prompt prefill unless
     ``enable_chunked_prefill`` (vLLM 0.2, module docstring; vLLM V1 chunks), float16 unless ``dtype``,
     the row's ``quantization``."""
     ld = row["load"]
     rec = simulate_record(dict(model=row["model_proxy"], gpu=row["gpu"], dtype=ld.get("dtype", "float16"),
                                quantization=row.get("quantization", "auto"), input_len=ld["input_len"],
-                               output_len=ld["output_len"], rate=ld["rate_rps"], arrival=ld.get("arrival", "poisson"),
+                               output_len=ld["output_len"], rate=ld.get("rate_rps"), arrival=ld.get("arrival", "poisson"),
                                num_requests=ld.get("num_requests", 1000), seed=seed,
                                shared_prefix_len=ld["shared_prefix_len"],
                                enable_chunked_prefill=ld.get("enable_chunked_prefill", False),
-                               enable_prefix_caching=ld["enable_prefix_caching"]),
+                               enable_prefix_caching=ld["enable_prefix_caching"],
+                               **({"max_model_len": ld["max_model_len"]} if "max_model_len" in ld else {})),
                           efficiency or efficiency_for_engine("vllm", Efficiency(), api_server=True))
     return {"ttft_s": rec["ttft_s_mean"], "tpot_s": rec["tpot_s_mean"], "e2e_latency_s": rec["e2e_latency_s_mean"],
-            "requests_per_s": rec["requests_per_s"], "prefix_cache_hit_rate": rec["prefix_cache_hit_rate"]}
+            "requests_per_s": rec["requests_per_s"], "output_tokens_per_s": rec["output_tokens_per_s"],
+            "prefix_cache_hit_rate": rec.get("prefix_cache_hit_rate", float("nan"))}  # absent without reuse
 
 
 def predict(row: dict) -> dict:
@@ -152,7 +155,7 @@ def main() -> int:
     print("\n| row | measured requests/s (overloaded: the engine's capacity) | simulated capacity (1,000 at 1,000 req/s) |")
     print("|---|---|---|")
     for row in rows():
-        if row["load"]["shape"] == "open loop" and row["measured"].get("requests_per_s", np.inf) < 0.9 * row["load"]["rate_rps"]:
+        if row["load"]["shape"] == "open loop" and row["measured"].get("requests_per_s", np.inf) < 0.9 * row["load"].get("rate_rps", np.inf):
             cap = open_loop({**row, "load": {**row["load"], "rate_rps": 1000.0}})["requests_per_s"]
             print(f"| {row['id']} | {row['measured']['requests_per_s']:.2f} | {cap:.2f} |")
     print("\n| row | metric | predicted over arrival seeds 0-4 (min - max) | measured |")
