@@ -18,6 +18,7 @@ from ui.loadtest import figures as LF
 from ui.loadtest import messages as LM
 from ui.loadtest import runs
 from ui.loadtest.explain import loadtest_panels
+from ui.fit import scenario_not_fit_message
 from ui.safe import user_text
 from ui.speculative.inputs import speculative_inputs
 from ui.prefixcache.widgets import prefix_inputs
@@ -76,8 +77,9 @@ if load.speculative is not None and load.reuse is not None and load.reuse.any_re
     load = dataclasses.replace(load, reuse=None)
 est = estimate(sc.arch, sc.gpu, s, sc.efficiency, concurrency=load.concurrency)
 key = (sc.arch.model_dump_json(), sc.gpu.model_dump_json(), s.model_dump_json(), sc.efficiency.model_dump_json())
-if not bool(est.memory.fits):
-    st.error(t("lt.not_fit"))
+if not bool(est.memory.fits):  # what vLLM would say, and what would fit: the frontier's message for the same setup
+    st.error(scenario_not_fit_message(sc, est.memory, t, serving=s, concurrency=sc.concurrency,
+                                      context_tokens=s.input_len + s.output_len))
     st.stop()
 lim = budget.limits()
 command = runs.cli_command(sc.arch, sc.gpu, s, load)  # what runs it on one's own machine

@@ -377,3 +377,17 @@ def test_rates_in_chinese_units():
     assert not at.exception
     good = next(v for k, v in metrics(at).items() if k.startswith("有效吞吐"))
     assert good.endswith("请求/秒") and "req/s" not in good
+
+
+def test_model_that_does_not_fit_says_what_vllm_would_and_what_would_fit():
+    """gpt-oss-120b on one H100 at its full 131,072-token context: a KV pool is left, but not one max_model_len
+    request's worth. The load test says so as the frontier does, with the same computed alternatives (was: 'no KV
+    cache pool is left', with no advice)."""
+    setup = {"model": "openai/gpt-oss-120b", "gpu": "h100-sxm"}
+    lt = app({**setup, **SMALL}, page=PAGE)
+    fr = app(setup, page="pages/frontier.py")
+    assert not lt.exception and not fr.exception
+    [message] = [e.value for e in lt.error]
+    assert "max_model_len = 131,072" in message and "--max-model-len" in message and "no KV cache pool" not in message
+    assert message in [e.value for e in fr.error]
+    assert plotly_specs(lt) == []

@@ -61,7 +61,6 @@ EN: dict[str, str] = {
     "lt.trace_forget": "Use the workload above instead of the trace",
     "lt.running": "Simulating {n} requests…",
     "lt.sweeping": "Searching the highest sustainable rate…",
-    "lt.not_fit": "The model does not fit this GPU with these settings: no KV cache pool is left.",
     "lt.too_big": "A request does not fit the KV pool: {msg}",
     "lt.over_budget": "**Too large for this shared server:** this simulation needs at least {steps} engine steps "
                       "({passes} of them prefill steps): about {cpu} s of CPU and {mib} MiB of memory, over this server's "
@@ -238,7 +237,6 @@ ZH: dict[str, str] = {
     "lt.trace_forget": "改用上面的负载设置，不用该轨迹",
     "lt.running": "正在模拟 {n} 个请求…",
     "lt.sweeping": "正在搜索可持续的最高速率…",
-    "lt.not_fit": "在这些设置下模型放不进该 GPU：没有剩余的 KV Cache 池。",
     "lt.too_big": "有请求放不进 KV 池：{msg}",
     "lt.over_budget": "**对这台共享服务器来说太大**：这次模拟至少需要 {steps} 个引擎步（其中 {passes} 个是预填充步），"
                       "约 {cpu} 秒 CPU 和 {mib} MiB 内存，超过本服务器每次运行 {cpu_limit} 秒、{mib_limit} MiB 的预算。"
