@@ -4,6 +4,7 @@ the SLA region, the best SLA-meeting point, the knee, the KV wall; overlays; the
 import numpy as np
 import streamlit as st
 
+from calc.sizing.scenario import effective_quantization
 from ui.perf import figures as FP
 from ui import format as F
 from ui.perf import view as V
@@ -231,7 +232,8 @@ def _body() -> None:
                                             chunked=chunked, speculative=base.speculative), t)
         st.caption(t("fr.cmd.caption" if f.best >= 0 else "fr.cmd.caption_none", c=F.integer(seqs)))
         st.caption(t("fr.cmd.replicas", replicas=t.count("replica", replicas), gpus=t.count("gpu", tp)) + " " +
-                   t("fr.quality", q=s.quantization, value=quality_short(sc.arch.id, s.quantization)))
+                   t("fr.quality", q=s.quantization,  # auto: the checkpoint's own format (16-bit here, FP8 for DeepSeek-V3)
+                         value=quality_short(sc.arch.id, effective_quantization(sc.arch, s.quantization), t)))
 
         # The course's fixed case (not the sidebar's scenario) has its own page: A and B side by side.
         st.page_link("pages/case_study.py", label=t("cs.link"), icon=":material/school:")

@@ -18,6 +18,12 @@ def test_defaults_render():
     assert specs[0]["layout"]["xaxis"]["title"]["text"] == "GPUs"
     assert {tr.get("name") for tr in specs[0]["data"]} >= {"Colocated", "Disaggregated (best P:D)"}
     assert "--prefill-instances" in commands(at)[0]
+    # Llama-2-7B on an A100 at P95: the P95 prompt's prefill + KV transfer + the decode's first token is
+    # over 500 ms unloaded, so no split carries any rate; the verdict says so (it read "the best split
+    # (—) 0 req/s")
+    (verdict,) = texts(at.info)
+    assert "no P:D split meets it at any rate" in verdict and "prefill instance's TTFT" in verdict
+    assert "(—)" not in verdict
 
 
 def test_url_state_link_and_gpu_count():
@@ -37,6 +43,8 @@ def test_chinese():
     at = app({"lang": "zh"}, page=PAGE)
     assert not at.exception
     assert any("共置" in k for k in metrics(at))
+    (verdict,) = texts(at.info)
+    assert "任何 P:D 划分在任何速率下都满足不了 SLA" in verdict and "预填充实例" in verdict and "（—）" not in verdict
 
 
 def test_hostile_url_values_are_named_and_escaped():

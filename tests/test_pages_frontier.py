@@ -188,15 +188,19 @@ def test_own_price_cost_split_and_replicas():
     assert any("× 1 GPU)" in c for c in caps)  # the cost split: "$1.500/GPU-hour × 1 GPU"
 
 
-@pytest.mark.parametrize("lang, one, cmd", [("en", "× 1 replica: 1 GPU,", "Run 1 replica of it (1 GPU each)"),
-                                            ("zh", "× 1 个副本：1 张 GPU，", "在负载均衡器后运行 1 个副本（每个 1 张 GPU）")])
-def test_one_replica_reads_naturally(lang, one, cmd):
-    """Issue #19: "× 1 replica(s): 1 GPUs"; now singular and plural by the count, in both languages."""
+@pytest.mark.parametrize("lang, one, cmd, quality", [
+    ("en", "× 1 replica: 1 GPU,", "Run 1 replica of it (1 GPU each)", "Weights auto: published accuracy 100 % (16-bit)"),
+    ("zh", "× 1 个副本：1 张 GPU，", "在负载均衡器后运行 1 个副本（每个 1 张 GPU）", "权重 auto：公开的精度数据 100 %（16 位）")])
+def test_one_replica_reads_naturally(lang, one, cmd, quality):
+    """Issue #19: "× 1 replica(s): 1 GPUs"; now singular and plural by the count, in both languages.
+    The weights' accuracy after it: ``auto`` on a 16-bit checkpoint loads the 16-bit original, 100 %
+    (it read "published accuracy —": the lookup was asked for a format named "auto")."""
     at = app({"price_usd": "1.5", "lang": lang}, page=PAGE)
     caps = texts(at.caption)
     assert any(c.startswith(one) for c in caps), caps
     assert any(cmd in c for c in caps)
     assert not any("(s)" in c or " 1 GPUs" in c for c in caps)
+    assert any(quality in c for c in caps), [c for c in caps if cmd in c]
 
 
 def test_bad_price_is_named():

@@ -85,7 +85,9 @@ def test_quality_and_prices():
     lines = X.quality_lines(ARCH.id, ARCH.name, ["none", "int8", "awq"], T)
     assert any("100.3 % recovery" in s and "RedHatAI" in s for s in lines)
     assert any("98.9 % recovery" in s for s in lines)  # W4A16 figure shown for awq (same 4-bit format)
-    assert X.quality_short(ARCH.id, "none") == "100 % (16-bit)"
+    assert X.quality_short(ARCH.id, "none", T) == "100 % (16-bit)"
+    assert X.quality_short(ARCH.id, "none", Translator("zh")) == "100 %（16 位）"
+    assert X.quality_short(ARCH.id, "int8", T) == "100.3 % OpenLLM v1"
     rows = X.price_rows(["h100-sxm", "gh200"], {"gh200": 2.0}, T, {})
     assert rows[0]["$ / GPU-hour"] == "$3.780" and "Lambda" in rows[0]["Source (provider, date)"]
     assert rows[1]["Source (provider, date)"] == "your price"

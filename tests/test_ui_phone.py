@@ -126,3 +126,27 @@ def test_grouped_legend_rows_are_columns_per_group():
     entries = [(f"GPU {i}", "") for i in range(17)] + [("band", "band")]
     assert phone.grouped_legend_rows(entries, 820, 14) == 17
     assert phone.legend_rows([n for n, _ in entries], 820, 14) < 17
+
+
+def test_disaggregation_legends_sit_below_the_whole_figure():
+    """The disaggregation page's two charts put their legend where every other chart does: at the
+    figure's bottom edge (container y = 0), clear of the x-axis title. At paper y = -0.2 / -0.25 it
+    lay over the axis title, and on a 390-px phone, wrapped into rows, Plotly pushed the plot into
+    the right half of the figure (the splits' x-axis title and 7:1 bar cut at the edge)."""
+    from calc.plan.disaggregation import same_gpus
+    from ui.disagg import figures as FD
+
+    arch, gpu = get_model("meta-llama/Llama-2-7b-hf"), get_gpu("a100-80gb")
+    r = same_gpus(arch, gpu, ServingConfig(input_len=1792, output_len=256), gpu_counts=range(1, 17),
+                  ttft_slo_s=0.5, tpot_slo_s=0.05, link_bw_bytes_per_s=40e9)
+    for t in (EN, ZH):
+        for fig in (FD.frontier_figure(r, t, rate_rps=2.0, chosen=8), FD.splits_figure(r, t, n=8, colocated_rps=14.7)):
+            d = fig.to_dict()
+            legend = d["layout"]["legend"]
+            assert legend["orientation"] == "h"
+            assert (legend["yref"], legend["yanchor"], legend["y"]) == ("container", "bottom", 0)
+            assert (legend["xanchor"], legend["x"]) == ("left", 0)
+            assert d["layout"]["margin"]["b"] >= 80  # room for the x-axis title above the legend
+            small = phone.for_phone(d)["layout"]
+            assert small["legend"]["xref"] == "container"  # the phone rule applies: the whole width
+            assert small["height"] >= d["layout"]["height"]

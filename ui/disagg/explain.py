@@ -36,6 +36,9 @@ def verdict(r: SameGPUs, n: int, t: T) -> str:
     co, dis, label = at(r, n)
     if co <= 0 and dis <= 0:
         return t("dg.verdict.none", n=n)
+    if dis <= 0:  # no split at any rate: no "best split (—) 0 req/s"; which pool cannot meet its target
+        side = "prefill" if r.prefill_rps_per_instance <= 0 else "decode"
+        return t("dg.verdict.no_split", n=n, co=F.number(co, 1), why=t(f"dg.verdict.no_split.{side}"))
     key = "dg.verdict.pays" if dis > co else "dg.verdict.not"
     return t(key, n=n, label=label, co=F.number(co, 1), dis=F.number(dis, 1))
 

@@ -11,6 +11,13 @@ from calc.plan.disaggregation import SameGPUs
 from ui.theme import CHART_HEIGHT, COLORS, FONT_SIZE
 
 T = Callable[..., str]
+# The legend below the whole figure, from its left edge (as every other page's charts: ui.perf.figures):
+# Plotly keeps it clear of the x-axis title. At paper y = -0.2 it sat over the x-axis title, and on a
+# 390-px phone, wrapped into rows, Plotly pushed the plot into the right half of the figure (the
+# splits' x-axis title and last bar were cut at the edge).
+LEGEND = dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0,
+              font=dict(size=FONT_SIZE - 1), maxheight=1)
+MARGIN = dict(l=70, r=30, t=70, b=80)
 COLOCATED = COLORS["weights"]  # blue: one engine does both
 DISAGG = COLORS["kv"]  # orange: the KV that moves
 
@@ -32,7 +39,7 @@ def frontier_figure(r: SameGPUs, t: T, *, rate_rps: float, chosen: int) -> go.Fi
     fig.update_layout(title=t("dg.fig.frontier.title"), height=CHART_HEIGHT, font=dict(size=FONT_SIZE),
                       xaxis=dict(title=t("dg.fig.frontier.x"), dtick=2 if n.size <= 32 else 4),
                       yaxis=dict(title=t("dg.fig.frontier.y"), rangemode="tozero"),
-                      legend=dict(orientation="h", y=-0.2), hovermode="x unified")
+                      legend=LEGEND, margin=MARGIN, hovermode="x unified")
     return fig
 
 
@@ -57,5 +64,5 @@ def splits_figure(r: SameGPUs, t: T, *, n: int, colocated_rps: float) -> go.Figu
                       barmode="group", xaxis=dict(title=t("dg.fig.splits.x")),
                       yaxis=dict(title=t("dg.fig.frontier.y"), rangemode="tozero",
                                  range=[0, 1.6 * max(top, colocated_rps, 1e-9)]),
-                      legend=dict(orientation="h", y=-0.25))
+                      legend=LEGEND, margin=MARGIN)
     return fig

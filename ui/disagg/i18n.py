@@ -37,6 +37,12 @@ EN: dict[str, str] = {
     "dg.verdict.not": "At {n} GPUs disaggregation does not pay: colocated serves {co} req/s within the SLA, the best "
                       "split ({label}) {dis} req/s.",
     "dg.verdict.none": "At {n} GPUs neither arrangement meets the SLA (try a looser target or a larger GPU count).",
+    "dg.verdict.no_split": "At {n} GPUs disaggregation does not pay: colocated serves {co} req/s within the SLA, and "
+                           "no P:D split meets it at any rate: {why}",
+    "dg.verdict.no_split.prefill": "a prefill instance's TTFT, with the KV transfer and the decode instance's first "
+                                   "token, is over the target even without a queue (Why these numbers, below).",
+    "dg.verdict.no_split.decode": "a decode instance's TPOT is over the target even at batch 1 (Why these numbers, "
+                                  "below).",
     "dg.fig.frontier.title": "Requests/s within the SLA at the same GPU count",
     "dg.fig.frontier.x": "GPUs",
     "dg.fig.frontier.y": "Requests/s within the SLA",
@@ -103,6 +109,11 @@ ZH: dict[str, str] = {
     "dg.verdict.pays": "在 {n} 张 GPU 上分离划算：{label} 在 SLA 内承载 {dis} 请求/秒，共置 {co} 请求/秒。",
     "dg.verdict.not": "在 {n} 张 GPU 上分离不划算：共置在 SLA 内承载 {co} 请求/秒，最佳划分（{label}）{dis} 请求/秒。",
     "dg.verdict.none": "在 {n} 张 GPU 上两种方式都满足不了 SLA（放宽目标或增加 GPU 数试试）。",
+    "dg.verdict.no_split": "在 {n} 张 GPU 上分离不划算：共置在 SLA 内承载 {co} 请求/秒，而任何 P:D 划分在任何速率下都"
+                           "满足不了 SLA：{why}",
+    "dg.verdict.no_split.prefill": "预填充实例的 TTFT 加上 KV 传输和解码实例的第一个 token，即使不排队也已超过目标（见下方"
+                                   "“这些数字从哪来”）。",
+    "dg.verdict.no_split.decode": "解码实例的 TPOT 即使在批量 1 时也已超过目标（见下方“这些数字从哪来”）。",
     "dg.fig.frontier.title": "同样 GPU 数下 SLA 内的请求速率",
     "dg.fig.frontier.x": "GPU 数",
     "dg.fig.frontier.y": "SLA 内的请求/秒",

@@ -24,11 +24,13 @@ def _money(x: float | None, digits: int) -> str:
     return "—" if x is None else f"${F.number(x, digits)}"
 
 
-def quality_short(model_id: str, quantization: str) -> str:
-    """The first published figure for this model and weight format, e.g. ``98.9 % OpenLLM v1``."""
+def quality_short(model_id: str, quantization: str, t: T) -> str:
+    """The first published figure for this model and weight format, e.g. ``98.9 % OpenLLM v1``;
+    ``none`` (the 16-bit original) is 100 %. ``quantization`` is the format vLLM loads, not ``auto``
+    (:func:`calc.sizing.scenario.effective_quantization`): ``auto`` has no published figure."""
     notes = quality_notes(model_id=model_id, quantization=quantization)
     if quantization == "none":
-        return "100 % (16-bit)"
+        return t("pl.quality.original")
     if not notes:
         return "—"
     n = notes[0]
@@ -50,7 +52,7 @@ def ranked_rows(r: PlanResult, t: T, *, lang: str) -> list[dict[str, Any]]:
             t("pl.col.tpot"): round(d.tpot_s * 1e3, 2), t("pl.col.usd_h"): _money(d.usd_per_hour, 2),
             t("pl.col.usd_in"): _money(d.usd_per_million_input_tokens, 4),
             t("pl.col.usd_out"): _money(d.usd_per_million_output_tokens, 4),
-            t("pl.col.quality"): quality_short(r.model_id, d.quantization), t("pl.col.statistic"): d.slo_statistic,
+            t("pl.col.quality"): quality_short(r.model_id, d.quantization, t), t("pl.col.statistic"): d.slo_statistic,
             t("pl.col.open"): scenario_link(d, model_id=r.model_id, lang=lang, request=r.request),
         })
     return rows
