@@ -153,7 +153,8 @@ EN: dict[str, str] = {
     "lt.analytic.open_title": "Analytic open loop beside the simulation",
     "lt.analytic.open_caption": "The open-loop queueing model at {rate} requests/s per replica (Poisson arrivals; the "
                                 "frontier's answer to your rate, the planner's model, `estimate --rate`): its mean and {q} "
-                                "TTFT, TPOT and E2E next to the simulated ones.",
+                                "TTFT, TPOT and E2E next to the simulated ones (after the first quarter of the requests, which arrive at "
+                                "an idle engine: the steady state, as the cards above).",
     "lt.col.analytic_open": "Analytic (queueing model)",
     "lt.analytic.open_over": "This rate is past what the queueing model says one replica can serve: its queue grows "
                              "without bound (the simulation shows how far it got).",
@@ -317,7 +318,8 @@ ZH: dict[str, str] = {
     "lt.col.simulated": "模拟",
     "lt.analytic.open_title": "解析开环模型与模拟结果对照",
     "lt.analytic.open_caption": "开环排队模型在每个副本 {rate} 请求/秒（泊松到达；即前沿页对你的请求速率的回答、部署规划的模型、"
-                                "`estimate --rate`）下的平均与 {q} TTFT、TPOT、端到端延迟，与模拟值并列。",
+                                "`estimate --rate`）下的平均与 {q} TTFT、TPOT、端到端延迟，与模拟值并列（模拟值不计前四分之一的请求："
+                                "它们到达时引擎空闲；即稳态，与上方卡片相同）。",
     "lt.col.analytic_open": "解析（排队模型）",
     "lt.analytic.open_over": "按排队模型，这一速率已超出一个副本的服务能力：队列会无限增长（模拟显示它走到了哪一步）。",
     "csv.lt_requests": "下载逐请求结果（CSV）",
