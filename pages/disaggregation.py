@@ -88,7 +88,7 @@ with st.expander(t("dg.why.title"), expanded=False):
                       tpot_slo_s=tpot_ms / 1e3, kv_bytes_per_token=r.kv_bytes_per_token_per_rank, link_bw_bytes_per_s=bw, link_latency_s=link.latency_s, decode_batch=r.decode_batch,
                       descriptors=float(kv_descriptors(prompt_tokens=s.input_len, num_layers=sc.arch.num_hidden_layers,
                                                        block_size=s.block_size, regions_per_layer=kv_regions_per_layer(sc.arch))),
-                      descriptor_s=kv_descriptor_s()):
+                      descriptor_s=kv_descriptor_s(), stat=stat, input_quantile_tokens=input_q):
         st.markdown(line)
 st.caption(t("dg.cli"))
 p = max(int(label.split("P")[0]), 1) if label != "—" else 1

@@ -24,6 +24,11 @@ def test_defaults_render():
     (verdict,) = texts(at.info)
     assert "no P:D split meets it at any rate" in verdict and "prefill instance's TTFT" in verdict
     assert "(—)" not in verdict
+    # and the why-panel the verdict points at adds it up: the P95 prompt's unloaded prefill + transfer + first token
+    # over the 500 ms target (it plugged in only the mean prompt's transfer)
+    (panel,) = [m.value for m in at.markdown if m.value.startswith("**TTFT of a disaggregated request**")]
+    assert "With no queue at all, a prefill instance's P95 TTFT" in panel
+    assert "over it before any request waits" in panel and "λp = 0 req/s" in panel
 
 
 def test_url_state_link_and_gpu_count():
@@ -45,6 +50,7 @@ def test_chinese():
     assert any("共置" in k for k in metrics(at))
     (verdict,) = texts(at.info)
     assert "任何 P:D 划分在任何速率下都满足不了 SLA" in verdict and "预填充实例" in verdict and "（—）" not in verdict
+    assert any("完全不排队时，预填充实例的 P95 TTFT" in m.value and "承载不了任何速率" in m.value for m in at.markdown)
 
 
 def test_hostile_url_values_are_named_and_escaped():

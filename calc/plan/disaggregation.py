@@ -298,6 +298,7 @@ class SameGPUs:
     tensor_parallel_size: int
     decode_batch: float = 0.0  # R at λ_d*: the largest batch within the TPOT target
     kv_bytes_per_token_per_rank: float = 0.0
+    prefill_ttft_unloaded_s: float = 0.0  # a prefill instance's TTFT at the statistic at the grid's lowest rate
 
     def splits(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(P, D, rate) of every split of ``n`` GPUs into P prefill and D decode instances (each ≥ 1)."""
@@ -367,7 +368,7 @@ def same_gpus(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, efficiency:
                    best_prefill=np.zeros(n.shape, int), best_decode=np.zeros(n.shape, int),
                    colocated_rps_per_replica=lam_c, prefill_rps_per_instance=lam_p, decode_rps_per_instance=lam_d,
                    kv_transfer_s=x, decode_first_s=first, tensor_parallel_size=tp, decode_batch=rb,
-                   kv_bytes_per_token_per_rank=float(e.kv_bytes_per_token))
+                   kv_bytes_per_token_per_rank=float(e.kv_bytes_per_token), prefill_ttft_unloaded_s=float(ttft_p[0, 0]))
     for i, k in enumerate(n.tolist()):
         p, d, r = out.splits(k)
         if r.size and r.max() > 0:

@@ -45,15 +45,26 @@ def verdict(r: SameGPUs, n: int, t: T) -> str:
 
 def why(r: SameGPUs, t: T, *, n: int, input_len: int, output_len: int, ttft_slo_s: float, tpot_slo_s: float,
         kv_bytes_per_token: float, link_bw_bytes_per_s: float, link_latency_s: float, decode_batch: float,
-        descriptors: float = 0.0, descriptor_s: float = 0.0) -> list[str]:
+        descriptors: float = 0.0, descriptor_s: float = 0.0, stat: str = "mean",
+        input_quantile_tokens: float | None = None) -> list[str]:
     """The four panels (markdown), with this scenario's numbers plugged in (``descriptors``: the KV
-    connector's transfer descriptors per request, posted at ``descriptor_s`` each)."""
+    connector's transfer descriptors per request, posted at ``descriptor_s`` each; ``stat``: the SLA
+    statistic, "mean" or "p95", whose prefill TTFT the first panel adds up against the target, for the prompt
+    at that statistic, ``input_quantile_tokens``; None: the lognormal's, not shown)."""
     co, _, _ = at(r, n)
+    unloaded = r.prefill_ttft_unloaded_s + r.kv_transfer_s + r.decode_first_s
     return [
         t("dg.why.ttft", lat=_ms(link_latency_s), nd=F.integer(descriptors), td=f"{F.number(descriptor_s * 1e6, 1)} µs",
           i=F.integer(input_len), b=f"{F.number(kv_bytes_per_token / 1e3, 1)} kB",
           bw=f"{F.number(link_bw_bytes_per_s / 1e9, 1)} GB/s", x=_ms(r.kv_transfer_s), first=_ms(r.decode_first_s),
-          ttft=_ms(ttft_slo_s), lp=F.number(r.prefill_rps_per_instance, 2)),
+          ttft=_ms(ttft_slo_s), lp=F.number(r.prefill_rps_per_instance, 2),
+          steps=F.number(1.5 if stat == "mean" else 1.0 + float(stat.removeprefix("p")) / 100.0, 2))
+        + " " + t("dg.why.unloaded", what=t("dg.why.unloaded.what_mean") if stat == "mean" else t(
+                  "dg.why.unloaded.what_q", q=stat.upper(),
+                  iq=F.integer(input_quantile_tokens) if input_quantile_tokens is not None else "—"),
+                  pf=_ms(r.prefill_ttft_unloaded_s), x=_ms(r.kv_transfer_s), first=_ms(r.decode_first_s),
+                  total=_ms(unloaded), ttft=_ms(ttft_slo_s),
+                  verdict=t("dg.why.unloaded.over" if unloaded > ttft_slo_s else "dg.why.unloaded.under")),
         t("dg.why.decode", o=F.integer(output_len), tpot=_ms(tpot_slo_s), r=F.number(decode_batch, 0),
           ld=F.number(r.decode_rps_per_instance, 2)),
         t("dg.why.colocated", lc=F.number(r.colocated_rps_per_replica, 2), n=n, reps=n // r.tensor_parallel_size,

@@ -58,9 +58,18 @@ EN: dict[str, str] = {
                    "+ the decode instance's next step. Transfer: t = α + n·t_d + I·b/B = {lat} + {nd} descriptors × {td} "
                    "(the KV connector posts one per block, layer and K/V) + {i} tokens × {b} per GPU ÷ "
                    "{bw} = **{x}**. The decode instance's first token: the proxy's second request + its API server + "
-                   "about 1.5 steps = **{first}**. "
+                   "{steps} steps (its own, and what is left of the step in flight: half a step for the mean, the "
+                   "percentile's share of one at a percentile) = "
+                   "**{first}**. "
                    "What is left of the {ttft} target is the prefill queue's: one prefill instance then carries "
                    "**λp = {lp} req/s**.",
+    "dg.why.unloaded": "With no queue at all, a prefill instance's {what} is {pf}; "
+                       "with the transfer {x} and the first token {first}: **{total}** against the {ttft} target, "
+                       "{verdict}.",
+    "dg.why.unloaded.what_mean": "mean TTFT",
+    "dg.why.unloaded.what_q": "{q} TTFT (its prompt: the {q} prompt, {iq} tokens)",
+    "dg.why.unloaded.over": "over it before any request waits, so no prefill instance carries any rate",
+    "dg.why.unloaded.under": "the rest is what the prefill queue may take",
     "dg.why.decode": "**A decode instance** runs only decodes: its batch R holds each request for O = {o} steps, "
                      "R = λ·O·T(R) (Little). The largest batch whose step stays within {tpot} (and that its KV pool "
                      "holds) is R = {r}, so one decode instance carries **λd = {ld} req/s**.",
@@ -128,8 +137,14 @@ ZH: dict[str, str] = {
     "dg.why.ttft": "**分离部署下一个请求的 TTFT** = 预填充排队 + 在预填充实例上预填充 + KV 传输 + 解码实例的下一步。"
                    "传输：t = α + n·t_d + I·b/B = {lat} + {nd} 个描述符 × {td}（KV 连接器按每块、每层、K/V 各发一个）"
                    "+ {i} 个 token × 每 GPU {b} ÷ {bw} = **{x}**。解码实例出第一个 token："
-                   "代理的第二次请求 + 它的 API 服务器 + 约 1.5 步 = **{first}**。{ttft} 目标剩下的留给预填充排队：一个预填充实例因此承载 "
+                   "代理的第二次请求 + 它的 API 服务器 + {steps} 步（它自己的一步，加上正在进行那一步的剩余：均值取半步，百分位数取相应比例）= **{first}**。{ttft} 目标剩下的留给预填充排队：一个预填充实例因此承载 "
                    "**λp = {lp} 请求/秒**。",
+    "dg.why.unloaded": "完全不排队时，预填充实例的 {what}为 {pf}；"
+                       "加上传输 {x} 和第一个 token {first}：**{total}**，对照 {ttft} 目标，{verdict}。",
+    "dg.why.unloaded.what_mean": "平均 TTFT",
+    "dg.why.unloaded.what_q": "{q} TTFT（按 {q} 提示词，{iq} 个 token）",
+    "dg.why.unloaded.over": "还没有请求排队就已超出，所以预填充实例承载不了任何速率",
+    "dg.why.unloaded.under": "余下的才是预填充排队可用的时间",
     "dg.why.decode": "**解码实例**只做解码：批大小 R 让每个请求占 O = {o} 步，R = λ·O·T(R)（利特尔定律）。"
                      "步长不超过 {tpot}（且 KV 池放得下）的最大批是 R = {r}，所以一个解码实例承载 **λd = {ld} 请求/秒**。",
     "dg.why.colocated": "**共置引擎**在同一步里既预填充又解码：每个提示词分块都会拉长正在解码的那一步（预填充干扰）。"
