@@ -4,6 +4,7 @@
 import streamlit as st
 
 from calc.plan.disaggregation import same_gpus
+from calc.timing.estimate import estimate
 from calc.traffic.disaggregation import kv_descriptor_s, kv_descriptors, kv_links, kv_regions_per_layer
 from ui import format as F
 from calc.traffic.workload import cut_serving, cut_serving_input_quantile, length_cvs
@@ -11,6 +12,7 @@ from ui import command_block, labelled, layout, lazy_inputs, shell
 from ui.disagg import explain as X
 from ui.disagg import figures as FD
 from ui.disagg.controls import DG_BW, DG_GPUS, DG_LINK, DISAGG
+from ui.fit import scenario_not_fit_message
 from ui.safe import md_escape
 from ui.state import check_query_params, render_control
 from ui.traffic import LENGTH_SPREAD, LENGTHS, RATE, SLA_STAT, SLA_TPOT_MS, SLA_TTFT_MS
@@ -70,7 +72,12 @@ top = min(DG_GPUS.hi, max(16, 2 * n))  # the chart's GPU counts: twice the chose
 r = _same_gpus(sc.arch, sc.gpu, analytic, sc.efficiency, top, ttft_ms / 1e3, tpot_ms / 1e3, stat, bw, link.latency_s, cvs,
                input_q)
 if r.kv_bytes_per_token_per_rank == 0:  # the model does not fit this GPU at this TP and context
-    st.warning(t("dg.unfit", model=md_escape(sc.arch.name), gpu=sc.gpu.name, tp=tp))
+    mem = estimate(sc.arch, sc.gpu, s, sc.efficiency).memory
+    if not bool(mem.fits):  # what vLLM would say and what would fit: the frontier's message for the same setup
+        st.error(scenario_not_fit_message(sc, mem, t, serving=s, concurrency=sc.concurrency,
+                                          context_tokens=s.input_len + s.output_len))
+    else:  # it starts, but its pool holds less than one request of these lengths
+        st.warning(t("dg.unfit", model=md_escape(sc.arch.name), gpu=sc.gpu.name, tp=tp))
     st.stop()
 
 co, dis, label = X.at(r, n)

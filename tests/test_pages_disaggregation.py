@@ -109,3 +109,15 @@ def test_the_shared_lengths_spread_reaches_the_answer_and_the_command():
         assert shown(at)[0] == f"{r.colocated_rps[7]:,.1f} req/s"
     # 18.5 -> 15.1 req/s colocated: the P95 prompt of lognormal lengths is longer than the mean
     assert shown(fixed)[0] != shown(spread)[0]
+
+
+def test_model_that_does_not_fit_gets_the_frontiers_message():
+    """gpt-oss-120b on one H100 at its 131,072-token context: what vLLM would say and what would fit, as on the
+    frontier and the load test (it said 'no KV cache pool is left')."""
+    setup = {"model": "openai/gpt-oss-120b", "gpu": "h100-sxm"}
+    at = app(setup, page=PAGE)
+    fr = app(setup, page="pages/frontier.py")
+    assert not at.exception
+    [message] = [e.value for e in at.error]
+    assert "max_model_len = 131,072" in message and message in [e.value for e in fr.error]
+    assert plotly_specs(at) == []

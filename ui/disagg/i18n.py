@@ -83,7 +83,7 @@ EN: dict[str, str] = {
                       "checked against the request simulator of P + D engines, within 15 % on means and P95). "
                       "Measurements: bench/data/disaggregation_measurements.jsonl (DistServe, OSDI'24).",
     "dg.cli": "The same question on the command line:",
-    "dg.unfit": "{model} does not fit {gpu} at TP {tp} with this context: no KV cache pool is left.",
+    "dg.unfit": "{model} on {gpu} at TP {tp}: the KV cache pool holds less than one request of these lengths.",
 }
 
 ZH: dict[str, str] = {
@@ -156,5 +156,5 @@ ZH: dict[str, str] = {
                       "模拟器对照，均值和 P95 相差在 15% 以内）。实测：bench/data/disaggregation_measurements.jsonl"
                       "（DistServe，OSDI'24）。",
     "dg.cli": "命令行上的同一个问题：",
-    "dg.unfit": "{model} 在 TP {tp} 下放不进 {gpu}（这个上下文长度）：没有剩余的 KV Cache 池。",
+    "dg.unfit": "{model} 在 {gpu} 上（TP {tp}）：KV Cache 池装不下一个这种长度的请求。",
 }
