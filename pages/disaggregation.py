@@ -66,7 +66,7 @@ input_q = None if stat == "mean" else cut_serving_input_quantile(
 asked = length_cvs(lengths, lens[LENGTH_SPREAD.key])  # what the simulate command draws (and cuts itself)
 tp = s.tensor_parallel_size
 n = max(tp * 2, n - n % tp)  # whole engines: a multiple of TP, at least one prefill and one decode instance
-st.caption(t("dg.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=tp, i=F.integer(s.input_len),
+st.caption(t("dg.intro", model=sc.arch.name, gpu=t.gpu(sc.gpu), tp=tp, i=F.integer(s.input_len),
              o=F.integer(s.output_len), stat=t(f"opt.sla_stat.{stat}")))  # "P95", as the select box writes it
 top = min(DG_GPUS.hi, max(16, 2 * n))  # the chart's GPU counts: twice the chosen one, at least 16
 r = _same_gpus(sc.arch, sc.gpu, analytic, sc.efficiency, top, ttft_ms / 1e3, tpot_ms / 1e3, stat, bw, link.latency_s, cvs,
@@ -77,7 +77,7 @@ if r.kv_bytes_per_token_per_rank == 0:  # the model does not fit this GPU at thi
         st.error(scenario_not_fit_message(sc, mem, t, serving=s, concurrency=sc.concurrency,
                                           context_tokens=s.input_len + s.output_len))
     else:  # it starts, but its pool holds less than one request of these lengths
-        st.warning(t("dg.unfit", model=md_escape(sc.arch.name), gpu=sc.gpu.name, tp=tp))
+        st.warning(t("dg.unfit", model=md_escape(sc.arch.name), gpu=t.gpu(sc.gpu), tp=tp))
     st.stop()
 
 co, dis, label = X.at(r, n)

@@ -35,7 +35,7 @@ sc, t = shell.page()
 for warning in check_query_params(FRONTIER, t):
     st.warning(warning)
 s = sc.serving
-layout.header(t("fr.page_title"), t("fr.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size,
+layout.header(t("fr.page_title"), t("fr.intro", model=sc.arch.name, gpu=t.gpu(sc.gpu), tp=s.tensor_parallel_size,
                                        i=F.integer(s.input_len), o=F.integer(s.output_len)))
 
 def _body() -> None:

@@ -35,7 +35,7 @@ sc, t = shell.page()
 for warning in check_query_params(LC.LOADTEST, t):
     st.warning(warning)
 s = sc.serving
-layout.header(t("lt.page_title"), t("lt.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size))
+layout.header(t("lt.page_title"), t("lt.intro", model=sc.arch.name, gpu=t.gpu(sc.gpu), tp=s.tensor_parallel_size))
 
 # Presenter mode: the settings folded (one line), so the cards and the first chart fit a 1920x1080 projector.
 settings = st.expander(t("lt.settings"), expanded=False) if layout.presenting() else st.container()

@@ -20,7 +20,7 @@ sc, t = shell.page()
 for warning in check_query_params((SWEEP_CONTEXT,), t):
     st.warning(warning)
 s = sc.serving
-layout.header(t("mem.title"), t("mem.intro", model=sc.arch.name, tp=s.tensor_parallel_size, gpu=sc.gpu.name,
+layout.header(t("mem.title"), t("mem.intro", model=sc.arch.name, tp=s.tensor_parallel_size, gpu=t.gpu(sc.gpu),
                                     weights=weights_phrase(t, dtype=s.dtype, quantization=s.quantization),
                                     kv=s.kv_cache_dtype, ctx=F.integer(sc.context_tokens), block=s.block_size))
 

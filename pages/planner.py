@@ -41,7 +41,7 @@ with c2:
     ttft_ms = render_control(SLA_TTFT_MS, t)  # the SLA every page shares (ui.traffic)
 with c3:
     tpot_ms = render_control(SLA_TPOT_MS, t)
-names = {g.id: g.name for g in list_gpus()}
+names = {g.id: t.gpu(g) for g in list_gpus()}
 with c4:  # translated options, the link keeps the tokens (ui.labelled)
     percentile = labelled.render(SLA_STAT, t, lambda o: t(f"opt.sla_stat.{o}"))
 c5, c6, c7 = st.columns([1, 1, 2], vertical_alignment="bottom")  # the closed section level with the boxes

@@ -20,7 +20,7 @@ sc, t = shell.page()
 for warning in check_query_params(PREFIX_CACHE, t):
     st.warning(warning)
 s = sc.serving
-layout.header(t("pc.page_title"), t("pc.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size,
+layout.header(t("pc.page_title"), t("pc.intro", model=sc.arch.name, gpu=t.gpu(sc.gpu), tp=s.tensor_parallel_size,
                                     input=F.integer(s.input_len), output=F.integer(s.output_len), bs=s.block_size))
 
 

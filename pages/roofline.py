@@ -22,7 +22,7 @@ sc, t = shell.page()
 for warning in check_query_params(ROOFLINE, t):
     st.warning(warning)
 s = sc.serving
-layout.header(t("rf.page_title"), t("rf.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size,
+layout.header(t("rf.page_title"), t("rf.intro", model=sc.arch.name, gpu=t.gpu(sc.gpu), tp=s.tensor_parallel_size,
                                        weights=weights_phrase(t, dtype=s.dtype, quantization=s.quantization),
                                        kv=s.kv_cache_dtype, ctx=F.integer(sc.context_tokens),
                                        prompt=F.integer(s.input_len)))
@@ -49,7 +49,7 @@ def _body() -> None:
         if batch > kv_limit:
             st.warning(t("rf.kv_warning", b=F.integer(batch), fit=F.integer(kv_limit), ctx=F.integer(sc.context_tokens)))
 
-        layout.chart(FP.roofline_figure(r, t, gpu_name=sc.gpu.name), key="roofline_chart")
+        layout.chart(FP.roofline_figure(r, t, gpu_name=t.gpu(sc.gpu)), key="roofline_chart")
         st.caption(t("rf.caption"))
         rows = V.operator_rows(r)
         st.download_button(t("csv.roofline"), key="roofline_csv", on_click="ignore", file_name="roofline_operators.csv",

@@ -21,7 +21,7 @@ sc, t = shell.page()
 for warning in check_query_params(SCHEDULER, t):
     st.warning(warning)
 s = sc.serving
-layout.header(t("sc.page_title"), t("sc.intro", model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size))
+layout.header(t("sc.page_title"), t("sc.intro", model=sc.arch.name, gpu=t.gpu(sc.gpu), tp=s.tensor_parallel_size))
 
 def _body() -> None:
     """Everything below the header, run as a fragment (shell.run_fragment): the page's own controls rerun only this."""

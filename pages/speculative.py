@@ -16,7 +16,7 @@ from ui.why import render_panels
 sc, t = shell.page()
 for warning in check_query_params(SPECULATIVE, t):
     st.warning(warning)
-layout.header(t("sd.page_title"), t("sd.intro", model=sc.arch.name, gpu=sc.gpu.name, ctx=F.integer(sc.context_tokens)))
+layout.header(t("sd.page_title"), t("sd.intro", model=sc.arch.name, gpu=t.gpu(sc.gpu), ctx=F.integer(sc.context_tokens)))
 
 
 def _body() -> None:

@@ -78,3 +78,17 @@ def test_bold_in_chinese_closes():
     assert bad == {}
     assert _bold_closers_glued_to_cjk_punctuation("**太大：**这次") == ["**太大：**这次"]
     assert _bold_closers_glued_to_cjk_punctuation("**太大**：这次") == []
+
+
+def test_gpu_names_in_chinese_keep_the_product_name_and_translate_the_note():
+    """Catalog names with an English note in brackets ("(per GPU)", "(GPU side)") read in Chinese in the Chinese
+    UI (the look at 390 px found them in the planner's legend and the sidebar); the product name is unchanged."""
+    from calc.spec.catalog import get_gpu
+    from ui.i18n import GPU_NAMES_ZH, Translator
+
+    zh, en = Translator("zh"), Translator("en")
+    for gid, name in GPU_NAMES_ZH.items():
+        g = get_gpu(gid)
+        assert name.startswith(g.name.split(" (")[0]) and "（" in name and "(" not in name
+        assert zh.gpu(g) == name and en.gpu(g) == g.name
+    assert zh.gpu(get_gpu("h100-sxm")) == get_gpu("h100-sxm").name  # no note: the catalog's name

@@ -184,7 +184,7 @@ def render_comparison(sc_b, t) -> None:
         st.code(reason_text(exc, t)[:300], language=None, wrap_lines=True)  # user text: literal, cut short
         return
     b = {CHUNKED.key: st.session_state.get(CHUNKED.key, CHUNKED.default)}
-    st.caption(t("cmp.caption", a=sc_a.arch.name + " · " + sc_a.gpu.name, b=sc_b.arch.name + " · " + sc_b.gpu.name))
+    st.caption(t("cmp.caption", a=sc_a.arch.name + " · " + t.gpu(sc_a.gpu), b=sc_b.arch.name + " · " + t.gpu(sc_b.gpu)))
     st.code(f"A: {encode(a) or '(defaults)'}\nB: {encode(sc_b.values | b) or '(defaults)'}", language=None,
             wrap_lines=True)
     st.table(rows(a, b, sc_a, sc_b, t), hide_index=True)

@@ -69,5 +69,5 @@ def scenario_not_fit_message(sc, mem: MemoryResult, t: Callable[..., str], *, se
     request of max_model_len)."""
     s = sc.serving if serving is None else serving
     advice = what_would_fit(sc.arch, sc.gpu, s, sc.efficiency, concurrency=concurrency, context_tokens=context_tokens)
-    return not_fit_message(model=sc.arch.name, gpu=sc.gpu.name, tp=s.tensor_parallel_size,
+    return not_fit_message(model=sc.arch.name, gpu=t.gpu(sc.gpu), tp=s.tensor_parallel_size,
                            max_model_len=sc.resolved.max_model_len, mem=mem, t=t, advice=advice)

@@ -652,6 +652,16 @@ ZH.update(_prefixcache.ZH)
 STRINGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}
 
 
+# Catalog GPU names whose English note in brackets a Chinese reader would otherwise see (calc/data/gpus.json
+# ``name``; the product name before the note is kept as NVIDIA writes it). tests/test_ui_i18n.py holds that
+# every id is in the catalog and the name before the note unchanged.
+GPU_NAMES_ZH = {
+    "h100-nvl": "NVIDIA H100 NVL 94GB（每张 GPU）",
+    "gh200": "NVIDIA GH200 Grace Hopper Superchip 96GB HBM3（GPU 部分）",
+    "gb200": "NVIDIA GB200（GB200 NVL72 中的 B200，每张 GPU）",
+}
+
+
 class Translator:
     """``t("key", **values)``: the string in this language, ``str.format``-ed with the values.
 
@@ -666,6 +676,15 @@ class Translator:
     def __call__(self, msg_id: str, /, **values: Any) -> str:
         text = self._strings.get(msg_id) or EN.get(msg_id) or msg_id
         return text.format(**values) if values else text
+
+    def gpu(self, gpu: Any) -> str:
+        """A catalog GPU's name as this language shows it (:data:`GPU_NAMES_ZH`; else the catalog's).
+
+        >>> from calc.spec.catalog import get_gpu
+        >>> Translator("zh").gpu(get_gpu("h100-nvl")), Translator("en").gpu(get_gpu("h100-nvl"))
+        ('NVIDIA H100 NVL 94GB（每张 GPU）', 'NVIDIA H100 NVL 94GB (per GPU)')
+        """
+        return (GPU_NAMES_ZH.get(gpu.id) if self.lang == "zh" else None) or gpu.name
 
     def count(self, word: str, n: int) -> str:
         """``n`` things, in this language's grammar (``count.<word>.one`` for 1, else ``.other``):

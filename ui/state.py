@@ -541,7 +541,7 @@ def default_scenario() -> Scenario:
 
 def gpu_label(gpu_id: str, t: Translator) -> str:
     """What the GPU select shows: the catalog name ("NVIDIA H100 SXM5 80GB"), or "Your own GPU"."""
-    return t("sidebar.custom_gpu") if gpu_id == C.CUSTOM_GPU else get_gpu(gpu_id).name
+    return t("sidebar.custom_gpu") if gpu_id == C.CUSTOM_GPU else t.gpu(get_gpu(gpu_id))
 
 
 def _sidebar_control(ctl: C.Control, t: Translator, where, ignored: frozenset[str], label_of=None, **kw) -> Any:
@@ -680,7 +680,7 @@ def render_sidebar(t: Translator, ignored: frozenset[str] = frozenset()) -> tupl
             else "sidebar.checkpoint_quant"
         model_text += "  \n" + t(key, quant=sc.arch.checkpoint_quantization.upper())
     caption.caption(model_text)
-    gpu_caption.caption(t("sidebar.gpu_caption", name=sc.gpu.name,
+    gpu_caption.caption(t("sidebar.gpu_caption", name=t.gpu(sc.gpu),
                           gib=f"{sc.gpu.usable_memory_bytes / 2**30:,.1f}",
                           tbps=f"{sc.gpu.hbm_bw_bytes_per_s / 1e12:,.2f}"))
     return sc, messages
