@@ -4,6 +4,9 @@
 // box's copies its link text box. The Clipboard API in a secure context (https, localhost), else the text
 // selected and execCommand('copy') (plain http on a LAN). The label reads "copied" for 2.5 s. Served from
 // the app's own origin, so the deployment's Content-Security-Policy (script-src 'self') allows it with no hash.
+// The page says when the listener is in place (a click before this script has run copies nothing; the browser
+// test waits for it rather than racing the script's download on a busy machine).
+document.documentElement.dataset.copyReady = "1";
 document.addEventListener("click", (event) => {
   const button = event.target instanceof Element ? event.target.closest("button.cmd-copy, button.share-copy") : null;
   if (!button) return;

@@ -20,6 +20,9 @@ def test_frontier_command_block_without_highlighter_and_copy(page: Page, streaml
     expect(block.locator("pre")).to_contain_text("vllm serve ", timeout=LOAD)
     command = block.locator("pre").inner_text()
     assert "--max-num-seqs" in command
+    # the copy module is loaded by URL after the block is drawn: on a loaded machine (CI at 98 %, 2026-12-04) a click
+    # before it ran copied nothing; the module marks the page when its listener is in place
+    page.wait_for_function("document.documentElement.dataset.copyReady === '1'", timeout=LOAD)
     block.locator("button.cmd-copy").click()
     expect(block.locator("button.cmd-copy")).to_have_text("Copied")
     assert page.evaluate("navigator.clipboard.readText()") == command
