@@ -83,8 +83,10 @@ if r.kv_bytes_per_token_per_rank == 0:  # the model does not fit this GPU at thi
 co, dis, label = X.at(r, n)
 need_co, need_dis = X.gpus_needed(r, rate)
 cards = layout.grid("dg", 3)
-cards.metric(t("dg.metric.colocated", n=n), t("dg.metric.rps", rate=F.number(co, 1)), border=True)
-cards.metric(t("dg.metric.disagg", n=n), t("dg.metric.rps", rate=F.number(dis, 1)) + f" ({label})", border=True)
+cards.metric(t("dg.metric.colocated", n=n), t("dg.metric.rps", rate=F.number(co, 1)) if co > 0 else t("dg.metric.none"),
+             border=True)
+cards.metric(t("dg.metric.disagg", n=n), t("dg.metric.rps", rate=F.number(dis, 1)) + f" ({label})" if dis > 0
+             else t("dg.metric.none"), border=True)  # no split within the SLA: not "0 req/s (—)"
 cards.metric(t("dg.metric.gpus_needed", rate=F.number(rate, 2)),
              t("dg.metric.gpus_pair", co=need_co or "—", dis=need_dis or "—"), border=True)
 (st.success if dis > co else st.info)(X.verdict(r, n, t))

@@ -24,6 +24,7 @@ def test_defaults_render():
     (verdict,) = texts(at.info)
     assert "no P:D split meets it at any rate" in verdict and "prefill instance's TTFT" in verdict
     assert "(—)" not in verdict
+    assert m["Best xPyD at 8 GPUs"] == "none meets the SLA"  # the card read "0 req/s (—)"
     # and the why-panel the verdict points at adds it up: the P95 prompt's unloaded prefill + transfer + first token
     # over the 500 ms target (it plugged in only the mean prompt's transfer)
     (panel,) = [m.value for m in at.markdown if m.value.startswith("**TTFT of a disaggregated request**")]
