@@ -9,7 +9,7 @@ import numpy as np
 import streamlit as st
 
 from calc.timing.estimate import estimate
-from calc.plan.percentiles import WARMUP_FRACTION, steady_state_statistic
+from calc.plan.percentiles import steady_state_statistic, warmup_requests
 from calc.traffic.slo import steady_means, summarize
 from calc.traffic.workload import MAX_TRACE_BYTES, WorkloadError, cut_lengths, sample_cv
 from ui import format as F
@@ -233,8 +233,7 @@ if open_arrivals:
                              sc.arch, sc.efficiency, rate_rps=load.rate_per_s, percentile=pct)
     # the simulated side in steady state, as the cards above and the planner's check judge it (the first quarter of
     # the requests, which arrive at an idle engine, left out): the same P95 on the card and in the table
-    n_req = int(np.size(r.ttft_s))
-    sim_mean = steady_means(r, skip=int(WARMUP_FRACTION * n_req) if n_req >= 4 else 0)
+    sim_mean = steady_means(r, skip=warmup_requests(int(np.size(r.ttft_s))))
     st.subheader(t("lt.analytic.open_title"))
     st.caption(t("lt.analytic.open_caption", rate=F.number(load.rate_per_s, 2), q=f"P{int(pct)}"))
     rows = [(t("lt.row.ttft_s"), ol.ttft_s, sim_mean["ttft_s"]),

@@ -107,6 +107,17 @@ def _tpot_ok_batch(e, *, I, O, slots, tpot_slo_s, q, output_cv=0.0):
     return float(r[k]), float(lam[k]), r, lam, t
 
 
+def first_token_steps(q: float | None) -> float:
+    """Decode steps until a transferred request's first token on the decode instance: its own step and
+    the rest of the step in flight, half of one on average (``q`` None), the q-quantile's share at a
+    percentile (uniform rest).
+
+    >>> first_token_steps(None), first_token_steps(0.95)
+    (1.5, 1.95)
+    """
+    return 1.5 if q is None else 1.0 + q
+
+
 def _prefill_curves(ests: Sequence[Estimate], *, I, cv, q, chunked, input_q=None):
     """(rates, TTFT at the statistic), each (N, RATE_GRID), of one prefill instance of each engine
     over a geometric rate grid up to about its capacity, in ONE vectorized
@@ -184,7 +195,7 @@ def plan_disaggregated(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanReques
         rb, lam_d, r_all, lam_all, t_all = _tpot_ok_batch(ed, I=I, O=O, slots=c, tpot_slo_s=req.tpot_slo_s, q=q,
                                                           output_cv=output_cv)
         t = float(t_all[max(int(rb), 1) - 1])  # the step at batch max(R, 1), of the vector above
-        first = float(ed.request_overhead_s) + float(ed.api_server_request_s) + (1.5 if q is None else 1.0 + q) * t
+        first = float(ed.request_overhead_s) + float(ed.api_server_request_s) + first_token_steps(q) * t
         dec.append((lam_d, first, rb, (ed, r_all, lam_all)))
     picks = []  # (sort key, the row's arguments): its TPOT and command are built for the listed rows only
     for i, (gpu, tp_p, est_p, quant) in enumerate(found):
@@ -299,6 +310,7 @@ class SameGPUs:
     decode_batch: float = 0.0  # R at λ_d*: the largest batch within the TPOT target
     kv_bytes_per_token_per_rank: float = 0.0
     prefill_ttft_unloaded_s: float = 0.0  # a prefill instance's TTFT at the statistic at the grid's lowest rate
+    decode_first_steps: float = 1.5  # decode steps in decode_first_s: its own + the step in flight's rest (1 + q at q)
 
     def splits(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(P, D, rate) of every split of ``n`` GPUs into P prefill and D decode instances (each ≥ 1)."""
@@ -354,7 +366,8 @@ def same_gpus(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, efficiency:
     rb, lam_d, _, _, _ = _tpot_ok_batch(ed, I=I, O=O, slots=c, tpot_slo_s=tpot_slo_s, q=None, output_cv=output_cv)
     t = float(decode_step(ed, batch=max(rb, 1.0), context_tokens=mean_decode_context_tokens(
         input_len=I, output_len=O, output_cv=output_cv)).step_s)
-    first = float(ed.request_overhead_s) + float(ed.api_server_request_s) + (1.5 if q is None else 1.0 + q) * t
+    first_steps = first_token_steps(q)
+    first = float(ed.request_overhead_s) + float(ed.api_server_request_s) + first_steps * t
     x = float(kv_transfer_s(prompt_tokens=I, kv_bytes_per_token_per_rank=float(e.kv_bytes_per_token),
                             link_bw_bytes_per_s=link_bw_bytes_per_s, link_latency_s=link_latency_s,
                             descriptors=kv_descriptors(prompt_tokens=I, num_layers=arch.num_hidden_layers,
@@ -368,7 +381,8 @@ def same_gpus(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, efficiency:
                    best_prefill=np.zeros(n.shape, int), best_decode=np.zeros(n.shape, int),
                    colocated_rps_per_replica=lam_c, prefill_rps_per_instance=lam_p, decode_rps_per_instance=lam_d,
                    kv_transfer_s=x, decode_first_s=first, tensor_parallel_size=tp, decode_batch=rb,
-                   kv_bytes_per_token_per_rank=float(e.kv_bytes_per_token), prefill_ttft_unloaded_s=float(ttft_p[0, 0]))
+                   kv_bytes_per_token_per_rank=float(e.kv_bytes_per_token), prefill_ttft_unloaded_s=float(ttft_p[0, 0]),
+                   decode_first_steps=first_steps)
     for i, k in enumerate(n.tolist()):
         p, d, r = out.splits(k)
         if r.size and r.max() > 0:

@@ -177,6 +177,16 @@ def simulated_percentiles(arch: ModelArch, gpu: GPUSpec, d: Deployment, *, rate_
 WARMUP_FRACTION = 0.25  # of the requests, by arrival: the run starts from an idle engine
 
 
+def warmup_requests(n: int) -> int:
+    """How many of ``n`` requests (by arrival) the steady state leaves out: the first
+    :data:`WARMUP_FRACTION`, none of fewer than 4.
+
+    >>> warmup_requests(1000), warmup_requests(3)
+    (250, 0)
+    """
+    return int(WARMUP_FRACTION * n) if n >= 4 else 0
+
+
 def steady_state_statistic(r, percentile: str) -> tuple[float, float]:
     """(TTFT, TPOT) at ``percentile`` (or the mean) over the requests after the warm-up: the first
     :data:`WARMUP_FRACTION` of them arrive at an idle engine and see shorter queues than a server
@@ -189,8 +199,7 @@ def steady_state_statistic(r, percentile: str) -> tuple[float, float]:
     >>> [round(x, 4) for x in steady_state_statistic(r, "mean")]   # the first request is the warm-up
     [1.0333, 0.0233]
     """
-    n = int(np.size(r.ttft_s))
-    start = int(WARMUP_FRACTION * n) if n >= 4 else 0
+    start = warmup_requests(int(np.size(r.ttft_s)))
     out = []
     for v in (np.asarray(r.ttft_s, dtype=float)[start:], np.asarray(r.tpot_s, dtype=float)[start:]):
         v = v[np.isfinite(v)]

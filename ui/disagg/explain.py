@@ -58,7 +58,7 @@ def why(r: SameGPUs, t: T, *, n: int, input_len: int, output_len: int, ttft_slo_
           i=F.integer(input_len), b=f"{F.number(kv_bytes_per_token / 1e3, 1)} kB",
           bw=f"{F.number(link_bw_bytes_per_s / 1e9, 1)} GB/s", x=_ms(r.kv_transfer_s), first=_ms(r.decode_first_s),
           ttft=_ms(ttft_slo_s), lp=F.number(r.prefill_rps_per_instance, 2),
-          steps=F.number(1.5 if stat == "mean" else 1.0 + float(stat.removeprefix("p")) / 100.0, 2))
+          steps=F.number(r.decode_first_steps, 2))
         + " " + t("dg.why.unloaded", what=t("dg.why.unloaded.what_mean") if stat == "mean" else t(
                   "dg.why.unloaded.what_q", q=stat.upper(),
                   iq=F.integer(input_quantile_tokens) if input_quantile_tokens is not None else "—"),
