@@ -73,3 +73,20 @@ def test_kv_descriptor_us_option(capsys):
     assert d["kv_transfer_s"] == pytest.approx(1000 * 131072 / 25e9 + 1e-5)
     assert main(["estimate"] + BASE + DIS + ["--rate", "10", "--kv-descriptor-us", "-2"]) == 2
     assert "kv_descriptor_us" in capsys.readouterr().err
+
+
+def test_estimate_takes_the_length_spread_as_simulate_prints_it(capsys):
+    # --input-len-cv / --output-len-cv were accepted and dropped by the disaggregated estimate (its P95 read
+    # as fixed lengths: 0.84 s where 4,000 simulated requests give 1.48 s at prompt CV 1). Now the estimate is
+    # the analytic answer `simulate` prints beside its run, and the spread widens the P95.
+    spread = ["--input-len-cv", "1.0", "--output-len-cv", "0.5", "--max-model-len", "8192"]
+    args = BASE + DIS + ["--rate", "10"]
+    fixed = _json(capsys, ["estimate"] + args)
+    est = _json(capsys, ["estimate"] + args + spread)
+    sim = _json(capsys, ["simulate"] + args + spread + ["--num-requests", "50"])
+    assert est["input_len_cv"] == 1.0 and est["output_len_cv"] == 0.5 and "ignored_options" not in est
+    assert est["ttft_s"] == pytest.approx(sim["analytic_ttft_s"]) and est["ttft_p95_s"] == pytest.approx(sim["analytic_ttft_p95_s"])
+    assert est["ttft_p95_s"] > 1.2 * fixed["ttft_p95_s"]
+    closed = _json(capsys, ["estimate"] + BASE + DIS + ["--concurrency", "16"] + spread)
+    assert closed["input_len_cv"] == 1.0
+    assert closed["ttft_s"] != _json(capsys, ["estimate"] + BASE + DIS + ["--concurrency", "16"])["ttft_s"]

@@ -152,11 +152,11 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     if rate is None:
         raise UsageError("rate (requests/s arriving) or concurrency (clients) is required with prefill_instances / "
                          "decode_instances")
+    in_cv, out_cv = _length_cvs(options)
     arch, gpu, serving, pools, what = _pools(options, efficiency)
-    a = disaggregated_open_loop(pools, input_len=serving.input_len, output_len=serving.output_len, rate_rps=rate,
-                                enable_chunked_prefill=serving.enable_chunked_prefill)
+    a = _open_loop(pools, serving, rate, in_cv, out_cv)
     out = _head(arch, gpu, serving, pools, what)
-    out.update({"rate_rps": rate, "ttft_s": a.ttft_s, "ttft_p95_s": a.ttft_percentile_s, "tpot_s": a.tpot_s,
+    out.update({"rate_rps": rate, "input_len_cv": in_cv, "output_len_cv": out_cv, "ttft_s": a.ttft_s, "ttft_p95_s": a.ttft_percentile_s, "tpot_s": a.tpot_s,
                 "tpot_p95_s": a.tpot_percentile_s, "e2e_latency_s": a.e2e_latency_s,
                 "prefill_ttft_s": a.prefill_ttft_s, "prefill_ttft_p95_s": a.prefill_ttft_percentile_s,
                 "decode_first_token_s": a.decode_first_s, "decode_running": a.decode_batch,
@@ -168,14 +168,46 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     return out
 
 
+def _length_cvs(options: dict[str, Any]) -> tuple[float, float]:
+    """--input-len-cv / --output-len-cv: the lengths' spread (lognormal, as ``simulate`` draws them)."""
+    return (option_number(options, "input_len_cv", 0.0, 0.0, 10.0, "(coefficient of variation)"),
+            option_number(options, "output_len_cv", 0.0, 0.0, 10.0, "(coefficient of variation)"))
+
+
+def _lengths(pools, serving: ServingConfig, in_cv: float, out_cv: float, *, quantile: bool) -> dict[str, Any]:
+    """The lengths ``simulate`` runs, as the analytic models take them: lognormal draws of these CVs cut
+    to the pools' window (:func:`calc.traffic.workload.cut_lengths`: their means, the prompts' CV and,
+    with ``quantile``, the own P95 prompt where anything is cut, as ``estimate --rate`` takes them for
+    one engine)."""
+    from calc.traffic.workload import cut_input_quantile, cut_lengths  # noqa: PLC0415
+
+    lengths = dict(input_len=serving.input_len, output_len=serving.output_len, input_cv=in_cv)
+    if in_cv > 0 or out_cv > 0:
+        traffic = ("lognormal", serving.input_len, serving.output_len, in_cv,
+                   int(min(pools.prefill.max_model_len, pools.decode.max_model_len)))
+        cut = cut_lengths(*traffic, output_spread=out_cv)
+        if cut.cut_fraction > 0.0:
+            lengths = dict(input_len=cut.input_mean, output_len=cut.output_mean, input_cv=cut.input_cv)
+            if quantile:
+                lengths["input_quantile_tokens"] = cut_input_quantile(*traffic, 0.95, output_spread=out_cv)
+    return lengths
+
+
+def _open_loop(pools, serving: ServingConfig, rate: float, in_cv: float, out_cv: float):
+    """The analytic open loop at ``rate`` on the lengths ``simulate`` runs (:func:`_lengths`)."""
+    return disaggregated_open_loop(pools, rate_rps=rate, enable_chunked_prefill=serving.enable_chunked_prefill,
+                                   **_lengths(pools, serving, in_cv, out_cv, quantile=True))
+
+
 def _closed_loop_record(options: dict[str, Any], efficiency: Efficiency, concurrency: int) -> dict[str, Any]:
     """C clients without think time (:func:`calc.traffic.disaggregation.disaggregated_closed_loop`)."""
+    in_cv, out_cv = _length_cvs(options)
     arch, gpu, serving, pools, what = _pools(options, efficiency)
-    c = disaggregated_closed_loop(pools, input_len=serving.input_len, output_len=serving.output_len,
-                                  concurrency=concurrency, enable_chunked_prefill=serving.enable_chunked_prefill)
+    c = disaggregated_closed_loop(pools, concurrency=concurrency, enable_chunked_prefill=serving.enable_chunked_prefill,
+                                  **_lengths(pools, serving, in_cv, out_cv, quantile=False))
     a = c.open_loop
     out = _head(arch, gpu, serving, pools, what)
-    out.update({"concurrency": concurrency, "requests_per_s": c.rate_rps, "ttft_s": c.ttft_s, "tpot_s": a.tpot_s,
+    out.update({"concurrency": concurrency, "input_len_cv": in_cv, "output_len_cv": out_cv, "requests_per_s": c.rate_rps, "ttft_s": c.ttft_s, "tpot_s": a.tpot_s,
                 "e2e_latency_s": c.e2e_latency_s, "client_wait_s": c.client_wait_s,
                 "prefill_ttft_s": a.prefill_ttft_s, "decode_first_token_s": a.decode_first_s,
                 "decode_running": a.decode_batch, "decode_slots": a.decode_slots,
@@ -200,8 +232,7 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     if arrival in ("poisson", "gamma") and rate is None:
         raise UsageError(f"rate is required with arrival {arrival} (requests/s)")
     cv = option_number(options, "cv", 1.0, 0.05, 20.0, "")
-    in_cv = option_number(options, "input_len_cv", 0.0, 0.0, 10.0, "(coefficient of variation)")
-    out_cv = option_number(options, "output_len_cv", 0.0, 0.0, 10.0, "(coefficient of variation)")
+    in_cv, out_cv = _length_cvs(options)
     n_req = _whole(options, "num_requests", 1000, 1, MAX_SIM_REQUESTS)
     seed = _whole(options, "seed", 0, 0, 2 ** 63 - 1)
     ttft_slo = option_number(options, "ttft_slo_ms", math.inf, 0.0, 1e9, "ms")
@@ -230,8 +261,7 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     out["ttft_slo_ms"] = None if math.isinf(ttft_slo) else ttft_slo
     out["tpot_slo_ms"] = None if math.isinf(tpot_slo) else tpot_slo
     if rate is not None and arrival == "poisson":
-        a = disaggregated_open_loop(pools, input_len=serving.input_len, output_len=serving.output_len, rate_rps=rate,
-                                    input_cv=in_cv, enable_chunked_prefill=serving.enable_chunked_prefill)
+        a = _open_loop(pools, serving, rate, in_cv, out_cv)
         out.update({"analytic_ttft_s": a.ttft_s, "analytic_ttft_p95_s": a.ttft_percentile_s,
                     "analytic_tpot_s": a.tpot_s, "analytic_tpot_p95_s": a.tpot_percentile_s,
                     "analytic_stable": a.stable})
