@@ -55,6 +55,11 @@ def test_simulated_closed_loop_is_refused(capsys):
 def test_unused_options_are_reported_back(capsys):
     d = _json(capsys, ["estimate"] + BASE + DIS + ["--rate", "4", "--replicas", "3"])
     assert d["ignored_options"] == ["replicas"]
+    # a batch line may carry what only `simulate` reads: the analytic estimate says so
+    from calc.cli.disaggregation import estimate_record
+    rec = estimate_record({"model": "meta-llama/Llama-3.1-8B", "gpu": "h100-sxm", "input_len": 1000, "output_len": 100,
+                           "prefill_instances": 1, "decode_instances": 1, "rate": 4, "seed": 3, "ttft_slo_ms": 300})
+    assert rec["ignored_options"] == ["seed", "ttft_slo_ms"]
 
 
 def test_estimate_closed_loop_holds_littles_law(capsys):

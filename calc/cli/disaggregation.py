@@ -112,9 +112,14 @@ KNOWN = DISAGG_KEYS + ("model", "gpu", "gpu_spec", "tensor_parallel_size", "dtyp
                        "input_len_cv", "output_len_cv", "concurrency")
 
 
-def _ignored(options: dict) -> list[str]:
-    """Options this record does not use (a batch line's notes, --replicas, --think-time-s), reported back."""
-    return sorted(k for k, v in options.items() if k not in KNOWN and v is not None)
+# what `simulate` reads and an analytic `estimate` does not: reported back there, not dropped in silence
+SIMULATION_KEYS = ("arrival", "cv", "num_requests", "seed", "ttft_slo_ms", "tpot_slo_ms")
+
+
+def _ignored(options: dict, unused: tuple[str, ...] = ()) -> list[str]:
+    """Options this record does not use (a batch line's notes, --replicas, --think-time-s, and ``unused``),
+    reported back."""
+    return sorted(k for k, v in options.items() if (k not in KNOWN or k in unused) and v is not None)
 
 
 def _head(arch, gpu, serving, pools, what) -> dict[str, Any]:
@@ -163,7 +168,7 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
                 "decode_slots": a.decode_slots, "output_tokens_per_s": rate * serving.output_len,
                 "prefill_stable": a.prefill_stable, "decode_stable": a.decode_stable, "stable": a.stable})
     out = _clean(out)
-    if ignored := _ignored(options):
+    if ignored := _ignored(options, SIMULATION_KEYS):
         out["ignored_options"] = ignored
     return out
 
@@ -213,7 +218,7 @@ def _closed_loop_record(options: dict[str, Any], efficiency: Efficiency, concurr
                 "decode_running": a.decode_batch, "decode_slots": a.decode_slots,
                 "output_tokens_per_s": c.rate_rps * serving.output_len, "saturated": c.saturated})
     out = _clean(out)
-    if ignored := _ignored(options):
+    if ignored := _ignored(options, SIMULATION_KEYS):
         out["ignored_options"] = ignored
     return out
 
