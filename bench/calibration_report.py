@@ -40,7 +40,8 @@ sys.path.insert(0, str(ROOT))
 from calc.spec.catalog import get_gpu, get_model  # noqa: E402
 from calc.timing.estimate import estimate  # noqa: E402
 from calc.cli.measured import (CPP_FLOPS_FRACTION, NCCL_ONLY_ENGINES, OFFLINE_REQUEST_OVERHEAD_S,  # noqa: E402,F401
-                               SHAREGPT_LENGTH_CV, ask_row, efficiency_for_engine, error_summary, length_cv)
+                               SHAREGPT_LENGTH_CV, ask_row, efficiency_for_engine, error_summary, length_cv,
+                               read_as_run)
 from calc.spec.inputs import Efficiency, ServingConfig  # noqa: E402
 
 CSV_PATH = ROOT / "bench" / "data" / "calibration_measurements.csv"
@@ -196,9 +197,10 @@ def compare(rows: list[dict], efficiency: Efficiency = Efficiency()) -> list[Com
 
 
 def load_vllm_rows(path: Path = JSONL_PATH) -> list[dict]:
-    """The vLLM benchmark rows (one JSON object per line)."""
+    """The vLLM benchmark rows (one JSON object per line), their metrics named as their sources report them
+    (:func:`calc.cli.measured.read_as_run`)."""
     with open(path) as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+        return [read_as_run(json.loads(line)) for line in fh if line.strip()]
 
 
 # Public vLLM runs this project found itself (bench/data/vllm_found.jsonl, each with its source): open loops

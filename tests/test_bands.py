@@ -335,12 +335,14 @@ def test_the_condition_was_chosen_on_calibration_documents_left_out(measured):
     plain_cv = bands.cross_validate(plain, "document", bands.widest_quantiles(plain))
     # with the ladder of 2026-12-04 (calc.timing.bands.LADDER), calibration documents alone: three conditions
     # 1.251 (137 / 156), two 1.308 (133), none 1.312 (132); every document of both sets (the found runs' too):
-    # 1.545, 1.641, 2.131
-    assert three["inside_fraction"] == pytest.approx(137 / 156)  # 87.8 %
-    assert two_cv["inside_fraction"] == pytest.approx(133 / 156)  # 85.3 %
-    assert plain_cv["inside_fraction"] == pytest.approx(132 / 156)
-    assert three["interval_score"] == pytest.approx(1.251, abs=0.002)
-    assert two_cv["interval_score"] == pytest.approx(1.308, abs=0.002)
+    # 1.545, 1.641, 2.131. Since the MI300X static batches take ROCm's all-reduce latency (E2E 21.9 -> 2.5 %)
+    # and ROCm's throughput table is read as output tokens/s (calc.cli.measured.read_as_run):
+    # 1.122 (142), 1.175 (138), 1.166 (138)
+    assert three["inside_fraction"] == pytest.approx(142 / 156)  # 91.0 %
+    assert two_cv["inside_fraction"] == pytest.approx(138 / 156)
+    assert plain_cv["inside_fraction"] == pytest.approx(138 / 156)
+    assert three["interval_score"] == pytest.approx(1.122, abs=0.002)
+    assert two_cv["interval_score"] == pytest.approx(1.175, abs=0.002)
     assert three["interval_score"] < min(two_cv["interval_score"], plain_cv["interval_score"])
     assert three["median_half_width"] <= bands.MAX_MEDIAN_HALF_WIDTH
 

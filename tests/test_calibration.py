@@ -7,6 +7,7 @@ batch-1 decode TPOT, large-batch throughput (TensorRT-LLM pm-008/010/011/012) an
 TTFT (2048 tokens, pm-002/006). ``pytest -s`` prints the per-row table.
 """
 
+import json
 import sys
 from pathlib import Path
 
@@ -82,7 +83,8 @@ def test_long_prompt_ttft(comparisons):
 # Median |error| per group is within issue #17's 10 % target on the vLLM rows and on both files
 # together; the p90 target (35 %) is not reached yet (the bursts through the API server, MoE on A100,
 # MI300X), so the p90 gates below hold today's level so that it can only improve.
-VLLM_MEDIAN_CEILING = {"TTFT": 0.10, "TPOT/ITL": 0.08, "throughput": 0.07, "E2E": 0.24, "all": 0.09}
+VLLM_MEDIAN_CEILING = {"TTFT": 0.10, "TPOT/ITL": 0.08, "throughput": 0.07, "E2E": 0.05, "all": 0.09}
+# E2E: the MI300X static batches, 21.9 % -> 2.5 % with rocm_custom_allreduce_latency_s
 
 
 @pytest.fixture(scope="module")
@@ -260,3 +262,46 @@ def test_a_short_closed_run_is_asked_as_it_ran_and_a_long_one_for_its_steady_sta
                                          api_server=measured.through_api_server(row))
     assert steady == pytest.approx(estimate_record({**options, "concurrency": 300}, eff)["ttft_s"], rel=1e-9)
     assert got > 4 * steady  # the start's wave: 300 prompts queued for the token budget together
+
+
+def test_the_rocm_all_reduce_latency_fitted_on_70b_holds_on_the_kept_back_405b_runs(tmp_path):
+    """rocm_custom_allreduce_latency_s (30 us) was chosen on the calibration set's seven MI300X Llama-3.1-70B
+    static batches (E2E median 21.9 % -> 2.5 %); the same page's sixteen Llama-3.1-405B runs (126 layers
+    where 70B has 80, so 1.6x the all-reduces a step) were kept back: median |error| 26.6 % -> 9.2 %."""
+    import json
+
+    from calc.cli.main import main
+    from calc.spec.inputs import Efficiency
+
+    path = str(cr.ROOT / "bench" / "data" / "rocm_dev_docker_found.jsonl")
+
+    def median(extra):
+        import contextlib
+        import io
+
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            assert main(["validate", path, "--format", "json", *extra]) == 0
+        return json.loads(buf.getvalue())["summary"]["e2e"]["median_abs_error"]
+
+    old = tmp_path / "cuda_latency.json"  # the CUDA kernel's 8 us on AMD too: before
+    old.write_text(json.dumps({"rocm_custom_allreduce_latency_s": Efficiency().custom_allreduce_latency_s}))
+    before, after = median(["--efficiency", str(old)]), median([])
+    assert before > 0.25 and after < 0.10, (before, after)
+
+
+def test_rocm_throughput_table_is_read_as_output_tokens_per_s(vllm_comparisons):
+    """calc.cli.measured.read_as_run: ROCm's 'Throughput (tokens/s)' is output tokens/s. Read as total the
+    2,048 + 2,048 run was +129 % where the 128 + 2,048 run was +6 %; read as output both are within 15 %, and
+    so are the page's two other 70B runs, kept back (bench/data/rocm_dev_docker_found.jsonl: +13 / +12 %)."""
+    from calc.cli.measured import read_as_run, score_rows
+
+    rocm = {c.row_id: c for c in vllm_comparisons if c.row_id.startswith("t3-rocm-thr")}
+    assert {c.metric for c in rocm.values()} == {"output_tokens_per_s"}
+    assert all(abs(c.error) < 0.15 for c in rocm.values()), {k: round(c.error, 3) for k, c in rocm.items()}
+    kept = [json.loads(x) for x in (cr.ROOT / "bench" / "data" / "rocm_dev_docker_found.jsonl").read_text().splitlines()]
+    seventy = [s for s in score_rows([r for r in kept if r["id"].startswith("rocm-thr-70b")])]
+    assert len(seventy) == 2 and all(abs(s.error) < 0.15 for s in seventy)
+    raw = [json.loads(x) for x in cr.JSONL_PATH.read_text().splitlines() if '"t3-rocm-thr' in x]
+    assert all("total_tokens_per_s" in r["measured"] for r in raw)  # the row file's own reading, kept as shipped
+    assert all("output_tokens_per_s" in read_as_run(r)["measured"] for r in raw)

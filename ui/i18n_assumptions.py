@@ -34,6 +34,7 @@ _LABELS_EN = {
     "eff_allreduce_latency_us": "All-reduce latency (µs)",
     "eff_interconnect_bw_fraction": "Achievable link bandwidth (fraction)",
     "eff_custom_allreduce_latency_us": "Custom all-reduce latency (µs)",
+    "eff_rocm_custom_allreduce_latency_us": "Custom all-reduce latency on AMD / ROCm (µs)",
     "eff_custom_allreduce_bus_bw_gbps": "Custom all-reduce bus bandwidth (GB/s)",
     "eff_non_torch_overhead_gib": "Non-torch memory (GiB)",
     "eff_nccl_overhead_gib": "NVSwitch buffers at TP > 1 (GiB)",
@@ -68,6 +69,7 @@ _LABELS_ZH = {
     "eff_allreduce_latency_us": "All-reduce 延迟（µs）",
     "eff_interconnect_bw_fraction": "可达到的互联带宽（比例）",
     "eff_custom_allreduce_latency_us": "自定义 All-reduce 延迟（µs）",
+    "eff_rocm_custom_allreduce_latency_us": "AMD / ROCm 上的自定义 All-reduce 延迟（µs）",
     "eff_custom_allreduce_bus_bw_gbps": "自定义 All-reduce 总线带宽（GB/s）",
     "eff_non_torch_overhead_gib": "PyTorch 之外的显存（GiB）",
     "eff_nccl_overhead_gib": "TP > 1 时 NVSwitch 上的通信缓冲（GiB）",
@@ -176,6 +178,12 @@ _HELP_ZH = {
     "eff_custom_allreduce_latency_us": "vLLM 自定义 All-reduce（一次/两次 P2P kernel；NVLink/xGMI，或两卡 P2P；消息 < 8 MiB）"
                                        "的延迟项。H100 上 vLLM 的 kernel 在 512 B–32 KB、TP 2/4/8 时为 8.5–10.1 µs"
                                        "（sglang PR #2904 表格，未用 CUDA Graph）；vLLM PR #2192。",
+    "eff_rocm_custom_allreduce_latency_us": "AMD GPU（vLLM 的 ROCm 版本，xGMI 全互连）上自定义 All-reduce 的延迟项，取代上一项。"
+                                            "拟合而来：校准集中 7 组 MI300X 整批测量（ROCm vLLM 0.10，Llama-3.1-70B FP8，TP 8，"
+                                            "批 1–128）在批 1 时每步比用 8 µs 的模型慢 3.4 ms（每步 160 次 All-reduce：每次约多 21 µs）；"
+                                            "30 µs 使它们的中位误差最小（21.9 % → 2.5 %）。留作检验：同一页面的 16 组 Llama-3.1-405B"
+                                            "（126 层，bench/data/rocm_dev_docker_found.jsonl）中位误差 26.6 % → 9.2 %。未单独测量：ROCm kernel 在 TP 8 时的每层固定开销同样能拟合这些数据；"
+                                            "这里 AMD 上 TP 1 不计这项开销。",
     "eff_custom_allreduce_bus_bw_gbps": "自定义 All-reduce kernel 能达到的总线带宽（受 SM 与同步限制，远低于 NVLink）："
                                         "sglang PR #2904 中 H100、0.26–1 MiB 消息时为 50–59 GB/s（TP 2/4/8）；不超过链路本身"
                                         "（乘以链路比例）。",

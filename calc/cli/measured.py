@@ -141,6 +141,41 @@ def length_bounds(row: dict, template_tokens: int = 0):
             "min_output_len": b.min_output_len, "max_total_len": b.max_total_len}
 
 
+# ROCm's vLLM dev-docker page (github.com/ROCm/vllm docs/dev-docker/README.md, "Throughput Measurements"):
+# its "Throughput (tokens/s)" column, which the calibration rows read as benchmark_throughput's total tokens/s.
+OUTPUT_THROUGHPUT_SOURCES = ("rocm-vllm-dev-docker",)
+
+
+def read_as_run(row: dict) -> dict:
+    """The row with its measured metrics named as its source reports them, where the row file guessed.
+
+    ROCm's dev-docker table gives one "Throughput (tokens/s)" per offline ``benchmark_throughput`` run
+    (which prints requests/s, total and output tokens/s); the calibration rows read it as total tokens/s
+    and say the reading is a guess. It is output tokens/s. The page's eight Llama-3.1 70B / 405B runs at
+    128, 500 and 2,048 prompt tokens (github.com/ROCm/vllm blob 7545048a0): read as total, the 70B's
+    output tokens/s would fall 3.2x from 128 + 2,048 to 2,048 + 2,048 tokens (11,895 -> 3,677), where
+    twice the prompt grows a decode step's KV reads about 1.9x; read as output it falls 1.7x
+    (12,639 -> 7,355). The calculator's error then does not move with the prompt's share: 70B +6 /
+    +13 / +12 / +18 %, 405B +38 / +37 / +36 / +35 % (read as total +12 ... +136 % and +41 ... +169 %).
+    Nothing else changes: the row's value, source and scored flag are kept.
+
+    >>> r = {"source": "rocm-vllm-dev-docker", "measured": {"total_tokens_per_s": {"value": 7560.9, "scored": True}}}
+    >>> list(read_as_run(r)["measured"]), read_as_run(r)["measured"]["output_tokens_per_s"]["value"]
+    (['output_tokens_per_s'], 7560.9)
+    >>> read_as_run({"source": "x", "measured": {"total_tokens_per_s": {"value": 1.0}}})["measured"]
+    {'total_tokens_per_s': {'value': 1.0}}
+    """
+    measured = row.get("measured") or {}
+    if row.get("source") not in OUTPUT_THROUGHPUT_SOURCES or "total_tokens_per_s" not in measured \
+            or "output_tokens_per_s" in measured:
+        return row
+    m = {k: v for k, v in measured.items() if k != "total_tokens_per_s"}
+    m["output_tokens_per_s"] = {**measured["total_tokens_per_s"],
+                                "read_as": "output tokens/s: the source's one 'Throughput (tokens/s)' column "
+                                           "(calc.cli.measured.read_as_run)"}
+    return {**row, "measured": m}
+
+
 def ask_row(row: dict, efficiency: Efficiency = Efficiency()) -> dict[str, float]:
     """The calculator's answer to a measured row, asked as the CLI would be (module docstring):
     metric name (the row's ``measured`` keys) → predicted value. The engine's prompt is the row's
@@ -240,7 +275,7 @@ def row_band_key(row: dict, metric: str, condition: str = "engine") -> BandKey:
 def score_rows(rows: list[dict], efficiency: Efficiency = Efficiency()) -> list[Scored]:
     """Every scored metric of every row: measured, predicted, the band around the prediction."""
     out = []
-    for row in rows:
+    for row in map(read_as_run, rows):
         predicted = ask_row(row, efficiency)
         condition = load_condition(row_api_server_share(row, predicted, efficiency))
         regime = f"{row['load']['arrival']} {row['options'].get('gpu') or 'custom'}"

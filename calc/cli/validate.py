@@ -23,7 +23,7 @@ from typing import Any, Callable
 from pydantic import ValidationError
 
 from calc.cli.args import UsageError, _add_engine_args, _positive_int, add_efficiency_arg, load_efficiency
-from calc.cli.measured import ask_row, score_rows, summary
+from calc.cli.measured import ask_row, read_as_run, score_rows, summary
 from calc.spec.catalog import CatalogError
 from calc.spec.hf_config import ConfigError
 from calc.spec.inputs import Efficiency, describe_validation_error
@@ -192,7 +192,7 @@ def coordinate_search(objective: Callable[[dict[str, float]], float], start: dic
 def mean_log_error(rows: list[dict], efficiency: Efficiency) -> float:
     """Mean |ln(predicted / measured)| over every scored metric of the rows (calibrate's objective)."""
     errs = []
-    for row in rows:
+    for row in map(read_as_run, rows):
         predicted = ask_row(row, efficiency)
         errs += [abs(math.log(float(predicted[k]) / float(m["value"])))
                  for k, m in row["measured"].items() if m.get("scored") and k in predicted and predicted[k]]

@@ -430,6 +430,14 @@ class Efficiency(_Frozen):
         "Latency term of vLLM's custom all-reduce (one-shot/two-shot P2P kernel, NVLink/xGMI "
         "or 2 GPUs with P2P, messages < 8 MiB). vLLM's kernel on H100 took 8.5-10.1 us for "
         "512 B-32 KB at TP 2/4/8 (sglang PR #2904 table, without CUDA graphs); vLLM PR #2192."))] = 8.0e-6
+    rocm_custom_allreduce_latency_s: Annotated[float, Field(ge=0.0, le=1.0, description=(
+        "The custom all-reduce's latency term on AMD GPUs (vLLM's ROCm build, xGMI mesh), in place of "
+        "the one above. Fitted: the calibration set's seven MI300X static batches (ROCm vLLM 0.10, "
+        "Llama-3.1-70B FP8, TP 8, batch 1-128) ran 3.4 ms per step slower at batch 1 than the model "
+        "with 8 us (160 all-reduces a step: about 21 us more each); 30 us gives their smallest median "
+        "error (21.9 % -> 2.5 %). Kept back as the check: the same page's 16 Llama-3.1-405B runs (126 "
+        "layers, bench/data/rocm_dev_docker_found.jsonl) 26.6 % -> 9.2 % median. Not measured on its own: a per-layer cost of ROCm's kernels at "
+        "TP 8 would fit these runs as well; TP 1 on AMD takes no such cost here."))] = 30.0e-6
     custom_allreduce_bus_bw_bytes_per_s: Annotated[float, Field(gt=0.0, le=1e13, description=(
         "Bus bandwidth the custom all-reduce kernel reaches (it is SM- and sync-bound, far below "
         "NVLink): sglang PR #2904, vLLM's kernel on H100, 0.26-1 MiB messages: (t - 9 us) gives "

@@ -77,6 +77,20 @@ def custom_allreduce_available(*, link_topology: str, tensor_parallel_size, p2p:
     return supported & bool(p2p) & ((n == 2) | fully_connected)
 
 
+def custom_allreduce_latency_s(gpu, efficiency) -> float:
+    """The custom all-reduce's latency term α_c for this GPU's vendor: vLLM's ROCm build on AMD GPUs
+    (``rocm_custom_allreduce_latency_s``), its CUDA kernel elsewhere (``custom_allreduce_latency_s``).
+
+    >>> from calc.spec.catalog import get_gpu
+    >>> from calc.spec.inputs import Efficiency
+    >>> [custom_allreduce_latency_s(get_gpu(g), Efficiency()) * 1e6 for g in ("h100-sxm", "mi300x")]
+    [8.0, 30.0]
+    """
+    if getattr(gpu, "vendor", "nvidia") == "amd":
+        return float(efficiency.rocm_custom_allreduce_latency_s)
+    return float(efficiency.custom_allreduce_latency_s)
+
+
 @dataclass(frozen=True)
 class AllReduceLink:
     """The link a TP group of a GPU crosses: bandwidth before η, whether the custom kernel runs,
@@ -111,7 +125,7 @@ def allreduce_link(gpu, tensor_parallel_size, efficiency=None) -> AllReduceLink:
         from calc.spec.inputs import Efficiency  # noqa: PLC0415 (calc.spec imports nothing from calc.timing)
 
         efficiency = Efficiency()
-    latency = np.where(n > 1, np.where(custom, efficiency.custom_allreduce_latency_s, efficiency.allreduce_latency_s), 0.0)
+    latency = np.where(n > 1, np.where(custom, custom_allreduce_latency_s(gpu, efficiency), efficiency.allreduce_latency_s), 0.0)
     return AllReduceLink(bandwidth_bytes_per_s=bw, custom_allreduce=custom, link=link,
                          latency_s=latency if np.ndim(latency) else float(latency))
 
