@@ -323,3 +323,23 @@ class TestLengthSpread:
         assert main(["estimate", "--batch", str(f)]) == 2
         out = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
         assert out[0]["output_len_cv"] == 0.7 and "input_len_cv" in out[1]["error"]
+
+
+def test_rate_with_replicas_and_no_clients_given_is_answered():
+    # `estimate --rate 3 --replicas 2` was refused ("replicas: allowed 1 – 1, at most the concurrency 1") for the
+    # closed loop beside the open loop, whose default was one client: with a rate it is now one per replica
+    base = {"model": "meta-llama/Llama-3.1-8B", "gpu": "h100-sxm", "input_len": 2000, "output_len": 200, "rate": 3}
+    two, one = estimate_record({**base, "replicas": 2}), estimate_record(base)
+    assert two["replicas"] == 2 and two["concurrency"] == 2 and one["concurrency"] == 1
+    assert two["open_loop_ttft_s"] < one["open_loop_ttft_s"]  # 1.5 req/s a replica instead of 3
+    with pytest.raises(Exception, match="replicas"):  # without a rate the closed loop still needs a client a replica
+        estimate_record({k: v for k, v in base.items() if k != "rate"} | {"replicas": 2})
+
+
+def test_prompt_spread_in_the_closed_loop_is_said_to_act_elsewhere():
+    base = {"model": "meta-llama/Llama-3.1-8B", "gpu": "h100-sxm", "input_len": 2000, "output_len": 200, "concurrency": 8}
+    rec = estimate_record({**base, "input_len_cv": 1.0})
+    assert rec["ttft_s"] == estimate_record(base)["ttft_s"]  # the closed loop takes no prompt spread (README)
+    assert any(n.startswith("input_len_cv:") and "--rate" in n for n in rec["notes"])
+    assert "notes" not in estimate_record({**base, "input_len_cv": 1.0, "rate": 2}) or not any(
+        n.startswith("input_len_cv:") for n in estimate_record({**base, "input_len_cv": 1.0, "rate": 2})["notes"])

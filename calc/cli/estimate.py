@@ -125,7 +125,9 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     if flags:  # JSON true/false would otherwise pass as 1/0
         raise UsageError(f"{', '.join(flags)} must be a number, not true/false")
     arch, gpu = get_model(options["model"]), resolve_gpu(options.get("gpu"), options.get("gpu_spec"))
-    conc = options.get("concurrency", 1)
+    conc = options.get("concurrency")
+    if conc is None:  # one client; with --rate (asked of the replicas together) one per replica, so that
+        conc = 1 if rate is None else replicas  # `--rate 3 --replicas 2` is not refused for the closed loop beside it
     if isinstance(conc, str) and conc.strip().lower() == "max":
         conc = None
     fields = {k: v for k, v in options.items() if k not in ("model", "gpu", "gpu_spec") and v is not None}
@@ -247,6 +249,9 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         record["does_not_fit"] = does_not_fit_record(what_would_fit(
             arch, gpu, serving, efficiency, concurrency=wanted, context_tokens=serving.input_len + serving.output_len))
     notes = spelling_notes(options)
+    if in_cv > 0 and rate is None:  # accepted, and said where it acts (the closed loop takes the outputs' spread only)
+        notes = [*(notes or []), "input_len_cv: the closed loop (--concurrency) takes the outputs' spread only; the "
+                                 "prompts' spread acts in the open loop (--rate) and in simulate"]
     if notes:
         record["notes"] = notes
     if ignored:
