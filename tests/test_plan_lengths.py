@@ -57,3 +57,26 @@ def test_fixed_lengths_are_the_planners_old_answer():
                                                 tpot_slo_s=0.05))
     new = _grid("fixed", 0.7, max_model_len=None)  # the spread means nothing for fixed lengths
     assert np.array_equal(old.replicas, new.replicas, equal_nan=True)
+
+
+def test_spread_lengths_get_a_window_that_holds_them():
+    """The plan's max_model_len was input + output whatever the spread: at lognormal 0.5 (the pages' default traffic)
+    41 % of the requests were longer, cut in the plan's model and refused by the vLLM it printed, and the cut
+    lengths made a spread workload look LIGHTER than a fixed one (1 × RTX 4090 at 10 req/s of 1,000 + 200, CV 1,
+    max_num_seqs 64: planned at 86 % utilization; simulated without the cut it serves 7.5 req/s). Now the window
+    holds the 99.9th percentile prompt and output (calc.traffic.workload.covering_window)."""
+    from calc.plan.search import plan
+    from calc.traffic.workload import cut_lengths
+
+    kw = dict(rate_rps=10, input_len=1000, output_len=200, ttft_slo_s=0.5, tpot_slo_s=0.05, top=3)
+    fixed = PlanRequest(**kw)
+    spread = PlanRequest(**kw, lengths="lognormal", length_spread=1.0)
+    assert fixed.model_len == 1200 and spread.model_len == 11120
+    assert cut_lengths("lognormal", 1000, 200, 1.0, spread.model_len).cut_fraction < 0.002
+    arch, gpus = get_model("meta-llama/Llama-3.1-8B"), [get_gpu("rtx-4090")]
+    a, b = plan(arch, gpus, fixed).ranked[0], plan(arch, gpus, spread).ranked[0]
+    assert b.max_model_len == 11120 and "--max-model-len 11120" in b.vllm_command
+    assert b.gpus_total >= a.gpus_total  # a spread workload is never planned on less than the fixed one
+    # capped at the model's context, never below the mean request; an asked max_model_len is kept
+    assert PlanRequest(**kw, lengths="lognormal", length_spread=1.0).window_tokens(4096) == 4096
+    assert PlanRequest(**kw, lengths="lognormal", length_spread=1.0, max_model_len=2048).model_len == 2048

@@ -130,9 +130,9 @@ def run_plan(args: argparse.Namespace) -> int:
                       top=args.top, max_model_len=args.max_model_len, enable_chunked_prefill=args.enable_chunked_prefill,
                       lengths=args.lengths, length_spread=0.0 if args.lengths == "fixed" else args.length_spread,
                       **prefix_options(args))
-    if req.model_len > arch.max_position_embeddings:
-        raise UsageError(f"--input-len + --output-len ({req.model_len:,}) must be <= max_position_embeddings "
-                         f"({arch.max_position_embeddings:,}) of {arch.name}")
+    if req.window_tokens(arch.max_position_embeddings) > arch.max_position_embeddings:  # asked, or the mean request
+        raise UsageError(f"--input-len + --output-len ({req.window_tokens(arch.max_position_embeddings):,}) must be <= "
+                         f"max_position_embeddings ({arch.max_position_embeddings:,}) of {arch.name}")
     efficiency = load_efficiency(args.efficiency)
     spec = speculative_option(args.speculative_config, args.acceptance_rate)
     grid_kw: dict[str, Any] = {}

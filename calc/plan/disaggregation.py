@@ -152,10 +152,11 @@ def plan_disaggregated(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanReques
     spread after the cut to the window (``req.lengths`` / ``req.length_spread``,
     :func:`calc.traffic.workload.cut_lengths`), whose mean lengths the rates take."""
     t_desc = kv_descriptor_s() if descriptor_s is None else float(descriptor_s)
+    window = req.window_tokens(arch.max_position_embeddings)  # max_model_len: the asked one or one the lengths fit
     # the lengths once cut to the window, as the simulator runs them (calc.traffic.workload.cut_lengths)
-    cut = cut_lengths(req.lengths, req.input_len, req.output_len, req.length_spread, req.model_len)
+    cut = cut_lengths(req.lengths, req.input_len, req.output_len, req.length_spread, window)
     # the percentile's own prompt: the cut lengths' own quantile where they are the ones judged
-    input_q = (cut_input_quantile(req.lengths, req.input_len, req.output_len, req.length_spread, req.model_len, req.quantile)
+    input_q = (cut_input_quantile(req.lengths, req.input_len, req.output_len, req.length_spread, window, req.quantile)
                if input_cv is None and req.quantile is not None and cut.cut_fraction > 0 else None)
     if input_cv is None:
         input_cv = cut.input_cv
@@ -174,7 +175,7 @@ def plan_disaggregated(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanReques
                 continue  # no FP8 tensor cores, or the checkpoint is already quantized
             for tp in tps:
                 s = ServingConfig(tensor_parallel_size=tp, dtype=DTYPE, quantization=quant, input_len=req.input_len,
-                                  output_len=req.output_len, max_model_len=req.model_len,
+                                  output_len=req.output_len, max_model_len=window,
                                   gpu_memory_utilization=req.gpu_memory_utilization,
                                   enable_chunked_prefill=req.enable_chunked_prefill)
                 try:
@@ -252,9 +253,9 @@ def _row(arch, gpu, est_p, est_d, P, D, req, x, ttft, tpot, lam_p, lam_d, price,
     cmd = []
     for role, est in (("kv_producer", est_p), ("kv_consumer", est_d)):
         s = ServingConfig(tensor_parallel_size=int(est.engine.tensor_parallel_size), dtype=DTYPE, quantization=quant,
-                          input_len=req.input_len, output_len=req.output_len, max_model_len=req.model_len,
+                          input_len=req.input_len, output_len=req.output_len, max_model_len=req.window_tokens(arch.max_position_embeddings),
                           gpu_memory_utilization=req.gpu_memory_utilization)
-        cmd.append(serve_command(model_id=arch.id, serving=s, max_model_len=req.model_len,
+        cmd.append(serve_command(model_id=arch.id, serving=s, max_model_len=req.window_tokens(arch.max_position_embeddings),
                                  max_num_seqs=int(est.max_num_seqs), max_num_batched_tokens=int(est.max_num_batched_tokens),
                                  chunked=req.enable_chunked_prefill or role == "kv_consumer")
                    + " \\\n  --kv-transfer-config '{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}'")

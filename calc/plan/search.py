@@ -55,7 +55,7 @@ from calc.timing.attention_backend import engine_attention_scales
 from calc.timing.estimate import engine_numbers
 from calc.timing.serving import EngineNumbers, closed_loop
 from calc.traffic.prefix_cache import PrefixReuse, check_reuse, prefix_cache
-from calc.traffic.workload import cut_lengths, length_cvs
+from calc.traffic.workload import covering_window, cut_lengths, length_cvs
 
 WEIGHT_PRECISIONS: tuple[str, ...] = ("none", "fp8", "int8", "awq")  # vLLM --quantization; none = 16-bit
 KV_PRECISIONS: tuple[str, ...] = ("auto", "fp8")  # vLLM --kv-cache-dtype
@@ -83,7 +83,7 @@ class PlanRequest(BaseModel):
     budget_usd_per_hour: Annotated[float, Field(gt=0.0, le=1e9)] | None = None
     sort: Literal["cost", "gpus", "throughput"] = "cost"
     top: Annotated[int, Field(ge=1, le=1000)] = 10
-    max_model_len: Annotated[int, Field(ge=2, le=100_000_000)] | None = None  # None: input + output
+    max_model_len: Annotated[int, Field(ge=2, le=100_000_000)] | None = None  # None: a window the lengths fit (model_len)
     gpu_memory_utilization: Annotated[float, Field(gt=0.0, le=1.0)] = 0.9
     enable_chunked_prefill: bool = True
     # How the request lengths vary around input_len / output_len (calc.traffic.workload.length_spec):
@@ -116,8 +116,27 @@ class PlanRequest(BaseModel):
 
     @property
     def model_len(self) -> int:
-        # multi-turn: the last turn holds the whole conversation
-        return self.max_model_len or self.turns * (self.input_len + self.output_len)
+        """max_model_len: the asked one, else the window that holds the requests
+        (:func:`calc.traffic.workload.covering_window`: input + output for fixed lengths, the 99.9th
+        percentiles of both for spread ones, so that the plan serves its traffic whole instead of cutting
+        4 in 10 requests, as input + output did at lognormal 0.5); multi-turn: the last turn holds the
+        whole conversation. Not capped at a model's context: :meth:`window_tokens`."""
+        if self.max_model_len is not None:
+            return self.max_model_len
+        return self.turns * covering_window(self.lengths, self.input_len, self.output_len, self.length_spread)
+
+    def window_tokens(self, max_position_embeddings: int) -> int:
+        """:attr:`model_len` for a model of this context: a spread window is capped there (the longest
+        requests are then cut, as the simulator cuts them), never below the mean request.
+
+        >>> r = PlanRequest(rate_rps=1, input_len=100_000, output_len=20_000, ttft_slo_s=9, tpot_slo_s=1,
+        ...                 lengths="lognormal", length_spread=0.5)
+        >>> r.model_len > 131_072, r.window_tokens(131_072)
+        (True, 131072)
+        """
+        if self.max_model_len is not None:
+            return self.max_model_len
+        return max(min(self.model_len, int(max_position_embeddings)), self.turns * (self.input_len + self.output_len))
 
     @property
     def quantile(self) -> float | None:
@@ -430,7 +449,7 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
     G, T, Q, K, S = len(gpus), len(tps), len(quantizations), len(kv_cache_dtypes), len(max_num_seqs)
     if min(G, T, Q, K, S) == 0:
         raise ValueError("gpus: the search needs at least one GPU, TP size, precision and max_num_seqs")
-    L = req.model_len
+    L = req.window_tokens(arch.max_position_embeddings)
     # the lengths the requests have once cut to the window (calc.traffic.workload.cut_lengths: the percentile
     # check's simulations cut them so); with prefix reuse the cache model takes the asked ones
     cut = None if req.reuse.any_reuse else cut_lengths(req.lengths, req.input_len, req.output_len, req.length_spread, L)
@@ -738,13 +757,14 @@ def _deployment(grid: PlanGrid, by_id: dict[str, GPUSpec], req: PlanRequest, arc
     gpu = by_id[grid.gpu_ids[gi]]
     tp, q, k, seqs = grid.tensor_parallel_sizes[ti], grid.quantizations[qi], grid.kv_cache_dtypes[ki], grid.max_num_seqs[si]
     mnbt = int(grid.max_num_batched_tokens[gi, 0, 0, 0, 0])
-    budget = mnbt if req.enable_chunked_prefill else max(mnbt, req.model_len)  # as evaluate_grid, resolve_serving
+    window = req.window_tokens(arch.max_position_embeddings)  # as evaluate_grid's L
+    budget = mnbt if req.enable_chunked_prefill else max(mnbt, window)  # as evaluate_grid, resolve_serving
     lay = grid.layout(ti)
     serving = ServingConfig(tensor_parallel_size=tp, dtype=DTYPE, quantization=q, kv_cache_dtype=k,
                             pipeline_parallel_size=lay.pipeline_parallel_size, data_parallel_size=lay.data_parallel_size,
                             enable_expert_parallel=lay.enable_expert_parallel,
                             gpu_memory_utilization=req.gpu_memory_utilization, input_len=req.input_len,
-                            output_len=req.output_len, max_model_len=req.model_len)
+                            output_len=req.output_len, max_model_len=window)
     at = (gi, ti, qi, ki, si)
     price = float(grid.price_usd_per_gpu_hour[gi, 0, 0, 0, 0])
     choice = _choice(arch, q)
@@ -752,7 +772,7 @@ def _deployment(grid: PlanGrid, by_id: dict[str, GPUSpec], req: PlanRequest, arc
         gpu=gpu.id, gpu_name=gpu.name, tensor_parallel_size=tp, replicas=int(grid.replicas[at]),
         gpus_total=int(grid.gpus_total[at]), quantization=q, kv_cache_dtype=k, max_num_seqs=seqs,
         max_num_batched_tokens=budget,
-        max_model_len=req.model_len, input_len=req.input_len, output_len=req.output_len, running=int(grid.running[at]), limited_by=str(grid.limited_by[at]),
+        max_model_len=window, input_len=req.input_len, output_len=req.output_len, running=int(grid.running[at]), limited_by=str(grid.limited_by[at]),
         ttft_s=float(grid.ttft_s[at]), tpot_s=float(grid.tpot_s[at]), e2e_s=float(grid.e2e_s[at]),
         requests_per_s_per_replica=float(grid.requests_per_s_per_replica[at]),
         slot_wait_s=float(grid.slot_wait_s[at]), utilization=float(grid.utilization[at]),
@@ -763,7 +783,7 @@ def _deployment(grid: PlanGrid, by_id: dict[str, GPUSpec], req: PlanRequest, arc
         price_source=gpu.price_source if math.isfinite(price) and price == gpu.price_usd_per_hour else
         ("your price" if math.isfinite(price) else None),
         meets_slo=bool(grid.meets_slo[at]), slo_statistic=model_statistic(req.percentile), reason=REASONS[int(grid.reason[at])],
-        vllm_command=serve_command(model_id=arch.id, serving=serving, max_model_len=req.model_len, max_num_seqs=seqs,
+        vllm_command=serve_command(model_id=arch.id, serving=serving, max_model_len=window, max_num_seqs=seqs,
                                    max_num_batched_tokens=budget,
                                    chunked=req.enable_chunked_prefill, speculative=speculative,
                                    enable_prefix_caching=req.enable_prefix_caching or not req.reuse.any_reuse),

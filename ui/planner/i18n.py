@@ -15,6 +15,9 @@ EN: dict[str, str] = {
                 "evaluated at once with the same model as the other pages; replicas carry the rate, and more are "
                 "added where waiting for a free sequence slot near capacity would break the TTFT target (TTFT "
                 "includes that wait).",
+    "pl.window": "max_model_len {n}: it holds {share} of these requests whole (their lengths spread: the 99.9th "
+                 "percentile prompt and output, at most the model's context); the longer ones are cut to fit, as the "
+                 "load test draws them.",
     "ctl.pl_sort": "Rank by",
     "ctl.pl_sort.help": "Cost: dollars per hour for the rate (= cost per request); fewest GPUs; "
                         "throughput: output tokens/s per GPU.",
@@ -165,6 +168,8 @@ ZH: dict[str, str] = {
     "pl.intro": "{model}：每秒 {rate} 个请求，每个 {i} 个输入 + {o} 个输出 token（侧边栏的模型、上下文和输出长度）。"
                 "一次评估所有 GPU × 张量并行 × 权重精度 × KV 精度 × max_num_seqs，用与其他页面相同的模型；副本数承载请求率，"
                 "接近容量时若等待空闲序列槽位会让 TTFT 超标，就再加副本（TTFT 含这段等待）。",
+    "pl.window": "max_model_len {n}：能完整容纳其中 {share} 的请求（长度有波动：取 99.9 分位的输入与输出，不超过模型的上下文）；"
+                 "更长的请求被截断以放下，与负载测试生成请求的方式一致。",
     "ctl.pl_sort": "排序依据",
     "ctl.pl_sort.help": "成本：该请求率下每小时的费用（即每个请求的成本）；GPU 最少；每 GPU 吞吐：每 GPU 每秒输出 token。",
     "opt.pl_sort.cost": "成本（美元/小时）",
