@@ -80,3 +80,15 @@ def test_spread_lengths_get_a_window_that_holds_them():
     # capped at the model's context, never below the mean request; an asked max_model_len is kept
     assert PlanRequest(**kw, lengths="lognormal", length_spread=1.0).window_tokens(4096) == 4096
     assert PlanRequest(**kw, lengths="lognormal", length_spread=1.0, max_model_len=2048).model_len == 2048
+
+
+def test_cli_length_spread_without_a_spread_kind_is_said(capsys):
+    from calc.cli.main import main
+
+    args = ["plan", "--model", "meta-llama/Llama-3.1-8B", "--rate", "2", "--input-len", "1000", "--output-len", "200",
+            "--ttft-slo-ms", "500", "--tpot-slo-ms", "50", "--gpus", "l40s", "--top", "1", "--format", "json"]
+    assert main([*args, "--length-spread", "1.0"]) == 0
+    assert "--length-spread 1 has no effect with --lengths fixed" in capsys.readouterr().err
+    assert main([*args, "--lengths", "lognormal"]) == 0  # the kind alone: its default spread, 0.5
+    out = capsys.readouterr()
+    assert "no effect" not in out.err and __import__("json").loads(out.out)[0]["max_model_len"] == 4624

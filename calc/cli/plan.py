@@ -82,8 +82,9 @@ def add_plan_parser(sub) -> None:
     p.add_argument("--lengths", choices=LENGTH_KINDS, default="fixed",
                    help="how request lengths vary around --input-len/--output-len: the slot queue's service-time "
                         "C² and the --percentile check's requests (as the load test draws them)")
-    p.add_argument("--length-spread", type=_number("--length-spread", 0.0, 10.0, lo_open=False), default=0.5,
-                   help="lognormal: coefficient of variation; uniform: ± this fraction of the mean (default 0.5)")
+    p.add_argument("--length-spread", type=_number("--length-spread", 0.0, 10.0, lo_open=False), default=None,
+                   help="lognormal: coefficient of variation; uniform: ± this fraction of the mean (default 0.5; "
+                        "with the default --lengths fixed it has no effect, and a note says so)")
     p.add_argument("--top", type=_number("--top", 1, 1000, integer=True, lo_open=False), default=10)
     p.add_argument("--work-budget", type=_number("--work-budget", 1, 1e12, integer=True, lo_open=False), default=None,
                    help=f"--percentile: simulator work units for the check (default {WORK_BUDGET:,}, ~8 s of one "
@@ -128,7 +129,8 @@ def run_plan(args: argparse.Namespace) -> int:
                       ttft_slo_s=args.ttft_slo_ms / 1e3, tpot_slo_s=args.tpot_slo_ms / 1e3, percentile=args.percentile,
                       max_gpus=args.max_gpus, budget_usd_per_hour=args.budget_usd_per_hour, sort=args.sort,
                       top=args.top, max_model_len=args.max_model_len, enable_chunked_prefill=args.enable_chunked_prefill,
-                      lengths=args.lengths, length_spread=0.0 if args.lengths == "fixed" else args.length_spread,
+                      lengths=args.lengths, length_spread=0.0 if args.lengths == "fixed" else (
+                          0.5 if args.length_spread is None else args.length_spread),
                       **prefix_options(args))
     if req.window_tokens(arch.max_position_embeddings) > arch.max_position_embeddings:  # asked, or the mean request
         raise UsageError(f"--input-len + --output-len ({req.window_tokens(arch.max_position_embeddings):,}) must be <= "
@@ -157,6 +159,9 @@ def run_plan(args: argparse.Namespace) -> int:
         print(f"note: {verdict_line}", file=sys.stderr)
     if result.percentile_note:
         print(f"note: {result.percentile_note}", file=sys.stderr)
+    if args.lengths == "fixed" and args.length_spread:  # given, and not used: said, not dropped in silence
+        print(f"note: --length-spread {args.length_spread:g} has no effect with --lengths fixed (every request "
+              "--input-len + --output-len); add --lengths lognormal or uniform", file=sys.stderr)
     if not rows:
         out = ", ".join(f"{r}: {n}" for r, n in result.reason_counts.items() if n and r != "ok")
         print(f"note: no deployment meets the SLA and limits ({result.grid.size:,} configurations; {out})",
