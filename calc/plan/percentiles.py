@@ -274,7 +274,8 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
               top: int = SIMULATED_TOP, num_requests: int = NUM_REQUESTS, work_budget: int | None = None,
               max_steps: int | None = None, cpu_limit_s: float | None = None, speculative=None) -> PlanResult:
     """``result`` with its first ``top`` rows re-judged on the requested percentile by simulation
-    (replicas added where needed, rows that still miss dropped); the other rows keep the queueing
+    (replicas added where needed; a row that still misses is dropped and the next option, the plan's
+    spare ones after its table, takes its place, checked the same way); the other rows keep the queueing
     model's numbers and say so; all of them sorted by the request's key
     (:func:`calc.plan.search.rank_key`). Unchanged when the request asks for the mean or the
     simulator is not available. Bounded (module doc): ``top`` at most :data:`MAX_SIMULATED_TOP`,
@@ -298,7 +299,13 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
     clear: list[Deployment] = []
     reused = (", with the prefix reuse" if req.reuse.any_reuse else "") + (
         f", with {speculative.method} drafts (k = {speculative.num_speculative_tokens})" if speculative is not None else "")
-    for d in result.ranked[:top]:
+    # the rows to check, in order; a row that still misses at its most replicas is dropped and the next
+    # option takes its place (the table's next row, else the plan's spare ones), checked the same way
+    queue, later, spare = list(result.ranked[:top]), list(result.ranked[top:]), list(result.spare)
+    first = {id(d) for d in queue}  # the table's own rows; a replacement the budget cannot check is passed over
+    replaced = 0
+    while queue:
+        d = queue.pop(0)
         if d.ttft_s <= CLEAR_TTFT_FRACTION * req.ttft_slo_s and d.tpot_s <= req.tpot_slo_s:
             clear.append(replace(d, slo_statistic=f"{model}, not simulated: at most {CLEAR_TTFT_FRACTION:g} of the "
                                                   "TTFT target"))
@@ -329,7 +336,10 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
             return got[0] <= req.ttft_slo_s and got[1] <= req.tpot_slo_s
 
         n, how = least_replicas(meets, d.replicas, _most_replicas(d, req, price))
-        if how == "miss":
+        if how == "miss" or (how == "unknown" and id(d) not in first):
+            if later or spare:
+                queue.append(later.pop(0) if later else spare.pop(0))
+                replaced += 1
             continue
         if how == "unknown":
             unchecked.append(replace(d, slo_statistic=f"{model}; not simulated: its {req.percentile} simulation "
@@ -352,12 +362,15 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
             output_tokens_per_s=d.output_tokens_per_s * scale,
             slo_statistic=f"{req.percentile} (simulated, {num_requests} Poisson requests per replica, the first "
                           f"quarter dropped{reused}{bound})"))
-    rest = unchecked + clear + [replace(d, slo_statistic=f"{model}, not simulated") for d in result.ranked[top:]]
+    rest = unchecked + clear + [replace(d, slo_statistic=f"{model}, not simulated") for d in later]
     note = (f"{req.percentile}: every configuration sized with the queueing model (TTFT at full batch + the waits "
             f"for a sequence slot and the prefill room at {req.percentile}); the first "
             f"{min(top, len(result.ranked))} options simulated ({num_requests} Poisson requests per replica, the "
             f"first quarter dropped; replicas added where the percentile missed) but those whose modelled TTFT is at "
             f"most {CLEAR_TTFT_FRACTION:g} of the target")
+    if replaced:
+        note += (f"; {replaced} option(s) that missed at their most replicas (or, in another's place, did not fit the "
+                 "simulation budget) replaced by the next ones")
     if unchecked:
         cpu = "" if cpu_limit_s is None else f" within {cpu_limit_s:g} s of CPU"
         note += (f"; {len(unchecked)} of them needed more than the planner's simulation budget ({work_budget:,} "

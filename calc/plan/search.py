@@ -33,7 +33,7 @@ full batch is the most a replica at that ``max_num_seqs`` runs). The request sim
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Annotated, Literal, Sequence
 
 import numpy as np
@@ -58,6 +58,8 @@ from calc.traffic.prefix_cache import PrefixReuse, check_reuse, prefix_cache
 from calc.traffic.workload import covering_window, cut_lengths, length_cvs
 
 WEIGHT_PRECISIONS: tuple[str, ...] = ("none", "fp8", "int8", "awq")  # vLLM --quantization; none = 16-bit
+# Options kept after the table's rows at a percentile: the re-check lists them where it drops a row (PlanResult.spare)
+SPARE_ROWS = 4
 KV_PRECISIONS: tuple[str, ...] = ("auto", "fp8")  # vLLM --kv-cache-dtype
 TP_CANDIDATES: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8)  # one node; only those valid for the heads are kept
 MAX_NUM_SEQS_GRID: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -360,6 +362,9 @@ class PlanResult:
     reason_counts: dict[str, int]  # configurations (every max_num_seqs) per reason
     slo_statistic: str
     percentile_note: str  # "" or why the requested percentile was not used
+    # the next options after ``ranked`` (at a percentile only): what the simulated re-check
+    # (calc.plan.percentiles.check_top) lists in place of a row it drops, so the table keeps its length
+    spare: list[Deployment] = field(default_factory=list)
 
 
 def _stack_engines(engines: list[EngineNumbers], shape: tuple[int, ...]) -> EngineNumbers:
@@ -721,8 +726,9 @@ def plan(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, efficiency:
             continue
         seen.add(key)
         ranked.append(_deployment(grid, by_id, req, arch, (gi, ti, qi, ki, si), grid_kw.get("speculative")))
-        if len(ranked) >= req.top:
+        if len(ranked) >= req.top + (0 if req.percentile == "mean" else SPARE_ROWS):
             break
+    ranked, spare = ranked[:req.top], ranked[req.top:]
     options = []
     reason = grid.reason.max(axis=-1)  # the stage the option's closest max_num_seqs reached
     # the least over what fits; NaN (a TPOT with no decode: output_len 1) counts as nothing: inf, no warning
@@ -748,7 +754,7 @@ def plan(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, efficiency:
         f"{req.percentile} TTFT judged with the queueing model (the full-batch TTFT + the waits for a sequence "
         "slot and for the prefill room at that percentile); TPOT at full batch")
     return PlanResult(request=req, model_id=arch.id, grid=grid, ranked=ranked, options=options,
-                      reason_counts=counts, slo_statistic=req.percentile, percentile_note=note)
+                      reason_counts=counts, slo_statistic=req.percentile, percentile_note=note, spare=spare)
 
 
 def _deployment(grid: PlanGrid, by_id: dict[str, GPUSpec], req: PlanRequest, arch: ModelArch, idx,
