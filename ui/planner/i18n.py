@@ -43,8 +43,9 @@ EN: dict[str, str] = {
     "pl.statistic.simulated": "SLA judged on {p}: every option sized with the queueing model (the waits for a "
                               "sequence slot and for the prefill room at {p}), then the listed options re-checked "
                               "with the request simulator in steady state (Poisson arrivals at each replica's share "
-                              "of the rate, the first quarter dropped; replicas added where {p} missed) while its "
-                              "budget lasts (see the Statistic column).",
+                              "of the rate, the first quarter dropped; replicas added where {p} missed, and an "
+                              "option still over it gives its place to the next) while its budget lasts (see the "
+                              "Statistic column).",
     "pl.col.statistic": "Statistic",
     "pl.metric.configs": "Configurations evaluated",
     "pl.metric.meeting": "Meet the SLA and limits",
@@ -191,7 +192,7 @@ ZH: dict[str, str] = {
     "pl.statistic.fallback": "你选择了 {p}；请求模拟器尚不可用，因此 {p} 仅用排队模型判断（估计值：请留余量）。",
     "pl.statistic.simulated": "SLA 按 {p} 判断：所有方案先用排队模型定副本数（{p} 下等待序列槽位和预填充的时间），"
                               "再在预算内用请求模拟器按稳态复核列出的方案（每个副本按其分得的请求率泊松到达，去掉前四分之一；"
-                              "{p} 不达标时增加副本）（见“统计量”列）。",
+                              "{p} 不达标时增加副本，仍不达标的方案由下一个方案替上）（见“统计量”列）。",
     "pl.col.statistic": "统计量",
     "pl.metric.configs": "评估的配置数",
     "pl.metric.meeting": "满足 SLA 和限制",
