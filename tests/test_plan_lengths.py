@@ -64,7 +64,7 @@ def test_spread_lengths_get_a_window_that_holds_them():
     41 % of the requests were longer, cut in the plan's model and refused by the vLLM it printed, and the cut
     lengths made a spread workload look LIGHTER than a fixed one (1 × RTX 4090 at 10 req/s of 1,000 + 200, CV 1,
     max_num_seqs 64: planned at 86 % utilization; simulated without the cut it serves 7.5 req/s). Now the window
-    holds the 99.9th percentile prompt and output (calc.traffic.workload.covering_window)."""
+    holds the 99.9th percentile prompt and output (calc.traffic.workload.covering_window_tokens)."""
     from calc.plan.search import plan
     from calc.traffic.workload import cut_lengths
 

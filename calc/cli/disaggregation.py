@@ -17,6 +17,7 @@ from calc.spec.units import GB
 from calc.spec.untrusted import quote
 from calc.traffic.disaggregation import (MAX_INSTANCES, disaggregated_closed_loop, disaggregated_open_loop,
                                          kv_descriptor_s, kv_links, make_pools, simulate_disaggregated)
+from calc.traffic.workload import open_loop_lengths
 
 DISAGG_KEYS = ("prefill_instances", "decode_instances", "kv_transfer_gb_per_s", "kv_link", "kv_transfer_latency_ms",
                "prefill_tensor_parallel_size", "decode_tensor_parallel_size", "kv_descriptor_us")
@@ -161,7 +162,8 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     arch, gpu, serving, pools, what = _pools(options, efficiency)
     a = _open_loop(pools, serving, rate, in_cv, out_cv)
     out = _head(arch, gpu, serving, pools, what)
-    out.update({"rate_rps": rate, "input_len_cv": in_cv, "output_len_cv": out_cv, "ttft_s": a.ttft_s, "ttft_p95_s": a.ttft_percentile_s, "tpot_s": a.tpot_s,
+    out.update({"rate_rps": rate, "input_len_cv": in_cv, "output_len_cv": out_cv, "ttft_s": a.ttft_s,
+                "ttft_p95_s": a.ttft_percentile_s, "tpot_s": a.tpot_s,
                 "tpot_p95_s": a.tpot_percentile_s, "e2e_latency_s": a.e2e_latency_s,
                 "prefill_ttft_s": a.prefill_ttft_s, "prefill_ttft_p95_s": a.prefill_ttft_percentile_s,
                 "decode_first_token_s": a.decode_first_s, "decode_running": a.decode_batch,
@@ -180,21 +182,14 @@ def _length_cvs(options: dict[str, Any]) -> tuple[float, float]:
 
 
 def _lengths(pools, serving: ServingConfig, in_cv: float, out_cv: float, *, quantile: bool) -> dict[str, Any]:
-    """The lengths ``simulate`` runs, as the analytic models take them: lognormal draws of these CVs cut
-    to the pools' window (:func:`calc.traffic.workload.cut_lengths`: their means, the prompts' CV and,
-    with ``quantile``, the own P95 prompt where anything is cut, as ``estimate --rate`` takes them for
-    one engine)."""
-    from calc.traffic.workload import cut_input_quantile, cut_lengths  # noqa: PLC0415
-
-    lengths = dict(input_len=serving.input_len, output_len=serving.output_len, input_cv=in_cv)
-    if in_cv > 0 or out_cv > 0:
-        traffic = ("lognormal", serving.input_len, serving.output_len, in_cv,
-                   int(min(pools.prefill.max_model_len, pools.decode.max_model_len)))
-        cut = cut_lengths(*traffic, output_spread=out_cv)
-        if cut.cut_fraction > 0.0:
-            lengths = dict(input_len=cut.input_mean, output_len=cut.output_mean, input_cv=cut.input_cv)
-            if quantile:
-                lengths["input_quantile_tokens"] = cut_input_quantile(*traffic, 0.95, output_spread=out_cv)
+    """The lengths ``simulate`` runs, cut to the pools' window, as the analytic models take them
+    (:func:`calc.traffic.workload.open_loop_lengths`, as ``estimate --rate`` for one engine); the
+    disaggregated models take no output spread, and the closed loop (``quantile`` False) no P95 prompt."""
+    lengths = open_loop_lengths(serving.input_len, serving.output_len, in_cv, out_cv,
+                                int(min(pools.prefill.max_model_len, pools.decode.max_model_len)))
+    lengths.pop("output_cv")
+    if not quantile:
+        lengths.pop("input_quantile_tokens", None)
     return lengths
 
 
@@ -212,7 +207,8 @@ def _closed_loop_record(options: dict[str, Any], efficiency: Efficiency, concurr
                                   **_lengths(pools, serving, in_cv, out_cv, quantile=False))
     a = c.open_loop
     out = _head(arch, gpu, serving, pools, what)
-    out.update({"concurrency": concurrency, "input_len_cv": in_cv, "output_len_cv": out_cv, "requests_per_s": c.rate_rps, "ttft_s": c.ttft_s, "tpot_s": a.tpot_s,
+    out.update({"concurrency": concurrency, "input_len_cv": in_cv, "output_len_cv": out_cv,
+                "requests_per_s": c.rate_rps, "ttft_s": c.ttft_s, "tpot_s": a.tpot_s,
                 "e2e_latency_s": c.e2e_latency_s, "client_wait_s": c.client_wait_s,
                 "prefill_ttft_s": a.prefill_ttft_s, "decode_first_token_s": a.decode_first_s,
                 "decode_running": a.decode_batch, "decode_slots": a.decode_slots,

@@ -25,7 +25,7 @@ from calc.cli.args import (UsageError, _add_engine_args, _concurrency, _dtype, _
 from calc.cli.report import add_bands, does_not_fit_record, print_table
 from calc.timing.bands import api_server_share, gpu_family, load_condition
 from calc.traffic.queueing import open_loop
-from calc.traffic.workload import cut_input_quantile, cut_lengths
+from calc.traffic.workload import open_loop_lengths
 from calc.cli import disaggregation
 from calc.cli.disaggregation import add_disaggregation_args
 from calc.cli.prefix import PREFIX_KEYS, add_prefix_args, prefix_record, reuse_from_options
@@ -201,16 +201,11 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
                               block_size=serving.block_size, num_blocks=m.kv_sequence_blocks, running=s.running,
                               conversations=conversations_in_flight(rate_rps=rank_rate,
                                                                     e2e_latency_s=s.e2e_latency_s))
-        lengths = dict(input_len=ol_in, output_len=serving.output_len, input_cv=in_cv, output_cv=out_cv)
-        if (in_cv > 0 or out_cv > 0) and not reuse.any_reuse:
-            # spread lengths are cut to max_model_len as `simulate` draws them (make_workload): the
-            # open loop takes the cut lengths' means, CVs and own P95 prompt, as the pages do
-            traffic = ("lognormal", serving.input_len, serving.output_len, in_cv, int(est.max_model_len))
-            cut = cut_lengths(*traffic, output_spread=out_cv)
-            if cut.cut_fraction > 0.0:
-                lengths = dict(input_len=cut.input_mean, output_len=cut.output_mean, input_cv=cut.input_cv,
-                               output_cv=cut.output_cv,
-                               input_quantile_tokens=cut_input_quantile(*traffic, 0.95, output_spread=out_cv))
+        # spread lengths are cut to max_model_len as `simulate` draws them (make_workload): the open loop
+        # takes the cut lengths' means, CVs and own P95 prompt, as the pages do (with reuse: the asked ones)
+        lengths = (dict(input_len=ol_in, output_len=serving.output_len, input_cv=in_cv, output_cv=out_cv)
+                   if reuse.any_reuse else
+                   open_loop_lengths(serving.input_len, serving.output_len, in_cv, out_cv, int(est.max_model_len)))
         ol = open_loop(est.engine, **lengths, rate_rps=rank_rate,
                        cached_prompt_tokens=float(pc.cached_tokens) if reuse.any_reuse else 0.0,
                        max_num_seqs=est.max_num_seqs, max_num_batched_tokens=est.max_num_batched_tokens,

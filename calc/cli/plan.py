@@ -132,9 +132,10 @@ def run_plan(args: argparse.Namespace) -> int:
                       lengths=args.lengths, length_spread=0.0 if args.lengths == "fixed" else (
                           0.5 if args.length_spread is None else args.length_spread),
                       **prefix_options(args))
-    if req.window_tokens(arch.max_position_embeddings) > arch.max_position_embeddings:  # asked, or the mean request
-        raise UsageError(f"--input-len + --output-len ({req.window_tokens(arch.max_position_embeddings):,}) must be <= "
-                         f"max_position_embeddings ({arch.max_position_embeddings:,}) of {arch.name}")
+    window = req.window_tokens(arch.max_position_embeddings)  # past the context only if asked, or the mean request is
+    if window > arch.max_position_embeddings:
+        raise UsageError(f"--input-len + --output-len ({window:,}) must be <= max_position_embeddings "
+                         f"({arch.max_position_embeddings:,}) of {arch.name}")
     efficiency = load_efficiency(args.efficiency)
     spec = speculative_option(args.speculative_config, args.acceptance_rate)
     grid_kw: dict[str, Any] = {}

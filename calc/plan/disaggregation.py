@@ -250,12 +250,12 @@ def _row(arch, gpu, est_p, est_d, P, D, req, x, ttft, tpot, lam_p, lam_d, price,
     # throughput at the full batch that meets the SLA): the decode pool at its TPOT-limited batch, the prefill
     # pool at its own prefill time (one prompt after another), the lower of the two
     tok = min(P * cap_p, D * lam_d) * req.output_len
-    cmd = []
+    cmd, window = [], req.window_tokens(arch.max_position_embeddings)  # max_model_len, as plan_disaggregated's
     for role, est in (("kv_producer", est_p), ("kv_consumer", est_d)):
         s = ServingConfig(tensor_parallel_size=int(est.engine.tensor_parallel_size), dtype=DTYPE, quantization=quant,
-                          input_len=req.input_len, output_len=req.output_len, max_model_len=req.window_tokens(arch.max_position_embeddings),
+                          input_len=req.input_len, output_len=req.output_len, max_model_len=window,
                           gpu_memory_utilization=req.gpu_memory_utilization)
-        cmd.append(serve_command(model_id=arch.id, serving=s, max_model_len=req.window_tokens(arch.max_position_embeddings),
+        cmd.append(serve_command(model_id=arch.id, serving=s, max_model_len=window,
                                  max_num_seqs=int(est.max_num_seqs), max_num_batched_tokens=int(est.max_num_batched_tokens),
                                  chunked=req.enable_chunked_prefill or role == "kv_consumer")
                    + " \\\n  --kv-transfer-config '{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}'")

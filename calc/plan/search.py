@@ -55,7 +55,7 @@ from calc.timing.attention_backend import engine_attention_scales
 from calc.timing.estimate import engine_numbers
 from calc.timing.serving import EngineNumbers, closed_loop
 from calc.traffic.prefix_cache import PrefixReuse, check_reuse, prefix_cache
-from calc.traffic.workload import covering_window, cut_lengths, length_cvs
+from calc.traffic.workload import covering_window_tokens, cut_lengths, length_cvs
 
 WEIGHT_PRECISIONS: tuple[str, ...] = ("none", "fp8", "int8", "awq")  # vLLM --quantization; none = 16-bit
 # Options kept after the table's rows at a percentile: the re-check lists them where it drops a row (PlanResult.spare)
@@ -119,13 +119,13 @@ class PlanRequest(BaseModel):
     @property
     def model_len(self) -> int:
         """max_model_len: the asked one, else the window that holds the requests
-        (:func:`calc.traffic.workload.covering_window`: input + output for fixed lengths, the 99.9th
+        (:func:`calc.traffic.workload.covering_window_tokens`: input + output for fixed lengths, the 99.9th
         percentiles of both for spread ones, so that the plan serves its traffic whole instead of cutting
         4 in 10 requests, as input + output did at lognormal 0.5); multi-turn: the last turn holds the
         whole conversation. Not capped at a model's context: :meth:`window_tokens`."""
         if self.max_model_len is not None:
             return self.max_model_len
-        return self.turns * covering_window(self.lengths, self.input_len, self.output_len, self.length_spread)
+        return self.turns * covering_window_tokens(self.lengths, self.input_len, self.output_len, self.length_spread)
 
     def window_tokens(self, max_position_embeddings: int) -> int:
         """:attr:`model_len` for a model of this context: a spread window is capped there (the longest

@@ -224,7 +224,7 @@ def length_spec(kind: str, mean: int, spread: float, hi: int = MAX_TOKENS) -> Le
 WINDOW_QUANTILE = 0.999
 
 
-def covering_window(kind: str, input_mean: int, output_mean: int, spread: float, q: float = WINDOW_QUANTILE) -> int:
+def covering_window_tokens(kind: str, input_mean: int, output_mean: int, spread: float, q: float = WINDOW_QUANTILE) -> int:
     """The max_model_len that holds a request of the q-quantile prompt and the q-quantile output of
     :func:`length_spec`'s distributions (so at least a share q of the requests whole), in whole KV
     blocks of 16 tokens where the lengths spread; I + O for fixed lengths. Lognormal of mean m and CV c:
@@ -235,9 +235,9 @@ def covering_window(kind: str, input_mean: int, output_mean: int, spread: float,
     requests reach (:func:`cut_lengths`; 10⁶ draws: 0.036 %). I + O = 1,200 would cut 41 % of them: a
     planner that sized max_model_len so planned a deployment that vLLM would refuse them on.
 
-    >>> covering_window("lognormal", 1000, 200, 0.5), covering_window("fixed", 1000, 200, 0.5)
+    >>> covering_window_tokens("lognormal", 1000, 200, 0.5), covering_window_tokens("fixed", 1000, 200, 0.5)
     (4624, 1200)
-    >>> covering_window("uniform", 1000, 200, 0.5)
+    >>> covering_window_tokens("uniform", 1000, 200, 0.5)
     1808
     """
     if kind == "fixed" or spread <= 0.0:
@@ -467,6 +467,31 @@ def cut_serving(serving, kind: str, spread: float, model_window: int | None):
         return serving, c
     return serving.model_copy(update={"input_len": max(1, round(c.input_mean)),
                                       "output_len": max(1, round(c.output_mean))}), c
+
+
+def open_loop_lengths(input_len: float, output_len: float, input_cv: float, output_cv: float, max_model_len: int,
+                      q: float = 0.95) -> dict:
+    """The lengths the analytic open loop takes for lognormal draws of these CVs cut to ``max_model_len``
+    as ``simulate`` draws them (:func:`cut_lengths`): the cut means and CVs and the cut prompts' own
+    q-quantile (:func:`cut_input_quantile`) where anything is cut, else the asked ones; keyword
+    arguments of :func:`calc.traffic.queueing.open_loop`. Shared by ``estimate --rate`` for one engine
+    and for a disaggregated deployment.
+
+    >>> open_loop_lengths(1000, 200, 0.0, 0.0, 4096)
+    {'input_len': 1000, 'output_len': 200, 'input_cv': 0.0, 'output_cv': 0.0}
+    >>> d = open_loop_lengths(1792, 256, 0.5, 0.5, 2048)
+    >>> round(d["input_len"]), round(d["input_quantile_tokens"])
+    (1454, 1910)
+    """
+    lengths = dict(input_len=input_len, output_len=output_len, input_cv=input_cv, output_cv=output_cv)
+    if input_cv > 0 or output_cv > 0:
+        traffic = ("lognormal", input_len, output_len, input_cv, int(max_model_len))
+        cut = cut_lengths(*traffic, output_spread=output_cv)
+        if cut.cut_fraction > 0.0:
+            lengths = dict(input_len=cut.input_mean, output_len=cut.output_mean, input_cv=cut.input_cv,
+                           output_cv=cut.output_cv,
+                           input_quantile_tokens=cut_input_quantile(*traffic, q, output_spread=output_cv))
+    return lengths
 
 
 def sample_cv(lengths: np.ndarray) -> float:
