@@ -112,10 +112,10 @@ def main() -> None:
         paged = cut.cut_fraction > 0.0
         for C in cs:
             ttft, tpot, pre, (i_m, o_m), _ = _sim(est, cfg, mml, I, O, s, max(n, 30 * C), arrival="closed", concurrency=C)
-            x = [estimate(arch, g, sc, concurrency=C, input_len=i_m, output_len=o_m, output_cv=cv).serving
-                 for cv in (0.0, out_cv)]
+            x = [estimate(arch, g, sc, concurrency=C, input_len=i_m, output_len=o_m, output_cv=cv, input_cv=ci).serving
+                 for ci, cv in ((0.0, 0.0), (in_cv, out_cv))]
             x.append(estimate(arch, g, sc, concurrency=C, input_len=round(cut.input_mean), output_len=round(cut.output_mean),
-                              output_cv=cut.output_cv).serving)
+                              output_cv=cut.output_cv, input_cv=cut.input_cv).serving)
             m, t = ttft.mean(), tpot.mean()
             ok = all(bool(a.closed_form) for a in x) and not pre
             if ok:

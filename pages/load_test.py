@@ -256,10 +256,11 @@ else:  # the closed-loop model at the clients (or at Little's law's concurrency 
     uniform = closed and load.lengths == "fixed"
     # the lengths' spread as the frontier takes it from the same traffic (calc.traffic.workload.cut_lengths);
     # a trace's own
-    out_cv = (sample_cv(r.output_len) if trace is not None  # the named lengths after the cut to max_model_len, as drawn
-              else cut_lengths(load.lengths, load.input_len, load.output_len, load.spread, est.max_model_len).output_cv)
+    cut = None if trace is not None else cut_lengths(load.lengths, load.input_len, load.output_len, load.spread,
+                                                     est.max_model_len)  # the named lengths after the cut, as drawn
+    in_cv, out_cv = ((sample_cv(r.input_len), sample_cv(r.output_len)) if cut is None else (cut.input_cv, cut.output_cv))
     a = estimate(sc.arch, sc.gpu, s, sc.efficiency, concurrency=c_eq, input_len=int(np.mean(r.input_len)),
-                 output_len=int(np.mean(r.output_len)), uniform_lengths=uniform, output_cv=out_cv).serving
+                 output_len=int(np.mean(r.output_len)), uniform_lengths=uniform, output_cv=out_cv, input_cv=in_cv).serving
     st.subheader(t("lt.analytic.title"))
     st.caption(t("lt.analytic.caption", c=F.integer(c_eq), how=t("lt.analytic.closed" if closed else "lt.analytic.little")))
     if closed:

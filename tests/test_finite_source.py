@@ -127,7 +127,9 @@ def test_budget_queue_near_capacity_against_the_simulator():
     # P-K wait read 1,099 ms (+41 %), with the finite source 925 ms (+18 %: the rest is the loop's
     # think times, more regular than the diffusion's Poisson arrivals; a repairman queue with
     # lognormal CV 0.5 think times waits 14 % less than with exponential ones: told the output
-    # spread, chunk_queue.think_time_variance, 852 ms, +9 %).
+    # spread, chunk_queue.think_time_variance, 852 ms, +9 %). With the wait at the busy load and
+    # the extras of a busy period's first step (chunk_queue.chunk_queue, Welch's exceptional first
+    # service): 780 ms, −0.9 % (812 ms, +3.2 %, with exponential think times).
     arch, gpu = get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm")
     C, I, O = 90, 2500, 256
     sc = ServingConfig(input_len=I, output_len=O, concurrency=C, max_model_len=I + 4 * O, max_num_batched_tokens=1024)
@@ -141,8 +143,8 @@ def test_budget_queue_near_capacity_against_the_simulator():
         r = simulate(est.engine, w, cfg)
         sims.append(float(np.mean(r.ttft_s[10 * C:])))
     err = float(est.serving.ttft_s) / float(np.mean(sims)) - 1.0
-    assert 0.0 < err < 0.15
-    assert float(estimate(arch, gpu, sc, uniform_lengths=False).serving.ttft_s) / float(np.mean(sims)) - 1.0 > 0.15
+    assert abs(err) < 0.10
+    assert float(estimate(arch, gpu, sc, uniform_lengths=False).serving.ttft_s) > float(est.serving.ttft_s)
     assert 0.85 < float(est.serving.budget_queue_load) < 0.95
 
 

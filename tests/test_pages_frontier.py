@@ -268,8 +268,8 @@ def _scenario_row(at, concurrency: int) -> tuple[float, float]:
 def test_the_shared_lengths_are_drawn_and_reach_the_model():
     """Issue 19, one traffic description: the frontier draws the shared length distribution (ui.traffic,
     in its price / replicas / rate section) and its model takes the spread (calc.traffic.workload.length_cvs
-    -> estimate's output_cv: the think times of clients queueing for the token budget, here prompts of 4
-    chunks), cut to the model's 4,096-token window as the load test draws them (calc.traffic.workload.cut_lengths:
+    -> estimate's output_cv and input_cv: the think times of clients queueing for the token budget and the
+    prompts' service there, here prompts of 4 chunks), cut to the model's 4,096-token window as the load test draws them (calc.traffic.workload.cut_lengths:
     1,792 + 256 at lognormal 0.8 run as 1,665 + 256 on average). Fixed lengths grey the spread out."""
     from calc.traffic.workload import cut_lengths
 
@@ -283,7 +283,8 @@ def test_the_shared_lengths_are_drawn_and_reach_the_model():
     cut = cut_lengths("lognormal", 1792, 256, 0.8, 4096)
     cut_s = s.model_copy(update={"input_len": round(cut.input_mean), "output_len": round(cut.output_mean)})
     want = {0.0: float(estimate(arch, gpu, s, concurrency=32, output_cv=0.0).serving.ttft_s) * 1e3,
-            0.8: float(estimate(arch, gpu, cut_s, concurrency=32, output_cv=cut.output_cv).serving.ttft_s) * 1e3}
+            0.8: float(estimate(arch, gpu, cut_s, concurrency=32, output_cv=cut.output_cv,
+                                input_cv=cut.input_cv).serving.ttft_s) * 1e3}
     ttft, _ = _scenario_row(at, 32)
     assert ttft == pytest.approx(want[0.8], rel=1e-5) and ttft != pytest.approx(want[0.0], rel=1e-5)
     fixed = open_section(app({**q, "lengths": "fixed", "length_spread": "0.8"}, page=PAGE), "sec_fr_cost")

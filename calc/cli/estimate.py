@@ -158,7 +158,8 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         wave = estimate_with_prefix_cache(arch, gpu, serving, efficiency, reuse, concurrency=per_replica,
                                           uniform_lengths=True, num_requests=num_requests)[0].serving
     else:
-        est = estimate(arch, gpu, serving, efficiency, concurrency=per_replica, speculative=spec, output_cv=out_cv)
+        est = estimate(arch, gpu, serving, efficiency, concurrency=per_replica, speculative=spec, output_cv=out_cv,
+                       input_cv=in_cv)
         wave = estimate(arch, gpu, serving, efficiency, concurrency=per_replica, uniform_lengths=True,
                         speculative=spec).serving
     s, m = est.serving, est.memory
@@ -190,7 +191,7 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         out.update(prefix_record(pc, reuse))
     if spec is not None:  # calc.timing.speculative: the same load without speculation beside it
         out.update(speculative_fields(spec, estimate(arch, gpu, serving, efficiency, concurrency=per_replica,
-                                                     output_cv=out_cv).serving,
+                                                     output_cv=out_cv, input_cv=in_cv).serving,
                                       speculative_drafter(est, spec, gpu=gpu, serving=serving, efficiency=efficiency)[0]))
     if rate is not None:  # the open loop at that rate, split evenly over the replicas
         drafter, kv_tokens = speculative_drafter(est, spec, gpu=gpu, serving=serving, efficiency=efficiency)
@@ -244,9 +245,10 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         record["does_not_fit"] = does_not_fit_record(what_would_fit(
             arch, gpu, serving, efficiency, concurrency=wanted, context_tokens=serving.input_len + serving.output_len))
     notes = spelling_notes(options)
-    if in_cv > 0 and rate is None:  # accepted, and said where it acts (the closed loop takes the outputs' spread only)
-        notes = [*(notes or []), "input_len_cv: the closed loop (--concurrency) takes the outputs' spread only; the "
-                                 "prompts' spread acts in the open loop (--rate) and in simulate"]
+    if in_cv > 0 and rate is None and not float(s.prefill_chunks.max()) > 1:  # accepted: said where it acts
+        notes = [*(notes or []), "input_len_cv: the closed loop (--concurrency) takes the prompts' spread where they span "
+                                 "several chunked-prefill steps (the token budget's queue); these fit one, so it acts "
+                                 "in the open loop (--rate) and in simulate"]
     if notes:
         record["notes"] = notes
     if ignored:

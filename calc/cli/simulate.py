@@ -172,7 +172,7 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         raise UsageError("--speculative-config with --shared-prefix-len or --turns: the two are not modelled "
                          "together yet (ask each apart)")
     est = estimate(arch, gpu, serving, efficiency, concurrency=conc or 1, uniform_lengths=not (in_cv or out_cv),
-                   speculative=spec, output_cv=out_cv)
+                   speculative=spec, output_cv=out_cv, input_cv=in_cv)
     pc = None
     if reuse.any_reuse:  # prefix caching: the analytic answer beside the block-by-block one
         try:
@@ -240,7 +240,8 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     out["num_kv_blocks"] = int(cfg.num_blocks)
     if spec is not None:  # the same run's analytic TPOT without speculation beside it
         out.update(speculative_fields(spec, estimate(arch, gpu, serving, efficiency, concurrency=conc or 1,
-                                                     uniform_lengths=not (in_cv or out_cv)).serving, drafter))
+                                                     uniform_lengths=not (in_cv or out_cv), output_cv=out_cv,
+                                                     input_cv=in_cv).serving, drafter))
     if pc is not None:  # the simulator's hit rate; the analytic one beside it
         out.update(prefix_record(pc, reuse))
         out["analytic_prefix_cache_hit_rate"] = out.pop("prefix_cache_hit_rate")

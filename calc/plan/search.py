@@ -459,7 +459,7 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
     # check's simulations cut them so); with prefix reuse the cache model takes the asked ones
     cut = None if req.reuse.any_reuse else cut_lengths(req.lengths, req.input_len, req.output_len, req.length_spread, L)
     I, O = (cut.input_mean, cut.output_mean) if cut is not None else (req.input_len, req.output_len)
-    output_cv = cut.output_cv if cut is not None else length_cvs(req.lengths, req.length_spread)[1]
+    input_cv, output_cv = (cut.input_cv, cut.output_cv) if cut is not None else length_cvs(req.lengths, req.length_spread)
     numbers = {(q, k): model_numbers(arch, dtype=DTYPE, quantization=q, kv_cache_dtype=k)
                for q in quantizations for k in kv_cache_dtypes}
     eng = _grid_engines(arch, tuple(gpus), layouts, tuple(quantizations), tuple(kv_cache_dtypes), efficiency, numbers)
@@ -532,7 +532,7 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
     s = closed_loop(eng, input_len=I, output_len=O, concurrency=seqs, max_num_seqs=seqs,
                     max_num_batched_tokens=budget, enable_chunked_prefill=chunked,
                     kv_capacity_tokens=kv_tokens, fits=mem.fits, uniform_lengths=False, speculative=drafter,
-                    output_cv=output_cv)
+                    output_cv=output_cv, input_cv=input_cv)
     if req.reuse.any_reuse:  # prefix caching: the hit rate at each option's KV pool and batch, then again
         if drafter is not None:
             raise ValueError("speculative_config with a shared prefix or turns: not modelled together yet")
@@ -605,7 +605,8 @@ def _with_prefix_cache(eng, req: PlanRequest, s, mem, *, seqs, budget):
     s = closed_loop(eng, input_len=I, output_len=req.output_len, concurrency=seqs, max_num_seqs=seqs,
                     max_num_batched_tokens=budget, enable_chunked_prefill=req.enable_chunked_prefill,
                     kv_capacity_tokens=mem.kv_sequence_tokens, fits=mem.fits, uniform_lengths=False,
-                    cached_prompt_tokens=pc.cached_tokens, output_cv=length_cvs(req.lengths, req.length_spread)[1])
+                    cached_prompt_tokens=pc.cached_tokens, output_cv=length_cvs(req.lengths, req.length_spread)[1],
+                    input_cv=length_cvs(req.lengths, req.length_spread)[0])
     return I, s
 
 

@@ -120,7 +120,8 @@ class Estimate:
 def estimate(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingConfig(),
              efficiency: Efficiency = Efficiency(), *, concurrency=None, input_len=None, output_len=None,
              max_num_seqs=None, max_num_batched_tokens=None, enable_chunked_prefill=None,
-             uniform_lengths=False, speculative=None, cached_prompt_tokens=0.0, output_cv=None) -> Estimate:
+             uniform_lengths=False, speculative=None, cached_prompt_tokens=0.0, output_cv=None,
+             input_cv=None) -> Estimate:
     """Closed-loop TTFT/TPOT/throughput of ``serving`` (overridable by arrays for sweeps).
 
     ``concurrency`` None takes ``serving.concurrency``; where that is None (``--concurrency max``)
@@ -132,7 +133,9 @@ def estimate(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingConf
     the deterministic simulator keeps, a transient. ``cached_prompt_tokens``: tokens of each prompt
     found in the prefix cache (:func:`calc.traffic.prefix_cache.prefix_cache`), not prefilled.
     ``output_cv``: the output lengths' coefficient of variation where known (the budget queue's
-    think times, :func:`calc.timing.serving.closed_loop`); None: exponential ones.
+    think times, :func:`calc.timing.serving.closed_loop`); None: exponential ones. ``input_cv``: the
+    prompts' (the budget queue's service spread and each prompt's chunk steps where prompts span
+    several chunks); None: fixed prompts.
 
     >>> from calc.spec.catalog import get_gpu, get_model
     >>> r = estimate(get_model("meta-llama/Llama-2-7b-hf"), get_gpu("a100-80gb"),
@@ -169,7 +172,7 @@ def estimate(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = ServingConf
                       max_num_batched_tokens=mnbt, enable_chunked_prefill=chunked,
                       kv_capacity_tokens=kv_tokens, fits=mem.fits,
                       uniform_lengths=uniform_lengths, speculative=drafter, cached_prompt_tokens=cached_prompt_tokens,
-                      output_cv=output_cv)
+                      output_cv=output_cv, input_cv=input_cv)
     res = across_data_parallel(res, dp)
     return Estimate(memory=mem, serving=res, engine=eng, max_model_len=rs.max_model_len,
                     max_num_seqs=seqs, max_num_batched_tokens=mnbt)

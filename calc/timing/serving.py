@@ -306,8 +306,8 @@ class ServingResult:
     # (the share of arrivals that wait) of calc.traffic.chunk_queue at the loop's X; NaN elsewhere.
     budget_queue_wait_s: np.ndarray = None
     budget_queue_load: np.ndarray = None
-    # ... and its load while busy, ρ_b = α·(R − 1)/R · I/room: a run of full steps catches one clump of
-    # completions each (the tail of the wait, calc.traffic.chunk_queue.budget_wait_quantile_s)
+    # ... and its load while busy, ρ_b: the arrivals during one prompt's service in a run of full steps
+    # (the tail of the wait, calc.traffic.chunk_queue.budget_wait_quantile_s)
     budget_queue_busy_load: np.ndarray = None
 
 
@@ -317,7 +317,7 @@ LIMITED_BY = np.array(["none", "max_num_seqs", "kv_cache", "max_num_batched_toke
 
 def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num_seqs, max_num_batched_tokens,
                 enable_chunked_prefill, kv_capacity_tokens, fits, uniform_lengths=True, speculative=None,
-                cached_prompt_tokens=0.0, output_cv=None) -> ServingResult:
+                cached_prompt_tokens=0.0, output_cv=None, input_cv=None) -> ServingResult:
     """Steady state of the closed loop (module docstring). ``concurrency`` ≤ 0 or NaN means
     "as many as fit" (offline batch); ``kv_capacity_tokens`` is the KV pool in tokens;
     ``uniform_lengths`` adds the FCFS wave of identical requests (module docstring).
@@ -328,7 +328,10 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
     (:mod:`calc.traffic.prefix_cache`): only I − H are prefilled, after H cached keys, while the
     KV a sequence holds is still its whole context. ``output_cv``: the output lengths' coefficient of
     variation (lognormal), where known (> 0): the clients' think times in the budget's queue
-    (:func:`calc.traffic.chunk_queue.think_time_variance`); None, 0 or NaN: exponential ones."""
+    (:func:`calc.traffic.chunk_queue.think_time_variance`); None, 0 or NaN: exponential ones.
+    ``input_cv``: the prompts' (lognormal, > 0): where they span k > 1 chunks, the budget queue's
+    service spread and each prompt's own chunk steps (:func:`_chunk_queue_ttft`); prompts that fit
+    one step take the mean prompt's (None, 0: fixed prompts)."""
     I_ctx = np.asarray(input_len, dtype=float)
     H = np.asarray(cached_prompt_tokens, dtype=float)
     I = I_ctx - H  # prompt tokens computed (all of them without a cache hit)
@@ -450,7 +453,8 @@ def closed_loop(e: EngineNumbers, *, input_len, output_len, concurrency, max_num
         ttft_service, e2e_service, budget_wait, budget_load, busy_load = _chunk_queue_ttft(
             e, multi=multi, ttft_service=ttft_service, e2e_service=e2e_service, R=R, input_tokens=I, chunks=k,
             budget_tokens=budget, decode_steps=m_s, decode_budget_tokens=q_dec, mean_context_tokens=mean_ctx,
-            cached_tokens=H, decode_step_s=t_dec * tau, idle_wait_s=wait_inflight, output_cv=output_cv)
+            cached_tokens=H, decode_step_s=t_dec * tau, idle_wait_s=wait_inflight, output_cv=output_cv,
+            input_cv=input_cv)
     e2e_service = np.where(uniform, wave.e2e_latency_s, e2e_service)
     # the wave's, and the chunk queue's m_s steps of the loop's mean step T̄
     tpot = np.where((uniform | multi) & (m > 0), (e2e_service - ttft_service) / np.maximum(m, 1.0), tpot)
@@ -588,6 +592,16 @@ def _train_ttft(e: EngineNumbers, *, trains, ttft_service, e2e_service, R, step_
 ROOT_TOLERANCE = 2.0 ** -30  # the multi-chunk closed loop's X: to 2⁻³⁰ (1e-9) of its empty-queue value
 ROOT_GUESS = 0.01  # the later passes' bracket: the last pass's α ± 1 %
 ROOT_ITERATIONS = 60  # at most (false position and bisection: 30 bisections reach ROOT_TOLERANCE alone)
+# Gauss-Hermite nodes and weights (probabilists' form) for means over a lognormal prompt length
+_GH_X, _GH_W = np.polynomial.hermite_e.hermegauss(5)
+_GH_W = _GH_W / _GH_W.sum()
+
+
+def gh_nodes():
+    """(x, w): the 5 Gauss-Hermite nodes and weights (summing to 1) of the means over lognormal prompt lengths."""
+    return _GH_X, _GH_W
+
+
 QUEUE_PASSES = 3  # of the multi-chunk closed loop's decode batch (the clients queued for the budget do not decode)
 
 
@@ -651,11 +665,10 @@ def rising_root(restrict, lo, hi, f_lo, f_hi, *, tol):
 
 def _chunk_queue_ttft(e: EngineNumbers, *, multi, ttft_service, e2e_service, R, input_tokens, chunks, budget_tokens,
                       decode_steps, decode_budget_tokens, mean_context_tokens, cached_tokens, decode_step_s, idle_wait_s,
-                      output_cv=None):
+                      output_cv=None, input_cv=None):
     """(TTFT, E2E) of service, t_api not yet added, and the budget queue's mean wait W (s), load ρ
-    and load while busy ρ_b = α·(R − 1)/R · I/room (NaN outside ``multi``; in a run of full steps
-    each catches one clump of the others' completions, whatever their delays: every clump lands in
-    one step), where ``multi``: spread prompts of k > 1 chunks
+    and load while busy ρ_b (NaN outside ``multi``; :func:`calc.traffic.chunk_queue.chunk_queue`), where
+    ``multi``: spread prompts of k > 1 chunks
     queueing for the token budget (:func:`calc.traffic.chunk_queue.chunk_queue_ttft_s`, as a function of X): k − 1
     full steps (the room's tokens beside the decodes), a last step of the rest I − (k − 1)·room
     alone (T_last) or filled by the next prompt, the wait W behind the prompts ahead; fixed part
@@ -684,47 +697,77 @@ def _chunk_queue_ttft(e: EngineNumbers, *, multi, ttft_service, e2e_service, R, 
     below R² / ((R − 1)·m_s) (and the API server's cap).
     Computed on the ``multi`` elements only (:class:`calc.timing.subset.Subset`).
 
+    Prompts that spread (``input_cv`` > 0, lognormal, cut to the window by the caller): the queue's
+    service I/room steps varies as they do, Kingman's c_s² = cv² beside the arrivals' κ in the
+    finite-source factor (g starts at 1 + c_s², P-K's M/G/1); and a prompt's own steps are the mean
+    over its length (5-node Gauss-Hermite): the mean k and T_last, and the share with k ≥ 2, which
+    open a busy period with a full step. A prompt near the room is one step or two by its length:
+    Qwen2.5-7B A100, 2048 in (room 2018), lognormal CV 0.5, C = 32: simulated 440 ms with fixed
+    prompts, 389 ms with spread ones; with the mean prompt's k = 2 the model kept 2 steps (+17.5 %),
+    now +3.6 %. bench/traffic_spread.py --spread 1.0, closed loops asked as the pages ask: within 15 %
+    91 → 100 % of the cells (Llama-3.1-8B H100, budget 1024, 2500 + 256, C = 64: −17.0 → +4.6 %).
+
     This replaces own + D_ttft (k chunk steps of I/k tokens, and the others' chunks that do not
     ride along): that read the loop as if no prompt ever waited for another's chunks, 15-35 %
     low on the long runs of bench/sim_vs_analytic.py --long (Llama-2-7B A100, 2048 in, C = 4-32)."""
     from calc.timing.subset import Subset, grid_shape  # noqa: PLC0415
-    from calc.traffic.chunk_queue import MAX_LOAD, chunk_queue, finite_source_factor, think_time_variance  # noqa: PLC0415
+    from calc.traffic.chunk_queue import chunk_queue, finite_source_factor, think_time_variance  # noqa: PLC0415
 
     cv = None if output_cv is None else np.asarray(output_cv, dtype=float)
     cv = None if cv is None or not np.any(cv > 0.0) else cv  # none known: exponential think times everywhere
+    cv_in = np.nan_to_num(np.asarray(0.0 if input_cv is None else input_cv, dtype=float))
     args = (ttft_service, e2e_service, R, input_tokens, chunks, budget_tokens, decode_steps, decode_budget_tokens,
-            mean_context_tokens, cached_tokens, decode_step_s, idle_wait_s) + (() if cv is None else (cv,))
+            mean_context_tokens, cached_tokens, decode_step_s, idle_wait_s, cv_in) + (() if cv is None else (cv,))
     sub = Subset(multi, grid_shape(multi, *args, obj=e))
     full_ttft, full_e2e = ttft_service, e2e_service
     if not sub.all:  # compress; everything below is elementwise
         e = sub.take_fields(e)
         args = tuple(sub.take(x) for x in args)
-    ttft_service, e2e_service, R, I, k, budget, m_s, q_dec, ctx, H, t0, idle = args[:12]
-    cv = None if cv is None else args[12]
+    ttft_service, e2e_service, R, I, k, budget, m_s, q_dec, ctx, H, t0, idle, cv_in = args[:13]
+    cv = None if cv is None else args[13]
+    cv2_in = cv_in * cv_in  # the prompts' service spread (I / room steps): Kingman's c_s²
+    spread = bool(np.any(cv_in > 0.0))
+    sigma = np.sqrt(np.log1p(cv2_in))
     t_api = np.asarray(e.api_server_request_s, dtype=float)
     t_req = np.asarray(e.request_overhead_s, dtype=float)
     others = np.maximum(R - 1.0, 0.0) / np.maximum(R, 1.0)
     c = I / k  # tokens of a chunk, as closed_loop prices its steps
     r_d = (R - 1.0) * m_s / (m_s + k)
-    alpha, g = None, 1.0
+    alpha, g = None, 1.0 + cv2_in
     for p in range(QUEUE_PASSES):
         room = np.maximum(budget - r_d * q_dec, 1.0)
         t_full = prefill_step(e, prompts=room / c, prompt_tokens=c, decode_batch=r_d, decode_context_tokens=ctx,
                               cached_tokens=H + (k - 1.0) / 2.0 * c).step_s
-        last = np.clip(I - (k - 1.0) * room, 1.0, room)
+
+        def last_step(n):  # (k, T_last) of an n-token prompt: k − 1 full steps of the room and the rest
+            kn = np.maximum(np.ceil(n / room), 1.0)
+            rest = np.clip(n - (kn - 1.0) * room, 1.0, room)
+            return kn, prefill_step(e, prompts=1.0, prompt_tokens=rest, decode_batch=r_d, decode_context_tokens=ctx,
+                                    cached_tokens=H + n - rest).step_s
+
+        last = np.clip(I - (k - 1.0) * room, 1.0, room)  # the mean prompt's: k − 1 full steps and the rest
         t_last = prefill_step(e, prompts=1.0, prompt_tokens=last, decode_batch=r_d, decode_context_tokens=ctx,
                               cached_tokens=H + I - last).step_s
+        k_mix, multi_share = k, 1.0
+        if spread:  # prompts lognormal of CV cv_in: their mean k, T_last and share with k ≥ 2 (5-node Gauss-Hermite)
+            k_n, t_n, share_n = 0.0, 0.0, 0.0
+            for x, w in zip(_GH_X, _GH_W):
+                kn, tl = last_step(I * np.exp(sigma * x - sigma * sigma / 2.0))
+                k_n, t_n, share_n = k_n + w * kn, t_n + w * tl, share_n + w * (kn >= 2.0)
+            varied = cv_in > 0.0
+            k_mix, t_last, multi_share = (np.where(varied, k_n, k), np.where(varied, t_n, t_last),
+                                          np.where(varied, share_n, 1.0))
 
-        queue = chunk_queue(decode_step_s=t0, full_step_s=t_full, last_step_s=t_last, chunks=k,
+        queue = chunk_queue(decode_step_s=t0, full_step_s=t_full, last_step_s=t_last, chunks=k_mix,
                             service_steps=I / room, others=others, delay_s=t_req + t_api, idle_wait_s=idle,
-                            wait_factor=g)
+                            wait_factor=g, multi_chunk_share=multi_share)
 
         def excess(index):  # X·(E2E + t_api) − R at α = X·T̄ prompts per step: X·(δ + engine TTFT + m_s·T̄_d) − R
             at = queue.per_step(None, index, shape)
             m, r, delay, own = (np.broadcast_to(v, shape).ravel()[index] for v in (m_s, R, t_req + t_api, own_pf))
 
             def f(a):
-                engine_ttft, _, _, t_bar = at(a)
+                engine_ttft, _, _, t_bar, _, _ = at(a)
                 return a / t_bar * (delay + engine_ttft + m * (t_bar - a * own)) - r
             return f
 
@@ -768,7 +811,7 @@ def _chunk_queue_ttft(e: EngineNumbers, *, multi, ttft_service, e2e_service, R, 
             lo[i], f_lo[i], hi[i] = hi[i], f_hi[i], flat(a_hi)[i]
             f_hi[i] = excess(i)(hi[i])
         alpha = rising_root(excess, lo, hi, f_lo, f_hi, tol=tol).reshape(shape)
-        engine_ttft, rho, _, t_bar = queue.per_step(alpha)  # one evaluation at the root: the cycle, ρ and T̄
+        engine_ttft, rho, _, t_bar, wait, busy = queue.per_step(alpha)  # one evaluation at the root: the cycle, ρ, T̄, W̄, ρ_b
         ttft = t_req + engine_ttft
         e2e = ttft + m_s * (t_bar - alpha * own_pf)  # the cycle less t_api: m_s steps of T̄_d
         r_d = np.minimum(others * alpha * m_s, R - 1.0)
@@ -777,10 +820,8 @@ def _chunk_queue_ttft(e: EngineNumbers, *, multi, ttft_service, e2e_service, R, 
             # decode steps and δ/T̄ (chunk_queue.finite_source_factor, service I/room steps), the m_s
             # steps spread as the output lengths (chunk_queue.think_time_variance)
             z = m_s + (t_req + t_api) / t_bar
-            kappa = think_time_variance(load=rho, think_steps=z, service_steps=I / room, varying_steps=m_s, cv=cv)
-            g = finite_source_factor(load=rho, think_steps=z, service_steps=I / room, think_variance=kappa)
-    wait = g * rho * I / room * t_full / (2.0 * (1.0 - rho))  # Pollaczek-Khinchine × g, as chunk_queue's TTFT
-    busy = np.clip(alpha * others * I / room, 0.0, MAX_LOAD)
+            kappa = think_time_variance(load=busy, think_steps=z, service_steps=I / room, varying_steps=m_s, cv=cv)
+            g = finite_source_factor(load=busy, think_steps=z, service_steps=I / room, think_variance=kappa + cv2_in)
     nan = np.full(np.shape(full_ttft), np.nan)
     if sub.all:
         return (np.where(multi, ttft, full_ttft), np.where(multi, e2e, full_e2e), np.where(multi, wait, nan),

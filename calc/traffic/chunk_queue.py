@@ -17,35 +17,52 @@ catches the requests of c(T, T_b) = P(D < T) + E[min(D, T)] / T_b clumps: its ow
 D < T, and those of the ends in the window D before its start, one per T_b (the mean step before
 it). So a long prefill step does not collect arrivals in proportion to its length:
 
-  * a prompt's FIRST full step follows steps of the mean length T̄: c_first = c(T_full, T̄);
-  * its NEXT s − 1 steps of room follow a full step: c_next = c(T_full, T_full), about one clump
-    each (no step ends fall inside a full step);
-  * the arrivals during one prompt's service (the queue's load per prompt):
-    ρ = α·(R − 1)/R · (c_first + (s − 1)·c_next) / c̄, c̄ = Σ π·c the mean over the kinds of step
-    (full π_f = α·(k − 1), last π_l = α, decode the rest, c(T_0, T̄)) so that every clump lands
-    in one step (the mean is α per step); (R − 1)/R: the clumps are of the other clients (the
-    arrival theorem, as calc.traffic.queueing.closed_loop_ttft).
+  * a busy period's FIRST full step follows decode steps (the budget was idle): c_first = c(T_full, T_0),
+    the ends of the short steps in the window D before it (several clumps when D spans several of them);
+  * a full step in a run of them follows a full step: c_next = c(T_full, T_full), about one clump;
+  * every clump lands in one step: c̄ = Σ π·c over the kinds of step is one clump a step, so a step
+    of kind x brings α·(R − 1)/R · c_x / c̄ arrivals (π: full steps α·(k − 1), of which α·(1 − ρ)
+    open a busy period, last steps α, decode steps the rest, c(T_last, T̄) and c(T_0, T̄); (R − 1)/R:
+    the clumps are of the other clients, the arrival theorem as calc.traffic.queueing.closed_loop_ttft).
 
-ρ is then both the share of arrivals that find the budget busy and the share of prompts whose
-last step another's first chunk fills (an M/G/1 departure leaves the queue empty with probability
-1 − ρ). The wait is Pollaczek-Khinchine's for a deterministic service, W = ρ·S / (2·(1 − ρ)), times
-the finite-source factor g ≤ 1 of :func:`finite_source_factor` (only R clients can queue, and a
-queued one does not decode, so does not come back: near the budget's capacity the queue is held
-short; the caller's, 1 for an unbounded queue); an arrival to an idle budget waits the step in
-flight, w_idle (the caller's: a decode step's rest).
+So the budget's queue is one with an exceptional first service (Welch): a prompt served inside a busy
+period brings ρ_b = α·(R − 1)/R · s·c_next / c̄ arrivals; the prompt that opens one brings e =
+α·(R − 1)/R · (c_first − c_next) / c̄ more, caught by its first step. A busy period then serves
+(1 + e)/(1 − ρ_b) prompts and the share of arrivals that find the budget busy (the share of prompts
+whose last step another's first chunk fills, too) is ρ = (ρ_b + e)/(1 + e); ρ moves c̄ (the full steps
+that open a busy period), so a few passes from ρ = 0 (``BUSY_PASSES``). The mean wait, by the work an
+arrival finds (the busy period's time-average work, PASTA in steps; the extras wait the opener's whole
+service and, Poisson, half of each other's):
 
-  TTFT (engine part) = (1 − ρ)·w_idle + g·W + (k − 1)·T_full + ρ·T_full + (1 − ρ)·T_last
+  W = g·ρ_b·S / (2·(1 − ρ_b)) + S·e·(1 + e/2) / (1 + e)
+
+Pollaczek-Khinchine's at the busy load (deterministic service S = s·T_full; spread prompts: the
+caller's g carries 1 + c_s²) times the finite-source factor g ≤ 1 of :func:`finite_source_factor`
+(only R clients can queue, and a queued one does not decode, so does not come back: near the budget's
+capacity the queue is held short; the caller's, 1 for an unbounded queue), plus the extras' part.
+With e = 0 it is P-K's. An arrival to an idle budget waits the step in flight, w_idle (the caller's:
+a decode step's rest).
+
+  TTFT (engine part) = (1 − ρ)·w_idle + W + (k − 1)·T_full + ρ·T_full + (1 − ρ)·T_last
 
 and a share π_p = α·((1 − ρ)·k + ρ·s) of the steps carries prompt tokens (k steps alone, s
 back to back). The decodes beside the chunks, and so T_full, T_last and the room, are the
 caller's (:func:`calc.timing.serving._chunk_queue_ttft`: the clients waiting here do not decode).
+
+Measured in the simulator (Qwen2.5-7B A100, 2048 in / 128 out, C = 32, fixed prompts, 6,000 requests):
+a full step after decode steps catches 4.0 times the mean step's arrivals, a full step after a full
+one 0.91, a decode step 0.71; the share of arrivals that found a prompt in prefill 0.59 (this ρ: 0.60).
+P-K at the share ρ (the older form, every prompt's first step taken as c(T_full, T̄)) read the queue as
+if every service opened a busy period: +10 / +17 % at C = 64 / 80 of the Llama-3.1-8B H100 case below
+(budget 1024, 2500 in), where most services are inside one.
 Checked against the simulator (``bench/sim_vs_analytic.py --chunks``), long runs of 14 closed
 loops with lognormal output lengths and no preemption (Llama-2-7B A100 2048 and 3000 in,
 Llama-3.1-8B A100 6000 in and H100 at budget 1024 with 2500 in, Qwen2.5-7B L40S 4000 in; k = 2 and
-3, C = 4 … 64; 30·C requests, the first 10·C dropped): mean TTFT within 10.2 %, median 5.1 % with the finite source; C = 90 (95 % of the token cap) +9 % told the
-output spread (:func:`think_time_variance`; +18 % with exponential think times) (the
-older k chunk steps with no wait: median 21 %, max 47 %, all low); the share of steps with prompt tokens 0.202 against 0.198 simulated (Llama-2-7B, C = 16),
-0.37 against 0.35 (C = 32), prompt steps per prompt 1.72 / 1.67 and 1.60 / 1.55.
+3, C = 4 … 64; 30·C requests, the first 10·C dropped): mean TTFT median 1.6 %, max 9.6 % (P-K at ρ:
+5.1 %, 10.2 %; the older k chunk steps with no wait: median 21 %, max 47 %, all low); near the budget's
+capacity (``bench/budget_queue_near_capacity.py``, C = 48 … 95, outputs CV 0.5) −1.2 … +7.2 %, −11 % at
+C = 95; the share of steps with prompt tokens 0.203 against 0.198 simulated (Llama-2-7B, C = 16), 0.38
+against 0.35 (C = 32).
 """
 
 from __future__ import annotations
@@ -57,6 +74,7 @@ import numpy as np
 
 from calc.traffic.arrival_trains import clumps_caught, uniform_below, uniform_min_mean
 
+BUSY_PASSES = 3  # of ρ in chunk_queue's core (the busy periods' first steps)
 MAX_LOAD = 0.95  # ρ is capped here: past it the budget's queue grows without bound (the caller's regime flag)
 
 
@@ -247,9 +265,9 @@ def finite_source_wait_quantile_s(*, mean_s, load, think_steps, service_steps, q
 def budget_wait_quantile_s(*, mean_s, load, busy_load, think_steps, service_steps, varying_steps, cv, q):
     """The q-quantile of the token budget's wait (:func:`chunk_queue_ttft_s`'s W̄, ``mean_s``, that a share
     ρ = ``load`` of the prompts see) when the budget's queue grows, while it is busy, at the load
-    ρ_b = α·(R − 1)/R · s (``busy_load``, ≤ ρ): a run of full steps catches one clump of completions
-    each (every clump lands in one step), where ρ also counts the clumps that a busy period's FIRST
-    step catches (the ends of the short steps before it, :func:`chunk_queue_ttft_s`'s c_first).
+    ρ_b (``busy_load``, ≤ ρ; :func:`chunk_queue`: the arrivals during a service inside a busy period,
+    a run of full steps), where ρ also counts the arrivals that a busy period's FIRST step catches (the
+    ends of the short steps before it, :func:`chunk_queue`'s e).
 
     Mechanism: a long wait is a long busy period, and a busy period grows at ρ_b; the clumps at its
     start add a bounded part, a few services, the same for a long wait as for a short one. So the
@@ -304,7 +322,7 @@ def budget_wait_quantile_s(*, mean_s, load, busy_load, think_steps, service_step
 
 def chunk_queue_ttft_s(*, decode_step_s, full_step_s, last_step_s, chunks, service_steps, rate_rps, others,
                        delay_s, idle_wait_s, wait_factor=1.0):
-    """(engine TTFT, ρ, share of steps with prompt tokens, mean step T̄) of a prompt of ``chunks`` k > 1
+    """(engine TTFT, ρ, share of steps with prompt tokens, mean step T̄, mean wait W, busy load ρ_b) of a prompt of ``chunks`` k > 1
     chunked steps in a closed loop (module docstring). ``decode_step_s`` T_0, ``full_step_s`` T_full,
     ``last_step_s`` T_last (the rest alone beside the decodes); ``service_steps`` s = I / room;
     ``rate_rps`` X (requests/s of the whole loop); ``others`` (R − 1)/R; ``delay_s`` δ = t_api + t_req;
@@ -314,7 +332,7 @@ def chunk_queue_ttft_s(*, decode_step_s, full_step_s, last_step_s, chunks, servi
     Rare prompts (X → 0): no queue, the k − 1 full steps and the short last one, after the idle
     wait: 5 + 150 + 20 = 175 ms.
 
-    >>> t, rho, share, t_bar = chunk_queue_ttft_s(decode_step_s=0.02, full_step_s=0.15, last_step_s=0.02, chunks=2,
+    >>> t, rho, share, t_bar, _, _ = chunk_queue_ttft_s(decode_step_s=0.02, full_step_s=0.15, last_step_s=0.02, chunks=2,
     ...                                           service_steps=1.01, rate_rps=1e-9, others=1.0, delay_s=0.05,
     ...                                           idle_wait_s=0.005)
     >>> round(float(t), 4), float(rho) < 1e-6
@@ -326,7 +344,7 @@ def chunk_queue_ttft_s(*, decode_step_s, full_step_s, last_step_s, chunks, servi
 
 
 def chunk_queue(*, decode_step_s, full_step_s, last_step_s, chunks, service_steps, others, delay_s, idle_wait_s,
-                wait_factor=1.0):
+                wait_factor=1.0, multi_chunk_share=1.0):
     """:func:`chunk_queue_ttft_s` as a function of the rate X alone, the parts that do not move
     with X computed once (a caller that solves for X evaluates it many times). Its ``per_step``
     takes instead the prompts per step α = X·T̄, with T̄ = T_0 + α·P_pf (the same loop, X = α / T̄:
@@ -343,27 +361,34 @@ def chunk_queue(*, decode_step_s, full_step_s, last_step_s, chunks, service_step
     share = np.asarray(others, dtype=float)
     service = s * Tf / 2.0 * np.asarray(wait_factor, dtype=float)  # P-K's S/2, times g
     idle = np.asarray(idle_wait_s, dtype=float)
-    # the parts of ρ, c_full and the TTFT that do not move with X
-    next_full = (k - 2.0) * c_next
-    per_full = 1.0 / np.maximum(k - 1.0, 1.0)  # over a prompt's k − 1 full steps
-    rest = (s - 1.0) * c_next
+    # the parts of ρ and the TTFT that do not move with X; over prompts of several lengths ``chunks`` is
+    # the mean k and ``multi_chunk_share`` the share with k ≥ 2 (those open a busy period with a full step)
+    first = np.asarray(multi_chunk_share, dtype=float)
     full_steps, idle_last = (k - 1.0) * Tf, idle + Tl  # the k − 1 full steps; idle wait + short last step
     (b_f, b_l, b_d), (w_f, w_l, w_d) = below, window
 
-    consts = (k, s, share, service, idle_last, full_steps, Tf, T0, p_pf, b_f, w_f, b_l, w_l, b_d, w_d, next_full,
-              per_full, rest)
+    consts = (k, s, share, service, idle_last, full_steps, Tf, T0, p_pf, b_f, w_f, b_l, w_l, b_d, w_d, c_next, first)
 
     def core(a, t_bar, k, s, share, service, idle_last, full_steps, Tf, T0, p_pf, b_f, w_f, b_l, w_l, b_d, w_d,
-             next_full, per_full, rest):  # at α = X·T̄ prompts per step and the mean step T̄
+             c_next, first):  # at α = X·T̄ prompts per step and the mean step T̄
         p_full, p_last = np.clip(a * (k - 1.0), 0.0, 1.0), np.clip(a, 0.0, 1.0)
         inv = 1.0 / t_bar
-        c_first = b_f + w_f * inv  # clumps_caught(T, T̄) = P(D < T) + E[min(D, T)]/T̄, split at T̄
-        c_full = (c_first + next_full) * per_full
-        c_bar = p_full * c_full + p_last * (b_l + w_l * inv) + np.maximum(1.0 - p_full - p_last, 0.0) * (b_d + w_d * inv)
-        rho = np.clip(a * share * (c_first + rest) / np.maximum(c_bar, 1e-300), 0.0, MAX_LOAD)
-        wait = rho * service / (1.0 - rho)
+        # a busy period's first full step follows decode steps (the budget was idle): it catches the ends of
+        # the steps of length T_0 in the window D before it, c_first = P(D < T_full) + E[min(D, T_full)]/T_0
+        c_first = b_f + w_f / T0
+        c_l, c_d = b_l + w_l * inv, b_d + w_d * inv
+        p_dec = np.maximum(1.0 - p_full - p_last, 0.0)
+        rho = np.zeros(np.broadcast_shapes(np.shape(a), np.shape(c_first)))
+        for _ in range(BUSY_PASSES):  # the full steps that open a busy period depend on ρ: a few passes from ρ = 0
+            opening = np.minimum(a * (1.0 - rho) * first, p_full)
+            c_bar = opening * c_first + (p_full - opening) * c_next + p_last * c_l + p_dec * c_d
+            norm = a * share / np.maximum(c_bar, 1e-300)  # arrivals per clump caught, every clump in one step
+            rho_b = np.clip(norm * s * c_next, 0.0, MAX_LOAD)
+            extra = norm * np.maximum(c_first - c_next, 0.0)
+            rho = np.clip((rho_b + extra) / (1.0 + extra), 0.0, MAX_LOAD)
+        wait = rho_b * service / (1.0 - rho_b) + s * Tf * extra * (1.0 + 0.5 * extra) / (1.0 + extra)
         ttft = (1.0 - rho) * idle_last + wait + full_steps + rho * Tf
-        return ttft, rho, np.clip(a * ((1.0 - rho) * k + rho * s), 0.0, 1.0), t_bar
+        return ttft, rho, np.clip(a * ((1.0 - rho) * k + rho * s), 0.0, 1.0), t_bar, wait, rho_b
 
     def at(rate_rps):
         X = np.asarray(rate_rps, dtype=float)

@@ -64,6 +64,7 @@ import numpy as np
 
 from calc.timing.roofline import windowed_context_tokens
 from calc.timing.serving import EngineNumbers, closed_loop, decode_step, mean_decode_context_tokens, prefill_step
+from calc.timing.serving import gh_nodes as serving_gh_nodes
 from calc.traffic.prompt_clusters import clustered_peakedness, prompt_cluster_tpot_s
 
 
@@ -697,9 +698,8 @@ def _own_quantile_len(*, input_len, input_cv, q, input_q=None):
     return lognormal_quantile(mean=input_len, cv=input_cv, q=q) if input_q is None else input_q
 
 
-# Gauss-Hermite nodes and weights (probabilists' form) for the mean over a lognormal prompt length
-_GH_X, _GH_W = np.polynomial.hermite_e.hermegauss(5)
-_GH_W = _GH_W / _GH_W.sum()
+# Gauss-Hermite nodes and weights for the mean over a lognormal prompt length (calc.timing.serving's)
+_GH_X, _GH_W = serving_gh_nodes()
 
 
 def mean_over_prompts(f, *, input_len, input_cv):
@@ -878,7 +878,7 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
     s = closed_loop(e, input_len=I, output_len=O, concurrency=C, max_num_seqs=max_num_seqs,
                     max_num_batched_tokens=max_num_batched_tokens, enable_chunked_prefill=enable_chunked_prefill,
                     kv_capacity_tokens=kv_capacity_tokens, fits=True, uniform_lengths=False, speculative=speculative,
-                    output_cv=output_cv)
+                    output_cv=output_cv, input_cv=input_cv)
     X = s.requests_per_s
     d = _steady_decode_batch(e, loop=s, slots=np.minimum(c, C), **kw)
     load = engine_load(e, running=d, rate_rps=X, **kw)

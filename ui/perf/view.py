@@ -119,10 +119,10 @@ ESTIMATE_CACHE_SIZE = 64  # ~80 kB each (a 257-point sweep): a few MB, shared by
 
 @shared_memo(ESTIMATE_CACHE_SIZE)
 def _estimate_cached(arch: ModelArch, gpu: _ByJson, serving: ServingConfig, eff: Efficiency, chunked: bool,
-                     conc_key: tuple, speculative=None, output_cv: float = 0.0) -> Estimate:
+                     conc_key: tuple, speculative=None, output_cv: float = 0.0, input_cv: float = 0.0) -> Estimate:
     conc = np.frombuffer(conc_key[2], dtype=conc_key[0]).reshape(conc_key[1]) if conc_key[1] else np.nan
     return estimate(arch, gpu.model, serving, eff, concurrency=conc, enable_chunked_prefill=chunked,
-                    speculative=speculative, output_cv=output_cv)
+                    speculative=speculative, output_cv=output_cv, input_cv=input_cv)
 
 
 def cached_estimate(v: Variant, arch: ModelArch, eff: Efficiency, concurrency) -> Estimate:
@@ -131,18 +131,18 @@ def cached_estimate(v: Variant, arch: ModelArch, eff: Efficiency, concurrency) -
     shows the same scenario, and a slider that does not change the sweep (the SLA targets, the
     per-GPU toggle) recomputes nothing. ``serving.concurrency`` is not an input here (the sweep
     is), so moving the concurrency slider reuses the probes. The variant's length spread (the shared
-    traffic, :attr:`ui.perf.controls.Variant.length_cvs`) is the model's ``output_cv``. Results are
-    shared: do not modify them.
+    traffic, :attr:`ui.perf.controls.Variant.length_cvs`, after the cut) is the model's ``input_cv``
+    and ``output_cv``. Results are shared: do not modify them.
     """
     c = np.asarray(concurrency)
     conc_key = (c.dtype.str, c.shape, c.tobytes()) if c.ndim else ("<f8", (), b"")
-    output_cv = float(v.length_cvs[1])
+    input_cv, output_cv = (float(x) for x in v.length_cvs)
     serving = v.analytic_serving  # the mean lengths after the cut to max_model_len (Variant.cut)
     if not c.ndim and not np.isnan(c):
         return estimate(arch, v.gpu, serving, eff, concurrency=concurrency, enable_chunked_prefill=v.chunked,
-                        speculative=v.speculative, output_cv=output_cv)
+                        speculative=v.speculative, output_cv=output_cv, input_cv=input_cv)
     return _estimate_cached(arch, _ByJson(v.gpu), serving.model_copy(update={"concurrency": None}), eff,
-                            bool(v.chunked), conc_key, v.speculative, output_cv)
+                            bool(v.chunked), conc_key, v.speculative, output_cv, input_cv)
 
 
 @shared_memo(32)
