@@ -59,7 +59,8 @@ def add_estimate_parser(sub) -> None:
     e.add_argument("--input-len-cv", type=_number, default=None,
                    help="spread of prompt lengths: lognormal of mean --input-len and this coefficient of "
                         "variation (0 = every prompt --input-len; a chat dataset like ShareGPT: about 1); "
-                        "the open loop's (--rate) prompt queue and percentiles; draws past --max-model-len are "
+                        "the closed loop's token-budget queue where prompts span several chunks, the open "
+                        "loop's (--rate) prompt queue and percentiles; draws past --max-model-len are "
                         "cut as simulate cuts them and the open loop takes the cut lengths")
     e.add_argument("--output-len-cv", type=_number, default=None,
                    help="spread of output lengths, as --input-len-cv (0 = fixed, as with --ignore-eos): the "
