@@ -51,7 +51,7 @@ caller's (:func:`calc.timing.serving._chunk_queue_ttft`: the clients waiting her
 
 Measured in the simulator (Qwen2.5-7B A100, 2048 in / 128 out, C = 32, fixed prompts, 6,000 requests):
 a full step after decode steps catches 4.0 times the mean step's arrivals, a full step after a full
-one 0.91, a decode step 0.71; the share of arrivals that found a prompt in prefill 0.59 (this ρ: 0.60).
+one 0.91, a decode step 0.71; the share of arrivals that found a prompt in prefill 0.59 (this ρ: 0.63; the older form 0.60).
 P-K at the share ρ (the older form, every prompt's first step taken as c(T_full, T̄)) read the queue as
 if every service opened a busy period: +10 / +17 % at C = 64 / 80 of the Llama-3.1-8B H100 case below
 (budget 1024, 2500 in), where most services are inside one.
