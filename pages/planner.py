@@ -10,7 +10,6 @@ from pydantic import ValidationError
 from calc.plan.search import PlanRequest
 from calc.spec.catalog import get_gpu, list_gpus
 from calc.spec.inputs import describe_validation_error
-from calc.traffic.workload import cut_lengths
 from ui import format as F
 from ui import background, command_block, labelled, layout, lazy_inputs, shell, tables
 from ui.budget import limits
@@ -95,9 +94,8 @@ except ValidationError as exc:
     st.error(md_escape(describe_validation_error(exc)))
     st.stop()
 if lengths != "fixed":  # the window the plan sets (calc.plan.search.PlanRequest.window_tokens) and what it holds
-    window = req.window_tokens(sc.arch.max_position_embeddings)
-    whole = 1.0 - cut_lengths(lengths, s.input_len, s.output_len, req.length_spread, window).cut_fraction
-    st.caption(t("pl.window", n=F.integer(window), share=F.percent(whole, 1)))
+    st.caption(t("pl.window", n=F.integer(req.window_tokens(sc.arch.max_position_embeddings)),
+                 share=F.percent(req.whole_share(sc.arch.max_position_embeddings), 1)))
 gpus = [get_gpu(g) for g in allowed] if allowed else list_gpus()
 t0 = time.perf_counter()
 command = pl_runs.cli_command(sc.arch, list(allowed or []), req, prices, 10 * pl_runs.work_units(), spec)

@@ -140,6 +140,18 @@ class PlanRequest(BaseModel):
             return self.max_model_len
         return max(min(self.model_len, int(max_position_embeddings)), self.turns * (self.input_len + self.output_len))
 
+    def whole_share(self, max_position_embeddings: int) -> float:
+        """The share of these requests that :meth:`window_tokens` holds whole (the rest are cut, as the
+        simulator cuts them: :func:`calc.traffic.workload.cut_lengths`); 1 for fixed lengths.
+
+        >>> r = PlanRequest(rate_rps=1, input_len=1792, output_len=256, ttft_slo_s=1, tpot_slo_s=1,
+        ...                 lengths="lognormal", length_spread=0.5)
+        >>> r.window_tokens(4096), round(r.whole_share(4096), 3)
+        (4096, 0.967)
+        """
+        window = self.window_tokens(max_position_embeddings)
+        return 1.0 - cut_lengths(self.lengths, self.input_len, self.output_len, self.length_spread, window).cut_fraction
+
     @property
     def quantile(self) -> float | None:
         """The SLA percentile as a fraction (p95: 0.95); None for the mean."""
@@ -605,8 +617,7 @@ def _with_prefix_cache(eng, req: PlanRequest, s, mem, *, seqs, budget):
     s = closed_loop(eng, input_len=I, output_len=req.output_len, concurrency=seqs, max_num_seqs=seqs,
                     max_num_batched_tokens=budget, enable_chunked_prefill=req.enable_chunked_prefill,
                     kv_capacity_tokens=mem.kv_sequence_tokens, fits=mem.fits, uniform_lengths=False,
-                    cached_prompt_tokens=pc.cached_tokens, output_cv=length_cvs(req.lengths, req.length_spread)[1],
-                    input_cv=length_cvs(req.lengths, req.length_spread)[0])
+                    cached_prompt_tokens=pc.cached_tokens, output_cv=length_cvs(req.lengths, req.length_spread)[1])
     return I, s
 
 

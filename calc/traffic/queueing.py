@@ -63,8 +63,8 @@ from statistics import NormalDist
 import numpy as np
 
 from calc.timing.roofline import windowed_context_tokens
-from calc.timing.serving import EngineNumbers, closed_loop, decode_step, mean_decode_context_tokens, prefill_step
-from calc.timing.serving import gh_nodes as serving_gh_nodes
+from calc.timing.serving import (EngineNumbers, closed_loop, decode_step, mean_decode_context_tokens, mean_over_prompts,
+                                 prefill_step)
 from calc.traffic.prompt_clusters import clustered_peakedness, prompt_cluster_tpot_s
 
 
@@ -696,30 +696,6 @@ def _own_quantile_len(*, input_len, input_cv, q, input_q=None):
     :func:`calc.traffic.workload.cut_input_quantile`), else the q-quantile of a lognormal of mean I and
     CV ``input_cv`` (:func:`lognormal_quantile`)."""
     return lognormal_quantile(mean=input_len, cv=input_cv, q=q) if input_q is None else input_q
-
-
-# Gauss-Hermite nodes and weights for the mean over a lognormal prompt length (calc.timing.serving's)
-_GH_X, _GH_W = serving_gh_nodes()
-
-
-def mean_over_prompts(f, *, input_len, input_cv):
-    """E[f(I)] for prompt lengths I lognormal of mean ``input_len`` and CV ``input_cv`` (5-node
-    Gauss-Hermite in ln I: I_j = I·exp(σ·x_j − σ²/2), σ² = ln(1 + cv²)); f(I) itself where the CV is 0.
-    A prompt's own prefill is not linear in its length (chunks: ⌈I / room⌉ steps; attention: I²/2
-    keys), so the mean prompt's own time is not the prompts' mean own time. E[I²] = I²·(1 + cv²):
-    at I = 1,000, CV 1, 2·10⁶ (these nodes: 1,994,784, 0.3 % short; 8 nodes cost open_loop 30 % more
-    CPU for 0.1 pt on bench/traffic_spread.py).
-
-    >>> round(float(mean_over_prompts(lambda i: i ** 2, input_len=1000.0, input_cv=1.0)), -3)
-    1995000.0
-    >>> float(mean_over_prompts(lambda i: i ** 2, input_len=1000.0, input_cv=0.0))
-    1000000.0
-    """
-    I = np.asarray(input_len, dtype=float)
-    sigma = np.sqrt(np.log1p(np.asarray(input_cv, dtype=float) ** 2))
-    if not np.any(sigma > 0):
-        return f(I)
-    return sum(w * f(I * np.exp(sigma * x - sigma ** 2 / 2.0)) for x, w in zip(_GH_X, _GH_W))
 
 
 def _ttft(e: EngineNumbers, *, own, input_len, input_cv, residual_s, waits, api_wait, q, floor_s=(0.0, 0.0),
