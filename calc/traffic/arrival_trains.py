@@ -332,8 +332,8 @@ def train_ttft_s(*, step_s, clump, fixed_s, api_s, q, fit=np.inf, delay_s=None, 
     """
     a = np.maximum(np.asarray(clump, dtype=float), 1e-12)
     t_api = np.asarray(api_s, dtype=float)
-    T = np.stack([np.broadcast_to(step_s(n), np.broadcast_shapes(a.shape, np.shape(step_s(n)))).astype(float)
-                  for n in range(MAX_PROMPTS + 1)])
+    steps = [np.asarray(step_s(n), dtype=float) for n in range(MAX_PROMPTS + 1)]  # each priced once
+    T = np.stack([np.broadcast_to(x, np.broadcast_shapes(a.shape, x.shape)) for x in steps])
     # the prompts of other clients' steps vary in length: their tokens, a compound Poisson, as a
     # Poisson count of u = 1 + cv² mean prompts each (same mean and variance of the tokens)
     u = 1.0 + np.asarray(input_cv, dtype=float) ** 2
@@ -351,15 +351,11 @@ def train_ttft_s(*, step_s, clump, fixed_s, api_s, q, fit=np.inf, delay_s=None, 
     # the own clump: N ~ Poisson(α) completions at one step end, and a request is its i-th member
     # (i = 0 the head) with probability P(N)·[N ≥ i + 1]/α (each clump has one head, one second, …)
     p_size = poisson_pmf(mean=a, count=MAX_PROMPTS + 1)
-    wts, los, spans = [], [], []
-
-    def add(weight, lo, span, prompts):
-        """One piece, split where the own step of ``prompts`` prompts spills into the next step."""
-        p = spill_share(prompts=prompts, fit=fit)
-        wts.extend([weight * (1.0 - p), weight * p])
-        los.extend([lo, lo + _at(T, np.maximum(prompts - fit, 0.0) + a)])
-        spans.extend([span, span])
-
+    # The head's situations, one entry each (the kind n of the step in flight, its piece, the bin
+    # of the head's wait, the outsiders o), stacked on a leading axis: the trains below are then
+    # worked out once per train size for all of them (0.15 s → 10 ms of CPU per call; the same
+    # pieces, summed in another order).
+    ent_w, ent_r, ent_h, ent_o = [], [], [], []
     t_bar = np.maximum((p_n * T_in).sum(axis=0), 1e-300)
     for n in range(MAX_PROMPTS + 1):
         # the head's wait in the step in flight: uniform on [r_later, T_n] (in R_BINS bins), or the
@@ -387,21 +383,44 @@ def train_ttft_s(*, step_s, clump, fixed_s, api_s, q, fit=np.inf, delay_s=None, 
             if not np.any(wr > NEGLIGIBLE):
                 continue
             p_o = poisson_pmf(mean=mu, count=MAX_OUTSIDERS + 1)
-            for b in range(nb):
-                r = r0 + (b + 0.5) / nb * width  # the head's wait, within a bin of width width/nb
-                for o in range(p_o.shape[0]):
-                    for size in range(1, MAX_PROMPTS + 1):
-                        pw = wr / nb * p_o[o] * p_size[size] / a
-                        if not np.any(pw > NEGLIGIBLE):  # a share of the requests nothing shows
-                            continue
-                        for i, (wait, mates) in enumerate(_train(size, head_wait=r, T=T, t_api=t_api,
-                                                                 outsiders=o * u)):
-                            add(pw, fixed_s + i * t_api + wait + _at(T, mates) - width / nb / 2.0, width / nb,
-                                mates)
-    shape = np.broadcast_shapes(*(np.shape(x) for x in wts + los + spans))
-    W = np.stack([np.broadcast_to(x, shape) for x in wts])
-    L = np.stack([np.broadcast_to(x, shape) for x in los])
-    S = np.maximum(np.stack([np.broadcast_to(x, shape) for x in spans]), 1e-12)
+            # bins b of the head's wait (within a bin of width width/nb) × outsiders o, on two leading axes
+            sh = np.broadcast_shapes(np.shape(wr), np.shape(r0), np.shape(width), p_o.shape[1:], np.shape(u))
+            one = (1,) * len(sh)
+            b = ((np.arange(nb) + 0.5) / nb).reshape((nb, 1) + one)
+            o = np.arange(p_o.shape[0], dtype=float).reshape((1, -1) + one)
+            zero = np.zeros((nb, p_o.shape[0]) + sh)
+            ent_w.append(zero + wr / nb * np.broadcast_to(p_o, p_o.shape[:1] + sh)[None])
+            ent_r.append(zero + r0 + b * width)
+            ent_h.append(zero + width / nb)
+            ent_o.append(zero + o * u)
+    shape = np.broadcast_shapes(np.shape(a), T.shape[1:], *(np.shape(x)[2:] for x in ent_w + ent_r + ent_h + ent_o))
+    ent_w, ent_r, ent_h, ent_o = (np.concatenate([np.broadcast_to(x, x.shape[:2] + shape).reshape((-1,) + shape)
+                                                  for x in xs]) for xs in (ent_w, ent_r, ent_h, ent_o))
+    spread_axes = tuple(range(1, ent_w.ndim))
+    Te = T[:, None]  # the step lengths beside the entries' axis
+    wts, los, spans = [], [], []
+
+    def add(weight, lo, span, prompts):
+        """One piece per entry, split where the own step of ``prompts`` prompts spills into the next step."""
+        p = spill_share(prompts=prompts, fit=fit)
+        wts.extend([weight * (1.0 - p), weight * p])
+        los.extend([lo, lo + _at(Te, np.maximum(prompts - fit, 0.0) + a)])
+        spans.extend([span, span])
+
+    for size in range(1, MAX_PROMPTS + 1):
+        pw = ent_w * p_size[size] / a
+        keep = np.any(pw > NEGLIGIBLE, axis=spread_axes)  # a share of the requests nothing shows: left out
+        if not np.any(keep):
+            continue
+        pw, h = pw[keep], ent_h[keep]
+        for i, (wait, mates) in enumerate(_train(size, head_wait=ent_r[keep], T=Te, t_api=t_api, outsiders=ent_o[keep])):
+            add(pw, fixed_s + i * t_api + wait + _at(Te, mates) - h / 2.0, h, mates)
+    rows = [np.broadcast_shapes(np.shape(w), np.shape(lo), np.shape(sp)) for w, lo, sp in zip(wts, los, spans)]
+    W = np.concatenate([np.broadcast_to(x, r) for x, r in zip(wts, rows)])
+    L = np.concatenate([np.broadcast_to(x, r) for x, r in zip(los, rows)])
+    S = np.maximum(np.concatenate([np.broadcast_to(x, r) for x, r in zip(spans, rows)]), 1e-12)
+    some = np.any(W > 0.0, axis=tuple(range(1, W.ndim)))  # no spill (fit = ∞): half the pieces weigh nothing
+    W, L, S = W[some], L[some], S[some]
     W = W / W.sum(axis=0)
     mean = (W * (L + S / 2.0)).sum(axis=0)
     if q is None:  # the mean alone (calc.traffic.train_table tabulates it)
