@@ -112,7 +112,7 @@ def _body() -> None:
         series = [V.frontier_series(v, sc.arch, sc.efficiency, concurrency=conc, label=V.token_label(v.token, t),
                                     color=SERIES_COLORS[k], ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s,
                                     chosen=sc.concurrency, price=price if v.gpu.id == sc.gpu.id else None,
-                                    reuse=reuse)
+                                    reuse=reuse, percentile=None if stat == "mean" else float(stat.removeprefix("p")))
                   for k, (v, _) in enumerate(kept)]
         f = series[0]
         tp = s.tensor_parallel_size
@@ -138,10 +138,14 @@ def _body() -> None:
             shown_bases = {t("fr.metric.x"): bx}
             for key, digits in (("ttft", 0), ("tpot", 1)):
                 b = B.basis(sc.arch, sc.gpu, key, concurrency=float(f.concurrency[i]), condition=busy)
-                v = float(f.ttft_s[i] if key == "ttft" else f.tpot_s[i]) * 1e3
-                B.card(cards, t, t(f"fr.metric.{key}"), f"{F.number(v, digits)} ms", B.limits(v, b), b,
-                       lambda x, d=digits: F.number(x, d), unit="ms", presenting=layout.presenting())
-                shown_bases[t(f"fr.metric.{key}")] = b
+                v = float(f.ttft_shown_s[i] if key == "ttft" else f.tpot_s[i]) * 1e3  # TTFT: the statistic judged
+                label = (t("fr.metric.ttft_q", q=stat_label(stat, t("word.mean"))) if key == "ttft" and f.ttft_percentile
+                         else t(f"fr.metric.{key}"))
+                B.card(cards, t, label, f"{F.number(v, digits)} ms", B.limits(v, b), b,
+                       lambda x, d=digits: F.number(x, d), unit="ms", presenting=layout.presenting(),
+                       help=t("fr.metric.ttft_q.help", mean=F.number(float(f.ttft_s[i]) * 1e3, 0))
+                       if key == "ttft" and f.ttft_percentile else None)
+                shown_bases[label] = b
             if f.cost_per_million_input_usd is not None and not layout.presenting():  # a detail, not for the projector
                 st.caption(t("fr.cost.split", cin=F.number(float(f.cost_per_million_input_usd[i]), 4),
                              cout=F.number(float(f.cost_per_million_output_split_usd[i]), 4),
@@ -178,9 +182,10 @@ def _body() -> None:
         layout.chart(FP.frontier_sla_figure(series, t, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s, per_gpu=per_gpu,
                                             traffic=traffic, under=band_sla,
                                             over=M.frontier_traces(points, t, per_gpu=per_gpu)), key="frontier_sla_chart")
-        st.caption(t("fr.caption.sla") + (" " + t("ms.frontier_note") if points else ""))
+        st.caption((t("fr.caption.sla_q", q=stat_label(stat, t("word.mean"))) if f.ttft_percentile else t("fr.caption.sla"))
+                   + (" " + t("ms.frontier_note") if points else ""))
         M.render(sc, t, key="fr")
-        if stat != "mean":  # the closed-loop model has means only: say what the lines are judged on
+        if stat != "mean" and not f.ttft_percentile:  # prefix reuse: no percentile model, say what is judged
             st.caption(t("fr.sla_stat_mean", q=stat_label(stat, t("word.mean"))))
         # The shared rate, answered by the open-loop queueing model (the planner's and `estimate --rate`'s)
         r_rps = float(rate or RATE.default)

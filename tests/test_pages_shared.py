@@ -62,13 +62,20 @@ def test_a_new_key_wins_over_an_old_one_and_a_bad_old_value_is_named_under_the_n
     assert at.number_input(key="sla_ttft_ms").value == 500  # the default
 
 
-def test_the_frontier_says_its_sla_is_judged_on_the_mean():
+def test_the_frontier_says_which_statistic_its_sla_is_judged_on():
+    """Issue 17: the frontier judges its closed-loop TTFT at the shared SLA's statistic (P95 by default)
+    and its caption says so; on the mean, the captions say means; with the prefix cache's reuse (no
+    percentile model there yet) it says it judges the mean."""
     at = app(page=FRONTIER)
-    assert any(c.startswith("SLA judged on the mean here") and "P95" in c for c in texts(at.caption))
-    at.selectbox(key="sla_stat").select("mean").run()
+    assert any("closed loop's P95 TTFT" in c for c in texts(at.caption))
     assert not any(c.startswith("SLA judged on the mean here") for c in texts(at.caption))
+    at.selectbox(key="sla_stat").select("mean").run()
+    assert any("Latencies are steady-state means" in c for c in texts(at.caption))
+    reuse = app({"pc_reuse": "shared"}, page=FRONTIER)
+    assert not reuse.exception
+    assert any(c.startswith("SLA judged on the mean here") and "P95" in c for c in texts(reuse.caption))
     zh = app({"lang": "zh"}, page=FRONTIER)
-    assert any(c.startswith("此处 SLA 按均值判断") for c in texts(zh.caption))
+    assert any("闭环的 P95 TTFT" in c for c in texts(zh.caption))
 
 
 def test_the_load_test_judges_the_mean_when_asked():

@@ -260,7 +260,7 @@ def frontier_regions(f, arch, gpu, t: T, *, per_gpu: bool, presenting: bool,
     busy = (np.zeros(np.shape(f.concurrency)) if efficiency is None else  # each point's condition, by index
             (conditions_along(f, efficiency)[..., None] == np.asarray(CONDITIONS)).argmax(-1).astype(float))
     sla, conc = _frontier_regions(arch.moe is not None, gpu_family(gpu.architecture), t("band.trace"), presenting,
-                                  *(_Values(a) for a in (y, f.concurrency, f.tpot_s, f.ttft_s, busy)))
+                                  *(_Values(a) for a in (y, f.concurrency, f.tpot_s, f.ttft_shown_s, busy)))
     return [dict(tr) for tr in sla], [dict(tr) for tr in conc]  # the caller's own dicts (ui.layout.chart copies the rest)
 
 

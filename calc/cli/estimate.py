@@ -24,7 +24,7 @@ from calc.cli.args import (UsageError, _add_engine_args, _concurrency, _dtype, _
                            option_number, resolve_gpu, spelling_notes)
 from calc.cli.report import add_bands, does_not_fit_record, print_table
 from calc.timing.bands import api_server_share, gpu_family, load_condition
-from calc.traffic.queueing import open_loop
+from calc.traffic.queueing import closed_loop_percentile_s, open_loop
 from calc.traffic.workload import open_loop_lengths
 from calc.cli import disaggregation
 from calc.cli.disaggregation import add_disaggregation_args
@@ -188,6 +188,12 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         * replicas,
     }
     out["max_concurrency"] = out["max_concurrency"] * serving.data_parallel_size
+    if not reuse.any_reuse:  # the closed loop's P95 TTFT: its mean + the excess of calc.traffic.queueing.closed_loop_ttft
+        drafter, kv_tokens = speculative_drafter(est, spec, gpu=gpu, serving=serving, efficiency=efficiency)
+        out["ttft_p95_s"] = closed_loop_percentile_s(est, input_len=serving.input_len, output_len=serving.output_len,
+                                                     kv_capacity_tokens=kv_tokens, input_cv=in_cv, output_cv=out_cv,
+                                                     enable_chunked_prefill=serving.enable_chunked_prefill,
+                                                     speculative=drafter)
     if reuse.any_reuse:
         out.update(prefix_record(pc, reuse))
     if spec is not None:  # calc.timing.speculative: the same load without speculation beside it
@@ -289,7 +295,7 @@ def _num_requests(value: Any) -> float:
 LOAD_KEYS = ("replicas", "rate", "num_requests", "speculative_config", "acceptance_rate", "input_len_cv",
              "output_len_cv")
 # The headline fields that carry a band (<field>_low / <field>_high, calc.timing.bands).
-BANDED = ("ttft_s", "tpot_s", "itl_s", "e2e_latency_s", "output_tokens_per_s", "total_tokens_per_s", "requests_per_s",
+BANDED = ("ttft_s", "ttft_p95_s", "tpot_s", "itl_s", "e2e_latency_s", "output_tokens_per_s", "total_tokens_per_s", "requests_per_s",
           "max_concurrency", "kv_pool_bytes")
 OPEN_LOOP_BANDED = ("open_loop_ttft_s", "open_loop_ttft_p95_s", "open_loop_tpot_s", "open_loop_e2e_latency_s")
 

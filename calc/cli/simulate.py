@@ -21,6 +21,7 @@ from calc.cli import disaggregation
 from calc.timing.bands import api_server_share, gpu_family, load_condition, load_regime
 from calc.timing.estimate import estimate
 from calc.traffic.simulator import EngineConfig, simulate
+from calc.traffic.queueing import closed_loop_percentile_s
 from calc.traffic.slo import summarize
 from calc.traffic.workload import ARRIVALS, LENGTH_BOUNDS, LengthSpec, SampleBounds, WorkloadError, make_workload
 from calc.cli.prefix import PREFIX_KEYS, add_prefix_args, prefix_record, reuse_from_options
@@ -253,6 +254,11 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     if arrival == "closed":  # the analytic closed-loop model beside the simulation
         a = est.serving
         out["analytic_ttft_s"] = float(a.ttft_s)
+        if pc is None and (in_cv or out_cv):  # its P95 (the spread steady state; the wave has none)
+            out["analytic_ttft_p95_s"] = float(closed_loop_percentile_s(
+                est, input_len=serving.input_len, output_len=serving.output_len, kv_capacity_tokens=kv_tokens,
+                input_cv=in_cv, output_cv=out_cv, enable_chunked_prefill=serving.enable_chunked_prefill,
+                speculative=drafter))
         out["analytic_e2e_latency_s"] = float(a.e2e_latency_s)
         out["analytic_closed_form"] = bool(a.closed_form)
     record = {k: _num(v) for k, v in out.items()}

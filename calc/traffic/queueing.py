@@ -463,6 +463,8 @@ def poisson_quantile(*, mean, q, terms=256):
             out = np.where(cross, j - 1.0 + (qq - below) / pmf, out)
         below = below + pmf
         pmf = pmf * mu / (j + 1)
+        if not np.isnan(out).any():  # every count found: the terms left change nothing
+            break
     normal = mu + normal_quantile(qq) * np.sqrt(mu)
     return np.maximum(np.where(np.isnan(out), normal, out), 0.0)
 
@@ -807,6 +809,13 @@ class ClosedLoopTTFT:
     # own flag is off (past the KV wall: preemption; clients queueing for the token budget)
     closed_form: np.ndarray
 
+    @property
+    def excess_s(self) -> np.ndarray:
+        """The percentile's excess over the mean, P_q − mean: what the frontier and ``estimate`` add
+        to the closed loop's mean they show (:func:`calc.timing.serving.closed_loop`'s, within
+        ~1–5 % of :attr:`ttft_s`), so the two statistics come from one mean."""
+        return np.asarray(self.ttft_percentile_s, dtype=float) - np.asarray(self.ttft_s, dtype=float)
+
 
 def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, max_num_seqs, max_num_batched_tokens,
                      kv_capacity_tokens, input_cv=0.0, output_cv=0.0, enable_chunked_prefill=True,
@@ -968,6 +977,69 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
     return ClosedLoopTTFT(ttft_s=mean, ttft_percentile_s=ttft_q, percentile=q * 100.0, requests_per_s=X,
                           budget_wait_s=w_pf, api_wait_s=w_api, slot_wait_s=w_slot, own_prefill_s=own_mean,
                           closed_form=s.closed_form & (spread | (C <= 1)))
+
+
+def closed_loop_percentile_s(est, *, input_len, output_len, kv_capacity_tokens, input_cv=0.0, output_cv=0.0,
+                             enable_chunked_prefill=True, percentile=95.0, speculative=None, input_quantile_tokens=None):
+    """The closed loop's P-th percentile TTFT beside the mean an :class:`calc.timing.estimate.Estimate`
+    ``est`` reports (its ``serving.ttft_s`` at its ``serving.concurrency``): that mean plus
+    :attr:`ClosedLoopTTFT.excess_s` of :func:`closed_loop_ttft` on the same engine and limits, so
+    ``estimate``'s mean and P95 (and ``simulate``'s analytic columns) come from one mean."""
+    s = est.serving
+    cl = closed_loop_ttft(est.engine, input_len=input_len, output_len=output_len, concurrency=s.concurrency,
+                          max_num_seqs=est.max_num_seqs, max_num_batched_tokens=est.max_num_batched_tokens,
+                          kv_capacity_tokens=kv_capacity_tokens, input_cv=input_cv, output_cv=output_cv,
+                          enable_chunked_prefill=enable_chunked_prefill, percentile=percentile,
+                          speculative=speculative, input_quantile_tokens=input_quantile_tokens)
+    return np.asarray(s.ttft_s, dtype=float) + cl.excess_s
+
+
+# Nodes of a sweep's closed-loop percentile (:func:`percentile_nodes`): each ~1 ms of CPU beside
+# ~35 ms a call (the train mixture, :mod:`calc.traffic.arrival_trains`); 32 nodes over 1–1,024
+# clients are 1.25× apart (tests/test_traffic_shapes.py holds the read between them to the exact model).
+PERCENTILE_NODES = 32
+
+
+def percentile_nodes(*, top, wall=None, points=PERCENTILE_NODES):
+    """The client counts at which a sweep over 1 … ``top`` clients has its closed-loop percentile
+    worked out (:func:`closed_loop_ttft`, read in between by :func:`interpolate_log_c`): ``points``
+    integers log-spaced on [1, top], fewer where two round to one, and, where the engine's limit
+    ``wall`` (the batch it can hold, R) lies inside, ⌊R⌋ and ⌊R⌋ + 1, 2, 4, 8, 16: past it the
+    clients beyond the batch wait for a slot, a kink no line between far nodes follows, and the
+    percentile's excess, √(a² + (b·(C − R))²) of a fixed part and the slot wait's, bends within a
+    few clients of it.
+
+    1 to 64 clients on 7 nodes (ratio 64^(1/6) = 2), a wall at 20.5:
+
+    >>> percentile_nodes(top=64, points=7).tolist()
+    [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]
+    >>> percentile_nodes(top=64, wall=20.5, points=7).tolist()
+    [1.0, 2.0, 4.0, 8.0, 16.0, 20.0, 21.0, 22.0, 24.0, 28.0, 32.0, 36.0, 64.0]
+    """
+    top = max(float(top), 1.0)
+    nodes = np.round(np.geomspace(1.0, top, int(points)))
+    if wall is not None and np.isfinite(wall) and 1.0 <= float(wall) < top:
+        past = np.floor(float(wall)) + np.array([0.0, 1.0, 2.0, 4.0, 8.0, 16.0])
+        nodes = np.concatenate([nodes, past[past <= top]])
+    return np.unique(nodes)
+
+
+def interpolate_log_c(*, nodes, values, at):
+    """``values`` known at the increasing client counts ``nodes``, read at ``at``: linear in log C
+    between neighbouring nodes, held at the end values outside. Nodes whose value is not finite are
+    left out; with none left, NaN.
+
+    0.1 s at 10 clients and 0.3 s at 40: at 20 clients, halfway in log C, 0.2 s.
+
+    >>> round(float(interpolate_log_c(nodes=np.array([10.0, 40.0]), values=np.array([0.1, 0.3]), at=20.0)), 12)
+    0.2
+    """
+    x, y = np.asarray(nodes, dtype=float), np.asarray(values, dtype=float)
+    ok = np.isfinite(y) & (x > 0)
+    at = np.asarray(at, dtype=float)
+    if not np.any(ok):
+        return np.full(at.shape, np.nan)
+    return np.interp(np.log(np.maximum(at, 1e-300)), np.log(x[ok]), y[ok])
 
 
 @dataclass(frozen=True)

@@ -242,12 +242,21 @@ EN: dict[str, str] = {
     "fr.none_feasible": "No concurrency meets TTFT ≤ {ttft} ms and TPOT ≤ {tpot} ms: the best this scenario reaches "
                         "is TTFT {min_ttft} ms and TPOT {min_tpot} ms. Relax the SLA, or use a faster GPU, more GPUs, "
                         "quantization or a shorter prompt.",
-    "fr.sla_stat_mean": "SLA judged on the mean here: the frontier's closed-loop model gives mean TTFT and TPOT, not "
-                        "{q}. The load test measures {q} with the request simulator, and the planner re-checks its "
+    "fr.sla_stat_mean": "SLA judged on the mean here: with the prefix cache's reuse, the frontier's closed-loop model "
+                        "gives mean TTFT and TPOT only, not {q}. The load test measures {q} with the request simulator, "
+                        "and the planner re-checks its "
                         "options at {q}, against the same SLA.",
     "fr.caption.sla": "Green: where the target on that axis is met; a point meets the SLA only if it is inside both. "
                       "Star: the best point that meets both; open diamond: the knee. Latencies are steady-state means "
                       "(percentiles need a load test, course §3.6).",
+    "fr.caption.sla_q": "Green: where the target on that axis is met; a point meets the SLA only if it is inside both. "
+                        "Star: the best point that meets both; open diamond: the knee. The TTFT panel shows the closed "
+                        "loop's {q} TTFT, the statistic the SLA is judged on (the mean is in the hover); TPOT is the "
+                        "steady-state mean per-token time. Percentiles come from the queueing model of C clients, "
+                        "checked against long simulated runs; a load test measures them (course §3.6).",
+    "fr.metric.ttft_q": "{q} TTFT there",
+    "fr.metric.ttft_q.help": "The closed loop's TTFT at this percentile, which the SLA is judged on; the mean TTFT "
+                             "there is {mean} ms.",
     "fr.caption.conc": "Throughput climbs while adding clients fills the batch, then stops at the engine's limit "
                        "(dotted: KV cache full or max_num_seqs; {wall} for your scenario). Beyond it clients only wait "
                        "in the queue: TTFT grows, throughput does not. The KV limit counts running requests at their "
@@ -291,6 +300,7 @@ EN: dict[str, str] = {
     "fr.trace.sla_ttft": "SLA TTFT {v} ms",
     "fr.x.tpot": "TPOT (ms per token)",
     "fr.x.ttft": "TTFT (ms)",
+    "fr.x.ttft_q": "{q} TTFT (ms)",
     "fr.title.sla": "Throughput vs latency, SLA TTFT ≤ {ttft} ms and TPOT ≤ {tpot} ms",
     "why.fr.best": "Best SLA-meeting concurrency = {value}",
     "why.fr.best.next_tpot": "its TPOT breaks the target",
@@ -669,9 +679,14 @@ ZH: dict[str, str] = {
     "fr.metric.knee.help": "过了拐点，客户端数翻倍带来的吞吐增长不到 41%，延迟增长却超过 41%（Kleinrock 的 power，见“原因”）。",
     "fr.none_feasible": "没有任何并发能同时满足 TTFT ≤ {ttft} ms 和 TPOT ≤ {tpot} ms：此场景最好只能做到 TTFT {min_ttft} ms、"
                         "TPOT {min_tpot} ms。请放宽 SLA，或换更快的 GPU、更多 GPU、量化或更短的提示词。",
-    "fr.sla_stat_mean": "此处 SLA 按均值判断：前沿页的闭环模型给出的是平均 TTFT 和 TPOT，而不是 {q}。压测页用请求模拟器测量 {q}，部署规划页按 {q} 复核方案，用的是同一个 SLA。",
+    "fr.sla_stat_mean": "此处 SLA 按均值判断：在前缀缓存复用下，前沿页的闭环模型只给出平均 TTFT 和 TPOT，而不是 {q}。压测页用请求模拟器测量 {q}，部署规划页按 {q} 复核方案，用的是同一个 SLA。",
     "fr.caption.sla": "绿色：满足该坐标轴上目标的区域；一个点只有在两个区域内才满足 SLA。星号：满足两者的最佳点；空心菱形：拐点。"
                       "延迟为稳态平均值（分位数需要压测，课程 §3.6）。",
+    "fr.caption.sla_q": "绿色：满足该坐标轴上目标的区域；一个点只有在两个区域内才满足 SLA。星号：满足两者的最佳点；空心菱形：拐点。"
+                        "TTFT 面板显示闭环的 {q} TTFT，即 SLA 所按的统计量（均值见悬停提示）；TPOT 为稳态平均单 Token 延迟。"
+                        "分位数来自 C 个客户端的排队模型，并与长时间的模拟运行对照检验；压测可实际测量（课程 §3.6）。",
+    "fr.metric.ttft_q": "此时 {q} TTFT",
+    "fr.metric.ttft_q.help": "闭环在该分位数下的 TTFT，SLA 按它判断；此时平均 TTFT 为 {mean} ms。",
     "fr.caption.conc": "增加客户端会填满批次，吞吐随之上升，直到引擎上限（虚线：KV Cache 占满或 max_num_seqs；你的场景为 {wall}）。"
                        "超过之后客户端只是在队列中等待：TTFT 增长，吞吐不变。KV 上限按运行中请求的平均上下文（提示词 + 一半输出）计，"
                        "所以略高于显存页按每个请求完整上下文计的最大并发数。",
@@ -713,6 +728,7 @@ ZH: dict[str, str] = {
     "fr.trace.sla_ttft": "SLA：TTFT {v} ms",
     "fr.x.tpot": "TPOT（毫秒/Token）",
     "fr.x.ttft": "TTFT（毫秒）",
+    "fr.x.ttft_q": "{q} TTFT（毫秒）",
     "fr.title.sla": "吞吐与延迟，SLA：TTFT ≤ {ttft} ms、TPOT ≤ {tpot} ms",
     "why.fr.best": "满足 SLA 的最佳并发 = {value}",
     "why.fr.best.next_tpot": "它的 TPOT 超出目标",
