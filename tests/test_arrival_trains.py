@@ -322,13 +322,18 @@ def test_the_step_chain_keeps_the_mean_and_widens_the_spread():
 def test_the_mixture_over_many_configurations_is_each_ones_own(rows, q, fit, cv):
     """The mixture's pieces are worked out for every configuration at once (the head's situations on
     a leading axis, 0.15 s -> 10 ms a call): each configuration's mean and quantile are those it
-    has alone (nothing leaks between configurations or between the entries of one). Up to what the
-    mixture decides for a call as a whole: a piece lighter than NEGLIGIBLE in every configuration
-    is left out (~1e-7 of the mean), and a delay known exactly (0 here excluded) takes one bin."""
+    has alone, nothing leaks between configurations or between the entries of one. Two decisions
+    are the call's as a whole and are set aside here: pieces lighter than NEGLIGIBLE in every
+    configuration are left out (0 here: none is), and a delay known exactly takes one bin (delays
+    of 1 ms and more here)."""
+    from calc.traffic import arrival_trains
+
     t0, ratio, a, t_api, delay = (np.array(c) for c in zip(*rows))
     kw = dict(fixed_s=0.03, q=q, fit=fit, input_cv=cv)
-    m, p = train_ttft_s(step_s=lambda n: t0 + t0 * ratio * n, clump=a, api_s=t_api, delay_s=delay, **kw)
-    for i in range(len(rows)):
-        mi, pi = train_ttft_s(step_s=lambda n, i=i: t0[i] + t0[i] * ratio[i] * n, clump=a[i], api_s=t_api[i],
-                              delay_s=delay[i], **kw)
-        assert float(m[i]) == pytest.approx(float(mi), rel=1e-5) and float(p[i]) == pytest.approx(float(pi), rel=1e-5)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(arrival_trains, "NEGLIGIBLE", 0.0)
+        m, p = train_ttft_s(step_s=lambda n: t0 + t0 * ratio * n, clump=a, api_s=t_api, delay_s=delay, **kw)
+        for i in range(len(rows)):
+            mi, pi = train_ttft_s(step_s=lambda n, i=i: t0[i] + t0[i] * ratio[i] * n, clump=a[i], api_s=t_api[i],
+                                  delay_s=delay[i], **kw)
+            assert float(m[i]) == pytest.approx(float(mi), rel=1e-9) and float(p[i]) == pytest.approx(float(pi), rel=1e-9)

@@ -28,7 +28,8 @@ ESTIMATE_KEYS = {
     "open_loop_closed_form", "open_loop_e2e_latency_s", "open_loop_running", "open_loop_stable", "open_loop_tpot_s",
     "open_loop_ttft_p95_s", "open_loop_ttft_s", "output_len", "output_len_cv", "output_tokens_per_s", "prefill_bound",
     "prefill_step_bound", "rate_rps", "replicas", "requests_per_s", "running", "tensor_parallel_size",
-    "total_tokens_per_s", "tpot_s", "ttft_s", "waiting", "wave_e2e_latency_s", "wave_ttft_s", "weights_bytes",
+    "total_tokens_per_s", "tpot_s", "ttft_p95_s", "ttft_s", "waiting", "wave_e2e_latency_s", "wave_ttft_s",
+    "weights_bytes",
     # the multi-GPU layout (calc.cli.args.layout_record)
     "pipeline_parallel_size", "data_parallel_size", "enable_expert_parallel", "expert_parallel_size", "nodes",
     "gpus_per_replica", "gpus_total"}
@@ -56,7 +57,7 @@ def test_estimate_json_has_bands_and_keeps_its_fields(capsys):
     assert rc == 0
     new = {k for k in rec if k.endswith(("_low", "_high"))} | {"band_basis", "open_loop_band_basis"}
     assert set(rec) - new == ESTIMATE_KEYS
-    _band_fields(rec, ("ttft_s", "tpot_s", "output_tokens_per_s", "requests_per_s", "max_concurrency",
+    _band_fields(rec, ("ttft_s", "ttft_p95_s", "tpot_s", "output_tokens_per_s", "requests_per_s", "max_concurrency",
                        "kv_pool_bytes", "open_loop_ttft_s", "open_loop_ttft_p95_s"))
     assert {b["regime"] for b in rec["band_basis"].values()} == {"closed", "any"}  # any: start-up memory
     assert {b["regime"] for b in rec["open_loop_band_basis"].values()} == {"open"}
