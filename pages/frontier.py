@@ -141,7 +141,8 @@ def _body() -> None:
                 v = float(f.ttft_shown_s[i] if key == "ttft" else f.tpot_s[i]) * 1e3  # TTFT: the statistic judged
                 label = (t("fr.metric.ttft_q", q=stat_label(stat, t("word.mean"))) if key == "ttft" and f.ttft_percentile
                          else t(f"fr.metric.{key}"))
-                B.card(cards, t, label, f"{F.number(v, digits)} ms", B.limits(v, b), b,
+                slo_ms = (ttft_slo_s if key == "ttft" else tpot_slo_s) * 1e3  # a value at its target shows the deciding digit
+                B.card(cards, t, label, f"{F.number_against(v, slo_ms, digits)} ms", B.limits(v, b), b,
                        lambda x, d=digits: F.number(x, d), unit="ms", presenting=layout.presenting(),
                        help=t("fr.metric.ttft_q.help", mean=F.number(float(f.ttft_s[i]) * 1e3, 0))
                        if key == "ttft" and f.ttft_percentile else None)
