@@ -403,3 +403,25 @@ def test_open_loop_table_shows_the_cards_steady_state():
     (table,) = md_tables(at)
     row = next(r for r in table if r["Metric"] == "P95 TTFT")
     assert row["Simulated"] == card
+
+
+def test_closed_loop_table_shows_the_percentile_the_frontier_judges():
+    """A closed loop of spread lengths: beside the simulated P95 TTFT (the same steady requests as the
+    means) the analytic P95 is the closed loop's (ui.perf.view.closed_loop_percentile_at: estimate's mean +
+    closed_loop_ttft's excess, estimate's ttft_p95_s); fixed lengths (the FCFS wave) have no such row."""
+    import re  # noqa: PLC0415
+
+    def seconds(cell: str) -> float:
+        v, unit = re.match(r"([\d,.]+) (ms|s|min)", cell).groups()
+        return float(v.replace(",", "")) * {"ms": 1e-3, "s": 1.0, "min": 60.0}[unit]
+
+    at = app({**SMALL, "lt_requests": "1000", "lt_arrival": "closed", "lt_concurrency": "16"}, page=PAGE)
+    assert not at.exception
+    (table,) = md_tables(at)
+    row = next(r for r in table if r["Metric"] == "P95 TTFT")
+    mean = next(r for r in table if r["Metric"].startswith("TTFT"))
+    analytic = next(k for k in row if k.startswith("Analytic"))
+    assert seconds(row[analytic]) > seconds(mean[analytic])
+    assert seconds(row[analytic]) == pytest.approx(seconds(row["Simulated"]), rel=0.25)
+    fixed = app({**SMALL, "lt_arrival": "closed", "lt_concurrency": "16", "lt_lengths": "fixed"}, page=PAGE)
+    assert not any(r["Metric"] == "P95 TTFT" for r in md_tables(fixed)[0])
