@@ -136,7 +136,7 @@ EN: dict[str, str] = {
     "lt.col.mean": "Mean",
     "lt.analytic.title": "Analytic closed loop beside the simulation",
     "lt.analytic.caption": "The closed-form model (other pages) at C = {c} {how}: its mean TTFT / TPOT / E2E next to the "
-                           "simulated means.",
+                           "simulated means (with spread lengths, its TTFT percentile too, as the frontier judges it).",
     "lt.analytic.closed": "clients",
     "lt.analytic.little": "clients (Little's law: mean requests in the system during the run)",
     "lt.analytic.sim_needed": "Closed form not reliable in this regime (short chunked waves, very long waves, "
@@ -304,7 +304,7 @@ ZH: dict[str, str] = {
     "lt.col.metric": "指标",
     "lt.col.mean": "均值",
     "lt.analytic.title": "解析闭环模型与模拟结果对照",
-    "lt.analytic.caption": "闭式模型（其他页面）在 C = {c} {how} 时的平均 TTFT / TPOT / 端到端延迟，与模拟均值并列。",
+    "lt.analytic.caption": "闭式模型（其他页面）在 C = {c} {how} 时的平均 TTFT / TPOT / 端到端延迟，与模拟均值并列（长度有分布时还有 TTFT 分位数，与前沿页的判断一致）。",
     "lt.analytic.closed": "个客户端",
     "lt.analytic.little": "个客户端（利特尔定律：运行期间系统中的平均请求数）",
     "lt.analytic.sim_needed": "在此区间闭式模型不可靠（短的分块波、很长的波，或超过 KV 上限时 vLLM 会抢占）：此处请以模拟结果为准。",
