@@ -188,8 +188,8 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         * replicas,
     }
     out["max_concurrency"] = out["max_concurrency"] * serving.data_parallel_size
+    drafter, kv_tokens = speculative_drafter(est, spec, gpu=gpu, serving=serving, efficiency=efficiency)
     if not reuse.any_reuse:  # the closed loop's P95 TTFT: its mean + the excess of calc.traffic.queueing.closed_loop_ttft
-        drafter, kv_tokens = speculative_drafter(est, spec, gpu=gpu, serving=serving, efficiency=efficiency)
         out["ttft_p95_s"] = closed_loop_percentile_s(est, input_len=serving.input_len, output_len=serving.output_len,
                                                      kv_capacity_tokens=kv_tokens, input_cv=in_cv, output_cv=out_cv,
                                                      enable_chunked_prefill=serving.enable_chunked_prefill,
@@ -199,9 +199,8 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     if spec is not None:  # calc.timing.speculative: the same load without speculation beside it
         out.update(speculative_fields(spec, estimate(arch, gpu, serving, efficiency, concurrency=per_replica,
                                                      output_cv=out_cv, input_cv=in_cv).serving,
-                                      speculative_drafter(est, spec, gpu=gpu, serving=serving, efficiency=efficiency)[0]))
+                                      drafter))
     if rate is not None:  # the open loop at that rate, split evenly over the replicas
-        drafter, kv_tokens = speculative_drafter(est, spec, gpu=gpu, serving=serving, efficiency=efficiency)
         rank_rate = rate / replicas / serving.data_parallel_size  # one engine = one DP rank: its share of the rate
         ol_in = round(float(pc.input_len)) if reuse.turns > 1 else serving.input_len
         if reuse.turns > 1:  # the conversations the arrivals interleave (not the closed loop's clients)

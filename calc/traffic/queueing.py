@@ -1018,7 +1018,7 @@ def closed_loop_percentile_s(est, *, input_len, output_len, kv_capacity_tokens, 
 
 # Nodes of a sweep's closed-loop percentile (:func:`percentile_nodes`): each ~1 ms of CPU beside
 # ~35 ms a call (the train mixture, :mod:`calc.traffic.arrival_trains`); 32 nodes over 1–1,024
-# clients are 1.25× apart (tests/test_traffic_shapes.py holds the read between them to the exact model).
+# clients are 1.25× apart (tests/test_frontier.py holds the read between them to the exact model).
 PERCENTILE_NODES = 32
 
 
