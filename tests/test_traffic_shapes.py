@@ -275,3 +275,37 @@ def test_the_median_lies_below_the_mean_where_the_parts_are_skewed():
                        enable_chunked_prefill=True, num_blocks=int(est.memory.kv_sequence_blocks), block_size=sc.block_size)
     t = np.asarray(simulate(est.engine, w, cfg).ttft_s[1000:])
     assert float(p50.ttft_percentile_s) == pytest.approx(float(np.percentile(t[np.isfinite(t)], 50)), rel=0.25)
+
+
+def test_open_loop_budget_is_busy_as_long_as_the_simulators():
+    """The open loop prices its token budget as its busy periods run (engine_load(budget_busy_periods=True)):
+    full steps at the batch over time, R·TPOT/T̄, and each busy period's half-empty last step. Llama-3.1-8B
+    H100, 2,500 + 256 fixed, budget 1,024, 85 % of capacity, 6,000 simulated requests (seed 1): the share
+    of engine time in steps that carry prompt tokens is 0.70; the budget's utilization at the run's own rate
+    was 0.67 with the per-step batch (too low, so its M/G/1 wait too short), 0.69 now."""
+    from calc.traffic.queueing import _decode_batch, _load_inputs, engine_load
+    from calc.traffic.simulator import EngineConfig, simulate
+    from calc.traffic.workload import length_spec, make_workload
+
+    arch, g = get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm")
+    sc = ServingConfig(input_len=2500, output_len=256, max_model_len=4096, max_num_batched_tokens=1024)
+    est = estimate(arch, g, sc, concurrency=np.nan)
+    cfg = EngineConfig(max_num_seqs=int(est.max_num_seqs), max_num_batched_tokens=1024, enable_chunked_prefill=True,
+                       num_blocks=int(est.memory.kv_sequence_blocks), block_size=16)
+    n, k = 6000, 1500
+    w = make_workload(input_len=length_spec("fixed", 2500, 0), output_len=length_spec("fixed", 256, 0),
+                      max_model_len=4096, seed=1, num_requests=n, arrival="poisson",
+                      rate_per_s=0.85 * float(est.serving.requests_per_s))
+    r = simulate(est.engine, w, cfg)
+    steady = np.asarray(r.step_start_s) >= r.arrival_s[k]
+    t, p = np.asarray(r.step_s)[steady], np.asarray(r.step_prefill_tokens)[steady]
+    sim_share = t[p > 0].sum() / t.sum()
+    rate = (n - k - 1) / (r.arrival_s[-1] - r.arrival_s[k])  # the run's own rate
+    _, _, _, slots, kw = _load_inputs(est.engine, input_len=2500, output_len=256, input_cv=0.0, output_cv=0.0,
+                                      max_num_seqs=est.max_num_seqs, kv_capacity_tokens=est.memory.kv_sequence_tokens,
+                                      max_num_batched_tokens=1024, enable_chunked_prefill=True)
+    running, _ = _decode_batch(est.engine, rate_rps=rate, slots=slots, **kw)
+    per_step, busy = (float(engine_load(est.engine, running=running, rate_rps=rate, budget_busy_periods=b,
+                                        **kw).budget_utilization) for b in (False, True))
+    assert sim_share == pytest.approx(0.70, abs=0.01)
+    assert abs(busy - sim_share) < 0.015 < 0.02 < abs(per_step - sim_share)
