@@ -309,3 +309,20 @@ def test_open_loop_budget_is_busy_as_long_as_the_simulators():
                                         **kw).budget_utilization) for b in (False, True))
     assert sim_share == pytest.approx(0.70, abs=0.01)
     assert abs(busy - sim_share) < 0.015 < 0.02 < abs(per_step - sim_share)
+
+
+def test_own_prefill_of_two_full_chunks_is_their_two_steps():
+    """A prompt of exactly two rooms, alone (no decodes, nothing behind it): its own prefill is a step of
+    `room` tokens after none of its keys plus a step of `room` tokens after `room` of them. The full
+    chunks read (k − 2)·room/2 of the prompt's keys on average (here 0); they were priced after
+    (k − 1)·room/2 (here 1,024), attention the first chunk does not have."""
+    from calc.timing.serving import prefill_step
+    from calc.traffic.queueing import own_prefill_s
+
+    e = engine_numbers(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"))
+    room = 2048
+    own = own_prefill_s(e, input_len=2 * room, mean_input_len=2 * room, running=0.0, context_tokens=2 * room,
+                        rate_rps=0.0, wait_s=0.0, max_num_batched_tokens=room)
+    steps = (prefill_step(e, prompts=1.0, prompt_tokens=room, cached_tokens=0.0).step_s
+             + prefill_step(e, prompts=1.0, prompt_tokens=room, cached_tokens=room).step_s)
+    assert float(own) == pytest.approx(float(steps), rel=1e-12)
