@@ -327,7 +327,7 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
       1. its full steps carry the batch present over *time*, R·TPOT/T̄ (Little's law with the
          time each sequence spends decoding), not the per-step average R = λ·(O − 1)·T̄: long
          steps hold more sequences. Simulator: 39.4 decodes in the steps that carry prompts,
-         34.4 per step on average; the model 33.2 per step, 37.6 over time;
+         34.4 per step on average; the model 33.1 per step, 37.5 over time;
       2. a busy period ends in a step whose room its prompts fill only in part, and that step
          still runs the whole batch's decodes: δ = T_dec/2 more than its tokens' share τ·r
          (the room left empty is on average half: 0.49-0.53 over the simulator's busy periods
@@ -337,7 +337,7 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
          there the steps that carry prompts are the mixed steps priced above; counted as
          1 − I/(2·room) (0.94 there) the open loop's P95 overshot the simulator by 17 % at 90 % of
          capacity (lognormal CV 1 and 0.5), at one half by 5 and 6 %.
-      Together, the budget's busy share 0.669 → 0.691 (simulator 0.70); long runs
+      Together, the budget's busy share 0.669 → 0.691 (simulator 0.697); long runs
       (bench/traffic_spread.py --requests 20000) at 85-90 % of capacity: see the README.
     A closed loop keeps the per-step batch (its budget queue is :mod:`calc.traffic.chunk_queue`).
     ``speculative`` (a :class:`calc.timing.speculative.Drafter`): decode steps seen per output token
@@ -590,7 +590,7 @@ def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs
     The decoding batch solves R = λ·(O − 1)·T̄(R) (decode tokens per second in = out; bisection
     on [0, c]; none there: past capacity). Then, in seconds,
       TTFT = t_api + W_api + t_req + (1 − ρ_q)·T_dec/2 + W + own(W),  W = W_pf + W_slot,
-    W_api M/D/1, W_pf M/G/1 (:func:`engine_load`), own(W) :func:`own_prefill_s`, and
+    W_api M/D/1, W_pf M/G/1 (:func:`engine_load`, its budget priced as its busy periods run), own(W) :func:`own_prefill_s`, and
     W_slot = (1 + cv_O²)/2 · π · z·E2E/(c − a), a = λ·E2E, π = 1/(1 + β·Φ(β)/φ(β)),
     β = (c − a)/√(z·a) (:func:`peaked_wait_probability`: the diffusion limit of c servers fed by a
     peaked batch, Var(R) = z·R; the wait of those who wait z·E2E/(c − a), the same limit's). TPOT = T̄ + z·dT̄/dR; E2E = TTFT + (O − 1)·TPOT.
