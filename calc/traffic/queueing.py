@@ -423,10 +423,10 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
     t_full = t_full + extra_chunk * room_busy / c
     tau = t_full / room_busy
     if budget_busy_periods:  # each busy period's last step, half empty (docstring, 2)
-        delta = np.where(chunked, t_step / 2.0, 0.0)
+        delta_s = np.where(chunked, t_step / 2.0, 0.0)
         rho0 = lam * tau * I
         with np.errstate(divide="ignore", invalid="ignore"):
-            tau = tau * np.where(rho0 > 0, (rho0 + lam * delta) / (1.0 + lam * delta) / np.maximum(rho0, 1e-300), 1.0)
+            tau = tau * np.where(rho0 > 0, (rho0 + lam * delta_s) / (1.0 + lam * delta_s) / np.maximum(rho0, 1e-300), 1.0)
     rho_q = lam * tau * I
     w, _ = mg1_wait_s(rate_rps=lam, service_s=tau * I,
                       service_m2_s2=tau ** 2 * lognormal_moment(mean=I, cv=cv_i, k=2),
