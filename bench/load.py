@@ -251,7 +251,7 @@ async def run_session(base_url: str, page: str, rng: random.Random, timeout_s: f
         await s.fetch_cookie()
         await asyncio.sleep(max(0.0, start_at - time.monotonic()))  # all sessions open at once
         await s.connect()
-        r = await s.run()
+        r = await s.first_run()  # a first view and the whole page, as a browser has them (ui.first_view)
         collect(r)
         result.first_load_s = r.elapsed_s
         result.first_load_at = time.monotonic()

@@ -16,6 +16,7 @@ _WIDGET_KEY = "ui_lang"
 
 EN: dict[str, str] = {
     "app.title": "LLM inference trade-offs",
+    "fv.more": "Loading the controls…",
     "nav.memory": "Memory",
     "nav.kv_table": "KV table (course §3.2)",
     "lang.label": "Language / 语言",
@@ -329,6 +330,7 @@ EN: dict[str, str] = {
 
 ZH: dict[str, str] = {
     "app.title": "大模型推理权衡",
+    "fv.more": "正在载入控件…",
     "nav.memory": "显存",
     "nav.kv_table": "KV 表（课程 §3.2）",
     "lang.label": "Language / 语言",

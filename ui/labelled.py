@@ -23,6 +23,7 @@ from typing import Any, Callable
 import streamlit as st
 
 from ui import controls as C
+from ui import first_view
 from ui.traffic import ACROSS_PAGES
 
 _RENDERED = "_rendered_controls"  # as ui.state._RENDERED: the controls of this run, for the share link
@@ -110,7 +111,10 @@ def render(ctl: C.Control, t: Callable[..., str], label_of: Callable[[Any], str]
             return str(option)
 
     common = dict(key=key, format_func=fmt, help=t(f"ctl.{key}.help"), **widget)
-    if multi:
+    if first_view.quiet(ctl.kind):  # not drawn: its slot, and the value seeded above (the widget's start)
+        first_view.slot(where, ctl.kind)
+        value = st.session_state[key]
+    elif multi:
         value = where.multiselect(t(f"ctl.{key}"), ctl.choices(), **common)
     else:
         value = where.selectbox(t(f"ctl.{key}"), ctl.choices(), **common)

@@ -21,7 +21,7 @@ from typing import Any, Iterable
 import plotly.graph_objects as go
 import streamlit as st
 
-from ui import charts, phone
+from ui import charts, first_view, phone
 from ui.theme import DARK_INKS, FONT_SIZE, TEXT_INK
 
 
@@ -115,11 +115,17 @@ def present_in_url() -> bool:
     return str(st.query_params.get(PRESENT_PARAM, "")).strip().lower() in ("1", "true", "yes", "on")
 
 
+def init_present() -> None:
+    """The presenter switch's value from the link, on a session's first run (drawn or not: a first
+    view, ui.first_view, draws no sidebar, and :func:`presenting` reads it)."""
+    if _SWITCH not in st.session_state:
+        st.session_state[_SWITCH] = present_in_url()
+
+
 def render_present_switch(t) -> bool:
     """The presenter-mode switch. Its state lives in the URL as ``?present=1``, written here (not a
     bound widget: a bound toggle spells it ``true`` and drops ``1``), like the language switch."""
-    if _SWITCH not in st.session_state:
-        st.session_state[_SWITCH] = present_in_url()
+    init_present()
     on = st.toggle(t("ctl.present"), key=_SWITCH, help=t("ctl.present.help"))
     if on and st.query_params.get(PRESENT_PARAM) != "1":
         st.query_params[PRESENT_PARAM] = "1"
@@ -361,3 +367,4 @@ def chart(fig: go.Figure, key: str, where: Any = None) -> None:
     if text:
         where.html(f'<div class="chart-title">{html.escape(text)}</div>')
     where.plotly_chart(charts.Figure(d["data"], d["layout"], sendable=True), key=key, config=phone.chart_config(small))
+    first_view.chart_drawn()  # a fresh session's first view ends at its first chart (ui.first_view)

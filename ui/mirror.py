@@ -14,6 +14,7 @@ from typing import Any, Callable
 import streamlit as st
 
 from ui import controls as C
+from ui import first_view
 
 _VIEW = "_mirror_{}"
 
@@ -25,6 +26,11 @@ def _copy_back(key: str) -> None:
 def number(ctl: C.Control, t: Callable[..., str], label_key: str, *, disabled: bool = False, where: Any = st) -> int:
     """A number input showing the sidebar control ``ctl``'s value; a change sets ``ctl``."""
     view = _VIEW.format(ctl.key)
+    if first_view.quiet("number"):  # the sidebar is not drawn: the value its widget would start at; no widget here
+        from ui.state import quiet_value  # noqa: PLC0415  (ui.state imports the page helpers)
+
+        first_view.slot(where)
+        return quiet_value(ctl)
     st.session_state[view] = st.session_state.get(ctl.key, ctl.default)
     num = int if ctl.integer else float
     return where.number_input(t(label_key), min_value=num(ctl.lo), max_value=num(ctl.hi), step=num(ctl.step), key=view,

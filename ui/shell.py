@@ -26,7 +26,7 @@ import streamlit as st
 
 from ui import preload  # noqa: F401  (first: libraries fully imported before any page runs)
 from ui import eventloop
-from ui import charts, compare, config_read, i18n, layout, preload_chart, state, vllm_paste, widget_state
+from ui import charts, compare, config_read, first_view, i18n, layout, preload_chart, state, vllm_paste, widget_state
 from ui.i18n import Translator
 
 eventloop.install()  # a page run's messages reach the event loop in batches (ui.eventloop)
@@ -34,7 +34,7 @@ widget_state.install()  # a keyed widget reads its own session-state entry, not 
 config_read.install()  # Streamlit's options read without its process-wide lock (ui.config_read)
 charts.install_json_check()  # a chart's JSON encoded once, not twice when its base64 holds "NaN" (ui.charts)
 
-_IN_SHELL = "_shell_running"  # True only while app.py runs the page
+_IN_SHELL = first_view.FRAME  # True only while app.py runs the page
 _SCENARIO = "_scenario"
 
 
@@ -146,26 +146,40 @@ def run(pages: list[PageSpec] | None = None) -> None:
     current = st.navigation(st_pages + aliases, position="hidden")
     spec = next((p for p, sp in zip(pages, st_pages) if sp.title == current.title), None)
     ignored = spec.ignores if spec is not None else frozenset()
+    messages = lang_warnings + state.prepare_sidebar(t)
+    layout.init_present()
+    # A fresh browser session's first run draws the page down to its first chart, no sidebar controls
+    # (ui.first_view); not where there is something to say, or a comparison to show after the page.
+    quiet = None
+    if first_view.possible() and not messages and compare.KEY not in st.query_params:
+        quiet = state.quiet_scenario()
+    first = first_view.begin(plain=quiet is not None)
     with st.sidebar:
         preload_chart.render()  # Plotly's JavaScript starts loading now, not after the controls
         st.markdown(f"**{t('app.title')}**")
-        with st.container(key="app_nav"):
-            for p in st_pages:
-                st.page_link(p, label=p.title, icon=p.icon)
-        i18n.render_language_switch(t)
-        layout.render_present_switch(t)
+        if first:
+            first_view.render_signal(t)
+        else:
+            with st.container(key="app_nav"):
+                for p in st_pages:
+                    st.page_link(p, label=p.title, icon=p.icon)
+            i18n.render_language_switch(t)
+            layout.render_present_switch(t)
     layout.apply_style(ignored)
-    sc, messages = state.render_sidebar(t, ignored=ignored)
-    vllm_paste.render(t)
-    compare.render_controls(t)
-    share_slot = st.sidebar.container()
+    if first:
+        sc = quiet
+    else:
+        sc, messages = state.render_sidebar(t, messages, ignored=ignored)
+        vllm_paste.render(t)
+        compare.render_controls(t)
+        share_slot = st.sidebar.container()
     # One slot for the messages, drawn whether or not there are any: the page's elements keep their
     # places when a message comes or goes. (A card's place is its identity in the browser: drawn one
     # place lower after an upload's message, the new card stood beside the old one until the run ended.)
     notices = st.empty()
-    if shown := lang_warnings + messages:
+    if messages:
         with notices.container():
-            for level, text in shown:
+            for level, text in messages:
                 getattr(st, level)(text)
     st.session_state[_SCENARIO] = sc
     st.session_state[_IN_SHELL] = True
@@ -173,6 +187,7 @@ def run(pages: list[PageSpec] | None = None) -> None:
         current.run()
     finally:
         st.session_state[_IN_SHELL] = False
+    first_view.page_ended()  # a first view that drew no chart: the whole page now
     compare.render_comparison(st.session_state[_SCENARIO], t)
     state.render_share(st.session_state[_SCENARIO], t, lang, share_slot)
 

@@ -25,7 +25,7 @@ from calc.spec.untrusted import InputError, json_type, load_json, safe_name
 from calc.sizing.scenario import ResolvedServing, check_gpu_formats, effective_quantization, resolve_serving
 from ui import controls as C
 from ui.i18n import Translator
-from ui import config_link, labelled, session_view, uploader
+from ui import config_link, first_view, labelled, session_view, uploader
 from ui.labelled import value_from_url, write_url
 from ui.layout import lazy_expander
 from ui.safe import describe, md_escape, user_text
@@ -150,7 +150,8 @@ def check_query_params(controls: tuple[C.Control, ...], t: Translator) -> list[s
 
             out.append(t("warn.bad_param", key=ctl.key, raw=user_text(shown),
                          allowed=md_escape(localize_allowed(allowed, t)), default=md_escape(_shown(ctl.default, t))))
-    return out
+    # said once (the value has left the link): a first view's warnings are said again by the whole page
+    return first_view.carry_warnings(tuple(c.key for c in controls), out)
 
 
 def _shown(value: Any, t: Translator) -> str:
@@ -182,7 +183,11 @@ def render_control(ctl: C.Control, t: Translator, where=st, *, placeholder: str 
     if across:
         session_view.touch(ctl)
         labelled.carry_over(ctl.key)
-    value = _widget(ctl, t, where, placeholder=placeholder, bound=bound, disabled=disabled)
+    if first_view.quiet(ctl.kind):  # not drawn: its slot, and the value it would start at
+        first_view.slot(where, ctl.kind)
+        value = quiet_value(ctl)
+    else:
+        value = _widget(ctl, t, where, placeholder=placeholder, bound=bound, disabled=disabled)
     if across:
         labelled.keep(ctl.key, value)
     return value
@@ -603,12 +608,12 @@ def _lazy_section(where, t: Translator, label_key: str, key: str, controls: tupl
     return exp
 
 
-def render_sidebar(t: Translator, ignored: frozenset[str] = frozenset()) -> tuple[Scenario, list[tuple[str, str]]]:
-    """Draw the shared controls in the sidebar; return the scenario and messages for the page.
+def prepare_sidebar(t: Translator) -> list[tuple[str, str]]:
+    """Before anything is drawn: the link's values checked (bad ones dropped from it), uploads
+    released, the messages of earlier callbacks collected. Returns the messages for the page.
 
     Messages are (level, text) with level ``warning`` / ``error`` / ``success``: bad query
     parameters, rejected uploads, and why the last valid scenario is shown instead.
-    ``ignored``: keys of controls the current page does not use (dimmed, "not used on this page").
     """
     st.session_state[_RENDERED] = {}
     release_uploads()
@@ -616,6 +621,52 @@ def render_sidebar(t: Translator, ignored: frozenset[str] = frozenset()) -> tupl
     messages += [("warning", w) for w in check_query_params(SHARED, t)] + pop_messages(t)
     # a link's settings of other pages: kept for when the user opens them (ui.session_view)
     messages += [("warning", w) for w in session_view.seed_from_link(lambda cs: check_query_params(cs, t))]
+    return messages
+
+
+def quiet_value(ctl: C.Control) -> Any:
+    """The value ``ctl``'s widget would start at in this run, without drawing it (a first view,
+    :mod:`ui.first_view`): the session's (set by a callback, carried over from another page), else
+    the link's (already checked), else the default, in the type the widget returns."""
+    if ctl.key in st.session_state:
+        value = st.session_state[ctl.key]
+    else:
+        value = value_from_url(ctl)
+        if value is None:
+            value = ctl.default
+    if value is None:
+        return None
+    if ctl.kind in ("multi", "multi_int"):
+        return list(value)
+    if ctl.kind == "toggle":
+        return bool(value)
+    if ctl.kind in ("number", "slider"):
+        return int(value) if ctl.integer else float(value)
+    return value
+
+
+def quiet_scenario() -> Scenario | None:
+    """The scenario the sidebar's widgets would give in this run, none drawn (a first view,
+    :mod:`ui.first_view`); None where the sidebar must be drawn to say something: the user's own
+    model, or values that do not make a scenario (the sidebar names the field)."""
+    values = {c.key: quiet_value(c) for c in C.SHARED}
+    if (values["model"] == C.CUSTOM_MODEL or values["gpu"] == C.CUSTOM_GPU
+            or st.session_state.get(_CUSTOM_ARCH) is not None):
+        return None
+    try:
+        return build_scenario(values)
+    except (ValueError, KeyError):
+        return None
+
+
+def render_sidebar(t: Translator, messages: list[tuple[str, str]],
+                   ignored: frozenset[str] = frozenset()) -> tuple[Scenario, list[tuple[str, str]]]:
+    """Draw the shared controls in the sidebar; return the scenario and the messages for the page
+    (``messages``: :func:`prepare_sidebar`'s, with this function's own added).
+
+    ``ignored``: keys of controls the current page does not use (dimmed, "not used on this page").
+    """
+    messages = list(messages)
     sb = st.sidebar
     _sidebar_control(MODEL, t, sb, ignored)
     custom = lazy_expander(sb, t("sidebar.custom_config"), "sec_config")
