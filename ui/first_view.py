@@ -115,11 +115,13 @@ def quiet(kind: str) -> bool:
     return kind in QUIET_KINDS and active()
 
 
-def slot(where=st, kind: str = "number") -> None:
+def slot(where=st, kind: str = "number", key: str | None = None) -> None:
     """The place of a widget a first view does not draw: a blank of the widget's height, so every
     element after it keeps its place (a new place would be a new element in the browser) and the
-    page does not jump when the widget comes."""
-    where.html(f'<div style="height:{SLOT_REM.get(kind, BOX_REM):.3f}rem"></div>')
+    page does not jump when the widget comes. ``key``: the widget's, given to the blank's box, so the
+    style sheet's rules for it (a width in a row of controls, ui.layout) hold for the blank too."""
+    box = where.container(key=key) if key else where
+    box.html(f'<div style="height:{SLOT_REM.get(kind, BOX_REM):.3f}rem"></div>')
 
 
 def render_signal(t) -> None:

@@ -112,7 +112,7 @@ def render(ctl: C.Control, t: Callable[..., str], label_of: Callable[[Any], str]
 
     common = dict(key=key, format_func=fmt, help=t(f"ctl.{key}.help"), **widget)
     if first_view.quiet(ctl.kind):  # not drawn: its slot, and the value seeded above (the widget's start)
-        first_view.slot(where, ctl.kind)
+        first_view.slot(where, ctl.kind, key)
         value = st.session_state[key]
     elif multi:
         value = where.multiselect(t(f"ctl.{key}"), ctl.choices(), **common)

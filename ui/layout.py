@@ -67,9 +67,12 @@ _BASE_CSS = CJK_FONT_CSS + """
 [class*="st-key-grid"] > div > [data-testid="stMetric"] { height: 100%; }
 /* The frontier's SLA row: the compare chips get the most room, the replicas box the least. */
 .st-key-grid5_fr_sla > div { flex: 1 1 0; min-width: 9rem; }
-.st-key-grid5_fr_sla > .st-key-price_usd { flex-grow: 0.8; }
-.st-key-grid5_fr_sla > .st-key-replicas { flex-grow: 0.6; min-width: 7rem; }
-.st-key-grid5_fr_sla > .st-key-overlays { flex-grow: 1.6; min-width: 14rem; }
+/* (each also for a first view's blank of that box, ui.first_view.slot: a keyed box inside a wrapper) */
+.st-key-grid5_fr_sla > .st-key-price_usd, .st-key-grid5_fr_sla > div:has(> .st-key-price_usd) { flex-grow: 0.8; }
+.st-key-grid5_fr_sla > .st-key-replicas, .st-key-grid5_fr_sla > div:has(> .st-key-replicas) {
+  flex-grow: 0.6; min-width: 7rem; }
+.st-key-grid5_fr_sla > .st-key-overlays, .st-key-grid5_fr_sla > div:has(> .st-key-overlays) {
+  flex-grow: 1.6; min-width: 14rem; }
 /* The chart preload script (ui.preload_chart): no room, nothing shown. */
 .st-key-chart_preload { display: none; }
 /* A wide Markdown table (the planner's ranking): smaller type and cells, as a data grid's. */

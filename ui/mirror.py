@@ -29,7 +29,7 @@ def number(ctl: C.Control, t: Callable[..., str], label_key: str, *, disabled: b
     if first_view.quiet("number"):  # the sidebar is not drawn: the value its widget would start at; no widget here
         from ui.state import quiet_value  # noqa: PLC0415  (ui.state imports the page helpers)
 
-        first_view.slot(where)
+        first_view.slot(where, "number", view)
         return quiet_value(ctl)
     st.session_state[view] = st.session_state.get(ctl.key, ctl.default)
     num = int if ctl.integer else float

@@ -184,7 +184,7 @@ def render_control(ctl: C.Control, t: Translator, where=st, *, placeholder: str 
         session_view.touch(ctl)
         labelled.carry_over(ctl.key)
     if first_view.quiet(ctl.kind):  # not drawn: its slot, and the value it would start at
-        first_view.slot(where, ctl.kind)
+        first_view.slot(where, ctl.kind, ctl.key)
         value = quiet_value(ctl)
     else:
         value = _widget(ctl, t, where, placeholder=placeholder, bound=bound, disabled=disabled)
