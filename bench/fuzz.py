@@ -37,6 +37,7 @@ PLAN = {
     "batch_lines": 150,  # 8 lines each
     "simulate_batch": 100,  # 6 lines each
     "pages_apptest": 60,
+    "pages_first_view": 200,  # a browser's session of a link (ui.first_view): 3 runs each
 }
 
 
@@ -110,6 +111,11 @@ def main(argv=None) -> int:
                            lambda lines: F.check_batch(lines, "simulate"), len),
         "pages_apptest": (st.tuples(st.sampled_from([pg.path for pg in PAGES]), F.query_params(max_keys=10)),
                           check_page, lambda x: max(1, len(x[1]))),
+        # accepted: the link got a first view (its chart and the page after the press checked); rejected: the whole
+        # page at once (a value the sidebar reports)
+        "pages_first_view": (st.tuples(st.sampled_from([pg.path for pg in PAGES]),
+                                       st.one_of(F.valid_query_params(), F.query_params(max_keys=6))),
+                             lambda x: F.check_first_view(x[1], x[0]), lambda x: max(1, len(x[1]))),
     }
     print(f"fuzz: scale {args.scale} (machine shared; times indicative only)")
     results = {name: run(name, n[name], *jobs[name]) for name in (args.only or PLAN)}

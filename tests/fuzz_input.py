@@ -105,6 +105,15 @@ def query_params(draw, controls: tuple[C.Control, ...] | None = None, max_keys: 
     return out
 
 
+@st.composite
+def valid_query_params(draw, controls: tuple[C.Control, ...] | None = None, max_keys: int = 6) -> dict[str, list[str]]:
+    """A link of valid values only (one each): most get a browser's first view (ui.first_view), which a hostile
+    value, reported by the sidebar, does not."""
+    controls = controls or all_controls()
+    keys = draw(st.lists(st.sampled_from(controls), max_size=max_keys, unique_by=lambda c: c.key))
+    return {ctl.key: [draw(valid_text(ctl))] for ctl in keys}
+
+
 # ----------------------------------------------------------------------------- pure sanitizer
 
 def check_sanitize(params: dict[str, list[str]]) -> None:
@@ -565,3 +574,49 @@ def check_page(query: dict[str, list[str]], page: str | None, keep_gpu: str = "h
             named = re.match(r"(URL parameter |网址参数 )([^ =]+)", text).group(2)
             assert named in keys, (named, text)
             assert len(text) < MAX_MESSAGE + 400, text
+
+
+def _opened(query: dict[str, list[str]], page: str):
+    """A fresh AppTest whose first run is ``page`` with ``query`` (a link opened on that page)."""
+    from streamlit.testing.v1 import AppTest  # noqa: PLC0415
+
+    from conftest import APP  # noqa: PLC0415
+
+    at = AppTest.from_file(APP, default_timeout=60)
+    for key, values in query.items():
+        at.query_params[key] = values if len(values) > 1 else values[0]
+    return at.switch_page(page).run()
+
+
+def check_first_view(query: dict[str, list[str]], page: str) -> bool:
+    """The same link opened in a browser's session (ui.first_view): no exception in the first view or
+    after its button is pressed; where there was a first view, its chart is the whole page's first chart
+    and the whole page after the press is the page a plain session gets (its charts, Markdown and
+    warnings). Returns whether the link got a first view (a hostile value gets the whole page at once)."""
+    import json as _json  # noqa: PLC0415
+
+    from ui import first_view  # noqa: PLC0415
+
+    def charts(at) -> list:
+        return [_json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+    plain = _opened(query, page)
+    assert not plain.exception, [e.value for e in plain.exception]
+    browser, first_view.from_browser = first_view.from_browser, lambda: True
+    try:
+        at = _opened(query, page)
+        assert not at.exception, [e.value for e in at.exception]
+        button = f"{first_view.KEY}_button"
+        if button not in [b.key for b in at.button]:
+            return False
+        first = charts(at)
+        assert len(first) <= 1 and first == charts(plain)[:len(first)]
+        at.button(key=button).click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert button not in [b.key for b in at.button]
+        assert charts(at) == charts(plain)
+        assert [m.value for m in at.main.markdown] == [m.value for m in plain.main.markdown]
+        assert sorted(w.value for w in at.warning) == sorted(w.value for w in plain.warning)
+        return True
+    finally:
+        first_view.from_browser = browser

@@ -89,3 +89,11 @@ def test_cli_simulate_batch_lines(lines):
 @given(query=F.query_params(max_keys=8))
 def test_every_page_survives_hostile_query_parameters(page, query):
     F.check_page(query, None if page == "pages/memory.py" else page)
+
+
+@pytest.mark.parametrize("page", ["pages/memory.py", "pages/frontier.py", "pages/roofline.py"])
+@PAGE
+@given(query=st.one_of(F.valid_query_params(), F.query_params(max_keys=6)))
+def test_a_browsers_first_view_of_any_link_is_the_whole_pages_first_chart(page, query):
+    # ui.first_view: the first view's chart is the whole page's, and the page after the press a plain session's
+    F.check_first_view(query, page)
