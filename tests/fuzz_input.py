@@ -576,35 +576,20 @@ def check_page(query: dict[str, list[str]], page: str | None, keep_gpu: str = "h
             assert len(text) < MAX_MESSAGE + 400, text
 
 
-def _opened(query: dict[str, list[str]], page: str):
-    """A fresh AppTest whose first run is ``page`` with ``query`` (a link opened on that page)."""
-    from streamlit.testing.v1 import AppTest  # noqa: PLC0415
-
-    from conftest import APP  # noqa: PLC0415
-
-    at = AppTest.from_file(APP, default_timeout=60)
-    for key, values in query.items():
-        at.query_params[key] = values if len(values) > 1 else values[0]
-    return at.switch_page(page).run()
-
-
 def check_first_view(query: dict[str, list[str]], page: str) -> bool:
     """The same link opened in a browser's session (ui.first_view): no exception in the first view or
     after its button is pressed; where there was a first view, its chart is the whole page's first chart
     and the whole page after the press is the page a plain session gets (its charts, Markdown and
     warnings). Returns whether the link got a first view (a hostile value gets the whole page at once)."""
-    import json as _json  # noqa: PLC0415
-
+    from apptest_helpers import open_page, plotly_specs as charts  # noqa: PLC0415
     from ui import first_view  # noqa: PLC0415
 
-    def charts(at) -> list:
-        return [_json.loads(el.proto.spec) for el in at.get("plotly_chart")]
-
-    plain = _opened(query, page)
+    link = {key: values if len(values) > 1 else values[0] for key, values in query.items()}
+    plain = open_page(page, link)
     assert not plain.exception, [e.value for e in plain.exception]
     browser, first_view.from_browser = first_view.from_browser, lambda: True
     try:
-        at = _opened(query, page)
+        at = open_page(page, link)
         assert not at.exception, [e.value for e in at.exception]
         button = f"{first_view.KEY}_button"
         if button not in [b.key for b in at.button]:

@@ -26,7 +26,7 @@ def _copy_back(key: str) -> None:
 def number(ctl: C.Control, t: Callable[..., str], label_key: str, *, disabled: bool = False, where: Any = st) -> int:
     """A number input showing the sidebar control ``ctl``'s value; a change sets ``ctl``."""
     view = _VIEW.format(ctl.key)
-    if first_view.quiet("number"):  # the sidebar is not drawn: the value its widget would start at; no widget here
+    if first_view.quiet(ctl.kind):  # the sidebar is not drawn: the value its widget would start at; no widget here
         from ui.state import quiet_value  # noqa: PLC0415  (ui.state imports the page helpers)
 
         first_view.slot(where, "number", view)
