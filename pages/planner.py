@@ -20,7 +20,7 @@ from ui.planner import figures as FP
 from ui.planner import runs as pl_runs
 from ui.prefixcache.widgets import prefix_inputs
 from ui.speculative.inputs import speculative_inputs
-from ui.planner.controls import (PL_BUDGET, PL_GPUS, PL_MAX_GPUS, PL_SORT, PL_TOP, PL_PRICES, PLANNER,
+from ui.planner.controls import (PL_BUDGET, PL_GPUS, PL_MAX_GPUS, PL_ONE_PER_GPU, PL_SORT, PL_TOP, PL_PRICES, PLANNER,
                                  PRICES_KEY, parse_prices)
 from ui.safe import describe, md_escape
 from ui.state import check_query_params, render_control
@@ -56,6 +56,7 @@ def _search_options() -> None:
     a, b = st.columns(2)
     lazy_inputs.selectbox(PL_SORT, t, lambda o: t(f"opt.pl_sort.{o}"), a)
     render_control(PL_TOP, t, b, bound=False)
+    render_control(PL_ONE_PER_GPU, t, bound=False)
     a, b = st.columns(2)
     render_control(PL_MAX_GPUS, t, a, bound=False)
     render_control(PL_BUDGET, t, b, bound=False)
@@ -66,8 +67,10 @@ def _search_options() -> None:
 
 # the first view draws less (each select or number box ~20-30 ms of the browser's main thread before the chart)
 opts = lazy_inputs.section(t, t("pl.search_options"), "sec_pl_search",
-                           (PL_SORT, PL_TOP, PL_MAX_GPUS, PL_BUDGET, PL_GPUS, PL_PRICES), _search_options, where=c7)
+                           (PL_SORT, PL_TOP, PL_ONE_PER_GPU, PL_MAX_GPUS, PL_BUDGET, PL_GPUS, PL_PRICES), _search_options,
+                           where=c7)
 sort, top, max_gpus, budget = opts[PL_SORT.key], opts[PL_TOP.key], opts[PL_MAX_GPUS.key], opts[PL_BUDGET.key]
+one_per_gpu = bool(opts[PL_ONE_PER_GPU.key])
 allowed, prices_text = opts[PL_GPUS.key], opts[PRICES_KEY]
 c11, c12 = st.columns([1, 2])  # the drafter's three inputs need the wider side
 with c11:  # the workload's prefix reuse and the drafter: the frontier's and load test's inputs (same URL keys)
@@ -87,7 +90,8 @@ st.caption(t("pl.intro", model=sc.arch.name, rate=F.number(rate, 2), i=F.integer
 try:
     req = PlanRequest(rate_rps=rate, input_len=s.input_len, output_len=s.output_len, ttft_slo_s=ttft_ms / 1e3,
                       tpot_slo_s=tpot_ms / 1e3, percentile=percentile, max_gpus=max_gpus, budget_usd_per_hour=budget,
-                      sort=sort, top=top, gpu_memory_utilization=s.gpu_memory_utilization, lengths=lengths,
+                      sort=sort, top=top, one_per_gpu=one_per_gpu, gpu_memory_utilization=s.gpu_memory_utilization,
+                      lengths=lengths,
                       length_spread=0.0 if lengths == "fixed" else float(spread),
                       **({} if reuse is None else dataclasses.asdict(reuse)))
 except ValidationError as exc:
@@ -132,6 +136,8 @@ if best is None:
     st.warning(t("pl.none", n=F.integer(result.grid.size), reasons=reasons))
 else:
     st.subheader(t("pl.table.title"))
+    if one_per_gpu and (distinct := len({d.gpu for d in result.ranked})) < len(result.ranked):
+        st.caption(t("pl.order.one_per_gpu", n=distinct))  # where the two parts meet (calc.plan.search.distinct_first)
     ranked = X.ranked_rows(result, t, lang=lang)
     # Markdown, not a data grid, on the first view: the grid's 1.5 MB of Arrow and grid scripts were
     # loaded and run in the browser's one main thread before the first chart (bench/first_paint.py).

@@ -260,3 +260,18 @@ class TestSubprocess:
                               cwd=ROOT, capture_output=True, text=True, timeout=120)
         assert proc.returncode == 2 and proc.stdout == ""
         assert proc.stderr.splitlines() == ["error: block_size: Input should be 1, 8, 16, 32, 64 or 128 (got 7)"]
+
+
+def test_plan_one_row_per_gpu_first_and_the_flag_that_turns_it_off(capsys):
+    """Issue #19: the default table opens with one row per GPU type (was: four MI300X variants on top);
+    --no-one-per-gpu lists every option in one ranking, the order it had."""
+    argv = ["plan", "--model", "meta-llama/Llama-2-7b-hf", "--rate", "2", "--input-len", "1792", "--output-len", "256",
+            "--ttft-slo-ms", "500", "--tpot-slo-ms", "50", "--format", "json"]
+
+    def rows(*extra):
+        assert main([*argv, *extra]) == 0
+        return json.loads(capsys.readouterr().out)
+    first, every = rows(), rows("--no-one-per-gpu")
+    assert len({r["gpu"] for r in first}) == len(first) == 10
+    assert len({r["gpu"] for r in every}) < len(every)  # one GPU's precision variants take rows
+    assert first[0] == every[0]  # the best option is the best either way

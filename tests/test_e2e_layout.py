@@ -200,3 +200,42 @@ def test_phone_charts_keep_their_plot_under_the_legend(browser: Browser, streaml
             assert not any(c["modebar"] for c in charts), (path, charts)
     finally:
         ctx.close()
+
+
+# Every keyed element (class st-key-…) that takes room on the page, counted by key.
+SHOWN_TWICE_JS = """() => { const n = {};
+  document.querySelectorAll('[data-testid=stMain] [class*="st-key-"]').forEach(e => {
+    const r = e.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0 || getComputedStyle(e).display === 'none') return;
+    for (const c of e.classList) if (c.startsWith('st-key-')) n[c] = (n[c] || 0) + 1; });
+  return Object.entries(n).filter(([k, v]) => v > 1).map(([k, v]) => k + ' x' + v); }"""
+
+
+def test_laptop_load_test_shows_no_element_twice_while_it_runs(browser: Browser, streamlit_url):
+    """Issue #19: "no stale duplicate widgets while a run is in progress". While a new run is on its way
+    (the sidebar's context changed: a new simulation), every keyed element (widgets, the two CDF charts,
+    the cards' grid) is shown once. Streamlit does keep the old chart's node next to the new one for
+    the rest of the run (a chart's element id follows its data), but hidden (display: none, 0 × 0):
+    counted here as the user sees them, every 50 ms."""
+    ctx = browser.new_context(viewport={"width": 1440, "height": 900})
+    try:
+        page = ctx.new_page()
+        _open(page, f"{streamlit_url}/load_test?lt_requests=2000&lang=en")
+        page.locator("[data-testid=stSidebar] .st-key-context input").wait_for(timeout=LOAD)
+        page.locator("[data-test-script-state=notRunning]").wait_for(timeout=LOAD)
+        twice, samples = set(), 0
+        for value in ("2500", "2200", "2600"):
+            box = page.locator("[data-testid=stSidebar] .st-key-context input")
+            box.fill(value)
+            box.press("Enter")
+            page.wait_for_timeout(150)
+            for _ in range(400):  # up to 20 s
+                twice.update(page.evaluate(SHOWN_TWICE_JS))
+                samples += 1
+                if page.locator("[data-test-script-state=notRunning]").count():
+                    break
+                page.wait_for_timeout(50)
+            page.locator(".st-key-lt_cdf_ttft .js-plotly-plot").first.wait_for(timeout=LOAD)
+        assert samples > 3 and not twice, twice
+    finally:
+        ctx.close()

@@ -64,6 +64,11 @@ def test_cost_order_reasons_and_search_time():
     """Issue #19: rank by cost is in cost order (ties: the faster first); "why out" never lists the
     options that meet the SLA; the search time is a caption, not a headline card."""
     at = app(page=PAGE)
+    # the default: one row per GPU first (each GPU's best option; was four MI300X variants on top), in cost order
+    first = ranked_grid(at)
+    assert first["GPU"].is_unique and len(first) == 10
+    assert [float(x.strip("$")) for x in first["$ / hour"]] == sorted(float(x.strip("$")) for x in first["$ / hour"])
+    at = app({"pl_one_per_gpu": "false"}, page=PAGE)  # every option in one ranking: the ties are there
     reasons = [r["Why out"] for r in md_tables(at)[1]]  # [0]: the ranked deployments
     table = ranked_grid(at)
     usd = [float(x.strip("$")) for x in table["$ / hour"]]
@@ -184,7 +189,7 @@ def test_the_percentile_check_keeps_to_the_budget_and_is_cached(monkeypatch, lan
     assert "P99" in warning  # as the select box writes it
     cmd = next(c for c in commands(at) if c.startswith("python -m calc plan"))
     assert "--model meta-llama/Llama-3.1-405B --rate 100000" in cmd and "--percentile p99" in cmd
-    assert "--ttft-slo-ms 600000 --tpot-slo-ms 10000" in cmd and "--work-budget 1000000" in cmd
+    assert "--ttft-slo-ms 600000 --tpot-slo-ms 10000" in cmd and "--work-budget 1200000" in cmd
     r0 = resource.getrusage(resource.RUSAGE_SELF)
     at.run()  # a rerun (or another visitor): the cached result
     r1 = resource.getrusage(resource.RUSAGE_SELF)
@@ -264,3 +269,17 @@ def test_prefix_reuse_from_the_shared_inputs_and_with_speculation():
     at = app({"pc_reuse": "shared", "pc_prefix_len": "1024", "spec_on": "true", "lang": "zh"}, page=PAGE)
     assert not at.exception and not at.error
     assert any("前缀复用与投机解码尚未联合建模" in c for c in texts(at.caption))
+
+
+def test_one_row_per_gpu_first_says_where_the_other_options_start():
+    """Issue #19: with more rows than GPU types the caption says where each GPU's best row ends; the
+    search options hold the switch (the link keeps it off)."""
+    at = app({"pl_top": "30", "sla_stat": "mean"}, page=PAGE)
+    assert not at.exception
+    n = len({r["Deployment"].split(" × ", 1)[1] for r in md_tables(at)[0]})
+    assert any(c.startswith("One row per GPU first") and f"rows 1–{n})" in c for c in texts(at.caption))
+    shown = [r["Deployment"].split(" × ", 1)[1] for r in md_tables(at)[0]]
+    assert len(set(shown[:n])) == n and len(shown) == 30
+    off = app({"pl_top": "30", "sla_stat": "mean", "pl_one_per_gpu": "false"}, page=PAGE)
+    assert not any(c.startswith("One row per GPU first") for c in texts(off.caption))
+    assert off.query_params.get("pl_one_per_gpu") in ("false", ["false"])

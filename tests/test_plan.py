@@ -110,6 +110,12 @@ class TestHandChecked:
         assert math.isnan(float(usd_per_million_tokens(usd_per_hour=3.78, tokens_per_s=0.0)))
 
 
+def id_(d) -> tuple:
+    """A row's option: (GPU, layout, precisions, max_num_seqs)."""
+    return (d.gpu, d.tensor_parallel_size, d.pipeline_parallel_size, d.data_parallel_size, d.enable_expert_parallel,
+            d.quantization, d.kv_cache_dtype, d.max_num_seqs)
+
+
 class TestRanking:
     def test_ranked_rows_meet_the_slo_and_are_sorted(self):
         r = plan(LLAMA8, list_gpus(), REQ)
@@ -128,7 +134,8 @@ class TestRanking:
         $1.78/h); issue #17: before that, the checkpoint's own precision, then a published quantized
         checkpoint, then what vLLM quantizes at load, then a format no checkpoint is known for."""
         r = plan(get_model("meta-llama/Llama-2-7b-hf"), list_gpus(),
-                 PlanRequest(rate_rps=10, input_len=1792, output_len=256, ttft_slo_s=1.0, tpot_slo_s=0.05))
+                 PlanRequest(rate_rps=10, input_len=1792, output_len=256, ttft_slo_s=1.0, tpot_slo_s=0.05,
+                             one_per_gpu=False))
         keys = [(d.usd_per_hour, PRECISION_SOURCES.index(d.precision_source), d.e2e_s) for d in r.ranked]
         assert keys == sorted(keys)
         assert len({u for u, _, _ in keys}) < len(keys)  # there are ties to break
@@ -138,12 +145,34 @@ class TestRanking:
 
     @pytest.mark.parametrize("sort", ["gpus", "throughput"])
     def test_other_sorts(self, sort):
-        r = plan(LLAMA70, FEW_GPUS, REQ.model_copy(update={"sort": sort, "rate_rps": 5.0}))
+        r = plan(LLAMA70, FEW_GPUS, REQ.model_copy(update={"sort": sort, "rate_rps": 5.0, "one_per_gpu": False}))
         if sort == "gpus":
             assert [d.gpus_total for d in r.ranked] == sorted(d.gpus_total for d in r.ranked)
         else:
             per = [d.output_tokens_per_s_per_gpu for d in r.ranked]
             assert per == sorted(per, reverse=True)
+
+    @pytest.mark.parametrize("sort", ["cost", "gpus", "throughput"])
+    def test_one_row_per_gpu_first(self, sort):
+        """Issue #19: the default table opened with four MI300X variants (16-bit / fp8 weights x auto / fp8 KV)
+        and two MI325X ones (Llama-2-7B, 2 req/s). Now each GPU's best-ranked option comes first, in rank
+        order, then the other options in rank order; every option kept, only the order changes."""
+        req = PlanRequest(rate_rps=2, input_len=1792, output_len=256, ttft_slo_s=0.5, tpot_slo_s=0.05, sort=sort,
+                          top=1000)
+        arch = get_model("meta-llama/Llama-2-7b-hf")
+        every = plan(arch, list_gpus(), req.model_copy(update={"one_per_gpu": False})).ranked
+        first = plan(arch, list_gpus(), req).ranked
+        assert len(first) == len(every) and {id_(d) for d in first} == {id_(d) for d in every}
+        gpus = list(dict.fromkeys(d.gpu for d in every))  # in the order of each GPU's best option
+        assert len(gpus) >= 10 and [d.gpu for d in first[:len(gpus)]] == gpus
+        best = {}
+        for d in every:
+            best.setdefault(d.gpu, id_(d))
+        assert [id_(d) for d in first[:len(gpus)]] == [best[g] for g in gpus]  # each GPU's best option
+        rest = [id_(d) for d in every if id_(d) not in best.values()]
+        assert [id_(d) for d in first[len(gpus):]] == rest  # then the others, in rank order
+        # the default ten rows: ten GPUs (was: 4 x MI300X, 2 x MI325X, 4 others)
+        assert len({d.gpu for d in plan(arch, list_gpus(), req.model_copy(update={"top": 10})).ranked}) == 10
 
     def test_vllm_command_of_a_row(self):
         d = plan(LLAMA8, [get_gpu("h100-sxm")], REQ).ranked[0]
@@ -425,7 +454,7 @@ class TestBoundedPercentileSearch:
         from calc.plan import percentiles as P
 
         monkeypatch.setattr(P, "CLEAR_TTFT_FRACTION", 0.0)
-        req = REQ.model_copy(update={"percentile": "p95", "rate_rps": 10.0})
+        req = REQ.model_copy(update={"percentile": "p95", "rate_rps": 10.0, "one_per_gpu": False})
         base = plan(LLAMA8, FEW_GPUS, req)
         first = base.ranked[0]
         assert len(base.ranked) > 2 and base.ranked[1].usd_per_hour < 2 * first.usd_per_hour
@@ -567,7 +596,7 @@ class TestBoundedPercentileSearch:
         simulation (the model is >= 0.62x the simulated percentile: calc.plan.costs) and say so."""
         from calc.plan import percentiles as P
 
-        req = REQ.model_copy(update={"percentile": "p95", "rate_rps": 10.0})
+        req = REQ.model_copy(update={"percentile": "p95", "rate_rps": 10.0, "one_per_gpu": False})
         base = plan(LLAMA8, FEW_GPUS, req)
         calls = []
         monkeypatch.setattr(P, "simulated_percentiles", lambda *a, **k: calls.append(1) or (0.1, 0.01))

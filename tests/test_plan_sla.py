@@ -112,20 +112,29 @@ def test_every_listed_option_meets_its_percentile_in_steady_state(capsys, model,
 
 def test_a_dropped_row_is_replaced_so_the_table_keeps_its_length():
     """The default planner question (Llama-2-7B, 1,792 + 256 lognormal 0.5, 2 req/s, 500 / 50 ms at P95): the
-    re-check finds one of the ten rows over the target at its most replicas (RTX 4090 TP 1, max_num_seqs 32) and
-    dropped it, listing nine; the next option now takes its place (calc.plan.search.PlanResult.spare)."""
+    re-check finds one of the ten rows over the target at its most replicas (RTX 4090 TP 1, max_num_seqs 16) and
+    dropped it, listing nine; the next option now takes its place (calc.plan.search.PlanResult.spare). With one
+    row per GPU first (issue #19) the place goes to the same GPU's next option (TP 2), checked next: the GPU
+    keeps its row (it vanished from the table when the spare rows were only the next ones)."""
     from calc.plan.percentiles import check_top
-    from calc.plan.search import PlanRequest, plan
+    from calc.plan.search import SPARE_PER_GPU, SPARE_ROWS, PlanRequest, plan
     from calc.spec.catalog import get_model, list_gpus
 
     arch = get_model("meta-llama/Llama-2-7b-hf")
     req = PlanRequest(rate_rps=2, input_len=1792, output_len=256, ttft_slo_s=0.5, tpot_slo_s=0.05, percentile="p95",
                       lengths="lognormal", length_spread=0.5)
     r = plan(arch, list_gpus(), req)
-    assert len(r.ranked) == 10 and len(r.spare) == 4
+    assert len(r.ranked) == 10 and len({d.gpu for d in r.ranked}) == 10
+    assert SPARE_ROWS <= len(r.spare) <= SPARE_ROWS + 10 * SPARE_PER_GPU
+    dropped = r.ranked[0]
+    assert (dropped.gpu, dropped.tensor_parallel_size) == ("rtx-4090", 1)
     c = check_top(r, arch, list_gpus())
     assert len(c.ranked) == 10 and "replaced by the next ones" in c.percentile_note
-    assert not any("needs more than" in d.slo_statistic for d in c.ranked)
+    assert {d.gpu for d in c.ranked} == {d.gpu for d in r.ranked}  # every GPU kept its row
+    kept = next(d for d in c.ranked if d.gpu == "rtx-4090")
+    assert kept.tensor_parallel_size == 2 and kept.slo_statistic.startswith("p95 (simulated")
+    # at most the last row checked falls back to the model, and says so
+    assert sum("needs more than" in d.slo_statistic for d in c.ranked) <= 1
     assert all(d.ttft_s <= req.ttft_slo_s and d.tpot_s <= req.tpot_slo_s for d in c.ranked)
     # at the mean no re-check runs and no spare rows are built
     assert plan(arch, list_gpus(), req.model_copy(update={"percentile": "mean"})).spare == []

@@ -86,6 +86,9 @@ def add_plan_parser(sub) -> None:
                    help="lognormal: coefficient of variation; uniform: ± this fraction of the mean (default 0.5; "
                         "with the default --lengths fixed it has no effect, and a note says so)")
     p.add_argument("--top", type=_number("--top", 1, 1000, integer=True, lo_open=False), default=10)
+    p.add_argument("--one-per-gpu", action=argparse.BooleanOptionalAction, default=True,
+                   help="the table opens with one row per GPU type (its best-ranked option), then the other options "
+                        "in rank order; --no-one-per-gpu: every option in rank order")
     p.add_argument("--work-budget", type=_number("--work-budget", 1, 1e12, integer=True, lo_open=False), default=None,
                    help=f"--percentile: simulator work units for the check (default {WORK_BUDGET:,}, ~8 s of one "
                         "core; a unit is a loop pass or 64 engine steps)")
@@ -128,7 +131,8 @@ def run_plan(args: argparse.Namespace) -> int:
     req = PlanRequest(rate_rps=args.rate, input_len=args.input_len, output_len=args.output_len,
                       ttft_slo_s=args.ttft_slo_ms / 1e3, tpot_slo_s=args.tpot_slo_ms / 1e3, percentile=args.percentile,
                       max_gpus=args.max_gpus, budget_usd_per_hour=args.budget_usd_per_hour, sort=args.sort,
-                      top=args.top, max_model_len=args.max_model_len, enable_chunked_prefill=args.enable_chunked_prefill,
+                      top=args.top, one_per_gpu=args.one_per_gpu, max_model_len=args.max_model_len,
+                      enable_chunked_prefill=args.enable_chunked_prefill,
                       lengths=args.lengths, length_spread=0.0 if args.lengths == "fixed" else (
                           0.5 if args.length_spread is None else args.length_spread),
                       **prefix_options(args))

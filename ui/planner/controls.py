@@ -17,9 +17,10 @@ PL_TOP = Control("pl_top", "slider", 10, lo=1, hi=50, step=1)
 PL_MAX_GPUS = Control("pl_max_gpus", "number", None, lo=1, hi=100_000, step=1, optional=True)
 PL_BUDGET = Control("pl_budget", "number", None, lo=0.01, hi=1e7, step=10.0, integer=False, optional=True)
 PL_GPUS = Control("pl_gpus", "multi", (), options=lambda: tuple(gpu_ids()))
+PL_ONE_PER_GPU = Control("pl_one_per_gpu", "toggle", True)  # calc.plan.search.PlanRequest.one_per_gpu
 # The rate and the SLA are the ones every page shares (ui.traffic).
-PLANNER = (RATE, SLA_TTFT_MS, SLA_TPOT_MS, SLA_STAT, LENGTHS, LENGTH_SPREAD, PL_SORT, PL_TOP, PL_MAX_GPUS, PL_BUDGET,
-           PL_GPUS)
+PLANNER = (RATE, SLA_TTFT_MS, SLA_TPOT_MS, SLA_STAT, LENGTHS, LENGTH_SPREAD, PL_SORT, PL_TOP, PL_ONE_PER_GPU, PL_MAX_GPUS,
+           PL_BUDGET, PL_GPUS)
 PRICES_KEY = "pl_prices"  # text "gpu=usd, gpu=usd": the user's own $/GPU-hour (URL-bound text input)
 
 

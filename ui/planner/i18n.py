@@ -26,6 +26,12 @@ EN: dict[str, str] = {
     "opt.pl_sort.throughput": "Throughput per GPU",
     "pl.gpus.placeholder": "Every GPU in the catalog",
     "ctl.pl_top": "Options listed",
+    "ctl.pl_one_per_gpu": "One row per GPU first",
+    "ctl.pl_one_per_gpu.help": "On: the table opens with each GPU type's best option (in rank order), then the "
+                               "other options in rank order. Off: every option in rank order (one GPU's precision "
+                               "variants often fill the top rows).",
+    "pl.order.one_per_gpu": "One row per GPU first: each GPU type's best option, in rank order (rows 1–{n}), then "
+                            "the other options in rank order. Search options: turn it off for one ranking.",
     "ctl.pl_top.help": "How many ranked deployments to list (one per GPU / TP / precision combination).",
     "ctl.pl_max_gpus": "At most this many GPUs",
     "ctl.pl_max_gpus.help": "Limit on replicas × tensor parallelism. Empty: no limit.",
@@ -178,6 +184,11 @@ ZH: dict[str, str] = {
     "opt.pl_sort.throughput": "每 GPU 吞吐量",
     "pl.gpus.placeholder": "目录中的所有 GPU",
     "ctl.pl_top": "列出的方案数",
+    "ctl.pl_one_per_gpu": "每种 GPU 先列一行",
+    "ctl.pl_one_per_gpu.help": "开：表格先按排名列出每种 GPU 的最佳方案，再按排名列出其余方案。"
+                               "关：所有方案按同一排名列出（同一 GPU 的不同精度常常占满前几行）。",
+    "pl.order.one_per_gpu": "每种 GPU 先列一行：先按排名列出每种 GPU 的最佳方案（第 1–{n} 行），再按排名列出其余方案。"
+                            "可在搜索选项中关闭，改为单一排名。",
     "ctl.pl_top.help": "列出多少个排名方案（每种 GPU / TP / 精度组合一个）。",
     "ctl.pl_max_gpus": "GPU 数上限",
     "ctl.pl_max_gpus.help": "副本数 × 张量并行的上限。留空：不限。",

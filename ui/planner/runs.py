@@ -94,4 +94,6 @@ def cli_command(arch: ModelArch, gpu_ids: Sequence[str], req: PlanRequest, price
     if speculative is not None:
         parts.append(f"--speculative-config {q(cli_json(speculative))}")
     parts += [f"--sort {req.sort}", f"--top {req.top}", f"--work-budget {int(work_budget)}"]
+    if not req.one_per_gpu:
+        parts.append("--no-one-per-gpu")
     return " ".join(parts)
