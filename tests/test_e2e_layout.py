@@ -221,11 +221,11 @@ def test_laptop_load_test_shows_no_element_twice_while_it_runs(browser: Browser,
     try:
         page = ctx.new_page()
         _open(page, f"{streamlit_url}/load_test?lt_requests=2000&lang=en")
-        page.locator("[data-testid=stSidebar] .st-key-context input").wait_for(timeout=LOAD)
+        page.locator("[data-testid=stSidebar] .st-key-input_tokens input").wait_for(timeout=LOAD)
         page.locator("[data-test-script-state=notRunning]").wait_for(timeout=LOAD)
         twice, samples = set(), 0
         for value in ("2500", "2200", "2600"):
-            box = page.locator("[data-testid=stSidebar] .st-key-context input")
+            box = page.locator("[data-testid=stSidebar] .st-key-input_tokens input")
             box.fill(value)
             box.press("Enter")
             page.wait_for_timeout(150)

@@ -55,9 +55,9 @@ def test_repeated_key_is_named_and_the_last_value_used():
 
 
 def test_valid_number_in_another_spelling_reaches_the_widget():
-    at = app({"context": "1e3"})  # the bound integer widget reads only "1000"
+    at = app({"context": "1e3"})  # read as 1000 (the sidebar asks input + output: 744 + 256)
     assert not at.exception and not at.warning
-    assert at.number_input(key="context").value == 1000
+    assert at.number_input(key="input_tokens").value == 1000 - 256 and at.session_state["_scenario"].context_tokens == 1000
 
 
 # ----------------------------------------------------------------------------- items 4 and 7: echo
@@ -161,16 +161,16 @@ def test_config_with_a_short_window_lowers_the_context_instead_of_failing():
     at.button(key="config_apply").click().run()
     assert not at.exception and not at.error
     assert any("context lowered to 1,024 tokens" in s for s in plain(at.success))
-    assert at.number_input(key="context").value == 1024
+    assert at.number_input(key="input_tokens").value == 1024 - 256
 
 
 # ----------------------------------------------------------------------------- issue 11 item 10: languages
 
 def test_validation_reason_in_chinese():
     at = app({"lang": "zh"})
-    at.number_input(key="context").set_value(8192).run()
+    at.number_input(key="input_tokens").set_value(8192 - 256).run()
     (error,) = plain(at.error)
-    assert "context：收到 8,192，允许 16 – 4,096" in error and "got" not in error
+    assert "context（输入 + 输出 token）：收到 8,192，允许 16 – 4,096" in error and "got" not in error
     err = InputError("concurrency", "0", allowed="integer 1 – 1,024 (or empty)")
     assert describe(err, Translator("zh")) == "concurrency：收到 '0'，允许 整数 1 – 1,024 （或留空）"
 

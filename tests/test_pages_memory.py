@@ -30,16 +30,17 @@ def test_sidebar_has_every_shared_control_with_help():
     assert "max_num_seqs" not in {w.key for w in at.sidebar.number_input}  # lazy sections start closed
     at = open_section(at, "sec_precision", "sec_parallel", "sec_engine", "sec_efficiency")
     keys = {w.key for w in (*at.sidebar.selectbox, *at.sidebar.number_input, *at.sidebar.slider)}
-    assert {"model", "gpu", "tp", "dtype", "quantization", "kv_cache_dtype", "context", "concurrency",
-            "gpu_memory_utilization", "block_size", "max_model_len", "max_num_seqs", "max_num_batched_tokens",
-            "output_len"} <= keys
+    assert {"model", "gpu", "tp", "dtype", "quantization", "kv_cache_dtype", "input_tokens", "output_tokens",
+            "concurrency", "gpu_memory_utilization", "block_size", "max_model_len", "max_num_seqs",
+            "max_num_batched_tokens"} <= keys
     for w in (*at.sidebar.selectbox, *at.sidebar.number_input, *at.sidebar.slider):
         assert w.help, w.key
 
 
 @pytest.mark.parametrize("key, widget, value, metric, expected", [
-    ("context", "number_input", 4096, "KV cache per request", "2.00 GiB"),
-    ("context", "number_input", 4096, "Max concurrency", "29"),
+    ("input_tokens", "number_input", 4096 - 256, "KV cache per request", "2.00 GiB"),  # + 256 output
+    ("input_tokens", "number_input", 4096 - 256, "Max concurrency", "29"),
+    ("output_tokens", "number_input", 2048 + 256, "KV cache per request", "2.00 GiB"),  # + 1,792 input
     ("kv_cache_dtype", "selectbox", "fp8", "KV cache per token", "256 KiB"),
     ("model", "selectbox", "meta-llama/Llama-3.1-8B", "KV cache per token", "128 KiB"),
     ("tp", "selectbox", 2, "KV cache per token", "256 KiB"),
@@ -88,7 +89,7 @@ def test_first_view_draws_model_gpu_context_and_concurrency_only():
     still apply, stay in the link, and the closed sections say they were changed."""
     at = app()
     assert [w.key for w in at.sidebar.selectbox] == ["model", "gpu"]
-    assert [w.key for w in at.sidebar.number_input] == ["context", "concurrency"]
+    assert [w.key for w in at.sidebar.number_input] == ["input_tokens", "output_tokens", "concurrency"]
     at = app({"tp": "2", "kv_cache_dtype": "fp8"})
     assert not at.exception and not at.warning
     # Llama-2-7B: 2 (K, V) × 32 layers × 4096 hidden × 1 B (fp8) / 2 GPUs = 128 KiB per token and GPU
@@ -137,10 +138,10 @@ def test_good_query_parameters_set_the_view():
 
 def test_invalid_combination_keeps_inputs_and_shows_last_valid_scenario():
     at = app()
-    at.number_input(key="context").set_value(8192).run()  # Llama-2-7B has 4,096 positions
+    at.number_input(key="input_tokens").set_value(7936).run()  # + 256 output: Llama-2-7B has 4,096 positions
     assert not at.exception
-    assert any("context: got 8,192, allowed 16 – 4,096" in e for e in texts(at.error))
-    assert at.number_input(key="context").value == 8192  # what the user typed is kept
+    assert any("context (input + output tokens): got 8,192, allowed 16 – 4,096" in e for e in texts(at.error))
+    assert at.number_input(key="input_tokens").value == 7936  # what the user typed is kept
     assert metrics(at)["KV cache per request"] == "1.00 GiB"  # last valid scenario
     open_section(at, "sec_engine").number_input(key="max_model_len").set_value(16384).run()  # now it is valid
     assert not at.error and metrics(at)["KV cache per request"] == "4.00 GiB"
@@ -187,7 +188,7 @@ def test_chinese_from_url_and_from_browser_locale():
 def test_shared_state_survives_page_switches():
     at = app()
     at.number_input(key="concurrency").set_value(40).run()
-    at.number_input(key="context").set_value(1024).run()
+    at.number_input(key="input_tokens").set_value(768).run()  # + 256 output: 1,024 tokens a request
     at.switch_page("pages/kv_table.py").run()
     assert not at.exception
     at.switch_page("pages/memory.py").run()
@@ -210,7 +211,7 @@ def test_share_link_and_scenario_round_trip():
     assert not fresh.exception
     assert any("loaded" in s for s in texts(fresh.success))
     assert fresh.number_input(key="concurrency").value == 99
-    assert fresh.number_input(key="context").value == 1024
+    assert fresh.number_input(key="input_tokens").value == 1024 - 256
     assert metrics(fresh)["KV cache per request"] == "0.50 GiB"
 
 
@@ -415,3 +416,24 @@ def test_shared_prefixes_fit_more_requests():
     at = app({"pc_reuse": "chat", "lang": "zh"})  # a chat shares nothing between running requests
     assert not at.exception and not any(i.value.startswith("**共享前缀") for i in at.info)
     assert any("对话的上下文各不相同" in c.value for c in at.caption)
+
+
+def test_the_sidebar_asks_input_and_output_tokens_and_states_their_sum():
+    """Issue #19: "context length" meant the whole request on one page and prompt + output on another,
+    and the output hid in the engine section. The sidebar asks input and output tokens side by side;
+    the link keeps context (= input + output) and output_len; a change of one keeps the other."""
+    at = app()
+    assert (at.number_input(key="input_tokens").value, at.number_input(key="output_tokens").value) == (1792, 256)
+    assert "Context 1,792 + 256 = 2,048 tokens per request (KV cache; max_model_len 4,096)." in texts(at.sidebar.caption)
+    at.number_input(key="output_tokens").set_value(512).run()  # the prompt stays 1,792
+    assert at.query_params["context"] in ("2304", ["2304"]) and at.query_params["output_len"] in ("512", ["512"])
+    sc = at.session_state["_scenario"]
+    assert (sc.serving.input_len, sc.serving.output_len, sc.context_tokens) == (1792, 512, 2304)
+    at.number_input(key="input_tokens").set_value(1000).run()
+    assert at.session_state["_scenario"].context_tokens == 1512 and at.query_params["context"] in ("1512", ["1512"])
+    # an old link's context and output: the boxes show its prompt
+    old = app({"context": "4096", "output_len": "1024"})
+    assert (old.number_input(key="input_tokens").value, old.number_input(key="output_tokens").value) == (3072, 1024)
+    # a page that does not use them says so under the boxes
+    kv = app(page="pages/kv_table.py")
+    assert "Not used on this page." in texts(kv.sidebar.caption)

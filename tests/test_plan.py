@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -131,7 +132,7 @@ class TestRanking:
 
     def test_cost_ties_broken_by_precision_source_then_latency(self):
         """Issue #19: at equal $/h the faster option first (Llama-2-7B, 10 req/s: six MI300X options at
-        $1.78/h); issue #17: before that, the checkpoint's own precision, then a published quantized
+        one $/h); issue #17: before that, the checkpoint's own precision, then a published quantized
         checkpoint, then what vLLM quantizes at load, then a format no checkpoint is known for."""
         r = plan(get_model("meta-llama/Llama-2-7b-hf"), list_gpus(),
                  PlanRequest(rate_rps=10, input_len=1792, output_len=256, ttft_slo_s=1.0, tpot_slo_s=0.05,
@@ -719,3 +720,20 @@ class TestWaitQuantile:
                 wait = ttft_quantile_wait_s(rate_rps=rate / fewer, capacity_rps=7.0, slots=slots, prefill_s=0.01,
                                             quantile=p)
                 assert float(wait) + 0.04 > slo - 1e-9
+
+
+def test_every_default_price_is_one_dated_quote():
+    """Issue #19: prices from one consistent kind of source, the spread shown. Every default is one
+    provider's dated quote with its source page (MI300X was the midpoint of two undated listings,
+    $1.78; MI325X the midpoint of a range, $2.125): ranges, midpoints and spot rates stay among the
+    other quotes, which the planner's price table lists as the spread."""
+    from calc.spec.catalog import gpu_prices
+
+    for gid, p in gpu_prices().items():
+        if p.get("usd_per_gpu_hour") is None:
+            continue
+        provider = p["provider"].lower()
+        assert not any(w in provider for w in ("midpoint", "range", "spot", "low end", "high end")), (gid, provider)
+        assert re.fullmatch(r"\d{4}(-\d\d(-\d\d)?)?", p["date"]), (gid, p["date"])
+        assert p["source"] and all(q["source"] and q["usd_per_gpu_hour"] > 0 for q in p.get("other_quotes", []))
+    assert (gpu_prices()["mi300x"]["usd_per_gpu_hour"], gpu_prices()["mi325x"]["usd_per_gpu_hour"]) == (1.50, 1.95)

@@ -70,7 +70,7 @@ class TestScenario:
         assert sc.serving.input_len + sc.serving.output_len == 2048
 
     def test_context_beyond_max_model_len_names_the_field(self):
-        with pytest.raises(ValueError, match=r"context: got 8,192, allowed 16 – 4,096"):
+        with pytest.raises(ValueError, match=r"context \(input \+ output tokens\): got 8,192, allowed 16 – 4,096"):
             build_scenario(DEFAULTS | {"context": 8192})
 
     def test_output_len_must_leave_a_prompt(self):
@@ -78,7 +78,7 @@ class TestScenario:
             build_scenario(DEFAULTS | {"output_len": 2048})
 
     def test_context_beyond_the_users_max_model_len_is_said_in_their_terms(self):
-        with pytest.raises(ValueError, match=r"context: got 2,048, allowed 16 – 1,024") as err:
+        with pytest.raises(ValueError, match=r"context \(input \+ output tokens\): got 2,048, allowed 16 – 1,024") as err:
             build_scenario(DEFAULTS | {"max_model_len": 1024})  # input + output > max_model_len
         assert err.value.code == "context_max_model_len" and "\n" not in str(err.value)
 

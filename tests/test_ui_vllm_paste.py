@@ -97,8 +97,8 @@ def test_second_paste_resets_the_flags_it_leaves_out():
 
 
 @pytest.mark.parametrize("lang, want", [
-    ("en", "context: got 2,048, allowed 16 – 512: context length 2,048 > --max-model-len 512; lower the context"),
-    ("zh", "context：收到 2,048，允许 16 – 512：上下文长度 2,048 > --max-model-len 512；请降低上下文长度"),
+    ("en", "context (input + output tokens): got 2,048, allowed 16 – 512: context length 2,048 > --max-model-len 512; shorten the input"),
+    ("zh", "context（输入 + 输出 token）：收到 2,048，允许 16 – 512：上下文长度 2,048 > --max-model-len 512；请缩短输入或输出"),
 ])
 def test_max_model_len_below_the_context_is_said_in_the_users_terms(lang, want):
     """Issue #19: the page said 'ServingConfig: input_len + output_len (2048) must be <= max_model_len (512)'."""

@@ -345,10 +345,12 @@ PARALLEL = (TP, PP, DP, EP, NODES)  # the sidebar's "Multi-GPU layout" section, 
 # How weights and KV cache are stored: a lazy sidebar section of its own (ui.state.render_sidebar).
 PRECISION = (QUANTIZATION, DTYPE, KV_CACHE_DTYPE)
 
-MAIN = (MODEL, GPU, TP, QUANTIZATION, DTYPE, KV_CACHE_DTYPE, CONTEXT, CONCURRENCY)
-ENGINE = (GPU_MEMORY_UTILIZATION, BLOCK_SIZE, MAX_MODEL_LEN, MAX_NUM_SEQS, MAX_NUM_BATCHED_TOKENS, OUTPUT_LEN,
-          VLLM_VERSION)
+MAIN = (MODEL, GPU, TP, QUANTIZATION, DTYPE, KV_CACHE_DTYPE, CONTEXT, OUTPUT_LEN, CONCURRENCY)
+ENGINE = (GPU_MEMORY_UTILIZATION, BLOCK_SIZE, MAX_MODEL_LEN, MAX_NUM_SEQS, MAX_NUM_BATCHED_TOKENS, VLLM_VERSION)
 SHARED = MAIN + ENGINE + EFFICIENCY + CUSTOM_GPU_CONTROLS + PARALLEL[1:]
+# The request's lengths: stored (session, link) as context = input + output and output_len, asked in the
+# sidebar as input and output tokens (ui.lengths draws the two boxes; no widget has these keys).
+LENGTHS = (CONTEXT, OUTPUT_LEN)
 # Drawn only while their sidebar section is open (ui.state._lazy_section): in a fresh session's first
 # view the sidebar shows model, GPU, context and concurrency; each select or number box drawn costs
 # the browser's one main thread ~20-30 ms before the first chart (bench/first_paint.py).

@@ -121,9 +121,14 @@ EN: dict[str, str] = {
     "ctl.max_num_batched_tokens": "max_num_batched_tokens (tokens)",
     "ctl.max_num_batched_tokens.help": "vLLM --max-num-batched-tokens: most tokens in one forward pass; sets the "
                                        "activation peak vLLM profiles. Empty = vLLM's default (8192 or 2048).",
-    "ctl.output_len": "Output tokens per request",
-    "ctl.output_len.help": "Tokens generated per request; the prompt is context length − output. Used by the "
-                           "latency pages; memory depends only on the context length.",
+    "ctl.input_tokens": "Input tokens",
+    "ctl.input_tokens.help": "Prompt tokens per request. With the output tokens they make the context, the tokens one "
+                             "request holds in the KV cache: memory depends on that sum, latency on each part "
+                             "(prefill on the input, decode steps on the output). At most max_model_len together.",
+    "ctl.output_len": "Output tokens",
+    "ctl.output_len.help": "Tokens generated per request (its decode steps). Changing it keeps the input: the "
+                           "context grows with it.",
+    "sidebar.lengths": "Context {i} + {o} = {ctx} tokens per request (KV cache; max_model_len {mml}).",
     "ctl.config_upload": "Upload config.json",
     "ctl.config_upload.help": "A Hugging Face config.json (at most 1 MB). Supported model_type: llama, mistral, "
                               "mixtral, qwen2, qwen3, qwen2_moe, qwen3_moe, gemma, gemma2, deepseek_v2, deepseek_v3.",
@@ -420,9 +425,13 @@ ZH: dict[str, str] = {
     "ctl.max_num_batched_tokens": "max_num_batched_tokens（token）",
     "ctl.max_num_batched_tokens.help": "vLLM --max-num-batched-tokens：一次前向计算最多处理的 token 数，"
                                        "决定 vLLM 预分析时的激活峰值。留空 = vLLM 默认值（8192 或 2048）。",
-    "ctl.output_len": "每请求输出 token 数",
-    "ctl.output_len.help": "每个请求生成的 token 数；提示词长度 = 上下文长度 − 输出。延迟相关页面会用到；"
-                           "显存只取决于上下文长度。",
+    "ctl.input_tokens": "输入 token 数",
+    "ctl.input_tokens.help": "每个请求的提示词 token 数。与输出 token 数相加即上下文，也就是一个请求在 KV Cache 中"
+                             "保存的 token 数：显存取决于这个和，延迟取决于各部分（预填充看输入，解码步数看输出）。"
+                             "两者之和不超过 max_model_len。",
+    "ctl.output_len": "输出 token 数",
+    "ctl.output_len.help": "每个请求生成的 token 数（解码步数）。修改它时输入不变，上下文随之变长。",
+    "sidebar.lengths": "上下文 {i} + {o} = {ctx} token/请求（KV Cache；max_model_len {mml}）。",
     "ctl.config_upload": "上传 config.json",
     "ctl.config_upload.help": "Hugging Face 的 config.json（不超过 1 MB）。支持的 model_type：llama、mistral、"
                               "mixtral、qwen2、qwen3、qwen2_moe、qwen3_moe、gemma、gemma2、deepseek_v2、deepseek_v3。",

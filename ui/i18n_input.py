@@ -12,9 +12,10 @@ EN: dict[str, str] = {
     "reason.tp_kv_heads": "{field}: got {raw}, allowed {allowed} (it must divide the {kv_heads} KV heads of {model} "
                           "or be a multiple of them)",
     "reason.output_len": "{field}: got {raw}, allowed {allowed} (less than the context length {context})",
-    "reason.context": "{field}: got {raw}, allowed {allowed} (max_model_len of {model})",
-    "reason.context_max_model_len": "{field}: got {raw}, allowed {allowed}: context length {raw} > --max-model-len "
-                                    "{max_model_len}; lower the context length or raise max_model_len (Engine)",
+    "reason.context": "{field} (input + output tokens): got {raw}, allowed {allowed} (max_model_len of {model})",
+    "reason.context_max_model_len": "{field} (input + output tokens): got {raw}, allowed {allowed}: context length {raw} > "
+                                    "--max-model-len {max_model_len}; shorten the input or output, or raise "
+                                    "max_model_len (Engine)",
     "reason.max_positions": "{field}: got {raw}, allowed {allowed} (the shortest context this calculator handles)",
     "reason.replicas": "{field}: got {raw}, allowed {allowed} (at most the concurrency {concurrency}: every "
                        "replica needs at least one client)",
@@ -73,9 +74,9 @@ ZH: dict[str, str] = {
     "reason.tp_heads": "{field}：收到 {raw}，允许 {allowed}（必须整除 {model} 的 {heads} 个注意力头）",
     "reason.tp_kv_heads": "{field}：收到 {raw}，允许 {allowed}（必须整除 {model} 的 {kv_heads} 个 KV 头，或是它的整数倍）",
     "reason.output_len": "{field}：收到 {raw}，允许 {allowed}（须小于上下文长度 {context}）",
-    "reason.context": "{field}：收到 {raw}，允许 {allowed}（{model} 的 max_model_len）",
-    "reason.context_max_model_len": "{field}：收到 {raw}，允许 {allowed}：上下文长度 {raw} > --max-model-len "
-                                    "{max_model_len}；请降低上下文长度，或调大 max_model_len（推理引擎）",
+    "reason.context": "{field}（输入 + 输出 token）：收到 {raw}，允许 {allowed}（{model} 的 max_model_len）",
+    "reason.context_max_model_len": "{field}（输入 + 输出 token）：收到 {raw}，允许 {allowed}：上下文长度 {raw} > "
+                                    "--max-model-len {max_model_len}；请缩短输入或输出，或调大 max_model_len（推理引擎）",
     "reason.max_positions": "{field}：收到 {raw}，允许 {allowed}（本计算器支持的最短上下文）",
     "reason.replicas": "{field}：收到 {raw}，允许 {allowed}（不超过并发数 {concurrency}：每个副本至少需要一个客户端）",
     "reason.budget_below_len": "{field}：收到 {raw}，允许 {allowed}（不开分块预填充时，长达 max_model_len = "

@@ -26,7 +26,7 @@ import streamlit as st
 
 from ui import preload  # noqa: F401  (first: libraries fully imported before any page runs)
 from ui import eventloop
-from ui import charts, compare, config_read, first_view, i18n, layout, preload_chart, state, vllm_paste, widget_state
+from ui import charts, compare, config_read, first_view, i18n, layout, lengths, preload_chart, state, vllm_paste, widget_state
 from ui.i18n import Translator
 
 eventloop.install()  # a page run's messages reach the event loop in batches (ui.eventloop)
@@ -165,7 +165,7 @@ def run(pages: list[PageSpec] | None = None) -> None:
                     st.page_link(p, label=p.title, icon=p.icon)
             i18n.render_language_switch(t)
             layout.render_present_switch(t)
-    layout.apply_style(ignored)
+    layout.apply_style(ignored | {lengths.VIEW_OF[k] for k in ignored & lengths.VIEW_OF.keys()})
     if first:
         sc = quiet
     else:

@@ -25,7 +25,7 @@ from calc.spec.untrusted import InputError, json_type, load_json, safe_name
 from calc.sizing.scenario import ResolvedServing, check_gpu_formats, effective_quantization, resolve_serving
 from ui import controls as C
 from ui.i18n import Translator
-from ui import config_link, first_view, labelled, session_view, uploader
+from ui import config_link, first_view, labelled, lengths, session_view, uploader
 from ui.labelled import value_from_url, write_url
 from ui.layout import lazy_expander
 from ui.safe import describe, md_escape, user_text
@@ -685,9 +685,16 @@ def render_sidebar(t: Translator, messages: list[tuple[str, str]],
             for ctl in C.CUSTOM_GPU_CONTROLS:
                 render_control(ctl, t, st, placeholder=t("word.none") if ctl.optional else None)
     gpu_caption = sb.empty()
-    lazy = {c.key for c in C.LAZY}
+    # The lengths: two boxes (input, output tokens) over the stored context and output_len (ui.lengths),
+    # which live in the session and the link as a lazy section's values do.
+    _seed_lazy(C.LENGTHS)
+    lengths.render(t, sb, st.session_state.to_dict())
+    if {"context", "output_len"} & ignored:
+        sb.caption(t("sidebar.unused"))
+    lengths_caption = sb.empty()
+    lazy = {c.key for c in C.LAZY + C.LENGTHS}
     for ctl in MAIN[2:]:
-        if ctl.key not in lazy:  # context and concurrency; TP and the precisions are in sections below
+        if ctl.key not in lazy:  # concurrency; TP and the precisions are in sections below
             _sidebar_control(ctl, t, sb, ignored)
     # Precision, multi-GPU layout, engine and efficiency knobs (35 widgets, a third of a rerun's CPU,
     # and each select ~28 ms of the browser's main thread before the first chart) are drawn only
@@ -713,7 +720,8 @@ def render_sidebar(t: Translator, messages: list[tuple[str, str]],
             for ctl in C.EFFICIENCY:
                 _sidebar_control(ctl, t, st, ignored, bound=False)
     state = st.session_state.to_dict()  # after the widgets: the values this run shows
-    _sync_lazy_url(C.LAZY, state)
+    _sync_lazy_url(C.LAZY + C.LENGTHS, state)
+    st.session_state.setdefault(_RENDERED, {}).update({c.key: c for c in C.LENGTHS})  # in the share link
     values = {c.key: state.get(c.key, c.default) for c in C.SHARED}
     messages += [("warning", w) for w in _custom_to_link(values["model"] == C.CUSTOM_MODEL, t)]
     try:
@@ -731,6 +739,8 @@ def render_sidebar(t: Translator, messages: list[tuple[str, str]],
             else "sidebar.checkpoint_quant"
         model_text += "  \n" + t(key, quant=sc.arch.checkpoint_quantization.upper())
     caption.caption(model_text)
+    lengths_caption.caption(t("sidebar.lengths", i=f"{sc.serving.input_len:,}", o=f"{sc.serving.output_len:,}",
+                              ctx=f"{sc.context_tokens:,}", mml=f"{sc.resolved.max_model_len:,}"))
     gpu_caption.caption(t("sidebar.gpu_caption", name=t.gpu(sc.gpu),
                           gib=f"{sc.gpu.usable_memory_bytes / 2**30:,.1f}",
                           tbps=f"{sc.gpu.hbm_bw_bytes_per_s / 1e12:,.2f}"))

@@ -78,9 +78,10 @@ REASONS_EN: dict[str, str] = {
     "tp_kv_heads": "{field}: got {raw}, allowed {allowed} (it must divide the {kv_heads} KV heads of {model} "
                    "or be a multiple of them)",
     "output_len": "{field}: got {raw}, allowed {allowed} (less than the context length {context})",
-    "context": "{field}: got {raw}, allowed {allowed} (max_model_len of {model})",
-    "context_max_model_len": "{field}: got {raw}, allowed {allowed}: context length {raw} > --max-model-len "
-                             "{max_model_len}; lower the context length or raise max_model_len (Engine)",
+    "context": "{field} (input + output tokens): got {raw}, allowed {allowed} (max_model_len of {model})",
+    "context_max_model_len": "{field} (input + output tokens): got {raw}, allowed {allowed}: context length {raw} > "
+                             "--max-model-len {max_model_len}; shorten the input or output, or raise max_model_len "
+                             "(Engine)",
     "max_positions": "{field}: got {raw}, allowed {allowed} (the shortest context this calculator handles)",
     "replicas": "{field}: got {raw}, allowed {allowed} (at most the concurrency {concurrency}: every replica "
                 "needs at least one client)",

@@ -85,8 +85,9 @@ EN: dict[str, str] = {
     "pl.open": "frontier ↗",
     "pl.table.caption": "TTFT and TPOT are a replica's at its full batch (max_num_seqs), the worst it sees while "
                         "carrying its share of the rate. Cost per million tokens: the bill split between input and "
-                        "output tokens by the share of engine time prefill and decode take. The link opens the "
-                        "option on the frontier page (sidebar set to it).",
+                        "output tokens by the share of engine time prefill and decode take. Equal cost: the "
+                        "checkpoint's own precision first (nothing converted at load), then the lower end-to-end "
+                        "latency. The link opens the option on the frontier page (sidebar set to it).",
     "pl.cmd.title": "vLLM command",
     "pl.cmd.pick": "Option",
     "pl.cmd.caption": "Run {replicas} of this command ({gpus} each) behind a load balancer. "
@@ -237,6 +238,7 @@ ZH: dict[str, str] = {
     "pl.open": "前沿页 ↗",
     "pl.table.caption": "TTFT 和 TPOT 是一个副本在满批（max_num_seqs）时的值，即它承担自己那份请求率时的最坏情况。"
                         "每百万 token 成本：按预填充和解码占用的引擎时间比例，把费用分摊到输入和输出 token。"
+                        "成本相同时：先列检查点自带精度的方案（加载时无需转换），再按端到端延迟从低到高。"
                         "链接在前沿页打开该方案（侧边栏设为该方案）。",
     "pl.cmd.title": "vLLM 命令",
     "pl.cmd.pick": "方案",
