@@ -126,7 +126,7 @@ EN: dict[str, str] = {
     "lt.sweep_needs_percentile": "The highest-rate search judges a percentile: choose P50 to P99 as the SLA statistic.",
     "lt.per_replica": "{n} replicas behind a load balancer: one is simulated, at {rate} ÷ {n} = {per} requests/s; its "
                       "latencies are every replica's, its throughput and goodput one replica's.",
-    "lt.lengths": "Prompt {i} and output {o} tokens on average: the sidebar's context and output length, the same "
+    "lt.lengths": "Prompt {i} and output {o} tokens on average: the sidebar's input and output tokens, the same "
                   "requests the frontier and the planner compute with; their spread is chosen here.",
     "lt.sweep_per_replica": "Rates per replica: {n} replicas carry {n} × these.",
     "lt.steady_state": "{q} in steady state: the first quarter of the requests (they arrive at an idle engine) is left "
@@ -297,7 +297,7 @@ ZH: dict[str, str] = {
     "lt.sweep_result": "满足 {q} TTFT ≤ {ttft} 毫秒且 TPOT ≤ {tpot} 毫秒的最高速率：**{rate} 请求/秒**（模拟了 {n} 个速率，每个 400 个请求）。",
     "lt.sweep_needs_percentile": "最高速率搜索按分位数判断：请把 SLA 统计量设为 P50 到 P99 之一。",
     "lt.per_replica": "负载均衡器后有 {n} 个副本：只模拟其中一个，其请求率为 {rate} ÷ {n} = {per} 请求/秒；延迟即每个副本的延迟，吞吐和有效吞吐是单个副本的。",
-    "lt.lengths": "平均提示 {i} 个 token、输出 {o} 个 token：来自侧栏的上下文长度和输出长度，与前沿页和部署规划页计算的请求相同；长度的分布在这里选择。",
+    "lt.lengths": "平均提示 {i} 个 token、输出 {o} 个 token：来自侧栏的输入和输出 token 数，与前沿页和部署规划页计算的请求相同；长度的分布在这里选择。",
     "lt.sweep_per_replica": "以上为每个副本的速率：{n} 个副本可承载 {n} 倍。",
     "lt.steady_state": "{q} 取稳态值：前四分之一的请求（到达时引擎空闲）不计入，与部署规划页的复核相同；下方的图和表包含全部请求。",
     "lt.sweep_none": "即使尝试的最低速率（{rate} 请求/秒）在 {q} 也未满足 SLA。",

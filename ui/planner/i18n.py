@@ -10,8 +10,8 @@ EN: dict[str, str] = {
     "pl.over_budget": "**Too large for this shared server:** {n} of the options to check at {p} need more simulation "
                       "than this server's budget ({cpu_limit} s of CPU per request) and keep the queueing model's {p}, "
                       "an estimate, instead (the 'Statistic' column says which). To simulate them all, run on your own machine:",
-    "pl.intro": "{model}: {rate} requests/s of {i} prompt + {o} output tokens (sidebar model, context and output "
-                "length). Every GPU × tensor parallelism × weight precision × KV precision × max_num_seqs is "
+    "pl.intro": "{model}: {rate} requests/s of {i} prompt + {o} output tokens (the sidebar's model, input and "
+                "output tokens). Every GPU × tensor parallelism × weight precision × KV precision × max_num_seqs is "
                 "evaluated at once with the same model as the other pages; replicas carry the rate, and more are "
                 "added where waiting for a free sequence slot near capacity would break the TTFT target (TTFT "
                 "includes that wait).",
@@ -173,7 +173,7 @@ ZH: dict[str, str] = {
     "pl.running": "正在规划…",
     "pl.over_budget": "**对这台共享服务器来说太大**：待检查的选项中有 {n} 个在 {p} 下需要的模拟超过本服务器的预算"
                       "（每次请求 {cpu_limit} 秒 CPU），改用排队模型给出的 {p}（估计值）判断（“统计量”一列注明）。要全部模拟，请在你自己的机器上运行：",
-    "pl.intro": "{model}：每秒 {rate} 个请求，每个 {i} 个输入 + {o} 个输出 token（侧边栏的模型、上下文和输出长度）。"
+    "pl.intro": "{model}：每秒 {rate} 个请求，每个 {i} 个输入 + {o} 个输出 token（侧边栏的模型、输入和输出 token 数）。"
                 "一次评估所有 GPU × 张量并行 × 权重精度 × KV 精度 × max_num_seqs，用与其他页面相同的模型；副本数承载请求率，"
                 "接近容量时若等待空闲序列槽位会让 TTFT 超标，就再加副本（TTFT 含这段等待）。",
     "pl.window": "max_model_len {n}：能完整容纳其中 {share} 的请求（长度有波动：取 99.9 分位的输入与输出，不超过模型的上下文）；"
