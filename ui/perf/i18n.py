@@ -32,8 +32,9 @@ EN: dict[str, str] = {
                                 "that ride along with the decodes under the max_num_batched_tokens budget.",
     "ctl.per_gpu": "Throughput per GPU",
     "ctl.per_gpu.help": "Divide throughput by the tensor-parallel size: fair when comparing TP 1 with TP 2.",
-    "ctl.overlays": "Compare with (up to 4 variants)",
-    "ctl.overlays.help": "Each variant changes one thing of the sidebar scenario: the KV-cache precision, the tensor "
+    "ctl.overlays": "Compare (≤ 4 variants)",
+    "ctl.overlays.help": "Up to 4 variants, each drawn beside your scenario. Each variant changes one thing of the "
+                         "sidebar scenario: the KV-cache precision, the tensor "
                          "parallelism (TP), the weight quantization, chunked prefill, a course §3.4 preset "
                          "(max_num_seqs / max_num_batched_tokens) or the GPU. The link keeps short codes "
                          "(kv:fp8, tp:2, preset:low_latency, gpu:h100-sxm …), the same in every language.",
