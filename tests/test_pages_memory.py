@@ -437,3 +437,11 @@ def test_the_sidebar_asks_input_and_output_tokens_and_states_their_sum():
     # a page that does not use them says so under the boxes
     kv = app(page="pages/kv_table.py")
     assert "Not used on this page." in texts(kv.sidebar.caption)
+
+
+def test_the_sum_under_the_boxes_is_what_the_user_typed_even_when_it_does_not_fit():
+    """The caption adds the boxes' values; the scenario shown is the last good one, the error names the sum."""
+    at = app()
+    at.number_input(key="input_tokens").set_value(7936).run()
+    assert "Context 7,936 + 256 = 8,192 tokens per request (KV cache; max_model_len 4,096)." in texts(at.sidebar.caption)
+    assert any("got 8,192" in e for e in texts(at.error))

@@ -13,8 +13,6 @@ max_model_len it must fit.
 
 from __future__ import annotations
 
-from typing import Any
-
 import streamlit as st
 
 from calc.spec.inputs import MIN_CONTEXT_TOKENS
@@ -26,8 +24,9 @@ OUTPUT_KEY = "output_tokens"
 VIEW_OF = {"context": INPUT_KEY, "output_len": OUTPUT_KEY}
 
 
-def stored(state: dict[str, Any]) -> tuple[int, int]:
-    """(context, output_len) as the session holds them (the link's, a scenario file's), else the defaults."""
+def stored(state) -> tuple[int, int]:
+    """(context, output_len) as ``state`` (the session state, or a dict of it) holds them (the link's, a
+    scenario file's), else the defaults."""
     return (int(state.get(C.CONTEXT.key, C.CONTEXT.default)), int(state.get(C.OUTPUT_LEN.key, C.OUTPUT_LEN.default)))
 
 
@@ -53,7 +52,7 @@ def _on_output() -> None:
     st.session_state[C.CONTEXT.key] = max(MIN_CONTEXT_TOKENS, input_tokens(ctx, out) + new)  # the prompt stays
 
 
-def render(t, where, state: dict[str, Any]) -> tuple[int, int]:
+def render(t, where, state) -> tuple[int, int]:
     """The two boxes in ``where`` (the sidebar) and the caption under them; returns (context, output_len)."""
     ctx, out = stored(state)
     prompt = input_tokens(ctx, out)

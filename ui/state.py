@@ -688,7 +688,7 @@ def render_sidebar(t: Translator, messages: list[tuple[str, str]],
     # The lengths: two boxes (input, output tokens) over the stored context and output_len (ui.lengths),
     # which live in the session and the link as a lazy section's values do.
     _seed_lazy(C.LENGTHS)
-    lengths.render(t, sb, st.session_state.to_dict())
+    ctx, out = lengths.render(t, sb, st.session_state)
     if {"context", "output_len"} & ignored:
         sb.caption(t("sidebar.unused"))
     lengths_caption = sb.empty()
@@ -739,8 +739,9 @@ def render_sidebar(t: Translator, messages: list[tuple[str, str]],
             else "sidebar.checkpoint_quant"
         model_text += "  \n" + t(key, quant=sc.arch.checkpoint_quantization.upper())
     caption.caption(model_text)
-    lengths_caption.caption(t("sidebar.lengths", i=f"{sc.serving.input_len:,}", o=f"{sc.serving.output_len:,}",
-                              ctx=f"{sc.context_tokens:,}", mml=f"{sc.resolved.max_model_len:,}"))
+    # the boxes' values (what the user typed, even where the scenario shown is the last good one)
+    lengths_caption.caption(t("sidebar.lengths", i=f"{lengths.input_tokens(ctx, out):,}", o=f"{out:,}", ctx=f"{ctx:,}",
+                              mml=f"{sc.resolved.max_model_len:,}"))
     gpu_caption.caption(t("sidebar.gpu_caption", name=t.gpu(sc.gpu),
                           gib=f"{sc.gpu.usable_memory_bytes / 2**30:,.1f}",
                           tbps=f"{sc.gpu.hbm_bw_bytes_per_s / 1e12:,.2f}"))

@@ -19,8 +19,8 @@ Method (every number from the functions the pages use: one source of truth):
   4. Out, with the first reason that applies: does not fit (weights + activations + overhead, or one
      max_model_len request, exceed the budget), misses TTFT, misses TPOT, exceeds max GPUs,
      exceeds the budget ($/h), no price (a budget was set but the GPU has no price).
-  5. Rank what is left by cost ($/h for the rate, i.e. per request; equal cost: the lower end-to-end
-     latency first), GPUs, or output tokens/s per GPU; per (GPU, TP, weights, KV) only its best
+  5. Rank what is left by cost ($/h for the rate, i.e. per request; equal cost: the checkpoint's own
+     precision, then the lower end-to-end latency), GPUs, or output tokens/s per GPU; per (GPU, TP, weights, KV) only its best
      max_num_seqs is listed. By default (``one_per_gpu``) the table opens with one row per GPU type,
      its best-ranked option, then the other options in rank order (:func:`distinct_first`): eight
      precision variants of the cheapest GPU no longer hide the next GPUs.
@@ -571,8 +571,7 @@ def evaluate_grid(arch: ModelArch, gpus: Sequence[GPUSpec], req: PlanRequest, ef
     # at 0.44 s P95 that a rank's simulation puts at 4.1 s). vLLM's own balancer routes by load, which
     # queues less than a random share: the rank's queue is the conservative side.
     rank_rate = req.rate_rps / dp_ax
-    replicas, wait = replicas_for_ttft(rate_rps=rank_rate, capacity_rps_per_replica=np.where(fits, b(s.requests_per_s), 0.0),
-                                       slots=b(s.running),
+    replicas, wait = replicas_for_ttft(rate_rps=rank_rate, capacity_rps_per_replica=x_req / dp_ax, slots=b(s.running),
                                        ttft_s=ttft, ttft_slo_s=req.ttft_slo_s, quantile=req.quantile,
                                        prefill_s=b(s.prefill_time_per_request_s),
                                        service_cv2=output_cv ** 2)
