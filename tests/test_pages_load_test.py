@@ -425,3 +425,17 @@ def test_closed_loop_table_shows_the_percentile_the_frontier_judges():
     assert seconds(row[analytic]) == pytest.approx(seconds(row["Simulated"]), rel=0.25)
     fixed = app({**SMALL, "lt_arrival": "closed", "lt_concurrency": "16", "lt_lengths": "fixed"}, page=PAGE)
     assert not any(r["Metric"] == "P95 TTFT" for r in md_tables(fixed)[0])
+
+
+def test_the_verdict_says_how_sure_the_run_is_and_when_it_is_too_close_to_call():
+    """Issue #19 (one answer across pages): the default run's P95 TTFT (438 ms from 750 steady-state requests)
+    sat below the frontier's model (514 ms) and the long run (485 ms, 40,000 requests). The page now gives each
+    judged number's 95 % interval from the run itself (sectioning), and says so when a target is inside it."""
+    at = app(page="pages/load_test.py")
+    (line,) = [c for c in plain(at.caption) if c.startswith("How sure this run is:")]
+    assert "P95 TTFT 408.3 ms – 468.1 ms" in line and "750 steady-state requests" in line and "too close" not in line
+    close = app({"sla_ttft_ms": "450"}, page="pages/load_test.py")  # 450 ms is inside 408-468 ms
+    (line,) = [c for c in plain(close.caption) if c.startswith("How sure this run is:")]
+    assert "The TTFT target is inside its interval: too close to call" in line
+    zh = app({"lang": "zh"}, page="pages/load_test.py")
+    assert any(c.startswith("本次模拟的可信度：") for c in plain(zh.caption))

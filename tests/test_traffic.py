@@ -368,3 +368,30 @@ def test_step_timer_falls_back_to_engine_step_when_out_of_date(h100, monkeypatch
     run = engine_step(h100.engine, decode_tokens=8.0, decode_context_tokens_sum=8000.0 + 8.0 * np.arange(5.0),
                       prefill_tokens=0.0, prefill_attention_pairs=0.0, prefill_cached_tokens=0.0, logits_tokens=8.0).step_s
     np.testing.assert_array_equal(slow.decode_run(8, 8000.0, 5), run)
+
+
+class TestStatisticInterval:
+    """How sure a run's percentile is (calc.traffic.slo.statistic_interval: sectioning, 10 sections)."""
+
+    def test_by_hand(self):
+        from calc.traffic.slo import statistic_interval
+
+        # 0 … 199 in 10 sections of 20: section means 9.5 … 189.5, sd 20 · 3.0277 = 60.55;
+        # 99.5 ± 2.262 · 60.55 / √10 = 99.5 ± 43.31
+        lo, hi = statistic_interval(np.arange(200.0), "mean")
+        assert (lo, hi) == pytest.approx((56.19, 142.81), abs=0.01)
+        # the same values in any order within the sections: the P50 of 0 … 199 is 99.5, each section's its middle
+        lo, hi = statistic_interval(np.arange(200.0), "p50")
+        assert lo < 99.5 < hi
+        assert np.isnan(statistic_interval(np.ones(199), "p95")[0])  # 19.9 a section: too few
+        assert statistic_interval(np.full(400, 3.0), "p95") == (3.0, 3.0)  # no spread: no width
+
+    def test_independent_draws_are_covered_about_95_percent(self):
+        """On independent exponential draws (800 a run, the load test's default after its warm-up) the
+        interval holds the true P95 (ln 20 = 2.996) in about 95 % of runs."""
+        from calc.traffic.slo import statistic_interval
+
+        rng = np.random.default_rng(7)
+        inside = sum(lo <= np.log(20.0) <= hi
+                     for lo, hi in (statistic_interval(rng.exponential(size=800), "p95") for _ in range(400)))
+        assert 0.85 <= inside / 400 <= 0.99

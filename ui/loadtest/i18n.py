@@ -129,6 +129,10 @@ EN: dict[str, str] = {
     "lt.lengths": "Prompt {i} and output {o} tokens on average: the sidebar's input and output tokens, the same "
                   "requests the frontier and the planner compute with; their spread is chosen here.",
     "lt.sweep_per_replica": "Rates per replica: {n} replicas carry {n} × these.",
+    "lt.sampling": "How sure this run is: {q} TTFT {t_lo} – {t_hi}, {q} TPOT {p_lo} – {p_hi} (95 % intervals: the "
+                   "{n} steady-state requests in 10 consecutive sections, batch means).",
+    "lt.sampling.close": "The {what} target is inside its interval: too close to call with this many requests; more "
+                         "simulated requests narrow it.",
     "lt.steady_state": "{q} in steady state: the first quarter of the requests (they arrive at an idle engine) is left "
                        "out, as the planner's check leaves it out; the charts and the table below show every request.",
     "lt.sweep_none": "Even the lowest rate tried ({rate} requests/s) misses the SLA at {q}.",
@@ -299,6 +303,9 @@ ZH: dict[str, str] = {
     "lt.per_replica": "负载均衡器后有 {n} 个副本：只模拟其中一个，其请求率为 {rate} ÷ {n} = {per} 请求/秒；延迟即每个副本的延迟，吞吐和有效吞吐是单个副本的。",
     "lt.lengths": "平均提示 {i} 个 token、输出 {o} 个 token：来自侧栏的输入和输出 token 数，与前沿页和部署规划页计算的请求相同；长度的分布在这里选择。",
     "lt.sweep_per_replica": "以上为每个副本的速率：{n} 个副本可承载 {n} 倍。",
+    "lt.sampling": "本次模拟的可信度：{q} 首 Token 延迟 {t_lo} – {t_hi}，{q} 单 Token 延迟 {p_lo} – {p_hi}"
+                   "（由 {n} 个稳态请求按到达先后分成 10 段求得的 95 % 区间，即批均值法）。",
+    "lt.sampling.close": "{what} 目标落在区间之内：以这么多请求还不足以下结论；增加模拟的请求数可使区间缩小。",
     "lt.steady_state": "{q} 取稳态值：前四分之一的请求（到达时引擎空闲）不计入，与部署规划页的复核相同；下方的图和表包含全部请求。",
     "lt.sweep_none": "即使尝试的最低速率（{rate} 请求/秒）在 {q} 也未满足 SLA。",
     "lt.col.metric": "指标",

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from calc.plan.percentiles import steady_state_statistic
+from calc.plan.percentiles import steady_state_statistic, warmup_requests
 from calc.spec.inputs import Efficiency, GPUSpec, ModelArch, ServingConfig
 from calc.spec.speculative import cli_json
 from calc.timing.estimate import estimate
@@ -25,7 +25,7 @@ from calc.traffic import simulator
 from calc.traffic.budget import WorkEstimate, caps, estimate_work
 from calc.traffic.simulator import EngineConfig, SimResult, simulate
 from calc.traffic.prefix_cache import PrefixReuse, conversations_in_flight, reuse_workload
-from calc.traffic.slo import RateSearch, max_sustainable_rate, steady_means
+from calc.traffic.slo import RateSearch, max_sustainable_rate, statistic_interval, steady_means
 from calc.traffic.workload import Workload, length_spec, make_workload, parse_trace
 from ui.budget import limits
 from ui.workers import Job
@@ -256,6 +256,15 @@ def judged(r: SimResult, stats: dict[str, float], *, stat: str, arrival: str, tr
         ttft, tpot = steady_state_statistic(r, stat)
         return ttft, tpot, True
     return stats[f"ttft_s_{stat}"], stats[f"tpot_s_{stat}"], False
+
+
+def judged_intervals(r: SimResult, stat: str) -> tuple[int, tuple[float, float], tuple[float, float]]:
+    """How sure :func:`judged`'s steady-state numbers are: (requests judged, TTFT interval, TPOT interval),
+    95 % by sectioning over the requests after the warm-up in arrival order
+    (:func:`calc.traffic.slo.statistic_interval`; (nan, nan) with too few requests)."""
+    start = warmup_requests(int(np.size(r.ttft_s)))
+    ttft, tpot = (np.asarray(x, dtype=float)[start:] for x in (r.ttft_s, r.tpot_s))
+    return int(np.isfinite(ttft).sum()), statistic_interval(ttft, stat), statistic_interval(tpot, stat)
 
 
 def finite(x: float) -> bool:
