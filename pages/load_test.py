@@ -152,14 +152,6 @@ if r.truncated:
     st.warning(t("lt.verdict.truncated", q=q))
 else:
     (st.success if ok else st.warning)(t("lt.verdict.pass" if ok else "lt.verdict.fail", q=q))
-    if steady_state:  # how sure a run of this many requests is (sectioning: calc.traffic.slo.statistic_interval)
-        n_judged, (t_lo, t_hi), (p_lo, p_hi) = runs.judged_intervals(r, stat)
-        if runs.finite(t_lo):
-            close = [what for what, lo, hi, slo in (("TTFT", t_lo, t_hi, ttft_slo), ("TPOT", p_lo, p_hi, tpot_slo))
-                     if runs.finite(lo) and lo <= slo <= hi]
-            st.caption(t("lt.sampling", q=q, n=F.integer(n_judged), t_lo=ms(t_lo), t_hi=ms(t_hi),
-                         p_lo=ms(p_lo) if runs.finite(p_lo) else "—", p_hi=ms(p_hi) if runs.finite(p_hi) else "—")
-                       + (" " + t("lt.sampling.close", what=" / ".join(close)) if close else ""))
 
 # Only the open tab is drawn (ui.layout.lazy_tabs): hidden charts cost the first paint (bench/first_paint.py).
 dist, sweep, timeline, table = layout.lazy_tabs([t("lt.tab.dist"), t("lt.tab.sweep"), t("lt.tab.timeline"),
@@ -178,6 +170,16 @@ with dist:
                                    under=B.cdf_region(r.tpot_s, lt_bases["tpot"], t, presenting=presenting),
                                    over=M.cdf_traces(points, r.tpot_s, "tpot_s", t)),
                      key="lt_cdf_tpot", where=c2)
+        # how sure a run of this many requests is (sectioning: calc.traffic.slo.statistic_interval); under the
+        # charts of the percentiles, not above them (the presenter's first chart stays above a projector's fold)
+        if steady_state and not r.truncated:
+            n_judged, (t_lo, t_hi), (p_lo, p_hi) = runs.judged_intervals(r, stat)
+            if runs.finite(t_lo):
+                close = [what for what, lo, hi, slo in (("TTFT", t_lo, t_hi, ttft_slo), ("TPOT", p_lo, p_hi, tpot_slo))
+                         if runs.finite(lo) and lo <= slo <= hi]
+                st.caption(t("lt.sampling", q=q, n=F.integer(n_judged), t_lo=ms(t_lo), t_hi=ms(t_hi),
+                             p_lo=ms(p_lo) if runs.finite(p_lo) else "—", p_hi=ms(p_hi) if runs.finite(p_hi) else "—")
+                           + (" " + t("lt.sampling.close", what=" / ".join(close)) if close else ""))
         if points:
             st.caption(t("ms.cdf_note"))
         M.render(sc, t, key="lt")
