@@ -74,3 +74,12 @@ def test_heavy_links_rss_builds_distinct_links_and_refuses_bad_counts(capsys):
             heavy_links_rss.main(argv)
     err = capsys.readouterr().err
     assert "--links: 1..8" in err and "--kinds: each one of memory, cpu, admitted" in err
+
+
+def test_interval_coverage_bench_runs(capsys):
+    """bench/interval_coverage.py (the load test's "how sure" interval against long runs) on a tiny case."""
+    import interval_coverage
+
+    assert interval_coverage.main(["--runs", "2", "--long", "2000", "--cases", "2:1000"]) == 0
+    row = capsys.readouterr().out.splitlines()[-1]
+    assert row.startswith("| 2 | 1,000 | ") and " / 2 | " in row

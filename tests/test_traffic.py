@@ -376,15 +376,14 @@ class TestStatisticInterval:
     def test_by_hand(self):
         from calc.traffic.slo import statistic_interval
 
-        # 0 … 199 in 10 sections of 20: section means 9.5 … 189.5, sd 20 · 3.0277 = 60.55;
-        # 99.5 ± 2.262 · 60.55 / √10 = 99.5 ± 43.31
-        lo, hi = statistic_interval(np.arange(200.0), "mean")
-        assert (lo, hi) == pytest.approx((56.19, 142.81), abs=0.01)
-        # the same values in any order within the sections: the P50 of 0 … 199 is 99.5, each section's its middle
-        lo, hi = statistic_interval(np.arange(200.0), "p50")
-        assert lo < 99.5 < hi
-        assert np.isnan(statistic_interval(np.ones(199), "p95")[0])  # 19.9 a section: too few
-        assert statistic_interval(np.full(400, 3.0), "p95") == (3.0, 3.0)  # no spread: no width
+        # 0 … 499 in 10 sections of 50: section means 24.5 … 474.5, sd 50 · 3.0277 = 151.4;
+        # 249.5 ± 2.262 · 151.4 / √10 = 249.5 ± 108.3
+        lo, hi = statistic_interval(np.arange(500.0), "mean")
+        assert (lo, hi) == pytest.approx((141.2, 357.8), abs=0.05)
+        lo, hi = statistic_interval(np.arange(500.0), "p50")  # the whole run's median 249.5, inside
+        assert lo < 249.5 < hi
+        assert np.isnan(statistic_interval(np.ones(499), "p95")[0])  # 49.9 a section: too few
+        assert statistic_interval(np.full(600, 3.0), "p95") == (3.0, 3.0)  # no spread: no width
 
     def test_independent_draws_are_covered_about_95_percent(self):
         """On independent exponential draws (800 a run, the load test's default after its warm-up) the
