@@ -27,7 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from calc.plan.percentiles import warmup_requests  # noqa: E402
-from calc.traffic.slo import statistic_interval  # noqa: E402
+from calc.traffic.slo import statistic, statistic_interval  # noqa: E402
 from ui.loadtest import runs  # noqa: E402
 from ui.state import default_scenario  # noqa: E402
 
@@ -50,7 +50,6 @@ def main(argv: list[str] | None = None) -> int:
     sc = default_scenario()
     s = sc.serving
     key = (sc.arch.model_dump_json(), sc.gpu.model_dump_json(), s.model_dump_json(), sc.efficiency.model_dump_json())
-    stat_of = np.mean if args.stat == "mean" else (lambda x: np.percentile(x, float(args.stat.removeprefix("p"))))
     truths: dict[float, float] = {}
     print(f"| rate (req/s) | requests a run | long-run {args.stat} TTFT | inside the interval | median half-width "
           "| runs' spread |")
@@ -58,14 +57,14 @@ def main(argv: list[str] | None = None) -> int:
     for case in args.cases.split(","):
         rate, n = float(case.split(":")[0]), int(case.split(":")[1])
         if rate not in truths:
-            truths[rate] = float(stat_of(np.concatenate([steady_ttft(key, s, rate=rate, n=args.long, seed=100 + i)
-                                                         for i in range(3)])))
+            truths[rate] = statistic(np.concatenate([steady_ttft(key, s, rate=rate, n=args.long, seed=100 + i)
+                                                         for i in range(3)]), args.stat)
         truth = truths[rate]
         inside, halves, points = 0, [], []
         for seed in range(args.runs):
             x = steady_ttft(key, s, rate=rate, n=n, seed=seed)
             lo, hi = statistic_interval(x, args.stat)
-            point = float(stat_of(x))
+            point = statistic(x, args.stat)
             inside += int(lo <= truth <= hi)
             halves.append((hi - lo) / 2 / point)
             points.append(point)

@@ -45,6 +45,7 @@ from calc.timing.serving import EngineNumbers
 
 try:  # the simulator (issue 9); without it the planner reports the mean
     from calc.traffic.simulator import EngineConfig, simulate
+    from calc.traffic.slo import statistic
     from calc.traffic.workload import length_spec, make_workload
     AVAILABLE = True
 except ImportError:  # pragma: no cover - depends on what is installed
@@ -203,16 +204,7 @@ def steady_state_statistic(r, percentile: str) -> tuple[float, float]:
     [1.0333, 0.0233]
     """
     start = warmup_requests(int(np.size(r.ttft_s)))
-    out = []
-    for v in (np.asarray(r.ttft_s, dtype=float)[start:], np.asarray(r.tpot_s, dtype=float)[start:]):
-        v = v[np.isfinite(v)]
-        if not v.size:
-            out.append(float("nan"))
-        elif percentile == "mean":
-            out.append(float(v.mean()))
-        else:
-            out.append(float(np.percentile(v, float(percentile.removeprefix("p")))))
-    return out[0], out[1]
+    return statistic(np.asarray(r.ttft_s)[start:], percentile), statistic(np.asarray(r.tpot_s)[start:], percentile)
 
 
 def least_replicas(meets, lo: int, hi: int, *, max_evals: int = MAX_EVALS_PER_OPTION) -> tuple[int | None, str]:
