@@ -56,6 +56,7 @@ def test_estimate_json_has_bands_and_keeps_its_fields(capsys):
     rec = json.loads(out)
     assert rc == 0
     new = {k for k in rec if k.endswith(("_low", "_high"))} | {"band_basis", "open_loop_band_basis"}
+    new |= {"open_loop_budget_utilization", "open_loop_near_capacity"}  # issue 17: the model's known-low regime
     assert set(rec) - new == ESTIMATE_KEYS
     _band_fields(rec, ("ttft_s", "ttft_p95_s", "tpot_s", "output_tokens_per_s", "requests_per_s", "max_concurrency",
                        "kv_pool_bytes", "open_loop_ttft_s", "open_loop_ttft_p95_s"))

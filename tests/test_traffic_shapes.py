@@ -205,6 +205,23 @@ class TestCliRate:
         assert with_rate["open_loop_ttft_p95_s"] == pytest.approx(float(r.ttft_percentile_s))
         assert with_rate["open_loop_stable"] is True and with_rate["open_loop_closed_form"] is True
 
+    def test_rate_says_when_the_token_budget_is_busy_enough_for_the_model_to_run_low(self):
+        # Llama-3.1-8B H100, 2,500 + 256 tokens, budget 1,024: the long-run grid's engine whose open loop the
+        # simulator put 19 % (mean) / 30 % (P95) above the model at 85 % of capacity (ρ_q 0.70)
+        from calc.cli.estimate import estimate_record
+        from calc.traffic.queueing import NEAR_CAPACITY_BUDGET_UTILIZATION
+        opts = {**self.OPTS, "input_len": 2500, "max_num_batched_tokens": 1024}
+        low, high = estimate_record({**opts, "rate": 2}), estimate_record({**opts, "rate": 5})
+        assert low["open_loop_near_capacity"] is False and high["open_loop_near_capacity"] is True
+        assert low["open_loop_budget_utilization"] < NEAR_CAPACITY_BUDGET_UTILIZATION
+        assert NEAR_CAPACITY_BUDGET_UTILIZATION <= high["open_loop_budget_utilization"] < 1.0
+        # the open loop's own ρ_q (engine_load's budget_utilization), as `estimate --rate` reports it
+        est = estimate(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"),
+                       ServingConfig(input_len=2500, output_len=256, max_num_batched_tokens=1024))
+        r = open_loop(est.engine, input_len=2500, output_len=256, rate_rps=5.0, max_num_seqs=est.max_num_seqs,
+                      max_num_batched_tokens=1024, kv_capacity_tokens=est.memory.kv_sequence_tokens)
+        assert high["open_loop_budget_utilization"] == pytest.approx(float(r.budget_utilization), rel=1e-9)
+
     def test_rate_past_capacity_is_null_and_flagged(self):
         from calc.cli.estimate import estimate_record
         r = estimate_record({**self.OPTS, "rate": 500})

@@ -24,7 +24,7 @@ from calc.cli.args import (UsageError, _add_engine_args, _concurrency, _dtype, _
                            option_number, resolve_gpu, spelling_notes)
 from calc.cli.report import add_bands, does_not_fit_record, print_table
 from calc.timing.bands import api_server_share, gpu_family, load_condition
-from calc.traffic.queueing import closed_loop_percentile_s, open_loop
+from calc.traffic.queueing import closed_loop_percentile_s, near_capacity, open_loop
 from calc.traffic.workload import open_loop_lengths
 from calc.cli import disaggregation
 from calc.cli.disaggregation import add_disaggregation_args
@@ -223,7 +223,11 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
             "open_loop_tpot_s": ol.tpot_s, "open_loop_e2e_latency_s": ol.e2e_latency_s,
             "open_loop_running": ol.running * replicas * serving.data_parallel_size, "open_loop_stable": ol.stable & s.fits,
             # False past capacity and where the batch meets the KV wall (preemption): the simulator's regime
-            "open_loop_closed_form": ol.closed_form & s.fits})
+            "open_loop_closed_form": ol.closed_form & s.fits,
+            # the token budget's busy share; at or above NEAR_CAPACITY_BUDGET_UTILIZATION the model's TTFT is
+            # low against long simulations (calc.traffic.queueing.near_capacity)
+            "open_loop_budget_utilization": ol.budget_utilization,
+            "open_loop_near_capacity": near_capacity(ol.budget_utilization) & ol.stable & s.fits})
         if reuse.active and 0.0 < float(pc.request_hit_probability) < 1.0:  # hits and misses: a mixture's P95
             p_hit = float(pc.request_hit_probability)
             delta = miss_penalty_s(est.engine, prompt_tokens=ol_in, cached_tokens=float(pc.cached_tokens) / p_hit,

@@ -550,6 +550,35 @@ class OpenLoop:
     closed_form: np.ndarray  # False where the batch reaches the slots often (KV wall: preemption) or past capacity
     batch_peakedness: np.ndarray = 1.0  # z = Var(R)/E[R] of the batch (engine_load)
     slot_wait_probability: np.ndarray = 0.0  # π: the share of arrivals that wait for a slot (W_slot's)
+    budget_utilization: np.ndarray = 0.0  # ρ_q: share of time the token budget is busy with prompts (engine_load)
+
+
+# At or above this share of time the token budget busy with prompts (OpenLoop.budget_utilization, ρ_q), the
+# open loop's TTFT is low against long simulations, and the pages and `estimate --rate` say so
+# (near_capacity). Measured (issue 17), the models at each run's own rate against 2 seeds x 20,000 Poisson
+# requests, first quarter dropped, lognormal lengths (bench/traffic_spread.py's engines and shares of
+# capacity; scratch script of the 2026-12-05 session, numbers in the README):
+#   ρ_q ≤ 0.56, 18 cells (Llama-3.1-8B budget 8,192 up to 90 % of capacity, Llama-2-7B A100 up to 90 %,
+#     Qwen2.5-7B A100 up to 60 %, Llama-3.1-8B budget 1,024 up to 60 %): mean and P95 within 15 %;
+#   ρ_q 0.58-0.87 (Llama-3.1-8B budget 1,024 at 75 / 85 %, Qwen2.5-7B at 75 / 90 %): the model low, P95 by
+#     up to 30 % (CV 1), mean up to 19 %; one run of 100,000 requests each at 85 / 90 %: P95 −29 / −37 %,
+#     mean −22 / −28 % (the long run's P95 1.4-1.6x the model's).
+# Why, in the simulator: while prompts queue the decode batch grows toward B·O/(I + O) (the budget split
+# between prompt and decode tokens as their lengths are), each step leaves less room for prompts and
+# takes longer, so the queue drains slower the longer it is (per prompt token 55.7 µs of a step with 1-2
+# prompts waiting, 67 µs with over 40; Llama-3.1-8B, 100,000 requests). The M/G/1 wait takes one service
+# rate: with the simulator's own busy share and per-token time it is still 15-19 % short. Not modelled.
+NEAR_CAPACITY_BUDGET_UTILIZATION = 0.55
+
+
+def near_capacity(budget_utilization):
+    """True where the token budget is busy with prompts at least :data:`NEAR_CAPACITY_BUDGET_UTILIZATION`
+    of the time: there the open loop's TTFT is low against long simulations (the note above).
+
+    >>> near_capacity(np.array([0.3, 0.55, 0.7])).tolist()
+    [False, True, True]
+    """
+    return np.asarray(budget_utilization, dtype=float) >= NEAR_CAPACITY_BUDGET_UTILIZATION
 
 
 # Above this share of time at the slots the batch meets the KV wall (bench/sim_vs_analytic.py --shapes:
@@ -669,7 +698,7 @@ def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs
                     step_residual_s=load.residual_s, own_prefill_s=own_mean, decode_step_s=load.decode_step_s,
                     prefill_utilization=load.prefill_utilization, api_utilization=lam * t_api, stable=stable,
                     slots_full_probability=p_full, closed_form=stable & (p_full < SLOTS_FULL_LIMIT),
-                    batch_peakedness=z, slot_wait_probability=pw)
+                    batch_peakedness=z, slot_wait_probability=pw, budget_utilization=load.budget_utilization)
 
 
 def _load_inputs(e: EngineNumbers, *, input_len, output_len, input_cv, output_cv, max_num_seqs, kv_capacity_tokens,
