@@ -12,6 +12,7 @@ from calc.timing.estimate import estimate
 from calc.plan.percentiles import steady_state_statistic, warmup_requests
 from calc.traffic.slo import steady_means, summarize
 from calc.traffic.workload import MAX_TRACE_BYTES, WorkloadError, cut_lengths, sample_cv
+from calc.traffic.queueing import near_capacity
 from ui import format as F
 from ui import background, budget, command_block, labelled, layout, mirror, shell, tables, uploader
 from ui.loadtest import controls as LC
@@ -258,6 +259,8 @@ if open_arrivals:
         st.info(t("lt.analytic.open_over"))
     elif not bool(ol.closed_form):
         st.info(t("lt.analytic.sim_needed"))
+    elif bool(near_capacity(ol.budget_utilization)):  # issue 17: where the model is known low (calc.traffic.queueing)
+        st.info(t("lt.analytic.near_capacity", busy=F.integer(100.0 * float(ol.budget_utilization))))
     analytic = {"open": True, "rate_rps": load.rate_per_s, "ttft_s": float(ol.ttft_s), "sim_ttft_s": sim_mean["ttft_s"],
                 "closed_form": bool(ol.closed_form) and bool(ol.stable)}
 else:  # the closed-loop model at the clients (or at Little's law's concurrency of other arrivals)
