@@ -257,6 +257,8 @@ if open_arrivals:
         st.caption(t("lt.truncated.short", **partial))
     if not bool(ol.stable):
         st.info(t("lt.analytic.open_over"))
+    elif not bool(ol.budget_drains):
+        st.info(t("lt.analytic.no_drain"))
     elif not bool(ol.closed_form):
         st.info(t("lt.analytic.sim_needed"))
     elif bool(near_capacity(ol.budget_utilization)):  # issue 17: where the model is known low (calc.traffic.queueing)

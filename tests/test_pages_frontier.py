@@ -358,8 +358,8 @@ def test_open_loop_verdict_agrees_with_the_number_it_shows():
 
 
 def test_open_loop_box_says_when_the_token_budget_is_busy_enough_for_the_model_to_run_low():
-    # issue 17: with the token budget busy with prompts most of the time, long simulations put the TTFT well above
-    # the queueing model (calc.traffic.queueing.near_capacity); the box says so there, and only there
+    # issue 17: with the token budget busy with prompts most of the time the TTFT is steep in the rate and runs vary
+    # (calc.traffic.queueing.near_capacity); the box says so there, and only there
     q = {"model": "meta-llama/Llama-3.1-8B", "gpu": "h100-sxm", "context": "2756", "output_len": "256",
          "max_num_batched_tokens": "1024"}
     boxes = {}
@@ -368,8 +368,8 @@ def test_open_loop_box_says_when_the_token_budget_is_busy_enough_for_the_model_t
         (boxes[rate],) = [x for x in texts(at.info) if x.startswith("At your rate")]
     assert "token budget is busy" not in boxes["2"]
     assert re.search(r"The token budget is busy with prompts \d+ % of the time here", boxes["5"]), boxes["5"]
-    assert "the load test with more requests is the better answer" in boxes["5"]
+    assert "the load test with more requests is the surer answer" in boxes["5"]
     (default,) = [x for x in texts(app(page=PAGE).info) if x.startswith("At your rate")]
     assert "token budget is busy" not in default  # the default view stays as it was (presenter fold)
     zh = app({**q, "rate": "5", "lang": "zh"}, page=PAGE)
-    assert any("token 预算有" in x and "1.6 倍" in x for x in texts(zh.info))
+    assert any("token 预算有" in x and "1.2 倍" in x for x in texts(zh.info))

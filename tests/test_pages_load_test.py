@@ -442,15 +442,14 @@ def test_the_verdict_says_how_sure_the_run_is_and_when_it_is_too_close_to_call()
 
 
 def test_the_analytic_row_says_when_the_token_budget_is_busy_enough_for_the_model_to_run_low():
-    # issue 17: the open loop's queueing model reads low where the token budget is busy with prompts most of the time
-    # (calc.traffic.queueing.near_capacity), and a run of 1,000 requests moves with its seed there: said beside the
-    # analytic row at 5 requests/s (68 % busy), not at 2 requests/s
+    # issue 17: where the token budget is busy with prompts most of the time the TTFT is steep in the rate and a run
+    # moves with its seed (calc.traffic.queueing.near_capacity): said beside the analytic row at 5 requests/s, not at 2
     q = {"model": "meta-llama/Llama-3.1-8B", "gpu": "h100-sxm", "context": "2756", "output_len": "256",
          "max_num_batched_tokens": "1024"}
     said = {rate: [x for x in texts(app({**q, "rate": rate}, page=PAGE).info) if "token budget is busy" in x]
             for rate in ("2", "5")}
     assert said["2"] == []
     (note,) = said["5"]
-    assert "reads low" in note and "judge with more requests or several seeds" in note
+    assert "climbs steeply with the rate" in note and "judge with more requests or several seeds" in note
     zh = app({**q, "rate": "5", "lang": "zh"}, page=PAGE)
     assert any("token 预算有" in x and "多个种子" in x for x in texts(zh.info))

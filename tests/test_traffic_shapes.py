@@ -35,7 +35,10 @@ SUBSET = [(M8, 0.7, "open", 0.5), (M8, 0.0, "open", 0.9), (QWEN, 0.0, "open", 0.
 
 @pytest.mark.parametrize("case,cv,shape,x", SUBSET, ids=[f"{c[0].split('/')[1]}-cv{cv}-{s}-{x}" for c, cv, s, x in SUBSET])
 def test_analytic_ttft_within_15_percent_of_the_simulator(case, cv, shape, x):
-    d = sim_vs_analytic.compare_shape(*case, cv, shape, x)
+    # at 90 % of capacity one 4,000-request run is not the long run (its own arrivals move its load more than the
+    # models differ): three runs of 20,000 pooled, each asked at its own rate (compare_shape's seeds)
+    near = shape == "open" and x >= 0.9
+    d = sim_vs_analytic.compare_shape(*case, cv, shape, x, **(dict(num_requests=20_000, seeds=(1, 2, 3)) if near else {}))
     assert d["closed_form"]
     assert d["mean_s"] == pytest.approx(d["sim_mean_s"], rel=0.15)
     assert d["p95_s"] == pytest.approx(d["sim_p95_s"], rel=0.15)
@@ -326,6 +329,66 @@ def test_open_loop_budget_is_busy_as_long_as_the_simulators():
                                         **kw).budget_utilization) for b in (False, True))
     assert sim_share == pytest.approx(0.70, abs=0.01)
     assert abs(busy - sim_share) < 0.015 < 0.02 < abs(per_step - sim_share)
+
+
+def test_open_loop_near_capacity_holds_the_long_run_when_the_batch_grows_while_prompts_queue():
+    """Issue 17's hardest cell: Llama-3.1-8B H100, 2,500 + 256 tokens lognormal CV 1 (both), budget 1,024, 85 % of
+    capacity. While prompts queue the decode batch grows (41 decodes a step with 1-2 prompts waiting, 86 with over
+    40: calc.traffic.queueing.congestion_wait_ratio) and the budget drains slower. Against 3 × 20,000 simulated
+    requests (first quarter of each dropped, the model at each run's own rate): mean and P95 TTFT within 15 %;
+    the M/G/1 wait alone (ratio 1) was 19 % / 30 % low against 2 × 20,000."""
+    import traffic_spread
+    from calc.traffic.workload import cut_input_quantile, cut_lengths
+
+    arch, g, sc, est, cfg, mml = traffic_spread._setup("meta-llama/Llama-3.1-8B", "h100-sxm", 2500, 256, 1024, 1.0)
+    cap = float(est.serving.requests_per_s)
+    ttft, _, pre, (i_m, o_m), rates = traffic_spread._sim(est, cfg, mml, 2500, 256, 1.0, 20_000, seeds=(1, 2, 3),
+                                                           arrival="poisson", rate_per_s=0.85 * cap)
+    cut = cut_lengths("lognormal", 2500, 256, 1.0, mml)
+    ol = open_loop(est.engine, input_len=cut.input_mean, output_len=cut.output_mean, rate_rps=rates,
+                   max_num_seqs=est.max_num_seqs, max_num_batched_tokens=1024,
+                   kv_capacity_tokens=est.memory.kv_sequence_tokens, input_cv=cut.input_cv, output_cv=cut.output_cv,
+                   input_quantile_tokens=cut_input_quantile("lognormal", 2500, 256, 1.0, mml, 0.95))
+    assert pre == 0 and bool(np.all(ol.closed_form)) and bool(np.all(ol.budget_drains))
+    assert float(np.mean(ol.ttft_s)) == pytest.approx(float(ttft.mean()), rel=0.15)
+    assert float(np.mean(ol.ttft_percentile_s)) == pytest.approx(float(np.percentile(ttft, 95)), rel=0.15)
+
+
+class TestCongestionWaitRatio:
+    """calc.traffic.queueing.congestion_wait_ratio: the budget queue's wait when its service slows as it grows."""
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(rho=st.floats(0.05, 0.95), kappa=st.floats(0.0, 0.5), n0=st.floats(0.5, 1e4))
+    def test_a_slowdown_never_shortens_the_wait_and_more_slowdown_lengthens_it(self, rho, kappa, n0):
+        from calc.traffic.queueing import congestion_wait_ratio
+        assume_drains = rho * (1.0 + kappa + 0.1) < 1.0
+        r0, r1, r2 = (float(congestion_wait_ratio(utilization=rho, slowdown=k, relax_prompts=n0))
+                      for k in (0.0, kappa, kappa + 0.1))
+        assert r0 == pytest.approx(1.0, abs=2e-3)  # κ = 0: the M/M/1 itself
+        assert r1 >= r0 - 2e-3
+        if assume_drains:
+            assert r2 >= r1 - 1e-9
+
+    def test_a_batch_that_relaxes_faster_waits_longer(self):
+        from calc.traffic.queueing import congestion_wait_ratio
+        r = congestion_wait_ratio(utilization=0.7, slowdown=0.25, relax_prompts=np.array([1e-9, 3.0, 30.0, 300.0, 1e9]))
+        assert np.all(np.diff(r) < 0) and r[-1] == pytest.approx(1.0, abs=1e-3)
+        # n₀ → 0: an M/M/1 at ρ* = 0.875 but for the empty state: (1.25² · 0.3)/(1 − 0.875) = 3.75
+        assert r[0] == pytest.approx(1.25 ** 2 * 0.3 / 0.125, rel=1e-3)
+
+    def test_a_budget_that_cannot_drain_is_never_called_closed_form(self):
+        # Llama-3.1-8B H100, 2,500 + 256 fixed, budget 1,024, 90-99 % of capacity: near capacity the batch over time
+        # is already near what a full budget keeps (κ small), so a full budget still drains up to ρ_q ≈ 0.99; where
+        # it would not, the open loop is not a closed form (the simulator's regime), and never the other way round
+        est = estimate(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"),
+                       ServingConfig(input_len=2500, output_len=256, max_model_len=4096, max_num_batched_tokens=1024),
+                       concurrency=np.nan)
+        cap = float(est.serving.requests_per_s)
+        r = open_loop(est.engine, input_len=2500, output_len=256, rate_rps=np.arange(0.90, 0.995, 0.005) * cap,
+                      max_num_seqs=est.max_num_seqs, max_num_batched_tokens=1024,
+                      kv_capacity_tokens=est.memory.kv_sequence_tokens)
+        assert not np.any(r.closed_form & ~r.budget_drains)
+        assert bool(np.all(r.budget_drains[r.budget_utilization < 0.98]))
 
 
 def test_own_prefill_of_two_full_chunks_is_their_two_steps():

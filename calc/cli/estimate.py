@@ -224,8 +224,8 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
             "open_loop_running": ol.running * replicas * serving.data_parallel_size, "open_loop_stable": ol.stable & s.fits,
             # False past capacity and where the batch meets the KV wall (preemption): the simulator's regime
             "open_loop_closed_form": ol.closed_form & s.fits,
-            # the token budget's busy share; at or above NEAR_CAPACITY_BUDGET_UTILIZATION the model's TTFT is
-            # low against long simulations (calc.traffic.queueing.near_capacity)
+            # the token budget's busy share; at or above NEAR_CAPACITY_BUDGET_UTILIZATION the TTFT is steep in the
+            # rate and simulated runs differ by their seed (calc.traffic.queueing.near_capacity)
             "open_loop_budget_utilization": ol.budget_utilization,
             "open_loop_near_capacity": near_capacity(ol.budget_utilization) & ol.stable & s.fits})
         if reuse.active and 0.0 < float(pc.request_hit_probability) < 1.0:  # hits and misses: a mixture's P95

@@ -253,6 +253,12 @@ class EngineLoad:
     mix_share: np.ndarray  # f: share of steps that carry prompts
     # speculative decoding: a step's time over a plain decode step of the same batch (verify + draft − decode)
     speculative_extra_s: np.ndarray = 0.0
+    # the open loop's budget queue (budget_busy_periods): W_pf / W_M/G/1 as the batch grows while prompts queue
+    # (congestion_wait_ratio), and whether a budget that stays full still drains (ρ·(1 + κ) < 1)
+    congestion_ratio: np.ndarray = 1.0
+    full_budget_drains: np.ndarray = True
+    # π of the budget's wait (0 with probability 1 − π, else exponential): 2W²/E[W²], the M/G/1's two moments
+    budget_wait_probability: np.ndarray = 0.0
 
 
 def _decode_s(e: EngineNumbers, speculative, *, batch, context_tokens):
@@ -295,9 +301,99 @@ def chunk_keys_before(*, input_len, chunk_tokens):
     return (np.asarray(input_len, dtype=float) - np.asarray(chunk_tokens, dtype=float)) / 2.0
 
 
+# Levels of the congestion chain (congestion_wait_ratio): every level to EXACT_LEVELS, then blocks 8 % longer
+# each, to the level where the batch has relaxed (10 n₀) and the top's geometric tail
+EXACT_LEVELS = 64
+BLOCK_GROWTH = 1.08
+
+
+def congestion_wait_ratio(*, utilization, slowdown, relax_prompts):
+    """W / W_PK: how much longer prompts wait for the token budget when its service slows while they queue.
+
+    While prompts queue, every step fills the budget's room and prompts finish prefill at the budget's
+    full rate, faster than they arrive; the decode batch grows toward R* (the batch a budget that stays
+    full keeps: each step starts (B − q·R*)/I prompts that decode for L steps, R* = L·B/(I + q·L),
+    at most the slots), each step leaves less room for prompts and takes longer, so the queue drains
+    slower the longer it is. A birth-death chain in the prompts n in the budget queue (arrivals λ,
+    service S_n = S·(1 + κ·g(n))):
+
+        g(n) = 1 − exp(−n/n₀),  n₀ = (1 − ρ)·τ_R / S,  κ = τ(R*)/τ(R) − 1,
+        p_n ∝ Π_{k≤n} ρ·(1 + κ·g(k)),  W = E[(n − 1)⁺] / λ (Little),  W_ref = ρ·S/(1 − ρ) (κ = 0: M/M/1),
+        ratio = W / W_ref = E[(n − 1)⁺]·(1 − ρ)/ρ²,
+
+    ``utilization`` ρ (the budget's, at the batch over time), ``slowdown`` κ, ``relax_prompts`` n₀.
+    The batch relaxes toward R* over τ_R, a decode's life in full steps (L·T_full); a queue of n
+    prompts (n·S of work) that the drift (1 − ρ) of a busy budget climbs to has been busy about
+    n·S/(1 − ρ) (a reflected Brownian motion conditioned to reach a level climbs it at the opposite
+    drift), so its batch has relaxed g(n) of the way. Applied as a ratio to the M/G/1 wait, which
+    keeps the prompts' length spread. Where ρ·(1 + κ) ≥ 1 a budget that stays full cannot drain: the
+    chain is cut at its relaxed level (10 n₀, at least 1,000) and the caller flags it.
+
+    Checked in the simulator (Llama-3.1-8B H100, 2,500 + 256 tokens, budget 1,024, 85 % of capacity,
+    100,000 requests): the batch given n prompts waiting 40 (1-2), 45 (3-5), 52 (6-10), 58 (11-20),
+    79 (21-40), 86 (over 40), this chain's 41, 47, 53, 62, 75, 86; the budget busy 0.72, the chain 0.71.
+
+    κ = 0 is the M/M/1 (ratio 1); a slowdown lengthens the wait, more so near capacity:
+
+    >>> [round(float(x), 3) for x in congestion_wait_ratio(utilization=np.array([0.5, 0.5, 0.7]),
+    ...                                                    slowdown=np.array([0.0, 0.25, 0.25]), relax_prompts=30.0)]
+    [1.0, 1.083, 1.251]
+
+    By hand, a batch that grows at once (n₀ → 0: every queued state serves at S·(1 + κ)): an M/M/1 at
+    ρ* = ρ·(1 + κ) but for the empty state, E[(n − 1)⁺] = ρ*²/(1 − ρ*); ρ = 0.5, κ = 0.2: ρ* = 0.6,
+    ratio = 0.36/0.4 · 0.5/0.25 = 1.8. A batch that never grows (n₀ → ∞): 1.
+
+    >>> round(float(congestion_wait_ratio(utilization=0.5, slowdown=0.2, relax_prompts=1e-9)), 3)
+    1.8
+    >>> round(float(congestion_wait_ratio(utilization=0.5, slowdown=0.2, relax_prompts=1e12)), 3)
+    1.0
+    """
+    rho = np.asarray(utilization, dtype=float)
+    kappa = np.maximum(np.asarray(slowdown, dtype=float), 0.0)
+    n0 = np.maximum(np.asarray(relax_prompts, dtype=float), 1e-9)
+    shape = np.broadcast_shapes(rho.shape, kappa.shape, n0.shape)
+    rho, kappa, n0 = (np.broadcast_to(x, shape)[..., None] for x in (rho, kappa, n0))
+    top = np.maximum(10.0 * n0, 1000.0)  # the relaxed level: g = 1 − e^(−10)
+    # blocks [a, a + L): length 1 to EXACT_LEVELS, then 8 % of the level, to the top (the largest top sets the grid)
+    edges = [float(k) for k in range(1, EXACT_LEVELS + 1)]
+    while edges[-1] < float(np.max(top)) if top.size else False:
+        edges.append(float(np.ceil(edges[-1] * BLOCK_GROWTH)))
+    a = np.asarray(edges[:-1])
+    length = np.diff(np.asarray(edges))
+    mid = a + (length - 1.0) / 2.0
+    inside = a < top  # blocks of this row's chain
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        f = np.log(rho) + np.log1p(kappa * -np.expm1(-mid / n0))  # log p_k/p_(k−1) in the block
+        f = np.where(inside, f, -np.inf)
+        log_start = np.concatenate([np.zeros(shape + (1,)), np.cumsum(np.where(inside, f * length, 0.0), axis=-1)[..., :-1]],
+                                   axis=-1)  # log p_(a−1) / p_0
+        # block mass Σ_(1≤i≤L) p_(a−1)·r^i, r = e^f, in logs: f + log((e^(L·f) − 1)/(e^f − 1)) (L where f = 0)
+        small = np.abs(f) < 1e-12
+        safe = np.where(small | ~inside, 1.0, f)
+        log_geo = np.where(small, np.log(length), np.where(
+            safe > 0, length * safe + np.log(-np.expm1(-length * safe)) - safe - np.log(-np.expm1(-safe)),
+            np.log(-np.expm1(length * safe)) - np.log(-np.expm1(safe))))
+        log_mass = np.where(inside, log_start + f + log_geo, -np.inf)
+        # the tail past the top, where g = 1: geometric at ρ* = ρ·(1 + κ) (none where the top cannot drain)
+        rho_top = rho * (1.0 + kappa)
+        drains = rho_top < 1.0
+        log_last = np.sum(np.where(inside, f * length, 0.0), axis=-1, keepdims=True)  # log p_top / p_0
+        # everything relative to the largest term (the chain's mass sits high where the top cannot drain)
+        big = np.maximum(np.max(log_mass, axis=-1, keepdims=True), 0.0)
+        big = np.maximum(big, np.where(drains, log_last, -np.inf))
+        mass = np.exp(log_mass - big)
+        last = np.exp(log_last - big)
+        t_mass = np.where(drains, last * rho_top / (1.0 - rho_top), 0.0)
+        t_first = np.where(drains, last * ((top - 1.0) * rho_top / (1.0 - rho_top) + rho_top / (1.0 - rho_top) ** 2), 0.0)
+        total = np.exp(-big) + mass.sum(axis=-1, keepdims=True) + t_mass  # p_0 = e^(−big)
+        waiting = (mass * np.maximum(mid - 1.0, 0.0)).sum(axis=-1, keepdims=True) + t_first
+        ratio = waiting / total * (1.0 - rho) / rho ** 2
+    return np.where((rho > 0) & (rho < 1), ratio, 1.0)[..., 0]
+
+
 def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output_cv=0.0, running, rate_rps,
                 max_num_batched_tokens, enable_chunked_prefill=True, speculative=None,
-                cached_prompt_tokens=0.0, budget_busy_periods=False) -> EngineLoad:
+                cached_prompt_tokens=0.0, budget_busy_periods=False, max_running=np.inf) -> EngineLoad:
     """The engine's steps at R decoding sequences fed λ prompts/s (module docstring, terms 2–3).
 
     A decoding sequence's context is I + E[O²]/(2·E[O]) (longer outputs stay longer in the batch).
@@ -339,6 +435,15 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
          capacity (lognormal CV 1 and 0.5), at one half by 5 and 6 %.
       Together, the budget's busy share 0.669 → 0.691 (simulator 0.697); long runs
       (bench/traffic_spread.py --requests 20000) at 85-90 % of capacity: see the README.
+      3. while prompts queue the decode batch grows toward the batch a full budget keeps (at most
+         ``max_running``, the slots), so the queue drains slower the longer it is: the M/G/1 wait
+         times :func:`congestion_wait_ratio` (κ from the full step at that batch, n₀ from a decode's
+         life in full steps).
+      4. the wait's tail from its own two moments: waits are 0 with probability 1 − π and else
+         exponential of mean W/π, with π = 2W²/E[W²] (Takács's E[W²] = 2W² + λ·E[S³]/(3(1 − ρ))):
+         π = ρ for exponential prompts (M/M/1), more for fixed lengths (a shorter tail), less for
+         lognormal prompts of CV 1 (E[S³] = 8·S³: a longer tail) than the ρ used before.
+      ``budget_busy_periods`` holds 1-3 (4 is every open loop's); the closed loops keep none of them.
     A closed loop keeps the per-step batch (its budget queue is :mod:`calc.traffic.chunk_queue`).
     ``speculative`` (a :class:`calc.timing.speculative.Drafter`): decode steps seen per output token
     (:func:`calc.timing.speculative.per_token_step`), so R = λ·(O − 1)·T̄ counts a step's τ tokens.
@@ -428,9 +533,31 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
         with np.errstate(divide="ignore", invalid="ignore"):
             tau = tau * np.where(rho0 > 0, (rho0 + lam * delta_s) / (1.0 + lam * delta_s) / np.maximum(rho0, 1e-300), 1.0)
     rho_q = lam * tau * I
-    w, _ = mg1_wait_s(rate_rps=lam, service_s=tau * I,
-                      service_m2_s2=tau ** 2 * lognormal_moment(mean=I, cv=cv_i, k=2),
-                      service_m3_s3=tau ** 3 * lognormal_moment(mean=I, cv=cv_i, k=3))
+    w, w2 = mg1_wait_s(rate_rps=lam, service_s=tau * I,
+                       service_m2_s2=tau ** 2 * lognormal_moment(mean=I, cv=cv_i, k=2),
+                       service_m3_s3=tau ** 3 * lognormal_moment(mean=I, cv=cv_i, k=3))
+    # the wait's tail: 0 with probability 1 − π, else exponential of mean W/π, π = 2W²/E[W²] from Takács's second
+    # moment (docstring, 4; M/M/1: π = ρ exactly)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_wait = np.where((w > 0) & np.isfinite(w2) & (w2 > 0), np.clip(2.0 * w ** 2 / w2, 0.0, 1.0), rho_q)
+    ratio, drains = np.ones_like(w), np.ones_like(w, dtype=bool)
+    if budget_busy_periods:  # the batch grows while prompts queue (docstring, 3)
+        life = m / tau_s  # a decode's life in steps
+        r_star = np.minimum(life * B / np.maximum(I + q_dec * life, 1e-9), np.asarray(max_running, dtype=float))
+        room_star = np.where(chunked, np.maximum(B - r_star * q_dec, 1.0), B)
+        t_star_full = prefill_step(e, prompts=room_star / c, prompt_tokens=c, decode_batch=np.where(chunked, r_star, 0.0),
+                                   decode_context_tokens=ctx, cached_tokens=cached_c).step_s + np.where(chunked, extra, 0.0)
+        t_star_full = t_star_full + extra_chunk * room_star / c
+        with np.errstate(divide="ignore", invalid="ignore"):
+            kappa = np.where(chunked & (r_star > r_busy), (t_star_full / room_star) / (t_full / room_busy) - 1.0, 0.0)
+            # in the chain's levels: an M/G/1 queue holds (1 + c_S²)/2 of an M/M/1's at the same load (diffusion
+            # limit), so a chain level is (1 + c_S²)/2 prompts (fixed prompts: half, a batch that relaxes half as fast)
+            n0 = (1.0 - rho_q) * life * t_full / np.maximum(tau * I, 1e-300) * 2.0 / (1.0 + cv_i ** 2)
+        ratio = np.where(chunked & (rho_q > 0) & (rho_q < 1), congestion_wait_ratio(
+            utilization=np.clip(rho_q, 0.0, 1.0), slowdown=np.nan_to_num(kappa, posinf=0.0),
+            relax_prompts=np.clip(np.nan_to_num(n0, nan=1.0, posinf=1e12), 1e-9, 1e12)), 1.0)
+        drains = ~(chunked & (rho_q * (1.0 + np.nan_to_num(kappa, posinf=0.0)) >= 1.0))
+        w = w * ratio
     # a step is in flight only while something runs: with Poisson R running, 1 − exp(−R) of the time
     busy = -np.expm1(-R)
     res = busy * np.clip(1.0 - rho_q, 0.0, 1.0) * np.where(chunked, t_step, 0.0) / 2.0
@@ -443,7 +570,7 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
     return EngineLoad(step_in_flight_s=t_star, mix_step_s=t_mix, mix_share=f, decode_step_s=t_step, mean_step_s=t_bar,
                       speculative_extra_s=extra, tpot_s=tpot, batch_peakedness=z, prefill_s=t_pf,
                       prefill_utilization=rho_p, full_step_s=t_full, budget_utilization=rho_q, residual_s=res,
-                      budget_wait_s=w)
+                      budget_wait_s=w, congestion_ratio=ratio, full_budget_drains=drains, budget_wait_probability=p_wait)
 
 
 def own_prefill_s(e: EngineNumbers, *, input_len, mean_input_len, running, context_tokens, rate_rps, wait_s,
@@ -551,29 +678,28 @@ class OpenLoop:
     batch_peakedness: np.ndarray = 1.0  # z = Var(R)/E[R] of the batch (engine_load)
     slot_wait_probability: np.ndarray = 0.0  # π: the share of arrivals that wait for a slot (W_slot's)
     budget_utilization: np.ndarray = 0.0  # ρ_q: share of time the token budget is busy with prompts (engine_load)
+    # False where a budget that stays full cannot drain (its batch grown to what a full budget keeps:
+    # congestion_wait_ratio): a long queue keeps growing, the simulator's regime (closed_form False too)
+    budget_drains: np.ndarray = True
 
 
 # At or above this share of time the token budget busy with prompts (OpenLoop.budget_utilization, ρ_q), the
-# open loop's TTFT is low against long simulations, and the pages and `estimate --rate` say so
-# (near_capacity). Measured (issue 17), the models at each run's own rate against 2 seeds x 20,000 Poisson
-# requests, first quarter dropped, lognormal lengths (bench/traffic_spread.py's engines and shares of
-# capacity; scratch script of the 2026-12-05 session, numbers in the README):
-#   ρ_q ≤ 0.56, 18 cells (Llama-3.1-8B budget 8,192 up to 90 % of capacity, Llama-2-7B A100 up to 90 %,
-#     Qwen2.5-7B A100 up to 60 %, Llama-3.1-8B budget 1,024 up to 60 %): mean and P95 within 15 %;
-#   ρ_q 0.58-0.87 (Llama-3.1-8B budget 1,024 at 75 / 85 %, Qwen2.5-7B at 75 / 90 %): the model low, P95 by
-#     up to 30 % (CV 1), mean up to 19 %; one run of 100,000 requests each at 85 / 90 %: P95 −29 / −37 %,
-#     mean −22 / −28 % (the long run's P95 1.4-1.6x the model's).
-# Why, in the simulator: while prompts queue the decode batch grows toward B·O/(I + O) (the budget split
-# between prompt and decode tokens as their lengths are), each step leaves less room for prompts and
-# takes longer, so the queue drains slower the longer it is (per prompt token 55.7 µs of a step with 1-2
-# prompts waiting, 67 µs with over 40; Llama-3.1-8B, 100,000 requests). The M/G/1 wait takes one service
-# rate: with the simulator's own busy share and per-token time it is still 15-19 % short. Not modelled.
+# pages and `estimate --rate` say that the TTFT is steep in the rate and that runs vary (near_capacity).
+# Measured (issue 17), the models at each run's own rate against 2 seeds x 20,000 Poisson requests, first quarter
+# dropped, lognormal lengths CV 0 / 0.5 / 1 (bench/traffic_spread.py's four engines at 30 / 60 / 75 / 85-90 % of
+# capacity; the README's table):
+#   before the budget's congestion (congestion_wait_ratio) and the wait's own tail: ρ_q ≤ 0.56 within 15 %, ρ_q
+#     0.58-0.87 the model low, P95 by up to 30 %; one run of 100,000 requests at 85 / 90 %: P95 −29 / −37 %;
+#   with them: every closed-form cell within 15 % (P95 max 14.5 %); the 100,000-request runs −12 / −17 % (CV 1),
+#     −1 / −12 % (CV 0.5), −2 / +1 % (fixed) at 85 / 90 %.
+# Left: near capacity the TTFT climbs steeply with the rate, and runs of 20,000 requests differ by their seed by up
+# to 1.5x in P95 (Llama-3.1-8B, 2,500 + 256, budget 1,024, 85 %: 1,651 and 2,497 ms): the pages say so here.
 NEAR_CAPACITY_BUDGET_UTILIZATION = 0.55
 
 
 def near_capacity(budget_utilization):
     """True where the token budget is busy with prompts at least :data:`NEAR_CAPACITY_BUDGET_UTILIZATION`
-    of the time: there the open loop's TTFT is low against long simulations (the note above).
+    of the time: there the TTFT climbs steeply with the rate and simulated runs differ by their seed (the note above).
 
     >>> near_capacity(np.array([0.3, 0.55, 0.7])).tolist()
     [False, True, True]
@@ -657,7 +783,7 @@ def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs
                                   enable_chunked_prefill=enable_chunked_prefill, speculative=speculative,
                                   cached_prompt_tokens=H)
     d, over = _decode_batch(e, rate_rps=lam, slots=c, **kw)
-    load = engine_load(e, running=d, rate_rps=lam, budget_busy_periods=True, **kw)
+    load = engine_load(e, running=d, rate_rps=lam, budget_busy_periods=True, max_running=c, **kw)
     own = _own(e, load=load, running=d, rate_rps=lam, **kw)
     # a free sequence slot: M/G/c, service E2E, offered a = λ·E2E, peaked batch (the diffusion's
     # waiting probability with the peakedness, peaked_wait_probability)
@@ -678,7 +804,7 @@ def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs
                            context_tokens=ctx, enable_chunked_prefill=enable_chunked_prefill, q=q, cached_tokens=H)
     i_q = None if input_quantile_tokens is None else np.asarray(input_quantile_tokens, dtype=float) - H
     mean, ttft_q, own_mean = _ttft(e, own=own, input_len=I, input_cv=input_cv, residual_s=load.residual_s,
-                                   waits=((load.budget_wait_s, load.budget_utilization), (w_slot, pw)),
+                                   waits=((load.budget_wait_s, load.budget_wait_probability), (w_slot, pw)),
                                    api_wait=(w_api, lam * t_api), q=q, floor_s=floor, input_q=i_q)
     stable = ~over & np.isfinite(mean) & (a < c) & (lam * t_api < 1.0)
     # How often the peaked batch reaches the slots (normal, Var(R) = z·R): where the slots are the
@@ -697,8 +823,9 @@ def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs
                     api_wait_s=w_api, budget_wait_s=load.budget_wait_s, slot_wait_s=inf(w_slot),
                     step_residual_s=load.residual_s, own_prefill_s=own_mean, decode_step_s=load.decode_step_s,
                     prefill_utilization=load.prefill_utilization, api_utilization=lam * t_api, stable=stable,
-                    slots_full_probability=p_full, closed_form=stable & (p_full < SLOTS_FULL_LIMIT),
-                    batch_peakedness=z, slot_wait_probability=pw, budget_utilization=load.budget_utilization)
+                    slots_full_probability=p_full, closed_form=stable & (p_full < SLOTS_FULL_LIMIT) & load.full_budget_drains,
+                    batch_peakedness=z, slot_wait_probability=pw, budget_utilization=load.budget_utilization,
+                    budget_drains=np.asarray(load.full_budget_drains, dtype=bool))
 
 
 def _load_inputs(e: EngineNumbers, *, input_len, output_len, input_cv, output_cv, max_num_seqs, kv_capacity_tokens,
