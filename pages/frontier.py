@@ -206,7 +206,7 @@ def _body() -> None:
                     + ("" if bool(ol.closed_form) else " " + t("fr.open_loop.kv_wall" if bool(ol.budget_drains)
                                                                 else "fr.open_loop.no_drain"))
                     + (" " + t("fr.open_loop.near_capacity", busy=F.integer(100.0 * float(ol.budget_utilization)))
-                       if bool(near_capacity(ol.budget_utilization)) and bool(ol.budget_drains) else ""))
+                       if bool(near_capacity(ol.budget_utilization)) else ""))
             if B.ENABLED and not layout.presenting():  # the open loop's numbers with their ranges (ui.bands)
                 busy = B.condition(r_rps / replicas / s.data_parallel_size, sc.efficiency)
                 ob = {g: B.basis(sc.arch, sc.gpu, g, arrival="poisson", condition=busy) for g in ("ttft", "tpot")}

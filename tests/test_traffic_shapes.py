@@ -376,6 +376,27 @@ class TestCongestionWaitRatio:
         # n₀ → 0: an M/M/1 at ρ* = 0.875 but for the empty state: (1.25² · 0.3)/(1 − 0.875) = 3.75
         assert r[0] == pytest.approx(1.25 ** 2 * 0.3 / 0.125, rel=1e-3)
 
+    def test_a_full_budget_that_cannot_drain_but_is_never_reached_keeps_the_closed_form(self):
+        # Llama-3.1-8B H100, 500 + 1,024 tokens (lognormal 0.5), budget 512, 90 % of capacity: a budget that stayed
+        # full would hold 344 decodes and serve prompts 3x slower than they come (ρ·(1 + κ) > 1), but the budget is
+        # busy only 38 % of the time and the queue never climbs there (n_c ≈ thousands of prompts): the simulator
+        # keeps a steady TTFT, and the chain cut at n_c agrees (a first version called this past capacity)
+        from calc.traffic.simulator import EngineConfig, simulate
+        from calc.traffic.workload import length_spec, make_workload
+        sc = ServingConfig(input_len=500, output_len=1024, max_model_len=16384, max_num_batched_tokens=512)
+        est = estimate(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"), sc, concurrency=np.nan)
+        rate = 0.9 * float(est.serving.requests_per_s)
+        r = open_loop(est.engine, input_len=500, output_len=1024, rate_rps=rate, max_num_seqs=est.max_num_seqs,
+                      max_num_batched_tokens=512, kv_capacity_tokens=est.memory.kv_sequence_tokens, input_cv=0.5,
+                      output_cv=0.5)
+        assert bool(r.budget_drains) and bool(r.closed_form) and bool(r.stable)
+        cfg = EngineConfig(max_num_seqs=int(est.max_num_seqs), max_num_batched_tokens=512, enable_chunked_prefill=True,
+                           num_blocks=int(est.memory.kv_sequence_blocks), block_size=16)
+        w = make_workload(input_len=length_spec("lognormal", 500, 0.5), output_len=length_spec("lognormal", 1024, 0.5),
+                          max_model_len=16384, seed=1, num_requests=8000, arrival="poisson", rate_per_s=rate)
+        ttft = np.asarray(simulate(est.engine, w, cfg).ttft_s[2000:])
+        assert float(r.ttft_s) == pytest.approx(float(np.mean(ttft)), rel=0.15)
+
     def test_a_budget_that_cannot_drain_is_never_called_closed_form(self):
         # Llama-3.1-8B H100, 2,500 + 256 fixed, budget 1,024, 90-99 % of capacity: near capacity the batch over time
         # is already near what a full budget keeps (κ small), so a full budget still drains up to ρ_q ≈ 0.99; where

@@ -254,7 +254,7 @@ class EngineLoad:
     # speculative decoding: a step's time over a plain decode step of the same batch (verify + draft − decode)
     speculative_extra_s: np.ndarray = 0.0
     # the open loop's budget queue (budget_busy_periods): W_pf / W_M/G/1 as the batch grows while prompts queue
-    # (congestion_wait_ratio), and whether a budget that stays full still drains (ρ·(1 + κ) < 1)
+    # (congestion_wait_ratio), and False where a run reaches a full budget that cannot drain (its tip)
     congestion_ratio: np.ndarray = 1.0
     full_budget_drains: np.ndarray = True
     # π of the budget's wait (0 with probability 1 − π, else exponential): 2W²/E[W²], the M/G/1's two moments
@@ -305,9 +305,12 @@ def chunk_keys_before(*, input_len, chunk_tokens):
 # each, to the level where the batch has relaxed (10 n₀) and the top's geometric tail
 EXACT_LEVELS = 64
 BLOCK_GROWTH = 1.08
+# Above this quasi-stationary probability near n_c (congestion_wait_ratio's with_tip) a budget that stays full and
+# cannot drain is reached in a run: the open loop's closed form does not hold there (the simulator's regime)
+TIP_PROBABILITY = 1e-3
 
 
-def congestion_wait_ratio(*, utilization, slowdown, relax_prompts):
+def congestion_wait_ratio(*, utilization, slowdown, relax_prompts, with_tip=False):
     """W / W_PK: how much longer prompts wait for the token budget when its service slows while they queue.
 
     While prompts queue, every step fills the budget's room and prompts finish prefill at the budget's
@@ -326,12 +329,16 @@ def congestion_wait_ratio(*, utilization, slowdown, relax_prompts):
     prompts (n·S of work) that the drift (1 − ρ) of a busy budget climbs to has been busy about
     n·S/(1 − ρ) (a reflected Brownian motion conditioned to reach a level climbs it at the opposite
     drift), so its batch has relaxed g(n) of the way. Applied as a ratio to the M/G/1 wait, which
-    keeps the prompts' length spread. Where ρ·(1 + κ) ≥ 1 a budget that stays full cannot drain: the
-    chain is cut at its relaxed level (10 n₀, at least 1,000) and the caller flags it.
+    keeps the prompts' length spread.
 
-    Checked in the simulator (Llama-3.1-8B H100, 2,500 + 256 tokens, budget 1,024, 85 % of capacity,
-    100,000 requests): the batch given n prompts waiting 40 (1-2), 45 (3-5), 52 (6-10), 58 (11-20),
-    79 (21-40), 86 (over 40), this chain's 41, 47, 53, 62, 75, 86; the budget busy 0.72, the chain 0.71.
+    Where ρ·(1 + κ) ≥ 1 a budget that stays full cannot drain: past the level n_c where
+    ρ·(1 + κ·g(n_c)) = 1 the queue would climb on its own. That state is metastable: from an empty
+    budget it is reached only if the chain's mass reaches n_c, which for a small ρ takes longer than
+    any run (Llama-3.1-8B H100, 500 + 1,024 tokens, budget 512, 84 % of capacity, ρ = 0.27, κ ≈ 3:
+    20,000 simulated requests keep a steady 124 ms TTFT). So the chain is cut at n_c (the quasi-
+    stationary distribution below it), and ``with_tip`` also returns its probability at the top
+    tenth of the levels below n_c (0 where the budget drains): where that is not negligible the
+    queue does tip over in a run, and the caller says the closed form does not hold.
 
     κ = 0 is the M/M/1 (ratio 1); a slowdown lengthens the wait, more so near capacity:
 
@@ -347,6 +354,14 @@ def congestion_wait_ratio(*, utilization, slowdown, relax_prompts):
     1.8
     >>> round(float(congestion_wait_ratio(utilization=0.5, slowdown=0.2, relax_prompts=1e12)), 3)
     1.0
+
+    A full budget that cannot drain, far away (ρ = 0.27, κ = 3, n₀ = 1,000: g(n_c) = (1/ρ − 1)/κ = 0.90,
+    n_c ≈ 2,300) and near (ρ = 0.9, κ = 0.5, n₀ = 5: n_c ≈ 1.3; the ratio at least 1, the closed form off):
+
+    >>> r, tip = congestion_wait_ratio(utilization=np.array([0.27, 0.9]), slowdown=np.array([3.0, 0.5]),
+    ...                                relax_prompts=np.array([1000.0, 5.0]), with_tip=True)
+    >>> [round(float(x), 3) for x in r], [bool(x > 1e-3) for x in tip]
+    ([1.015, 1.0], [False, True])
     """
     rho = np.asarray(utilization, dtype=float)
     kappa = np.maximum(np.asarray(slowdown, dtype=float), 0.0)
@@ -354,14 +369,19 @@ def congestion_wait_ratio(*, utilization, slowdown, relax_prompts):
     shape = np.broadcast_shapes(rho.shape, kappa.shape, n0.shape)
     rho, kappa, n0 = (np.broadcast_to(x, shape)[..., None] for x in (rho, kappa, n0))
     top = np.maximum(10.0 * n0, 1000.0)  # the relaxed level: g = 1 − e^(−10)
+    rho_top = rho * (1.0 + kappa)
+    drains = rho_top < 1.0
+    with np.errstate(divide="ignore", invalid="ignore"):  # n_c: ρ·(1 + κ·g(n_c)) = 1, where the top cannot drain
+        n_c = np.where(drains, np.inf, -n0 * np.log1p(-np.clip((1.0 / rho - 1.0) / np.maximum(kappa, 1e-300), 0.0, 1.0)))
+    last_level = np.minimum(top, np.maximum(n_c, 1.0))
     # blocks [a, a + L): length 1 to EXACT_LEVELS, then 8 % of the level, to the top (the largest top sets the grid)
     edges = [float(k) for k in range(1, EXACT_LEVELS + 1)]
-    while edges[-1] < float(np.max(top)) if top.size else False:
+    while edges[-1] < float(np.max(last_level)) if last_level.size else False:
         edges.append(float(np.ceil(edges[-1] * BLOCK_GROWTH)))
     a = np.asarray(edges[:-1])
     length = np.diff(np.asarray(edges))
     mid = a + (length - 1.0) / 2.0
-    inside = a < top  # blocks of this row's chain
+    inside = a < last_level  # blocks of this row's chain
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         f = np.log(rho) + np.log1p(kappa * -np.expm1(-mid / n0))  # log p_k/p_(k−1) in the block
         f = np.where(inside, f, -np.inf)
@@ -374,12 +394,9 @@ def congestion_wait_ratio(*, utilization, slowdown, relax_prompts):
             safe > 0, length * safe + np.log(-np.expm1(-length * safe)) - safe - np.log(-np.expm1(-safe)),
             np.log(-np.expm1(length * safe)) - np.log(-np.expm1(safe))))
         log_mass = np.where(inside, log_start + f + log_geo, -np.inf)
-        # the tail past the top, where g = 1: geometric at ρ* = ρ·(1 + κ) (none where the top cannot drain)
-        rho_top = rho * (1.0 + kappa)
-        drains = rho_top < 1.0
+        # the tail past the top, where g = 1: geometric at ρ* (only where the top drains; else cut at n_c)
         log_last = np.sum(np.where(inside, f * length, 0.0), axis=-1, keepdims=True)  # log p_top / p_0
-        # everything relative to the largest term (the chain's mass sits high where the top cannot drain)
-        big = np.maximum(np.max(log_mass, axis=-1, keepdims=True), 0.0)
+        big = np.maximum(np.max(log_mass, axis=-1, keepdims=True), 0.0)  # every term relative to the largest
         big = np.maximum(big, np.where(drains, log_last, -np.inf))
         mass = np.exp(log_mass - big)
         last = np.exp(log_last - big)
@@ -388,7 +405,13 @@ def congestion_wait_ratio(*, utilization, slowdown, relax_prompts):
         total = np.exp(-big) + mass.sum(axis=-1, keepdims=True) + t_mass  # p_0 = e^(−big)
         waiting = (mass * np.maximum(mid - 1.0, 0.0)).sum(axis=-1, keepdims=True) + t_first
         ratio = waiting / total * (1.0 - rho) / rho ** 2
-    return np.where((rho > 0) & (rho < 1), ratio, 1.0)[..., 0]
+        near_top = inside & (a + length > 0.9 * last_level)  # the top tenth of the levels below n_c
+        tip = np.where(drains, 0.0, (mass * near_top).sum(axis=-1, keepdims=True) / total)
+    ok = (rho > 0) & (rho < 1)
+    ratio = np.where(ok, np.maximum(ratio, 1.0), 1.0)[..., 0]  # a slower service never shortens the wait
+    if with_tip:
+        return ratio, np.where(ok, tip, 0.0)[..., 0]
+    return ratio
 
 
 def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output_cv=0.0, running, rate_rps,
@@ -553,10 +576,14 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
             # in the chain's levels: an M/G/1 queue holds (1 + c_S²)/2 of an M/M/1's at the same load (diffusion
             # limit), so a chain level is (1 + c_S²)/2 prompts (fixed prompts: half, a batch that relaxes half as fast)
             n0 = (1.0 - rho_q) * life * t_full / np.maximum(tau * I, 1e-300) * 2.0 / (1.0 + cv_i ** 2)
-        ratio = np.where(chunked & (rho_q > 0) & (rho_q < 1), congestion_wait_ratio(
+        # n₀ capped at 10⁶ prompts (the chain's levels and memory bounded; a batch that slow moves the wait < 0.1 %
+        # even at ρ = 0.99, κ = 0.5)
+        ratio, tip = congestion_wait_ratio(
             utilization=np.clip(rho_q, 0.0, 1.0), slowdown=np.nan_to_num(kappa, posinf=0.0),
-            relax_prompts=np.clip(np.nan_to_num(n0, nan=1.0, posinf=1e12), 1e-9, 1e12)), 1.0)
-        drains = ~(chunked & (rho_q * (1.0 + np.nan_to_num(kappa, posinf=0.0)) >= 1.0))
+            relax_prompts=np.clip(np.nan_to_num(n0, nan=1.0, posinf=1e6), 1e-9, 1e6), with_tip=True)
+        on = chunked & (rho_q > 0) & (rho_q < 1)
+        ratio = np.where(on, ratio, 1.0)
+        drains = ~(on & (tip > TIP_PROBABILITY))  # a full budget that cannot drain is reached in a run
         w = w * ratio
     # a step is in flight only while something runs: with Poisson R running, 1 − exp(−R) of the time
     busy = -np.expm1(-R)
@@ -678,8 +705,8 @@ class OpenLoop:
     batch_peakedness: np.ndarray = 1.0  # z = Var(R)/E[R] of the batch (engine_load)
     slot_wait_probability: np.ndarray = 0.0  # π: the share of arrivals that wait for a slot (W_slot's)
     budget_utilization: np.ndarray = 0.0  # ρ_q: share of time the token budget is busy with prompts (engine_load)
-    # False where a budget that stays full cannot drain (its batch grown to what a full budget keeps:
-    # congestion_wait_ratio): a long queue keeps growing, the simulator's regime (closed_form False too)
+    # False where a run reaches a budget that stays full and cannot drain (its batch grown to what a full budget
+    # keeps, congestion_wait_ratio's tip): the queue can tip over and keep growing; closed_form False there
     budget_drains: np.ndarray = True
 
 
@@ -823,7 +850,7 @@ def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs
                     api_wait_s=w_api, budget_wait_s=load.budget_wait_s, slot_wait_s=inf(w_slot),
                     step_residual_s=load.residual_s, own_prefill_s=own_mean, decode_step_s=load.decode_step_s,
                     prefill_utilization=load.prefill_utilization, api_utilization=lam * t_api, stable=stable,
-                    slots_full_probability=p_full, closed_form=stable & (p_full < SLOTS_FULL_LIMIT) & load.full_budget_drains,
+                    slots_full_probability=p_full, closed_form=stable & (p_full < SLOTS_FULL_LIMIT) & np.asarray(load.full_budget_drains, dtype=bool),
                     batch_peakedness=z, slot_wait_probability=pw, budget_utilization=load.budget_utilization,
                     budget_drains=np.asarray(load.full_budget_drains, dtype=bool))
 

@@ -149,8 +149,9 @@ EN: dict[str, str] = {
                                  "TTFT climbs steeply with the rate: long simulations (100,000 requests) put the P95 "
                                  "within about 20 % of the queueing model (up to 1.2× it), and two 20,000-request runs of "
                                  "one engine differed 1.5× in P95: judge with more requests or several seeds.",
-    "lt.analytic.no_drain": "Here a token budget that stays full cannot drain: while prompts queue the decode batch grows "
-                            "and the queue only gets longer; the simulation is the answer here.",
+    "lt.analytic.no_drain": "Here the token budget can stay full and not drain: while prompts queue the "
+                            "decode batch grows, each step leaves less room for prompts, and the queue keeps "
+                            "growing; the simulation is the answer here.",
     "lt.col.analytic": "Analytic (closed form)",
     "lt.row.ttft_s": "TTFT (time to first token)",
     "lt.row.tpot_s": "TPOT (time per output token)",
@@ -322,7 +323,7 @@ ZH: dict[str, str] = {
     "lt.analytic.little": "个客户端（利特尔定律：运行期间系统中的平均请求数）",
     "lt.analytic.sim_needed": "在此区间闭式模型不可靠（短的分块波、很长的波，或超过 KV 上限时 vLLM 会抢占）：此处请以模拟结果为准。",
     "lt.analytic.near_capacity": "此时 token 预算有 {busy}% 的时间在处理提示词。接近容量时 TTFT 随请求速率快速上升：长时间模拟（100,000 个请求）给出的 P95 与排队模型相差约 20% 以内（最高为其 1.2 倍），而同一引擎的两次 20,000 请求运行的 P95 相差 1.5 倍：请用更多请求或多个种子再判断。",
-    "lt.analytic.no_drain": "此处 token 预算如果持续占满就无法清空：提示词排队时解码批次增大，队列只会越来越长；此处请以模拟结果为准。",
+    "lt.analytic.no_drain": "此处 token 预算可能持续占满而无法清空：提示词排队时解码批次增大，每步留给提示词的空间变少，队列会越来越长；此处请以模拟结果为准。",
     "lt.col.analytic": "解析（闭式）",
     "lt.row.ttft_s": "TTFT（首 Token 延迟）",
     "lt.row.tpot_s": "TPOT（单 Token 延迟）",

@@ -373,8 +373,9 @@ EN: dict[str, str] = {
                                   "TTFT climbs steeply with the rate: long simulations (100,000 requests) put the P95 "
                                   "within about 20 % of this model (up to 1.2× it), and runs of 20,000 requests differed "
                                   "from one another by up to 1.5×: the load test with more requests is the surer answer.",
-    "fr.open_loop.no_drain": "Here a token budget that stays full cannot drain: while prompts queue the decode batch grows "
-                             "and the queue only gets longer; the load test's simulation is the better answer.",
+    "fr.open_loop.no_drain": "Here the token budget can stay full and not drain: while prompts queue the "
+                             "decode batch grows, each step leaves less room for prompts, and the queue keeps "
+                             "growing; the load test's simulation is the better answer.",
     "case.title": "Check the course (§3.5): the case study, recomputed",
     "case.intro": "Llama-2-7B in FP16 on one A100 80GB. Before: 16 clients, context 2,048 tokens (read here as a "
                   "{i}-token prompt + {o} output), no chunked prefill. After: chunked prefill with a 512-token budget, "
@@ -793,7 +794,7 @@ ZH: dict[str, str] = {
     "fr.open_loop.kv_wall": "此时批次常常碰到序列数或 KV 上限：负载测试的模拟给出的答案更可靠。",
     "fr.open_loop.over": "{rate} 请求/秒分给 {replicas} 已超出本场景一个副本的服务能力：队列会无限增长。请增加副本或调整引擎设置。",
     "fr.open_loop.near_capacity": "此时 token 预算有 {busy}% 的时间在处理提示词。接近容量时 TTFT 随请求速率快速上升：长时间模拟（100,000 个请求）给出的 P95 与本模型相差约 20% 以内（最高为其 1.2 倍），而 20,000 个请求的多次运行之间相差可达 1.5 倍：请求数更多的负载测试更可靠。",
-    "fr.open_loop.no_drain": "此处 token 预算如果持续占满就无法清空：提示词排队时解码批次增大，队列只会越来越长；负载测试的模拟给出的答案更可靠。",
+    "fr.open_loop.no_drain": "此处 token 预算可能持续占满而无法清空：提示词排队时解码批次增大，每步留给提示词的空间变少，队列会越来越长；负载测试的模拟给出的答案更可靠。",
     "case.title": "核对课程（§3.5）：重新计算案例",
     "case.intro": "Llama-2-7B FP16，单卡 A100 80GB。优化前：16 个客户端，上下文 2,048 token（此处理解为 {i} token 提示词 + "
                   "{o} 输出），不分块预填充。优化后：分块预填充、预算 512 token，32 个客户端，FP8 KV Cache。吞吐 = 输出 token/s。",
