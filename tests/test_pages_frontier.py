@@ -357,7 +357,7 @@ def test_open_loop_verdict_agrees_with_the_number_it_shows():
     assert ("It meets the SLA" in box) == (shown <= 500), box
 
 
-def test_open_loop_box_says_when_the_token_budget_is_busy_enough_for_the_model_to_run_low():
+def test_open_loop_box_says_when_the_token_budget_is_busy_near_capacity():
     # issue 17: with the token budget busy with prompts most of the time the TTFT is steep in the rate and runs vary
     # (calc.traffic.queueing.near_capacity); the box says so there, and only there
     q = {"model": "meta-llama/Llama-3.1-8B", "gpu": "h100-sxm", "context": "2756", "output_len": "256",

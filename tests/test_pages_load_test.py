@@ -441,7 +441,7 @@ def test_the_verdict_says_how_sure_the_run_is_and_when_it_is_too_close_to_call()
     assert any(c.startswith("本次模拟的可信度：") for c in plain(zh.caption))
 
 
-def test_the_analytic_row_says_when_the_token_budget_is_busy_enough_for_the_model_to_run_low():
+def test_the_analytic_row_says_when_the_token_budget_is_busy_near_capacity():
     # issue 17: where the token budget is busy with prompts most of the time the TTFT is steep in the rate and a run
     # moves with its seed (calc.traffic.queueing.near_capacity): said beside the analytic row at 5 requests/s, not at 2
     q = {"model": "meta-llama/Llama-3.1-8B", "gpu": "h100-sxm", "context": "2756", "output_len": "256",
