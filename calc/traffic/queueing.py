@@ -385,8 +385,8 @@ def congestion_wait_ratio(*, utilization, slowdown, relax_prompts, with_tip=Fals
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         f = np.log(rho) + np.log1p(kappa * -np.expm1(-mid / n0))  # log p_k/p_(k−1) in the block
         f = np.where(inside, f, -np.inf)
-        log_start = np.concatenate([np.zeros(shape + (1,)), np.cumsum(np.where(inside, f * length, 0.0), axis=-1)[..., :-1]],
-                                   axis=-1)  # log p_(a−1) / p_0
+        climb = np.cumsum(np.where(inside, f * length, 0.0), axis=-1)
+        log_start = np.concatenate([np.zeros(shape + (1,)), climb[..., :-1]], axis=-1)  # log p_(a−1) / p_0
         # block mass Σ_(1≤i≤L) p_(a−1)·r^i, r = e^f, in logs: f + log((e^(L·f) − 1)/(e^f − 1)) (L where f = 0)
         small = np.abs(f) < 1e-12
         safe = np.where(small | ~inside, 1.0, f)
@@ -395,13 +395,14 @@ def congestion_wait_ratio(*, utilization, slowdown, relax_prompts, with_tip=Fals
             np.log(-np.expm1(length * safe)) - np.log(-np.expm1(safe))))
         log_mass = np.where(inside, log_start + f + log_geo, -np.inf)
         # the tail past the top, where g = 1: geometric at ρ* (only where the top drains; else cut at n_c)
-        log_last = np.sum(np.where(inside, f * length, 0.0), axis=-1, keepdims=True)  # log p_top / p_0
+        log_last = climb[..., -1:]  # log p_top / p_0
         big = np.maximum(np.max(log_mass, axis=-1, keepdims=True), 0.0)  # every term relative to the largest
         big = np.maximum(big, np.where(drains, log_last, -np.inf))
         mass = np.exp(log_mass - big)
         last = np.exp(log_last - big)
-        t_mass = np.where(drains, last * rho_top / (1.0 - rho_top), 0.0)
-        t_first = np.where(drains, last * ((top - 1.0) * rho_top / (1.0 - rho_top) + rho_top / (1.0 - rho_top) ** 2), 0.0)
+        geo_top = rho_top / (1.0 - rho_top)
+        t_mass = np.where(drains, last * geo_top, 0.0)
+        t_first = np.where(drains, last * ((top - 1.0) * geo_top + geo_top / (1.0 - rho_top)), 0.0)
         total = np.exp(-big) + mass.sum(axis=-1, keepdims=True) + t_mass  # p_0 = e^(−big)
         waiting = (mass * np.maximum(mid - 1.0, 0.0)).sum(axis=-1, keepdims=True) + t_first
         ratio = waiting / total * (1.0 - rho) / rho ** 2
@@ -568,8 +569,9 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
         life = m / tau_s  # a decode's life in steps
         r_star = np.minimum(life * B / np.maximum(I + q_dec * life, 1e-9), np.asarray(max_running, dtype=float))
         room_star = np.where(chunked, np.maximum(B - r_star * q_dec, 1.0), B)
-        t_star_full = prefill_step(e, prompts=room_star / c, prompt_tokens=c, decode_batch=np.where(chunked, r_star, 0.0),
-                                   decode_context_tokens=ctx, cached_tokens=cached_c).step_s + np.where(chunked, extra, 0.0)
+        t_star_full = prefill_step(e, prompts=room_star / c, prompt_tokens=c,
+                                   decode_batch=np.where(chunked, r_star, 0.0), decode_context_tokens=ctx,
+                                   cached_tokens=cached_c).step_s + np.where(chunked, extra, 0.0)
         t_star_full = t_star_full + extra_chunk * room_star / c
         with np.errstate(divide="ignore", invalid="ignore"):
             kappa = np.where(chunked & (r_star > r_busy), (t_star_full / room_star) / (t_full / room_busy) - 1.0, 0.0)
@@ -850,7 +852,8 @@ def open_loop(e: EngineNumbers, *, input_len, output_len, rate_rps, max_num_seqs
                     api_wait_s=w_api, budget_wait_s=load.budget_wait_s, slot_wait_s=inf(w_slot),
                     step_residual_s=load.residual_s, own_prefill_s=own_mean, decode_step_s=load.decode_step_s,
                     prefill_utilization=load.prefill_utilization, api_utilization=lam * t_api, stable=stable,
-                    slots_full_probability=p_full, closed_form=stable & (p_full < SLOTS_FULL_LIMIT) & np.asarray(load.full_budget_drains, dtype=bool),
+                    slots_full_probability=p_full,
+                    closed_form=stable & (p_full < SLOTS_FULL_LIMIT) & np.asarray(load.full_budget_drains, dtype=bool),
                     batch_peakedness=z, slot_wait_probability=pw, budget_utilization=load.budget_utilization,
                     budget_drains=np.asarray(load.full_budget_drains, dtype=bool))
 
