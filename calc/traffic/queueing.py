@@ -371,8 +371,9 @@ def congestion_wait_ratio(*, utilization, slowdown, relax_prompts, with_tip=Fals
     top = np.maximum(10.0 * n0, 1000.0)  # the relaxed level: g = 1 − e^(−10)
     rho_top = rho * (1.0 + kappa)
     drains = rho_top < 1.0
-    with np.errstate(divide="ignore", invalid="ignore"):  # n_c: ρ·(1 + κ·g(n_c)) = 1, where the top cannot drain
-        n_c = np.where(drains, np.inf, -n0 * np.log1p(-np.clip((1.0 / rho - 1.0) / np.maximum(kappa, 1e-300), 0.0, 1.0)))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # n_c: ρ·(1 + κ·g(n_c)) = 1 (top cannot drain)
+        g_c = np.clip((1.0 / rho - 1.0) / np.where(kappa > 0, kappa, 1.0), 0.0, 1.0)
+        n_c = np.where(drains, np.inf, -n0 * np.log1p(-g_c))
     last_level = np.minimum(top, np.maximum(n_c, 1.0))
     # blocks [a, a + L): length 1 to EXACT_LEVELS, then 8 % of the level, to the top (the largest top sets the grid)
     edges = [float(k) for k in range(1, EXACT_LEVELS + 1)]
