@@ -261,7 +261,7 @@ if open_arrivals:
         st.info(t("lt.analytic.no_drain"))
     elif not bool(ol.closed_form):
         st.info(t("lt.analytic.sim_needed"))
-    elif bool(near_capacity(ol.budget_utilization)):  # issue 17: where the model is known low (calc.traffic.queueing)
+    elif bool(near_capacity(ol.budget_utilization)):  # steep in the rate, runs differ by seed (calc.traffic.queueing)
         st.info(t("lt.analytic.near_capacity", busy=F.integer(100.0 * float(ol.budget_utilization))))
     analytic = {"open": True, "rate_rps": load.rate_per_s, "ttft_s": float(ol.ttft_s), "sim_ttft_s": sim_mean["ttft_s"],
                 "closed_form": bool(ol.closed_form) and bool(ol.stable)}

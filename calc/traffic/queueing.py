@@ -253,9 +253,8 @@ class EngineLoad:
     mix_share: np.ndarray  # f: share of steps that carry prompts
     # speculative decoding: a step's time over a plain decode step of the same batch (verify + draft − decode)
     speculative_extra_s: np.ndarray = 0.0
-    # the open loop's budget queue (budget_busy_periods): W_pf / W_M/G/1 as the batch grows while prompts queue
-    # (congestion_wait_ratio), and False where a run reaches a full budget that cannot drain (its tip)
-    congestion_ratio: np.ndarray = 1.0
+    # the open loop's budget queue (budget_busy_periods): False where a run reaches a full budget that cannot drain
+    # (congestion_wait_ratio's tip)
     full_budget_drains: np.ndarray = True
     # π of the budget's wait (0 with probability 1 − π, else exponential): 2W²/E[W²], the M/G/1's two moments
     budget_wait_probability: np.ndarray = 0.0
@@ -565,7 +564,7 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
     # moment (docstring, 4; M/M/1: π = ρ exactly)
     with np.errstate(divide="ignore", invalid="ignore"):
         p_wait = np.where((w > 0) & np.isfinite(w2) & (w2 > 0), np.clip(2.0 * w ** 2 / w2, 0.0, 1.0), rho_q)
-    ratio, drains = np.ones_like(w), np.ones_like(w, dtype=bool)
+    drains = np.ones_like(w, dtype=bool)
     if budget_busy_periods:  # the batch grows while prompts queue (docstring, 3)
         life = m / tau_s  # a decode's life in steps
         r_star = np.minimum(life * B / np.maximum(I + q_dec * life, 1e-9), np.asarray(max_running, dtype=float))
@@ -585,9 +584,8 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
             utilization=np.clip(rho_q, 0.0, 1.0), slowdown=np.nan_to_num(kappa, posinf=0.0),
             relax_prompts=np.clip(np.nan_to_num(n0, nan=1.0, posinf=1e6), 1e-9, 1e6), with_tip=True)
         on = chunked & (rho_q > 0) & (rho_q < 1)
-        ratio = np.where(on, ratio, 1.0)
         drains = ~(on & (tip > TIP_PROBABILITY))  # a full budget that cannot drain is reached in a run
-        w = w * ratio
+        w = w * np.where(on, ratio, 1.0)
     # a step is in flight only while something runs: with Poisson R running, 1 − exp(−R) of the time
     busy = -np.expm1(-R)
     res = busy * np.clip(1.0 - rho_q, 0.0, 1.0) * np.where(chunked, t_step, 0.0) / 2.0
@@ -600,7 +598,7 @@ def engine_load(e: EngineNumbers, *, input_len, output_len, input_cv=0.0, output
     return EngineLoad(step_in_flight_s=t_star, mix_step_s=t_mix, mix_share=f, decode_step_s=t_step, mean_step_s=t_bar,
                       speculative_extra_s=extra, tpot_s=tpot, batch_peakedness=z, prefill_s=t_pf,
                       prefill_utilization=rho_p, full_step_s=t_full, budget_utilization=rho_q, residual_s=res,
-                      budget_wait_s=w, congestion_ratio=ratio, full_budget_drains=drains, budget_wait_probability=p_wait)
+                      budget_wait_s=w, full_budget_drains=drains, budget_wait_probability=p_wait)
 
 
 def own_prefill_s(e: EngineNumbers, *, input_len, mean_input_len, running, context_tokens, rate_rps, wait_s,
