@@ -26,7 +26,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from calc.cli.measured import efficiency_for_engine  # noqa: E402
+from calc.cli.estimate import estimate_record  # noqa: E402
+from calc.cli.measured import CLOSED_RUN_CYCLES, efficiency_for_engine  # noqa: E402
 from calc.cli.simulate import simulate_record  # noqa: E402
 from calc.spec.catalog import get_gpu, get_model  # noqa: E402
 from calc.spec.inputs import Efficiency, ServingConfig  # noqa: E402
@@ -70,19 +71,29 @@ def offline_repeat(row: dict, seed: int = 0) -> dict:
 def open_loop(row: dict, seed: int = 0, efficiency: Efficiency | None = None) -> dict:
     """``benchmark_serving.py`` against the API server: ``num_requests`` Poisson arrivals at
     ``rate_rps``, or all at once (``arrival`` ``burst``: ``vllm bench serve``'s default request rate
-    inf, no ``rate_rps``). The engine as the row's load states it: whole-prompt prefill unless
+    inf, no ``rate_rps``), or a closed loop of ``concurrency`` clients (``shape`` "closed loop": a
+    ``--max-concurrency`` that binds all run long; the benchmark starts a request's clock after its
+    semaphore), which, run for over :data:`calc.cli.measured.CLOSED_RUN_CYCLES` cycles, is asked for
+    its steady state (``estimate``) as :func:`calc.cli.measured.ask_row` asks the calibration rows:
+    real clients drift apart (EOS, the API server one request at a time) where fixed lengths in the
+    simulator would keep them in one synchronized wave. The engine as the row's load states it: whole-prompt prefill unless
     ``enable_chunked_prefill`` (vLLM 0.2, module docstring; vLLM V1 chunks), float16 unless ``dtype``,
     the row's ``quantization``."""
     ld = row["load"]
-    rec = simulate_record(dict(model=row["model_proxy"], gpu=row["gpu"], dtype=ld.get("dtype", "float16"),
-                               quantization=row.get("quantization", "auto"), input_len=ld["input_len"],
-                               output_len=ld["output_len"], rate=ld.get("rate_rps"), arrival=ld.get("arrival", "poisson"),
-                               num_requests=ld.get("num_requests", 1000), seed=seed,
-                               shared_prefix_len=ld["shared_prefix_len"],
-                               enable_chunked_prefill=ld.get("enable_chunked_prefill", False),
-                               enable_prefix_caching=ld["enable_prefix_caching"],
-                               **({"max_model_len": ld["max_model_len"]} if "max_model_len" in ld else {})),
-                          efficiency or efficiency_for_engine("vllm", Efficiency(), api_server=True))
+    options = dict(model=row["model_proxy"], gpu=row["gpu"], dtype=ld.get("dtype", "float16"),
+                   quantization=row.get("quantization", "auto"), input_len=ld["input_len"], output_len=ld["output_len"],
+                   shared_prefix_len=ld["shared_prefix_len"], enable_chunked_prefill=ld.get("enable_chunked_prefill", False),
+                   enable_prefix_caching=ld["enable_prefix_caching"],
+                   **{k: ld[k] for k in ("max_model_len", "gpu_memory_utilization", "num_shared_prefixes") if k in ld})
+    efficiency = efficiency or efficiency_for_engine("vllm", Efficiency(), api_server=True)
+    if ld["shape"] == "closed loop":  # long: its steady state, as calc.cli.measured.ask_row asks one
+        assert ld["num_requests"] > CLOSED_RUN_CYCLES * ld["concurrency"], row["id"]
+        rec = estimate_record({**options, "concurrency": ld["concurrency"]}, efficiency)
+        return {"ttft_s": rec["ttft_s"], "tpot_s": rec["tpot_s"], "e2e_latency_s": rec["e2e_latency_s"],
+                "requests_per_s": rec["requests_per_s"], "output_tokens_per_s": rec["output_tokens_per_s"],
+                "prefix_cache_hit_rate": rec.get("prefix_cache_hit_rate", float("nan"))}
+    rec = simulate_record({**options, "rate": ld.get("rate_rps"), "arrival": ld.get("arrival", "poisson"),
+                           "num_requests": ld.get("num_requests", 1000), "seed": seed}, efficiency)
     return {"ttft_s": rec["ttft_s_mean"], "tpot_s": rec["tpot_s_mean"], "e2e_latency_s": rec["e2e_latency_s_mean"],
             "requests_per_s": rec["requests_per_s"], "output_tokens_per_s": rec["output_tokens_per_s"],
             "prefix_cache_hit_rate": rec.get("prefix_cache_hit_rate", float("nan"))}  # absent without reuse
