@@ -98,3 +98,45 @@ def test_found_llama_cpp_runs_are_sourced_and_the_profile_helps_the_f16_ones():
     before = statistics.median(abs(b) for _, _, b, _ in res)
     after = statistics.median(abs(a) for _, _, _, a in res)
     assert len(f16) >= 4 and after < 0.2 < before  # 45.8 % -> 12.2 % when written
+
+
+class TestHarmonyApiServer:
+    """A Harmony-format model (gpt-oss) skips the chat template's jinja rendering and the tokenizer in
+    vLLM's API server (serving_chat.py 'if not self.use_harmony'): Efficiency.api_server_harmony_request_s."""
+
+    def test_the_engine_takes_the_models_path(self):
+        sv = ServingConfig(input_len=128, output_len=4, max_model_len=4096)
+        oss = engine_numbers(get_model("openai/gpt-oss-20b"), get_gpu("h100-sxm"), sv)
+        qwen = engine_numbers(get_model("Qwen/Qwen3-8B"), get_gpu("h100-sxm"), sv)
+        assert (oss.api_server_request_s, qwen.api_server_request_s) == (4.7e-3, 22.0e-3)
+        offline = efficiency_for_engine("vLLM 0.11.0", Efficiency(), api_server=False)
+        assert engine_numbers(get_model("openai/gpt-oss-20b"), get_gpu("h100-sxm"), sv,
+                              offline).api_server_request_s == 0.0
+
+    @staticmethod
+    def _short_burst(row_id):
+        import json
+        from pathlib import Path
+
+        from calc.cli.measured import ask_row
+        root = Path(__file__).resolve().parents[1] / "bench" / "data"
+        rows = [json.loads(line) for name in ("gptoss_found.jsonl", "vllm_found_2026_12.jsonl")
+                for line in (root / name).read_text().splitlines() if line.strip()]
+        row = next(r for r in rows if r["id"] == row_id)
+        return row, ask_row(row)
+
+    def test_a_burst_of_short_chat_requests_is_paced_by_the_api_server(self):
+        # gpt-oss-20b, one H100, vLLM 0.11.0: 1,000 chat requests of 128 in / 4 out at once ran at
+        # 28,030 total tokens/s = 212.4 requests/s (gpustack): 4.7 ms each, the value chosen on this row.
+        # The engine needs far less per request, so 1 / 4.7 ms paces the run: 212.8 requests/s.
+        row, pred = self._short_burst("gs-oss20-h100-short")
+        assert 1.0 / 4.7e-3 == pytest.approx(212.8, abs=0.05)
+        assert pred["total_tokens_per_s"] / row["measured"]["total_tokens_per_s"]["value"] == pytest.approx(1.0, abs=0.05)
+
+    def test_the_same_run_on_another_host_it_was_not_chosen_on(self):
+        # gpt-oss-20b on one A100 (vLLM 0.11.0), the same load: 183.8 requests/s, mean TTFT 2.77 s measured;
+        # with the chat template's 22 ms the calculator said 44.7 requests/s and 11.0 s (-75 %, +298 %)
+        row, pred = self._short_burst("gs-oss20a-short")
+        m = {k: v["value"] for k, v in row["measured"].items()}
+        assert pred["total_tokens_per_s"] / m["total_tokens_per_s"] - 1 == pytest.approx(0.04, abs=0.05)
+        assert pred["ttft_s"] / m["ttft_s"] - 1 == pytest.approx(-0.04, abs=0.08)

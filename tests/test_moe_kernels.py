@@ -152,7 +152,12 @@ def test_the_found_gpt_oss_runs_move_towards_the_measurements():
     away (bench/data/README.md: small-batch decode on Hopper is slower than its weight bytes).
     Since the windowed layers hold only their window (README "Windowed layers"), the bursts run two
     to three requests at a time, not one, and both sides are faster: median |error| 0.22 -> 0.21
-    (was 0.38 -> 0.08 while the one-at-a-time schedule's preemptions hid the prefill's over-speed)."""
+    (was 0.38 -> 0.08 while the one-at-a-time schedule's preemptions hid the prefill's over-speed).
+    Since the API server takes a Harmony model's chat request in 4.7 ms, not 22 ms
+    (Efficiency.api_server_harmony_request_s, 2026-12-05), the bursts reach the engine sooner and their
+    TTFT reads lower on both sides: 64 and 16 sit on opposite sides at similar distances (median 0.212
+    with 64, 0.226 with 16). The throughput side still moves closer (0.21 -> 0.17); the tile rests on
+    the P/D decode pool's TPOT (the docstring of the Efficiency field), which no API server touches."""
     import statistics
 
     import bench.gptoss_check as gc
@@ -162,8 +167,13 @@ def test_the_found_gpt_oss_runs_move_towards_the_measurements():
              if rid.startswith("gs-oss120-") and metric in ("total_tokens_per_s", "ttft_s")
              and not rid.endswith(("-short", "-vlong", "-c4"))]
     assert len(moved) == 12  # sharegpt, long, medium x H100, A100 x throughput, TTFT
-    before = statistics.median(abs(b / m - 1) for m, b, _ in moved)
     after = statistics.median(abs(a / m - 1) for m, _, a in moved)
-    assert after < before and after < 0.25
+    assert after < 0.25
+    throughput = [(m, b, a) for rid, gpu, metric, m, b, a in out
+                  if rid.startswith("gs-oss120-") and metric == "total_tokens_per_s"
+                  and not rid.endswith(("-short", "-vlong", "-c4"))]
+    assert len(throughput) == 6
+    assert statistics.median(abs(a / m - 1) for m, _, a in throughput) < \
+        statistics.median(abs(b / m - 1) for m, b, _ in throughput)
     b200 = [(b, a) for rid, gpu, _, _, b, a in out if gpu == "b200"]
     assert b200 and all(b == a for b, a in b200)

@@ -31,6 +31,7 @@ _LABELS_EN = {
     "eff_sequence_overhead_us": "Per-sequence CPU per step (µs)",
     "eff_request_overhead_ms": "Per-request overhead (ms)",
     "eff_api_server_request_ms": "API server time per request (ms)",
+    "eff_api_server_harmony_request_ms": "API server time per request, Harmony models (gpt-oss) (ms)",
     "eff_allreduce_latency_us": "All-reduce latency (µs)",
     "eff_interconnect_bw_fraction": "Achievable link bandwidth (fraction)",
     "eff_custom_allreduce_latency_us": "Custom all-reduce latency (µs)",
@@ -66,6 +67,7 @@ _LABELS_ZH = {
     "eff_sequence_overhead_us": "每步每序列 CPU 开销（µs）",
     "eff_request_overhead_ms": "每请求固定开销（ms）",
     "eff_api_server_request_ms": "API 服务器处理每个请求的时间（ms）",
+    "eff_api_server_harmony_request_ms": "API 服务器处理每个请求的时间，Harmony 模型（gpt-oss）（ms）",
     "eff_allreduce_latency_us": "All-reduce 延迟（µs）",
     "eff_interconnect_bw_fraction": "可达到的互联带宽（比例）",
     "eff_custom_allreduce_latency_us": "自定义 All-reduce 延迟（µs）",
@@ -171,6 +173,14 @@ _HELP_ZH = {
                                  "服务器每秒最多处理 1/该值 个请求。vLLM 0.11、H100 上的 Qwen3-14B：1,000 个 128 进 / 4 出的"
                                  "聊天请求同时发出，实测 43.9 个/秒（gpustack performance lab），即每个 22.8 ms。离线运行"
                                  "（LLM 类）为 0。",
+    "eff_api_server_harmony_request_ms": "对话格式为 OpenAI Harmony 的模型（gpt-oss）每个聊天请求在 API 服务器上的时间，代替上面的值："
+                                         "vLLM 用 openai_harmony（Rust）直接把对话转为 token，跳过其他模型都要走的 "
+                                         "_preprocess_chat（Hugging Face 聊天模板的 jinja 处理和分词）（vllm/entrypoints/openai/"
+                                         "serving_chat.py）。H100 上的 gpt-oss-20b：1,000 个 128 进 / 4 出的聊天请求同时发出，"
+                                         "实测 212.4 个/秒（gpustack performance lab，vLLM 0.11.0），即每个 4.7 ms；同一 gpustack 测试中 "
+                                         "H100 上的 Qwen3-14B 为 22.8 ms。用未参与取值的数据检查：A100 上的 gpt-oss-20b 183.8 个/秒"
+                                         "（5.4 ms），vLLM 0.10.2、H100 上的 gpt-oss-120b 129.2 个/秒（7.7 ms），以及同一批主机的 "
+                                         "ShareGPT 突发请求。离线运行（LLM 类）为 0。",
     "eff_allreduce_latency_us": "一次 NCCL All-reduce 的延迟项 α（张量并行每层两次；用于 vLLM 自定义 All-reduce 不适用的情况："
                                 "没有 P2P、TP > 2 走 PCIe、消息 ≥ 8 MiB，或 NCCL 更快时）。kipply 测得每层约 40–50 µs 通信"
                                 "（13B，TP 2，A100）；2023 年 Databricks 的 TP 数据意味着更大，默认 50 µs 取中间。",

@@ -56,8 +56,9 @@ APPLY = {"hbm_bw_fraction": ("eff_hbm_bw_fraction", 1.0, 2),
          "step_overhead_s": ("eff_step_overhead_ms", 1e-3, 3),
          "sequence_overhead_s": ("eff_sequence_overhead_us", 1e-6, 2),
          "request_overhead_s": ("eff_request_overhead_ms", 1e-3, 2),
-         "api_server_request_s": ("eff_api_server_request_ms", 1e-3, 2)}
-assert set(APPLY) == set(FITTED)
+         "api_server_request_s": ("eff_api_server_request_ms", 1e-3, 2),
+         "api_server_harmony_request_s": ("eff_api_server_harmony_request_ms", 1e-3, 2)}
+assert set(APPLY) == set(FITTED) | {"api_server_harmony_request_s"}  # calibrate fits one of the two (fitted_inputs)
 SCENARIO_FROM_SIDEBAR = ("model", "gpu", "tensor_parallel_size", "dtype", "quantization", "kv_cache_dtype",
                          "gpu_memory_utilization", "block_size", "max_model_len", "max_num_seqs",
                          "max_num_batched_tokens")

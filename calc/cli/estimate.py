@@ -240,7 +240,7 @@ def estimate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     single = per_replica is not None and per_replica <= 1
     family, moe = gpu_family(gpu.architecture), arch.moe is not None
     # the API server's share of one engine's predicted requests/s (calc.timing.bands.load_condition)
-    t_api = efficiency.api_server_request_s
+    t_api = float(est.engine.api_server_request_s)  # the model's path (Harmony or chat template)
     busy = load_condition(api_server_share(s.requests_per_s / serving.data_parallel_size, t_api))
     record = add_bands(record, dict.fromkeys(BANDED, "single" if single else "closed"), family=family, moe=moe,
                        condition=busy)

@@ -24,7 +24,7 @@ from calc.cli.estimate import estimate_record
 from calc.cli.simulate import simulate_record
 from calc.spec.catalog import get_gpu, get_model
 from calc.spec.inputs import Efficiency
-from calc.timing.engine_profile import is_llama_cpp, llama_cpp_efficiency
+from calc.timing.engine_profile import api_server_request_time_s, is_llama_cpp, llama_cpp_efficiency
 from calc.traffic.workload import VLLM_SHAREGPT_BOUNDS
 from calc.timing.bands import (BandKey, api_server_share, band, band_basis, gpu_family, load_condition, load_regime,
                                metric_group)
@@ -80,7 +80,8 @@ def efficiency_for_engine(engine: str, efficiency: Efficiency, *, api_server: bo
     ``request_overhead_s`` only the engine's own few ms). llama.cpp rows then take the llama.cpp
     profile (:func:`calc.timing.engine_profile.llama_cpp_efficiency`: FP16-accumulate GEMM peak,
     its own prompt fraction and Hopper share)."""
-    update = {} if api_server else {"api_server_request_s": 0.0, "request_overhead_s": OFFLINE_REQUEST_OVERHEAD_S}
+    update = {} if api_server else {"api_server_request_s": 0.0, "api_server_harmony_request_s": 0.0,
+                                    "request_overhead_s": OFFLINE_REQUEST_OVERHEAD_S}
     if engine.startswith(NCCL_ONLY_ENGINES):
         update["sequence_overhead_s"] = 0.0
         update["hopper_flops_scale"] = 1.0  # vLLM's kernels on Hopper, not theirs
@@ -258,8 +259,10 @@ def row_api_server_share(row: dict, predicted: dict[str, float], efficiency: Eff
     x = predicted.get("requests_per_s")
     if x is None:
         x = predicted["output_tokens_per_s"] / float(row["options"]["output_len"])
-    t_api = efficiency_for_engine(row.get("engine", ""), efficiency,
-                                  api_server=through_api_server(row)).api_server_request_s
+    eff = efficiency_for_engine(row.get("engine", ""), efficiency, api_server=through_api_server(row))
+    t_api = api_server_request_time_s(model_type=get_model(row["options"]["model"]).model_type,
+                                      api_server_request_s=eff.api_server_request_s,
+                                      api_server_harmony_request_s=eff.api_server_harmony_request_s)
     return float(api_server_share(x, t_api))
 
 

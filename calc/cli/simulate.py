@@ -229,7 +229,7 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
               "bounds)", file=sys.stderr)
     # the API server's share of one engine's simulated requests/s (calc.timing.bands.load_condition)
     busy = load_condition(api_server_share(out["requests_per_s"] if out["requests_per_s"] is not None else math.nan,
-                                           efficiency.api_server_request_s))
+                                           float(est.engine.api_server_request_s)))
     for k in ("output_tokens_per_s", "total_tokens_per_s", "requests_per_s", "goodput_requests_per_s"):
         out[k] = out[k] * dp if out[k] is not None else None
     out.update(layout_record(serving, nodes))

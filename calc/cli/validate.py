@@ -24,11 +24,12 @@ from pydantic import ValidationError
 
 from calc.cli.args import UsageError, _add_engine_args, _positive_int, add_efficiency_arg, load_efficiency
 from calc.cli.measured import ask_row, read_as_run, score_rows, summary
-from calc.spec.catalog import CatalogError
+from calc.spec.catalog import CatalogError, get_model
 from calc.spec.hf_config import ConfigError
 from calc.spec.inputs import Efficiency, describe_validation_error
 from calc.spec.results import MAX_RESULT_BYTES, SCENARIO_KEYS, ResultsError, parse_results
 from calc.spec.untrusted import InputError, quote
+from calc.timing.engine_profile import HARMONY_MODEL_TYPES
 
 MAX_FILES = 100
 # The efficiency inputs calibrate fits, with the search bounds (inside Efficiency's own).
@@ -42,6 +43,32 @@ FITTED = {
     "request_overhead_s": (1e-4, 1.0),
     "api_server_request_s": (1e-4, 0.2),
 }
+
+
+def fitted_inputs(rows: list[dict]) -> dict[str, tuple[float, float]]:
+    """:data:`FITTED` for these rows: a Harmony-format model's API server takes
+    ``api_server_harmony_request_s`` (:func:`calc.timing.engine_profile.api_server_request_time_s`), so
+    rows of such models fit that one, the others ``api_server_request_s`` (both where the rows mix).
+
+    >>> sorted(k for k in fitted_inputs([{"options": {"model": "openai/gpt-oss-20b"}}]) if k.startswith("api"))
+    ['api_server_harmony_request_s']
+    >>> sorted(k for k in fitted_inputs([{"options": {"model": "Qwen/Qwen3-8B"}}]) if k.startswith("api"))
+    ['api_server_request_s']
+    """
+    harmony = {_model_type(r) in HARMONY_MODEL_TYPES for r in rows}
+    out = {k: v for k, v in FITTED.items() if k != "api_server_request_s" or False in harmony}
+    if True in harmony:
+        out["api_server_harmony_request_s"] = FITTED["api_server_request_s"]
+    return out
+
+
+def _model_type(row: dict) -> str | None:
+    try:
+        return get_model(str(row["options"]["model"])).model_type
+    except (CatalogError, KeyError, TypeError):
+        return None
+
+
 # Multiplicative steps of the search, coarse to fine (a log grid: 2x, then √2, ...).
 STEPS = (2.0, 2.0 ** 0.5, 2.0 ** 0.25, 2.0 ** 0.125)
 MAX_EVALUATIONS = 150
@@ -207,7 +234,8 @@ def calibrate(rows: list[dict], start: Efficiency = Efficiency(), *,
     def objective(p: dict[str, float]) -> float:
         return mean_log_error(rows, Efficiency(**(base | p)))
 
-    x, _, n = coordinate_search(objective, {k: base[k] for k in FITTED}, FITTED, max_evaluations=max_evaluations)
+    fit = fitted_inputs(rows)
+    x, _, n = coordinate_search(objective, {k: base[k] for k in fit}, fit, max_evaluations=max_evaluations)
     return Efficiency(**(base | x)), n
 
 
@@ -223,7 +251,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     fitted, evaluations = calibrate(rows, start, max_evaluations=args.max_evaluations)
     before, after = summary(score_rows(rows, start)), summary(score_rows(rows, fitted))
     print(json.dumps({
-        "efficiency": {k: getattr(fitted, k) for k in FITTED},
+        "efficiency": {k: getattr(fitted, k) for k in fitted_inputs(rows)},
         "rows": len(rows), "evaluations": evaluations,
         "median_abs_error_before": before["all"]["median_abs_error"],
         "median_abs_error_after": after["all"]["median_abs_error"],

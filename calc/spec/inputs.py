@@ -413,6 +413,17 @@ class Efficiency(_Frozen):
         "TTFT, a burst queues for it, and it caps the server at 1 / this requests/s whatever the "
         "GPU. vLLM 0.11, Qwen3-14B on H100: 1,000 chat requests of 128 in / 4 out at once ran at "
         "43.9 requests/s (gpustack performance lab), 22.8 ms each. 0 for offline runs (LLM class)."))] = 22.0e-3
+    api_server_harmony_request_s: Annotated[float, Field(ge=0.0, le=10.0, description=(
+        "The API server's time per chat request, in place of the one above, for a model whose chat format "
+        "is OpenAI Harmony (gpt-oss): vLLM renders its conversation with openai_harmony (Rust) straight "
+        "into token ids and skips _preprocess_chat, the Hugging Face chat template's jinja rendering and "
+        "the tokenizer call every other model's request goes through (vllm/entrypoints/openai/"
+        "serving_chat.py, 'if not self.use_harmony'). gpt-oss-20b on one H100, 1,000 chat requests of "
+        "128 in / 4 out at once: 212.4 requests/s (gpustack performance lab, vLLM 0.11.0), 4.7 ms each, "
+        "where Qwen3-14B on the same lab's H100 took 22.8 ms. Checked on runs it was not chosen on: "
+        "gpt-oss-20b on A100 183.8 requests/s (5.4 ms), gpt-oss-120b on H100 with vLLM 0.10.2 129.2 "
+        "(7.7 ms), and the same hosts' ShareGPT bursts (bench/data/gptoss_found.jsonl, "
+        "vllm_found_2026_12.jsonl; calc.timing.engine_profile.api_server_request_time_s)."))] = 4.7e-3
     request_overhead_s: Annotated[float, Field(ge=0.0, le=10.0, description=(
         "Latency per request outside the engine steps that occupies nobody: the client's HTTP round "
         "trip, the first streamed chunk, the hand-off to the engine (the course's pitfall 4, CPU-side "

@@ -18,7 +18,7 @@ from calc.spec.precision import compute_precision, dequant_bytes_per_param
 from calc.sizing.scenario import (MemoryResult, ModelNumbers, check_gpu_formats, check_token_budget,
                                   effective_quantization, memory_for, model_numbers, mxfp4_backend, resolve_serving)
 from calc.timing.attention_backend import engine_attention_scales
-from calc.timing.engine_profile import engine_peak_flops_per_s
+from calc.timing.engine_profile import api_server_request_time_s, engine_peak_flops_per_s
 from calc.timing.interconnect import allreduce_link, custom_allreduce_latency_s
 from calc.timing.layout import across_data_parallel, layout_fields
 from calc.timing.mla_layers import mla_fixed_time_s
@@ -77,7 +77,10 @@ def engine_numbers(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = Servi
         decode_flops_fraction=efficiency.decode_flops_fraction * arch_scale,
         gemm_half_saturation_tokens=efficiency.gemm_half_saturation_tokens, step_overhead_s=efficiency.step_overhead_s,
         allreduce_latency_s=efficiency.allreduce_latency_s, request_overhead_s=efficiency.request_overhead_s,
-        sequence_overhead_s=efficiency.sequence_overhead_s, api_server_request_s=efficiency.api_server_request_s,
+        sequence_overhead_s=efficiency.sequence_overhead_s,
+        api_server_request_s=api_server_request_time_s(
+            model_type=arch.model_type, api_server_request_s=efficiency.api_server_request_s,
+            api_server_harmony_request_s=efficiency.api_server_harmony_request_s),
         custom_allreduce=link.custom_allreduce & (not serving.disable_custom_all_reduce), custom_allreduce_latency_s=custom_allreduce_latency_s(gpu, efficiency),
         custom_allreduce_bw_bytes_per_s=efficiency.custom_allreduce_bus_bw_bytes_per_s,
         dequant_bytes_per_param=dequant_bytes_per_param(quantization=serving.quantization, dtype=serving.dtype),
