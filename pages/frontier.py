@@ -124,7 +124,7 @@ def _body() -> None:
             cards.metric(t("fr.metric.best"), F.integer(f.concurrency[i]), border=True, help=t("fr.metric.best.help"))
             x_shown = float(f.output_tokens_per_s_per_gpu[i] if per_gpu else f.output_tokens_per_s[i])  # as the charts
             # each number with the range real servers would likely show (ui.bands; presenter mode: one line per card)
-            busy = str(B.conditions_along(f, sc.efficiency)[i])  # who sets the pace (ui.bands)
+            busy = str(B.conditions_along(f, sc.efficiency, sc.arch)[i])  # who sets the pace (ui.bands)
             bx = B.basis(sc.arch, sc.gpu, "throughput", concurrency=float(f.concurrency[i]), condition=busy)
             B.card(cards, t, t("fr.metric.x_gpu" if per_gpu else "fr.metric.x"), f"{F.integer(x_shown)} tok/s",
                    B.limits(x_shown, bx), bx, F.integer, unit="tok/s", presenting=layout.presenting(),
@@ -208,7 +208,7 @@ def _body() -> None:
                     + (" " + t("fr.open_loop.near_capacity", busy=F.integer(100.0 * float(ol.budget_utilization)))
                        if bool(near_capacity(ol.budget_utilization)) else ""))
             if B.ENABLED and not layout.presenting():  # the open loop's numbers with their ranges (ui.bands)
-                busy = B.condition(r_rps / replicas / s.data_parallel_size, sc.efficiency)
+                busy = B.condition(r_rps / replicas / s.data_parallel_size, sc.efficiency, sc.arch)
                 ob = {g: B.basis(sc.arch, sc.gpu, g, arrival="poisson", condition=busy) for g in ("ttft", "tpot")}
                 rng = lambda v, g, d: t("band.range", **dict(zip(("lo", "hi"), (F.number(float(x) * 1e3, d)  # noqa: E731
                                                                                for x in B.limits(v, ob[g])))))

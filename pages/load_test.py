@@ -130,7 +130,7 @@ if replicas > 1 and trace is None:
 cards = layout.grid("lt", 6 if layout.presenting() else 3)
 # each number with the range real servers would likely show in this load's regime (ui.bands)
 band_arrival = "poisson" if trace is not None else load.arrival
-busy = B.condition(stats["requests_per_s"], sc.efficiency)  # the simulated requests/s: who sets the pace
+busy = B.condition(stats["requests_per_s"], sc.efficiency, sc.arch)  # the simulated requests/s: who sets the pace
 lt_bases = {key: B.basis(sc.arch, sc.gpu, group, arrival=band_arrival, concurrency=load.concurrency, condition=busy)
             for key, group in (("ttft", "ttft"), ("tpot", "tpot"), ("x", "throughput"))}
 presenting = layout.presenting()
@@ -207,7 +207,7 @@ with sweep:
                           for c in ("api_shared", "api_server")}  # calc.timing.bands.CONDITIONS but the engine's
             layout.chart(LF.sweep_figure(search, t, ttft_slo_s=ttft_slo,
                                          bands=B.sweep_regions(*open_bases, t, presenting=presenting, busy=busy_bases,
-                                                               api_server_s=sc.efficiency.api_server_request_s)),
+                                                               api_server_s=B.api_server_time_s(sc.arch, sc.efficiency))),
                          key="lt_sweep_fig")
             if replicas > 1:
                 st.caption(t("lt.sweep_per_replica", n=F.integer(replicas)))

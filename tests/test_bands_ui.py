@@ -52,8 +52,13 @@ def test_points_where_the_api_server_is_busy_get_its_band():
     assert float(hi[1]) == pytest.approx(math.exp(-closed.log_lo)) and float(hi[2]) == pytest.approx(math.exp(-busy.log_lo))
     # 40 requests/s x 22 ms = 0.88 of the API server's time: busy; 10 requests/s: 0.22, shared; 5: 0.11, the engine's
     from calc.spec.inputs import Efficiency
-    assert B.condition(40.0, Efficiency()) == "api_server" and B.condition(10.0, Efficiency()) == "api_shared"
-    assert B.condition(5.0, Efficiency()) == "engine"
+    assert B.condition(40.0, Efficiency(), arch) == "api_server" and B.condition(10.0, Efficiency(), arch) == "api_shared"
+    assert B.condition(5.0, Efficiency(), arch) == "engine"
+    # gpt-oss's chat requests take the Harmony path, 4.7 ms: 40 requests/s is 0.188 of the API server's time,
+    # the engine's (shared from 0.19); 120 requests/s 0.56, busy
+    oss = get_model("openai/gpt-oss-20b")
+    assert B.api_server_time_s(oss, Efficiency()) == 4.7e-3 and B.condition(40.0, Efficiency(), oss) == "engine"
+    assert B.condition(120.0, Efficiency(), oss) == "api_server"
     assert "API server busy" in B.where_text(busy, T_EN) and "API 服务器" in B.where_text(busy, T_ZH)
 
 

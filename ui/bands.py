@@ -22,6 +22,7 @@ import numpy as np
 
 from calc.timing.bands import (API_SERVER_BUSY, API_SERVER_SHARED, CONDITIONS, N_MIN, WIDEN, BandBasis, BandKey,
                                api_server_share, band_basis, gpu_family, load_condition, load_measurements, load_regime)
+from calc.timing.engine_profile import api_server_request_time_s
 from ui import format as F
 from ui.budget import shared_memo
 from ui.charts import encode_arrays
@@ -40,13 +41,21 @@ def _basis(regime: str, family: str, moe: bool, group: str, condition: str = "en
     return band_basis(BandKey(regime, family, moe, group, condition))
 
 
-def condition(requests_per_s, efficiency) -> str:
-    """Which process sets the pace of a load of ``requests_per_s`` (one engine's, predicted) under
-    these efficiency inputs: ``"api_server"`` where vLLM's API server is busy
+def api_server_time_s(arch, efficiency) -> float:
+    """The API server's time per request of this model under these efficiency inputs: the chat
+    template's or, for a Harmony-format model (gpt-oss), the Harmony path's
+    (:func:`calc.timing.engine_profile.api_server_request_time_s`, as the engine takes it)."""
+    return api_server_request_time_s(model_type=arch.model_type, api_server_request_s=efficiency.api_server_request_s,
+                                     api_server_harmony_request_s=efficiency.api_server_harmony_request_s)
+
+
+def condition(requests_per_s, efficiency, arch) -> str:
+    """Which process sets the pace of a load of ``requests_per_s`` (one engine's, predicted) of this
+    model under these efficiency inputs: ``"api_server"`` where vLLM's API server is busy
     :data:`calc.timing.bands.API_SERVER_BUSY` of its time or more, ``"api_shared"`` from
     :data:`calc.timing.bands.API_SERVER_SHARED`, else ``"engine"``
-    (:func:`calc.timing.bands.load_condition`)."""
-    return load_condition(api_server_share(float(requests_per_s), efficiency.api_server_request_s))
+    (:func:`calc.timing.bands.load_condition`; the time per request: :func:`api_server_time_s`)."""
+    return load_condition(api_server_share(float(requests_per_s), api_server_time_s(arch, efficiency)))
 
 
 def basis(arch, gpu, group: str, *, arrival: str = "closed", concurrency: float | None = None,
@@ -136,14 +145,14 @@ def curve_limits(arch, gpu, group: str, values, concurrency, busy=False) -> tupl
     return _curve_limits(gpu_family(gpu.architecture), arch.moe is not None, group, values, concurrency, busy)
 
 
-def conditions_along(f, efficiency) -> np.ndarray:
+def conditions_along(f, efficiency, arch) -> np.ndarray:
     """How busy the API server is along a frontier series ``f`` (:class:`ui.perf.view.FrontierSeries`):
     each point's condition (:func:`calc.timing.bands.load_condition`) from one engine's requests/s,
     its output tokens/s over the output length (per data-parallel rank), times the API server's time
     per request."""
     serving = f.variant.serving
     x = np.asarray(f.output_tokens_per_s, dtype=float) / (serving.output_len * serving.data_parallel_size)
-    return np.asarray(load_condition(api_server_share(x, efficiency.api_server_request_s)))
+    return np.asarray(load_condition(api_server_share(x, api_server_time_s(arch, efficiency))))
 
 
 def _condition_names(busy, shape) -> np.ndarray:
@@ -228,7 +237,7 @@ def pareto_regions(arch, gpu_of: Callable[[str], Any], t: T, *, presenting: bool
         e_lo, e_hi, c_lo, c_hi = [], [], [], []
         engines = [None] * len(gpu_ids) if engines is None else engines
         for e, c, g, n in zip(e2e_s, cost, gpu_ids, engines):
-            cond = "engine" if efficiency is None or n is None else condition(rate_rps / n, efficiency)
+            cond = "engine" if efficiency is None or n is None else condition(rate_rps / n, efficiency, arch)
             be = basis(arch, gpu_of(g), "e2e", arrival="poisson", condition=cond)
             bt = basis(arch, gpu_of(g), "throughput", arrival="poisson", condition=cond)
             lo, hi = limits(e, be)
@@ -258,7 +267,7 @@ def frontier_regions(f, arch, gpu, t: T, *, per_gpu: bool, presenting: bool,
         return [], []
     y = f.output_tokens_per_s_per_gpu if per_gpu else f.output_tokens_per_s
     busy = (np.zeros(np.shape(f.concurrency)) if efficiency is None else  # each point's condition, by index
-            (conditions_along(f, efficiency)[..., None] == np.asarray(CONDITIONS)).argmax(-1).astype(float))
+            (conditions_along(f, efficiency, arch)[..., None] == np.asarray(CONDITIONS)).argmax(-1).astype(float))
     sla, conc = _frontier_regions(arch.moe is not None, gpu_family(gpu.architecture), t("band.trace"), presenting,
                                   *(_Values(a) for a in (y, f.concurrency, f.tpot_s, f.ttft_shown_s, busy)))
     return [dict(tr) for tr in sla], [dict(tr) for tr in conc]  # the caller's own dicts (ui.layout.chart copies the rest)
@@ -401,7 +410,8 @@ def render_best(d, arch, gpu, t: T, *, rate_rps: float, tokens: int, efficiency=
 
     from calc.plan.costs import usd_per_million_tokens  # noqa: PLC0415
 
-    cond = "engine" if efficiency is None else condition(rate_rps / (d.replicas * d.data_parallel_size), efficiency)
+    cond = "engine" if efficiency is None else condition(rate_rps / (d.replicas * d.data_parallel_size), efficiency,
+                                                         arch)
     bases = {t("fr.metric.ttft"): basis(arch, gpu, "ttft", arrival="poisson", condition=cond),
              t("fr.metric.tpot"): basis(arch, gpu, "tpot", arrival="poisson", condition=cond),
              t("fr.metric.x"): basis(arch, gpu, "throughput", arrival="poisson", condition=cond)}
