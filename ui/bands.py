@@ -45,8 +45,7 @@ def api_server_time_s(arch, efficiency) -> float:
     """The API server's time per request of this model under these efficiency inputs: the chat
     template's or, for a Harmony-format model (gpt-oss), the Harmony path's
     (:func:`calc.timing.engine_profile.api_server_request_time_s`, as the engine takes it)."""
-    return api_server_request_time_s(model_type=arch.model_type, api_server_request_s=efficiency.api_server_request_s,
-                                     api_server_harmony_request_s=efficiency.api_server_harmony_request_s)
+    return api_server_request_time_s(model_type=arch.model_type, efficiency=efficiency)
 
 
 def condition(requests_per_s, efficiency, arch) -> str:

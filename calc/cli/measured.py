@@ -259,10 +259,9 @@ def row_api_server_share(row: dict, predicted: dict[str, float], efficiency: Eff
     x = predicted.get("requests_per_s")
     if x is None:
         x = predicted["output_tokens_per_s"] / float(row["options"]["output_len"])
-    eff = efficiency_for_engine(row.get("engine", ""), efficiency, api_server=through_api_server(row))
     t_api = api_server_request_time_s(model_type=get_model(row["options"]["model"]).model_type,
-                                      api_server_request_s=eff.api_server_request_s,
-                                      api_server_harmony_request_s=eff.api_server_harmony_request_s)
+                                      efficiency=efficiency_for_engine(row.get("engine", ""), efficiency,
+                                                                       api_server=through_api_server(row)))
     return float(api_server_share(x, t_api))
 
 

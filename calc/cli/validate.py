@@ -56,9 +56,11 @@ def fitted_inputs(rows: list[dict]) -> dict[str, tuple[float, float]]:
     ['api_server_request_s']
     """
     harmony = {_model_type(r) in HARMONY_MODEL_TYPES for r in rows}
-    out = {k: v for k, v in FITTED.items() if k != "api_server_request_s" or False in harmony}
+    out = dict(FITTED)
     if True in harmony:
         out["api_server_harmony_request_s"] = FITTED["api_server_request_s"]
+    if harmony == {True}:  # no row of a chat-template model: its input would not move the fit
+        del out["api_server_request_s"]
     return out
 
 

@@ -108,18 +108,18 @@ def engine_peak_flops_per_s(gpu, precision: str, fp16_accumulate_share: float) -
 HARMONY_MODEL_TYPES = ("gpt_oss",)
 
 
-def api_server_request_time_s(*, model_type: str, api_server_request_s: float,
-                              api_server_harmony_request_s: float) -> float:
-    """The API server's time per request (``Efficiency.api_server_request_s``), or the Harmony path's
-    (``api_server_harmony_request_s``) for a model vLLM serves through openai_harmony
-    (:data:`HARMONY_MODEL_TYPES`): that path skips the chat template's jinja rendering and the tokenizer.
+def api_server_request_time_s(*, model_type: str, efficiency: Efficiency) -> float:
+    """The API server's time per request of a model of ``model_type``: ``efficiency``'s
+    ``api_server_request_s``, or its ``api_server_harmony_request_s`` for a model vLLM serves through
+    openai_harmony (:data:`HARMONY_MODEL_TYPES`: that path skips the chat template's jinja rendering and
+    the tokenizer).
 
-    >>> api_server_request_time_s(model_type="gpt_oss", api_server_request_s=0.022, api_server_harmony_request_s=0.0047)
-    0.0047
-    >>> api_server_request_time_s(model_type="qwen3", api_server_request_s=0.022, api_server_harmony_request_s=0.0047)
-    0.022
+    >>> e = Efficiency(api_server_request_s=0.022, api_server_harmony_request_s=0.0047)
+    >>> api_server_request_time_s(model_type="gpt_oss", efficiency=e), api_server_request_time_s(model_type="qwen3", efficiency=e)
+    (0.0047, 0.022)
     """
-    return float(api_server_harmony_request_s if model_type in HARMONY_MODEL_TYPES else api_server_request_s)
+    return float(efficiency.api_server_harmony_request_s if model_type in HARMONY_MODEL_TYPES
+                 else efficiency.api_server_request_s)
 
 
 def is_llama_cpp(engine: str) -> bool:
