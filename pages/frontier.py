@@ -59,6 +59,7 @@ def _body() -> None:
         stat = labelled.render(SLA_STAT, t, lambda o: t(f"opt.sla_stat.{o}"))
     tokens = compare.render_overlays(t, controls)  # translated chips; the link keeps the tokens (kv:fp8, tp:2 …)
     reuse = prefix_inputs(t, input_len=s.input_len, where=controls)  # shared prefix or chat: prefill what the cache lacks
+    prefix_caching = reuse.enable_prefix_caching  # a server flag: the command says it, whatever the reuse
 
     def cost_inputs() -> None:
         a, b, c = st.columns(3)  # one row
@@ -239,7 +240,8 @@ def _body() -> None:
         seqs = int(f.concurrency[f.best]) if f.best >= 0 else int(f.max_num_seqs)
         command_block.render(V.vllm_command(model_id=sc.arch.id, serving=s, max_model_len=sc.resolved.max_model_len,
                                             max_num_seqs=seqs, max_num_batched_tokens=int(f.max_num_batched_tokens),
-                                            chunked=chunked, speculative=base.speculative), t)
+                                            chunked=chunked, speculative=base.speculative,
+                                            enable_prefix_caching=prefix_caching), t)
         st.caption(t("fr.cmd.caption" if f.best >= 0 else "fr.cmd.caption_none", c=F.integer(seqs)))
         st.caption(t("fr.cmd.replicas", replicas=t.count("replica", replicas), gpus=t.count("gpu", tp)) + " " +
                    t("fr.quality", q=s.quantization,  # auto: the checkpoint's own format (16-bit here, FP8 for DeepSeek-V3)

@@ -77,6 +77,7 @@ with c11:  # the workload's prefix reuse and the drafter: the frontier's and loa
     reuse = prefix_inputs(t, input_len=s.input_len, where=c11)
 with c12:
     spec = speculative_inputs(t, where=c12)
+prefix_caching = reuse.enable_prefix_caching  # a server flag: the commands say it, whatever the reuse
 if spec is not None and reuse.any_reuse:
     st.caption(t("pc.with_spec", what=t("pc.what.planner")))
     reuse = None
@@ -93,7 +94,7 @@ try:
                       sort=sort, top=top, one_per_gpu=one_per_gpu, gpu_memory_utilization=s.gpu_memory_utilization,
                       lengths=lengths,
                       length_spread=0.0 if lengths == "fixed" else float(spread),
-                      **({} if reuse is None else dataclasses.asdict(reuse)))
+                      **({"enable_prefix_caching": prefix_caching} if reuse is None else dataclasses.asdict(reuse)))
 except ValidationError as exc:
     st.error(md_escape(describe_validation_error(exc)))
     st.stop()

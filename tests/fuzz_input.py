@@ -407,7 +407,12 @@ NUMBER_TEXTS = ["inf", "-inf", "+inf", "nan", "1e309", "-1e309", "1e309k", "infK
 GOOD_FLAG_VALUES = {"-tp": ["1", "2"], "--tensor-parallel-size": ["1", "4"], "--block-size": ["16", "32"],
                     "--max-model-len": ["4096", "8k"], "--max-num-seqs": ["64", "256"],
                     "--max-num-batched-tokens": ["2048", "8K"], "--gpu-memory-utilization": ["0.9", "0.85"],
-                    "--dtype": ["auto", "bf16"], "--kv-cache-dtype": ["auto", "fp8"]}
+                    "--dtype": ["auto", "bf16"], "--kv-cache-dtype": ["auto", "fp8"],
+                    "--speculative-config": ['{"method": "eagle3", "num_speculative_tokens": 3}',
+                                             '{"method": "ngram", "num_speculative_tokens": 12}',
+                                             '{"method": "draft_model", "model": "x/y", "num_speculative_tokens": 2}',
+                                             '{"num_speculative_tokens": 2}', '{"method": "mtp"', '[]'],
+                    "--enable-prefix-caching": ["true", "false", "maybe"]}
 
 
 @st.composite
@@ -424,7 +429,8 @@ def vllm_commands(draw) -> str:
                       st.sampled_from(["-Instruct", "-Chat", "-it", "-Instruct-2507", "-chat-hf", "-FP8", "-Instruct-x"]))
     model = draw(st.one_of(catalog, catalog, tuned, hostile_text.map(lambda x: x.replace("'", ""))))
     words = [head, "'" + model + "'"]
-    for flag in draw(st.lists(st.sampled_from(numeric + ["--dtype", "--enforce-eager", "--kv-cache-dtype"]),
+    for flag in draw(st.lists(st.sampled_from(numeric + ["--dtype", "--enforce-eager", "--kv-cache-dtype",
+                                                         "--speculative-config", "--enable-prefix-caching"]),
                               max_size=5)):
         if draw(st.booleans()):  # a value the flag takes (so whole commands get applied too)
             value = draw(st.sampled_from(GOOD_FLAG_VALUES.get(flag, ["auto"])))
@@ -437,7 +443,7 @@ def vllm_commands(draw) -> str:
 def check_vllm_command(text: str) -> bool:
     """The paste box's Apply: values every control accepts, or a short message per problem naming
     its flag (a numeric flag with its allowed range); only 'command: …' may be raised."""
-    from ui.vllm_paste import FLAG_OF, REFUSED, command_to_values  # noqa: PLC0415
+    from ui.vllm_paste import FLAG_OF, REFUSED, command_to_values, control_of  # noqa: PLC0415
 
     try:
         values, ignored, errors = command_to_values(text)
@@ -446,7 +452,7 @@ def check_vllm_command(text: str) -> bool:
         return False
     for key, value in values.items():
         if key not in ("model", "chunked_prefill", REFUSED):
-            C.BY_KEY[key].parse(value)
+            control_of(key).parse(value)
     for e in errors:
         assert len(e) < MAX_MESSAGE and (e.startswith(("model:", "--")) or e.split(":")[0] in FLAG_OF), e
         if e.startswith("-") and ": got " in e:  # a numeric flag's message says its range

@@ -7,12 +7,16 @@ from apptest_helpers import app, commands, open_section
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
+def paste(at, text: str):
+    """Type ``text`` in the paste box and press Apply."""
+    at.text_area(key="vllm_command_text").set_value(text).run()
+    return at.button(key="vllm_command_apply").click().run()
+
+
 def test_paste_sets_the_sidebar():
-    at = open_section(app(page="pages/frontier.py"), "sec_paste")
-    at.text_area(key="vllm_command_text").set_value(
-        "vllm serve meta-llama/Llama-3.1-8B \\\n --tensor-parallel-size 2 --kv-cache-dtype fp8_e4m3 "
-        "--no-enable-chunked-prefill --enforce-eager --max-num-seqs many").run()
-    at.button(key="vllm_command_apply").click().run()
+    at = paste(open_section(app(page="pages/frontier.py"), "sec_paste"),
+               "vllm serve meta-llama/Llama-3.1-8B \\\n --tensor-parallel-size 2 --kv-cache-dtype fp8_e4m3 "
+               "--no-enable-chunked-prefill --enforce-eager --max-num-seqs many")
     assert not at.exception
     assert at.selectbox(key="model").value == "meta-llama/Llama-3.1-8B"
     # TP and the precisions are in closed lazy sections: kept in the session, shown once opened
@@ -117,3 +121,29 @@ def test_a_link_with_a_tuned_checkpoint_opens_its_architecture(name, arch):
     at = app({"model": name})
     assert not at.exception and not at.warning
     assert at.selectbox(key="model").value == arch
+
+
+def test_paste_sets_the_serving_features():
+    """Issue #21: --speculative-config and --no-enable-prefix-caching were listed as ignored; they set
+    the frontier's speculative switch, method and k, and the prefix cache, as the CLI reads them."""
+    at = paste(open_section(app(page="pages/frontier.py"), "sec_paste"),
+               "vllm serve meta-llama/Llama-3.1-8B --no-enable-prefix-caching "
+               "--speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 5, \"prompt_lookup_max\": 4}'")
+    assert not at.exception
+    assert at.toggle(key="spec_on").value is True
+    assert at.selectbox(key="spec_method").value == "ngram" and at.slider(key="spec_k").value == 5
+    assert at.session_state["pc_caching"] is False
+    assert not [c.value for c in at.sidebar.code if "--speculative-config" in c.value]  # not ignored
+    assert "--speculative-config" in commands(at.main)[0] and "--no-enable-prefix-caching" in commands(at.main)[0]
+    # a config the pages cannot take is named and keeps the switch as it was
+    at = paste(at, "vllm serve meta-llama/Llama-3.1-8B --speculative-config "
+                   "'{\"method\": \"medusa\", \"num_speculative_tokens\": 2}'")
+    assert not at.exception
+    assert at.code[-1].value == ("--speculative-config (method): got 'medusa', allowed one of ngram, eagle, eagle3, "
+                                 "mtp, draft_model")
+    assert at.toggle(key="spec_on").value is True and at.session_state["pc_caching"] is True
+    # a command without the flag drafts nothing, and says so
+    at = paste(at, "vllm serve meta-llama/Llama-3.1-8B")
+    assert at.toggle(key="spec_on").value is False
+    reset = [c.value for c in at.sidebar.caption if c.value.startswith("Left out of the command")]
+    assert reset and "--speculative-config" in reset[0]

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from calc.spec.inputs import ServingConfig
+from calc.spec.speculative import parse_speculative_config
 from calc.spec.vllm_command import parse_serve_command, serve_command, shown
 from ui.vllm_paste import REFUSED, command_to_values, values_to_apply
 
@@ -21,6 +22,43 @@ def test_round_trip_of_the_command_we_write():
     assert p.options == {"tensor_parallel_size": 4, "dtype": "bfloat16", "quantization": "fp8", "max_model_len": 8192,
                          "max_num_seqs": 64, "max_num_batched_tokens": 4096, "gpu_memory_utilization": 0.92,
                          "kv_cache_dtype": "fp8", "block_size": 32, "enable_chunked_prefill": False}
+
+
+def test_round_trip_of_the_serving_features():
+    """Issue #21: the command the pages write for a speculative, cache-off scenario read back as the
+    same features (the paste box used to list --speculative-config and --no-enable-prefix-caching as
+    ignored, so copying the page's command and pasting it back lost them)."""
+    spec = parse_speculative_config('{"method": "eagle3", "num_speculative_tokens": 4}')
+    text = serve_command(model_id="meta-llama/Llama-3.1-8B", serving=ServingConfig(), max_model_len=8192,
+                         max_num_seqs=64, max_num_batched_tokens=4096, chunked=True, speculative=spec,
+                         enable_prefix_caching=False)
+    p = parse_serve_command(text)
+    assert not p.ignored and not p.errors
+    assert p.options["enable_prefix_caching"] is False
+    got = p.options["speculative_config"]
+    assert (got.method, got.num_speculative_tokens) == ("eagle3", 4)
+    values, ignored, errors = command_to_values(text)
+    assert not ignored and not errors
+    assert {k: values[k] for k in ("pc_caching", "spec_on", "spec_method", "spec_k")} == {
+        "pc_caching": False, "spec_on": True, "spec_method": "eagle3", "spec_k": 4}
+
+
+@pytest.mark.parametrize("config, problem", [
+    ('{"method": "medusa", "num_speculative_tokens": 3}',
+     "--speculative-config (method): got 'medusa', allowed one of ngram, eagle, eagle3, mtp, draft_model"),
+    ('{"method": "ngram", "num_speculative_tokens": 12}',  # vLLM takes it, the pages' slider stops at 8
+     "--speculative-config (num_speculative_tokens): got 12, allowed integer 1 – 8"),
+    ('{"method": "draft_model", "model": "meta-llama/Llama-3.2-1B", "num_speculative_tokens": 4}',
+     "--speculative-config (method): got 'draft_model', allowed {ngram, eagle, eagle3, mtp}"),
+    ('{"method": "mtp"}', "--speculative-config (num_speculative_tokens): required"),
+    ('{"method": "mtp"', "--speculative-config is not valid JSON: Expecting ',' delimiter: line 1 column 17 (char 16)"),
+])
+def test_a_speculative_config_the_pages_cannot_take_is_named_and_sets_nothing(config, problem):
+    values, _, errors = command_to_values(f"vllm serve meta-llama/Llama-3.1-8B --speculative-config '{config}'")
+    assert errors == [problem]
+    assert not any(k.startswith("spec_") for k in values)
+    # a command without the flag switches speculation off (a bad one keeps the sidebar's: the AppTest)
+    assert values_to_apply({"model": "Qwen/Qwen3-8B"}, {"spec_on": True})["spec_on"] is False
 
 
 def test_docker_run_with_quotes_and_continuations():

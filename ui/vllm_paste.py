@@ -15,7 +15,9 @@ from calc.spec.catalog import CatalogError, get_model
 from calc.spec.vllm_command import number_error, parse_serve_command, shown
 from ui import controls as C
 from ui.layout import lazy_expander
+from ui.prefixcache.controls import PC_CACHING
 from ui.safe import localize_allowed
+from ui.speculative.controls import SPEC_ACCEPTANCE, SPEC_K, SPEC_METHOD, SPEC_ON
 
 TEXT_KEY = "vllm_command_text"
 _RESULT = "_vllm_command_result"
@@ -24,14 +26,46 @@ TO_CONTROL = {"tensor_parallel_size": "tp", "dtype": "dtype", "quantization": "q
               "kv_cache_dtype": "kv_cache_dtype", "gpu_memory_utilization": "gpu_memory_utilization",
               "block_size": "block_size", "max_model_len": "max_model_len", "max_num_seqs": "max_num_seqs",
               "max_num_batched_tokens": "max_num_batched_tokens", "pipeline_parallel_size": "pp",
-              "data_parallel_size": "dp", "enable_expert_parallel": "ep"}
+              "data_parallel_size": "dp", "enable_expert_parallel": "ep", "enable_prefix_caching": "pc_caching"}
+# Page controls a command sets beside the sidebar's (the frontier, load test and planner read them): prefix
+# caching on or off, and the speculative switch with the drafter's method and k (--speculative-config).
+PAGE_CONTROLS = {c.key: c for c in (PC_CACHING, SPEC_ON, SPEC_METHOD, SPEC_K, SPEC_ACCEPTANCE)}
+SPECULATIVE_FLAG = "--speculative-config"
 FLAG_OF = {"tp": "--tensor-parallel-size", "dtype": "--dtype", "quantization": "--quantization",
            "kv_cache_dtype": "--kv-cache-dtype", "gpu_memory_utilization": "--gpu-memory-utilization",
            "block_size": "--block-size", "max_model_len": "--max-model-len", "max_num_seqs": "--max-num-seqs",
            "max_num_batched_tokens": "--max-num-batched-tokens", "model": "model",
-           "pp": "--pipeline-parallel-size", "dp": "--data-parallel-size", "ep": "--enable-expert-parallel"}
+           "pp": "--pipeline-parallel-size", "dp": "--data-parallel-size", "ep": "--enable-expert-parallel",
+           "pc_caching": "--enable-prefix-caching", "spec_on": SPECULATIVE_FLAG, "spec_method": SPECULATIVE_FLAG,
+           "spec_k": SPECULATIVE_FLAG, "spec_acceptance": SPECULATIVE_FLAG}
 _ALIASES = {"dtype": {"fp16": "float16", "half": "float16", "bf16": "bfloat16", "fp32": "float32", "float": "float32"},
             "kv_cache_dtype": {"fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "float16": "fp16", "bfloat16": "bf16"}}
+
+
+def control_of(key: str) -> C.Control:
+    """The control a paste sets: the sidebar's, or one of :data:`PAGE_CONTROLS`."""
+    return PAGE_CONTROLS[key] if key in PAGE_CONTROLS else C.BY_KEY[key]
+
+
+def speculative_values(config) -> tuple[dict[str, Any], list[str]]:
+    """The speculative inputs of a ``--speculative-config`` the command line accepted
+    (:class:`calc.spec.speculative.SpeculativeConfig`), or the problem: the pages draft with n-gram,
+    EAGLE, EAGLE-3 and MTP at k up to 8 (a draft model is the command line's).
+
+    >>> from calc.spec.speculative import parse_speculative_config
+    >>> speculative_values(parse_speculative_config('{"method": "eagle3", "num_speculative_tokens": 3}'))
+    ({'spec_on': True, 'spec_method': 'eagle3', 'spec_k': 3}, [])
+    >>> speculative_values(parse_speculative_config('{"method": "ngram", "num_speculative_tokens": 12}'))[1]
+    ['--speculative-config (num_speculative_tokens): got 12, allowed integer 1 – 8']
+    """
+    values: dict[str, Any] = {SPEC_ON.key: True}
+    for ctl, field, raw in ((SPEC_METHOD, "method", config.method),
+                            (SPEC_K, "num_speculative_tokens", config.num_speculative_tokens)):
+        try:
+            values[ctl.key] = ctl.parse(raw)
+        except C.ControlValueError as exc:
+            return {}, [f"{SPECULATIVE_FLAG} ({field}): got {shown(repr(raw))}, allowed {exc.allowed}"]
+    return values, []
 
 
 def parse_model_name(text: str) -> str | None:
@@ -46,9 +80,9 @@ def command_to_values(text: str) -> tuple[dict[str, Any], list[str], list[str]]:
     """Control values from a pasted command, the flags ignored, and the problems (named).
 
     >>> v, ignored, errors = command_to_values("vllm serve meta-llama/Llama-3.1-8B -tp 2 --dtype bf16 "
-    ...                                        "--max-num-seqs 0 --enable-prefix-caching")
+    ...                                        "--max-num-seqs 0 --no-enable-prefix-caching --enforce-eager")
     >>> v, ignored, errors
-    ({'model': 'meta-llama/Llama-3.1-8B', 'tp': 2, 'dtype': 'bfloat16'}, ['--enable-prefix-caching'], ['--max-num-seqs: got 0, allowed integer 1 – 65,536 (or empty)'])
+    ({'model': 'meta-llama/Llama-3.1-8B', 'tp': 2, 'dtype': 'bfloat16', 'pc_caching': False}, ['--enforce-eager'], ['--max-num-seqs: got 0, allowed integer 1 – 65,536 (or empty)'])
     """
     p = parse_serve_command(text)
     values: dict[str, Any] = {}
@@ -69,10 +103,15 @@ def command_to_values(text: str) -> tuple[dict[str, Any], list[str], list[str]]:
         if name == "enable_chunked_prefill":
             values["chunked_prefill"] = bool(raw)
             continue
+        if name == "speculative_config":
+            spec, problems = speculative_values(raw)
+            values.update(spec)
+            errors += problems
+            continue
         key = TO_CONTROL[name]
         raw = _ALIASES.get(key, {}).get(raw, raw) if isinstance(raw, str) else raw
         try:
-            values[key] = C.BY_KEY[key].parse(raw)
+            values[key] = control_of(key).parse(raw)
         except C.ControlValueError as exc:
             errors.append(f"{FLAG_OF[key]}: got {shown(repr(raw))}, allowed {exc.allowed}")
     return values, p.ignored, errors
@@ -86,6 +125,8 @@ _MESSAGES: tuple[tuple[re.Pattern, str], ...] = (
     (re.compile(r"^command: (?P<detail>.+) \(check the quotes\)$"), "cmd.err.quotes"),
     (re.compile(r"^command: expected 'vllm serve MODEL"), "cmd.err.not_vllm"),
     (re.compile(r"^(?P<field>[^:]+): needs a value$"), "cmd.err.needs_value"),
+    (re.compile(r"^(?P<field>[^:]+): required$"), "reason.required"),  # --speculative-config's keys
+    (re.compile(r"^(?P<field>--[\w-]+) is not valid JSON: (?P<detail>.+)$", re.S), "reason.json"),
     (re.compile(r"^(?P<field>[^:]+): got (?P<raw>.+), allowed (?P<allowed>.+)$", re.S), "reason.range"),
 )
 _SHLEX = {"No closing quotation": "cmd.err.shlex.no_closing", "No escaped character": "cmd.err.shlex.no_escaped"}
@@ -120,8 +161,10 @@ def localize(message: str, t) -> str:
 REFUSED = "_model_refused"  # in command_to_values' values: the command's model is not in the catalog
 # What `vllm serve` does with a flag the command leaves out: each control's default is vLLM's own
 # (tp 1, dtype/quantization/KV auto, 0.9, block 16, max_model_len / max_num_seqs / token budget
-# empty = vLLM picks); chunked prefill is on by default in the V1 engine.
-OMITTED_DEFAULTS = {**{key: C.BY_KEY[key].default for key in TO_CONTROL.values()}, "chunked_prefill": True}
+# empty = vLLM picks); chunked prefill and prefix caching are on by default in the V1 engine, and
+# without --speculative-config nothing is drafted.
+OMITTED_DEFAULTS = {**{key: control_of(key).default for key in TO_CONTROL.values()}, "chunked_prefill": True,
+                    SPEC_ON.key: SPEC_ON.default}
 
 
 def values_to_apply(values: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]:
@@ -148,8 +191,7 @@ def _apply() -> None:
     except ValueError as exc:
         st.session_state[_RESULT] = ({}, [], [str(exc)])
         return
-    bad_flags = {key for key, flag in FLAG_OF.items() if any(e.startswith(flag + ":") or e.startswith(flag + " (")
-                                                             for e in errors)}
+    bad_flags = {key for key, flag in FLAG_OF.items() if any(e.startswith((flag + ":", flag + " ")) for e in errors)}
     state = st.session_state
     apply = {k: v for k, v in values_to_apply(values, {k: state.get(k) for k in OMITTED_DEFAULTS}).items()
              if k in values or k not in bad_flags}

@@ -852,7 +852,7 @@ def _deployment(grid: PlanGrid, by_id: dict[str, GPUSpec], req: PlanRequest, arc
         vllm_command=serve_command(model_id=arch.id, serving=serving, max_model_len=window, max_num_seqs=seqs,
                                    max_num_batched_tokens=budget,
                                    chunked=req.enable_chunked_prefill, speculative=speculative,
-                                   enable_prefix_caching=req.enable_prefix_caching or not req.reuse.any_reuse),
+                                   enable_prefix_caching=req.enable_prefix_caching),
         precision_source=choice.source, quality_table=choice.quality_table,
         pipeline_parallel_size=lay.pipeline_parallel_size, data_parallel_size=lay.data_parallel_size,
         enable_expert_parallel=lay.enable_expert_parallel,

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from calc.spec.inputs import ServingConfig
+from calc.spec.speculative import parse_speculative_config
+from calc.spec.untrusted import InputError
 
 
 def serve_command(*, model_id: str, serving: ServingConfig, max_model_len: int, max_num_seqs: int,
@@ -67,6 +69,7 @@ def serve_command(*, model_id: str, serving: ServingConfig, max_model_len: int, 
 
 MAX_COMMAND_CHARS = 20_000
 SHOWN_CHARS = 60  # user text is cut to this when echoed in a message
+ERROR_CHARS = 240  # a nested check's message (its user part already cut) is cut to this
 # vLLM flag -> (scenario field, kind). Names and spellings as `vllm serve --help`.
 FLAGS: dict[str, tuple[str, str]] = {
     "--tensor-parallel-size": ("tensor_parallel_size", "int"), "-tp": ("tensor_parallel_size", "int"),
@@ -82,11 +85,16 @@ FLAGS: dict[str, tuple[str, str]] = {
     "--data-parallel-size": ("data_parallel_size", "int"), "-dp": ("data_parallel_size", "int"),
     "--enable-expert-parallel": ("enable_expert_parallel", "bool"),
     "--no-enable-expert-parallel": ("enable_expert_parallel", "false"),
+    # the serving features (issue #21): vLLM V1 caches prefixes unless told not to; the speculative
+    # JSON is read by calc.spec.speculative.parse_speculative_config, as the command line reads it
+    "--enable-prefix-caching": ("enable_prefix_caching", "bool"),
+    "--no-enable-prefix-caching": ("enable_prefix_caching", "false"),
+    "--speculative-config": ("speculative_config", "json"),
 }
 _BOOL_WORDS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 # Flags of `vllm serve` / `docker run` that take no value (so the next word is not eaten as one).
 _NO_VALUE = {"--trust-remote-code", "--enforce-eager", "--disable-log-requests", "--disable-log-stats",
-             "--enable-prefix-caching", "--no-enable-prefix-caching", "--enable-auto-tool-choice",
+             "--enable-auto-tool-choice",
              "--disable-custom-all-reduce", "--rm", "-it", "-d", "-i", "-t", "--ipc=host", "--privileged"}
 
 
@@ -112,6 +120,18 @@ def shown(text: str, limit: int = SHOWN_CHARS) -> str:
     """
     clean = "".join(ch for ch in str(text) if ch.isprintable())
     return clean if len(clean) <= limit else clean[:limit - 1] + "…"
+
+
+def flag_error(flag: str, exc: InputError) -> str:
+    """A nested check's problem named by the flag it came with (its key in brackets), cut short.
+
+    >>> flag_error("--speculative-config", InputError("speculative_config.method", "medusa", allowed="one of ngram, eagle"))
+    "--speculative-config (method): got 'medusa', allowed one of ngram, eagle"
+    """
+    key = exc.field.partition(".")[2]
+    named = InputError(f"{flag} ({key})" if key else flag, exc.raw, allowed=exc.allowed, code=exc.code,
+                       detail=exc.detail, **exc.params)
+    return shown(str(named), ERROR_CHARS)
 
 
 MAX_NUMBER_CHARS = 40  # longer number text is refused before float() (no 5,000-digit parse)
@@ -246,6 +266,14 @@ def parse_serve_command(text: str) -> ParsedCommand:
                 model = value
             else:
                 options[name] = value
+            continue
+        if kind == "json":  # --speculative-config: checked as the command line checks it
+            options.pop(name, None)  # given again: the last one counts, right or wrong
+            errors[:] = [e for e in errors if not e.startswith(f"{flag}: ")]
+            try:
+                options[name] = parse_speculative_config(value)
+            except InputError as exc:
+                errors.append(flag_error(flag, exc))
             continue
         if name in bad_numbers:  # given again: the last one counts (argparse), the earlier problem goes
             errors.remove(number_error(*bad_numbers.pop(name)))

@@ -343,15 +343,19 @@ def _r(x: Any, digits: int) -> Any:
 
 
 def vllm_command(*, model_id: str, serving: ServingConfig, max_model_len: int, max_num_seqs: int,
-                 max_num_batched_tokens: int, chunked: bool, speculative=None) -> str:
+                 max_num_batched_tokens: int, chunked: bool, speculative=None, enable_prefix_caching: bool = True) -> str:
     """The ``vllm serve`` line of a scenario (:func:`calc.spec.vllm_command.serve_command`).
 
     >>> vllm_command(model_id="m", serving=ServingConfig(), max_model_len=4096, max_num_seqs=8,
     ...              max_num_batched_tokens=2048, chunked=False).splitlines()[-1].strip()
     '--no-enable-chunked-prefill'
+    >>> vllm_command(model_id="m", serving=ServingConfig(), max_model_len=4096, max_num_seqs=8,
+    ...              max_num_batched_tokens=2048, chunked=True, enable_prefix_caching=False).splitlines()[-1].strip()
+    '--no-enable-prefix-caching'
     """
     return serve_command(model_id=model_id, serving=serving, max_model_len=max_model_len, max_num_seqs=max_num_seqs,
-                         max_num_batched_tokens=max_num_batched_tokens, chunked=chunked, speculative=speculative)
+                         max_num_batched_tokens=max_num_batched_tokens, chunked=chunked, speculative=speculative,
+                         enable_prefix_caching=enable_prefix_caching)
 
 
 # ----------------------------------------------------------------------------- course checks

@@ -7,12 +7,10 @@ from __future__ import annotations
 import streamlit as st
 
 from calc.spec.speculative import SpeculativeConfig
-from ui.controls import Control
-from ui.speculative.controls import SPEC_ACCEPTANCE, SPEC_K, SPEC_METHOD
+from ui.speculative.controls import SPEC_ACCEPTANCE, SPEC_K, SPEC_METHOD, SPEC_ON
 from ui.speculative.view import speculative_config
 from ui.state import check_query_params, render_control
 
-SPEC_ON = Control("spec_on", "toggle", False)
 INPUTS = (SPEC_ON, SPEC_METHOD, SPEC_K, SPEC_ACCEPTANCE)
 
 
