@@ -235,7 +235,12 @@ FLAGS = {"--tensor-parallel-size": ["1", "2", "4", "8", "3", "0"], "--dtype": ["
          "--max-model-len": ["2048", "4096", "1"], "--max-num-seqs": ["1", "64", "256"],
          "--max-num-batched-tokens": ["512", "8192"], "--input-len": ["1", "512", "2048"],
          "--output-len": ["1", "128"], "--concurrency": ["1", "16", "max", "1000"], "--replicas": ["1", "2", "64"],
-         "--rate": ["0.5", "20", "1e6", "0", "-1", "inf", "nan"]}  # estimate's open loop (calc.traffic.queueing)
+         "--rate": ["0.5", "20", "1e6", "0", "-1", "inf", "nan"],  # estimate's open loop (calc.traffic.queueing)
+         "--vllm-command": ["vllm serve meta-llama/Llama-3.1-8B -tp 2 --max-num-seqs 64 --enforce-eager",
+                            "vllm serve Qwen/Qwen3-8B --no-enable-prefix-caching --speculative-config "
+                            "'{\"method\": \"ngram\", \"num_speculative_tokens\": 2}'",
+                            "vllm serve Qwen/Qwen3-8B --max-model-len=1 --speculative-config '{\"method\"'",
+                            "docker run vllm/vllm-openai --model x -tp"]}
 
 
 SIM_FLAGS = {"--rate": ["1", "20"], "--cv": ["0.5", "2"], "--think-time-s": ["0", "0.5"], "--seed": ["0", "7"],

@@ -275,3 +275,49 @@ def test_plan_one_row_per_gpu_first_and_the_flag_that_turns_it_off(capsys):
     assert len({r["gpu"] for r in first}) == len(first) == 10
     assert len({r["gpu"] for r in every}) < len(every)  # one GPU's precision variants take rows
     assert first[0] == every[0]  # the best option is the best either way
+
+
+class TestVllmCommand:
+    """--vllm-command: a pasted `vllm serve` line's flags, read as the dashboard's paste box reads them."""
+
+    SERVE = ("vllm serve meta-llama/Llama-3.1-8B-Instruct \\\n  --tensor-parallel-size 2 --max-model-len 8k "
+             "--kv-cache-dtype fp8 --max-num-seqs 64 --no-enable-prefix-caching --enforce-eager "
+             "--speculative-config '{\"method\": \"eagle3\", \"num_speculative_tokens\": 3}'")
+    LOAD = ["--gpu", "h100-sxm", "--input-len", "1000", "--output-len", "200", "--concurrency", "8", "--format", "json"]
+
+    def test_the_same_answer_as_the_flags_it_holds(self, capsys):
+        assert main(["estimate", "--vllm-command", self.SERVE, *self.LOAD]) == 0
+        out = capsys.readouterr()
+        assert out.err == "note: --vllm-command: not modelled, ignored: --enforce-eager\n"
+        pasted = json.loads(out.out)
+        assert main(["estimate", "--model", "meta-llama/Llama-3.1-8B", "-tp", "2", "--max-model-len", "8000",
+                     "--kv-cache-dtype", "fp8", "--max-num-seqs", "64", "--no-enable-prefix-caching",
+                     "--speculative-config", '{"method": "eagle3", "num_speculative_tokens": 3}', *self.LOAD]) == 0
+        assert json.loads(capsys.readouterr().out) == pasted
+        assert pasted["speculative_method"] == "eagle3" and pasted["tensor_parallel_size"] == 2
+
+    def test_a_flag_given_beside_it_wins(self, capsys):
+        d = run_json(capsys, "--vllm-command", "vllm serve meta-llama/Llama-3.1-8B --max-num-seqs 64 -tp 2",
+                     "--gpu", "h100-sxm", "--max-num-seqs", "32")
+        assert d["max_num_seqs"] == 32 and d["tensor_parallel_size"] == 2
+
+    def test_memory_says_what_it_does_not_take(self, capsys):
+        assert main(["memory", "--vllm-command", self.SERVE, "--gpu", "h100-sxm", "--format", "json"]) == 0
+        err = capsys.readouterr().err
+        assert "not taken by this command: --no-enable-prefix-caching --speculative-config" in err
+
+    @pytest.mark.parametrize("argv, want", [
+        (["estimate", "--vllm-command", "vllm serve x --max-num-seqs lots", "--gpu", "h100-sxm"],
+         "error: --vllm-command: --max-num-seqs: got 'lots', allowed a whole number"),
+        (["estimate", "--vllm-command", "ls -la", "--gpu", "h100-sxm"], "error: --vllm-command: command: expected"),
+        (["simulate", "--gpu", "h100-sxm", "--vllm-command",
+          "vllm serve Qwen/Qwen3-8B --speculative-config '{\"method\": \"medusa\", \"num_speculative_tokens\": 2}'"],
+         "error: --vllm-command (method): got 'medusa'"),
+        (["plan", "--vllm-command", "vllm serve x"], "error: --vllm-command: not taken by 'plan'"),
+        (["estimate", "--gpu", "h100-sxm", "--vllm-command"], "error: --vllm-command: needs a value"),
+        (["estimate", "--vllm-command", "vllm serve a", "--vllm-command=vllm serve b"],
+         "error: --vllm-command: given 2 times"),
+    ])
+    def test_problems_are_named(self, capsys, argv, want):
+        assert run_error(capsys, *argv).startswith(want.replace("--vllm-command (method)",
+                                                               "--vllm-command: --speculative-config (method)"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import math
 import re
-from typing import Any
+from typing import Any, Callable
 
 from calc.sizing.memory import SAMPLER_VERSIONS
 from calc.spec.catalog import CUSTOM_GPU_ID, custom_gpu, get_gpu
@@ -212,3 +212,96 @@ def layout_record(serving: Any, nodes: int) -> dict[str, Any]:
             "enable_expert_parallel": bool(serving.enable_expert_parallel),
             "expert_parallel_size": tp * dp if serving.enable_expert_parallel else 1,
             "nodes": nodes, "gpus_per_replica": tp * pp * dp}
+
+
+# --vllm-command: the flags of a pasted `vllm serve` line (calc.spec.vllm_command, the dashboard's paste box),
+# as the command line's own flags. ParsedCommand option -> flag taking a value / an on-off flag.
+VLLM_COMMAND_FLAG = "--vllm-command"
+_VALUE_FLAGS = {"tensor_parallel_size": "--tensor-parallel-size", "dtype": "--dtype", "quantization": "--quantization",
+                "kv_cache_dtype": "--kv-cache-dtype", "gpu_memory_utilization": "--gpu-memory-utilization",
+                "block_size": "--block-size", "max_model_len": "--max-model-len", "max_num_seqs": "--max-num-seqs",
+                "max_num_batched_tokens": "--max-num-batched-tokens",
+                "pipeline_parallel_size": "--pipeline-parallel-size", "data_parallel_size": "--data-parallel-size"}
+_SWITCHES = {"enable_chunked_prefill": "--enable-chunked-prefill", "enable_prefix_caching": "--enable-prefix-caching",
+             "enable_expert_parallel": "--enable-expert-parallel"}
+
+
+def add_vllm_command_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(VLLM_COMMAND_FLAG, metavar="TEXT", default=None,
+                   help="a `vllm serve MODEL --flag ...` line (or docker run ... vllm/vllm-openai ...): its model and "
+                        "engine flags, as the dashboard's paste box reads them; a flag also given here wins")
+
+
+def vllm_command_flags(text: str, accepts: Callable[[str], bool]) -> tuple[list[str], list[str]]:
+    """The command line's flags for a pasted ``vllm serve`` line, and notes (the flags it does not
+    model, and those this subcommand does not take: ``accepts(flag)`` is False). Problems with the
+    line's values raise :class:`UsageError`, each named by its flag.
+
+    >>> flags, notes = vllm_command_flags("vllm serve Qwen/Qwen3-8B -tp 2 --max-model-len 32k "
+    ...                                   "--no-enable-prefix-caching --enforce-eager", lambda f: "prefix" not in f)
+    >>> flags
+    ['--model', 'Qwen/Qwen3-8B', '--tensor-parallel-size', '2', '--max-model-len', '32000']
+    >>> notes
+    ['--vllm-command: not modelled, ignored: --enforce-eager', '--vllm-command: not taken by this command: --no-enable-prefix-caching']
+    """
+    from calc.spec.vllm_command import parse_serve_command  # noqa: PLC0415
+
+    try:
+        p = parse_serve_command(text)
+    except ValueError as exc:
+        raise UsageError(f"{VLLM_COMMAND_FLAG}: {exc}") from None
+    if p.errors:
+        raise UsageError(f"{VLLM_COMMAND_FLAG}: " + "; ".join(p.errors))
+    flags: list[str] = ["--model", p.model] if p.model else []
+    skipped: list[str] = []
+    for name, value in p.options.items():
+        if name in _SWITCHES:
+            flag = _SWITCHES[name] if value else _SWITCHES[name].replace("--", "--no-", 1)
+            words = [flag] if value or name != "enable_expert_parallel" else []  # EP is off unless asked
+        elif name == "speculative_config":
+            flag = "--speculative-config"
+            words = [flag, p.texts[name]]
+        else:
+            flag = _VALUE_FLAGS[name]
+            words = [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+        if not words:
+            continue
+        if accepts(flag):
+            flags += words
+        else:
+            skipped.append(flag)
+    notes = [f"{VLLM_COMMAND_FLAG}: not modelled, ignored: {' '.join(p.ignored)}"] if p.ignored else []
+    if skipped:
+        notes.append(f"{VLLM_COMMAND_FLAG}: not taken by this command: {' '.join(skipped)}")
+    return flags, notes
+
+
+def expand_vllm_command(argv: list[str], parser: argparse.ArgumentParser) -> tuple[list[str], list[str]]:
+    """``argv`` with ``--vllm-command TEXT`` replaced by :func:`vllm_command_flags`, placed right after the
+    subcommand so that a flag the user also gives (later on the line) wins, as argparse keeps the last.
+
+    >>> p = argparse.ArgumentParser(); sub = p.add_subparsers(dest="command"); e = sub.add_parser("estimate")
+    >>> _ = e.add_argument("--model"); _ = e.add_argument("--tensor-parallel-size"); add_vllm_command_arg(e)
+    >>> expand_vllm_command(["estimate", "--vllm-command=vllm serve a/b -tp 4", "--tensor-parallel-size", "2"], p)[0]
+    ['estimate', '--model', 'a/b', '--tensor-parallel-size', '4', '--tensor-parallel-size', '2']
+    """
+    at = [i for i, w in enumerate(argv) if w == VLLM_COMMAND_FLAG or w.startswith(VLLM_COMMAND_FLAG + "=")]
+    if not at or not argv:
+        return argv, []
+    if len(at) > 1:
+        raise UsageError(f"{VLLM_COMMAND_FLAG}: given {len(at)} times; give one command")
+    i = at[0]
+    if i == 0:
+        raise UsageError(f"{VLLM_COMMAND_FLAG}: give the subcommand first (python -m calc estimate {VLLM_COMMAND_FLAG} ...)")
+    if "=" in argv[i]:
+        text, rest = argv[i].partition("=")[2], argv[:i] + argv[i + 1:]
+    elif i + 1 < len(argv):
+        text, rest = argv[i + 1], argv[:i] + argv[i + 2:]
+    else:
+        raise UsageError(f"{VLLM_COMMAND_FLAG}: needs a value (the vllm serve line, quoted)")
+    sub = next((a.choices.get(argv[0]) for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+    taken = set(sub._option_string_actions) if sub is not None else set()
+    if VLLM_COMMAND_FLAG not in taken:
+        raise UsageError(f"{VLLM_COMMAND_FLAG}: not taken by {quote(argv[0])} (memory, estimate and simulate take it)")
+    flags, notes = vllm_command_flags(text, lambda f: f in taken)
+    return [rest[0], *flags, *rest[1:]], notes

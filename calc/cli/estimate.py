@@ -19,7 +19,7 @@ from calc.spec.hf_config import ConfigError
 from calc.spec.inputs import Efficiency, ServingConfig, describe_validation_error
 from calc.cli.speculative import add_speculative_args, speculative_drafter, speculative_fields, speculative_option
 from calc.spec.untrusted import InputError, json_type, load_json, quote
-from calc.cli.args import (UsageError, _add_engine_args, _concurrency, _dtype, _number, _positive_int,
+from calc.cli.args import (UsageError, _add_engine_args, _concurrency, _dtype, _number, _positive_int, add_vllm_command_arg,
                            add_efficiency_arg, check_layout, check_tensor_parallel, layout_record, load_efficiency,
                            option_number, resolve_gpu, spelling_notes)
 from calc.cli.report import add_bands, does_not_fit_record, print_table
@@ -47,6 +47,7 @@ NUMERIC_KEYS = ("tensor_parallel_size", "input_len", "output_len", "concurrency"
 def add_estimate_parser(sub) -> None:
     e = sub.add_parser("estimate", help="TTFT, TPOT and throughput of a closed-loop load (C clients)")
     _add_engine_args(e, batch=True)  # --batch FILE replaces --model/--gpu
+    add_vllm_command_arg(e)
     e.add_argument("--input-len", type=_positive_int, default=None, help="prompt tokens per request")
     e.add_argument("--output-len", type=_positive_int, default=None, help="generated tokens per request")
     e.add_argument("--concurrency", type=_concurrency, default=None, help="clients C (default 1), or 'max' (as many as fit)")

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 # The shared argument helpers live in calc.cli.args (and the output in calc.cli.report), so the
 # command modules import them without importing this module: no import cycle. Re-exported here.
-from calc.cli.args import (UsageError, _add_engine_args, _concurrency, _dtype, _number, _Parser,  # noqa: F401
+from calc.cli.args import (UsageError, _add_engine_args, _concurrency, _dtype, _number, _Parser, add_vllm_command_arg, expand_vllm_command,  # noqa: F401
                            _positive_int, check_layout, check_tensor_parallel, layout_options, layout_record,
                            resolve_gpu, spelling_notes)
 from calc.cli.report import _fmt, _plain, does_not_fit_record, print_table  # noqa: F401
@@ -32,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     m = sub.add_parser("memory", help="per-GPU memory stack, KV pool and maximum concurrency")
     _add_engine_args(m)
+    add_vllm_command_arg(m)
     m.add_argument("--concurrency", type=_positive_int, default=1, help="requests held at once")
     m.add_argument("--context-len", type=_positive_int, default=None, help="tokens per request (default max_model_len)")
     for name in ("models", "gpus"):
@@ -121,7 +122,11 @@ def catalog_report(kind: str) -> list[dict[str, Any]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        argv, notes = expand_vllm_command(list(sys.argv[1:] if argv is None else argv), parser)
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
+        args = parser.parse_args(argv)
         for note in spelling_notes({k: getattr(args, k, None) for k in ("quantization", "kv_cache_dtype")}):
             print(f"note: {note}", file=sys.stderr)
         if args.command in ("models", "gpus"):

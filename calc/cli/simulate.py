@@ -27,7 +27,7 @@ from calc.traffic.workload import ARRIVALS, LENGTH_BOUNDS, LengthSpec, SampleBou
 from calc.cli.prefix import PREFIX_KEYS, add_prefix_args, prefix_record, reuse_from_options
 from calc.traffic.prefix_cache import (check_reuse, conversations_in_flight, estimate_with_prefix_cache,
                                       reuse_workload)
-from calc.cli.args import (UsageError, option_number, _add_engine_args, _dtype, _number, _positive_int, add_efficiency_arg,
+from calc.cli.args import (UsageError, option_number, _add_engine_args, _dtype, _number, _positive_int, add_efficiency_arg, add_vllm_command_arg,
                            check_layout, check_tensor_parallel, layout_options, layout_record, load_efficiency,
                            resolve_gpu)
 
@@ -48,6 +48,7 @@ SUMMARY_KEYS = tuple(f"{m}_{s}" for m in ("ttft_s", "tpot_s", "itl_s", "e2e_late
 def add_simulate_parser(sub) -> None:
     s = sub.add_parser("simulate", help="simulate requests through vLLM's scheduler: P50/P95/P99, goodput")
     _add_engine_args(s, batch=True)  # --batch FILE replaces --model/--gpu
+    add_vllm_command_arg(s)
     s.add_argument("--input-len", type=_positive_int, default=None, help="prompt tokens per request")
     s.add_argument("--output-len", type=_positive_int, default=None, help="generated tokens per request")
     s.add_argument("--enable-chunked-prefill", action=argparse.BooleanOptionalAction, default=True)

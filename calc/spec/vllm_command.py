@@ -110,6 +110,9 @@ class ParsedCommand:
     # option -> (flag as typed, raw text) of the numbers that could not be read (their message is in
     # ``errors`` too): a UI can re-check the text with its own control and name the allowed range
     bad_numbers: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # option -> its text as given, for the options read from JSON (--speculative-config): the command line
+    # passes the text on to its own flag, acceptance keys and all
+    texts: dict[str, str] = field(default_factory=dict)
 
 
 def shown(text: str, limit: int = SHOWN_CHARS) -> str:
@@ -222,6 +225,7 @@ def parse_serve_command(text: str) -> ParsedCommand:
     ignored: list[str] = []
     errors: list[str] = []
     bad_numbers: dict[str, tuple[str, str]] = {}
+    texts: dict[str, str] = {}
     i = start
     if i < len(words) and not words[i].startswith("-"):
         model = words[i]  # `vllm serve MODEL`
@@ -270,8 +274,10 @@ def parse_serve_command(text: str) -> ParsedCommand:
         if kind == "json":  # --speculative-config: checked as the command line checks it
             options.pop(name, None)  # given again: the last one counts, right or wrong
             errors[:] = [e for e in errors if not e.startswith(f"{flag}: ")]
+            texts.pop(name, None)
             try:
                 options[name] = parse_speculative_config(value)
+                texts[name] = value
             except InputError as exc:
                 errors.append(flag_error(flag, exc))
             continue
@@ -283,4 +289,5 @@ def parse_serve_command(text: str) -> ParsedCommand:
             errors.append(number_error(flag, value))
             options.pop(name, None)  # an earlier good value of the same flag does not stand for this one
             bad_numbers[name] = (flag, value)
-    return ParsedCommand(model=model, options=options, ignored=ignored, errors=errors, bad_numbers=bad_numbers)
+    return ParsedCommand(model=model, options=options, ignored=ignored, errors=errors, bad_numbers=bad_numbers,
+                         texts=texts)
