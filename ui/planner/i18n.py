@@ -144,8 +144,9 @@ EN: dict[str, str] = {
     "cmp.m.usd_per_million_output_tokens": "Cost per million output tokens",
     "cmd.paste.title": "From a vllm serve command",
     "cmd.paste.label": "Paste a vllm serve (or docker run … vllm/vllm-openai) command",
-    "cmd.paste.help": "The model and the engine flags set the sidebar; flags the calculator does not model are "
-                      "listed as ignored, bad values are named.",
+    "cmd.paste.help": "The model and the engine flags set the sidebar; --speculative-config and "
+                      "--[no-]enable-prefix-caching set the frontier's, load test's and planner's switches; flags the "
+                      "calculator does not model are listed as ignored, bad values are named.",
     "cmd.paste.apply": "Use this command",
     "cmd.paste.applied": "{n} taken from the command:",
     "cmd.err.needs_value": "{field}: needs a value",
@@ -295,7 +296,8 @@ ZH: dict[str, str] = {
     "cmp.m.usd_per_million_output_tokens": "每百万输出 token 成本",
     "cmd.paste.title": "从 vllm serve 命令导入",
     "cmd.paste.label": "粘贴 vllm serve（或 docker run … vllm/vllm-openai）命令",
-    "cmd.paste.help": "模型和引擎参数会设置侧边栏；计算器不建模的参数列为忽略，错误的值会指明。",
+    "cmd.paste.help": "模型和引擎参数会设置侧边栏；--speculative-config 与 --[no-]enable-prefix-caching 设置前沿、压测和"
+                      "部署规划页的开关；计算器不建模的参数列为忽略，错误的值会指明。",
     "cmd.paste.apply": "使用此命令",
     "cmd.paste.applied": "从命令中取得 {n}：",
     "cmd.err.needs_value": "{field}：缺少取值",
