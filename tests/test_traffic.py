@@ -153,6 +153,41 @@ class TestQueueing:
         assert area / s["duration_s"] == pytest.approx(s["requests_per_s"] * s["e2e_latency_s_mean"], rel=1e-9)
 
 
+class TestCappedOpenLoop:
+    """vllm bench serve --request-rate R --max-concurrency C: request i is sent at the later of its
+    arrival and a free slot (calc.traffic.workload), its clock starting when sent."""
+
+    KW = dict(num_requests=300, input_len=LengthSpec("lognormal", 800, cv=0.8),
+              output_len=LengthSpec("uniform", lo=1, hi=300), seed=3)
+
+    def test_never_more_than_c_in_flight_and_never_sent_early(self, h100):
+        w = make_workload(arrival="poisson", rate_per_s=40.0, max_concurrency=8, **self.KW)
+        r = simulate(h100.engine, w, _cfg(h100))
+        assert (r.arrival_s >= w.arrival_s - 1e-12).all()  # sent at its arrival or later
+        sent, done = r.arrival_s, r.finish_s
+        for t in np.concatenate([sent, done]):  # in flight at every event: sent and not yet finished
+            assert np.count_nonzero((sent <= t) & (done > t)) <= 8
+        late = sent > w.arrival_s + 1e-9  # the cap bound: some requests waited for a slot
+        assert late.any()
+        # a request that waited was sent when one in flight finished (the slot it took)
+        assert np.isin(np.round(sent[late], 9), np.round(done, 9)).all()
+
+    def test_a_cap_above_the_requests_is_the_open_loop(self, h100):
+        open_ = simulate(h100.engine, make_workload(arrival="poisson", rate_per_s=6.0, **self.KW), _cfg(h100))
+        capped = simulate(h100.engine, make_workload(arrival="poisson", rate_per_s=6.0, max_concurrency=300, **self.KW),
+                          _cfg(h100))
+        assert np.array_equal(open_.ttft_s, capped.ttft_s) and np.array_equal(open_.finish_s, capped.finish_s)
+
+    def test_a_burst_under_a_cap_is_the_closed_loop(self, h100):
+        closed = simulate(h100.engine, make_workload(arrival="closed", concurrency=16, **self.KW), _cfg(h100))
+        capped = simulate(h100.engine, make_workload(arrival="burst", max_concurrency=16, **self.KW), _cfg(h100))
+        assert np.array_equal(closed.ttft_s, capped.ttft_s) and np.array_equal(closed.finish_s, capped.finish_s)
+
+    def test_bad_caps_are_named(self):
+        with pytest.raises(WorkloadError, match="max_concurrency"):
+            make_workload(arrival="poisson", max_concurrency=0)
+
+
 class TestScheduler:
     def test_same_seed_same_result(self, h100):
         kw = dict(arrival="gamma", rate_per_s=12.0, cv=2.0, num_requests=300, input_len=LengthSpec("lognormal", 1000, cv=1),

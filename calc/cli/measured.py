@@ -10,7 +10,8 @@ the synchronized wave of the start, which the steady state leaves out and which 
 to dissolve (issue 17), is in the answer; ``burst`` and ``static`` rows (``--request-rate inf``,
 ``benchmark_latency`` static batches, offline ``benchmark_throughput``: every prompt at t = 0) with
 ``simulate --arrival burst --num-requests N``; ``poisson``/``gamma`` rows (a finite
-``--request-rate``) with ``simulate --arrival poisson|gamma --rate R``. Error = predicted / measured − 1.
+``--request-rate``) with ``simulate --arrival poisson|gamma --rate R``, and ``--max-concurrency C`` where the row's
+load names the client's cap as its ``concurrency``. Error = predicted / measured − 1.
 """
 
 from __future__ import annotations
@@ -205,8 +206,10 @@ def ask_row(row: dict, efficiency: Efficiency = Efficiency()) -> dict[str, float
         sim = {"arrival": "closed", "concurrency": load["concurrency"]}
     elif load["arrival"] in ("burst", "static"):
         sim = {"arrival": "burst"}
-    else:
-        sim = {"arrival": load["arrival"], "rate": load.get("rate"), "cv": load.get("cv")}
+    else:  # an open loop; with a concurrency, the benchmark client's cap (--request-rate R --max-concurrency C)
+        cap = load.get("concurrency")
+        sim = {"arrival": load["arrival"], "rate": load.get("rate"), "cv": load.get("cv"),
+               **({"max_concurrency": cap} if isinstance(cap, int) and not isinstance(cap, bool) else {})}
     bounds = length_bounds(row, template) if (in_cv or out_cv) else None
     # a short closed run of spread lengths is one draw of N lengths: its expected value is asked for
     seeds = range(CLOSED_RUN_SEEDS) if load["arrival"] == "closed" and (in_cv or out_cv) else (0,)

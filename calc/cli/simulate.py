@@ -35,7 +35,7 @@ ENGINE_KEYS = ("model", "gpu", "gpu_spec", "disable_custom_all_reduce", "vllm_ve
                "output_len", "max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill",
                "gpu_memory_utilization", "block_size", "max_model_len",
                "pipeline_parallel_size", "data_parallel_size", "enable_expert_parallel", "nodes")
-LOAD_KEYS = ("rate", "concurrency", "arrival", "cv", "num_requests", "seed", "ttft_slo_ms", "tpot_slo_ms",
+LOAD_KEYS = ("rate", "concurrency", "max_concurrency", "arrival", "cv", "num_requests", "seed", "ttft_slo_ms", "tpot_slo_ms",
              "think_time_s", "input_len_cv", "output_len_cv", "length_bounds", "speculative_config", "acceptance_rate")
 MAX_SIM_REQUESTS = 100_000
 # The headline fields that carry a band (<field>_low / <field>_high, calc.timing.bands).
@@ -54,6 +54,9 @@ def add_simulate_parser(sub) -> None:
     s.add_argument("--enable-chunked-prefill", action=argparse.BooleanOptionalAction, default=True)
     s.add_argument("--rate", type=_number, default=None, help="requests per second (poisson, gamma)")
     s.add_argument("--concurrency", type=_positive_int, default=None, help="clients C (closed loop)")
+    s.add_argument("--max-concurrency", type=_positive_int, default=None,
+                   help="with --rate (or --arrival burst): the benchmark client's cap, vllm bench serve's flag: a request "
+                        "waits for one of C slots and its clock starts when it is sent")
     s.add_argument("--arrival", choices=ARRIVALS, default=None,
                    help="arrival process (default: poisson with --rate, closed with --concurrency)")
     s.add_argument("--cv", type=_number, default=1.0, help="gamma: coefficient of variation of inter-arrival times")
@@ -145,6 +148,10 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         raise UsageError(f"rate is required with arrival {arrival} (requests/s)")
     if arrival == "closed" and conc is None:
         raise UsageError("concurrency is required with arrival closed")
+    cap = _whole(options, "max_concurrency", None, 1, 100_000)
+    if cap is not None and arrival == "closed":
+        raise UsageError("max_concurrency: the cap of an open loop (poisson, gamma, burst); a closed loop's clients "
+                         "are concurrency")
     cv = option_number(options, "cv", 1.0, 0.05, 20.0, "")
     think = option_number(options, "think_time_s", 0.0, 0.0, 3600.0, "s")
     in_cv = option_number(options, "input_len_cv", 0.0, 0.0, 10.0, "(coefficient of variation)")
@@ -196,7 +203,8 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         w = make_workload(arrival=arrival, num_requests=max(int(n_req) // dp, 1), rate_per_s=(rate or 1.0) / dp, cv=cv,
                           concurrency=max(-(-(conc or 1) // dp), 1), think_s=think,
                           input_len=_lengths(serving.input_len, in_cv), output_len=_lengths(serving.output_len, out_cv),
-                          max_model_len=est.max_model_len, seed=int(seed), bounds=bounds)
+                          max_model_len=est.max_model_len, seed=int(seed), bounds=bounds,
+                          max_concurrency=None if cap is None else max(-(-cap // dp), 1))
         chains = None
         if reuse.any_reuse:  # conversations in flight: the clients, or at a rate one per request in flight
             convs = max(-(-(conc or 1) // dp), 1) if arrival == "closed" else int(conversations_in_flight(
@@ -215,7 +223,7 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
     s = summarize(r, ttft_slo_s=ttft_slo / 1e3, tpot_slo_s=tpot_slo / 1e3)
     out: dict[str, Any] = {"model": arch.id, "gpu": gpu.id, "tensor_parallel_size": serving.tensor_parallel_size,
                            "input_len": serving.input_len, "output_len": serving.output_len, "arrival": arrival,
-                           "rate_per_s": rate, "concurrency": conc, "seed": int(seed),
+                           "rate_per_s": rate, "concurrency": conc, "max_concurrency": cap, "seed": int(seed),
                            "input_len_cv": in_cv, "output_len_cv": out_cv}
     if bounds is not None:
         out["length_bounds"] = options["length_bounds"]
@@ -287,6 +295,7 @@ def _args_to_options(args: argparse.Namespace) -> dict[str, Any]:
             "enable_chunked_prefill": args.enable_chunked_prefill,
             "gpu_memory_utilization": args.gpu_memory_utilization, "block_size": args.block_size,
             "max_model_len": args.max_model_len, "rate": args.rate, "concurrency": args.concurrency,
+            "max_concurrency": args.max_concurrency,
             "arrival": args.arrival, "cv": args.cv, "think_time_s": args.think_time_s,
             "input_len_cv": args.input_len_cv, "output_len_cv": args.output_len_cv,
             "length_bounds": args.length_bounds, "num_requests": args.num_requests, "seed": args.seed, "ttft_slo_ms": args.ttft_slo_ms,

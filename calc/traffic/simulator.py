@@ -345,8 +345,11 @@ def _retire(fin, end, running, finish_t, arrival, pending, next_new, workload, t
     if workload.closed:
         for _ in range(int(fid.size)):
             if next_new < finish_t.size:  # requests in the workload
-                arrival[next_new] = end + workload.think_s
-                entry, frontend[1] = frontend_entry_s([end + workload.think_s], service_s=frontend[0],
+                sent = end + workload.think_s  # a capped open loop: not before the request's own arrival
+                if workload.capped:
+                    sent = max(sent, float(workload.arrival_s[next_new]))
+                arrival[next_new] = sent
+                entry, frontend[1] = frontend_entry_s([sent], service_s=frontend[0],
                                                       latency_s=t_req, free_at_s=frontend[1])
                 heapq.heappush(pending, (float(entry[0]), next_new))
                 next_new += 1
@@ -520,9 +523,10 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
     next_new = 0
     if workload.closed:
         next_new = min(workload.closed_clients, n)
+        first = np.asarray(workload.arrival_s[:next_new], dtype=float) if workload.capped else np.zeros(next_new)
         arrival[:] = np.nan
-        arrival[:next_new] = 0.0
-        entry, frontend[1] = frontend_entry_s(np.zeros(next_new), service_s=frontend[0], latency_s=t_req)
+        arrival[:next_new] = first  # the clients start together; a capped open loop's first C at their arrivals
+        entry, frontend[1] = frontend_entry_s(first, service_s=frontend[0], latency_s=t_req)
     else:
         entry, frontend[1] = frontend_entry_s(arrival, service_s=frontend[0], latency_s=t_req)
     entered = np.full(n, np.nan)

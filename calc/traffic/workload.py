@@ -8,6 +8,9 @@ Arrivals (seconds from t = 0, sorted):
 * ``closed``: C clients, each sending its next request ``think_s`` after the previous one
   returns (the simulator assigns those arrival times; vLLM's ``benchmark_serving
   --max-concurrency C`` with think time 0).
+A client cap on an open loop (``max_concurrency`` C with poisson, gamma or burst arrivals: ``vllm bench
+serve --request-rate R --max-concurrency C``): request i is sent at max(a_i, the time one of the C slots
+frees), in order; the benchmark starts a request's clock when it is sent (after its semaphore).
 Lengths: ``fixed``, ``uniform`` on [lo, hi], or ``lognormal`` by mean and CV
 (σ² = ln(1 + CV²), μ = ln(mean) − σ²/2), rounded to whole tokens ≥ 1 and cut at a maximum.
 Lognormal pairs may be kept only inside a benchmark sampler's bounds (:class:`SampleBounds`,
@@ -44,12 +47,14 @@ class WorkloadError(ValueError):
 
 @dataclass(frozen=True)
 class Workload:
-    """Requests to simulate. ``arrival_s`` is NaN for a closed loop (the simulator assigns it)."""
+    """Requests to simulate. ``arrival_s`` is NaN for a closed loop (the simulator assigns it); with
+    ``closed_clients`` C and finite ``arrival_s``, an open loop capped at C requests in flight (module
+    docstring: each request is sent at the later of its arrival and a free slot)."""
 
     arrival_s: np.ndarray  # (N,) sorted, or NaN for closed loop
     input_len: np.ndarray  # (N,) int64
     output_len: np.ndarray  # (N,) int64
-    closed_clients: int = 0  # C > 0: closed loop of C clients
+    closed_clients: int = 0  # C > 0: closed loop of C clients (or the cap of an open loop)
     think_s: float = 0.0
 
     @property
@@ -59,6 +64,11 @@ class Workload:
     @property
     def closed(self) -> bool:
         return self.closed_clients > 0
+
+    @functools.cached_property  # read at every completion of a run: computed once
+    def capped(self) -> bool:
+        """An open loop with a client cap (``closed_clients`` slots, arrivals given)."""
+        return self.closed and bool(np.isfinite(self.arrival_s).all())
 
 
 @dataclass(frozen=True)
@@ -510,11 +520,18 @@ def sample_cv(lengths: np.ndarray) -> float:
 def make_workload(*, arrival: str = "poisson", num_requests: int = 1000, rate_per_s: float = 1.0,
                   cv: float = 1.0, concurrency: int = 1, think_s: float = 0.0,
                   input_len: LengthSpec = LengthSpec("fixed", 1024), output_len: LengthSpec = LengthSpec("fixed", 256),
-                  max_model_len: int | None = None, seed: int = 0, bounds: SampleBounds | None = None) -> Workload:
+                  max_model_len: int | None = None, seed: int = 0, bounds: SampleBounds | None = None,
+                  max_concurrency: int | None = None) -> Workload:
     """A seeded workload; lengths cut so that input + output ≤ ``max_model_len`` (the prompt keeps
     at least one token, as vLLM rejects longer requests and benchmarks cut them). With ``bounds``,
     lognormal or fixed lengths are drawn as a benchmark sampler keeps them
-    (:func:`bounded_lognormal_pairs`)."""
+    (:func:`bounded_lognormal_pairs`). ``max_concurrency``: the client cap of an open loop (module
+    docstring).
+
+    >>> w = make_workload(arrival="poisson", num_requests=4, rate_per_s=2.0, max_concurrency=2)
+    >>> w.capped, w.closed_clients, bool(np.isfinite(w.arrival_s).all())
+    (True, 2, True)
+    """
     n = _check_count(num_requests)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2 ** 63:
         raise WorkloadError(f"seed: must be a whole number >= 0 (got {seed!r})")
@@ -535,6 +552,11 @@ def make_workload(*, arrival: str = "poisson", num_requests: int = 1000, rate_pe
         if not (np.isfinite(think_s) and 0 <= think_s <= 3600):
             raise WorkloadError(f"think_s: must be between 0 and 3600 s (got {think_s})")
         clients = int(concurrency)
+    elif max_concurrency is not None:
+        if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, (int, np.integer)) \
+                or not 1 <= max_concurrency <= 100_000:
+            raise WorkloadError(f"max_concurrency: must be a whole number between 1 and 100,000 (got {max_concurrency!r})")
+        clients = int(max_concurrency)
     return Workload(arrival_s=arr, input_len=i, output_len=o, closed_clients=clients, think_s=float(think_s))
 
 
