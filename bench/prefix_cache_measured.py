@@ -78,7 +78,8 @@ def open_loop(row: dict, seed: int = 0, efficiency: Efficiency | None = None) ->
     real clients drift apart (EOS, the API server one request at a time) where fixed lengths in the
     simulator would keep them in one synchronized wave. The engine as the row's load states it: whole-prompt prefill unless
     ``enable_chunked_prefill`` (vLLM 0.2, module docstring; vLLM V1 chunks), float16 unless ``dtype``,
-    the row's ``quantization``."""
+    the row's ``quantization``; an open loop with a ``concurrency_cap`` under it (``--max-concurrency`` beside
+    ``--request-rate``) is simulated with that cap."""
     ld = row["load"]
     options = dict(model=row["model_proxy"], gpu=row["gpu"], dtype=ld.get("dtype", "float16"),
                    quantization=row.get("quantization", "auto"), input_len=ld["input_len"], output_len=ld["output_len"],
@@ -92,8 +93,10 @@ def open_loop(row: dict, seed: int = 0, efficiency: Efficiency | None = None) ->
         return {"ttft_s": rec["ttft_s"], "tpot_s": rec["tpot_s"], "e2e_latency_s": rec["e2e_latency_s"],
                 "requests_per_s": rec["requests_per_s"], "output_tokens_per_s": rec["output_tokens_per_s"],
                 "prefix_cache_hit_rate": rec.get("prefix_cache_hit_rate", float("nan"))}
+    cap = ld.get("concurrency_cap")  # vllm bench serve --max-concurrency beside --request-rate
     rec = simulate_record({**options, "rate": ld.get("rate_rps"), "arrival": ld.get("arrival", "poisson"),
-                           "num_requests": ld.get("num_requests", 1000), "seed": seed}, efficiency)
+                           "num_requests": ld.get("num_requests", 1000), "seed": seed,
+                           **({"max_concurrency": cap} if cap else {})}, efficiency)
     return {"ttft_s": rec["ttft_s_mean"], "tpot_s": rec["tpot_s_mean"], "e2e_latency_s": rec["e2e_latency_s_mean"],
             "requests_per_s": rec["requests_per_s"], "output_tokens_per_s": rec["output_tokens_per_s"],
             "prefix_cache_hit_rate": rec.get("prefix_cache_hit_rate", float("nan"))}  # absent without reuse
