@@ -62,7 +62,7 @@ def _classify(mid: str, gpu: str, model: str, arrival: str, conc, metric: str, e
 # error, so these runs now join the table; the model itself is fitted on none of them. What a new set
 # of runs would see is estimated by leaving each set out in turn (``--validate``, :func:`found_left_out`).
 FOUND_SETS = ("vllm_found", "moe_ampere_found", "vllm_found_2026_12", "vllm_found_2026_12b", "gptoss_found",
-              "fp8_moe_hopper_found", "mla_moe_lowbatch_found", "weight_only_found")
+              "fp8_moe_hopper_found", "mla_moe_lowbatch_found", "weight_only_found", "vllm_found_2026_12c")
 
 
 def _vllm_measurements(rows: list[dict], found_set: str = "") -> tuple[list[dict], list[str]]:
