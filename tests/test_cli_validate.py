@@ -119,6 +119,23 @@ def test_save_result_and_printed_summary_score_like_the_row(capsys, name):
         assert got[metric]["predicted"] == pytest.approx(c.predicted, rel=0.01)
 
 
+def test_a_rate_with_a_max_concurrency_is_asked_with_the_cap():
+    """vllm bench serve --request-rate R --max-concurrency C writes both; the run is an open loop whose client
+    holds at most C requests in flight (calc.traffic.workload), not an uncapped open loop."""
+    from calc.cli.measured import ask_row
+    from calc.spec.results import from_save_result
+    doc = {"completed": 200, "total_input_tokens": 200 * 1000, "total_output_tokens": 200 * 200,
+           "request_rate": 50.0, "max_concurrency": 8, "mean_ttft_ms": 100.0, "request_throughput": 4.0}
+    row = from_save_result(doc, name="capped.json", scenario={"model": "meta-llama/Llama-3.1-8B", "gpu": "h100-sxm"})
+    assert row["load"] == {"arrival": "poisson", "rate": 50.0, "num_requests": 200, "concurrency": 8}
+    capped = ask_row(row)
+    uncapped = ask_row({**row, "load": {k: v for k, v in row["load"].items() if k != "concurrency"}})
+    # 50 req/s offered: the cap holds the served rate at what 8 in flight give; without it the engine is flooded
+    closed = ask_row({**row, "load": {"arrival": "closed", "concurrency": 8, "num_requests": 200}})
+    assert capped["output_tokens_per_s"] == pytest.approx(closed["output_tokens_per_s"], rel=0.1)
+    assert uncapped["ttft_s"] > 5 * capped["ttft_s"]
+
+
 def test_validate_table(capsys):
     rc, out, _ = run(capsys, "validate", str(DATA / "vllm_bench_serve_qwen3_8b_c1.json"), "--gpu", "h100-sxm")
     assert rc == 0 and "inside the band" in out and "ttft_s" in out

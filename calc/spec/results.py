@@ -115,8 +115,8 @@ def from_save_result(doc: dict, *, name: str, scenario: dict[str, Any]) -> dict[
     rate = _number(doc, "request_rate", name)
     conc = _number(doc, "max_concurrency", name)
     n = int(completed)
-    if rate is not None and math.isfinite(rate) and rate > 0:
-        load = {"arrival": "poisson", "rate": rate, "num_requests": n}
+    if rate is not None and math.isfinite(rate) and rate > 0:  # with a max concurrency: the client's cap
+        load = {"arrival": "poisson", "rate": rate, "num_requests": n, **({"concurrency": int(conc)} if conc else {})}
         burstiness = _number(doc, "burstiness", name)
         if burstiness and burstiness != 1.0:  # vLLM's gamma arrivals of shape `burstiness`
             load = {**load, "arrival": "gamma", "cv": 1.0 / math.sqrt(burstiness)}
