@@ -46,7 +46,10 @@ v = {ctl.key: None for ctl in LC.LAYOUT}
 for col, ctl in zip(cols, LC.LAYOUT):  # the arrivals first: what applies to them is drawn enabled
     off = not LC.applies(ctl.key, v[LC.LT_ARRIVAL.key])
     with col:
-        if ctl is LC.CLIENTS:  # the sidebar's concurrency, one number with the memory and frontier pages
+        if ctl is LC.CLIENTS and v[LC.LT_ARRIVAL.key] != "closed":  # open arrivals: the client's cap here
+            v[LC.LT_CAP.key] = render_control(LC.LT_CAP, t)
+            v[ctl.key] = mirror.value(ctl)
+        elif ctl is LC.CLIENTS:  # the sidebar's concurrency, one number with the memory and frontier pages
             v[ctl.key] = mirror.number(ctl, t, "ctl.lt_clients", disabled=off)
         elif ctl.key in LC.TRANSLATED:
             v[ctl.key] = labelled.render(ctl, t, lambda o, k=ctl.key: t(f"opt.{k}.{o}"))
@@ -71,6 +74,8 @@ ttft_slo, tpot_slo = v["sla_ttft_ms"] / 1e3, v["sla_tpot_ms"] / 1e3
 replicas = int(v["replicas"] or 1) if LC.applies("replicas", v["lt_arrival"]) else 1
 load = runs.Load(arrival=v["lt_arrival"], rate_per_s=float(v["rate"] or LC.RATE.default) / replicas, cv=float(v["lt_cv"]),
                  concurrency=int(v["concurrency"] or 1), num_requests=int(v["lt_requests"]), lengths=v["lengths"],
+                 max_concurrency=(int(v[LC.LT_CAP.key]) if v.get(LC.LT_CAP.key) and LC.applies(LC.LT_CAP.key, v["lt_arrival"])
+                                  else None),
                  input_len=s.input_len, output_len=s.output_len, spread=float(v["length_spread"]), seed=int(v["lt_seed"] or 0),
                  speculative=speculative_inputs(t),  # speculative decoding (ui.speculative.inputs)
                  reuse=prefix_inputs(t, input_len=s.input_len, where=cols[len(LC.LOADTEST)]))  # the free 14th column
@@ -100,8 +105,10 @@ running = t("lt.running", n=F.integer(load.num_requests))
 sweep_args = dict(ttft_slo_s=ttft_slo, tpot_slo_s=tpot_slo, percentile=0 if stat == "mean" else int(stat[1:]),
                   cpu_limit_s=lim.cpu_s)
 sweep_job = None  # the rate search: queued with the run when it will be shown (ui.background.submit_ahead)
+# the rate search asks what the engine sustains: without the benchmark client's cap (its TTFT starts after the cap)
+sweep_load = dataclasses.replace(load, max_concurrency=None)
 if trace is None and load.arrival in ("poisson", "gamma") and v["lt_sweep"] and stat != "mean":
-    if (sweep_job := runs.sweep_within(sc.arch, sc.gpu, s, sc.efficiency, load, **sweep_args)) is not None:
+    if (sweep_job := runs.sweep_within(sc.arch, sc.gpu, s, sc.efficiency, sweep_load, **sweep_args)) is not None:
         background.submit_ahead(sweep_job)
 try:  # in a worker process, cancelled when the inputs change or the tab closes (ui.background)
     r = background.result(runs.run_job(*key, load, trace), t, label=running, command=command)
@@ -192,11 +199,14 @@ with sweep:
             st.info(t("lt.sweep_off"))
         elif stat == "mean":
             st.info(t("lt.sweep_needs_percentile"))
-        elif (sweep_job := sweep_job or runs.sweep_within(sc.arch, sc.gpu, s, sc.efficiency, load, **sweep_args)) is None:
-            st.info(t("lt.sweep_over_budget", cpu=F.number(runs.sweep_work(*key, load).cpu_s, 1),
+        elif (sweep_job := sweep_job or runs.sweep_within(sc.arch, sc.gpu, s, sc.efficiency, sweep_load,
+                                                          **sweep_args)) is None:
+            st.info(t("lt.sweep_over_budget", cpu=F.number(runs.sweep_work(*key, sweep_load).cpu_s, 1),
                       cpu_limit=F.number(lim.cpu_s, 0)))
         else:
             search = background.result(sweep_job, t, label=t("lt.sweeping"), command=command)
+            if load.max_concurrency is not None:
+                st.caption(t("lt.sweep_without_cap", c=F.integer(load.max_concurrency)))
             if np.isfinite(search.rate_per_s):
                 st.markdown(t("lt.sweep_result", q=q, ttft=F.integer(v["sla_ttft_ms"]), tpot=F.integer(v["sla_tpot_ms"]),
                               rate=F.number(search.rate_per_s, 2), n=len(search.rates_per_s)))
@@ -236,7 +246,8 @@ steady = slice(load.concurrency, None) if closed and r.num_requests > 2 * load.c
 sim_mean = steady_means(r, skip=steady.start or 0)
 # Poisson arrivals of the named traffic: the open-loop queueing model at the run's rate, the frontier's answer to
 # the same rate (ui.perf.view.open_loop_at_rate; the planner's and `estimate --rate`'s), mean and percentile
-open_arrivals = trace is None and load.arrival == "poisson" and not (load.reuse is not None and load.reuse.any_reuse)
+open_arrivals = trace is None and load.arrival == "poisson" and not (load.reuse is not None and load.reuse.any_reuse) \
+    and load.max_concurrency is None  # a client's cap: the closed loop at Little's law's concurrency (below)
 pct = 95.0 if stat == "mean" else float(stat.removeprefix("p"))  # the percentile row: the SLA's, P95 beside a mean
 if open_arrivals:
     ol = V.open_loop_at_rate(Variant("", s, sc.gpu, bool(s.enable_chunked_prefill), load.speculative, load.lengths,

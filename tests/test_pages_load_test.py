@@ -257,23 +257,51 @@ def test_long_latencies_in_seconds_or_minutes_in_both_languages():
 
 
 @pytest.mark.parametrize("arrival, enabled, disabled", [
-    ("poisson", {"rate", "replicas", "lt_sweep"}, {"lt_cv", "clients"}),
-    ("gamma", {"rate", "replicas", "lt_cv", "lt_sweep"}, {"clients"}),
+    ("poisson", {"rate", "replicas", "lt_sweep", "cap"}, {"lt_cv"}),
+    ("gamma", {"rate", "replicas", "lt_cv", "lt_sweep", "cap"}, set()),
     ("closed", {"clients"}, {"rate", "replicas", "lt_cv", "lt_sweep"}),
-    ("burst", set(), {"rate", "replicas", "lt_cv", "clients", "lt_sweep"}),
+    ("burst", {"cap"}, {"rate", "replicas", "lt_cv", "lt_sweep"}),
 ])
 def test_controls_that_do_not_apply_are_disabled_and_keep_their_values(arrival, enabled, disabled):
+    """The clients' column holds the closed loop's clients (the sidebar's concurrency), or for open arrivals
+    the benchmark client's cap (vllm bench serve --max-concurrency beside the rate)."""
     at = app({**SMALL, "lt_arrival": arrival, "rate": "7", "replicas": "2", "lt_cv": "3", "concurrency": "8"},
              page=PAGE)
     assert not at.exception
     widgets = {"rate": at.number_input(key="rate"), "replicas": at.number_input(key="replicas"), "lt_cv": at.slider(key="lt_cv"),
-               "clients": at.number_input(key="_mirror_concurrency"), "lt_sweep": at.toggle(key="lt_sweep")}
+               "lt_sweep": at.toggle(key="lt_sweep")}
+    keys = {w.key for w in at.number_input}
+    if arrival == "closed":
+        widgets["clients"] = at.number_input(key="_mirror_concurrency")
+        assert "lt_max_concurrency" not in keys
+    else:
+        widgets["cap"] = at.number_input(key="lt_max_concurrency")
+        assert "_mirror_concurrency" not in keys and widgets["cap"].value is None  # no cap unless one is given
     assert {k for k, w in widgets.items() if w.disabled} == disabled
     assert {k for k, w in widgets.items() if not w.disabled} == enabled
     # the link's values are read (and kept) whether or not they apply now
-    assert (widgets["rate"].value, widgets["replicas"].value, widgets["lt_cv"].value,
-            widgets["clients"].value) == (7.0, 2, 3.0, 8)
+    assert (widgets["rate"].value, widgets["replicas"].value, widgets["lt_cv"].value) == (7.0, 2, 3.0)
+    assert at.session_state["concurrency"] == 8
     assert not at.slider(key="lt_requests").disabled and not at.number_input(key="lt_seed").disabled
+
+
+def metric(at, label: str) -> float:
+    """The number on the card ``label`` ('165 tok/s' -> 165.0)."""
+    value = next(m.value for m in at.metric if m.label == label)
+    return float(value.split()[0].replace(",", ""))
+
+
+def test_a_client_cap_holds_the_open_loop_to_its_requests_in_flight():
+    """vllm bench serve --request-rate 20 --max-concurrency 2: the cap binds, the served rate is what two in flight
+    give (the closed loop of 2), and the command to run it says so."""
+    at = app({**SMALL, "lt_arrival": "poisson", "rate": "20", "lt_max_concurrency": "2", "lt_sweep": "false"}, page=PAGE)
+    assert not at.exception
+    capped = metric(at, "Throughput")
+    closed = app({**SMALL, "lt_arrival": "closed", "concurrency": "2", "lt_sweep": "false"}, page=PAGE)
+    assert not closed.exception
+    assert capped == pytest.approx(metric(closed, "Throughput"), rel=0.15)
+    uncapped = app({**SMALL, "lt_arrival": "poisson", "rate": "20", "lt_sweep": "false"}, page=PAGE)
+    assert metric(uncapped, "Throughput") > 1.5 * capped
 
 
 @pytest.mark.parametrize("data", [

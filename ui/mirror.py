@@ -35,3 +35,12 @@ def number(ctl: C.Control, t: Callable[..., str], label_key: str, *, disabled: b
     num = int if ctl.integer else float
     return where.number_input(t(label_key), min_value=num(ctl.lo), max_value=num(ctl.hi), step=num(ctl.step), key=view,
                               on_change=_copy_back, args=(ctl.key,), help=t(f"{label_key}.help"), disabled=disabled)
+
+
+def value(ctl: C.Control) -> Any:
+    """The sidebar control ``ctl``'s value, where the page does not draw its copy."""
+    if first_view.quiet(ctl.kind):
+        from ui.state import quiet_value  # noqa: PLC0415
+
+        return quiet_value(ctl)
+    return st.session_state.get(ctl.key, ctl.default)

@@ -23,6 +23,10 @@ EN: dict[str, str] = {
     "ctl.lt_clients": "Clients (closed loop)",
     "ctl.lt_clients.help": "Closed loop: requests in flight at once, all started together. The sidebar's "
                            "concurrency: one number with the memory and frontier pages (changing it here changes it there).",
+    "ctl.lt_max_concurrency": "Client cap (max in flight)",
+    "ctl.lt_max_concurrency.help": "vllm bench serve's --max-concurrency beside its rate: the benchmark client holds at "
+                                   "most this many requests in flight; a request that arrives while all are busy is "
+                                   "sent when one finishes, and its TTFT starts then. Empty: no cap (an open loop).",
     "ctl.lt_requests": "Requests to simulate",
     "ctl.lt_requests.help": "More requests: steadier percentiles, longer runs (2,000 take well under a second of CPU).",
     "ctl.lengths": "Length distribution",
@@ -120,6 +124,8 @@ EN: dict[str, str] = {
     "lt.fig.time": "simulated time (s)",
     "lt.fig.timeline_title": "Engine timeline: queue, running sequences, KV use, step time",
     "lt.sweep_only_open": "The rate search needs open arrivals (Poisson or Gamma).",
+    "lt.sweep_without_cap": "The search asks what the engine sustains: it runs without the client cap of {c} (with it, "
+                            "a request's TTFT starts only once it is sent, so no rate would fail the SLA).",
     "lt.sweep_off": "Switch on 'Find the highest sustainable rate' to search.",
     "lt.sweep_result": "Highest rate meeting {q} TTFT ≤ {ttft} ms and TPOT ≤ {tpot} ms: **{rate} requests/s** "
                        "({n} simulated rates, 400 requests each).",
@@ -216,6 +222,9 @@ ZH: dict[str, str] = {
     "lt.settings": "负载测试设置：到达方式、速率、长度、SLA",
     "ctl.lt_clients": "客户端数（闭环）",
     "ctl.lt_clients.help": "闭环：同时在途的请求数，全部同时开始。即侧边栏的并发数：与显存和前沿页面共用同一个数（在此修改，那里也随之改变）。",
+    "ctl.lt_max_concurrency": "客户端上限（最多在途）",
+    "ctl.lt_max_concurrency.help": "即 vllm bench serve 与速率同用的 --max-concurrency：压测客户端最多同时保持这么多个请求；"
+                                   "全部在途时到达的请求要等一个完成后才发出，其 TTFT 从发出时算起。留空：不设上限（开环）。",
     "ctl.lt_requests": "模拟的请求数",
     "ctl.lt_requests.help": "请求越多，分位数越稳定，运行越久（2,000 个请求的 CPU 时间远少于一秒）。",
     "ctl.lengths": "长度分布",
@@ -304,6 +313,8 @@ ZH: dict[str, str] = {
     "lt.fig.time": "模拟时间（秒）",
     "lt.fig.timeline_title": "引擎时间线：队列、运行序列、KV 使用、步时",
     "lt.sweep_only_open": "速率搜索需要开放式到达（泊松或 Gamma）。",
+    "lt.sweep_without_cap": "搜索的是引擎能承受的速率：它不带 {c} 的客户端上限运行（带上限时，请求的 TTFT 从发出时才开始计，"
+                            "任何速率都能满足 SLA）。",
     "lt.sweep_off": "打开“寻找可持续的最高速率”以进行搜索。",
     "lt.sweep_result": "满足 {q} TTFT ≤ {ttft} 毫秒且 TPOT ≤ {tpot} 毫秒的最高速率：**{rate} 请求/秒**（模拟了 {n} 个速率，每个 400 个请求）。",
     "lt.sweep_needs_percentile": "最高速率搜索按分位数判断：请把 SLA 统计量设为 P50 到 P99 之一。",

@@ -50,6 +50,7 @@ class Load:
     seed: int
     speculative: object = None  # a calc.spec.speculative.SpeculativeConfig (ui.speculative.inputs), or None
     reuse: PrefixReuse | None = None  # a shared prefix or a chat (calc.traffic.prefix_cache); None: random tokens
+    max_concurrency: int | None = None  # the client's cap on an open loop (vllm bench serve --max-concurrency); None: none
 
 
 _spec = length_spec  # mean ± spread·mean (uniform), CV = spread (lognormal): calc.traffic.workload
@@ -66,7 +67,9 @@ def workload(load: Load, max_model_len: int, trace: bytes | None, data_parallel_
                          concurrency=max(-(-load.concurrency // dp), 1) if load.concurrency else load.concurrency,
                          input_len=_spec(load.lengths, load.input_len, load.spread, max_model_len),
                          output_len=_spec(load.lengths, load.output_len, load.spread, max_model_len),
-                         max_model_len=max_model_len, seed=load.seed)
+                         max_model_len=max_model_len, seed=load.seed,
+                         max_concurrency=None if load.max_concurrency is None or load.arrival == "closed"
+                         else max(-(-load.max_concurrency // dp), 1))
 
 
 def _engine(arch_json: str, gpu_json: str, serving_json: str, eff_json: str):
@@ -233,6 +236,8 @@ def cli_command(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig, load: Loa
         parts.append(f"--rate {load.rate_per_s:g}")
         if load.arrival == "gamma":
             parts.append(f"--cv {load.cv:g}")
+    if load.max_concurrency is not None and load.arrival != "closed":
+        parts.append(f"--max-concurrency {load.max_concurrency}")
     if load.lengths != "fixed" and load.spread > 0:
         parts.append(f"--input-len-cv {load.spread:g} --output-len-cv {load.spread:g}")
     if load.reuse is not None:  # the prefix reuse, as the CLI spells it
