@@ -209,6 +209,8 @@ def simulate_record(options: dict[str, Any], efficiency: Efficiency = Efficiency
         if reuse.any_reuse:  # conversations in flight: the clients, or at a rate one per request in flight
             convs = max(-(-(conc or 1) // dp), 1) if arrival == "closed" else int(conversations_in_flight(
                 rate_rps=(rate or 1.0) / dp, e2e_latency_s=float(est.serving.e2e_latency_s)))
+            if w.capped:  # the client's cap: no more conversations in flight than requests
+                convs = min(convs, w.closed_clients)
             w, chains = reuse_workload(w, reuse, conversations=int(convs), seed=int(seed))
             if reuse.turns > 1:
                 too_long = w.input_len + w.output_len > est.max_model_len

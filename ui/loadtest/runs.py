@@ -141,6 +141,8 @@ def _with_reuse(w: Workload, cfg: EngineConfig, load: Load, est, dp: int = 1):
         raise ValueError("speculative decoding with prefix reuse: not modelled together yet (turn one off)")
     convs = max(-(-load.concurrency // dp), 1) if load.arrival == "closed" else int(conversations_in_flight(
         rate_rps=load.rate_per_s / dp, e2e_latency_s=float(est.serving.e2e_latency_s)))
+    if w.capped:  # the client's cap: no more conversations in flight than requests
+        convs = min(convs, w.closed_clients)
     w, chains = reuse_workload(w, load.reuse, conversations=int(convs), seed=load.seed)
     if load.reuse.turns > 1:  # conversations that outgrow the model are cut (the engine refuses them)
         w = replace(w, input_len=np.minimum(w.input_len, np.maximum(est.max_model_len - w.output_len, 1)))
