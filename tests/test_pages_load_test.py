@@ -481,3 +481,15 @@ def test_the_analytic_row_says_when_the_token_budget_is_busy_near_capacity():
     assert "climbs steeply with the rate" in note and "judge with more requests or several seeds" in note
     zh = app({**q, "rate": "5", "lang": "zh"}, page=PAGE)
     assert any("token 预算有" in x and "多个种子" in x for x in texts(zh.info))
+
+
+def test_the_rate_search_runs_without_the_client_cap_and_says_so():
+    """With a client cap no rate fails the SLA (TTFT starts when a request is sent): the search asks the engine."""
+    capped = app({**SMALL, "lt_sweep": "true", "lt_max_concurrency": "4"}, page=PAGE)
+    open_tab(capped, "sweep")
+    assert not capped.exception
+    assert any("without the client cap of 4" in c.value for c in capped.caption)
+    plain = app({**SMALL, "lt_sweep": "true"}, page=PAGE)
+    open_tab(plain, "sweep")
+    result = [m.value for m in plain.markdown if "Highest rate meeting" in m.value]
+    assert result and result == [m.value for m in capped.markdown if "Highest rate meeting" in m.value]
