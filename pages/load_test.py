@@ -74,8 +74,7 @@ ttft_slo, tpot_slo = v["sla_ttft_ms"] / 1e3, v["sla_tpot_ms"] / 1e3
 replicas = int(v["replicas"] or 1) if LC.applies("replicas", v["lt_arrival"]) else 1
 load = runs.Load(arrival=v["lt_arrival"], rate_per_s=float(v["rate"] or LC.RATE.default) / replicas, cv=float(v["lt_cv"]),
                  concurrency=int(v["concurrency"] or 1), num_requests=int(v["lt_requests"]), lengths=v["lengths"],
-                 max_concurrency=(int(v[LC.LT_CAP.key]) if v.get(LC.LT_CAP.key) and LC.applies(LC.LT_CAP.key, v["lt_arrival"])
-                                  else None),
+                 max_concurrency=int(v[LC.LT_CAP.key]) if v.get(LC.LT_CAP.key) else None,  # drawn for open arrivals only
                  input_len=s.input_len, output_len=s.output_len, spread=float(v["length_spread"]), seed=int(v["lt_seed"] or 0),
                  speculative=speculative_inputs(t),  # speculative decoding (ui.speculative.inputs)
                  reuse=prefix_inputs(t, input_len=s.input_len, where=cols[len(LC.LOADTEST)]))  # the free 14th column

@@ -493,3 +493,15 @@ def test_the_rate_search_runs_without_the_client_cap_and_says_so():
     open_tab(plain, "sweep")
     result = [m.value for m in plain.markdown if "Highest rate meeting" in m.value]
     assert result and result == [m.value for m in capped.markdown if "Highest rate meeting" in m.value]
+
+
+def test_a_trace_is_replayed_under_the_client_cap():
+    """The cap applies to an uploaded trace too (drawn for open arrivals, where the trace replaces them)."""
+    from ui.loadtest import runs  # noqa: PLC0415
+
+    trace = b"arrival_s,input_len,output_len\n" + b"".join(b"0,100,10\n" for _ in range(6))
+    load = runs.Load(arrival="poisson", rate_per_s=1.0, cv=1.0, concurrency=1, num_requests=6, lengths="fixed",
+                     input_len=100, output_len=10, spread=0.0, seed=0, max_concurrency=2)
+    w = runs.workload(load, 4096, trace)
+    assert w.capped and w.closed_clients == 2 and w.num_requests == 6
+    assert not runs.workload(runs.Load(**{**load.__dict__, "max_concurrency": None}), 4096, trace).closed

@@ -138,3 +138,14 @@ def test_any_text_either_parses_or_says_why(text):
         assert str(exc).startswith("command:")
         return
     assert all(len(e) < 400 for e in p.errors)
+
+
+def test_a_speculative_config_given_again_replaces_the_earlier_one_and_its_problem():
+    """argparse keeps the last value: a bad --speculative-config followed by a good one is the good one."""
+    p = parse_serve_command("vllm serve x --speculative-config '{\"method\": \"medusa\", \"num_speculative_tokens\": 2}' "
+                            "--speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 2}'")
+    assert not p.errors and p.options["speculative_config"].method == "ngram"
+    p = parse_serve_command("vllm serve x --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 2}' "
+                            "--speculative-config '{\"method\": \"medusa\"}'")
+    assert "speculative_config" not in p.options and "speculative_config" not in p.texts
+    assert p.errors == ["--speculative-config (method): got 'medusa', allowed one of ngram, eagle, eagle3, mtp, draft_model"]

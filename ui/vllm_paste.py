@@ -17,7 +17,7 @@ from ui import controls as C
 from ui.layout import lazy_expander
 from ui.prefixcache.controls import PC_CACHING
 from ui.safe import localize_allowed
-from ui.speculative.controls import SPEC_ACCEPTANCE, SPEC_K, SPEC_METHOD, SPEC_ON
+from ui.speculative.controls import SPEC_K, SPEC_METHOD, SPEC_ON
 
 TEXT_KEY = "vllm_command_text"
 _RESULT = "_vllm_command_result"
@@ -29,7 +29,7 @@ TO_CONTROL = {"tensor_parallel_size": "tp", "dtype": "dtype", "quantization": "q
               "data_parallel_size": "dp", "enable_expert_parallel": "ep", "enable_prefix_caching": "pc_caching"}
 # Page controls a command sets beside the sidebar's (the frontier, load test and planner read them): prefix
 # caching on or off, and the speculative switch with the drafter's method and k (--speculative-config).
-PAGE_CONTROLS = {c.key: c for c in (PC_CACHING, SPEC_ON, SPEC_METHOD, SPEC_K, SPEC_ACCEPTANCE)}
+PAGE_CONTROLS = {c.key: c for c in (PC_CACHING, SPEC_ON, SPEC_METHOD, SPEC_K)}
 SPECULATIVE_FLAG = "--speculative-config"
 FLAG_OF = {"tp": "--tensor-parallel-size", "dtype": "--dtype", "quantization": "--quantization",
            "kv_cache_dtype": "--kv-cache-dtype", "gpu_memory_utilization": "--gpu-memory-utilization",
@@ -37,7 +37,7 @@ FLAG_OF = {"tp": "--tensor-parallel-size", "dtype": "--dtype", "quantization": "
            "max_num_batched_tokens": "--max-num-batched-tokens", "model": "model",
            "pp": "--pipeline-parallel-size", "dp": "--data-parallel-size", "ep": "--enable-expert-parallel",
            "pc_caching": "--enable-prefix-caching", "spec_on": SPECULATIVE_FLAG, "spec_method": SPECULATIVE_FLAG,
-           "spec_k": SPECULATIVE_FLAG, "spec_acceptance": SPECULATIVE_FLAG}
+           "spec_k": SPECULATIVE_FLAG}
 _ALIASES = {"dtype": {"fp16": "float16", "half": "float16", "bf16": "bfloat16", "fp32": "float32", "float": "float32"},
             "kv_cache_dtype": {"fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "float16": "fp16", "bfloat16": "bf16"}}
 

@@ -255,17 +255,17 @@ def vllm_command_flags(text: str, accepts: Callable[[str], bool]) -> tuple[list[
     flags: list[str] = ["--model", p.model] if p.model else []
     skipped: list[str] = []
     for name, value in p.options.items():
+        if name == "enable_expert_parallel" and not value:  # off unless asked (the flag has no --no- form here)
+            continue
         if name in _SWITCHES:
             flag = _SWITCHES[name] if value else _SWITCHES[name].replace("--", "--no-", 1)
-            words = [flag] if value or name != "enable_expert_parallel" else []  # EP is off unless asked
+            words = [flag]
         elif name == "speculative_config":
             flag = "--speculative-config"
             words = [flag, p.texts[name]]
         else:
             flag = _VALUE_FLAGS[name]
             words = [flag, f"{value:g}" if isinstance(value, float) else str(value)]
-        if not words:
-            continue
         if accepts(flag):
             flags += words
         else:

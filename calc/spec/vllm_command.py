@@ -273,7 +273,7 @@ def parse_serve_command(text: str) -> ParsedCommand:
             continue
         if kind == "json":  # --speculative-config: checked as the command line checks it
             options.pop(name, None)  # given again: the last one counts, right or wrong
-            errors[:] = [e for e in errors if not e.startswith(f"{flag}: ")]
+            errors[:] = [e for e in errors if not e.startswith((f"{flag}:", f"{flag} "))]
             texts.pop(name, None)
             try:
                 options[name] = parse_speculative_config(value)

@@ -59,8 +59,9 @@ _spec = length_spec  # mean ± spread·mean (uniform), CV = spread (lognormal): 
 def workload(load: Load, max_model_len: int, trace: bytes | None, data_parallel_size: int = 1) -> Workload:
     """The load one engine sees; with ``--data-parallel-size`` N one DP rank: 1/N of the rate or clients
     (its latencies are the deployment's; its throughputs are one rank's)."""
-    if trace is not None:
-        return parse_trace(trace, max_model_len=max_model_len)
+    if trace is not None:  # replayed by a client with the cap, where one is set
+        w = parse_trace(trace, max_model_len=max_model_len)
+        return w if load.max_concurrency is None else replace(w, closed_clients=int(load.max_concurrency))
     dp = max(int(data_parallel_size), 1)
     return make_workload(arrival=load.arrival, num_requests=load.num_requests, rate_per_s=load.rate_per_s / dp,
                          cv=load.cv,
