@@ -72,6 +72,16 @@ Result (run 2026-12-01; vLLM 0.11 gpustack rows, and kvcached PR 331's vLLM 0.19
   extra streams), so there only the mean TPOT's tail (226 vs 141 ms) is missed. q235h-sharegpt (ITL
   81.3 vs 55.5 ms, median 114.7 vs 61.5 ms, R̄ 326 vs 206) and GLM-4.5-Air on H100 (74.8 vs 43.4 ms,
   105.5 vs 47.1 ms) are slow in bulk too.
+* 2026-12-05: the round-robin entry is now in ``calc`` (``Efficiency.api_server_final_share`` = 0.2, i.e.
+  share 0.8 here, :func:`calc.traffic.simulator.frontend_entry_s`), with two changes from the run above:
+  t_api is refitted on the run it was fitted on (q14h-short's length: 22.8 → 14.5 ms; the Harmony path
+  4.7 → 2.5 ms), and the completions endpoint (kv331) keeps first come first served (its tokenization runs
+  in the one-thread executor, in arrival order). What decided it is the TPOT the run above did not
+  look at: the 128-in / 4-out bursts' TPOT -97 → +10 % (q14h-short), -82 → +6 % (Qwen3-235B H100), and
+  over the found sets (the check, 278 values) median |error| 18.7 → 17.1 %, p90 55 → 43 %, with a better
+  mean interval score of the bands on every hold-out. The 8×H100 host's TTFT still reads high
+  (q235h-sharegpt +26 → +76 %): its API server is faster than 14.5 ms, as found above. This script's
+  candidates replace calc's entry (``patched_entry``), so their figures are against first come first served.
 * MoE on A100 (q235a rows): the fractions × 0.67 bring throughput from +32..+58 % to -1..+16 %,
   and, with it, TTFT from -37..-46 % to -15..-31 % and TPOT from -33..-42 % to -10..-22 %. Those
   rows' latency errors come from the step time (MoE kernels on Ampere), not from the API server.
@@ -127,7 +137,7 @@ _FIFO = simulator.frontend_entry_s
 def patched_entry(entry_s, **params):
     """The simulator's API server with ``entry_s`` (same arguments as
     :func:`calc.traffic.simulator.frontend_entry_s`, plus ``params``) instead of FIFO."""
-    def entry(arrival_s, *, service_s, latency_s=0.0, free_at_s=0.0):
+    def entry(arrival_s, *, service_s, latency_s=0.0, free_at_s=0.0, final_share=1.0):  # noqa: ARG001 (replaced)
         return entry_s(arrival_s, service_s=service_s, latency_s=latency_s, free_at_s=free_at_s, **params)
     with mock.patch.object(simulator, "frontend_entry_s", entry):
         yield

@@ -50,15 +50,15 @@ def test_points_where_the_api_server_is_busy_get_its_band():
     busy = B.basis(arch, gpu, "tpot", concurrency=8, condition="api_server")
     assert busy.key.condition == "api_server" and closed.key.condition == "engine"
     assert float(hi[1]) == pytest.approx(math.exp(-closed.log_lo)) and float(hi[2]) == pytest.approx(math.exp(-busy.log_lo))
-    # 40 requests/s x 22 ms = 0.88 of the API server's time: busy; 10 requests/s: 0.22, shared; 5: 0.11, the engine's
+    # 40 requests/s x 14.5 ms = 0.58 of the API server's time: busy; 10 requests/s: 0.145, shared; 5: 0.0725, the engine's
     from calc.spec.inputs import Efficiency
     assert B.condition(40.0, Efficiency(), arch) == "api_server" and B.condition(10.0, Efficiency(), arch) == "api_shared"
     assert B.condition(5.0, Efficiency(), arch) == "engine"
-    # gpt-oss's chat requests take the Harmony path, 4.7 ms: 40 requests/s is 0.188 of the API server's time,
-    # the engine's (shared from 0.19); 120 requests/s 0.56, busy
+    # gpt-oss's chat requests take the Harmony path, 2.5 ms: 40 requests/s is 0.1 of the API server's time,
+    # the engine's (shared from 0.125); 140 requests/s 0.35, busy
     oss = get_model("openai/gpt-oss-20b")
-    assert B.api_server_time_s(oss, Efficiency()) == 4.7e-3 and B.condition(40.0, Efficiency(), oss) == "engine"
-    assert B.condition(120.0, Efficiency(), oss) == "api_server"
+    assert B.api_server_time_s(oss, Efficiency()) == 2.5e-3 and B.condition(40.0, Efficiency(), oss) == "engine"
+    assert B.condition(140.0, Efficiency(), oss) == "api_server"
     assert "API server busy" in B.where_text(busy, T_EN) and "API 服务器" in B.where_text(busy, T_ZH)
 
 
@@ -74,8 +74,8 @@ def test_points_where_the_api_server_is_shared_get_that_band():
         assert b.key.condition == cond
         assert float(lo[i]) == pytest.approx(math.exp(-b.log_hi)) and float(hi[i]) == pytest.approx(math.exp(-b.log_lo))
     shared = B.basis(arch, gpu, "tpot", concurrency=8, condition="api_shared")
-    assert "API server busy 19–50 % of the time" in B.where_text(shared, T_EN)
-    assert "API 服务器忙碌 19–50% 的时间" in B.where_text(shared, T_ZH)
+    assert "API server busy 12–33 % of the time" in B.where_text(shared, T_EN)
+    assert "API 服务器忙碌 12–33% 的时间" in B.where_text(shared, T_ZH)
 
 
 def test_the_rate_sweep_gives_each_rate_its_condition():

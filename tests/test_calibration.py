@@ -130,7 +130,9 @@ def test_the_vllm_mechanisms_move_the_rows_towards_the_measurements():
     from calc.spec.inputs import Efficiency
 
     rows = cr.load_vllm_rows()
+    # (request_overhead_s as it was before the API server's time was refitted with its turn-taking: 28 ms)
     before = cr.compare_vllm(rows, Efficiency(sequence_overhead_s=0.0, api_server_request_s=0.0, hopper_flops_scale=1.0,
+                                              request_overhead_s=0.028,
                                               prefill_flops_fraction=0.7, decode_flops_fraction=0.7,
                                               ampere_moe_flops_scale=1.0))
     after = cr.compare_vllm(rows)
@@ -159,7 +161,9 @@ def test_chat_rows_are_asked_with_the_template_and_the_sampler_bounds():
 def test_sharegpt_burst_tpot_is_not_one_draw_s_luck():
     """t3-gs-q14h-sharegpt (Qwen3-14B, H100, 1,000 ShareGPT prompts at once): its TPOT error was -32 to -39 %
     over five seeds of the unbounded lognormal lengths (whose sample means missed the run's by up to 6 %);
-    asked as run it is -29 to -32 % (still short: the H100 hosts' bursts, README issue 17)."""
+    asked as run it is -29 to -32 % (still short: the H100 hosts' bursts, README issue 17). Since the API
+    server's requests take turns (Efficiency.api_server_final_share) they reach the engine together:
+    -19 to -21 % over seeds 0-4 (TTFT -2 to -4 %)."""
     import calc.cli.measured as measured
     from unittest import mock
 
@@ -168,22 +172,24 @@ def test_sharegpt_burst_tpot_is_not_one_draw_s_luck():
     for seed in (0, 1, 3):
         with mock.patch.object(measured, "simulate_record", lambda o, e, s=seed: simulate({**o, "seed": s}, e)):
             err = measured.ask_row(row)["tpot_s"] / row["measured"]["tpot_s"]["value"] - 1
-        assert -0.35 < err < -0.25, (seed, err)
+        assert -0.25 < err < -0.15, (seed, err)
 
 
 def test_closed_loops_of_a_chat_dataset_are_within_a_few_percent():
     """vLLM 0.11, Qwen3-8B on one H100, ShareGPT closed loops of 1/2/4/8 clients (gpustack rows
     t3-gs-q8-*), asked as `estimate --concurrency C --input-len-cv 1 --output-len-cv 1`: TPOT within
     3 % (7.28 -> 7.71 ms measured: the engine's 35 us per extra sequence and the other prompts riding
-    along), TTFT within 12 % (59 -> 75 ms measured: prefill ~10 ms + the API server's 22 ms + 28 ms
-    of request latency), output tokens/s within 10 %."""
+    along), TTFT within 2 % at 1-4 clients (59 -> 64 ms measured: prefill and the step in flight ~14.5 ms
+    + the API server's 14.5 ms + 30 ms of request latency; +7 to +9 % with 22 + 28 ms) and -13.5 % at 8
+    (75 ms measured; -6 % with 22 ms: a closed loop's clumps reach the API server one after another here,
+    their turn-taking is modelled for requests that arrive together only), output tokens/s within 10 %."""
     rows = {r["id"]: r for r in cr.load_vllm_rows()}
     for c in (1, 2, 4, 8):
         row = rows[f"t3-gs-q8-c{c}"]
         got = cr.ask_vllm_row(row)
         m = {k: v["value"] for k, v in row["measured"].items()}
         assert got["tpot_s"] == pytest.approx(m["tpot_s"], rel=0.03), c
-        assert got["ttft_s"] == pytest.approx(m["ttft_s"], rel=0.12), c
+        assert got["ttft_s"] == pytest.approx(m["ttft_s"], rel=0.02 if c < 8 else 0.15), c
         assert got["output_tokens_per_s"] == pytest.approx(m["output_tokens_per_s"], rel=0.10), c
 
 

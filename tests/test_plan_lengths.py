@@ -47,8 +47,12 @@ def test_spread_lengths_wait_longer_never_shorter(percentile):
             # at lognormal 1.5 than 0.5, and one option of 704 needs 8 replicas where 0.5 needed 10: A100 80 GB TP 1 at 256
             # sequences, whose TTFT at full batch (the grid's service TTFT) falls 276.5 -> 271.9 ms as its decode step
             # slows (a full closed loop returns fewer prompts per step when each step reads more keys), so less of
-            # the 300 ms target goes to the slot wait (TPOT 88 -> 90 ms: out on TPOT either way)
-            assert np.count_nonzero(b.replicas[both] < a.replicas[both]) <= 1
+            # the 300 ms target goes to the slot wait (TPOT 88 -> 90 ms: out on TPOT either way). Since the API
+            # server's time was refitted (14.5 ms a request, 30 ms of latency: Efficiency.api_server_final_share)
+            # the same happens to three options of 704, each one replica fewer (10 -> 9, 7 -> 6, 10 -> 9), as more of
+            # the target is left to the slot wait
+            assert np.count_nonzero(b.replicas[both] < a.replicas[both]) <= 3
+            assert np.all(a.replicas[both] - b.replicas[both] <= 1)
     assert np.any(grids[2].slot_wait_s > grids[0].slot_wait_s)  # and it matters somewhere
 
 

@@ -64,6 +64,7 @@ _TIMING = frozenset(("eff_hbm_bw_fraction", "eff_prefill_flops_fraction", "eff_d
                      "eff_mxfp4_moe_half_saturation_rows", "eff_moe_layer_fixed_us", "eff_mla_layer_fixed_us",
                      "eff_gemm_half_saturation_tokens", "eff_step_overhead_ms", "eff_sequence_overhead_us",
                      "eff_request_overhead_ms", "eff_api_server_request_ms", "eff_api_server_harmony_request_ms",
+                     "eff_api_server_final_share",
                      "eff_allreduce_latency_us", "eff_interconnect_bw_fraction"))
 PAGES: list[PageSpec] = [
     PageSpec("pages/memory.py", "nav.memory", ":material/memory:", default=True, ignores=_TIMING),

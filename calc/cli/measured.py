@@ -108,14 +108,19 @@ def length_cv(row: dict) -> tuple[float, float]:
     return cv, cv
 
 
+def chat_endpoint(row: dict) -> bool:
+    """The row's benchmark sent its requests to vLLM's chat endpoint (:data:`CHAT_ENDPOINT_SOURCES`, or
+    ``openai-chat`` named in the row's dataset); else the completions endpoint of ``--backend vllm``."""
+    return row.get("source") in CHAT_ENDPOINT_SOURCES or "openai-chat" in str(row.get("dataset", ""))
+
+
 def chat_template_tokens(row: dict) -> int:
     """Prompt tokens the engine prefilled beyond the benchmark's own count: the row's
     ``chat_template_tokens``, else :data:`CHATML_USER_TURN_TOKENS` for a Qwen model asked through the
     chat endpoint (:data:`CHAT_ENDPOINT_SOURCES`, or ``openai-chat`` named in the row's dataset), else 0."""
     if "chat_template_tokens" in row:
         return int(row["chat_template_tokens"])
-    chat = row.get("source") in CHAT_ENDPOINT_SOURCES or "openai-chat" in str(row.get("dataset", ""))
-    return CHATML_USER_TURN_TOKENS if chat and str(row["options"].get("model", "")).startswith("Qwen/") else 0
+    return CHATML_USER_TURN_TOKENS if chat_endpoint(row) and str(row["options"].get("model", "")).startswith("Qwen/") else 0
 
 
 # A closed run of at most this many cycles (N ≤ 10·C requests) is simulated as it ran, from its synchronized
@@ -194,6 +199,8 @@ def ask_row(row: dict, efficiency: Efficiency = Efficiency()) -> dict[str, float
     load = row["load"]
     efficiency = efficiency_for_engine(row.get("engine", ""), efficiency,
                                        api_server=through_api_server(row))
+    if not chat_endpoint(row):  # the completions endpoint: its tokenizer thread takes requests in order
+        efficiency = efficiency.model_copy(update={"api_server_final_share": 1.0})
     in_cv, out_cv = length_cv(row)
     n_req, conc = load.get("num_requests"), load.get("concurrency")
     if load["arrival"] == "closed" and not (n_req and conc and n_req <= CLOSED_RUN_CYCLES * conc):  # steady state

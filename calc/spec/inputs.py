@@ -408,11 +408,29 @@ class Efficiency(_Frozen):
         "ShareGPT closed loops: TPOT rises 0.43 ms from 1 to 8 clients where the GPU work adds "
         "0.17 ms, i.e. 37 us per extra sequence (gpustack performance lab)."))] = 35.0e-6
     api_server_request_s: Annotated[float, Field(ge=0.0, le=10.0, description=(
-        "Time vLLM's OpenAI API server (one process) spends on each request, one request at a "
-        "time: HTTP, chat template, tokenization, and the streamed response. It adds once to "
-        "TTFT, a burst queues for it, and it caps the server at 1 / this requests/s whatever the "
-        "GPU. vLLM 0.11, Qwen3-14B on H100: 1,000 chat requests of 128 in / 4 out at once ran at "
-        "43.9 requests/s (gpustack performance lab), 22.8 ms each. 0 for offline runs (LLM class)."))] = 22.0e-3
+        "Time vLLM's OpenAI API server (one process) spends on each request: HTTP, chat template, "
+        "tokenization, the hand-off to the engine. It adds once to TTFT, a burst waits for it, and it "
+        "caps the server at 1 / this requests/s whatever the GPU. The process takes the requests it "
+        "holds in turn (api_server_final_share), not one after another. vLLM 0.11, Qwen3-14B on H100: "
+        "1,000 chat requests of 128 in / 4 out at once ran at 43.9 requests/s (gpustack performance "
+        "lab); with that turn-taking the run's length gives 14.5 ms each (first come first served "
+        "read it as 22.8 ms). 0 for offline runs (LLM class)."))] = 14.5e-3
+    api_server_final_share: Annotated[float, Field(ge=0.0, le=1.0, description=(
+        "Share of api_server_request_s that a request's task runs after its last wait (the tokenizer's "
+        "thread), i.e. the hand-off. vLLM's API server is one asyncio event loop: a task runs until it "
+        "awaits, then every other ready task runs its next piece, so requests that arrive together "
+        "advance together. vLLM 0.11's chat endpoint renders the chat template in the loop, then awaits "
+        "the tokenizer (a one-thread executor, serving_engine.py _tokenizer_executor), then builds and "
+        "sends the engine request: a burst of N leaves the loop after N · (1 - f) · t, then one every f · t "
+        "(calc.traffic.simulator.frontend_entry_s). 1 = first come first served. Chosen on the calibration "
+        "set's gpustack bursts among 0, 0.1, 0.2, 0.33, 0.5 and 1 (api_server_request_s refitted on the "
+        "same run each time): 0.2 and 0.33 gave the smallest median error (4.4 %, first come first served "
+        "5.2 %); 0.2 taken: the hand-off is the smaller part of a chat request (the Harmony path, mostly "
+        "hand-off, takes 4.7 ms where the chat path took 22.8, both read one after another: 0.21). It moved the 128-in / 4-out bursts' TPOT from -97 % to +10 % (Qwen3-14B, "
+        "H100): the requests reach the engine together and their decodes share steps with the others' "
+        "prefill chunks. The same for a Harmony model (gpt-oss), refitted on its own run (api_server_harmony_"
+        "request_s). Not for the completions endpoint (no chat template; its tokenization, in the thread, "
+        "sets the order): calc.cli.measured asks such rows with 1."))] = 0.2
     api_server_harmony_request_s: Annotated[float, Field(ge=0.0, le=10.0, description=(
         "The API server's time per chat request, in place of the one above, for a model whose chat format "
         "is OpenAI Harmony (gpt-oss): vLLM renders its conversation with openai_harmony (Rust) straight "
@@ -420,17 +438,19 @@ class Efficiency(_Frozen):
         "the tokenizer call every other model's request goes through (vllm/entrypoints/openai/"
         "serving_chat.py, 'if not self.use_harmony'). gpt-oss-20b on one H100, 1,000 chat requests of "
         "128 in / 4 out at once: 212.4 requests/s (gpustack performance lab, vLLM 0.11.0), 4.7 ms each, "
-        "where Qwen3-14B on the same lab's H100 took 22.8 ms. Checked on runs it was not chosen on: "
-        "gpt-oss-20b on A100 183.8 requests/s (5.4 ms), gpt-oss-120b on H100 with vLLM 0.10.2 129.2 "
-        "(7.7 ms), and the same hosts' ShareGPT bursts (bench/data/gptoss_found.jsonl, "
-        "vllm_found_2026_12.jsonl; calc.timing.engine_profile.api_server_request_time_s)."))] = 4.7e-3
+        "where Qwen3-14B on the same lab's H100 took 22.8 ms (both read one after another; with "
+        "api_server_final_share's turn-taking the same run gives 2.5 ms, Qwen3-14B's 14.5). Checked on runs it "
+        "was not chosen on: gpt-oss-20b on A100 183.8 requests/s, gpt-oss-120b on H100 with vLLM 0.10.2 "
+        "129.2, and the same hosts' ShareGPT bursts (bench/data/gptoss_found.jsonl, "
+        "vllm_found_2026_12.jsonl; calc.timing.engine_profile.api_server_request_time_s)."))] = 2.5e-3
     request_overhead_s: Annotated[float, Field(ge=0.0, le=10.0, description=(
         "Latency per request outside the engine steps that occupies nobody: the client's HTTP round "
         "trip, the first streamed chunk, the hand-off to the engine (the course's pitfall 4, CPU-side "
         "overhead). Added once to TTFT and E2E. vLLM 0.11's OpenAI chat endpoint, Qwen3-8B on H100, "
-        "one client: TTFT 59 ms where the prefill takes 10.5 ms and the API server's own time is 22 ms "
-        "(api_server_request_s): 26 ms here, 28 ms rounded with the 2 ms of an engine without HTTP "
-        "(TensorRT-LLM batch-1 rows pm-001/003/057 put that at a few ms; use 2 ms for offline runs)."))] = 28.0e-3
+        "one client: TTFT 59.0 ms, of which the prefill and the step in flight take 14.5 ms (calc.timing) and "
+        "the API server's own time 14.5 ms (api_server_request_s): 30 ms (28 ms when the API server's time "
+        "was read as 22 ms; 2 ms of it is an engine's own hand-off without HTTP: TensorRT-LLM batch-1 "
+        "rows pm-001/003/057 put that at a few ms; use 2 ms for offline runs)."))] = 30.0e-3
     allreduce_latency_s: Annotated[float, Field(ge=0.0, le=1.0, description=(
         "Latency term alpha of one NCCL all-reduce (two per layer under TP; used where vLLM's "
         "custom all-reduce is not: no P2P, PCIe at TP > 2, messages of 8 MiB and more, or where "

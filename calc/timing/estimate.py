@@ -79,6 +79,7 @@ def engine_numbers(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = Servi
         allreduce_latency_s=efficiency.allreduce_latency_s, request_overhead_s=efficiency.request_overhead_s,
         sequence_overhead_s=efficiency.sequence_overhead_s,
         api_server_request_s=api_server_request_time_s(model_type=arch.model_type, efficiency=efficiency),
+        api_server_final_share=efficiency.api_server_final_share,
         custom_allreduce=link.custom_allreduce & (not serving.disable_custom_all_reduce), custom_allreduce_latency_s=custom_allreduce_latency_s(gpu, efficiency),
         custom_allreduce_bw_bytes_per_s=efficiency.custom_allreduce_bus_bw_bytes_per_s,
         dequant_bytes_per_param=dequant_bytes_per_param(quantization=serving.quantization, dtype=serving.dtype),

@@ -25,7 +25,7 @@ Derivation (all quantities per GPU step, broadcast over arrays):
       S = own prefill steps + ½ T_dec (decode step in flight)
       TPOT = T_dec + D_tpot / (O − 1),   TTFT_service = S + D_ttft + t_request + t_api
       E2E_service = TTFT_service + (O − 1) · TPOT,   X = min(R / E2E_service, 1 / t_api)
-  (t_api: the API server's time per request, one request at a time, so it caps the requests/s)
+  (t_api: the API server's time per request; one process does them all, so it caps the requests/s)
   With C > R, the extra clients wait: E2E = C / X (Little's law), TTFT = wait + TTFT_service.
 TPOT follows vLLM's benchmark definition (E2E − TTFT)/(O − 1); mean ITL equals it here.
 
@@ -114,8 +114,10 @@ class EngineNumbers:
     sliding_window: object = np.inf
     # Engine CPU time per sequence scheduled in a step (calc.spec.inputs.Efficiency.sequence_overhead_s).
     sequence_overhead_s: object = 0.0
-    # API-server time per request, one request at a time (Efficiency.api_server_request_s).
+    # API-server time per request; one process serves them all (Efficiency.api_server_request_s).
     api_server_request_s: object = 0.0
+    # Its share after the last await (Efficiency.api_server_final_share): 1 = first come first served.
+    api_server_final_share: object = 1.0
     # Multi-GPU layout (calc.timing.layout; the defaults are TP alone). Expert parallelism: each
     # GPU's experts see the tokens of all DP ranks (expert_token_multiplier = DP), the busiest
     # rank expert_load_imbalance × the mean; the all-to-all of calc.timing.expert_parallel.

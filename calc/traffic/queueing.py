@@ -7,8 +7,11 @@ broadcasts. Checked against the request-level simulator (:mod:`calc.traffic.simu
 ``bench/sim_vs_analytic.py --shapes`` and tests/test_traffic_shapes.py.
 
 Where a request's time to first token goes (every term a mechanism of the simulator):
-  1. the API server, one request at a time for t_api each (Efficiency.api_server_request_s):
-     M/D/1 in an open loop, W_api = λ·t_api² / (2(1 − λ·t_api)); then t_req of latency;
+  1. the API server, t_api of its time each (Efficiency.api_server_request_s), taken first come
+     first served here: M/D/1 in an open loop, W_api = λ·t_api² / (2(1 − λ·t_api)); then t_req of
+     latency. (The simulator lets requests that overlap in the server take turns,
+     Efficiency.api_server_final_share: the same busy time, the same mean wait at low load, later
+     first entries for requests that arrived together; a burst is the simulator's.)
   2. the token budget, a queue of prompt tokens served room = budget − R per step. At full budget
      a token costs τ = T_full/room, so a prompt is a customer of service τ·I: M/G/1 in an open
      loop (Pollaczek–Khinchine, W_pf = λ·E[(τI)²] / (2(1 − λ·τ·I))), a finite-source queue in
@@ -1115,7 +1118,7 @@ def closed_loop_ttft(e: EngineNumbers, *, input_len, output_len, concurrency, ma
     >>> e = engine_numbers(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"))
     >>> r = closed_loop_ttft(e, input_len=1024, output_len=256, concurrency=[1, 64], max_num_seqs=256,
     ...                      max_num_batched_tokens=8192, kv_capacity_tokens=400_000)
-    >>> alone = 0.022 + 0.028 + float(prefill_step(e, prompts=1, prompt_tokens=1024).step_s)
+    >>> alone = 0.0145 + 0.030 + float(prefill_step(e, prompts=1, prompt_tokens=1024).step_s)
     >>> bool(np.isclose(r.ttft_s[0], alone)), bool(r.ttft_s[1] > r.ttft_s[0])
     (True, True)
     """
@@ -1323,12 +1326,15 @@ def burst(e: EngineNumbers, *, input_len, output_len, num_requests: int, max_num
     """N requests at t = 0 through the API server and a chunked-prefill engine with c slots; the
     first token of request i (0-based, first come first served) is the latest of three clocks
     plus its own prefill step T_own (:func:`own_prefill_s`, alone, beside n/2 decodes, n = min(N, c_f)):
-      API server:    t_api·(i + 1) + t_req (one request at a time);
-      token budget:  (i + 1)·τ·I + t_req, τ = T_full / room (the budget clears a prompt per τ·I; a
-                     full step holds room·k/I chunks of I/k tokens, k = ⌈I / room⌉);
+      API server:    t_api·(N·(1 − f) + f·(i + 1)) + t_req, f = Efficiency.api_server_final_share (the
+                     requests take turns in its event loop and leave after N·(1 − f)·t_api, f·t_api
+                     apart: calc.traffic.simulator.frontend_entry_s; f = 1: one after another);
+      token budget:  N·(1 − f)·t_api + (i + 1)·τ·I + t_req, τ = T_full / room (from the first request out
+                     of the API server the budget clears a prompt per τ·I; a full step holds room·k/I
+                     chunks of I/k tokens, k = ⌈I / room⌉);
       slots (i ≥ c_f): t_a + (i − c_f + 1)/X, the engine's completions at its full-batch throughput X
                      (:func:`calc.timing.serving.closed_loop` at C = n; the FCFS wave for fixed
-                     lengths, the spread state otherwise), from t_a = t_0 − min(cv_O·(O − 1)·T_dec, c/X)/2:
+                     lengths, the spread state otherwise), from t_a = N·(1 − f)·t_api + t_0 − min(cv_O·(O − 1)·T_dec, c/X)/2:
                      the first batch finishes at t_0 = (n·I/room)·T_full + (O − 1 − n·I/room)·T_dec
                      (its prompts, then its decodes), all at once for fixed lengths, spread around
                      t_0 for varied ones. c_f ≥ c: while the first batch fills (n·I/room steps) a
@@ -1340,17 +1346,22 @@ def burst(e: EngineNumbers, *, input_len, output_len, num_requests: int, max_num
     input broadcasts.
 
     Hand-worked API-bound case: a GPU fast enough that only the API server counts, t_api = 20 ms,
-    t_req = 0, 100 requests: TTFT_i ≈ 0.02·(i + 1) + T_own, mean ≈ 0.02 · 50.5 = 1.01 s + T_own.
+    t_req = 0, 100 requests, one after another (f = 1): TTFT_i ≈ 0.02·(i + 1) + T_own, mean ≈ 0.02 · 50.5
+    = 1.01 s + T_own; taking turns with f = 0.2, none is through before 0.02 · 80 = 1.6 s, then one every 4 ms,
+    faster than the engine clears their prompts: the token budget sets the pace from there.
 
     >>> from calc.spec.catalog import get_gpu, get_model
     >>> from calc.timing.estimate import engine_numbers
     >>> from calc.spec.inputs import Efficiency
-    >>> e = engine_numbers(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"),
-    ...                    efficiency=Efficiency(api_server_request_s=0.02, request_overhead_s=0.0))
-    >>> b = burst(e, input_len=128, output_len=16, num_requests=100, max_num_seqs=256,
+    >>> kw = dict(input_len=128, output_len=16, num_requests=100, max_num_seqs=256,
     ...           max_num_batched_tokens=8192, kv_capacity_tokens=1_000_000)
-    >>> round(float(b.ttft_s), 2), str(b.bound_by)
-    (1.02, 'api_server')
+    >>> for f in (1.0, 0.2):
+    ...     e = engine_numbers(get_model("meta-llama/Llama-3.1-8B"), get_gpu("h100-sxm"), efficiency=Efficiency(
+    ...         api_server_request_s=0.02, api_server_final_share=f, request_overhead_s=0.0))
+    ...     b = burst(e, **kw)
+    ...     print(round(float(b.ttft_s), 2), str(b.bound_by))
+    1.02 api_server
+    1.89 token_budget
     """
     I = np.asarray(input_len, dtype=float)[..., None]
     O = np.asarray(output_len, dtype=float)[..., None]
@@ -1388,13 +1399,15 @@ def burst(e: EngineNumbers, *, input_len, output_len, num_requests: int, max_num
                           wait_s=0.0, max_num_batched_tokens=B)
     t_dec = decode_step(e, batch=n, context_tokens=ctx).step_s
     t_api = np.asarray(e.api_server_request_s, dtype=float)
+    f_api = np.asarray(getattr(e, "api_server_final_share", 1.0), dtype=float)
     t_req = np.asarray(e.request_overhead_s, dtype=float)
     i = np.arange(N, dtype=float)
-    api = t_api * (i + 1.0) + t_req
-    budget = (i + 1.0) * t_full / room * I + t_req
+    first_out = t_api * N * (1.0 - f_api)  # the API server lets none through before (f = 1: 0)
+    api = first_out + t_api * f_api * (i + 1.0) + t_req  # calc.traffic.simulator.frontend_entry_s
+    budget = first_out + (i + 1.0) * t_full / room * I + t_req
     wave = n * I / room
     t0 = wave * t_full + np.maximum(m - wave, 0.0) * t_dec
-    t_a = t0 - np.minimum(cv_o * m * t_dec, c / X) / 2.0
+    t_a = first_out + t0 - np.minimum(cv_o * m * t_dec, c / X) / 2.0
     slot = np.where(i >= c_fill, t_a + (i - c_fill + 1.0) / X, 0.0)
     start = np.maximum(np.maximum(api, budget), slot)
     ttft = start + t_own

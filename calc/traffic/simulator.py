@@ -299,17 +299,36 @@ def _ceil_div(a, b):
     return -(-a // b)
 
 
-def frontend_entry_s(arrival_s, *, service_s, latency_s=0.0, free_at_s=0.0):
+def frontend_entry_s(arrival_s, *, service_s, latency_s=0.0, free_at_s=0.0, final_share=1.0):
     """When requests arriving at ``arrival_s`` (sorted) enter the engine's waiting queue, and when
-    the API server is free again: the server handles one request at a time for ``service_s`` each
-    (first come first served, Lindley's recursion d_i = max(a_i, d_(i-1)) + s, in closed form
-    d_i = s·(i + 1) + max(free_at, max_(j ≤ i)(a_j − s·j))), then ``latency_s`` passes that
-    occupies nobody (:class:`calc.spec.inputs.Efficiency` ``api_server_request_s`` and
-    ``request_overhead_s``).
+    the API server is free again. The server is one process that works ``service_s`` on each request
+    (:class:`calc.spec.inputs.Efficiency` ``api_server_request_s``), then ``latency_s`` passes that
+    occupies nobody (``request_overhead_s``).
+
+    One after another, first come first served: Lindley's recursion d_i = max(a_i, d_(i-1)) + s, in
+    closed form d_i = s·(i + 1) + max(free_at, max_(j ≤ i)(a_j − s·j)).
+
+    Requests that arrive together (a burst, a closed loop's clients starting at once) take turns instead
+    when ``final_share`` f < 1 (``api_server_final_share``). The server is an asyncio event loop: a
+    request's task runs (1 − f)·s, awaits (vLLM 0.11's chat endpoint: the tokenizer's thread), and when
+    ready again joins the END of the loop's ready queue, behind every request still on its first part;
+    its last f·s hands it to the engine. So N requests that came at t leave at
+    d_i = t + N·(1 − f)·s + (i + 1)·f·s, where first come first served has t + (i + 1)·s; the last one
+    leaves at the same time either way (the same work). Requests that arrive spread out (an open loop)
+    are taken first come first served, as the analytic open loop's M/D/1 takes them
+    (calc.traffic.queueing): the turns of two that overlap by chance are not modelled. Only for the
+    requests known up front (``free_at_s`` 0): one more request reaching a busy server (a closed loop's
+    next request, ``free_at_s``) is taken first come first served.
 
     >>> e, free = frontend_entry_s([0.0, 0.0, 0.0, 1.0], service_s=0.02, latency_s=0.002)
     >>> [round(x, 3) for x in e.tolist()], round(free, 3)
     ([0.022, 0.042, 0.062, 1.022], 1.02)
+
+    With f = 0.25, the three that came together: 3 · 0.75 · 0.02 = 0.045, then 0.005 apart.
+
+    >>> e, free = frontend_entry_s([0.0, 0.0, 0.0, 1.0], service_s=0.02, final_share=0.25)
+    >>> [round(x, 3) for x in e.tolist()], round(free, 3)
+    ([0.05, 0.055, 0.06, 1.02], 1.02)
     """
     a = np.asarray(arrival_s, dtype=float)
     if a.size == 0:
@@ -318,6 +337,16 @@ def frontend_entry_s(arrival_s, *, service_s, latency_s=0.0, free_at_s=0.0):
         return a + latency_s, float(free_at_s)
     j = np.arange(a.size, dtype=float)
     done = service_s * (j + 1.0) + np.maximum(np.maximum.accumulate(a - service_s * j), free_at_s)
+    f = float(final_share)
+    if f < 1.0 and free_at_s <= 0.0 and a.size > 1:
+        # the requests that arrived at one instant: a group of two or more leaves in turns
+        starts = np.flatnonzero(np.concatenate([[True], a[1:] != a[:-1]]))
+        ends = np.append(starts[1:], a.size)
+        many = (ends - starts) > 1
+        for lo, hi in zip(starts[many].tolist(), ends[many].tolist()):
+            k = np.arange(1, hi - lo + 1, dtype=float)
+            first = done[lo] - service_s  # when the server takes up the group (free, or their arrival)
+            done[lo:hi] = first + service_s * ((hi - lo) * (1.0 - f) + f * k)
     return done + latency_s, float(done[-1])
 
 
@@ -503,6 +532,7 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
         spec = SpeculativeSim(*speculative, max_tokens=longest_step + max_seqs)
     t_req = float(e.request_overhead_s)
     frontend = [float(e.api_server_request_s), 0.0]  # API server: service per request, time it is free
+    f_api = float(getattr(e, "api_server_final_share", 1.0))  # its share after the last await (frontend_entry_s)
     phi = float(e.sliding_fraction)
     window = float(e.sliding_window)
     sliding = phi > 0 and np.isfinite(window)
@@ -526,9 +556,9 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
         first = np.asarray(workload.arrival_s[:next_new], dtype=float) if workload.capped else np.zeros(next_new)
         arrival[:] = np.nan
         arrival[:next_new] = first  # the clients start together; a capped open loop's first C at their arrivals
-        entry, frontend[1] = frontend_entry_s(first, service_s=frontend[0], latency_s=t_req)
+        entry, frontend[1] = frontend_entry_s(first, service_s=frontend[0], latency_s=t_req, final_share=f_api)
     else:
-        entry, frontend[1] = frontend_entry_s(arrival, service_s=frontend[0], latency_s=t_req)
+        entry, frontend[1] = frontend_entry_s(arrival, service_s=frontend[0], latency_s=t_req, final_share=f_api)
     entered = np.full(n, np.nan)
     pending = [(float(t), i) for i, t in enumerate(entry.tolist())]
     heapq.heapify(pending)  # (time the request enters the waiting queue, index)
