@@ -140,9 +140,11 @@ busy = B.condition(stats["requests_per_s"], sc.efficiency, sc.arch)  # the simul
 lt_bases = {key: B.basis(sc.arch, sc.gpu, group, arrival=band_arrival, concurrency=load.concurrency, condition=busy)
             for key, group in (("ttft", "ttft"), ("tpot", "tpot"), ("x", "throughput"))}
 presenting = layout.presenting()
-B.card(cards, t, t("lt.metric.ttft", q=q), ms(pt), B.limits(pt, lt_bases["ttft"]), lt_bases["ttft"], ms,
+B.card(cards, t, t("lt.metric.ttft", q=q), ms(pt), B.limits(pt, lt_bases["ttft"]), lt_bases["ttft"],
+       lambda x: F.duration_like(x, pt),
        presenting=presenting, delta=t("lt.metric.vs_slo", delta=ms(pt - ttft_slo)), delta_color="inverse")
-B.card(cards, t, t("lt.metric.tpot", q=q), ms(pp), B.limits(pp, lt_bases["tpot"]), lt_bases["tpot"], ms,
+B.card(cards, t, t("lt.metric.tpot", q=q), ms(pp), B.limits(pp, lt_bases["tpot"]), lt_bases["tpot"],
+       lambda x: F.duration_like(x, pp),
        presenting=presenting, delta=t("lt.metric.vs_slo", delta=ms(pp - tpot_slo)) if np.isfinite(pp) else None,
        delta_color="inverse")
 good, xput = float(stats["goodput_requests_per_s"]), float(stats["output_tokens_per_s"])

@@ -505,3 +505,17 @@ def test_a_trace_is_replayed_under_the_client_cap():
     w = runs.workload(load, 4096, trace)
     assert w.capped and w.closed_clients == 2 and w.num_requests == 6
     assert not runs.workload(runs.Load(**{**load.__dict__, "max_concurrency": None}), 4096, trace).closed
+
+
+def test_a_bands_range_reads_in_one_unit():
+    """A burst whose P95 TTFT is seconds: the card's range under it is in seconds at both ends (it read
+    "range 6,817.5 ms–16.9 s" beside 11.5 s: ui.format.duration_like)."""
+    import re
+
+    at = app({"lt_arrival": "burst", "lt_requests": "300", "model": "Qwen/Qwen3-8B", "gpu": "h100-sxm",
+              "context": "640", "output_len": "4", "lt_sweep": "false"}, page=PAGE)
+    assert not at.exception
+    (card,) = [m for m in at.metric if m.label.startswith("P95 TTFT")]
+    assert card.value.endswith(" s")
+    lo, hi = re.search(r"range ([\d,.]+ \w+)–([\d,.]+ \w+)", card.proto.delta).groups()
+    assert lo.endswith(" s") and hi.endswith(" s")

@@ -93,17 +93,22 @@ class TestSingleRequestCollapse:
 
 
 class TestApiServer:
-    """The API server in front of the engine: one request at a time, api_server_request_s each."""
+    """The API server in front of the engine: api_server_request_s of its time each."""
+
+    @staticmethod
+    def _tiny_burst(final_share: float):
+        """300 requests of 128 in / 4 out at t = 0, 22 ms each at the API server."""
+        eff = Efficiency(api_server_request_s=0.022, api_server_final_share=final_share)
+        est = estimate(get_model(LLAMA8B), get_gpu("h100-sxm"), ServingConfig(input_len=128, output_len=4), eff)
+        w = make_workload(arrival="burst", num_requests=300, input_len=LengthSpec("fixed", 128),
+                          output_len=LengthSpec("fixed", 4))
+        return est, simulate(est.engine, w, _cfg(est))
 
     def test_a_burst_of_tiny_requests_is_bound_by_the_api_server(self):
         # 300 requests of 128 in / 4 out at t = 0: the GPU needs ~0.1 s for all of them, the API
         # server 300 × 22 ms = 6.6 s; so ≈ 1 / 0.022 = 45.5 requests/s. One after another
         # (api_server_final_share 1), the k-th request's TTFT carries k × 22 ms of the API server.
-        eff = Efficiency(api_server_request_s=0.022, api_server_final_share=1.0)
-        est = estimate(get_model(LLAMA8B), get_gpu("h100-sxm"), ServingConfig(input_len=128, output_len=4), eff)
-        w = make_workload(arrival="burst", num_requests=300, input_len=LengthSpec("fixed", 128),
-                          output_len=LengthSpec("fixed", 4))
-        r = simulate(est.engine, w, _cfg(est))
+        _, r = self._tiny_burst(final_share=1.0)
         s = summarize(r)
         assert s["requests_per_s"] == pytest.approx(1 / 0.022, rel=0.03)
         assert float(r.ttft_s[-1] - r.ttft_s[0]) == pytest.approx(299 * 0.022, rel=0.01)
@@ -112,11 +117,7 @@ class TestApiServer:
         # The same burst with the default turn-taking (f = 0.2, vLLM's event loop): none reaches the
         # engine before 300 × 0.8 × 22 ms = 5.28 s, then one every 0.2 × 22 = 4.4 ms, the last at 6.6 s as
         # before: the first TTFT carries 5.28 s, the spread of first tokens 299 × 4.4 ms = 1.3 s at least.
-        eff = Efficiency(api_server_request_s=0.022, api_server_final_share=0.2)
-        est = estimate(get_model(LLAMA8B), get_gpu("h100-sxm"), ServingConfig(input_len=128, output_len=4), eff)
-        w = make_workload(arrival="burst", num_requests=300, input_len=LengthSpec("fixed", 128),
-                          output_len=LengthSpec("fixed", 4))
-        r = simulate(est.engine, w, _cfg(est))
+        est, r = self._tiny_burst(final_share=0.2)
         t_req = float(est.engine.request_overhead_s)
         assert float(r.ttft_s.min()) > 300 * 0.8 * 0.022 + t_req
         assert float(r.ttft_s.max()) - float(r.ttft_s.min()) >= 299 * 0.2 * 0.022 - 1e-9

@@ -118,6 +118,23 @@ def duration(seconds: float) -> str:
     return f"{x / 60.0:,.1f} min"
 
 
+def duration_like(seconds: float, like: float) -> str:
+    """``seconds`` in the unit :func:`duration` picks for ``like``: the two ends of a range read in one
+    unit (a range 6.8–16.9 s, not 6,817.5 ms–16.9 s).
+
+    >>> duration_like(6.8175, 11.5), duration_like(16.9, 11.5), duration_like(0.2376, 0.3495), duration_like(12.0, 0.3)
+    ('6.8 s', '16.9 s', '237.6 ms', '12,000.0 ms')
+    """
+    if not (_finite(seconds) and _finite(like)):
+        return duration(seconds)
+    m = abs(float(like))
+    if m < 10.0 - 0.05e-3:
+        return f"{float(seconds) * 1e3:,.1f} ms"
+    if m < 600.0 - 0.05:
+        return f"{float(seconds):,.1f} s"
+    return f"{float(seconds) / 60.0:,.1f} min"
+
+
 def tokens_short(n: int) -> str:
     """``4K`` for 4096, ``128K`` for 131072, else the number: axis labels.
 
