@@ -317,4 +317,7 @@ B.render_why({t("lt.metric.ttft", q=q): lt_bases["ttft"], t("lt.metric.tpot", q=
               t("lt.metric.throughput"): lt_bases["x"]}, t, "lt")
 if stat != "mean":
     st.caption(t("band.pct_note"))
-render_panels(loadtest_panels(r, {**stats, f"ttft_s_{stat}": pt, f"tpot_s_{stat}": pp}, t, ttft_slo_s=ttft_slo, tpot_slo_s=tpot_slo, stat=stat, analytic=analytic), t)
+api_burst = ((float(est.engine.api_server_request_s), float(est.engine.api_server_final_share))
+             if load.arrival == "burst" and trace is None else None)  # the API server's turns (frontend_entry_s)
+render_panels(loadtest_panels(r, {**stats, f"ttft_s_{stat}": pt, f"tpot_s_{stat}": pp}, t, ttft_slo_s=ttft_slo,
+                              tpot_slo_s=tpot_slo, stat=stat, analytic=analytic, api_burst=api_burst), t)

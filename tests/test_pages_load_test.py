@@ -519,3 +519,21 @@ def test_a_bands_range_reads_in_one_unit():
     assert card.value.endswith(" s")
     lo, hi = re.search(r"range ([\d,.]+ \w+)–([\d,.]+ \w+)", card.proto.delta).groups()
     assert lo.endswith(" s") and hi.endswith(" s")
+
+
+def test_a_burst_says_how_the_api_server_takes_it():
+    """A burst's why-panel: 300 chat requests at 14.5 ms each, f = 0.2 (Efficiency.api_server_final_share): none
+    through before 300 · 0.8 · 14.5 ms + 0.2 · 14.5 ms = 3,482.9 ms, then one every 2.9 ms, the last at 4,350.0 ms.
+    An open loop has no such panel."""
+    q = {"lt_arrival": "burst", "lt_requests": "300", "model": "Qwen/Qwen3-8B", "gpu": "h100-sxm", "context": "640",
+         "output_len": "4", "lt_sweep": "false"}
+    at = open_section(app(q, page=PAGE), "why_api_burst")
+    assert not at.exception
+    (take,) = [m.value for m in at.markdown if "reaches the engine before" in m.value]
+    assert "None of the 300 requests reaches the engine before 3,482.9 ms" in take
+    assert "then one every 2.9 ms, the last at 4,350.0 ms" in take
+    assert any("asyncio event loop" in c.value for c in at.caption)
+    zh = open_section(app({**q, "lang": "zh"}, page=PAGE), "why_api_burst")
+    assert any("个请求在 3,482.9 ms 之前都到不了引擎" in m.value for m in zh.markdown)
+    poisson = open_section(app({**q, "lt_arrival": "poisson", "rate": "2"}, page=PAGE), "why_api_burst")
+    assert not any("reaches the engine before" in m.value for m in poisson.markdown)

@@ -30,8 +30,10 @@ def _ms(x: float) -> str:
 
 
 def loadtest_panels(r: SimResult, s: dict, t: T, *, ttft_slo_s: float, tpot_slo_s: float, stat: str,
-                    analytic: dict | None) -> list[Panel]:
-    """The why panels; the percentile panel only when the SLA statistic (``stat``) is a percentile."""
+                    analytic: dict | None, api_burst: tuple[float, float] | None = None) -> list[Panel]:
+    """The why panels; the percentile panel only when the SLA statistic (``stat``) is a percentile; the API
+    server's turns when ``api_burst`` (its time per request and the share after its last wait,
+    :func:`calc.traffic.simulator.frontend_entry_s`) is given for a burst."""
     ok = meets_slo(r, ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s)
     n_ok, n = int(ok.sum()), r.num_requests
     span = s["duration_s"]
@@ -65,6 +67,8 @@ def loadtest_panels(r: SimResult, s: dict, t: T, *, ttft_slo_s: float, tpot_slo_
                 rf" = {_n(s['requests_per_s'] * s['e2e_latency_s_mean'], 2)}",
         takeaway=t("lt.why.little.takeaway", L=F.number(L, 1), running=F.number(float(np.mean(r.step_running)), 1)),
         notes=[t("lt.why.little.note", area=F.number(area, 1), total=F.number(total, 1))]))
+    if api_burst is not None and api_burst[0] > 0 and n > 1:
+        panels.append(_api_burst_panel(r, t, n, *api_burst))
     if analytic is not None and analytic.get("open"):  # Poisson arrivals: the open-loop queueing model at the rate
         panels.append(Panel(
             key="analytic", title=t("lt.why.analytic.title"),
@@ -86,3 +90,16 @@ def loadtest_panels(r: SimResult, s: dict, t: T, *, ttft_slo_s: float, tpot_slo_
                        an=F.duration(analytic["ttft_s"]), sim=F.duration(analytic["sim_ttft_s"])),
             notes=[t("lt.why.analytic.note")]))
     return panels
+
+
+def _api_burst_panel(r: SimResult, t: T, n: int, t_api: float, f: float) -> Panel:
+    """A burst of ``n`` at the API server: none through before n·(1 − f)·t_api, then one every f·t_api."""
+    first, gap, last = n * (1.0 - f) * t_api + f * t_api, f * t_api, n * t_api
+    return Panel(
+        key="api_burst", title=t("lt.why.api_burst.title"),
+        formula=r"d_i = N\,(1 - f)\,t_{\text{api}} + (i + 1)\,f\,t_{\text{api}},\quad i = 0 \ldots N - 1",
+        plugged=(rf"\begin{{gathered}}N = {n},\ t_{{\text{{api}}}} = {_ms(t_api)},\ f = {_n(f, 2)}:\\"
+                 rf"d_0 = {_ms(first)},\ d_{{i+1}} - d_i = {_ms(gap)},\ d_{{N-1}} = {_ms(last)}\end{{gathered}}"),
+        takeaway=t("lt.why.api_burst.takeaway", n=F.integer(n), first=F.duration(first), gap=F.duration(gap),
+                   last=F.duration(last), ttft=F.duration(float(np.nanmin(r.ttft_s)))),
+        notes=[t("lt.why.api_burst.note")])

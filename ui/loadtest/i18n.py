@@ -192,6 +192,15 @@ EN: dict[str, str] = {
                               "running per step.",
     "lt.why.little.note": "∫N(t)dt counted from arrivals and finishes = {area} request·s; the sum of the E2E latencies = "
                           "{total} request·s: the simulator's bookkeeping is consistent.",
+    "lt.why.api_burst.title": "A burst at the API server: the requests take turns",
+    "lt.why.api_burst.takeaway": "None of the {n} requests reaches the engine before {first}; then one every {gap}, "
+                                 "the last at {last}. The first token came at {ttft} at the earliest.",
+    "lt.why.api_burst.note": "vLLM's API server is one asyncio event loop: a chat request's task renders the chat "
+                             "template, waits for the tokenizer's thread, then rejoins the end of the queue behind "
+                             "every request still on its first part, so requests that arrive together advance together "
+                             "and reach the engine together (the assumption 'API server: share after its last wait', f; "
+                             "1 = one after another). Chosen on gpustack's bursts of 1,000 chat requests: their TPOT "
+                             "went from 97 % under the measurement to 10 % over, their TTFT from 40 % under to 4 %.",
     "lt.why.analytic.title": "Analytic mean vs simulated mean",
     "lt.why.analytic.open_note": "Poisson arrivals: the API server's M/D/1 wait, the rest of the step in flight, the "
                                  "token budget's M/G/1 queue of prompts, the wait for a free sequence slot (peaked "
@@ -362,6 +371,13 @@ ZH: dict[str, str] = {
     "lt.why.little.title": "本次运行满足利特尔定律",
     "lt.why.little.takeaway": "平均有 {L} 个请求在系统中（等待或运行）；引擎每步平均运行 {running} 个。",
     "lt.why.little.note": "由到达与完成事件计算的 ∫N(t)dt = {area} 请求·秒；端到端延迟之和 = {total} 请求·秒：模拟器的记账一致。",
+    "lt.why.api_burst.title": "突发请求在 API 服务器：请求轮流处理",
+    "lt.why.api_burst.takeaway": "{n} 个请求在 {first} 之前都到不了引擎；之后每 {gap} 到一个，最后一个在 {last}。"
+                                 "最早的首 token 在 {ttft}。",
+    "lt.why.api_burst.note": "vLLM 的 API 服务器是一个 asyncio event loop：一个聊天请求的任务先生成聊天模板的文本，再等待分词线程，"
+                             "然后排到队尾，排在所有还在做第一部分的请求之后，所以同时到达的请求一起推进、一起进入引擎"
+                             "（假设项“API 服务器：最后一次等待之后的时间占比” f；1 = 先到先服务）。在 gpustack 的 1,000 个聊天请求"
+                             "突发测试上选定：它们的 TPOT 误差从低 97 % 变为高 10 %，TTFT 从低 40 % 变为低 4 %。",
     "lt.why.analytic.title": "解析均值与模拟均值",
     "lt.why.analytic.open_note": "泊松到达：API 服务器的 M/D/1 等待、在途步骤的剩余时间、Token 预算上提示的 M/G/1 排队、"
                                  "等待空闲序列槽（峰化批次）以及提示自身的分块（calc.traffic.queueing.open_loop），"
