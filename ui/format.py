@@ -108,14 +108,7 @@ def duration(seconds: float) -> str:
     >>> duration(-0.2137), duration(-1446.6), duration(9.99996), duration(float("nan"))
     ('-213.7 ms', '-24.1 min', '10.0 s', '—')
     """
-    if not _finite(seconds):
-        return "—"
-    x = float(seconds)
-    if abs(x) < 10.0 - 0.05e-3:  # (what rounds to 10,000.0 ms reads as 10.0 s)
-        return f"{x * 1e3:,.1f} ms"
-    if abs(x) < 600.0 - 0.05:
-        return f"{x:,.1f} s"
-    return f"{x / 60.0:,.1f} min"
+    return duration_like(seconds, seconds)
 
 
 def duration_like(seconds: float, like: float) -> str:
@@ -125,14 +118,14 @@ def duration_like(seconds: float, like: float) -> str:
     >>> duration_like(6.8175, 11.5), duration_like(16.9, 11.5), duration_like(0.2376, 0.3495), duration_like(12.0, 0.3)
     ('6.8 s', '16.9 s', '237.6 ms', '12,000.0 ms')
     """
-    if not (_finite(seconds) and _finite(like)):
-        return duration(seconds)
-    m = abs(float(like))
-    if m < 10.0 - 0.05e-3:
-        return f"{float(seconds) * 1e3:,.1f} ms"
+    if not _finite(seconds):
+        return "—"
+    x, m = float(seconds), abs(float(like)) if _finite(like) else abs(float(seconds))
+    if m < 10.0 - 0.05e-3:  # (what rounds to 10,000.0 ms reads as 10.0 s)
+        return f"{x * 1e3:,.1f} ms"
     if m < 600.0 - 0.05:
-        return f"{float(seconds):,.1f} s"
-    return f"{float(seconds) / 60.0:,.1f} min"
+        return f"{x:,.1f} s"
+    return f"{x / 60.0:,.1f} min"
 
 
 def tokens_short(n: int) -> str:

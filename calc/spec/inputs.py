@@ -410,8 +410,8 @@ class Efficiency(_Frozen):
     api_server_request_s: Annotated[float, Field(ge=0.0, le=10.0, description=(
         "Time vLLM's OpenAI API server (one process) spends on each request: HTTP, chat template, "
         "tokenization, the hand-off to the engine. It adds once to TTFT, a burst waits for it, and it "
-        "caps the server at 1 / this requests/s whatever the GPU. The process takes the requests it "
-        "holds in turn (api_server_final_share), not one after another. vLLM 0.11, Qwen3-14B on H100: "
+        "caps the server at 1 / this requests/s whatever the GPU. Requests that arrive together take "
+        "turns (api_server_final_share), not one after another. vLLM 0.11, Qwen3-14B on H100: "
         "1,000 chat requests of 128 in / 4 out at once ran at 43.9 requests/s (gpustack performance "
         "lab); with that turn-taking the run's length gives 14.5 ms each (first come first served "
         "read it as 22.8 ms). 0 for offline runs (LLM class)."))] = 14.5e-3

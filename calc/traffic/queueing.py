@@ -9,9 +9,8 @@ broadcasts. Checked against the request-level simulator (:mod:`calc.traffic.simu
 Where a request's time to first token goes (every term a mechanism of the simulator):
   1. the API server, t_api of its time each (Efficiency.api_server_request_s), taken first come
      first served here: M/D/1 in an open loop, W_api = λ·t_api² / (2(1 − λ·t_api)); then t_req of
-     latency. (The simulator lets requests that overlap in the server take turns,
-     Efficiency.api_server_final_share: the same busy time, the same mean wait at low load, later
-     first entries for requests that arrived together; a burst is the simulator's.)
+     latency, as the simulator takes requests that arrive spread out (only requests that arrive at
+     one instant take turns there, Efficiency.api_server_final_share: :func:`burst`).
   2. the token budget, a queue of prompt tokens served room = budget − R per step. At full budget
      a token costs τ = T_full/room, so a prompt is a customer of service τ·I: M/G/1 in an open
      loop (Pollaczek–Khinchine, W_pf = λ·E[(τI)²] / (2(1 − λ·τ·I))), a finite-source queue in
@@ -1399,7 +1398,7 @@ def burst(e: EngineNumbers, *, input_len, output_len, num_requests: int, max_num
                           wait_s=0.0, max_num_batched_tokens=B)
     t_dec = decode_step(e, batch=n, context_tokens=ctx).step_s
     t_api = np.asarray(e.api_server_request_s, dtype=float)
-    f_api = np.asarray(getattr(e, "api_server_final_share", 1.0), dtype=float)
+    f_api = np.asarray(e.api_server_final_share, dtype=float)
     t_req = np.asarray(e.request_overhead_s, dtype=float)
     i = np.arange(N, dtype=float)
     first_out = t_api * N * (1.0 - f_api)  # the API server lets none through before (f = 1: 0)

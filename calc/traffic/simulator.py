@@ -532,7 +532,7 @@ def simulate(e: EngineNumbers, workload: Workload, cfg: EngineConfig, *, max_ste
         spec = SpeculativeSim(*speculative, max_tokens=longest_step + max_seqs)
     t_req = float(e.request_overhead_s)
     frontend = [float(e.api_server_request_s), 0.0]  # API server: service per request, time it is free
-    f_api = float(getattr(e, "api_server_final_share", 1.0))  # its share after the last await (frontend_entry_s)
+    f_api = float(e.api_server_final_share)  # its share after the last await (frontend_entry_s)
     phi = float(e.sliding_fraction)
     window = float(e.sliding_window)
     sliding = phi > 0 and np.isfinite(window)

@@ -8,7 +8,7 @@ from typing import Callable
 
 import numpy as np
 
-from calc.traffic.simulator import SimResult
+from calc.traffic.simulator import SimResult, frontend_entry_s
 from calc.traffic.slo import littles_law, meets_slo
 from ui import format as F
 from ui.memory.explain import Panel
@@ -93,8 +93,10 @@ def loadtest_panels(r: SimResult, s: dict, t: T, *, ttft_slo_s: float, tpot_slo_
 
 
 def _api_burst_panel(r: SimResult, t: T, n: int, t_api: float, f: float) -> Panel:
-    """A burst of ``n`` at the API server: none through before n·(1 − f)·t_api, then one every f·t_api."""
-    first, gap, last = n * (1.0 - f) * t_api + f * t_api, f * t_api, n * t_api
+    """A burst of ``n`` at the API server: none through before n·(1 − f)·t_api, then one every f·t_api
+    (the simulator's own entry times, :func:`calc.traffic.simulator.frontend_entry_s`)."""
+    d, _ = frontend_entry_s(np.zeros(n), service_s=t_api, final_share=f)
+    first, gap, last = float(d[0]), float(d[1] - d[0]), float(d[-1])
     return Panel(
         key="api_burst", title=t("lt.why.api_burst.title"),
         formula=r"d_i = N\,(1 - f)\,t_{\text{api}} + (i + 1)\,f\,t_{\text{api}},\quad i = 0 \ldots N - 1",
