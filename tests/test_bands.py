@@ -61,7 +61,9 @@ def test_every_measurement_is_named_and_classified(every_measurement):
 def test_bands_are_honest_on_the_calibration_measurements(measured):
     c = bands.coverage(measured, bands.load_table()["cells"])
     assert c["n"] == len(measured) == 156
-    # in sample, printed by bench/make_bands.py: 94.2 % inside, median half-width 19.6 % since gpt-oss's API
+    # in sample, printed by bench/make_bands.py: 90.4 % inside, median half-width 16.4 % since the quantile rule
+    # holds the targets with each document left out (central 85.5 %, 2026-12-05); 92.9 %, 18.7 % at central 90 %
+    # with the API server's turn-taking; 94.2 % inside, median half-width 19.6 % since gpt-oss's API
     # server time (2026-12-05; 92.9 %, 20.2 % with the 4-bit runs joined before it); 94.2 %, 20.6 % since the
     # found runs joined the table with the ladder of 2026-12-04 (94.2 %, 21.0 % from the calibration set alone; 93.6 %, 25.0 % before
     # the shared API server's condition, API_SERVER_SHARED; 29.3 % before the API server's condition split the
@@ -78,7 +80,8 @@ def benchmark_left_out(every_measurement):
 def test_bands_are_honest_on_benchmarks_they_were_not_built_from(benchmark_left_out):
     """Issue #20's targets on measurements kept back: each calibration benchmark (a table of a document, one
     log file; 50 of them) left out of the table in turn, its measurements scored against the bands
-    of the rest, the found runs included: 88.5 % inside, median half-width 20.5 %, mean interval score 0.975
+    of the rest, the found runs included: 86.5 % inside, median half-width 17.5 % at central 85.5 %
+    (2026-12-05, calc.timing.bands.held_out_quantiles); at central 90 %: 88.5 % inside, median half-width 20.5 %, mean interval score 0.975
     (2026-12-04). From the calibration set alone (bench/make_bands.py --validate then: 88.5 %, 21.9 %, 1.171;
     89.1 % inside, median half-width 21.4 %; one
     measurement left out at a time: 91.7 %, 22.8 %; one publisher: 90.4 %, 38.3 %, the start-up
@@ -94,7 +97,9 @@ def test_bands_are_honest_on_benchmarks_they_were_not_built_from(benchmark_left_
 
 def test_bands_are_honest_on_documents_they_were_not_built_from(every_measurement):
     """A new host: each calibration document (a page of tables or a log file, one deployment; 30 of them)
-    left out in turn, the found runs in the table: 89.1 % inside, median half-width 26.6 %, mean interval
+    left out in turn, the found runs in the table: 85.3 % inside, median half-width 22.4 % at central 85.5 %
+    (2026-12-05; TTFT alone 68 % inside: the calibration set's TTFT errors differ most between documents); at
+    central 90 %: 89.1 % inside, median half-width 26.6 %, mean interval
     score 0.991 (lower is better), 2026-12-04 (the previous ladder with the found runs: 91.0 %, 30.5 %, 0.972;
     calc.timing.bands.LADDER says why it changed). Every document of both sets left out: 88.3 %, 40.3 %
     (bench/make_bands.py --validate). From the calibration set alone: 88.5 % inside, median half-width 27.1 %, 1.216; before that 88.5 %,
@@ -106,6 +111,24 @@ def test_bands_are_honest_on_documents_they_were_not_built_from(every_measuremen
     assert c["units"] == 30 and c["n"] == 156
     assert c["inside_fraction"] >= 0.80
     assert c["median_half_width"] <= 0.30
+
+
+def test_bands_meet_the_targets_on_every_document_left_out(every_measurement):
+    """Issue #20's targets where the quantile rule holds them (calc.timing.bands.held_out_quantiles): each of the
+    74 documents of both sets (the calibration set's and the found runs') left out of the table in turn, its
+    measurements scored against the bands of the rest: 367 of 434 inside (84.6 %) at a median half-width of
+    29.2 % with central 85.5 % bands (2026-12-05). The shipped central 90 % before held 88.2 % at 33.5 %, over
+    the width. Each benchmark left out: 86.6 % at 28.3 %; each publisher: 88.0 % at 44.8 %
+    (bench/make_bands.py --validate)."""
+    c = bands.cross_validate(every_measurement, "document", bands.QUANTILES)
+    assert c["units"] == 74 and c["n"] == 434
+    assert c["inside_fraction"] == pytest.approx(367 / 434)
+    assert c["inside_fraction"] >= bands.MIN_INSIDE
+    assert c["median_half_width"] <= bands.MAX_MEDIAN_HALF_WIDTH
+    assert bands.held_out_quantiles(every_measurement) == tuple(bands.QUANTILES)
+    method = bands.load_table()["method"]
+    assert method["held_out"]["inside_fraction"] == pytest.approx(c["inside_fraction"], abs=1e-4)
+    assert method["held_out"]["median_half_width"] == pytest.approx(c["median_half_width"], abs=1e-4)
 
 
 def test_one_document_counts_once_in_the_shrinkage():
@@ -319,41 +342,31 @@ def test_calibration_rows_where_the_api_server_binds_get_their_own_cell(measured
     assert b.log_lo < engine.log_lo
 
 
-def test_the_condition_was_chosen_on_calibration_documents_left_out(measured):
+def test_the_condition_was_chosen_on_calibration_documents_left_out(every_measurement, measured):
     """Why the conditions (calc.timing.bands.API_SERVER_BUSY, API_SERVER_SHARED): with each document
     left out, the bands score better with them than without (mean interval score, lower is better:
-    calc.timing.bands.interval_score; bench/make_bands.py --validate, 2026-12-03, since the chat rows are
-    asked with their template's tokens and ShareGPT's sampler bounds, and spread outputs' length-biased contexts;
-    2026-12-02: 1.200, 1.283, 1.283): three conditions 1.216 (88.5 % inside, median half-width 27.1 %), the API
-    server's busy loads alone 1.271 (87.8 %, 28.2 %: the two conditions before API_SERVER_SHARED), no condition
-    1.311 (87.8 %). The API
-    server's condition alone once scored 89.7 % against 87.8 % (when it was chosen); since the LMDeploy
-    closed loops are asked with their harness's start (pm-069 -81 -> -36 %, pm-070 -93 -> -25 %) the
-    TTFT bands are narrower and the two tie."""
-    def folded(fold: dict[str, str]) -> list[dict]:
-        return [{**m, "condition": fold.get(m["condition"], m["condition"])} for m in measured]
+    calc.timing.bands.interval_score, a proper scoring rule at one central share, so every variant is scored
+    at the shipped QUANTILES). They were chosen on the calibration documents alone (2026-12-02: 1.200, 1.283,
+    1.283; 2026-12-03: three conditions 1.216, the API server's busy loads alone 1.271, none 1.311). Since the
+    API server's requests take turns (Efficiency.api_server_final_share, 2026-12-05: the gpustack bursts' TPOT
+    -97 -> +10 %) the calibration set alone no longer tells them apart (central 85.5 %: 0.585, 0.554, 0.555, each
+    135 of 156 inside); over every document of both sets they still pay: three conditions 367 of 434 inside
+    (84.6 %) at a median half-width of 29.2 % (0.987), two 363 (83.6 %) at 32.0 % (1.030), none 359 (82.7 %) at
+    33.4 % (1.063) (central 90 %, 2026-12-05: 88.2 % at 33.5 %, 1.142, against 88.5 % at 40.4 %, 1.223)."""
+    def folded(ms: list[dict], fold: dict[str, str]) -> list[dict]:
+        return [{**m, "condition": fold.get(m["condition"], m["condition"])} for m in ms]
 
-    three = bands.cross_validate(measured, "document", bands.QUANTILES)
-    two = folded({"api_shared": "engine"})
-    two_cv = bands.cross_validate(two, "document", bands.widest_quantiles(two))  # its own rule's quantiles
-    plain = folded({"api_shared": "engine", "api_server": "engine"})
-    plain_cv = bands.cross_validate(plain, "document", bands.widest_quantiles(plain))
-    # with the ladder of 2026-12-04 (calc.timing.bands.LADDER), calibration documents alone: three conditions
-    # 1.251 (137 / 156), two 1.308 (133), none 1.312 (132); every document of both sets (the found runs' too):
-    # 1.545, 1.641, 2.131. Since the MI300X static batches take ROCm's all-reduce latency (E2E 21.9 -> 2.5 %)
-    # and ROCm's throughput table is read as output tokens/s (calc.cli.measured.read_as_run):
-    # 1.122 (142), 1.175 (138), 1.166 (138). Since the API server's requests take turns (Efficiency
-    # api_server_final_share, 2026-12-05: the gpustack bursts' TPOT -97 -> +10 %), the calibration set alone
-    # no longer tells them apart: 0.670 (142), 0.678 (141), 0.665 (140). Over every document of both sets the
-    # conditions still pay: 88.2 % inside at a median half-width of 33.5 % (interval score 1.142) against
-    # 88.5 % at 40.4 % (1.223) without (bench/make_bands.py --validate's measurements).
-    assert three["inside_fraction"] == pytest.approx(142 / 156)
-    assert two_cv["inside_fraction"] == pytest.approx(141 / 156)
-    assert plain_cv["inside_fraction"] == pytest.approx(140 / 156)
-    assert three["interval_score"] == pytest.approx(0.670, abs=0.002)
-    assert two_cv["interval_score"] == pytest.approx(0.678, abs=0.002)
-    assert plain_cv["interval_score"] == pytest.approx(0.665, abs=0.002)
-    assert three["median_half_width"] <= bands.MAX_MEDIAN_HALF_WIDTH
+    two, plain = {"api_shared": "engine"}, {"api_shared": "engine", "api_server": "engine"}
+    scores = {name: bands.cross_validate(folded(every_measurement, fold), "document", bands.QUANTILES)
+              for name, fold in (("three", {}), ("two", two), ("plain", plain))}
+    assert scores["three"]["interval_score"] < scores["two"]["interval_score"] < scores["plain"]["interval_score"]
+    assert scores["three"]["inside_fraction"] == pytest.approx(367 / 434)
+    assert scores["three"]["interval_score"] == pytest.approx(0.987, abs=0.002)
+    assert scores["three"]["median_half_width"] <= bands.MAX_MEDIAN_HALF_WIDTH < scores["two"]["median_half_width"]
+    calibration = {name: bands.cross_validate(folded(measured, fold), "document", bands.QUANTILES)
+                   for name, fold in (("three", {}), ("two", two), ("plain", plain))}
+    assert [round(c["interval_score"], 3) for c in calibration.values()] == pytest.approx([0.585, 0.554, 0.555],
+                                                                                          abs=0.002)
 
 
 def test_bands_on_found_runs_left_out_of_the_table(every_measurement):
@@ -373,12 +386,16 @@ def test_bands_on_found_runs_left_out_of_the_table(every_measurement):
     blind 2026-12-05 before it joined: 4 of 6 inside, the B200 run's TTFT -97 % and requests/s +60 % outside):
     all nine 244 of 278 (87.8 %). With the API server's turn-taking (Efficiency.api_server_final_share,
     2026-12-05): 247 of 278 (88.8 %), and narrower (with each document of both sets left out, median half-width
-    37.7 -> 33.5 %, mean interval score 1.344 -> 1.142)."""
+    37.7 -> 33.5 %, mean interval score 1.344 -> 1.142). Since the quantile rule holds issue #20's two targets
+    with each document left out (calc.timing.bands.held_out_quantiles, 2026-12-05; central 90 % -> 85.5 %, chosen
+    again without each set: central 82.0-87.5 %): 232 of 278 (83.5 %), weight_only_found 43 of 52 (82.7 %) at a median
+    half-width of 21.0 %."""
     left_out = make_bands.found_left_out(every_measurement)
     assert set(left_out) == set(make_bands.FOUND_SETS) | {"all"}
     assert left_out["all"]["n"] == 278
     assert left_out["all"]["inside_fraction"] >= 0.80
-    assert left_out["weight_only_found"]["n"] == 52 and left_out["weight_only_found"]["inside_fraction"] >= 0.95
+    assert left_out["all"]["inside_fraction"] == pytest.approx(232 / 278)
+    assert left_out["weight_only_found"]["n"] == 52 and left_out["weight_only_found"]["inside_fraction"] >= 0.80
 
 
 def test_bands_on_the_runs_kept_back():

@@ -21,7 +21,8 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from calc.timing.bands import (API_SERVER_BUSY, API_SERVER_SHARED, CONDITIONS, N_MIN, WIDEN, BandBasis, BandKey,
-                               api_server_share, band_basis, gpu_family, load_condition, load_measurements, load_regime)
+                               api_server_share, band_basis, gpu_family, load_condition, load_measurements, load_regime,
+                               load_table)
 from calc.timing.engine_profile import api_server_request_time_s
 from ui import format as F
 from ui.budget import shared_memo
@@ -389,9 +390,21 @@ def render_why(bases: dict[str, BandBasis], t: T, key: str, where=None) -> None:
     if not exp.open:
         return
     with exp:
-        st.caption(t("band.why.caption", widen=f"{WIDEN:g}"))
+        st.caption(t("band.why.caption", widen=f"{WIDEN:g}", **coverage_words()))
         st.table(tables.arrow(why_rows(bases, t)), hide_index=True)
         st.caption(t("band.why.sources_note"))
+
+
+def coverage_words() -> dict[str, str]:
+    """The band's central share and its held-out coverage, as the caption states them (from the table:
+    bench/make_bands.py records both).
+
+    >>> sorted(coverage_words())
+    ['central', 'held_out']
+    """
+    method = load_table()["method"]
+    lo, hi = method["quantiles_of_loo_standardised_residuals"]
+    return {"central": F.number(100 * (hi - lo), 1), "held_out": F.number(100 * method["held_out"]["inside_fraction"], 1)}
 
 
 def errors_of(ids: Iterable[str]) -> list[float]:

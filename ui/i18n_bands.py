@@ -22,7 +22,8 @@ EN: dict[str, str] = {
                         "server is, GPU family, dense or MoE): their median and spread, weighed against a wider group's by the number of "
                         "documents (pages or log files) behind them, one deployment counting once however many "
                         "numbers it holds, times the errors' spread on measurements left out one at a time (central "
-                        "90 %). A regime without measurements of its own borrows a wider group's, widened {widen}× per "
+                        "{central} %: with each source document left out of the table in turn, {held_out} % of the "
+                        "measured values fell inside their band). A regime without measurements of its own borrows a wider group's, widened {widen}× per "
                         "level it lacks, and says so.",
     "band.why.col.metric": "Number",
     "band.why.col.basis": "Where the band comes from",
@@ -90,7 +91,7 @@ ZH: dict[str, str] = {
     "band.why.title": "这些范围从何而来：背后的测量",
     "band.why.caption": "每个范围是计算器在同一场景（负载形态、vLLM 的 API 服务器繁忙程度、GPU 系列、稠密或 MoE）的真实测量上的误差"
                         "（预测 ÷ 实测 − 1）所对应的实测值范围：误差的中位数和离散度按来源文档数（页面或日志文件；同一部署无论有多少个数值只计一次）"
-                        "与更宽一组的加权，再乘以逐一留出测量时的误差分布（中间 90%）。本场景没有测量时，借用更宽一组的测量，"
+                        "与更宽一组的加权，再乘以逐一留出测量时的误差分布（中间 {central}%；每次留出一个来源文档、用其余测量重建后，{held_out}% 的实测值落在其范围内）。本场景没有测量时，借用更宽一组的测量，"
                         "每缺一个维度加宽 {widen} 倍，并注明。",
     "band.why.col.metric": "数值",
     "band.why.col.basis": "范围的来源",

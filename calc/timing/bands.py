@@ -125,23 +125,29 @@ API_SERVER_BUSY = 0.33
 API_SERVER_SHARED = 0.125
 FAMILIES = ("ampere", "hopper", "cdna3", "ada", "blackwell", "other")
 GROUPS = ("ttft", "tpot", "e2e", "throughput", "memory")
-# Quantiles of the pooled leave-one-out standardised residuals that bound a band: the widest central
-# predictive interval of :data:`QUANTILE_CHOICES` whose median half-width stays within issue #20's
-# :data:`MAX_MEDIAN_HALF_WIDTH` of the value on the calibration measurements themselves
-# (:func:`widest_quantiles`, applied by bench/make_bands.py; the table records the choice under
-# ``method``). The margin above the promised 80 % inside is for servers less like the calibration
-# set than its measurements are to each other: bands that held 80 % only in sample would hold less
-# elsewhere (central 85 % held 90 % in sample but 80 % with each benchmark left out, 2026-12-01).
-# Since the found runs joined the table (2026-12-04) the width is held on the calibration set's measurements
-# alone, where the issue states it (``widest_quantiles(held_on=)``); the found runs' own bands are wider.
-# QUANTILES is the choice the shipped table was built with (tests/test_bands.py checks it is current):
-# central 90 % since the MoE layers' fixed time (calc.timing.moe_kernels) narrowed the MoE TPOT
-# residuals and the API server's load split the regimes (2026-12-02; 89.5 % before, since the
-# shrinkage counts documents; central 87.5 % when it counted measurements).
-QUANTILES = (0.05, 0.95)
+# Quantiles of the pooled leave-one-out standardised residuals that bound a band, chosen by issue #20's
+# two targets where it checks them, on measurements kept back (:func:`held_out_quantiles`, applied by
+# bench/make_bands.py; the table records the choice under ``method``): of :data:`QUANTILE_CHOICES`, the
+# widest central interval whose bands, with each document (one deployment) left out of the table in turn,
+# hold at least :data:`MIN_INSIDE` of the measured values at a median half-width of at most
+# :data:`MAX_MEDIAN_HALF_WIDTH`, over every measurement of the table (the calibration set's and the found
+# runs'). Until 2026-12-05 the rule held the width in sample on the calibration set alone and took the
+# widest choice, central 90 %: its bands held 88.2 % of the values with each document left out, at a
+# median half-width of 33.5 %, over the width the issue allows. The held-out rule takes central 85.5 %
+# (0.0725 / 0.9275): each document left out 84.6 % inside at 29.2 %, each benchmark 86.6 % at 28.3 %,
+# each publisher 88.0 % at 44.8 %, each found set (the rule applied again without it) 83.5 %; the
+# calibration set's documents left out 85.3 % at 22.4 % (bench/make_bands.py --validate; the held-out
+# coverage tracks the nominal 85.5 %, so the band means what it says). Earlier choices, on the calibration
+# set in sample: central 90 % since the MoE layers' fixed time (calc.timing.moe_kernels) narrowed the MoE
+# TPOT residuals (2026-12-02); central 85 % held 90 % in sample but 80 % with each benchmark left out
+# (2026-12-01), which is why the rule now scores held-out measurements, not the table's own.
+# QUANTILES is the choice the shipped table was built with (tests/test_bands.py checks it is current).
+QUANTILES = (0.0725, 0.9275)
 MAX_MEDIAN_HALF_WIDTH = 0.30
+MIN_INSIDE = 0.80
 # Lower tails tried, widest first: central 90 % down to central 80 % (the promise itself).
-QUANTILE_CHOICES = tuple((round(q, 4), round(1.0 - q, 4)) for q in np.arange(0.05, 0.1001, 0.0025))
+# MIN_INSIDE: issue #20's promise, at least 80 % of measured values inside their band.
+QUANTILE_CHOICES = tuple((round(float(q), 4), round(1.0 - float(q), 4)) for q in np.arange(0.05, 0.1001, 0.0025))
 # Prior strength of the shrinkage, in documents: a cell whose measurements come from d documents
 # (:func:`document`) weighs its own location and spread d / (d + PRIOR_N) against its parent rung's
 # (already shrunk) ones. A cell of PRIOR_N documents is half its own evidence, half the pooled one.
@@ -326,6 +332,14 @@ def build_table(measurements: Iterable[dict[str, Any]], quantiles: tuple[float, 
     p90 |error| and the measurement ids. The root also holds the pooled shape ``z_lo``, ``z_hi``:
     ``quantiles`` (:data:`QUANTILES`) of every measurement's leave-one-out standardised residual (module
     docstring)."""
+    table, z = _cells_and_residuals(measurements)
+    return _with_quantiles(table, z, quantiles)
+
+
+def _cells_and_residuals(measurements: Iterable[dict[str, Any]]) -> tuple[dict[str, Any], list[float]]:
+    """:func:`build_table`'s cells and every measurement's leave-one-out standardised residual, before
+    the quantiles are taken (:func:`_with_quantiles`): a rule that tries several quantiles
+    (:func:`held_out_quantiles`) builds each table once."""
     ms = sorted(measurements, key=lambda m: m["id"])
     cells: dict[str, list[dict[str, Any]]] = {}
     for m in ms:
@@ -361,12 +375,17 @@ def build_table(measurements: Iterable[dict[str, Any]], quantiles: tuple[float, 
         if chain[-1] is not None and chain[-1]["n"] >= 3 and chain[-1]["log_spread"] > SPREAD_FLOOR:
             loc, spread = shrunk_location_spread(chain[::-1])
             z.append((math.log1p(m["error"]) - loc) / spread)
+    return table, z
+
+
+def _with_quantiles(table: dict[str, Any], z: list[float], quantiles: tuple[float, float]) -> dict[str, Any]:
+    """``table`` (unchanged) with its root's pooled shape: the ``quantiles`` of the residuals ``z``."""
     if len(z) < 2:  # too few measurements to learn the shape from: a normal's central interval
         z = [NormalDist().inv_cdf(quantiles[0]), NormalDist().inv_cdf(quantiles[1])]
-    table[ROOT_CELL]["quantiles"] = [float(quantiles[0]), float(quantiles[1])]
-    table[ROOT_CELL]["z_lo"] = round(min(float(np.quantile(z, quantiles[0])), 0.0), 6)
-    table[ROOT_CELL]["z_hi"] = round(max(float(np.quantile(z, quantiles[1])), 0.0), 6)
-    return table
+    root = {**table[ROOT_CELL], "quantiles": [float(quantiles[0]), float(quantiles[1])],
+            "z_lo": round(min(float(np.quantile(z, quantiles[0])), 0.0), 6),
+            "z_hi": round(max(float(np.quantile(z, quantiles[1])), 0.0), 6)}
+    return {**table, ROOT_CELL: root}
 
 
 @lru_cache(maxsize=1)
@@ -555,23 +574,47 @@ def cross_validate(measurements: Iterable[dict[str, Any]], unit: str = "benchmar
     return {**_summary(scored), "units": len(units)}
 
 
-def widest_quantiles(measurements: Iterable[dict[str, Any]],
-                     held_on: Iterable[dict[str, Any]] | None = None) -> tuple[float, float]:
-    """The widest of :data:`QUANTILE_CHOICES` whose bands, built from ``measurements`` and scored on
-    ``held_on`` (:func:`coverage`; default: the same measurements), have a median half-width of at most
-    :data:`MAX_MEDIAN_HALF_WIDTH`; the narrowest choice if none does. ``held_on`` is where issue #20
-    states its target, the calibration set (bench/make_bands.py): runs found later, where the model is
-    less tested, may need wider bands than that promise, and get them.
+def held_out_choices(measurements: Iterable[dict[str, Any]], unit: str = "document",
+                     choices: tuple[tuple[float, float], ...] = QUANTILE_CHOICES) -> list[tuple[tuple[float, float], dict[str, Any]]]:
+    """:func:`cross_validate` at every one of ``choices`` (the quantiles of :data:`QUANTILE_CHOICES`):
+    each ``unit`` of ``measurements`` left out in turn, its table built once from the rest and scored at
+    every choice (only the root's pooled shape depends on the quantiles). ``[(quantiles, summary)]``,
+    widest first."""
+    ms = list(measurements)
+    units: dict[str, list[dict[str, Any]]] = {}
+    for m in ms:
+        units.setdefault(holdout_unit(m, unit), []).append(m)
+    scored: dict[tuple[float, float], list] = {q: [] for q in choices}
+    for u, held in sorted(units.items()):
+        table, z = _cells_and_residuals([m for m in ms if holdout_unit(m, unit) != u])
+        for q in choices:
+            cells = _with_quantiles(table, z, q)
+            scored[q] += [(m, *_scored(m, cells)) for m in held]
+    return [(q, {**_summary(scored[q]), "units": len(units)}) for q in choices]
+
+
+def held_out_quantiles(measurements: Iterable[dict[str, Any]], unit: str = "document") -> tuple[float, float]:
+    """Issue #20's two targets applied where it checks them, on measurements the bands were not built
+    from (:func:`held_out_choices`: each ``unit``, a document by default, one deployment, left out in
+    turn): of :data:`QUANTILE_CHOICES`, the widest whose held-out bands hold at least :data:`MIN_INSIDE`
+    of the measured values at a median half-width of at most :data:`MAX_MEDIAN_HALF_WIDTH`. Where no
+    choice meets both, honesty comes first: the narrowest that still holds :data:`MIN_INSIDE`, or the
+    widest if none does.
 
     >>> ms = [{"id": f"m{i}", "regime": "closed", "family": "hopper", "moe": False, "group": "ttft",
-    ...        "error": e} for i, e in enumerate([-0.3, -0.1, 0.0, 0.05, 0.1, 0.2, -0.05, 0.3])]
-    >>> lo, hi = widest_quantiles(ms)
-    >>> coverage(ms, build_table(ms, (lo, hi)))["median_half_width"] <= MAX_MEDIAN_HALF_WIDTH
-    True
+    ...        "error": e} for i, e in enumerate([-0.3, -0.1, 0.0, 0.05, 0.1, 0.2, -0.05, 0.3, 0.02, -0.02])]
+    >>> q = held_out_quantiles(ms, "measurement")
+    >>> c = cross_validate(ms, "measurement", q)
+    >>> q, c["inside_fraction"] >= MIN_INSIDE, c["median_half_width"] <= MAX_MEDIAN_HALF_WIDTH
+    ((0.05, 0.95), True, True)
     """
-    ms = list(measurements)
-    held = ms if held_on is None else list(held_on)
-    for q in QUANTILE_CHOICES:
-        if coverage(held, build_table(ms, q))["median_half_width"] <= MAX_MEDIAN_HALF_WIDTH:
+    return choose_quantiles(held_out_choices(measurements, unit))
+
+
+def choose_quantiles(scores: list[tuple[tuple[float, float], dict[str, Any]]]) -> tuple[float, float]:
+    """:func:`held_out_quantiles`'s rule over :func:`held_out_choices`' scores (widest first)."""
+    honest = [(q, c) for q, c in scores if c["inside_fraction"] >= MIN_INSIDE]
+    for q, c in honest:
+        if c["median_half_width"] <= MAX_MEDIAN_HALF_WIDTH:
             return q
-    return QUANTILE_CHOICES[-1]
+    return honest[-1][0] if honest else scores[0][0]
