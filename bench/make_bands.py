@@ -132,7 +132,7 @@ def calibration(ms: list[dict]) -> list[dict]:
 
 def table(ms: list[dict], quantiles: tuple[float, float] | None = None) -> dict:
     """The band table of ``ms`` (its quantiles: bands.held_out_quantiles's choice unless given)."""
-    scores = dict(bands.held_out_choices(ms, choices=bands.QUANTILE_CHOICES if quantiles is None else (quantiles,)))
+    scores = dict(bands.held_out_choices(ms, choices=bands.QUANTILE_CHOICES if quantiles is None else (tuple(quantiles),)))
     quantiles = bands.choose_quantiles(list(scores.items())) if quantiles is None else quantiles
     held = scores[tuple(quantiles)]
     return {

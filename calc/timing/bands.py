@@ -562,20 +562,13 @@ def cross_validate(measurements: Iterable[dict[str, Any]], unit: str = "benchmar
     ``calc/data/bands.json``), and its measurements scored against that table (:func:`coverage`'s
     figures, plus ``units``: how many were held out in turn). ``scored``: only the measurements it
     accepts are held out and scored (the others stay in every table); default all."""
-    ms = list(measurements)
-    units: dict[str, list[dict[str, Any]]] = {}
-    for m in ms:
-        if scored is None or scored(m):
-            units.setdefault(holdout_unit(m, unit), []).append(m)
-    scored = []
-    for u, held in sorted(units.items()):
-        cells = build_table([m for m in ms if holdout_unit(m, unit) != u], quantiles)
-        scored += [(m, *_scored(m, cells)) for m in held]
-    return {**_summary(scored), "units": len(units)}
+    return held_out_choices(measurements, unit, (tuple(quantiles),), scored)[0][1]
 
 
 def held_out_choices(measurements: Iterable[dict[str, Any]], unit: str = "document",
-                     choices: tuple[tuple[float, float], ...] = QUANTILE_CHOICES) -> list[tuple[tuple[float, float], dict[str, Any]]]:
+                     choices: tuple[tuple[float, float], ...] = QUANTILE_CHOICES,
+                     scored: Callable[[dict[str, Any]], bool] | None = None,
+                     ) -> list[tuple[tuple[float, float], dict[str, Any]]]:
     """:func:`cross_validate` at every one of ``choices`` (the quantiles of :data:`QUANTILE_CHOICES`):
     each ``unit`` of ``measurements`` left out in turn, its table built once from the rest and scored at
     every choice (only the root's pooled shape depends on the quantiles). ``[(quantiles, summary)]``,
@@ -583,14 +576,15 @@ def held_out_choices(measurements: Iterable[dict[str, Any]], unit: str = "docume
     ms = list(measurements)
     units: dict[str, list[dict[str, Any]]] = {}
     for m in ms:
-        units.setdefault(holdout_unit(m, unit), []).append(m)
-    scored: dict[tuple[float, float], list] = {q: [] for q in choices}
+        if scored is None or scored(m):
+            units.setdefault(holdout_unit(m, unit), []).append(m)
+    results: dict[tuple[float, float], list] = {q: [] for q in choices}
     for u, held in sorted(units.items()):
         table, z = _cells_and_residuals([m for m in ms if holdout_unit(m, unit) != u])
         for q in choices:
             cells = _with_quantiles(table, z, q)
-            scored[q] += [(m, *_scored(m, cells)) for m in held]
-    return [(q, {**_summary(scored[q]), "units": len(units)}) for q in choices]
+            results[q] += [(m, *_scored(m, cells)) for m in held]
+    return [(q, {**_summary(results[q]), "units": len(units)}) for q in choices]
 
 
 def held_out_quantiles(measurements: Iterable[dict[str, Any]], unit: str = "document") -> tuple[float, float]:
