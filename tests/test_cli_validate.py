@@ -15,6 +15,7 @@ import calibration_report as cr  # noqa: E402
 from calc.cli.main import main  # noqa: E402
 from calc.cli import validate as v  # noqa: E402
 from calc.spec import results  # noqa: E402
+from calc.timing import bands  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 JSONL = ROOT / "bench" / "data" / "vllm_benchmarks.jsonl"
@@ -49,6 +50,8 @@ def _band_fields(rec, metrics):
     for basis in rec["band_basis"].values():
         assert {"regime", "n", "median_abs_error", "p90_abs_error", "label", "measurements"} <= set(basis)
         assert basis["n"] == len(basis["measurements"]) >= 1
+        # the share of errors a band covers, as the table was built (calc.timing.bands.QUANTILES: central 85.5 %)
+        assert basis["central_share"] == pytest.approx(bands.QUANTILES[1] - bands.QUANTILES[0])
 
 
 def test_estimate_json_has_bands_and_keeps_its_fields(capsys):

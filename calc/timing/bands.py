@@ -232,6 +232,7 @@ class BandBasis:
     p90_abs_error: float
     label: str
     measurements: tuple[str, ...]
+    central_share: float = float("nan")  # the band's central share of the errors (the table's quantiles)
 
     def record(self) -> dict[str, Any]:
         """The JSON form (the CLI's ``band_basis`` entries)."""
@@ -240,6 +241,7 @@ class BandBasis:
                 "metric_group": self.key.group, "cell": self.cell, "n": self.n, "n_in_regime": self.n_exact,
                 "median_abs_error": self.median_abs_error, "p90_abs_error": self.p90_abs_error,
                 "error_low": math.expm1(self.log_lo), "error_high": math.expm1(self.log_hi),
+                "central_share": self.central_share,
                 "label": self.label, "measurements": list(self.measurements)}
 
 
@@ -468,7 +470,18 @@ def band_basis(key: BandKey, cells: dict[str, Any] | None = None) -> BandBasis:
     return BandBasis(key=key, cell=cell, n=c["n"], n_exact=exact,
                      log_lo=max(min(lo, 0.0) * widen, -MAX_LOG), log_hi=min(max(hi, 0.0) * widen, MAX_LOG),
                      median_abs_error=c["median_abs_error"], p90_abs_error=c["p90_abs_error"], label=label,
-                     measurements=tuple(c["measurements"]))
+                     measurements=tuple(c["measurements"]), central_share=_central_share(found[-1]))
+
+
+def _central_share(root: dict[str, Any]) -> float:
+    """The central share of the errors a table's bands cover: q_hi - q_lo of its root's quantiles
+    (:data:`QUANTILES` where the root records none, as :func:`_scored` reads it).
+
+    >>> _central_share({"quantiles": [0.05, 0.95]})
+    0.9
+    """
+    lo, hi = root.get("quantiles", QUANTILES)
+    return round(float(hi) - float(lo), 6)
 
 
 def band(value: Any, basis: BandBasis) -> tuple[np.ndarray, np.ndarray]:
