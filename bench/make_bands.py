@@ -181,15 +181,14 @@ def validate(ms: list[dict], quantiles: tuple[float, float]) -> dict[str, dict]:
 def found_left_out(ms: list[dict]) -> dict[str, dict]:
     """Each found set (:data:`FOUND_SETS`) scored by bands built without it (quantiles chosen again by the
     rule on what is left): what a new set of public runs would see. ``"all"`` pools the sets' values."""
-    out, inside, n = {}, 0.0, 0
+    out, pairs = {}, []
     for name in sorted({m.get("set", "") for m in ms} - {""}):
         rest = [m for m in ms if m.get("set", "") != name]
-        c = bands.coverage([m for m in ms if m.get("set", "") == name],
-                           bands.build_table(rest, bands.held_out_quantiles(rest)))
-        out[name] = c
-        inside += c["inside_fraction"] * c["n"]
-        n += c["n"]
-    out["all"] = {"inside_fraction": inside / n if n else float("nan"), "n": n}
+        cells = bands.build_table(rest, bands.held_out_quantiles(rest))
+        held = [m for m in ms if m.get("set", "") == name]
+        out[name] = bands.coverage(held, cells)
+        pairs += [(m, cells) for m in held]
+    out["all"] = bands.coverage_of(pairs)
     return out
 
 
@@ -251,7 +250,8 @@ def main(argv: list[str] | None = None) -> int:
             if name != "all":
                 print(f"found set {name:<24} left out: n={c['n']:<4} inside the band {c['inside_fraction']:6.1%}   "
                       f"median half-width {c['median_half_width']:6.1%}")
-        print(f"found sets, each left out: {left_out['all']['inside_fraction']:.1%} of {left_out['all']['n']} values inside")
+        print(f"found sets, each left out: {left_out['all']['inside_fraction']:.1%} of {left_out['all']['n']} values inside, "
+              f"median half-width {left_out['all']['median_half_width']:.1%}")
         print("outside their band, their benchmark left out:")
         print_misses(ms, quantiles)
     if args.csv:

@@ -546,7 +546,13 @@ def coverage(measurements: Iterable[dict[str, Any]], cells: dict[str, Any]) -> d
     """How honest the bands are on the measurements (in sample when ``cells`` were built from
     them): the fraction whose measured value lies in the band around its prediction, and the
     median half-width (high - low) / 2 / predicted; overall and per metric group (``by_group``)."""
-    return _summary([(m, *_scored(m, cells)) for m in measurements])
+    return coverage_of((m, cells) for m in measurements)
+
+
+def coverage_of(pairs: Iterable[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
+    """:func:`coverage` over ``(measurement, cells)`` pairs, each measurement scored against its own
+    table (sets left out in turn, each with the table built without it)."""
+    return _summary([(m, *_scored(m, cells)) for m, cells in pairs])
 
 
 def holdout_unit(m: dict[str, Any], unit: str) -> str:
