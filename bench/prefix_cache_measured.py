@@ -12,7 +12,10 @@ policy, vLLM 0.2's ``Scheduler._schedule``), ``max_num_batched_tokens`` max(max_
 requests (vLLM 0.2 ``benchmark_serving.py``: ``np.random.exponential``, ``--num-prompts`` 1000, no
 warm-up), through an HTTP API server (``efficiency_for_engine(api_server=True)``).
 
-    .venv/bin/python bench/prefix_cache_measured.py [--engine-checks]
+    .venv/bin/python bench/prefix_cache_measured.py [--engine-checks] [--write]
+
+``--write`` also writes calc/data/prefix_cache_checks.json, what the prefix-cache page shows
+(:func:`checks`; tests/test_prefix_cache.py keeps it current).
 """
 
 from __future__ import annotations
@@ -129,6 +132,32 @@ def effect_ratios(scored: list[tuple[dict, str, float, float]]) -> list[tuple[fl
     return out
 
 
+CHECKS_PATH = Path(__file__).resolve().parents[1] / "calc" / "data" / "prefix_cache_checks.json"
+
+
+def _sig(x: float) -> float:
+    return float(f"{x:.4g}")
+
+
+def checks(scored: list[tuple[dict, str, float, float]] | None = None) -> dict:
+    """What the prefix-cache page shows (calc/data/prefix_cache_checks.json, ``--write``): every scored
+    value with its source, the median |error| over all and over the rows of medium confidence, and the
+    cache's effect (cache / base at the same rate, :func:`effect_ratios`) against the measured one."""
+    scored = score() if scored is None else scored
+    errs = [abs(p / m - 1) for _, _, p, m in scored]
+    medium = [abs(p / m - 1) for row, _, p, m in scored if row["confidence"] != "low"]
+    effect = [abs(p / m - 1) for _, _, m, p in effect_ratios(scored)]
+    return {
+        "source": "bench/prefix_cache_measured.py --write (bench/data/prefix_cache_measurements.jsonl), default Efficiency",
+        "median_abs_error": round(statistics.median(errs), 4), "n": len(errs),
+        "median_abs_error_medium": round(statistics.median(medium), 4), "n_medium": len(medium),
+        "effect_median_abs_error": round(statistics.median(effect), 4), "n_effect": len(effect),
+        "rows": [{"id": row["id"], "source": row["source"], "confidence": row["confidence"], "metric": metric,
+                  "predicted": _sig(p), "measured": _sig(m), "error": round(p / m - 1, 4)}
+                 for row, metric, p, m in scored],
+    }
+
+
 def engine_checks(sequence_overheads_s=(35e-6, 300e-6, 450e-6), distserve_scale: float = 0.69) -> None:
     """vLLM 0.2's capacity on PR #1983's load (1,000 requests at 1,000 req/s) under two candidate
     engine-speed mechanisms, each also asked on rows it was not chosen on: a per-sequence engine CPU
@@ -183,6 +212,9 @@ def main() -> int:
             print(f"| {row['id']} | {metric} | {min(v):,.3f} - {max(v):,.3f} | {m:,.3f} |")
     if "--engine-checks" in sys.argv[1:]:
         engine_checks()
+    if "--write" in sys.argv[1:]:
+        CHECKS_PATH.write_text(json.dumps(checks(scored), indent=1) + "\n")
+        print(f"wrote {CHECKS_PATH}")
     return 0
 
 

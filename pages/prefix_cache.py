@@ -12,7 +12,7 @@ from ui.prefixcache import figures as FP
 from ui.prefixcache import sweeps as SW
 from ui.prefixcache.controls import (PC_CACHING, PC_KIND, PC_PREFIX_LEN, PC_PREFIXES, PC_RATE, PC_SIMULATE,
                                      PC_TURNS, PREFIX_CACHE, reuse_of)
-from ui.prefixcache.explain import prefix_cache_panels
+from ui.prefixcache.explain import prefix_cache_panels, render_checks
 from ui.state import check_query_params, render_control
 from ui.why import render_panels
 
@@ -97,6 +97,7 @@ def _body() -> None:
     if reuse.any_reuse and bool(pt.stable[i]):
         st.subheader(t("why.title"))
         render_panels(prefix_cache_panels(pt, i, reuse=reuse, block_size=s.block_size, t=t), t)
+    render_checks(t)
 
 
 shell.run_fragment(_body)

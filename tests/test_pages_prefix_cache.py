@@ -78,3 +78,20 @@ def test_load_test_takes_the_reuse():
     shared = metrics(app(page="pages/load_test.py",
                          query={"lt_requests": "300", "pc_reuse": "shared", "pc_prefix_len": "1700"}))
     assert _ms(shared["P95 TTFT"]) < 0.8 * _ms(plain["P95 TTFT"])
+
+
+@pytest.mark.parametrize("lang, title, column", [("en", "How close to real servers", "Predicted"),
+                                                 ("zh", "离真实服务器有多近", "预测")])
+def test_published_runs_panel_lists_the_checks(lang, title, column):
+    """The page says how far the model has been from published prefix-reuse runs (calc/data/prefix_cache_checks.json):
+    the medians in the caption and every scored value in a table, in the reader's language; drawn only once opened."""
+    from apptest_helpers import open_section  # noqa: PLC0415
+
+    at = app({"lang": lang}, page=PAGE)
+    assert any(title in e.label for e in at.expander) and not at.table  # closed: nothing drawn
+    open_section(at, "pc_checks")
+    assert not at.exception
+    (table,) = [tb for tb in at.table if column in tb.value.columns.tolist()]
+    assert len(table.value) == 55
+    caption = " ".join(c.value for c in at.caption)
+    assert "36 %" in caption and "23 %" in caption and "7 %" in caption

@@ -41,9 +41,14 @@ block with vLLM's free-block queue; ``bench/prefix_cache_vs_sim.py`` shows where
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
+
+CHECKS_PATH = Path(__file__).resolve().parents[1] / "data" / "prefix_cache_checks.json"
 
 
 @dataclass(frozen=True)
@@ -473,3 +478,19 @@ def conversations_in_flight(*, rate_rps, e2e_latency_s, gap_over_e2e=2.0):
     """
     lam = np.asarray(rate_rps, dtype=float)
     return np.ceil(lam * gap_over_e2e * np.asarray(e2e_latency_s, dtype=float)) + 1.0
+
+
+@lru_cache(maxsize=1)
+def published_checks() -> dict:
+    """This model against published runs with prefix reuse, each asked as it was run
+    (calc/data/prefix_cache_checks.json, written by ``bench/prefix_cache_measured.py --write`` from
+    bench/data/prefix_cache_measurements.jsonl): ``rows`` (id, source, confidence, metric, predicted,
+    measured, error = predicted / measured - 1), the median |error| over all and over the rows of medium
+    confidence, and over the cache's effect (cache / no cache at the same rate).
+
+    >>> c = published_checks()
+    >>> c["n"] == len(c["rows"]) and 0 <= c["effect_median_abs_error"] <= c["median_abs_error"]
+    True
+    """
+    with open(CHECKS_PATH) as fh:
+        return json.load(fh)

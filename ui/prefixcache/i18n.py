@@ -86,6 +86,23 @@ EN: dict[str, str] = {
                       "load holds. Past it, least-recently-used eviction drops prefixes before they come back.",
     "pc.caption.ttft": "Where a line stops, the engine is past capacity. The cache moves that wall to the right: "
                        "fewer prompt tokens to compute per request.",
+    "pc.checks.title": "How close to real servers: published runs with prefix reuse",
+    "pc.checks.caption": "Each published run is asked the way it was run (its GPU, model, vLLM settings, arrivals and "
+                         "lengths). Median |error| {all} over {n} values; {medium} over the {nm} of medium confidence. "
+                         "The cache's effect itself (with the cache ÷ without, at the same rate) is within {effect} "
+                         "(median of {ne}). Most of the error is the engine on those hosts (vLLM 0.2 in 2023, a V1 "
+                         "prototype of October 2024 on an L40S, an RTX 4090 under WSL2), not the cache; the target is "
+                         "20 %. Rows and sources: bench/data/prefix_cache_measurements.jsonl, asked by "
+                         "bench/prefix_cache_measured.py.",
+    "pc.checks.col.run": "Run",
+    "pc.checks.col.confidence": "Confidence",
+    "pc.checks.col.metric": "Number",
+    "pc.checks.col.measured": "Measured",
+    "pc.checks.col.predicted": "Predicted",
+    "pc.checks.col.error": "Error",
+    "pc.checks.col.source": "Source",
+    "pc.checks.conf.medium": "medium",
+    "pc.checks.conf.low": "low",
     "pc.sim_note": "Simulator at {rate} req/s: hit rate {hit}, mean TTFT {ttft} ms, P95 {p95} ms (analytic: {ahit}, "
                    "{attft} ms, {ap95} ms).",
     "pc.why.found.title": "Why {pct} of prompt tokens come from the cache",
@@ -177,6 +194,21 @@ ZH: dict[str, str] = {
     "pc.caption.hit": "每条线代表一种负载；虚线竖线标出该负载剩下的池能容纳多少前缀。超过它，最久未使用淘汰会在前缀再次"
                       "到来之前把它丢掉。",
     "pc.caption.ttft": "线条终止处，引擎已超出容量。缓存把这堵墙推向右边：每个请求要计算的提示 token 更少。",
+    "pc.checks.title": "离真实服务器有多近：有前缀复用的公开测量",
+    "pc.checks.caption": "每条公开测量都按它的运行方式提问（GPU、模型、vLLM 设置、到达方式与长度）。{n} 个数值的 |误差| "
+                         "中位数为 {all}；其中 {nm} 个中等可信度的数值为 {medium}。缓存本身的效果（同一速率下开缓存 ÷ "
+                         "不开）相差在 {effect} 以内（{ne} 个的中位数）。误差大多来自这些机器上的引擎（2023 年的 vLLM "
+                         "0.2、2024 年 L40S 上的早期 V1 原型、WSL2 下的 RTX 4090），而不是缓存；目标是 20%。测量与出处："
+                         "bench/data/prefix_cache_measurements.jsonl，由 bench/prefix_cache_measured.py 提问。",
+    "pc.checks.col.run": "测量",
+    "pc.checks.col.confidence": "可信度",
+    "pc.checks.col.metric": "数值",
+    "pc.checks.col.measured": "实测",
+    "pc.checks.col.predicted": "预测",
+    "pc.checks.col.error": "误差",
+    "pc.checks.col.source": "出处",
+    "pc.checks.conf.medium": "中",
+    "pc.checks.conf.low": "低",
     "pc.sim_note": "模拟器在 {rate} 请求/秒：命中率 {hit}，平均 TTFT {ttft} 毫秒，P95 {p95} 毫秒（解析模型：{ahit}，"
                    "{attft} 毫秒，{ap95} 毫秒）。",
     "pc.why.found.title": "为什么 {pct} 的提示 token 来自缓存",
