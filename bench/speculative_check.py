@@ -5,7 +5,10 @@ measured mean acceptance length as the acceptance (so the check is of the step p
 drafting), and a context of about an MT-Bench turn (≈ 100 prompt + 250 output tokens → 300).
 Prints predicted and measured TPOT and the median |error|.
 
-    .venv/bin/python bench/speculative_check.py
+    .venv/bin/python bench/speculative_check.py [--write]
+
+``--write`` also writes calc/data/speculative_checks.json, what the speculative-decoding page shows
+(:func:`checks`; tests/test_speculative.py keeps it current).
 """
 
 from __future__ import annotations
@@ -41,16 +44,37 @@ def predict(row: dict) -> float:
     return float(speculative_step(e, d, batch=row["batch"], context_tokens=CONTEXT_TOKENS).tpot_s)
 
 
+CHECKS_PATH = Path(__file__).resolve().parents[1] / "calc" / "data" / "speculative_checks.json"
+
+
+def rows() -> list[dict]:
+    return [json.loads(x) for x in Path(__file__).with_name("data").joinpath("speculative_decoding.jsonl").open()]
+
+
+def checks() -> dict:
+    """What the speculative-decoding page shows (calc/data/speculative_checks.json, ``--write``): every row's
+    TPOT predicted and measured, with its source, and the median |error| (the rows state no confidence)."""
+    out = []
+    for r in rows():
+        p, m = predict(r), r["tpot_ms"] / 1e3
+        out.append({"id": r["id"], "source": r["source"], "metric": "tpot_s", "predicted": float(f"{p:.4g}"),
+                    "measured": m, "error": round(p / m - 1.0, 4)})
+    return {"source": "bench/speculative_check.py --write (bench/data/speculative_decoding.jsonl), default Efficiency",
+            "median_abs_error": round(float(np.median([abs(r["error"]) for r in out])), 4), "n": len(out), "rows": out}
+
+
 def main() -> int:
-    rows = [json.loads(x) for x in Path(__file__).with_name("data").joinpath("speculative_decoding.jsonl").open()]
     errs = []
-    for r in rows:
+    for r in rows():
         p = predict(r) * 1e3
         err = p / r["tpot_ms"] - 1.0
         errs.append(err)
         print(f"{r['id']:24s} k={r['num_speculative_tokens']}  TPOT predicted {p:5.2f} ms  measured {r['tpot_ms']:5.2f} ms  "
               f"{err:+6.1%}")
     print(f"median |error| {np.median(np.abs(errs)):.1%} over {len(errs)} rows")
+    if "--write" in sys.argv[1:]:
+        CHECKS_PATH.write_text(json.dumps(checks(), indent=1) + "\n")
+        print(f"wrote {CHECKS_PATH}")
     return 0
 
 

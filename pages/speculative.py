@@ -4,8 +4,9 @@ EAGLE-3, MTP, n-gram), where it stops paying, and why (calc.timing.speculative).
 import streamlit as st
 
 from calc.sizing.scenario import memory_for
+from calc.timing.speculative import published_checks
+from ui import checks, layout, shell
 from ui import format as F
-from ui import layout, shell
 from ui.speculative import figures as FS
 from ui.speculative.controls import SPEC_ACCEPTANCE, SPEC_K, SPEC_METHOD, SPECULATIVE
 from ui.speculative.explain import outcome_text, speculative_panels
@@ -47,6 +48,8 @@ def _body() -> None:
     st.caption(t("sd.caption"))
     st.subheader(t("why.title"))
     render_panels(speculative_panels(sw, t), t)
+    checks.render(t, key="sd_checks", title=t("sd.checks.title"), load=published_checks,
+                  caption=lambda c: t("sd.checks.caption", all=F.percent(c["median_abs_error"], 1), n=c["n"]))
 
 
 shell.run_fragment(_body)

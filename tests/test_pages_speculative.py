@@ -100,3 +100,31 @@ def test_text_says_what_the_chart_shows():
     lo, hi = (float(v) for v in re.search(r"stays at ([\d.]+)×–([\d.]+)×", said).groups())
     assert 1.5 < lo < hi and "never falls below 1 (up to 1,024)" in said and "reading the" in said
     assert metrics(at)["No longer pays from batch"].startswith("none up to")
+
+
+@pytest.mark.parametrize("lang, title, column", [("en", "How close to real servers", "Predicted"),
+                                                 ("zh", "离真实服务器有多近", "预测")])
+def test_published_runs_panel_lists_the_checks(lang, title, column):
+    """The page says how far the model has been from published runs (calc/data/speculative_checks.json), in the
+    reader's language, drawn only once opened."""
+    from apptest_helpers import open_section  # noqa: PLC0415
+
+    at = app({"lang": lang}, page=PAGE)
+    assert any(title in e.label for e in at.expander) and not at.table
+    open_section(at, "sd_checks")
+    assert not at.exception
+    (table,) = [tb for tb in at.table if column in tb.value.columns.tolist()]
+    assert len(table.value) == 13
+    assert "7.2 %" in " ".join(c.value for c in at.caption)
+
+
+def test_published_runs_table_has_no_empty_confidence_column():
+    """The speculative runs state no confidence: the shared table (ui.checks) leaves that column out."""
+    from ui import checks  # noqa: PLC0415
+    from ui.i18n import Translator  # noqa: PLC0415
+
+    from calc.timing.speculative import published_checks  # noqa: PLC0415
+
+    rows = checks.rows(published_checks(), Translator("en"))
+    assert "Confidence" not in rows[0] and {"Run", "Measured", "Predicted", "Error", "Source"} <= set(rows[0])
+    assert rows[0]["Error"].endswith("\u00a0%")

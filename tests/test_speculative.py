@@ -237,3 +237,19 @@ class TestBatchLines:
                            capture_output=True, text=True, timeout=120)
         out = json.loads(r.stdout.strip().splitlines()[-1])
         assert out["mean_accepted_tokens_per_step"] == pytest.approx(1.875)  # 1 + 0.875 (DeepSeek-V3 report)
+
+
+def test_the_page_shows_the_current_checks():
+    """calc/data/speculative_checks.json (the speculative-decoding page's "how close to real servers") is what
+    bench/speculative_check.py --write gives now: 13 batch-1 MT-Bench runs on H100 (vLLM issue #20780),
+    median |error| of TPOT 7.2 %, 2026-12-05."""
+    from pathlib import Path  # noqa: PLC0415
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import speculative_check  # noqa: PLC0415
+
+    from calc.timing.speculative import published_checks  # noqa: PLC0415
+
+    fresh = json.loads(json.dumps(speculative_check.checks()))
+    assert published_checks() == fresh, "run bench/speculative_check.py --write"
+    assert fresh["n"] == 13 and fresh["median_abs_error"] == pytest.approx(0.072, abs=0.002)

@@ -26,7 +26,10 @@ compute-bound, its time grows about (k + 1)-fold, and the speed-up shrinks and r
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
@@ -306,3 +309,21 @@ def drafter_and_kv_capacity(est, config: SpeculativeConfig | None, *, gpu, servi
     d = drafter_from_config(est.engine, config, gpu=gpu, serving=serving, efficiency=efficiency)
     return d, np.floor(kv_capacity_tokens_with_drafter(kv_pool_bytes=est.memory.kv_pool_bytes,
                                                        kv_bytes_per_token=est.memory.kv_bytes_per_sequence_token, drafter=d))
+
+
+CHECKS_PATH = Path(__file__).resolve().parents[1] / "data" / "speculative_checks.json"
+
+
+@lru_cache(maxsize=1)
+def published_checks() -> dict:
+    """This model against published speculative-decoding runs, each asked as it was measured
+    (calc/data/speculative_checks.json, written by ``bench/speculative_check.py --write`` from
+    bench/data/speculative_decoding.jsonl): ``rows`` (id, source, metric, predicted, measured, error =
+    predicted / measured - 1) and the median |error|.
+
+    >>> c = published_checks()
+    >>> c["n"] == len(c["rows"]) > 0
+    True
+    """
+    with open(CHECKS_PATH) as fh:
+        return json.load(fh)

@@ -45,47 +45,13 @@ def prefix_cache_panels(pt, i: int, *, reuse, block_size: int, t: T) -> list[Pan
     return panels
 
 
-def _measured_value(metric: str, x: float) -> str:
-    """A published run's number in its unit: latencies as durations, throughputs per second, the hit
-    rate as a percentage.
-
-    >>> _measured_value("ttft_s", 0.1994), _measured_value("output_tokens_per_s", 871.43), _measured_value(
-    ...     "requests_per_s", 9.8), _measured_value("prefix_cache_hit_rate", 0.37)
-    ('199.4 ms', '871 tok/s', '9.80 req/s', '37.0 %')
-    """
-    if metric == "prefix_cache_hit_rate":
-        return F.percent(x, 1)
-    if metric.endswith("tokens_per_s"):
-        return f"{F.number(x, 0)} tok/s"
-    if metric == "requests_per_s":
-        return f"{x:,.2f} req/s"
-    return F.duration(x)
-
-
-def checks_rows(checks: dict, t: T) -> list[dict[str, str]]:
-    """The published runs behind the prefix-cache model (calc.traffic.prefix_cache.published_checks) as
-    table rows in the reader's language."""
-    return [{t("pc.checks.col.run"): r["id"], t("pc.checks.col.confidence"): t(f"pc.checks.conf.{r['confidence']}"),
-             t("pc.checks.col.metric"): r["metric"], t("pc.checks.col.measured"): _measured_value(r["metric"], r["measured"]),
-             t("pc.checks.col.predicted"): _measured_value(r["metric"], r["predicted"]),
-             t("pc.checks.col.error"): f"{100 * r['error']:+.0f}\u00a0%", t("pc.checks.col.source"): r["source"]}
-            for r in checks["rows"]]
-
 
 def render_checks(t: T) -> None:
-    """How close the prefix-cache model has been to published runs (lazy: drawn only while open)."""
-    import streamlit as st  # noqa: PLC0415
-
+    """How close the prefix-cache model has been to published runs (ui.checks; lazy)."""
     from calc.traffic.prefix_cache import published_checks  # noqa: PLC0415
-    from ui import tables  # noqa: PLC0415
-    from ui.layout import lazy_expander  # noqa: PLC0415
+    from ui import checks  # noqa: PLC0415
 
-    exp = lazy_expander(st, t("pc.checks.title"), "pc_checks")
-    if not exp.open:
-        return
-    c = published_checks()
-    with exp:
-        st.caption(t("pc.checks.caption", all=F.percent(c["median_abs_error"]), n=c["n"],
-                     medium=F.percent(c["median_abs_error_medium"]), nm=c["n_medium"],
-                     effect=F.percent(c["effect_median_abs_error"]), ne=c["n_effect"]))
-        st.table(tables.arrow(checks_rows(c, t)), hide_index=True)
+    checks.render(t, key="pc_checks", title=t("pc.checks.title"), load=published_checks,
+                  caption=lambda c: t("pc.checks.caption", all=F.percent(c["median_abs_error"]), n=c["n"],
+                                      medium=F.percent(c["median_abs_error_medium"]), nm=c["n_medium"],
+                                      effect=F.percent(c["effect_median_abs_error"]), ne=c["n_effect"]))

@@ -94,15 +94,6 @@ EN: dict[str, str] = {
                          "prototype of October 2024 on an L40S, an RTX 4090 under WSL2), not the cache; the target is "
                          "20 %. Rows and sources: bench/data/prefix_cache_measurements.jsonl, asked by "
                          "bench/prefix_cache_measured.py.",
-    "pc.checks.col.run": "Run",
-    "pc.checks.col.confidence": "Confidence",
-    "pc.checks.col.metric": "Number",
-    "pc.checks.col.measured": "Measured",
-    "pc.checks.col.predicted": "Predicted",
-    "pc.checks.col.error": "Error",
-    "pc.checks.col.source": "Source",
-    "pc.checks.conf.medium": "medium",
-    "pc.checks.conf.low": "low",
     "pc.sim_note": "Simulator at {rate} req/s: hit rate {hit}, mean TTFT {ttft} ms, P95 {p95} ms (analytic: {ahit}, "
                    "{attft} ms, {ap95} ms).",
     "pc.why.found.title": "Why {pct} of prompt tokens come from the cache",
@@ -200,15 +191,6 @@ ZH: dict[str, str] = {
                          "不开）相差在 {effect} 以内（{ne} 个的中位数）。误差大多来自这些机器上的引擎（2023 年的 vLLM "
                          "0.2、2024 年 L40S 上的早期 V1 原型、WSL2 下的 RTX 4090），而不是缓存；目标是 20%。测量与出处："
                          "bench/data/prefix_cache_measurements.jsonl，由 bench/prefix_cache_measured.py 提问。",
-    "pc.checks.col.run": "测量",
-    "pc.checks.col.confidence": "可信度",
-    "pc.checks.col.metric": "数值",
-    "pc.checks.col.measured": "实测",
-    "pc.checks.col.predicted": "预测",
-    "pc.checks.col.error": "误差",
-    "pc.checks.col.source": "出处",
-    "pc.checks.conf.medium": "中",
-    "pc.checks.conf.low": "低",
     "pc.sim_note": "模拟器在 {rate} 请求/秒：命中率 {hit}，平均 TTFT {ttft} 毫秒，P95 {p95} 毫秒（解析模型：{ahit}，"
                    "{attft} 毫秒，{ap95} 毫秒）。",
     "pc.why.found.title": "为什么 {pct} 的提示 token 来自缓存",

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 EN: dict[str, str] = {
+    "sd.checks.title": "How close to real servers: published speculative-decoding runs",
+    "sd.checks.caption": "Each published run is asked the way it was measured (its model, GPU, batch, method and k, "
+                         "with its measured acceptance length, so the check is of the step's physics: verification and "
+                         "drafting). Median |error| of TPOT {all} over {n} runs. Rows and sources: "
+                         "bench/data/speculative_decoding.jsonl, asked by bench/speculative_check.py.",
     "nav.speculative": "Speculative decoding",
     "sd.page_title": "Speculative decoding: speed-up vs batch size",
     "sd.intro": "{model} on {gpu}, context {ctx} tokens. Each step the drafter proposes k tokens, the target verifies "
@@ -70,6 +75,10 @@ EN: dict[str, str] = {
 }
 
 ZH: dict[str, str] = {
+    "sd.checks.title": "离真实服务器有多近：投机解码的公开测量",
+    "sd.checks.caption": "每条公开测量都按它的测量方式提问（模型、GPU、批大小、方法与 k，并用它实测的接受长度，"
+                         "所以检查的是每步的物理：验证与草稿）。{n} 条测量的 TPOT |误差| 中位数为 {all}。"
+                         "测量与出处：bench/data/speculative_decoding.jsonl，由 bench/speculative_check.py 提问。",
     "nav.speculative": "投机解码",
     "sd.page_title": "投机解码：加速比与批大小",
     "sd.intro": "{model}，{gpu}，上下文 {ctx} 个 token。每一步由草稿器提出 k 个 token，目标模型一次前向验证，保留被接受的 token 再加一个。"
