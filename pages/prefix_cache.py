@@ -6,13 +6,14 @@ import numpy as np
 import streamlit as st
 
 from calc.cli.simulate import simulate_record
+from calc.traffic.prefix_cache import published_checks
 from ui import format as F
-from ui import labelled, layout, shell
+from ui import checks, labelled, layout, shell
 from ui.prefixcache import figures as FP
 from ui.prefixcache import sweeps as SW
 from ui.prefixcache.controls import (PC_CACHING, PC_KIND, PC_PREFIX_LEN, PC_PREFIXES, PC_RATE, PC_SIMULATE,
                                      PC_TURNS, PREFIX_CACHE, reuse_of)
-from ui.prefixcache.explain import prefix_cache_panels, render_checks
+from ui.prefixcache.explain import prefix_cache_panels
 from ui.state import check_query_params, render_control
 from ui.why import render_panels
 
@@ -97,7 +98,10 @@ def _body() -> None:
     if reuse.any_reuse and bool(pt.stable[i]):
         st.subheader(t("why.title"))
         render_panels(prefix_cache_panels(pt, i, reuse=reuse, block_size=s.block_size, t=t), t)
-    render_checks(t)
+    checks.render(t, key="pc_checks", title=t("pc.checks.title"), load=published_checks,
+                  caption=lambda c: t("pc.checks.caption", all=F.percent(c["median_abs_error"]), n=c["n"],
+                                      medium=F.percent(c["median_abs_error_medium"]), nm=c["n_medium"],
+                                      effect=F.percent(c["effect_median_abs_error"]), ne=c["n_effect"]))
 
 
 shell.run_fragment(_body)

@@ -43,15 +43,3 @@ def prefix_cache_panels(pt, i: int, *, reuse, block_size: int, t: T) -> list[Pan
         takeaway=t("pc.why.ttft.takeaway"),
         notes=[t("pc.why.ttft.note")]))
     return panels
-
-
-
-def render_checks(t: T) -> None:
-    """How close the prefix-cache model has been to published runs (ui.checks; lazy)."""
-    from calc.traffic.prefix_cache import published_checks  # noqa: PLC0415
-    from ui import checks  # noqa: PLC0415
-
-    checks.render(t, key="pc_checks", title=t("pc.checks.title"), load=published_checks,
-                  caption=lambda c: t("pc.checks.caption", all=F.percent(c["median_abs_error"]), n=c["n"],
-                                      medium=F.percent(c["median_abs_error_medium"]), nm=c["n_medium"],
-                                      effect=F.percent(c["effect_median_abs_error"]), ne=c["n_effect"]))
