@@ -66,9 +66,10 @@ def test_llama_cpp_engine_numbers_hand_computed():
 
 def test_llama_cpp_pp512_on_a_4090_is_compute_bound_and_faster():
     # Llama-3.1-8B, 512-token prompt, RTX 4090: the prefill GEMMs run at 330.3e12 x 0.5 x 512/576 =
-    # 146.8 TFLOP/s (llama.cpp) instead of 165.2e12 x 0.7 x 512/576 = 102.8 TFLOP/s (C++ engines): the
-    # GEMM part of TTFT shrinks to 102.8 / 146.8 = 0.700; the memory-bound operators (KV writes, norms)
-    # keep their time, so the whole (less the 3.5 ms outside the steps) lands a little above, 0.70-0.75.
+    # 146.8 TFLOP/s (llama.cpp, FP16 accumulate) instead of 165.2e12 x 0.85 x 512/576 = 124.8 TFLOP/s
+    # (C++ engines, FP32 accumulate: Efficiency.geforce_flops_fraction on a GeForce part): the GEMM part
+    # of TTFT shrinks to 124.8 / 146.8 = 0.850; the memory-bound operators (KV writes, norms) keep their
+    # time, so the whole (less the 3.5 ms outside the steps) lands a little above, 0.85-0.88.
     model, gpu = get_model("meta-llama/Llama-3.1-8B"), get_gpu("rtx-4090")
     serving = ServingConfig(dtype="float16", input_len=512, output_len=1, concurrency=1, max_model_len=513,
                             enable_chunked_prefill=False)
@@ -77,7 +78,7 @@ def test_llama_cpp_pp512_on_a_4090_is_compute_bound_and_faster():
     fixed = cpp.request_overhead_s + cpp.step_overhead_s  # 2 ms + 1.5 ms outside the GEMMs
     t_cpp = float(estimate(model, gpu, serving, cpp).serving.ttft_s) - fixed
     t_ll = float(estimate(model, gpu, serving, ll).serving.ttft_s) - fixed
-    assert 0.70 <= t_ll / t_cpp <= 0.75
+    assert 0.85 <= t_ll / t_cpp <= 0.88
 
 
 def test_found_llama_cpp_runs_are_sourced_and_the_profile_helps_the_f16_ones():

@@ -247,6 +247,7 @@ EFFICIENCY_FIELDS: dict[str, tuple[str, float]] = {  # control key -> (Efficienc
     "eff_decode_flops_fraction": ("decode_flops_fraction", 1.0),
     "eff_hopper_flops_scale": ("hopper_flops_scale", 1.0),
     "eff_ampere_moe_flops_scale": ("ampere_moe_flops_scale", 1.0),
+    "eff_geforce_flops_fraction": ("geforce_flops_fraction", 1.0),
     "eff_triton_attention_prefill_fraction": ("triton_attention_prefill_fraction", 1.0),
     "eff_triton_attention_decode_fraction": ("triton_attention_decode_fraction", 1.0),
     "eff_fp16_accumulate_share": ("fp16_accumulate_share", 1.0),
@@ -305,7 +306,7 @@ def _amount(key: str, hi: float, step: float) -> Control:
 
 EFFICIENCY = (
     _fraction("eff_hbm_bw_fraction"), _fraction("eff_prefill_flops_fraction"), _fraction("eff_decode_flops_fraction"),
-    _fraction("eff_hopper_flops_scale"), _fraction("eff_ampere_moe_flops_scale"),
+    _fraction("eff_hopper_flops_scale"), _fraction("eff_ampere_moe_flops_scale"), _fraction("eff_geforce_flops_fraction"),
     _fraction("eff_triton_attention_prefill_fraction"), _fraction("eff_triton_attention_decode_fraction"),
     _amount("eff_fp16_accumulate_share", 1.0, 0.05),
     _amount("eff_gemm_half_saturation_tokens", 4096.0, 16.0),

@@ -19,6 +19,7 @@ _LABELS_EN = {
     "eff_decode_flops_fraction": "Achievable FLOP/s, decode (fraction)",
     "eff_hopper_flops_scale": "vLLM on Hopper: share of those FLOP/s",
     "eff_ampere_moe_flops_scale": "vLLM MoE experts on Ampere: share of those FLOP/s",
+    "eff_geforce_flops_fraction": "Achievable FLOP/s on GeForce (RTX 3090/4090/5090, fraction)",
     "eff_triton_attention_prefill_fraction": "vLLM Triton attention (sinks / FP8 KV on Ampere, Ada): share of prefill attention FLOP/s",
     "eff_triton_attention_decode_fraction": "vLLM Triton attention (sinks / FP8 KV on Ampere, Ada): share of decode KV bandwidth",
     "eff_fp16_accumulate_share": "GEMM work with FP16 accumulation (share)",
@@ -56,6 +57,7 @@ _LABELS_ZH = {
     "eff_decode_flops_fraction": "可达到的算力，Decode（比例）",
     "eff_hopper_flops_scale": "vLLM 在 Hopper 上：上述算力的比例",
     "eff_ampere_moe_flops_scale": "vLLM 在 Ampere 上的 MoE 专家：上述算力的比例",
+    "eff_geforce_flops_fraction": "GeForce（RTX 3090/4090/5090）上可达到的算力比例",
     "eff_triton_attention_prefill_fraction": "vLLM Triton 注意力（Ampere、Ada 上的 sink / FP8 KV）：Prefill 注意力算力的比例",
     "eff_triton_attention_decode_fraction": "vLLM Triton 注意力（Ampere、Ada 上的 sink / FP8 KV）：Decode KV 读取带宽的比例",
     "eff_fp16_accumulate_share": "以 FP16 累加的 GEMM 工作量（比例）",
@@ -115,6 +117,13 @@ _HELP_ZH = {
                                   "performance lab）；0.4–0.45 符合，取 0.4。已用 A100 上 TP 4 的 GLM-4.5-Air 检验"
                                   "（bench/data/moe_ampere_found.jsonl）。并非缺少调优文件：vLLM 自 PR #17328（2025-04）"
                                   "起已带有该形状的 A100 调优配置。",
+    "eff_geforce_flops_fraction": "vLLM 的 16 位 GEMM（Prefill 与 Decode）在 GeForce 显卡（RTX 3090、4090、5090）上能达到的 "
+                                  "Tensor Core 峰值比例，代替上面两个比例。这些 kernel 用 FP32 累加，其速率只有 FP16 累加的一半"
+                                  "（GA102/AD102 白皮书），所以每个 SM 每个周期的 Tensor 计算量只有 A100 的四分之一（4090：512 "
+                                  "FLOPs，A100：2,048，H100：4,096），而加载、softmax、收尾运算照常全速进行：几乎只有被限速的 "
+                                  "MMA 速率起作用。RTX 4090 上 PyTorch BF16 矩阵乘实测 151–165 TFLOP/s（标称 165.2），A100 约为"
+                                  "其 312 的 0.87。取值依据 RTX 4090、3090 上公开的 vLLM 测量（bench/data/geforce_found.jsonl："
+                                  "用 0.6 时中位误差 28%）。",
     "eff_triton_attention_prefill_fraction": "vLLM 的 TRITON_ATTN 后端在 Prefill 注意力上能达到的 FlashAttention 算力比例。"
                                              "对带 attention sink 的模型（gpt-oss）或 FP8 KV Cache，vLLM 0.11 在 Ampere、Ada 上"
                                              "选用它，因为 FlashAttention 2 两者都不支持（vllm/platforms/cuda.py；vLLM recipes "

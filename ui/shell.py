@@ -59,7 +59,8 @@ class PageSpec:
 
 # The app's pages, in navigation order. Add a page here (its script in pages/).
 _TIMING = frozenset(("eff_hbm_bw_fraction", "eff_prefill_flops_fraction", "eff_decode_flops_fraction",
-                     "eff_hopper_flops_scale", "eff_ampere_moe_flops_scale", "eff_fp16_accumulate_share",
+                     "eff_hopper_flops_scale", "eff_ampere_moe_flops_scale", "eff_geforce_flops_fraction",
+                     "eff_fp16_accumulate_share",
                      "eff_triton_attention_prefill_fraction", "eff_triton_attention_decode_fraction",
                      "eff_mxfp4_moe_half_saturation_rows", "eff_moe_layer_fixed_us", "eff_mla_layer_fixed_us",
                      "eff_gemm_half_saturation_tokens", "eff_step_overhead_ms", "eff_sequence_overhead_us",

@@ -299,11 +299,24 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
     queue, later, spare = list(result.ranked[:top]), list(result.ranked[top:]), list(result.spare)
     first = {id(d) for d in queue}  # the table's own rows; a replacement the budget cannot check is passed over
     replaced = 0
+    # per GPU and parallelism (TP, PP, DP), after an option of it missed at its most replicas: the least
+    # simulated / modelled ratio its simulations showed (TTFT, TPOT), at any replica count (:func:`missed_ratio`)
+    missed: dict[tuple, tuple[float, float]] = {}
     while queue:
         d = queue.pop(0)
         if d.ttft_s <= CLEAR_TTFT_FRACTION * req.ttft_slo_s and d.tpot_s <= req.tpot_slo_s:
             clear.append(replace(d, slo_statistic=f"{model}, not simulated: at most {CLEAR_TTFT_FRACTION:g} of the "
                                                   "TTFT target"))
+            continue
+        shape = _shape(d)
+        if shape in missed and (d.ttft_s * missed[shape][0] > req.ttft_slo_s
+                                or d.tpot_s * missed[shape][1] > req.tpot_slo_s):
+            # the same GPU at the same parallelism was simulated this far above the model even with the load
+            # spread thinnest: this option misses too; not simulated, the next one takes its place
+            if later or spare:
+                nxt = _next_option(d, later, spare, req.one_per_gpu)
+                queue.insert(0, nxt) if nxt.gpu == d.gpu and req.one_per_gpu else queue.append(nxt)
+                replaced += 1
             continue
         gpu = by_id[d.gpu]
         price = None if d.usd_per_hour is None else d.usd_per_hour / d.gpus_total
@@ -331,6 +344,8 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
             return got[0] <= req.ttft_slo_s and got[1] <= req.tpot_slo_s
 
         n, how = least_replicas(meets, d.replicas, _most_replicas(d, req, price))
+        if how == "miss" and results:
+            missed[shape] = missed_ratio(d, results.values(), missed.get(shape))
         if how == "miss" or (how == "unknown" and id(d) not in first):
             if later or spare:
                 nxt = _next_option(d, later, spare, req.one_per_gpu)
@@ -380,6 +395,32 @@ def check_top(result: PlanResult, arch: ModelArch, gpus: Sequence[GPUSpec], effi
     if req.one_per_gpu:  # one row per GPU first, as the plan listed them (calc.plan.search.distinct_first)
         ranked = [ranked[i] for i in distinct_first([d.gpu for d in ranked], [rank_key(d, req.sort)[0] for d in ranked])]
     return replace(result, ranked=ranked, slo_statistic=req.percentile, percentile_note=note)
+
+
+def _shape(d: Deployment) -> tuple:
+    """An option's GPU and parallelism: what :func:`missed_ratio` carries over between options."""
+    return d.gpu, d.tensor_parallel_size, d.pipeline_parallel_size, d.data_parallel_size
+
+
+def missed_ratio(d: Deployment, simulated, before: tuple[float, float] | None = None) -> tuple[float, float]:
+    """The least simulated / modelled ratio (TTFT, TPOT) over an option's simulations at each replica count
+    (``simulated``: (TTFT, TPOT) pairs), the smaller of it and ``before`` (the same GPU's earlier misses).
+    An option that missed at its most replicas, where each replica has the least of the load, shows how far
+    the queueing model reads that GPU's latency below the simulation at that parallelism; another option of
+    the GPU at the same TP, PP and DP (other weight or KV precision, sequence cap) whose modelled latency times
+    this ratio is over the target misses too (:func:`check_top` drops it unsimulated).
+
+    >>> from types import SimpleNamespace as N
+    >>> missed_ratio(N(ttft_s=0.5, tpot_s=0.04), [(0.62, 0.025), (0.59, 0.018)])
+    (1.18, 0.45)
+    >>> missed_ratio(N(ttft_s=0.5, tpot_s=0.04), [(0.55, 0.05)], before=(1.18, 0.45))
+    (1.1, 0.45)
+    """
+    t = min(s[0] for s in simulated) / d.ttft_s
+    p = min(s[1] for s in simulated) / d.tpot_s
+    if before is not None:
+        t, p = min(t, before[0]), min(p, before[1])
+    return round(t, 6), round(p, 6)
 
 
 def _next_option(dropped: Deployment, later: list[Deployment], spare: list[Deployment], same_gpu: bool) -> Deployment:

@@ -331,6 +331,17 @@ class Efficiency(_Frozen):
         "TensorRT-LLM's H100 rows (gpustack performance lab; TensorRT-LLM performance.md pm-003..013); "
         "0.5-0.65 all fit that contrast, 0.6 is taken. Not applied to TensorRT-LLM or LMDeploy; llama.cpp's "
         "profile sets its own 0.6 from its H100/A100 contrast (calc.timing.engine_profile)."))] = 0.6
+    geforce_flops_fraction: Annotated[float, Field(gt=0.0, le=1.0, description=(
+        "Achievable fraction of the tensor-core peak for vLLM's 16-bit GEMMs (prefill and decode) on GeForce "
+        "cards (RTX 3090, 4090, 5090), in place of the two fractions above. Their FP32-accumulate rate, the "
+        "one these kernels run at, is half the tensor cores' FP16-accumulate rate (GA102/AD102 whitepapers), "
+        "so an SM does a quarter of an A100 SM's tensor work per clock (4090: 512 FLOPs per SM per clock, "
+        "A100: 2,048, H100: 4,096) while loads, softmax and epilogues run at full speed beside it: the "
+        "capped MMA rate is nearly all that binds. PyTorch BF16 matmul on an RTX 4090 measures 151-165 "
+        "TFLOP/s of the 165.2 datasheet (zzc0721/torch-performance-test-data #78; mli/transformers-benchmarks "
+        "#4: FP16 167), where an A100 reaches about 0.87 of its 312. Chosen on public vLLM runs on RTX 4090 "
+        "and 3090 (bench/data/geforce_found.jsonl: 0.6 leaves them 28 % off, median; see "
+        "calc.timing.engine_profile.gemm_flops_fractions)."))] = 0.85
     ampere_moe_flops_scale: Annotated[float, Field(gt=0.0, le=1.0, description=(
         "vLLM's share of the FLOP fractions above for 16-bit routed-expert GEMMs (its Triton "
         "fused_moe kernel) on Ampere GPUs. vLLM 0.11 bursts on A100 SXM (gpustack performance lab): "

@@ -103,6 +103,44 @@ def engine_peak_flops_per_s(gpu, precision: str, fp16_accumulate_share: float) -
                                        fp16_accumulate_share=fp16_accumulate_share))
 
 
+def gemm_flops_fractions(gpu, precision: str, efficiency: Efficiency) -> tuple[float, float]:
+    """The achievable fractions (prefill, decode) of the tensor peak an engine's GEMMs reach on ``gpu``:
+    ``efficiency``'s prefill and decode fractions, times ``hopper_flops_scale`` on Hopper; on a GeForce
+    part running 16-bit GEMMs with FP32 accumulation (the catalog holds a higher FP16-accumulate rate:
+    RTX 3090, 4090, 5090; ``fp16_accumulate_share`` 0, as vLLM's), ``geforce_flops_fraction`` for both.
+
+    Why GeForce differs: its FP32-accumulate tensor rate is half the FP16-accumulate one, so per SM and
+    clock it does a quarter of an A100's tensor work (RTX 4090: 165.2e12 / (128 SMs x 2.52 GHz) = 512
+    FLOPs, A100 312e12 / (108 x 1.41 GHz) = 2,048, H100 SXM 989e12 / (132 x 1.83 GHz) = 4,096); the loads,
+    address arithmetic, softmax and epilogue around each MMA run at full speed, so the capped MMA rate is
+    nearly all that binds. Measured: PyTorch BF16 matmul on an RTX 4090 at 151-165 TFLOP/s of 165.2
+    (zzc0721/torch-performance-test-data issue #78, 2025-10; FP16 at 167, mli/transformers-benchmarks
+    issue #4), an A100 at about 0.87 of 312. The trend runs the other way on Hopper (4,096 FLOPs per SM
+    and clock, ``hopper_flops_scale``).
+
+    The value was chosen on public vLLM runs on RTX 4090 and 3090 found for this check
+    (bench/data/geforce_found.jsonl, 4 sources, 37 values: median |error| 27.7 % with the datacenter
+    0.6) and checked on the prefix-cache runs on an RTX 4090 (bench/data/prefix_cache_measurements.jsonl),
+    which were not used to choose it.
+
+    >>> from calc.spec.catalog import get_gpu
+    >>> e = Efficiency()
+    >>> gemm_flops_fractions(get_gpu("rtx-4090"), "bf16", e) == (e.geforce_flops_fraction,) * 2
+    True
+    >>> gemm_flops_fractions(get_gpu("a100-80gb"), "bf16", e) == (e.prefill_flops_fraction, e.decode_flops_fraction)
+    True
+    >>> [round(x, 2) for x in gemm_flops_fractions(get_gpu("h100-sxm"), "bf16", e)]
+    [0.36, 0.36]
+    """
+    half_rate = (precision in ("fp16", "bf16") and gpu.fp16_accumulate_flops_per_s is not None
+                 and gpu.fp16_accumulate_flops_per_s > gpu.peak_flops_per_s(precision)
+                 and efficiency.fp16_accumulate_share <= 0.0)
+    if half_rate:
+        return float(efficiency.geforce_flops_fraction), float(efficiency.geforce_flops_fraction)
+    scale = efficiency.hopper_flops_scale if gpu.architecture == "hopper" else 1.0
+    return float(efficiency.prefill_flops_fraction * scale), float(efficiency.decode_flops_fraction * scale)
+
+
 # Model types whose chat format vLLM renders with openai_harmony instead of a Hugging Face chat
 # template (serving_chat.py's use_harmony: the model's hf_config.model_type is "gpt_oss").
 HARMONY_MODEL_TYPES = ("gpt_oss",)

@@ -18,7 +18,7 @@ from calc.spec.precision import compute_precision, dequant_bytes_per_param
 from calc.sizing.scenario import (MemoryResult, ModelNumbers, check_gpu_formats, check_token_budget,
                                   effective_quantization, memory_for, model_numbers, mxfp4_backend, resolve_serving)
 from calc.timing.attention_backend import engine_attention_scales
-from calc.timing.engine_profile import api_server_request_time_s, engine_peak_flops_per_s
+from calc.timing.engine_profile import api_server_request_time_s, engine_peak_flops_per_s, gemm_flops_fractions
 from calc.timing.interconnect import allreduce_link, custom_allreduce_latency_s
 from calc.timing.layout import across_data_parallel, layout_fields
 from calc.timing.mla_layers import mla_fixed_time_s
@@ -57,7 +57,8 @@ def engine_numbers(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = Servi
                                   gpu_has_fp4=gpu.fp4_flops_per_s is not None)
     attn_precision = "fp16" if precision in ("fp8", "int8", "fp4") else precision
     link = allreduce_link(gpu, tp, efficiency)  # the link this TP size crosses (bridge pairs, PCIe, xGMI peers)
-    arch_scale = efficiency.hopper_flops_scale if gpu.architecture == "hopper" else 1.0  # vLLM on Hopper
+    # vLLM on Hopper (hopper_flops_scale), on GeForce (geforce_flops_fraction): calc.timing.engine_profile
+    prefill_fraction, decode_fraction = gemm_flops_fractions(gpu, precision, efficiency)
     e = EngineNumbers(
         num_layers=L, hidden_size=h, vocab_per_rank=arch.vocab_size / tp,
         qkv_params=qkv_rank, o_params=o_total / tp, mlp_dense_params=p.dense_mlp / tp,
@@ -73,8 +74,7 @@ def engine_numbers(arch: ModelArch, gpu: GPUSpec, serving: ServingConfig = Servi
         attention_peak_flops_per_s=engine_peak_flops_per_s(gpu, attn_precision, efficiency.fp16_accumulate_share),
         hbm_bw_bytes_per_s=gpu.hbm_bw_bytes_per_s, link_bw_bytes_per_s=link.bandwidth_bytes_per_s * efficiency.interconnect_bw_fraction,
         tensor_parallel_size=tp, hbm_bw_fraction=efficiency.hbm_bw_fraction,
-        prefill_flops_fraction=efficiency.prefill_flops_fraction * arch_scale,
-        decode_flops_fraction=efficiency.decode_flops_fraction * arch_scale,
+        prefill_flops_fraction=prefill_fraction, decode_flops_fraction=decode_fraction,
         gemm_half_saturation_tokens=efficiency.gemm_half_saturation_tokens, step_overhead_s=efficiency.step_overhead_s,
         allreduce_latency_s=efficiency.allreduce_latency_s, request_overhead_s=efficiency.request_overhead_s,
         sequence_overhead_s=efficiency.sequence_overhead_s,
