@@ -18,7 +18,10 @@ the first wave's burst and the tail are in the means, as in the benchmark's outp
 series (``anyscale-…``) are also compared against their colocated baseline at the same C: the
 engine's own speed error cancels in that ratio.
 
-    .venv/bin/python bench/disaggregation_report.py [--num-requests 1500] [--fit-on ROW_ID]
+    .venv/bin/python bench/disaggregation_report.py [--num-requests 1500] [--fit-on ROW_ID] [--write]
+
+``--write`` also writes calc/data/disaggregation_checks.json, what the disaggregation page shows
+(:func:`checks`; tests/test_disaggregation_report.py keeps it current).
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -279,29 +284,123 @@ def gpus(row) -> int:
             + int(row.get("decode_instances", 1)) * int(row.get("decode_tensor_parallel_size") or 1))
 
 
-def _print_pd_vs_colocated(all_rows, got, baseline="coloc-2xtp4"):
-    """Each disaggregated closed-loop row of a series (``anyscale-…``) against the colocated
-    baseline of the same series, concurrency and metric (throughput per GPU; TPOT, TTFT): measured
-    ratio, predicted ratio. The engine's own speed error cancels in the ratio; what is left is what
-    the model says disaggregation changes."""
+@dataclass(frozen=True)
+class Scored:
+    """One row asked: ``predicted`` (simulated, or the analytic closed loop where no simulator runs it),
+    ``analytic`` (None where there is none), ``as_vllm`` (the prediction at our vLLM's speed, for a row of
+    another engine, when asked for) and its ``role``: "fit" (the row its engine's speed was fitted on,
+    left out of the medians), "held_out" (added after the model was set) or "check"."""
+
+    row: dict
+    role: str
+    predicted: float
+    analytic: float | None
+    as_vllm: float | None = None
+
+    @property
+    def error(self) -> float:
+        return self.predicted / self.row["measured"] - 1.0
+
+
+def score(all_rows: list[dict] | None = None, *, n: int = 1500, fit_on: str | None = None,
+          nixl_descriptor_s: float | None = None, as_vllm: bool = False,
+          on_fit: Callable[[dict, str, float], None] | None = None) -> Iterator[Scored]:
+    """Every row of ``all_rows`` (default: all) asked as it was measured, in order. A row of an engine
+    we do not model (``"engine"``) runs at the step rate fitted on its ``engine_speed_fit_row`` (or on
+    ``fit_on``, a row of the same engine), fitted once per fit row (``on_fit(row, fit_id, scale)``
+    is told when it is)."""
+    all_rows = rows() if all_rows is None else all_rows
+    by_id = {r["id"]: r for r in rows()}
+    scales: dict[str, float] = {}
+    for row in all_rows:
+        eff, plain = Efficiency(), None
+        fit_id = row.get("engine_speed_fit_row")
+        if fit_id is not None:
+            fit_id = fit_on if fit_on in by_id and by_id[fit_on].get("engine") == row.get("engine") else fit_id
+            if fit_id not in scales:
+                scales[fit_id] = fit_engine_scale(by_id[fit_id], n=n)
+                if on_fit is not None:
+                    on_fit(row, fit_id, scales[fit_id])
+            eff = engine_efficiency(scales[fit_id])
+            plain = predict(row, n=n)[0] if as_vllm else None
+        sim, ana = predict(row, n=n, efficiency=eff, nixl_descriptor_s=nixl_descriptor_s)
+        role = "fit" if row["id"] == fit_id else ("held_out" if row.get("held_out") else "check")
+        yield Scored(row, role, sim, ana, plain)
+
+
+def medians(scored: list[Scored]) -> dict[str, tuple[float, int]]:
+    """(median |error|, count) over the rows of each kind, the fit rows left out: ``checks`` (the rows
+    of the papers the model was built against), ``held_out``, ``all`` (both), ``vllm`` (the rows
+    measured on vLLM itself: no engine-speed fit)."""
+    groups = {"checks": [abs(s.error) for s in scored if s.role == "check"],
+              "held_out": [abs(s.error) for s in scored if s.role == "held_out"],
+              "vllm": [abs(s.error) for s in scored if s.row.get("engine") is None]}
+    groups["all"] = groups["checks"] + groups["held_out"]
+    return {k: (float(np.median(v)), len(v)) for k, v in groups.items() if v}
+
+
+def pd_vs_colocated(scored: list[Scored], baseline: str = "coloc-2xtp4") -> list[tuple[str, int, str, float, float]]:
+    """(deployment, concurrency, metric, measured ratio, predicted ratio): each disaggregated
+    closed-loop row of a series (``anyscale-…``) against the colocated baseline of the same series,
+    concurrency and metric (throughput per GPU; TPOT, TTFT). The engine's own speed error cancels in
+    the ratio; what is left is what the model says disaggregation changes."""
     by_key = {}
-    for r in all_rows:
-        if r["id"].startswith("anyscale-") and r["id"] in got:
+    for s in scored:
+        r = s.row
+        if r["id"].startswith("anyscale-"):
             cfg = r["id"].split(f"-c{r['concurrency']}-")[0].split("-", 2)[2]  # anyscale-<model>-<config>-c<C>-…
-            by_key[(cfg, r["concurrency"], r["metric"])] = r
-    lines = []
-    for (cfg, c, metric), r in sorted(by_key.items()):
+            by_key[(cfg, r["concurrency"], r["metric"])] = s
+    out = []
+    for (cfg, c, metric), s in sorted(by_key.items()):
         b = by_key.get((baseline, c, metric))
-        if cfg == baseline or b is None or b["gpu"] != r["gpu"]:
+        if cfg == baseline or b is None or b.row["gpu"] != s.row["gpu"]:
             continue
         per = (lambda x, row: x / gpus(row)) if metric == "output_tokens_per_s" else (lambda x, row: x)
-        m = per(got[r["id"]][0], r) / per(got[b["id"]][0], b)
-        p = per(got[r["id"]][1], r) / per(got[b["id"]][1], b)
-        lines.append((abs(p / m - 1.0), f"  {cfg:10s} C={c:<3d} {metric:20s} measured {m:5.2f}  predicted {p:5.2f}  ({p / m - 1:+.0%})"))
-    if lines:
+        m = per(s.row["measured"], s.row) / per(b.row["measured"], b.row)
+        p = per(s.predicted, s.row) / per(b.predicted, b.row)
+        out.append((cfg, c, metric, m, p))
+    return out
+
+
+def _print_pd_vs_colocated(scored: list[Scored], baseline: str = "coloc-2xtp4") -> None:
+    ratios = pd_vs_colocated(scored, baseline)
+    if ratios:
         print(f"disaggregated / colocated {baseline} at the same concurrency (output tokens/s per GPU, TPOT, TTFT):")
-        print("\n".join(x for _, x in lines))
-        print(f"  median |error| of the ratio {np.median([e for e, _ in lines]):.0%} over {len(lines)}")
+        for cfg, c, metric, m, p in ratios:
+            print(f"  {cfg:10s} C={c:<3d} {metric:20s} measured {m:5.2f}  predicted {p:5.2f}  ({p / m - 1:+.0%})")
+        errs = [abs(p / m - 1) for *_, m, p in ratios]
+        print(f"  median |error| of the ratio {np.median(errs):.0%} over {len(errs)}")
+
+
+CHECKS_PATH = ROOT / "calc" / "data" / "disaggregation_checks.json"
+
+
+def _sig(x: float) -> float:
+    return float(f"{x:.4g}")
+
+
+def checks(scored: list[Scored] | None = None) -> dict:
+    """What the disaggregation page shows (calc/data/disaggregation_checks.json, ``--write``): every row
+    with its source, confidence and role (fit, held out, check), predicted, measured and error =
+    predicted / measured - 1; the medians the report prints (:func:`medians`, fit rows left out); the
+    disaggregated / colocated ratios' (:func:`pd_vs_colocated`); and each fitted engine's speed."""
+    scored = list(score()) if scored is None else scored
+    med = medians(scored)
+    ratios = pd_vs_colocated(scored)
+    fits = {s.row["engine"]: s.row["id"] for s in scored if s.role == "fit"}
+    out = {"source": "bench/disaggregation_report.py --write (bench/data/disaggregation_measurements.jsonl), "
+                     "default Efficiency, --num-requests 1500"}
+    for k in ("all", "held_out", "vllm", "checks"):  # None: no row of that kind
+        m, c = med.get(k, (None, 0))
+        out |= {f"median_abs_error_{k}": None if m is None else round(m, 4), f"n_{k}": c}
+    out |= {"ratio_median_abs_error": round(float(np.median([abs(p / m - 1) for *_, m, p in ratios])), 4)
+            if ratios else None, "n_ratio": len(ratios),
+            "engine_fits": [{"engine": e, "row": i} for e, i in sorted(fits.items())],
+            "rows": [{"id": s.row["id"], "source": s.row["source"],
+                      "confidence": s.row["confidence"].split(":")[0].strip(), "role": s.role,
+                      "metric": s.row["metric"], "predicted": _sig(s.predicted), "measured": _sig(s.row["measured"]),
+                      "error": round(s.error, 4)} for s in scored]}
+    return out
 
 
 def main() -> int:
@@ -314,52 +413,47 @@ def main() -> int:
     ap.add_argument("--kv-descriptor-us", type=float, default=None,
                     help="NIXL's time per transfer descriptor for the NixlConnector rows (a sensitivity check; "
                          "default: calc/data/kv_links.json)")
+    ap.add_argument("--write", action="store_true", help="also write calc/data/disaggregation_checks.json, what the "
+                    "disaggregation page shows (all rows, the defaults only)")
     args = ap.parse_args()
+    if args.write and (args.rows or args.fit_on or args.kv_descriptor_us is not None or args.num_requests != 1500):
+        ap.error("--write takes the defaults only: the page shows every row as the model asks it")
     desc = None if args.kv_descriptor_us is None else args.kv_descriptor_us * 1e-6
     all_rows = [r for r in rows() if r["id"].startswith(args.rows)]
-    by_id = {r["id"]: r for r in rows()}
-    scales: dict[str, float] = {}
-    errs, held, got = [], [], {}
     print(f"{'row':34s} {'measured':>8s} {'predicted':>9s} {'error':>7s} {'analytic':>8s} {'as vLLM':>8s}   "
           "(predicted: simulated, or the analytic closed loop where no simulator runs it; 'as vLLM': before the "
           "engine's speed was taken from its paper)")
-    for row in all_rows:
-        eff, plain = Efficiency(), ""
-        fit_id = row.get("engine_speed_fit_row")
-        if fit_id is not None:
-            fit_id = args.fit_on if args.fit_on in by_id and by_id[args.fit_on].get("engine") == row.get("engine") else fit_id
-            if fit_id not in scales:
-                scales[fit_id] = fit_engine_scale(by_id[fit_id], n=args.num_requests)
-                print(f"  engine {row['engine']}: step rate {scales[fit_id]:.2f} x ours, fitted on {fit_id} alone")
-            eff = engine_efficiency(scales[fit_id])
-            plain = f"{predict(row, n=args.num_requests)[0]:8.4g}"
-        sim, ana = predict(row, n=args.num_requests, efficiency=eff, nixl_descriptor_s=desc)
-        e = sim / row["measured"] - 1.0
-        role = "fit" if row["id"] == fit_id else ("held out" if row.get("held_out") else "")
-        if role == "held out":
-            held.append(abs(e))
-        elif role != "fit":
-            errs.append(abs(e))
-        got[row["id"]] = (row["measured"], sim)
-        print(f"{row['id']:34s} {row['measured']:8.4g} {sim:9.4g} {e:+7.0%} {'' if ana is None else f'{ana:8.4g}':>8s} "
-              f"{plain:>8s}  {role}")
-    if errs:
-        print(f"median |error| {np.median(errs):.0%} over {len(errs)} rows (fit rows left out)")
-    if held:
+    scored = []
+    for s in score(all_rows, n=args.num_requests, fit_on=args.fit_on, nixl_descriptor_s=desc, as_vllm=True,
+                   on_fit=lambda row, fit_id, scale: print(f"  engine {row['engine']}: step rate {scale:.2f} x ours, "
+                                                          f"fitted on {fit_id} alone")):
+        scored.append(s)
+        row, ana = s.row, s.analytic
+        plain = "" if s.as_vllm is None else f"{s.as_vllm:8.4g}"
+        role = {"check": "", "held_out": "held out"}.get(s.role, s.role)
+        print(f"{row['id']:34s} {row['measured']:8.4g} {s.predicted:9.4g} {s.error:+7.0%} "
+              f"{'' if ana is None else f'{ana:8.4g}':>8s} {plain:>8s}  {role}")
+    med = medians(scored)
+    if "checks" in med:
+        print(f"median |error| {med['checks'][0]:.0%} over {med['checks'][1]} rows (fit rows left out)")
+    if "held_out" in med:
         print(f"held-out rows (added after the model was set, never used to choose it): median |error| "
-              f"{np.median(held):.0%} over {len(held)}; all rows together {np.median(errs + held):.0%} over "
-              f"{len(errs) + len(held)}")
-    vllm_ids = [r["id"] for r in all_rows if r.get("engine") is None]  # measured on vLLM itself
-    v = [abs(got[i][1] / got[i][0] - 1.0) for i in vllm_ids]
-    if v:
-        print(f"vLLM rows (no engine-speed fit: llm-d, anyscale): median |error| {np.median(v):.0%} over {len(v)}")
-    _print_pd_vs_colocated(all_rows, got)
+              f"{med['held_out'][0]:.0%} over {med['held_out'][1]}; all rows together {med['all'][0]:.0%} over "
+              f"{med['all'][1]}")
+    if "vllm" in med:
+        print(f"vLLM rows (no engine-speed fit: llm-d, anyscale): median |error| {med['vllm'][0]:.0%} over "
+              f"{med['vllm'][1]}")
+    _print_pd_vs_colocated(scored)
     # what disaggregation buys, independent of the engine's speed: per-GPU goodput of 2P1D against colocated
+    got = {s.row["id"]: (s.row["measured"], s.predicted) for s in scored}
     k = ("distserve-13b-2p1d", "distserve-13b-colocated-ttft", "distserve-13b-colocated-tpot")
     if all(x in got for x in k):
         ratio = [got[k[0]][j] / 3 / min(got[k[1]][j], got[k[2]][j]) for j in (0, 1)]
         print(f"per-GPU goodput, 2P1D / colocated: measured {ratio[0]:.2f}, simulated {ratio[1]:.2f} "
               f"({ratio[1] / ratio[0] - 1:+.0%})")
+    if args.write:
+        CHECKS_PATH.write_text(json.dumps(checks(scored), indent=1) + "\n")
+        print(f"wrote {CHECKS_PATH.relative_to(ROOT)}")
     return 0
 
 

@@ -5,10 +5,11 @@ import streamlit as st
 
 from calc.plan.disaggregation import same_gpus
 from calc.timing.estimate import estimate
-from calc.traffic.disaggregation import kv_descriptor_s, kv_descriptors, kv_links, kv_regions_per_layer
+from calc.traffic.disaggregation import (kv_descriptor_s, kv_descriptors, kv_links, kv_regions_per_layer,
+                                         published_checks)
 from ui import format as F
 from calc.traffic.workload import cut_serving, cut_serving_input_quantile, length_cvs
-from ui import command_block, labelled, layout, lazy_inputs, shell
+from ui import checks, command_block, labelled, layout, lazy_inputs, shell
 from ui.disagg import explain as X
 from ui.disagg import figures as FD
 from ui.disagg.controls import DG_BW, DG_GPUS, DG_LINK, DISAGG
@@ -99,6 +100,12 @@ with st.expander(t("dg.why.title"), expanded=False):
                                                        block_size=s.block_size, regions_per_layer=kv_regions_per_layer(sc.arch))),
                       descriptor_s=kv_descriptor_s(), stat=stat, input_quantile_tokens=input_q):
         st.markdown(line)
+pct = lambda x: F.percent(x).replace(" ", "\u00a0")  # noqa: E731  "17 %" never split over two lines (390 px)
+checks.render(t, key="dg_checks", title=t("dg.checks.title"), load=published_checks,
+              caption=lambda c: t("dg.checks.caption", held=pct(c["median_abs_error_held_out"]), nh=c["n_held_out"],
+                                  all=pct(c["median_abs_error_all"]), n=c["n_all"], vllm=pct(c["median_abs_error_vllm"]),
+                                  nv=c["n_vllm"], fit=", ".join(f["row"] for f in c["engine_fits"]),
+                                  ratio=pct(c["ratio_median_abs_error"]), nr=c["n_ratio"]))
 st.caption(t("dg.cli"))
 p = max(int(label.split("P")[0]), 1) if label != "—" else 1
 d = max(int(label.split("P")[1].rstrip("D")), 1) if label != "—" else 1

@@ -113,3 +113,44 @@ def test_report_runs_on_a_prefix_of_rows(monkeypatch, capsys):
     assert R.main() == 0
     out = capsys.readouterr().out
     assert out.count("held out") == 3 and "median |error|" in out
+
+
+def _scored(id_, measured, predicted, *, role="check", engine=None, metric="tpot_mean_s", **row):
+    return R.Scored({"id": id_, "measured": measured, "metric": metric, "source": f"src {id_}",
+                     "confidence": "high: stated", **({"engine": engine} if engine else {}), **row}, role, predicted, None)
+
+
+def test_checks_leave_the_fit_row_out_of_the_medians_and_mark_each_row():
+    """calc/data/disaggregation_checks.json's fields on hand-made rows: errors 0.5 (fit), -0.1, +0.2 (checks of
+    the fitted engine), +0.3, -0.4 (held out, vLLM): median |error| over the held-out rows (0.3 + 0.4) / 2 =
+    0.35, over all but the fit row (0.1, 0.2, 0.3, 0.4) 0.25, over the vLLM rows 0.35, over the checks 0.15."""
+    scored = [_scored("a-fit", 2.0, 3.0, role="fit", engine="e"), _scored("a-1", 10.0, 9.0, engine="e"),
+              _scored("a-2", 1.0, 1.2, engine="e"), _scored("b-1", 1.0, 1.3, role="held_out"),
+              _scored("b-2", 0.0123456, 0.0074074, role="held_out")]
+    c = R.checks(scored)
+    assert (c["median_abs_error_held_out"], c["n_held_out"]) == (0.35, 2)
+    assert (c["median_abs_error_all"], c["n_all"]) == (0.25, 4)
+    assert (c["median_abs_error_vllm"], c["n_vllm"]) == (0.35, 2)
+    assert (c["median_abs_error_checks"], c["n_checks"]) == (0.15, 2)
+    assert c["engine_fits"] == [{"engine": "e", "row": "a-fit"}]
+    assert (c["ratio_median_abs_error"], c["n_ratio"]) == (None, 0)  # no anyscale series: no ratio, not NaN
+    assert [r["role"] for r in c["rows"]] == ["fit", "check", "check", "held_out", "held_out"]
+    last = c["rows"][-1]  # 4 significant digits; the confidence's level before its reason; the row's own source
+    assert (last["measured"], last["predicted"], last["error"]) == (0.01235, 0.007407, -0.4)
+    assert last["confidence"] == "high" and last["source"] == "src b-2"
+
+
+def test_the_page_shows_the_current_checks():
+    """calc/data/disaggregation_checks.json (the disaggregation page's "how close to real servers") is what
+    bench/disaggregation_report.py --write gives now (the report's whole run, about 45 s: the one slow test
+    here): 57 rows, median |error| 17 % over the 49 held out, 17 % over all 56 but the fit row, 17 % over
+    the 52 measured on vLLM, 18 % over the 36 disaggregated / colocated ratios, 2026-12-05."""
+    from calc.traffic.disaggregation import published_checks
+
+    fresh = json.loads(json.dumps(R.checks()))
+    assert published_checks() == fresh, "run bench/disaggregation_report.py --write"
+    assert len(fresh["rows"]) == 57 and (fresh["n_held_out"], fresh["n_all"], fresh["n_vllm"]) == (49, 56, 52)
+    assert fresh["n_ratio"] == 36 and fresh["engine_fits"] == [{"engine": "distserve-2023",
+                                                                "row": "distserve-13b-colocated-tpot"}]
+    assert fresh["median_abs_error_held_out"] == pytest.approx(0.17, abs=0.01)
+    assert fresh["ratio_median_abs_error"] == pytest.approx(0.18, abs=0.01)

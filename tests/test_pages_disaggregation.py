@@ -122,3 +122,46 @@ def test_model_that_does_not_fit_gets_the_frontiers_message():
     [message] = [e.value for e in at.error]
     assert "max_model_len = 131,072" in message and message in [e.value for e in fr.error]
     assert plotly_specs(at) == []
+
+
+@pytest.mark.parametrize("lang, title, column, words", [
+    ("en", "How close to real servers", "Predicted", ("held out: never used to choose it", "median |error| 17\u00a0%",
+                                                       "distserve-13b-colocated-tpot", "within 18\u00a0% (median of 36)")),
+    ("zh", "离真实服务器有多近", "预测", ("留出：从未用来选择模型", "|误差| 中位数为 17\u00a0%", "distserve-13b-colocated-tpot",
+                                       "相差在 18\u00a0% 以内（36 个的中位数）"))])
+def test_published_runs_panel_lists_the_checks(lang, title, column, words):
+    """The page says how far the model has been from published disaggregated and colocated runs
+    (calc/data/disaggregation_checks.json): the medians in the caption (17 % over the 49 held-out runs,
+    the ratios' 18 % over 36) and every run in a table with its role, in the reader's language; drawn only
+    once opened."""
+    from apptest_helpers import open_section  # noqa: PLC0415
+
+    at = app({"lang": lang}, page=PAGE)
+    assert any(title in e.label for e in at.expander) and not at.table  # closed: nothing drawn
+    open_section(at, "dg_checks")
+    assert not at.exception
+    (table,) = [tb for tb in at.table if column in tb.value.columns.tolist()]
+    assert len(table.value) == 57
+    caption = " ".join(c.value for c in at.caption)
+    assert all(w in caption for w in words), caption
+    roles = table.value.iloc[:, 2].tolist()  # run, confidence, role, ...
+    assert roles.count("fit" if lang == "en" else "拟合") == 1
+    assert roles.count("held out" if lang == "en" else "留出") == 49
+
+
+def test_published_runs_table_shows_role_and_rates():
+    """The shared table (ui.checks) gains a role column where the runs carry one, and DistServe's highest
+    rate within its targets reads as a request rate, not a duration (its unit kept with it)."""
+    from ui import checks  # noqa: PLC0415
+    from ui.i18n import Translator  # noqa: PLC0415
+
+    from calc.traffic.disaggregation import published_checks  # noqa: PLC0415
+
+    rows = checks.rows(published_checks(), Translator("en"))
+    assert list(rows[0])[:3] == ["Run", "Confidence", "Role"]
+    first = rows[0]  # distserve-13b-colocated-ttft: 2.3 req/s measured (DistServe blog, Figure 6a)
+    assert first["Measured"] == "2.30\u00a0req/s" and first["Role"] == "check" and first["Confidence"] == "medium"
+    assert "](https://hao-ai-lab.github.io/blogs/distserve) (DistServe blog, Figure 6a" in first["Source"]  # a link
+    from calc.traffic.prefix_cache import published_checks as prefix_checks  # noqa: PLC0415
+
+    assert "Role" not in checks.rows(prefix_checks(), Translator("en"))[0]  # runs without a role: no column

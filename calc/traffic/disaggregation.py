@@ -56,6 +56,7 @@ from calc.traffic.simulator import EngineConfig, SimResult, simulate
 from calc.traffic.workload import Workload
 
 LINKS_PATH = Path(__file__).resolve().parent.parent / "data" / "kv_links.json"
+CHECKS_PATH = Path(__file__).resolve().parent.parent / "data" / "disaggregation_checks.json"
 MAX_INSTANCES = 64
 MAX_DESCRIPTOR_S = 1e-3
 
@@ -508,3 +509,23 @@ def disaggregated_closed_loop(pools: Pools, *, input_len, output_len, concurrenc
     a = at(hi)
     return DisaggClosedLoop(rate_rps=hi, open_loop=a, client_wait_s=0.0, ttft_s=float(a.ttft_s),
                             e2e_latency_s=float(a.e2e_latency_s), saturated=False)
+
+
+@lru_cache(maxsize=1)
+def published_checks() -> dict:
+    """This model against published disaggregated and colocated runs, each asked as it was measured
+    (calc/data/disaggregation_checks.json, written by ``bench/disaggregation_report.py --write`` from
+    bench/data/disaggregation_measurements.jsonl): ``rows`` (id, source, confidence, role, metric,
+    predicted, measured, error = predicted / measured - 1; role "fit" is the row an engine's speed was
+    fitted on, "held_out" a row added after the model was set, "check" the rest) and the median
+    |error| over the held-out rows, over all rows but the fit rows, over the rows measured on vLLM,
+    and over the disaggregated / colocated ratios at the same concurrency.
+
+    >>> c = published_checks()
+    >>> c["n_all"] == sum(r["role"] != "fit" for r in c["rows"]) and c["n_held_out"] < c["n_all"]
+    True
+    >>> [r["id"] for r in c["rows"] if r["role"] == "fit"] == [f["row"] for f in c["engine_fits"]]
+    True
+    """
+    with open(CHECKS_PATH) as fh:
+        return json.load(fh)
