@@ -53,12 +53,13 @@ APPLY = {"hbm_bw_fraction": ("eff_hbm_bw_fraction", 1.0, 2),
          "prefill_flops_fraction": ("eff_prefill_flops_fraction", 1.0, 2),
          "decode_flops_fraction": ("eff_decode_flops_fraction", 1.0, 2),
          "hopper_flops_scale": ("eff_hopper_flops_scale", 1.0, 2),
+         "geforce_flops_fraction": ("eff_geforce_flops_fraction", 1.0, 2),
          "step_overhead_s": ("eff_step_overhead_ms", 1e-3, 3),
          "sequence_overhead_s": ("eff_sequence_overhead_us", 1e-6, 2),
          "request_overhead_s": ("eff_request_overhead_ms", 1e-3, 2),
          "api_server_request_s": ("eff_api_server_request_ms", 1e-3, 2),
          "api_server_harmony_request_s": ("eff_api_server_harmony_request_ms", 1e-3, 2)}
-assert set(APPLY) == set(FITTED) | {"api_server_harmony_request_s"}  # calibrate fits one of the two (fitted_inputs)
+assert set(APPLY) == set(FITTED) | {"api_server_harmony_request_s", "geforce_flops_fraction"}  # fitted_inputs adds them
 SCENARIO_FROM_SIDEBAR = ("model", "gpu", "tensor_parallel_size", "dtype", "quantization", "kv_cache_dtype",
                          "gpu_memory_utilization", "block_size", "max_model_len", "max_num_seqs",
                          "max_num_batched_tokens")

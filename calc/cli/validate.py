@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from calc.cli.args import UsageError, _add_engine_args, _positive_int, add_efficiency_arg, load_efficiency
 from calc.cli.measured import ask_row, read_as_run, score_rows, summary
-from calc.spec.catalog import CatalogError, get_model
+from calc.spec.catalog import CatalogError, get_gpu, get_model
 from calc.spec.hf_config import ConfigError
 from calc.spec.inputs import Efficiency, describe_validation_error
 from calc.spec.results import MAX_RESULT_BYTES, SCENARIO_KEYS, ResultsError, parse_results
@@ -48,12 +48,19 @@ FITTED = {
 def fitted_inputs(rows: list[dict]) -> dict[str, tuple[float, float]]:
     """:data:`FITTED` for these rows: a Harmony-format model's API server takes
     ``api_server_harmony_request_s`` (:func:`calc.timing.engine_profile.api_server_request_time_s`), so
-    rows of such models fit that one, the others ``api_server_request_s`` (both where the rows mix).
+    rows of such models fit that one, the others ``api_server_request_s`` (both where the rows mix); rows on
+    a GeForce card (RTX 3090/4090/5090) fit ``geforce_flops_fraction``, which replaces the prefill and decode
+    fractions there (:func:`calc.timing.engine_profile.gemm_flops_fractions`), and only rows elsewhere or
+    with 8-bit float weights fit those.
 
     >>> sorted(k for k in fitted_inputs([{"options": {"model": "openai/gpt-oss-20b"}}]) if k.startswith("api"))
     ['api_server_harmony_request_s']
     >>> sorted(k for k in fitted_inputs([{"options": {"model": "Qwen/Qwen3-8B"}}]) if k.startswith("api"))
     ['api_server_request_s']
+    >>> sorted(k for k in fitted_inputs([{"options": {"model": "Qwen/Qwen3-8B", "gpu": "rtx-4090"}}]) if "flops" in k)
+    ['geforce_flops_fraction', 'hopper_flops_scale']
+    >>> sorted(k for k in fitted_inputs([{"options": {"gpu": "rtx-4090"}}, {"options": {"gpu": "a100-80gb"}}]) if "flops" in k)
+    ['decode_flops_fraction', 'geforce_flops_fraction', 'hopper_flops_scale', 'prefill_flops_fraction']
     """
     harmony = {_model_type(r) in HARMONY_MODEL_TYPES for r in rows}
     out = dict(FITTED)
@@ -61,7 +68,23 @@ def fitted_inputs(rows: list[dict]) -> dict[str, tuple[float, float]]:
         out["api_server_harmony_request_s"] = FITTED["api_server_request_s"]
     if harmony == {True}:  # no row of a chat-template model: its input would not move the fit
         del out["api_server_request_s"]
+    geforce = {_geforce_16bit(r) for r in rows}
+    if True in geforce:
+        out["geforce_flops_fraction"] = FITTED["prefill_flops_fraction"]
+    if geforce == {True}:  # the fractions it replaces would not move the fit
+        del out["prefill_flops_fraction"], out["decode_flops_fraction"]
     return out
+
+
+def _geforce_16bit(row: dict) -> bool:
+    """Whether a row ran 16-bit GEMMs on a GeForce part (its FP16-accumulate rate above the catalog's peak)."""
+    try:
+        gpu = get_gpu(str(row["options"]["gpu"]))
+    except (CatalogError, KeyError, TypeError):
+        return False
+    quantization = str((row.get("options") or {}).get("quantization", "auto"))
+    return (gpu.fp16_accumulate_flops_per_s is not None and gpu.fp16_accumulate_flops_per_s > gpu.fp16_flops_per_s
+            and quantization != "fp8")
 
 
 def _model_type(row: dict) -> str | None:
