@@ -103,10 +103,10 @@ _HELP_ZH = {
     "eff_prefill_flops_fraction": "vLLM 中大规模 Prefill GEMM 与 Prefill 注意力能达到的稠密 Tensor Core 峰值比例。vLLM 0.11、"
                                   "单卡 A100 上 Qwen3-14B 的 2,000–4,000 token 提示突发请求比 0.7 的预测慢 13–23%，0.55–0.6 "
                                   "与之吻合（gpustack performance lab）；TensorRT-LLM 的融合 kernel 可达 0.7（其 128–2048 token "
-                                  "TTFT 数据；kipply 512 token 时 MLP 72%；PaLM Prefill MFU 76%）。",
+                                  "TTFT 数据；kipply 512 token 时 MLP 72%；PaLM Prefill MFU 76%）。在 GeForce 显卡上由下面的 GeForce 比例代替。",
     "eff_decode_flops_fraction": "纯 Decode 步（大批量 GEMM、分页注意力）能达到的峰值比例；只有当 Decode 变成算力瓶颈（大批量）"
                                  "时才起作用。vLLM 在 Decode 中用的是与 Prefill 相同的 GEMM，所以同为 0.6；TensorRT-LLM "
-                                 "大批量吞吐数据（pm-008、pm-011）约为 0.7。",
+                                 "大批量吞吐数据（pm-008、pm-011）约为 0.7。在 GeForce 显卡上由下面的 GeForce 比例代替。",
     "eff_hopper_flops_scale": "vLLM 在 Hopper GPU（H100、H200、GH200）上只能达到上面算力比例的一部分：它的 kernel 离 Hopper "
                               "标称峰值比离 Ampere 更远。vLLM 0.11、单卡 H100 SXM 上 Qwen3-14B 的突发请求，比同一套物理模型"
                               "（在 A100 上与这些测量吻合，也与 TensorRT-LLM 的 H100 数据吻合）慢 1.6–1.8 倍（gpustack performance "

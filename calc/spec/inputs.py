@@ -318,12 +318,12 @@ class Efficiency(_Frozen):
         "attention in vLLM. vLLM 0.11, Qwen3-14B bursts of 2,000-4,000-token prompts on one "
         "A100 (gpustack performance lab) ran 13-23% slower than 0.7 predicts, 0.55-0.6 fits "
         "them; TensorRT-LLM's fused kernels reach 0.7 (its 128-2048-token TTFT rows, kipply 72% "
-        "MLP at 512 tokens, PaLM prefill MFU 76%)."))] = 0.60
+        "MLP at 512 tokens, PaLM prefill MFU 76%). On GeForce cards the GeForce fraction below replaces it."))] = 0.60
     decode_flops_fraction: Annotated[float, Field(gt=0.0, le=1.0, description=(
         "Achievable fraction of peak in decode-only steps (GEMMs at large batch, paged "
         "attention). Matters only once decode turns compute-bound (large batches). vLLM runs the "
         "same GEMMs as in prefill, so the same 0.6; TensorRT-LLM's large-batch rows (pm-008, "
-        "pm-011) sit near 0.7."))] = 0.60
+        "pm-011) sit near 0.7. On GeForce cards the GeForce fraction below replaces it."))] = 0.60
     hopper_flops_scale: Annotated[float, Field(gt=0.0, le=1.0, description=(
         "vLLM's share of the FLOP fractions above on Hopper GPUs (H100, H200, GH200): its kernels "
         "reach less of Hopper's datasheet peak than of Ampere's. vLLM 0.11, Qwen3-14B bursts on one "
