@@ -21,6 +21,8 @@ def measured_value(metric: str, x: float) -> str:
     >>> measured_value("ttft_s", 0.1994), measured_value("output_tokens_per_s", 871.43), measured_value(
     ...     "requests_per_s", 9.8), measured_value("prefix_cache_hit_rate", 0.37), measured_value("max_rate_rps", 2.3)
     ('199.4 ms', '871 tok/s', '9.80 req/s', '37.0 %', '2.30 req/s')
+    >>> measured_value("cost_time_s", 8.54), measured_value("ttft_s", 277.456)
+    ('8.54 s', '277.46 s')
     """
     if metric == "prefix_cache_hit_rate":
         return F.percent(x, 1)
@@ -28,6 +30,8 @@ def measured_value(metric: str, x: float) -> str:
         return f"{F.number(x, 0)} tok/s"
     if metric == "requests_per_s" or metric.endswith("_rps"):
         return f"{x:,.2f} req/s"
+    if x >= 1.0:  # a run's length or a queued TTFT: seconds ("8.54 s", not "8,540.0 ms")
+        return f"{x:,.2f} s"
     return F.duration(x)
 
 
@@ -101,4 +105,5 @@ def render(t: T, *, key: str, title: str, caption: Callable[[dict], str], load: 
     c = load()
     with exp:
         st.caption(caption(c))
-        st.table(tables.arrow(rows(c, t)), hide_index=True)
+        with st.container(key=f"{key}_checks_table"):  # its columns' minimum width (ui.layout CSS)
+            st.table(tables.arrow(rows(c, t)), hide_index=True)

@@ -81,9 +81,9 @@ _BASE_CSS = CJK_FONT_CSS + """
 .st-key-md_compact td a { white-space: nowrap; }
 /* Tables: scroll inside their own box instead of cutting columns. */
 [data-testid="stTable"] { overflow-x: auto; }
-/* ...and no column narrower than a three-character Chinese word (检验, 可信度 broke one character to a
-   line at 390 px: the table squeezed those columns to their widest single character). */
-[data-testid="stTable"] :is(th, td) { min-width: 4.6em; }
+/* The published-checks tables (ui.checks): no column narrower than a three-character Chinese word (检验,
+   可信度 broke one character to a line at 390 px: the table squeezed those columns to one character). */
+[class*="_checks_table"] [data-testid="stTable"] :is(th, td) { min-width: 4.6em; }
 /* Markdown tables (ui.tables.markdown) too: a block box that scrolls sideways on a phone. */
 [data-testid="stMarkdownContainer"] table { display: block; overflow-x: auto; max-width: 100%; }
 /* Sidebar navigation: a page title wraps instead of ending in an ellipsis (the current page's bold
