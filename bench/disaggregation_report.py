@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 from calc.spec.catalog import get_gpu, get_model  # noqa: E402
 from calc.spec.inputs import Efficiency, ServingConfig  # noqa: E402
 from calc.timing.estimate import estimate  # noqa: E402
-from calc.traffic.disaggregation import (decode_engine_numbers, disaggregated_closed_loop,  # noqa: E402
+from calc.traffic.disaggregation import (CHECKS_PATH, decode_engine_numbers, disaggregated_closed_loop,  # noqa: E402
                                          disaggregated_open_loop, kv_links, make_pools,
                                          simulate_disaggregated)
 from calc.traffic.simulator import EngineConfig, simulate  # noqa: E402
@@ -370,9 +370,6 @@ def _print_pd_vs_colocated(scored: list[Scored], baseline: str = "coloc-2xtp4") 
             print(f"  {cfg:10s} C={c:<3d} {metric:20s} measured {m:5.2f}  predicted {p:5.2f}  ({p / m - 1:+.0%})")
         errs = [abs(p / m - 1) for *_, m, p in ratios]
         print(f"  median |error| of the ratio {np.median(errs):.0%} over {len(errs)}")
-
-
-CHECKS_PATH = ROOT / "calc" / "data" / "disaggregation_checks.json"
 
 
 def _sig(x: float) -> float:

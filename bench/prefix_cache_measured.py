@@ -35,7 +35,7 @@ from calc.cli.simulate import simulate_record  # noqa: E402
 from calc.spec.catalog import get_gpu, get_model  # noqa: E402
 from calc.spec.inputs import Efficiency, ServingConfig  # noqa: E402
 from calc.timing.estimate import estimate  # noqa: E402
-from calc.traffic.prefix_cache import PrefixChains  # noqa: E402
+from calc.traffic.prefix_cache import CHECKS_PATH, PrefixChains  # noqa: E402
 from calc.traffic.simulator import EngineConfig, simulate  # noqa: E402
 from calc.traffic.workload import Workload  # noqa: E402
 
@@ -132,7 +132,6 @@ def effect_ratios(scored: list[tuple[dict, str, float, float]]) -> list[tuple[fl
     return out
 
 
-CHECKS_PATH = Path(__file__).resolve().parents[1] / "calc" / "data" / "prefix_cache_checks.json"
 
 
 def _sig(x: float) -> float:

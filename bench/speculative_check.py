@@ -26,7 +26,7 @@ from calc.spec.catalog import get_gpu, get_model  # noqa: E402
 from calc.spec.speculative import SpeculativeConfig  # noqa: E402
 from calc.timing.estimate import engine_numbers  # noqa: E402
 from calc.timing.serving import decode_step  # noqa: E402
-from calc.timing.speculative import drafter_for, speculative_step  # noqa: E402
+from calc.timing.speculative import CHECKS_PATH, drafter_for, speculative_step  # noqa: E402
 
 CONTEXT_TOKENS = 300  # MT-Bench: ~100-token prompts, ~250 tokens out; mean context ≈ 300
 
@@ -44,7 +44,6 @@ def predict(row: dict) -> float:
     return float(speculative_step(e, d, batch=row["batch"], context_tokens=CONTEXT_TOKENS).tpot_s)
 
 
-CHECKS_PATH = Path(__file__).resolve().parents[1] / "calc" / "data" / "speculative_checks.json"
 
 
 def rows() -> list[dict]:

@@ -100,12 +100,11 @@ with st.expander(t("dg.why.title"), expanded=False):
                                                        block_size=s.block_size, regions_per_layer=kv_regions_per_layer(sc.arch))),
                       descriptor_s=kv_descriptor_s(), stat=stat, input_quantile_tokens=input_q):
         st.markdown(line)
-pct = lambda x: F.percent(x).replace(" ", "\u00a0")  # noqa: E731  "17 %" never split over two lines (390 px)
 checks.render(t, key="dg_checks", title=t("dg.checks.title"), load=published_checks,
-              caption=lambda c: t("dg.checks.caption", held=pct(c["median_abs_error_held_out"]), nh=c["n_held_out"],
-                                  all=pct(c["median_abs_error_all"]), n=c["n_all"], vllm=pct(c["median_abs_error_vllm"]),
+              caption=lambda c: t("dg.checks.caption", held=checks.percent(c["median_abs_error_held_out"]), nh=c["n_held_out"],
+                                  all=checks.percent(c["median_abs_error_all"]), n=c["n_all"], vllm=checks.percent(c["median_abs_error_vllm"]),
                                   nv=c["n_vllm"], fit=", ".join(f["row"] for f in c["engine_fits"]),
-                                  ratio=pct(c["ratio_median_abs_error"]), nr=c["n_ratio"]))
+                                  ratio=checks.percent(c["ratio_median_abs_error"]), nr=c["n_ratio"]))
 st.caption(t("dg.cli"))
 p = max(int(label.split("P")[0]), 1) if label != "—" else 1
 d = max(int(label.split("P")[1].rstrip("D")), 1) if label != "—" else 1

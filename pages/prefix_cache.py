@@ -99,9 +99,9 @@ def _body() -> None:
         st.subheader(t("why.title"))
         render_panels(prefix_cache_panels(pt, i, reuse=reuse, block_size=s.block_size, t=t), t)
     checks.render(t, key="pc_checks", title=t("pc.checks.title"), load=published_checks,
-                  caption=lambda c: t("pc.checks.caption", all=F.percent(c["median_abs_error"]), n=c["n"],
-                                      medium=F.percent(c["median_abs_error_medium"]), nm=c["n_medium"],
-                                      effect=F.percent(c["effect_median_abs_error"]), ne=c["n_effect"]))
+                  caption=lambda c: t("pc.checks.caption", all=checks.percent(c["median_abs_error"]), n=c["n"],
+                                      medium=checks.percent(c["median_abs_error_medium"]), nm=c["n_medium"],
+                                      effect=checks.percent(c["effect_median_abs_error"]), ne=c["n_effect"]))
 
 
 shell.run_fragment(_body)

@@ -49,7 +49,7 @@ def _body() -> None:
     st.subheader(t("why.title"))
     render_panels(speculative_panels(sw, t), t)
     checks.render(t, key="sd_checks", title=t("sd.checks.title"), load=published_checks,
-                  caption=lambda c: t("sd.checks.caption", all=F.percent(c["median_abs_error"], 1), n=c["n"]))
+                  caption=lambda c: t("sd.checks.caption", all=checks.percent(c["median_abs_error"], 1), n=c["n"]))
 
 
 shell.run_fragment(_body)

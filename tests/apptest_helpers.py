@@ -106,6 +106,18 @@ def open_section(at: AppTest, *keys: str) -> AppTest:
     return at.run()
 
 
+def open_checks(page: str, lang: str, key: str, title: str, column: str):
+    """A page's "how close to real servers" panel (ui.checks.render, lazy): checked closed first (its
+    label shown, no table drawn), then opened; returns its table (the one with ``column``) as a DataFrame
+    and the page's captions joined."""
+    at = app({"lang": lang}, page=page)
+    assert any(title in e.label for e in at.expander) and not at.table  # closed: nothing drawn
+    open_section(at, key)
+    assert not at.exception
+    (table,) = [tb for tb in at.table if column in tb.value.columns.tolist()]
+    return table.value, " ".join(c.value for c in at.caption)
+
+
 def md_tables(at: AppTest) -> list[list[dict[str, str]]]:
     """The Markdown tables (ui.tables.markdown) of the page, in order: rows as {header: cell}, the
     cells as the reader sees them (escapes undone)."""

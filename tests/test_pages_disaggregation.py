@@ -134,17 +134,12 @@ def test_published_runs_panel_lists_the_checks(lang, title, column, words):
     (calc/data/disaggregation_checks.json): the medians in the caption (17 % over the 49 held-out runs,
     the ratios' 18 % over 36) and every run in a table with its role, in the reader's language; drawn only
     once opened."""
-    from apptest_helpers import open_section  # noqa: PLC0415
+    from apptest_helpers import open_checks  # noqa: PLC0415
 
-    at = app({"lang": lang}, page=PAGE)
-    assert any(title in e.label for e in at.expander) and not at.table  # closed: nothing drawn
-    open_section(at, "dg_checks")
-    assert not at.exception
-    (table,) = [tb for tb in at.table if column in tb.value.columns.tolist()]
-    assert len(table.value) == 57
-    caption = " ".join(c.value for c in at.caption)
+    table, caption = open_checks(PAGE, lang, "dg_checks", title, column)
+    assert len(table) == 57
     assert all(w in caption for w in words), caption
-    roles = table.value.iloc[:, 2].tolist()  # run, confidence, role, ...
+    roles = table.iloc[:, 2].tolist()  # run, confidence, role, ...
     assert roles.count("fit" if lang == "en" else "拟合") == 1
     assert roles.count("held out" if lang == "en" else "留出") == 49
 

@@ -85,13 +85,8 @@ def test_load_test_takes_the_reuse():
 def test_published_runs_panel_lists_the_checks(lang, title, column):
     """The page says how far the model has been from published prefix-reuse runs (calc/data/prefix_cache_checks.json):
     the medians in the caption and every scored value in a table, in the reader's language; drawn only once opened."""
-    from apptest_helpers import open_section  # noqa: PLC0415
+    from apptest_helpers import open_checks  # noqa: PLC0415
 
-    at = app({"lang": lang}, page=PAGE)
-    assert any(title in e.label for e in at.expander) and not at.table  # closed: nothing drawn
-    open_section(at, "pc_checks")
-    assert not at.exception
-    (table,) = [tb for tb in at.table if column in tb.value.columns.tolist()]
-    assert len(table.value) == 55
-    caption = " ".join(c.value for c in at.caption)
-    assert "22 %" in caption and "16 %" in caption and "7 %" in caption
+    table, caption = open_checks(PAGE, lang, "pc_checks", title, column)
+    assert len(table) == 55
+    assert "22\u00a0%" in caption and "16\u00a0%" in caption and "7\u00a0%" in caption

@@ -107,15 +107,11 @@ def test_text_says_what_the_chart_shows():
 def test_published_runs_panel_lists_the_checks(lang, title, column):
     """The page says how far the model has been from published runs (calc/data/speculative_checks.json), in the
     reader's language, drawn only once opened."""
-    from apptest_helpers import open_section  # noqa: PLC0415
+    from apptest_helpers import open_checks  # noqa: PLC0415
 
-    at = app({"lang": lang}, page=PAGE)
-    assert any(title in e.label for e in at.expander) and not at.table
-    open_section(at, "sd_checks")
-    assert not at.exception
-    (table,) = [tb for tb in at.table if column in tb.value.columns.tolist()]
-    assert len(table.value) == 13
-    assert "7.2 %" in " ".join(c.value for c in at.caption)
+    table, caption = open_checks(PAGE, lang, "sd_checks", title, column)
+    assert len(table) == 13
+    assert "7.2\u00a0%" in caption
 
 
 def test_published_runs_table_has_no_empty_confidence_column():

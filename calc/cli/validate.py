@@ -29,7 +29,7 @@ from calc.spec.hf_config import ConfigError
 from calc.spec.inputs import Efficiency, describe_validation_error
 from calc.spec.results import MAX_RESULT_BYTES, SCENARIO_KEYS, ResultsError, parse_results
 from calc.spec.untrusted import InputError, quote
-from calc.timing.engine_profile import HARMONY_MODEL_TYPES
+from calc.timing.engine_profile import HARMONY_MODEL_TYPES, half_rate_gemms
 
 MAX_FILES = 100
 # The efficiency inputs calibrate fits, with the search bounds (inside Efficiency's own).
@@ -82,9 +82,8 @@ def _geforce_16bit(row: dict) -> bool:
         gpu = get_gpu(str(row["options"]["gpu"]))
     except (CatalogError, KeyError, TypeError):
         return False
-    quantization = str((row.get("options") or {}).get("quantization", "auto"))
-    return (gpu.fp16_accumulate_flops_per_s is not None and gpu.fp16_accumulate_flops_per_s > gpu.fp16_flops_per_s
-            and quantization != "fp8")
+    fp8 = str((row.get("options") or {}).get("quantization", "auto")) == "fp8"
+    return half_rate_gemms(gpu, "fp8" if fp8 else "bf16")
 
 
 def _model_type(row: dict) -> str | None:

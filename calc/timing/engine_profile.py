@@ -103,6 +103,18 @@ def engine_peak_flops_per_s(gpu, precision: str, fp16_accumulate_share: float) -
                                        fp16_accumulate_share=fp16_accumulate_share))
 
 
+def half_rate_gemms(gpu, precision: str) -> bool:
+    """Whether ``precision``'s GEMMs run at a GeForce part's halved FP32-accumulate rate: 16-bit, on a part whose
+    catalog entry holds a higher FP16-accumulate rate (RTX 3090, 4090, 5090).
+
+    >>> from calc.spec.catalog import get_gpu
+    >>> half_rate_gemms(get_gpu("rtx-4090"), "bf16"), half_rate_gemms(get_gpu("rtx-4090"), "fp8"), half_rate_gemms(get_gpu("l40s"), "bf16")
+    (True, False, False)
+    """
+    return (precision in ("fp16", "bf16") and gpu.fp16_accumulate_flops_per_s is not None
+            and gpu.fp16_accumulate_flops_per_s > gpu.peak_flops_per_s(precision))
+
+
 def gemm_flops_fractions(gpu, precision: str, efficiency: Efficiency) -> tuple[float, float]:
     """The achievable fractions (prefill, decode) of the tensor peak an engine's GEMMs reach on ``gpu``:
     ``efficiency``'s prefill and decode fractions, times ``hopper_flops_scale`` on Hopper; on a GeForce
@@ -132,10 +144,7 @@ def gemm_flops_fractions(gpu, precision: str, efficiency: Efficiency) -> tuple[f
     >>> [round(x, 2) for x in gemm_flops_fractions(get_gpu("h100-sxm"), "bf16", e)]
     [0.36, 0.36]
     """
-    half_rate = (precision in ("fp16", "bf16") and gpu.fp16_accumulate_flops_per_s is not None
-                 and gpu.fp16_accumulate_flops_per_s > gpu.peak_flops_per_s(precision)
-                 and efficiency.fp16_accumulate_share <= 0.0)
-    if half_rate:
+    if half_rate_gemms(gpu, precision) and efficiency.fp16_accumulate_share <= 0.0:
         return float(efficiency.geforce_flops_fraction), float(efficiency.geforce_flops_fraction)
     scale = efficiency.hopper_flops_scale if gpu.architecture == "hopper" else 1.0
     return float(efficiency.prefill_flops_fraction * scale), float(efficiency.decode_flops_fraction * scale)
