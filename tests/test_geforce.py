@@ -30,6 +30,22 @@ def test_only_geforce_parts_with_fp32_accumulate_take_the_geforce_fraction():
     assert gemm_flops_fractions(get_gpu("rtx-4090"), "fp16", e.model_copy(update={"fp16_accumulate_share": 1.0})) == (0.6, 0.6)
 
 
+def test_the_fp16_accumulate_share_moves_the_fraction_continuously():
+    # the sidebar's FP16-accumulate share used to switch a GeForce card back to the datacenter fractions at any
+    # share above 0; the blend is g at s = 0 and the prefill/decode fraction f at s = 1. At s = 0.5 on a 4090
+    # (P32 165.2, P16 330.3 TFLOP/s, g 0.85, f 0.6): (0.5/165.2 + 0.5/330.3) / (0.5/(165.2 x 0.85) + 0.5/(330.3 x 0.6))
+    # = 0.004540 / 0.006083 = 0.7463
+    gpu = get_gpu("rtx-4090")
+    at = [gemm_flops_fractions(gpu, "bf16", Efficiency(fp16_accumulate_share=s))[0] for s in (0.0, 1e-6, 0.5, 1.0)]
+    assert at[0] == 0.85 and at[1] == pytest.approx(0.85, abs=1e-5)
+    assert at[2] == pytest.approx(0.7463, abs=1e-4) and at[3] == pytest.approx(0.6)
+    # the time of a GEMM against the blended peak is then monotone in the share: more FP16 accumulation, faster
+    from calc.timing.engine_profile import engine_peak_flops_per_s
+    rates = [engine_peak_flops_per_s(gpu, "bf16", s) * gemm_flops_fractions(gpu, "bf16", Efficiency(fp16_accumulate_share=s))[0]
+             for s in (0.0, 0.25, 0.5, 0.75, 1.0)]
+    assert rates == sorted(rates)
+
+
 def test_a_4090_prefill_step_hand_computed():
     # Llama-3.1-8B BF16, one 2,048-token prompt on an RTX 4090: the MLP's 3 x 4096 x 14336 weights per layer,
     # 32 layers: 2 x 5.637e9 x 2048 = 2.309e13 FLOPs at 165.2e12 x 0.85 x 2048 / (2048 + 64) = 136.0 TFLOP/s

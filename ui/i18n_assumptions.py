@@ -145,7 +145,8 @@ _HELP_ZH = {
                                  "FP16 累加的速率是目录中 fp16/bf16 峰值（FP32 累加）的两倍（GA102/AD102 白皮书）；数据中心和"
                                  "专业卡两者速率相同，因此这里不改变任何结果。vLLM 和 TensorRT-LLM 以 FP32 累加：0。llama.cpp "
                                  "的 F16 提示处理路径（ggml_cuda_op_mul_mat_cublas，默认精度）调用 cublasGemmEx 并使用 "
-                                 "CUBLAS_COMPUTE_16F：1（calc.timing.engine_profile）。",
+                                 "CUBLAS_COMPUTE_16F：1（calc.timing.engine_profile）。在 GeForce 卡上，这部分工作以预填充/解码的"
+                                 "可达比例对 FP16 累加峰值运行，其余部分以 GeForce 可达比例运行，两者之间连续变化。",
     "eff_mxfp4_moe_half_saturation_rows": "在没有 FP4 张量核心的 GPU 上（Hopper：triton_kernels 的 matmul_ogs；Ampere、Ada："
                                           "Marlin MoE），vLLM 的 MXFP4 路由专家 GEMM 在每个专家的行数达到该值时效率为上限的"
                                           "一半，代替下面稠密 GEMM 的半饱和值。两种 kernel 都在寄存器中把权重转为 BF16，并且"

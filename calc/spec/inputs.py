@@ -355,7 +355,9 @@ class Efficiency(_Frozen):
         "fp16/bf16 peaks hold (GA102/AD102 whitepapers); datacenter and professional cards run both at "
         "one rate, so this changes nothing there. vLLM and TensorRT-LLM accumulate in FP32: 0. "
         "llama.cpp's F16 prompt path (ggml_cuda_op_mul_mat_cublas, default precision) calls "
-        "cublasGemmEx with CUBLAS_COMPUTE_16F: 1 (calc.timing.engine_profile)."))] = 0.0
+        "cublasGemmEx with CUBLAS_COMPUTE_16F: 1 (calc.timing.engine_profile). On a GeForce card that share "
+        "runs at the prefill / decode fractions of the FP16-accumulate peak and the rest at the GeForce "
+        "fraction, continuously between the two (calc.timing.engine_profile.gemm_flops_fractions)."))] = 0.0
     mxfp4_moe_half_saturation_rows: Annotated[float, Field(ge=0.0, le=100_000.0, description=(
         "Rows per expert at which vLLM's MXFP4 routed-expert GEMM reaches half its achievable rate on "
         "GPUs without FP4 tensor cores (Hopper: triton_kernels matmul_ogs; Ampere, Ada: Marlin MoE), "

@@ -119,7 +119,11 @@ def gemm_flops_fractions(gpu, precision: str, efficiency: Efficiency) -> tuple[f
     """The achievable fractions (prefill, decode) of the tensor peak an engine's GEMMs reach on ``gpu``:
     ``efficiency``'s prefill and decode fractions, times ``hopper_flops_scale`` on Hopper; on a GeForce
     part running 16-bit GEMMs with FP32 accumulation (the catalog holds a higher FP16-accumulate rate:
-    RTX 3090, 4090, 5090; ``fp16_accumulate_share`` 0, as vLLM's), ``geforce_flops_fraction`` for both.
+    RTX 3090, 4090, 5090; ``fp16_accumulate_share`` 0, as vLLM's), ``geforce_flops_fraction`` for both. With a
+    share s > 0 of the work on the FP16-accumulate path (llama.cpp's prompt GEMMs: s = 1), that part runs at the
+    prefill / decode fraction f of the FP16-accumulate peak P16 and the rest at ``geforce_flops_fraction`` g of
+    P32, so against the blended peak (:func:`gemm_peak_flops_per_s`) the fraction is
+    ((1 − s) / P32 + s / P16) / ((1 − s) / (P32·g) + s / (P16·f)): g at s = 0, f at s = 1, continuous between.
 
     Why GeForce differs: its FP32-accumulate tensor rate is half the FP16-accumulate one, so per SM and
     clock it does a quarter of an A100's tensor work (RTX 4090: 165.2e12 / (128 SMs x 2.52 GHz) = 512
@@ -139,13 +143,22 @@ def gemm_flops_fractions(gpu, precision: str, efficiency: Efficiency) -> tuple[f
     >>> e = Efficiency()
     >>> gemm_flops_fractions(get_gpu("rtx-4090"), "bf16", e) == (e.geforce_flops_fraction,) * 2
     True
+    >>> [round(x, 4) for x in gemm_flops_fractions(get_gpu("rtx-4090"), "bf16", Efficiency(fp16_accumulate_share=0.5))]
+    [0.7463, 0.7463]
     >>> gemm_flops_fractions(get_gpu("a100-80gb"), "bf16", e) == (e.prefill_flops_fraction, e.decode_flops_fraction)
     True
     >>> [round(x, 2) for x in gemm_flops_fractions(get_gpu("h100-sxm"), "bf16", e)]
     [0.36, 0.36]
     """
-    if half_rate_gemms(gpu, precision) and efficiency.fp16_accumulate_share <= 0.0:
-        return float(efficiency.geforce_flops_fraction), float(efficiency.geforce_flops_fraction)
+    if half_rate_gemms(gpu, precision):
+        g, s = float(efficiency.geforce_flops_fraction), float(efficiency.fp16_accumulate_share)
+        if s <= 0.0:
+            return g, g
+        # a share s of the GEMM work on the FP16-accumulate path: each part at its own rate and fraction
+        p32, p16 = gpu.peak_flops_per_s(precision), gpu.fp16_accumulate_flops_per_s
+        def blend(f16: float) -> float:  # f with F / (P_blend · f) = F · ((1 − s) / (P32 · g) + s / (P16 · f16))
+            return ((1.0 - s) / p32 + s / p16) / ((1.0 - s) / (p32 * g) + s / (p16 * f16))
+        return blend(float(efficiency.prefill_flops_fraction)), blend(float(efficiency.decode_flops_fraction))
     scale = efficiency.hopper_flops_scale if gpu.architecture == "hopper" else 1.0
     return float(efficiency.prefill_flops_fraction * scale), float(efficiency.decode_flops_fraction * scale)
 
