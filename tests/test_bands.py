@@ -61,7 +61,8 @@ def test_every_measurement_is_named_and_classified(every_measurement):
 def test_bands_are_honest_on_the_calibration_measurements(measured):
     c = bands.coverage(measured, bands.load_table()["cells"])
     assert c["n"] == len(measured) == 156
-    # in sample, printed by bench/make_bands.py: 90.4 % inside, median half-width 16.4 % since the quantile rule
+    # in sample, printed by bench/make_bands.py: 90.4 % inside, median half-width 16.5 % at central 86.5 % (rows
+    # stating a median asked for the simulated median, 2026-12-05); 90.4 %, 16.4 % since the quantile rule
     # holds the targets with each document left out (central 85.5 %, 2026-12-05); 92.9 %, 18.7 % at central 90 %
     # with the API server's turn-taking; 94.2 % inside, median half-width 19.6 % since gpt-oss's API
     # server time (2026-12-05; 92.9 %, 20.2 % with the 4-bit runs joined before it); 94.2 %, 20.6 % since the
@@ -116,13 +117,14 @@ def test_bands_are_honest_on_documents_they_were_not_built_from(every_measuremen
 def test_bands_meet_the_targets_on_every_document_left_out(every_measurement):
     """Issue #20's targets where the quantile rule holds them (calc.timing.bands.held_out_quantiles): each of the
     74 documents of both sets (the calibration set's and the found runs') left out of the table in turn, its
-    measurements scored against the bands of the rest: 367 of 434 inside (84.6 %) at a median half-width of
-    29.2 % with central 85.5 % bands (2026-12-05). The shipped central 90 % before held 88.2 % at 33.5 %, over
-    the width. Each benchmark left out: 86.6 % at 28.3 %; each publisher: 88.0 % at 44.8 %
+    measurements scored against the bands of the rest: 374 of 434 inside (86.2 %) at a median half-width of
+    29.8 % with central 86.5 % bands (2026-12-05, after the rows that state a median are asked for the simulated
+    median: before, 367 inside at 29.2 % with central 85.5 %). The shipped central 90 % before held 88.2 % at
+    33.5 %, over the width. Each benchmark left out: 88.0 % at 28.9 %; each publisher: 89.6 % at 46.2 %
     (bench/make_bands.py --validate)."""
     c = bands.cross_validate(every_measurement, "document", bands.QUANTILES)
     assert c["units"] == 74 and c["n"] == 434
-    assert c["inside_fraction"] == pytest.approx(367 / 434)
+    assert c["inside_fraction"] == pytest.approx(374 / 434)
     assert c["inside_fraction"] >= bands.MIN_INSIDE
     assert c["median_half_width"] <= bands.MAX_MEDIAN_HALF_WIDTH
     assert bands.held_out_quantiles(every_measurement) == tuple(bands.QUANTILES)
@@ -349,10 +351,12 @@ def test_the_condition_was_chosen_on_calibration_documents_left_out(every_measur
     at the shipped QUANTILES). They were chosen on the calibration documents alone (2026-12-02: 1.200, 1.283,
     1.283; 2026-12-03: three conditions 1.216, the API server's busy loads alone 1.271, none 1.311). Since the
     API server's requests take turns (Efficiency.api_server_final_share, 2026-12-05: the gpustack bursts' TPOT
-    -97 -> +10 %) the calibration set alone no longer tells them apart (central 85.5 %: 0.585, 0.554, 0.555, each
-    135 of 156 inside); over every document of both sets they still pay: three conditions 367 of 434 inside
-    (84.6 %) at a median half-width of 29.2 % (0.987), two 363 (83.6 %) at 32.0 % (1.030), none 359 (82.7 %) at
-    33.4 % (1.063) (central 90 %, 2026-12-05: 88.2 % at 33.5 %, 1.142, against 88.5 % at 40.4 %, 1.223)."""
+    -97 -> +10 %) the calibration set alone no longer tells them apart (central 86.5 %: 0.601, 0.582, 0.581; 139,
+    136 and 135 of 156 inside); over every document of both sets they still pay: three conditions 374 of 434
+    inside (86.2 %) at a median half-width of 29.8 % (1.003), two 370 (85.3 %) at 32.5 % (1.053), none 367
+    (84.6 %) at 34.5 % (1.091) (2026-12-05, after rows stating a median were asked for the simulated median; at
+    central 85.5 % before: 367, 363, 359 at 29.2, 32.0, 33.4 %; central 90 %: 88.2 % at 33.5 %, 1.142, against
+    88.5 % at 40.4 %, 1.223)."""
     def folded(ms: list[dict], fold: dict[str, str]) -> list[dict]:
         return [{**m, "condition": fold.get(m["condition"], m["condition"])} for m in ms]
 
@@ -360,12 +364,12 @@ def test_the_condition_was_chosen_on_calibration_documents_left_out(every_measur
     scores = {name: bands.cross_validate(folded(every_measurement, fold), "document", bands.QUANTILES)
               for name, fold in (("three", {}), ("two", two), ("plain", plain))}
     assert scores["three"]["interval_score"] < scores["two"]["interval_score"] < scores["plain"]["interval_score"]
-    assert scores["three"]["inside_fraction"] == pytest.approx(367 / 434)
-    assert scores["three"]["interval_score"] == pytest.approx(0.987, abs=0.002)
+    assert scores["three"]["inside_fraction"] == pytest.approx(374 / 434)
+    assert scores["three"]["interval_score"] == pytest.approx(1.003, abs=0.002)
     assert scores["three"]["median_half_width"] <= bands.MAX_MEDIAN_HALF_WIDTH < scores["two"]["median_half_width"]
     calibration = {name: bands.cross_validate(folded(measured, fold), "document", bands.QUANTILES)
                    for name, fold in (("three", {}), ("two", two), ("plain", plain))}
-    assert [round(c["interval_score"], 3) for c in calibration.values()] == pytest.approx([0.585, 0.554, 0.555],
+    assert [round(c["interval_score"], 3) for c in calibration.values()] == pytest.approx([0.601, 0.582, 0.581],
                                                                                           abs=0.002)
 
 
@@ -390,13 +394,15 @@ def test_bands_on_found_runs_left_out_of_the_table(every_measurement):
     with each document left out (calc.timing.bands.held_out_quantiles, 2026-12-05; central 90 % -> 85.5 %, chosen
     again without each set: central 82.0-87.5 %): 232 of 278 (83.5 %) at a median half-width of 35.6 % (wider than
     the issue's 30 %: runs like these, MoE and 2025-26 hosts, are where the model is least sure), weight_only_found
-    43 of 52 (82.7 %) at 21.0 %."""
+    43 of 52 (82.7 %) at 21.0 %. Since rows stating a median are asked for the simulated median (2026-12-05: two
+    gpt-oss values moved, -8 -> -40 % on the TTFT), the rule chooses a little wider: 233 of 278 (83.8 %) at
+    38.6 %, weight_only_found 43 of 52 at 21.4 %."""
     left_out = make_bands.found_left_out(every_measurement)
     assert set(left_out) == set(make_bands.FOUND_SETS) | {"all"}
     assert left_out["all"]["n"] == 278
     assert left_out["all"]["inside_fraction"] >= 0.80
-    assert left_out["all"]["inside_fraction"] == pytest.approx(232 / 278)
-    assert left_out["all"]["median_half_width"] == pytest.approx(0.356, abs=0.002)
+    assert left_out["all"]["inside_fraction"] == pytest.approx(233 / 278)
+    assert left_out["all"]["median_half_width"] == pytest.approx(0.386, abs=0.002)
     assert left_out["weight_only_found"]["n"] == 52 and left_out["weight_only_found"]["inside_fraction"] >= 0.80
 
 

@@ -247,10 +247,12 @@ def test_a_short_closed_run_is_asked_as_it_ran_and_a_long_one_for_its_steady_sta
     """calc.cli.measured.ask_row: a closed loop of N ≤ 10·C requests (CLOSED_RUN_CYCLES) is simulated from
     its synchronized start with every request counted; a longer one is estimate's steady state.
     vLLM issue #40838 (gpt-oss-120b, H200 TP 4, 300 clients, 3,000 random 1,058 / 1,038 prompts: 10 cycles):
-    mean TTFT 0.474 s measured; the steady state says 0.095 s (-80 %): 300 prompts prefilled at once at the
-    start are what the benchmark's mean holds. Asked as it ran: within 35 % (-8 % today; its client,
-    benchmark_serving / vllm bench serve, goes through the API server, measured.through_api_server). The gpustack
-    closed loops (100 prompts, 1-8 clients: ≥ 12.5 cycles) stay the steady state, equal to `estimate`."""
+    median TTFT 0.474 s measured; the steady state says 0.095 s (a mean, -80 %). Asked as it ran, the simulated
+    median is 0.284 s (-40 %; the row is a median, and ask_row answers a median with the simulated median since
+    2026-12-05: its simulated mean, 0.436 s, read -8 % before), three times the steady state: 300 prompts queued
+    at once for the token budget at the start. Its client, benchmark_serving / vllm bench serve, goes through
+    the API server (measured.through_api_server). The gpustack closed loops (100 prompts, 1-8 clients: ≥ 12.5
+    cycles) stay the steady state, equal to `estimate`."""
     import json
     from calc.cli import measured
     from calc.cli.estimate import estimate_record
@@ -258,8 +260,9 @@ def test_a_short_closed_run_is_asked_as_it_ran_and_a_long_one_for_its_steady_sta
     row = next(r for r in (json.loads(x) for x in data.read_text().splitlines()
                            if x.strip()) if r["id"] == "vllm40838-oss120-h200-tp4-c300")
     assert row["load"]["num_requests"] <= measured.CLOSED_RUN_CYCLES * row["load"]["concurrency"]
+    assert row["measured"]["ttft_s"]["stat"] == "median"
     got = measured.ask_row(row)["ttft_s"]
-    assert got == pytest.approx(row["measured"]["ttft_s"]["value"], rel=0.35)
+    assert got == pytest.approx(0.284, rel=0.05) and got == pytest.approx(row["measured"]["ttft_s"]["value"], rel=0.45)
     long_run = {**row, "load": {**row["load"], "num_requests": 11 * row["load"]["concurrency"]}}
     steady = measured.ask_row(long_run)["ttft_s"]
     options = {k: v for k, v in row["options"].items() if k != "concurrency"}
@@ -267,7 +270,7 @@ def test_a_short_closed_run_is_asked_as_it_ran_and_a_long_one_for_its_steady_sta
     eff = measured.efficiency_for_engine(row.get("engine", ""), Efficiency(),
                                          api_server=measured.through_api_server(row))
     assert steady == pytest.approx(estimate_record({**options, "concurrency": 300}, eff)["ttft_s"], rel=1e-9)
-    assert got > 4 * steady  # the start's wave: 300 prompts queued for the token budget together
+    assert got > 2.5 * steady  # the start's wave: 300 prompts queued for the token budget together
 
 
 def test_the_rocm_all_reduce_latency_fitted_on_70b_holds_on_the_kept_back_405b_runs(tmp_path):

@@ -127,8 +127,9 @@ def chat_template_tokens(row: dict) -> int:
 # start; a longer one is asked for its steady state. Issue 17's long-run simulations: with ±1-5 % spread
 # of output lengths the start's wave dissolves within 10-20 cycles, so a run of ≤ 10 ends inside it. Measured
 # (vLLM, gpt-oss-120b, random 1,058 in / 1,038 out, 300 clients, 3,000 prompts, H200 TP 4; vLLM issue
-# #40838, bench/data/gptoss_found.jsonl): mean TTFT 0.474 s; the steady state says 0.047 s (-90 %), the run
-# simulated as it ran 0.355 s (-25 %).
+# #40838, bench/data/gptoss_found.jsonl): median TTFT 0.474 s; the steady state says 0.047 s (a mean, -90 %), the run
+# simulated as it ran a median of 0.284 s (-40 %; its mean 0.436 s, which this row was compared with before
+# 2026-12-05, -8 %).
 CLOSED_RUN_CYCLES = 10
 # A short closed run of spread lengths is one draw of N lengths: it is asked as the mean over this many
 # draws (seeds 0..k-1). One draw of a 100-request ShareGPT run at 8 clients moves output tokens/s by
@@ -188,7 +189,9 @@ def ask_row(row: dict, efficiency: Efficiency = Efficiency()) -> dict[str, float
     metric name (the row's ``measured`` keys) → predicted value. The engine's prompt is the row's
     plus its chat template's tokens (:func:`chat_template_tokens`, T); the total tokens/s is counted
     as the benchmark counts it, without them: X_total · (I + O) / (I + T + O). ShareGPT rows' spread
-    lengths stay inside ``vllm bench``'s sampler bounds (:func:`length_bounds`)."""
+    lengths stay inside ``vllm bench``'s sampler bounds (:func:`length_bounds`). A simulated row's latency is the
+    statistic the row measured: the simulated median where its ``stat`` is ``median`` (a Poisson run's median TTFT
+    sits well under its mean), else the mean; the steady state (``estimate``) has means only."""
     options = {k: v for k, v in row["options"].items() if k != "concurrency"}
     template = chat_template_tokens(row)
     client_share = 1.0
@@ -228,7 +231,12 @@ def ask_row(row: dict, efficiency: Efficiency = Efficiency()) -> dict[str, float
         values = [r[key] for r in recs]
         return None if any(v is None for v in values) else statistics.fmean(float(v) for v in values)
     total = mean("total_tokens_per_s")
-    return {"ttft_s": mean("ttft_s_mean"), "tpot_s": mean("tpot_s_mean"), "e2e_s": mean("e2e_latency_s_mean"),
+
+    def latency(metric: str, key: str) -> float | None:  # the statistic the row measured: its median or its mean
+        stat = (row.get("measured") or {}).get(metric)
+        return mean(f"{key}_p50" if isinstance(stat, dict) and stat.get("stat") == "median" else f"{key}_mean")
+    return {"ttft_s": latency("ttft_s", "ttft_s"), "tpot_s": latency("tpot_s", "tpot_s"),
+            "e2e_s": latency("e2e_s", "e2e_latency_s"),
             "output_tokens_per_s": mean("output_tokens_per_s"),
             "total_tokens_per_s": None if total is None else total * client_share,
             "requests_per_s": mean("requests_per_s")}

@@ -145,8 +145,12 @@ GROUPS = ("ttft", "tpot", "e2e", "throughput", "memory")
 # quantiles) scored level (mean interval score 1.139 against 1.142 at central 90 %) but widened the median band
 # (37.8 % against 33.5 %); a cell spread over documents (between- plus within-document) instead of over
 # measurements scored worse (1.016 and 1.002 against 0.987 at central 85.5 %).
+# Since the rows that state a median are asked for the simulated median (calc.cli.measured.ask_row, 2026-12-05:
+# two gpt-oss values of one run moved, its TTFT -8 -> -40 %), the rule takes central 86.5 % (0.0675 / 0.9325):
+# each document left out 86.2 % inside at 29.8 %, each benchmark 88.0 % at 28.9 %, each publisher 89.6 % at
+# 46.2 %, each found set 83.8 % at 38.6 %.
 # QUANTILES is the choice the shipped table was built with (tests/test_bands.py checks it is current).
-QUANTILES = (0.0725, 0.9275)
+QUANTILES = (0.0675, 0.9325)
 MAX_MEDIAN_HALF_WIDTH = 0.30
 MIN_INSIDE = 0.80
 # Lower tails tried, widest first: central 90 % down to central 80 % (the promise itself).
