@@ -10,7 +10,10 @@ prompt-only steps that stall decoding (``enable_chunked_prefill`` off: the simul
 policy, vLLM 0.2's ``Scheduler._schedule``), ``max_num_batched_tokens`` max(max_model_len, 2048) =
 4096 and ``max_num_seqs`` 256 (the defaults the estimate takes), Poisson arrivals and 1,000
 requests (vLLM 0.2 ``benchmark_serving.py``: ``np.random.exponential``, ``--num-prompts`` 1000, no
-warm-up), through an HTTP API server (``efficiency_for_engine(api_server=True)``).
+warm-up), through an HTTP API server (``efficiency_for_engine(api_server=True)``). Every open-loop row
+takes its endpoint as ``calc.cli.measured.ask_row`` takes a calibration row's: a Qwen model through the chat
+endpoint prefills its chat template's 8 tokens; the completions endpoint's requests pass the API server first
+come first served.
 
     .venv/bin/python bench/prefix_cache_measured.py [--engine-checks] [--write]
 
@@ -30,7 +33,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from calc.cli.estimate import estimate_record  # noqa: E402
-from calc.cli.measured import CLOSED_RUN_CYCLES, efficiency_for_engine  # noqa: E402
+from calc.cli.measured import (CHATML_USER_TURN_OPENING_TOKENS, CHATML_USER_TURN_TOKENS,  # noqa: E402
+                               CLOSED_RUN_CYCLES, efficiency_for_engine)
 from calc.cli.simulate import simulate_record  # noqa: E402
 from calc.spec.catalog import get_gpu, get_model  # noqa: E402
 from calc.spec.inputs import Efficiency, ServingConfig  # noqa: E402
@@ -84,12 +88,21 @@ def open_loop(row: dict, seed: int = 0, efficiency: Efficiency | None = None) ->
     the row's ``quantization``; an open loop with a ``concurrency_cap`` under it (``--max-concurrency`` beside
     ``--request-rate``) is simulated with that cap."""
     ld = row["load"]
+    chat = "openai-chat" in row.get("command", "")  # vllm bench serve --endpoint-type openai-chat
+    # as calc.cli.measured.ask_row asks a row: the engine prefills a Qwen chat template's tokens too (the shared
+    # prefix starts after the template's opening, so it grows by those); the completions endpoint (and vLLM 0.2's
+    # /generate) has no template, and its tokenizer thread takes the requests in order
+    template = CHATML_USER_TURN_TOKENS if chat and row["model"].startswith("Qwen/") else 0
+    shared = ld["shared_prefix_len"] + (CHATML_USER_TURN_OPENING_TOKENS if template and ld["shared_prefix_len"] else 0)
     options = dict(model=row["model_proxy"], gpu=row["gpu"], dtype=ld.get("dtype", "float16"),
-                   quantization=row.get("quantization", "auto"), input_len=ld["input_len"], output_len=ld["output_len"],
-                   shared_prefix_len=ld["shared_prefix_len"], enable_chunked_prefill=ld.get("enable_chunked_prefill", False),
+                   quantization=row.get("quantization", "auto"), input_len=ld["input_len"] + template,
+                   output_len=ld["output_len"],
+                   shared_prefix_len=shared, enable_chunked_prefill=ld.get("enable_chunked_prefill", False),
                    enable_prefix_caching=ld["enable_prefix_caching"],
                    **{k: ld[k] for k in ("max_model_len", "gpu_memory_utilization", "num_shared_prefixes") if k in ld})
     efficiency = efficiency or efficiency_for_engine("vllm", Efficiency(), api_server=True)
+    if not chat:
+        efficiency = efficiency.model_copy(update={"api_server_final_share": 1.0})
     if ld["shape"] == "closed loop":  # long: its steady state, as calc.cli.measured.ask_row asks one
         assert ld["num_requests"] > CLOSED_RUN_CYCLES * ld["concurrency"], row["id"]
         rec = estimate_record({**options, "concurrency": ld["concurrency"]}, efficiency)

@@ -63,14 +63,17 @@ def test_a_4090_prefill_step_hand_computed():
 def test_the_fraction_is_the_rule_s_choice_on_the_found_runs_and_holds_on_the_kept_back_ones():
     """bench/geforce_check.py: 0.85 has the lowest median |error| over the 37 found values (14.9 %, tied with
     0.8 and 1.0; the lowest TTFT median of those, 34.3 %); the datacenter 0.6 leaves them at 27.7 %. The RTX 4090
-    prefix-cache runs (18 values, not used to choose it): 34.9 % -> 11.1 %."""
+    prefix-cache runs (18 values, not used to choose it): 34.9 % -> 11.1 %; 35.0 % -> 13.0 % since they are asked with
+    their endpoint as calibrate asks a row (2026-12-05: the gpustack bursts prefill the Qwen chat template's 8 tokens,
+    so their 1K burst's output tokens/s reads -13 % where it read -10 %). The rule's scores still hold with rows that
+    state a median asked for the simulated median (the 3090 sweep)."""
     import geforce_check as G
     f, scores = G.choose()
     assert f == Efficiency().geforce_flops_fraction == 0.85
     assert scores[0.85] == (0.149, 0.343) and scores[0.6][0] == 0.277
     kept = G.median_abs(G.prefix_4090_errors())
     before = G.median_abs(G.prefix_4090_errors(Efficiency(geforce_flops_fraction=0.6)))
-    assert kept <= 0.12 and before >= 0.34
+    assert kept <= 0.135 and before >= 0.34
 
 
 def test_found_rows_are_sourced_and_written_before_prediction():

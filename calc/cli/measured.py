@@ -55,6 +55,8 @@ SHAREGPT_LENGTH_CV = 1.0
 # renders that template and prefills the whole; ``vllm bench serve`` counts only the dataset's prompt
 # (its "Total input tokens" is the sum of the sampled prompt_len, vllm/benchmarks/serve.py).
 CHATML_USER_TURN_TOKENS = 8
+# Of those, the ones before the user's text (``<|im_start|>`` ``user`` ``\n``): a prompt's shared prefix starts after them.
+CHATML_USER_TURN_OPENING_TOKENS = 3
 # Sources whose every run went through the chat endpoint: gpustack's performance lab runs
 # ``vllm bench serve --backend openai-chat --endpoint /v1/chat/completions`` (the command on each page).
 CHAT_ENDPOINT_SOURCES = ("gpustack-performance-lab",)
