@@ -99,7 +99,8 @@ def open_loop(row: dict, seed: int = 0, efficiency: Efficiency | None = None) ->
                    output_len=ld["output_len"],
                    shared_prefix_len=shared, enable_chunked_prefill=ld.get("enable_chunked_prefill", False),
                    enable_prefix_caching=ld["enable_prefix_caching"],
-                   **{k: ld[k] for k in ("max_model_len", "gpu_memory_utilization", "num_shared_prefixes") if k in ld})
+                   **{k: ld[k] for k in ("max_model_len", "gpu_memory_utilization", "num_shared_prefixes", "max_num_batched_tokens",
+                                         "max_num_seqs", "block_size") if k in ld})
     efficiency = efficiency or efficiency_for_engine("vllm", Efficiency(), api_server=True)
     if not chat:
         efficiency = efficiency.model_copy(update={"api_server_final_share": 1.0})

@@ -88,5 +88,5 @@ def test_published_runs_panel_lists_the_checks(lang, title, column):
     from apptest_helpers import open_checks  # noqa: PLC0415
 
     table, caption = open_checks(PAGE, lang, "pc_checks", title, column)
-    assert len(table) == 55
-    assert "22\u00a0%" in caption and "16\u00a0%" in caption and "7\u00a0%" in caption
+    assert len(table) == 65
+    assert "17\u00a0%" in caption and "14\u00a0%" in caption and "7\u00a0%" in caption

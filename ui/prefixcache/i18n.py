@@ -92,7 +92,7 @@ EN: dict[str, str] = {
                          "The cache's effect itself (with the cache ÷ without, at the same rate) is within {effect} "
                          "(median of {ne}). Most of the error is the engine on those hosts (vLLM 0.2 in 2023, a V1 "
                          "prototype of October 2024 on an L40S, 4-bit weights on an RTX 4090), not the cache; the target is "
-                         "20 %. Rows and sources: bench/data/prefix_cache_measurements.jsonl, asked by "
+                         "20\u00a0%. Rows and sources: bench/data/prefix_cache_measurements.jsonl, asked by "
                          "bench/prefix_cache_measured.py.",
     "pc.sim_note": "Simulator at {rate} req/s: hit rate {hit}, mean TTFT {ttft} ms, P95 {p95} ms (analytic: {ahit}, "
                    "{attft} ms, {ap95} ms).",
@@ -189,7 +189,7 @@ ZH: dict[str, str] = {
     "pc.checks.caption": "每条公开测量都按它的运行方式提问（GPU、模型、vLLM 设置、到达方式与长度）。{n} 个数值的 |误差| "
                          "中位数为 {all}；其中 {nm} 个中等可信度的数值为 {medium}。缓存本身的效果（同一速率下开缓存 ÷ "
                          "不开）相差在 {effect} 以内（{ne} 个的中位数）。误差大多来自这些机器上的引擎（2023 年的 vLLM "
-                         "0.2、2024 年 L40S 上的早期 V1 原型、RTX 4090 上的 4 位权重），而不是缓存；目标是 20%。测量与出处："
+                         "0.2、2024 年 L40S 上的早期 V1 原型、RTX 4090 上的 4 位权重），而不是缓存；目标是 20\u00a0%。测量与出处："
                          "bench/data/prefix_cache_measurements.jsonl，由 bench/prefix_cache_measured.py 提问。",
     "pc.sim_note": "模拟器在 {rate} 请求/秒：命中率 {hit}，平均 TTFT {ttft} 毫秒，P95 {p95} 毫秒（解析模型：{ahit}，"
                    "{attft} 毫秒，{ap95} 毫秒）。",
