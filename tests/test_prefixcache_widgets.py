@@ -78,3 +78,22 @@ def test_a_length_changed_on_the_prefix_cache_page_reaches_the_frontiers_closed_
     at.switch_page("pages/frontier.py").run()
     assert not at.exception
     assert at.number_input(key="pc_prefix_len").value == 1500 and at.query_params["pc_prefix_len"] == "1500"
+
+
+def test_the_lru_panel_reads_a_whole_expected_count_without_a_decimal():
+    """"Why about 10 of 10 prefixes stay cached", not "10.0 of 10"; a fractional expectation keeps its decimal."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from ui.i18n import Translator
+    from ui.prefixcache.explain import prefix_cache_panels
+
+    def point(held: float):
+        one = lambda x: np.array([x])  # noqa: E731
+        return SimpleNamespace(hit_rate=one(0.5), item_blocks=one(16.0), items=one(10.0), cache_blocks=one(2000.0),
+                               request_hit_probability=one(0.99), cached_tokens=one(256.0), input_len=one(512.0),
+                               cached_items=one(held), ttft_s=one(0.1), ttft_off_s=one(0.2))
+    titles = [next(p.title for p in prefix_cache_panels(point(h), 0, reuse=None, block_size=16, t=Translator("en"))
+                   if p.key == "pc_lru") for h in (9.98, 7.34)]
+    assert titles == ["Why about 10 of 10 prefixes stay cached", "Why about 7.3 of 10 prefixes stay cached"]
