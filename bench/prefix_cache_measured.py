@@ -33,8 +33,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from calc.cli.estimate import estimate_record  # noqa: E402
-from calc.cli.measured import (CHATML_USER_TURN_OPENING_TOKENS, CHATML_USER_TURN_TOKENS,  # noqa: E402
-                               CLOSED_RUN_CYCLES, efficiency_for_engine)
+from calc.cli.measured import (CHATML_USER_TURN_OPENING_TOKENS, CLOSED_RUN_CYCLES,  # noqa: E402
+                               efficiency_for_engine, template_tokens)
 from calc.cli.simulate import simulate_record  # noqa: E402
 from calc.spec.catalog import get_gpu, get_model  # noqa: E402
 from calc.spec.inputs import Efficiency, ServingConfig  # noqa: E402
@@ -92,7 +92,7 @@ def open_loop(row: dict, seed: int = 0, efficiency: Efficiency | None = None) ->
     # as calc.cli.measured.ask_row asks a row: the engine prefills a Qwen chat template's tokens too (the shared
     # prefix starts after the template's opening, so it grows by those); the completions endpoint (and vLLM 0.2's
     # /generate) has no template, and its tokenizer thread takes the requests in order
-    template = CHATML_USER_TURN_TOKENS if chat and row["model"].startswith("Qwen/") else 0
+    template = template_tokens(row["model"], chat=chat)
     shared = ld["shared_prefix_len"] + (CHATML_USER_TURN_OPENING_TOKENS if template and ld["shared_prefix_len"] else 0)
     options = dict(model=row["model_proxy"], gpu=row["gpu"], dtype=ld.get("dtype", "float16"),
                    quantization=row.get("quantization", "auto"), input_len=ld["input_len"] + template,

@@ -122,7 +122,17 @@ def chat_template_tokens(row: dict) -> int:
     chat endpoint (:data:`CHAT_ENDPOINT_SOURCES`, or ``openai-chat`` named in the row's dataset), else 0."""
     if "chat_template_tokens" in row:
         return int(row["chat_template_tokens"])
-    return CHATML_USER_TURN_TOKENS if chat_endpoint(row) and str(row["options"].get("model", "")).startswith("Qwen/") else 0
+    return template_tokens(str(row["options"].get("model", "")), chat=chat_endpoint(row))
+
+
+def template_tokens(model: str, *, chat: bool) -> int:
+    """Tokens a request's chat template adds before the engine prefills it: :data:`CHATML_USER_TURN_TOKENS` for a
+    Qwen model (ChatML) asked through the chat endpoint, else 0 (the completions endpoint sends the prompt as is).
+
+    >>> template_tokens("Qwen/Qwen3-8B", chat=True), template_tokens("Qwen/Qwen3-8B", chat=False)
+    (8, 0)
+    """
+    return CHATML_USER_TURN_TOKENS if chat and model.startswith("Qwen/") else 0
 
 
 # A closed run of at most this many cycles (N ≤ 10·C requests) is simulated as it ran, from its synchronized
