@@ -60,7 +60,7 @@ def _body() -> None:
     cards.metric(t("pc.metric.hit"), F.percent(float(pt.hit_rate[i]), 1), border=True, help=t("pc.metric.hit.help"))
     cards.metric(t("pc.metric.uncached"), t("pc.tokens", n=F.integer(float(pt.input_len[i] - pt.cached_tokens[i]))),
                  border=True)
-    cards.metric(t("pc.metric.held"), t("pc.of", k=F.number(float(pt.cached_items[i]), 1),
+    cards.metric(t("pc.metric.held"), t("pc.of", k=F.expected_count(float(pt.cached_items[i])),
                                         n=F.number(float(pt.items[i]), 0)), border=True, help=t("pc.metric.held.help"))
     if bool(pt.stable[i]):
         cards.metric(t("pc.metric.ttft"), ms(pt.ttft_s[i]), border=True, delta_color="inverse",

@@ -84,6 +84,16 @@ def number_against(x: float, target: float, digits: int = 0) -> str:
                   else digits)
 
 
+def expected_count(x: float) -> str:
+    """An expected number of things (prefixes that stay cached): whole when within 0.05 of a whole number ("10",
+    not "10.0" of 10), else one decimal.
+
+    >>> expected_count(9.98), expected_count(7.34), expected_count(0.0)
+    ('10', '7.3', '0')
+    """
+    return number(x, 0 if _finite(x) and abs(float(x) - round(float(x))) < 0.05 else 1)
+
+
 def number(x: float, digits: int = 2) -> str:
     """``28.09``; integers without decimals, also an integer that floating-point arithmetic left a
     hair off (3 × 0.05 s × 1000 = 150.00000000000003 ms printed "150.0" among "100" and "200").

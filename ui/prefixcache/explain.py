@@ -29,10 +29,8 @@ def prefix_cache_panels(pt, i: int, *, reuse, block_size: int, t: T) -> list[Pan
         plugged=rf"\frac{{{_n(p, 3)} \cdot {_n(found)}}}{{{_n(I)}}} = {_n(hit * 100, 1)}\,\%",
         takeaway=t("pc.why.found.takeaway", bs=block_size),
         notes=[t("pc.why.found.note")])]
-    held = float(pt.cached_items[i])  # an expected count: whole when it is within 0.05 of one ("10 of 10", not "10.0")
     panels.append(Panel(
-        key="pc_lru", title=t("pc.why.lru.title", held=F.number(held, 0 if abs(held - round(held)) < 0.05 else 1),
-                              n=F.number(n, 0)),
+        key="pc_lru", title=t("pc.why.lru.title", held=F.expected_count(float(pt.cached_items[i])), n=F.number(n, 0)),
         formula=r"n S \left(1-(1-\tfrac1n)^{T_c}\right) + u\,T_c = C,\qquad p = 1-(1-\tfrac1n)^{T_c}",
         plugged=rf"n = {_n(n)},\ S = {_n(S)}\ \text{{blocks}},\ C = {_n(C)}\ \text{{blocks}} \Rightarrow p = {_n(p, 3)}",
         takeaway=t("pc.why.lru.takeaway", fit=F.number(C / S if S > 0 else float('inf'), 0)),
